@@ -1,0 +1,79 @@
+"""The composition root and the typed Python API that the MCP server, the CLI and library users share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from memory_substrate.ingest.service import IngestService, Progress
+from memory_substrate.maintain.service import MaintainService
+from memory_substrate.query.service import QueryService
+from memory_substrate.remember.service import RememberService
+from memory_substrate.runtime import Runtime
+from memory_substrate.settings import Settings
+from memory_substrate.storage.base import Store
+from memory_substrate.storage.factory import open_store
+
+
+class Memory:
+    """Durable agent memory in one namespace.
+
+    >>> mem = Memory.open(root="/tmp/mem")            # doctest: +SKIP
+    >>> mem.remember("knowledge", {...})              # doctest: +SKIP
+
+    Every method takes the spec-001 ``mode``/``input_data``/``options`` triple and returns
+    the same JSON-shaped dict the MCP tools return. Errors raise ``MemorySubstrateError``
+    subclasses with a stable ``code``.
+    """
+
+    def __init__(self, settings: Settings | None = None, *, store: Store | None = None, namespace: str | None = None):
+        self.settings = settings or Settings()
+        self.store = store or open_store(self.settings)
+        self.runtime = Runtime(self.store, namespace or self.settings.namespace, self.settings)
+        self._ingest = IngestService(self.runtime)
+        self._query = QueryService(self.runtime)
+        self._remember = RememberService(self.runtime)
+        self._maintain = MaintainService(self.runtime)
+
+    @classmethod
+    def open(cls, root: str | Path | None = None, *, namespace: str | None = None, **overrides: Any) -> Memory:
+        if root is not None:
+            overrides["root"] = Path(root)
+        return cls(Settings(**overrides), namespace=namespace)
+
+    @property
+    def namespace(self) -> str:
+        return self.runtime.namespace
+
+    def ingest(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None, *, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        return self._ingest.run(mode, input_data, options, progress=progress)
+
+    def query(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._query.run(mode, input_data, options)
+
+    def remember(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._remember.run(mode, input_data, options)
+
+    def maintain(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self._maintain.run(mode, input_data, options)
+
+    def status(self) -> dict[str, Any]:
+        """Where the store is, its schema version and object counts (no model is loaded)."""
+        structure = self._maintain.run("structure", {}, {})
+        return {
+            "namespace": self.namespace,
+            "storage": structure["storage"],
+            "counts": structure["counts"],
+            "embedder": self.settings.embedder,
+        }
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

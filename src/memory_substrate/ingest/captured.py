@@ -1,0 +1,45 @@
+"""What an ingest adapter hands to the ingest service: captured evidence, not memory.
+
+Adapters are pure: they read a path, a URL or a message list and return a
+``CapturedSource``. The ingest service owns ids, hashes, adapter/freshness metadata,
+storage and suggestions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class CapturedSegment:
+    """One addressable piece of evidence inside a source.
+
+    ``locator`` says where it lives, e.g. ``{"kind": "line", "path": "a.md",
+    "line_start": 3, "line_end": 9, "heading_path": ["Intro"]}``,
+    ``{"kind": "page", "page": 2}`` or ``{"kind": "message", "index": 0}``.
+    """
+
+    text: str
+    locator: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class CapturedSource:
+    """A capture of one repository, file, page, PDF or conversation."""
+
+    kind: str  # repo | file | markdown | web | pdf | conversation
+    title: str
+    uri: str  # absolute path, URL, or "conversation:<title>"
+    fingerprint: str  # sha256 hex over the captured content
+    payload: dict[str, Any] = field(default_factory=dict)
+    segments: list[CapturedSegment] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    withheld: list[dict[str, Any]] = field(default_factory=list)  # secrets not stored: {"path", "reason"}
+    skipped: list[dict[str, Any]] = field(default_factory=list)  # files skipped: {"path", "reason"}
+    adapter_name: str = ""
+    adapter_version: str = "1"
+    declared_transformations: list[str] = field(default_factory=list)
+    origin_classification: str = "local_file"

@@ -1,0 +1,43 @@
+"""Conversation capture: one source per call, one segment per message, in input order."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+
+from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
+from memory_substrate.ingest.schemas import ConversationInput
+
+
+def capture_conversation(data: ConversationInput) -> CapturedSource:
+    segments = []
+    digest = hashlib.sha256()
+    for i, msg in enumerate(data.messages):
+        created = msg.created_at.isoformat() if msg.created_at else None
+        meta = {"role": msg.role, "name": msg.name, "created_at": created, "metadata": msg.metadata}
+        segments.append(CapturedSegment(text=msg.content, locator={"kind": "message", "index": i}, metadata=meta))
+        digest.update(json.dumps([msg.role, msg.name, created, msg.content], ensure_ascii=False).encode())
+    origin = data.origin.model_dump() if data.origin else None
+    speakers = sorted({m.name or m.role for m in data.messages})
+    first = data.messages[0].created_at
+    last = data.messages[-1].created_at
+    return CapturedSource(
+        kind="conversation",
+        title=data.title,
+        # Every call is its own capture (an episode), even if the text repeats an earlier one.
+        uri=f"conversation:{uuid.uuid4().hex}",
+        fingerprint=digest.hexdigest(),
+        payload={
+            "message_count": len(data.messages),
+            "speakers": speakers,
+            "started_at": first.isoformat() if first else None,
+            "ended_at": last.isoformat() if last else None,
+            "origin": origin,
+        },
+        segments=segments,
+        metadata={"origin": origin} if origin else {},
+        adapter_name="conversation",
+        declared_transformations=["split_messages_into_segments", "preserve_message_metadata"],
+        origin_classification="agent_conversation",
+    )

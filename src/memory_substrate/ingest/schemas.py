@@ -1,0 +1,49 @@
+"""Input and option models of memory_ingest."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from memory_substrate.validation import Strict
+
+
+class Message(Strict):
+    role: str = Field(min_length=1, max_length=64)
+    content: str = Field(min_length=1, max_length=200_000)
+    name: str | None = Field(default=None, max_length=200)
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Origin(Strict):
+    host: str | None = Field(default=None, max_length=200)
+    project: str | None = Field(default=None, max_length=500)
+
+
+class ConversationInput(Strict):
+    title: str = Field(default="Conversation", min_length=1, max_length=500)
+    messages: list[Message] = Field(min_length=1, max_length=20_000)
+    origin: Origin | None = None
+    scope_refs: list[str] = Field(default_factory=list, max_length=50)
+
+
+class PathInput(Strict):
+    path: str = Field(min_length=1, max_length=4096)
+    title: str | None = Field(default=None, max_length=500)
+
+
+class RepoInput(Strict):
+    path: str = Field(min_length=1, max_length=4096)
+    include_patterns: list[str] = Field(default_factory=list, max_length=200)
+    exclude_patterns: list[str] = Field(default_factory=list, max_length=200)
+
+
+class WebInput(Strict):
+    url: str = Field(min_length=1, max_length=4096)
+
+
+class IngestOptions(Strict):
+    force: bool = False

@@ -1,0 +1,175 @@
+"""memory_ingest: capture evidence as sources with addressable segments. Decides nothing durable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from memory_substrate.errors import NotAvailableError, UnsupportedModeError
+from memory_substrate.ingest import schemas as I
+from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.conversation import capture_conversation
+from memory_substrate.ingest.suggestions import memory_suggestions
+from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.patch import Patch
+from memory_substrate.runtime import Runtime
+from memory_substrate.util import new_id, now_iso, sha256_text
+from memory_substrate.validation import parse
+
+MODES = ("repo", "file", "markdown", "web", "pdf", "conversation")
+ADAPTER_VERSION = "1"
+PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
+
+Progress = Callable[[int, int, str], None]
+
+
+class IngestService:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+
+    def run(
+        self,
+        mode: str,
+        input_data: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        if mode not in MODES:
+            raise UnsupportedModeError(f"unsupported memory_ingest mode {mode!r}; allowed: {', '.join(MODES)}")
+        opts = parse(I.IngestOptions, options or {}, "options")
+        captured = self._capture(mode, input_data, opts, progress)
+        return self.store_capture(mode, captured, opts)
+
+    def _capture(
+        self, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+    ) -> CapturedSource:
+        if mode == "conversation":
+            return capture_conversation(parse(I.ConversationInput, input_data, "input_data"))
+        capture = _adapter(mode)
+        if capture is None:
+            raise NotAvailableError(
+                f"memory_ingest mode {mode!r} is part of the contract but its adapter is not installed in this build",
+                details={"mode": mode},
+            )
+        return capture(self.rt, mode, input_data, opts, progress)
+
+    def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
+        checked_at = now_iso()
+        result_type = f"{mode}_ingest_result"
+        with self.rt.store.write(self.rt.namespace) as session:
+            previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
+            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+                return {
+                    "result_type": result_type,
+                    "status": "noop",
+                    "requires_decision": False,
+                    "patch_id": None,
+                    "source_id": previous.id,
+                    "applied_operations": 0,
+                    "audit_event_ids": [],
+                    "projection_count": 0,
+                    "reason": f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged",
+                }
+            source_id = new_id("source")
+            segments = [
+                Segment(
+                    source_id=source_id,
+                    id=f"seg-{i + 1}",
+                    ordinal=i,
+                    text=s.text,
+                    locator=s.locator,
+                    hash=sha256_text(s.text),
+                    metadata=s.metadata,
+                    created_at=checked_at,
+                )
+                for i, s in enumerate(captured.segments)
+            ]
+            source = MemoryObject(
+                id=source_id,
+                object_type="source",
+                kind=mode,
+                status="active",
+                title=captured.title,
+                summary=_summary(captured),
+                memory_source="imported",
+                payload=captured.payload,
+                metadata={
+                    **captured.metadata,
+                    "uri": captured.uri,
+                    "segment_count": len(segments),
+                    "adapter": {
+                        "name": captured.adapter_name or mode,
+                        "version": captured.adapter_version or ADAPTER_VERSION,
+                        "mode": mode,
+                        "supported_modes": list(MODES),
+                        "declared_transformations": captured.declared_transformations,
+                        "default_privacy_class": PRIVACY[mode],
+                        "origin_classification": captured.origin_classification,
+                    },
+                    "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
+                    **({"supersedes": previous.id} if previous else {}),
+                },
+            )
+            patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none())
+            patch.create(source)
+            patch.add_segments(segments)
+            if previous is not None:
+                # The old capture stays addressable (evidence refs never dangle) but is no longer current.
+                old_meta = dict(previous.metadata)
+                old_meta["freshness"] = {**old_meta.get("freshness", {}), "is_current": False, "superseded_by": source_id}
+                patch.update(
+                    replace(previous, status="superseded", metadata=old_meta),
+                    action="status_change",
+                    changes={"status": {"from": previous.status, "to": "superseded"}, "superseded_by": source_id},
+                    derive=False,
+                )
+            record = patch.commit({"source_id": source_id, "segments": len(segments)})
+        preflight = captured.metadata.get("preflight") or {}
+        pending = preflight.get("pending_decisions") or []
+        result: dict[str, Any] = {
+            "result_type": result_type,
+            "status": "completed_with_pending_decisions" if pending else "completed",
+            "requires_decision": bool(pending),
+            "source_id": source_id,
+            "patch_id": record.id,
+            "applied_operations": record.operations,
+            "audit_event_ids": patch.event_ids,
+            "segment_count": len(segments),
+            "projection_count": len(segments) + 1,
+        }
+        if previous is not None:
+            result["superseded_source_id"] = previous.id
+        if pending:
+            result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
+            result["pending_decisions"] = pending
+            result["suggested_exclude_patterns"] = preflight.get("suggested_exclude_patterns", [])
+        warnings = list(captured.warnings) + list(preflight.get("warnings", []))
+        result["warnings"] = warnings
+        if captured.withheld:
+            result["withheld"] = captured.withheld
+        if captured.skipped:
+            result["skipped"] = captured.skipped[:200]
+            result["skipped_count"] = len(captured.skipped)
+        result["memory_suggestions"] = memory_suggestions(source_id, segments)
+        return result
+
+
+def _summary(captured: CapturedSource) -> str:
+    if captured.kind == "conversation":
+        n = captured.payload.get("message_count", len(captured.segments))
+        speakers = ", ".join(captured.payload.get("speakers", [])[:6])
+        return f"Conversation of {n} messages between {speakers}."
+    if captured.segments:
+        return " ".join(captured.segments[0].text.split())[:400]
+    return captured.title
+
+
+def _adapter(mode: str) -> Callable[..., CapturedSource] | None:
+    """Document/web/repo/pdf adapters live in ``ingest.adapters``; wired in ``ingest.bridge``."""
+    try:
+        from memory_substrate.ingest import bridge
+    except ImportError:
+        return None
+    return bridge.ADAPTERS.get(mode)

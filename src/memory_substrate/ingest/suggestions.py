@@ -1,0 +1,190 @@
+"""Advisory memory_suggestions derived from one capture. Never written as memory."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from typing import Any
+
+from memory_substrate.models import Segment
+from memory_substrate.text import STOPWORDS
+
+# Headings that describe the document rather than a durable concept.
+DOCUMENT_ARTIFACTS = {
+    "introduction", "overview", "summary", "contents", "table of contents", "readme", "changelog",
+    "license", "notes", "todo", "current todo", "references", "appendix", "faq", "usage", "installation",
+    "examples", "example", "getting started", "background", "conclusion", "next steps",
+}
+GENERIC_TERMS = {"data", "system", "thing", "things", "stuff", "information", "item", "items", "value", "code"}
+ACTION_PREFIXES = ("how to ", "run ", "use ", "add ", "fix ", "update ", "remove ", "create ", "install ")
+_TERM_RE = re.compile(
+    r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+"  # CamelCase
+    r"|[a-z0-9]+(?:_[a-z0-9]+)+"  # snake_case
+    r"|[A-Z][a-z]+(?:\s+[A-Z][a-z]+){1,3})\b"  # Capitalised Multi Word
+)
+_MARKER_RE = re.compile(r"^(?:[#>*\-\d.\s]+|\[.\]|v?\d+(?:\.\d+)*)$")
+
+REVIEW_GUIDANCE = {
+    "required_checks": [
+        "read_evidence_refs",
+        "query_existing_memory_for_title_and_synonyms",
+        "choose_scope_refs_before_write",
+        "rewrite_summary_from_evidence",
+    ],
+    "outcome_actions": [
+        "remember_as_concept",
+        "remember_as_procedure",
+        "remember_as_decision",
+        "merge_with_existing",
+        "skip_candidate",
+    ],
+}
+
+
+def _skip_reason(title: str) -> str | None:
+    low = title.lower().strip()
+    if _MARKER_RE.match(title.strip()):
+        return "format_marker"
+    if low in DOCUMENT_ARTIFACTS:
+        return "document_artifact"
+    if low.startswith(ACTION_PREFIXES):
+        return "action_phrase"
+    if low.startswith(("ctrl+", "cmd+", "alt+")) or re.match(r"^[a-z]\+[a-z]$", low):
+        return "shortcut_marker"
+    if low in GENERIC_TERMS:
+        return "generic_term"
+    if len(title) > 80 or len(title.split()) > 8:
+        return "too_long"
+    words = [w for w in re.findall(r"\w+", low) if w not in STOPWORDS]
+    if not words or (len(words) == 1 and len(words[0]) < 4):
+        return "weak_term"
+    return None
+
+
+def concept_candidates(
+    source_id: str, segments: list[Segment], *, full: bool = False, limit: int = 10
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Repeated headings and technical terms of one source, scored; plus skip diagnostics."""
+    occurrences: Counter[str] = Counter()
+    refs: dict[str, list[str]] = defaultdict(list)
+    display: dict[str, str] = {}
+    headings: set[str] = set()
+    for seg in segments:
+        found: list[str] = []
+        path = seg.locator.get("heading_path") or []
+        if path:
+            found.append(str(path[-1]))
+            headings.add(str(path[-1]).lower())
+        found.extend(m.group(0) for m in _TERM_RE.finditer(seg.text))
+        for term in found:
+            key = term.lower().strip()
+            occurrences[key] += 1
+            display.setdefault(key, term.strip())
+            if seg.id not in refs[key]:
+                refs[key].append(seg.id)
+    skipped = []
+    eligible = []
+    for key, count in occurrences.most_common():
+        title = display[key]
+        reason = _skip_reason(title)
+        if reason:
+            skipped.append({"title": title, "reason": reason, "occurrences": count})
+            continue
+        if count < 2 and key not in headings:
+            skipped.append({"title": title, "reason": "weak_term", "occurrences": count})
+            continue
+        bonuses, penalties = [], []
+        adjustment = 0.0
+        if key in headings:
+            bonuses.append("heading")
+            adjustment += 0.05
+        if count >= 2:
+            bonuses.append("durable_memory_candidate")
+            adjustment += 0.08
+        if len(refs[key]) == 1 and count > 1:
+            penalties.append("single_segment")
+            adjustment -= 0.05
+        score = round(min(1.0, 0.5 + 0.05 * min(count, 6) + adjustment), 3)
+        eligible.append((score, key, title, count, bonuses, penalties, adjustment))
+    eligible.sort(key=lambda t: (-t[0], t[1]))
+    out = []
+    for score, key, title, count, bonuses, penalties, adjustment in eligible[:limit]:
+        ev = [{"source_id": source_id, "segment_id": s} for s in refs[key][:5]]
+        candidate: dict[str, Any] = {
+            "kind": "concept_candidate",
+            "detail": "full" if full else "compact",
+            "candidate_type": "concept",
+            "title": title,
+            "score": score,
+            "occurrences": count,
+            "ranking_signals": {"bonuses": bonuses, "penalties": penalties, "score_adjustment": round(adjustment, 3)},
+            "evidence_refs": ev,
+            "evidence_ref_count": len(refs[key]),
+            "object_ref_count": count,
+        }
+        if full:
+            candidate["suggested_memory"] = {
+                "mode": "knowledge",
+                "input_data": {
+                    "kind": "concept",
+                    "title": title,
+                    "summary": f"TODO: rewrite from evidence — {title} appears {count} times in {source_id}.",
+                    "reason": f"Repeated concept '{title}' in captured evidence; review before keeping.",
+                    "memory_source": "agent_inferred",
+                    "scope_refs": ["scope:project"],
+                    "evidence_refs": ev,
+                    "status": "candidate",
+                    "confidence": round(score * 0.8, 2),
+                },
+            }
+            candidate["review_guidance"] = {**REVIEW_GUIDANCE, "outcomes": REVIEW_GUIDANCE["outcome_actions"]}
+            candidate["object_refs"] = [source_id]
+        else:
+            candidate["suggested_memory"] = {
+                "mode": "knowledge",
+                "kind": "concept",
+                "status": "candidate",
+                "input_data_available_from": "memory_maintain report",
+            }
+            candidate["review_guidance"] = REVIEW_GUIDANCE
+            candidate["omitted_fields"] = ["object_refs", "suggested_memory.input_data", "review_guidance.outcomes"]
+        candidate["next_actions"] = ["review_and_remember", "attach_evidence_refs", "skip_if_project_specific_noise"]
+        out.append(candidate)
+    diagnostics = {
+        "skipped": skipped[:20],
+        "counts": {"skipped": len(skipped), "eligible": len(eligible), "returned": len(out)},
+    }
+    return out, diagnostics
+
+
+def memory_suggestions(source_id: str, segments: list[Segment]) -> dict[str, Any]:
+    candidates, diagnostics = concept_candidates(source_id, segments)
+    return {
+        "concept_candidates": candidates,
+        "agent_extraction": {
+            "protocol": "agent_extraction.v1",
+            "source_id": source_id,
+            "resource": "memory://agent-playbook",
+            "summary": "Evidence is captured. Read it, check existing memory, then write reviewed items with memory_remember.",
+            "required_steps": [
+                "inspect_source",
+                "query_existing_memory",
+                "prepare_durable_candidates",
+                "commit_reviewed_memory",
+            ],
+            "remember_write_contract": {
+                "required_fields": ["kind", "title", "summary", "reason", "memory_source", "scope_refs"],
+                "recommended_fields": ["subject_refs", "evidence_refs", "payload", "confidence", "status"],
+            },
+        },
+        "candidate_diagnostics": diagnostics,
+        "counts": {
+            "concept_candidates": len(candidates),
+            "concept_candidates_available": diagnostics["counts"]["eligible"],
+        },
+        "next_actions": [
+            "review_concept_candidates",
+            "run_memory_maintain_report_for_cross_source_candidates",
+            "call_memory_remember_if_durable",
+        ],
+    }

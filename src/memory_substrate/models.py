@@ -1,0 +1,120 @@
+"""The one domain model every surface maps onto. No persistence methods here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# One lifecycle vocabulary for knowledge (and the subset other families use).
+KNOWLEDGE_STATUSES = ("candidate", "active", "contested", "superseded", "stale", "archived", "expired")
+LIVE_KNOWLEDGE_STATUSES = ("candidate", "active", "contested")
+WORK_ITEM_STATUSES = ("open", "in_progress", "blocked", "done", "cancelled")
+SOURCE_STATUSES = ("active", "superseded", "archived")
+MEMORY_SOURCES = ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported")
+OBJECT_TYPES = ("source", "knowledge", "activity", "work_item", "node")
+RELATION_DERIVATIONS = ("canonical_relation", "field_reference", "evidence_ref", "structured_payload")
+
+
+@dataclass
+class MemoryObject:
+    """Any addressable memory record: source, knowledge, activity, work item or node."""
+
+    id: str
+    object_type: str
+    kind: str
+    status: str
+    title: str
+    summary: str = ""
+    created_at: str = ""
+    updated_at: str = ""
+    version: int = 1
+    memory_source: str | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    scope_refs: list[str] = field(default_factory=list)
+    subject_refs: list[str] = field(default_factory=list)
+    source_refs: list[str] = field(default_factory=list)
+    related_node_refs: list[str] = field(default_factory=list)
+    evidence_refs: list[dict[str, Any]] = field(default_factory=list)
+    payload: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    valid_from: str | None = None
+    valid_until: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> MemoryObject:
+        return cls(**data)
+
+
+@dataclass
+class Segment:
+    """One piece of captured evidence inside a source (a message, a chunk, a page)."""
+
+    source_id: str
+    id: str  # "seg-N", unique within its source
+    ordinal: int
+    text: str
+    locator: dict[str, Any]
+    hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+
+
+@dataclass
+class Relation:
+    """A typed, directed edge. ``payload.relation_schema`` records how it was derived."""
+
+    id: str
+    rel_type: str
+    source_id: str
+    target_id: str
+    origin_id: str | None = None  # the object whose write derived this relation
+    payload: dict[str, Any] = field(default_factory=dict)
+    created_at: str = ""
+
+
+@dataclass
+class AuditEvent:
+    id: str
+    patch_id: str
+    object_id: str
+    action: str  # create | update | status_change | relate | unrelate | ...
+    created_at: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class PatchRecord:
+    id: str
+    tool: str
+    mode: str
+    reason: str | None
+    created_at: str
+    operations: int
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SearchDoc:
+    """Normalised text handed to the store's full-text index (built outside storage)."""
+
+    title: str
+    summary: str
+    body: str
+    meta: str
+
+
+@dataclass
+class TextHit:
+    object_id: str
+    score: float
+
+
+@dataclass
+class SegmentHit:
+    source_id: str
+    segment_id: str
+    score: float

@@ -1,0 +1,133 @@
+"""Every write is one patch: objects, segments, relations, vectors and audit events, in one
+transaction. The patch writes through the open session as it goes (so governance later in the
+same batch sees earlier entries) and records itself last; any error rolls the whole thing back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from memory_substrate.embed.base import Embedder
+from memory_substrate.indexing import (
+    claim_key,
+    derived_relations,
+    embed_objects,
+    embed_segments,
+    referenced_node_ids,
+    search_doc,
+    segment_search_text,
+)
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Segment
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.util import new_id, now_iso
+
+
+class Patch:
+    def __init__(
+        self,
+        session: StoreSession,
+        *,
+        tool: str,
+        mode: str,
+        reason: str | None,
+        embedder: Embedder | None,
+        embedder_name: str | None = None,
+    ) -> None:
+        self.session = session
+        self.id = new_id("patch")
+        self.tool = tool
+        self.mode = mode
+        self.reason = reason
+        self.embedder = embedder
+        self.events: list[AuditEvent] = []
+        self.operations = 0
+        self.created_ids: list[str] = []
+        self._pending_vectors: list[MemoryObject] = []
+
+    def _event(self, object_id: str, action: str, data: dict[str, Any]) -> None:
+        self.events.append(AuditEvent(new_id("event"), self.id, object_id, action, now_iso(), data))
+        self.operations += 1
+
+    def create(self, obj: MemoryObject, *, derive: bool = True) -> MemoryObject:
+        ts = now_iso()
+        obj = replace(obj, created_at=obj.created_at or ts, updated_at=ts, version=1)
+        self.session.insert_object(obj, search_doc(obj), claim_key(obj))
+        self.created_ids.append(obj.id)
+        self._event(obj.id, "create", {"object_type": obj.object_type, "kind": obj.kind, "status": obj.status})
+        if derive:
+            self._ensure_nodes(obj)
+            self._sync_relations(obj, initial=True)
+        self._pending_vectors.append(obj)
+        return obj
+
+    def update(self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True) -> MemoryObject:
+        obj = replace(obj, updated_at=now_iso(), version=obj.version + 1)
+        self.session.update_object(obj, search_doc(obj), claim_key(obj))
+        self._event(obj.id, action, {"changes": changes, "version": obj.version})
+        if derive:
+            self._ensure_nodes(obj)
+            self._sync_relations(obj, initial=False)
+        self._pending_vectors.append(obj)
+        return obj
+
+    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
+        changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
+        return self.update(replace(obj, status=status), action="status_change", changes=changes, derive=False)
+
+    def add_segments(self, segments: Sequence[Segment], *, vectors: bool = True) -> None:
+        self.session.insert_segments((s, *segment_search_text(s)) for s in segments)
+        self.operations += len(segments)
+        if vectors and self.embedder is not None and segments:
+            rows = embed_segments(self.embedder, segments)
+            self.session.upsert_vectors(self.embedder.name, "segment", rows)
+
+    def _ensure_nodes(self, obj: MemoryObject) -> None:
+        """Refs to nodes that do not exist yet become stub nodes, so the graph has no dangling edge."""
+        refs = referenced_node_ids(obj)
+        if not refs:
+            return
+        existing = self.session.get_objects(refs)
+        for ref in refs:
+            if ref in existing:
+                continue
+            stub = MemoryObject(
+                id=ref,
+                object_type="node",
+                kind="stub",
+                status="active",
+                title=ref.split(":", 1)[1] or ref,
+                memory_source="system_generated",
+                metadata={"stub": True, "created_by": obj.id},
+            )
+            self.create(stub, derive=False)
+
+    def _sync_relations(self, obj: MemoryObject, *, initial: bool) -> None:
+        if not initial:
+            self.session.delete_relations_from_origin(obj.id)
+        rels = derived_relations(obj, now_iso())
+        if rels:
+            self.session.insert_relations(rels)
+
+    def commit(self, summary: dict[str, Any] | None = None) -> PatchRecord:
+        """Embed what was written and record the patch with its audit events."""
+        if self.embedder is not None and self._pending_vectors:
+            latest = {o.id: o for o in self._pending_vectors}
+            rows = embed_objects(self.embedder, list(latest.values()))
+            self.session.upsert_vectors(self.embedder.name, "object", rows)
+        record = PatchRecord(
+            id=self.id,
+            tool=self.tool,
+            mode=self.mode,
+            reason=self.reason,
+            created_at=now_iso(),
+            operations=self.operations,
+            summary=summary or {},
+        )
+        self.session.record_patch(record, self.events)
+        return record
+
+    @property
+    def event_ids(self) -> list[str]:
+        return [e.id for e in self.events]

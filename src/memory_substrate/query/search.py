@@ -1,0 +1,232 @@
+"""memory_query search: lexical, semantic and graph streams fused with RRF."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from memory_substrate.indexing import segment_vector_id
+from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.query.fusion import rrf
+from memory_substrate.query.sanitize import sanitize_query
+from memory_substrate.query.schemas import SearchInput, SearchOptions
+from memory_substrate.query.views import compact, segment_view, snippet
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import expand_terms, normalize_phrase, query_terms
+
+ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
+TERMINAL = {"superseded", "archived", "expired", "stale"}
+CANDIDATES = 200
+
+
+def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
+    if not phrase or " " not in phrase:
+        return 1.0
+    if phrase in normalize_phrase(obj.title):
+        return 2.0
+    if phrase in normalize_phrase(obj.summary):
+        return 1.5
+    return 1.0
+
+
+def object_matches(session: StoreSession, obj: MemoryObject, filters: dict[str, list[str]]) -> bool:
+    if "object_types" in filters and obj.object_type not in filters["object_types"]:
+        return False
+    if "kinds" in filters and obj.kind not in filters["kinds"]:
+        return False
+    if "statuses" in filters and obj.status not in filters["statuses"]:
+        return False
+    for key in ("node_ids", "source_ids"):
+        wanted = filters.get(key)
+        if not wanted:
+            continue
+        if obj.id in wanted:
+            continue
+        refs = set(obj.subject_refs) | set(obj.related_node_refs) | set(obj.source_refs)
+        refs |= {e.get("source_id") for e in obj.evidence_refs}
+        refs |= {obj.payload.get("subject"), obj.payload.get("object")} - {None}
+        if key == "source_ids" and obj.object_type == "source":
+            return False
+        if not refs & set(wanted):
+            return False
+    return True
+
+
+class SearchEngine:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+
+    def plan(self, query: str) -> dict[str, Any]:
+        clean = sanitize_query(query)
+        terms = query_terms(clean.text)
+        extra, inferred_types = expand_terms(clean.text, terms)
+        return {
+            "clean": clean,
+            "terms": terms,
+            "expansions": extra,
+            "inferred_types": inferred_types,
+            "phrase": normalize_phrase(clean.text),
+            "ids": ID_RE.findall(clean.text),
+        }
+
+    def search(self, data: SearchInput, opts: SearchOptions) -> dict[str, Any]:
+        plan = self.plan(data.query)
+        filters = opts.filters.merged()
+        with self.rt.store.read(self.rt.namespace) as session:
+            if opts.result_unit == "segment":
+                items = self._segments(session, plan, filters, opts.max_items)
+            else:
+                items = self._objects(session, plan, filters, opts.max_items)
+        terms = plan["terms"]
+        return {
+            "result_type": "search_result",
+            "query": plan["clean"].text,
+            "result_unit": opts.result_unit,
+            "items": items,
+            "count": len(items),
+            "normalized_terms": terms,
+            "applied_filters": filters,
+            "inferred_filters": {"object_types": plan["inferred_types"]} if plan["inferred_types"] else {},
+            "suggested_retry_terms": self._retry_terms(plan, items),
+            "semantic_backend": self.rt.semantic_status(),
+            "query_sanitizer": plan["clean"].diagnostics(),
+        }
+
+    def _retry_terms(self, plan: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
+        out = list(plan["expansions"][:8])
+        if len(items) < 3:
+            # Weak result: suggest the shorter stems and the individual words of a long phrase.
+            for t in plan["terms"]:
+                if len(t) > 6 and t[:-2] not in out:
+                    out.append(t[:-2])
+        return out[:12]
+
+    # --- object results -------------------------------------------------------------
+    def _objects(
+        self, session: StoreSession, plan: dict[str, Any], filters: dict[str, list[str]], max_items: int
+    ) -> list[dict[str, Any]]:
+        terms: list[str] = plan["terms"]
+        lexical_terms = terms + plan["expansions"]
+        streams: dict[str, list[tuple[str, float]]] = {}
+        chunks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+
+        lexical = [(h.object_id, h.score) for h in session.search_objects_text(lexical_terms, limit=CANDIDATES)]
+        for object_id in plan["ids"]:
+            lexical.insert(0, (object_id, 1e6))
+        # Segment hits count for their source (evidence found inside a capture).
+        seg_hits = session.search_segments_text(terms, limit=CANDIDATES)
+        seg_rows = {(s.source_id, s.id): s for s in session.get_segments_by_keys([(h.source_id, h.segment_id) for h in seg_hits[:50]])}
+        for h in seg_hits:
+            lexical.append((h.source_id, h.score * 0.5))
+            seg = seg_rows.get((h.source_id, h.segment_id))
+            if seg is not None and len(chunks[h.source_id]) < 3:
+                chunks[h.source_id].append(self._chunk(seg, lexical_score=h.score))
+        objs = session.get_objects([k for k, _ in lexical])
+        phrase = plan["phrase"]
+        rescored = [(k, s * _phrase_boost(objs[k], phrase)) for k, s in lexical if k in objs]
+        rescored.sort(key=lambda kv: -kv[1])
+        streams["lexical"] = rescored
+
+        emb = self.rt.embedder_or_none()
+        if emb is not None:
+            qvec = emb.embed_query(plan["clean"].text)
+            streams["semantic"] = session.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
+            seg_sem = session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
+            sem_sources: list[tuple[str, float]] = []
+            keys = [tuple(k.split("#", 1)) for k, _ in seg_sem[:50]]
+            seg_by_key = {segment_vector_id(s.source_id, s.id): s for s in session.get_segments_by_keys(keys)}  # type: ignore[arg-type]
+            for key, score in seg_sem:
+                source_id = key.split("#", 1)[0]
+                sem_sources.append((source_id, score))
+                seg = seg_by_key.get(key)
+                if seg is not None and len(chunks[source_id]) < 3 and all(c["segment_id"] != seg.id for c in chunks[source_id]):
+                    chunks[source_id].append(self._chunk(seg, semantic_score=score))
+            streams["semantic"] = streams["semantic"] + sem_sources
+
+        # Graph stream: objects linked to matched nodes (entities) rank through their neighbours.
+        node_ids = [k for k, _ in rescored[:20] if objs[k].object_type == "node"]
+        if node_ids:
+            rels = session.relations_of(node_ids, limit=200)
+            streams["graph"] = [
+                (r.source_id if r.target_id in node_ids else r.target_id, 1.0) for r in rels
+            ]
+
+        fused = rrf(streams)
+        all_objs = session.get_objects([f.key for f in fused[: CANDIDATES * 2]])
+        inferred = set(plan["inferred_types"])
+        scored = []
+        for f in fused:
+            obj = all_objs.get(f.key)
+            if obj is None or not object_matches(session, obj, filters):
+                continue
+            score = f.rank_score
+            if obj.status in TERMINAL:
+                score *= 0.5
+            if obj.object_type in inferred:
+                score *= 1.25
+            scored.append((score, f, obj))
+        scored.sort(key=lambda t: (-t[0], t[2].id))
+        items = []
+        for score, f, obj in scored[:max_items]:
+            item = compact(obj)
+            item.update(
+                retrieval_sources=f.sources,
+                retrieval_ranks=f.ranks,
+                rank_score=round(score, 6),
+                lexical_score=round(f.scores["lexical"], 4) if "lexical" in f.scores else None,
+                semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
+            )
+            if chunks.get(obj.id):
+                item["matched_chunks"] = chunks[obj.id]
+            items.append(item)
+        return items
+
+    @staticmethod
+    def _chunk(seg: Segment, *, lexical_score: float | None = None, semantic_score: float | None = None) -> dict[str, Any]:
+        return {
+            "chunk_id": segment_vector_id(seg.source_id, seg.id),
+            "segment_id": seg.id,
+            "locator": seg.locator,
+            "excerpt": snippet(seg.text, 240),
+            "hash": seg.hash,
+            "distance": round(1.0 - semantic_score, 4) if semantic_score is not None else None,
+            "semantic_score": round(semantic_score, 4) if semantic_score is not None else None,
+            "lexical_score": round(lexical_score, 4) if lexical_score is not None else None,
+        }
+
+    # --- segment results ----------------------------------------------------------------
+    def _segments(
+        self, session: StoreSession, plan: dict[str, Any], filters: dict[str, list[str]], max_items: int
+    ) -> list[dict[str, Any]]:
+        source_ids = filters.get("source_ids")
+        streams: dict[str, list[tuple[str, float]]] = {}
+        hits = session.search_segments_text(plan["terms"], limit=CANDIDATES, source_ids=source_ids)
+        streams["lexical"] = [(segment_vector_id(h.source_id, h.segment_id), h.score) for h in hits]
+        emb = self.rt.embedder_or_none()
+        if emb is not None:
+            qvec = emb.embed_query(plan["clean"].text)
+            sem = session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES * 2)
+            if source_ids:
+                allowed = set(source_ids)
+                sem = [(k, s) for k, s in sem if k.split("#", 1)[0] in allowed]
+            streams["semantic"] = sem[:CANDIDATES]
+        fused = rrf(streams)[:max_items]
+        keys = [tuple(f.key.split("#", 1)) for f in fused]
+        segs = {segment_vector_id(s.source_id, s.id): s for s in session.get_segments_by_keys(keys)}  # type: ignore[arg-type]
+        items = []
+        for f in fused:
+            seg = segs.get(f.key)
+            if seg is None:
+                continue
+            view = segment_view(seg, snippet_chars=400)
+            view.update(
+                retrieval_sources=f.sources,
+                retrieval_ranks=f.ranks,
+                rank_score=round(f.rank_score, 6),
+                lexical_score=round(f.scores["lexical"], 4) if "lexical" in f.scores else None,
+                semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
+            )
+            items.append(view)
+        return items

@@ -1,0 +1,101 @@
+"""Input models of memory_remember, one per mode."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from memory_substrate.validation import Strict
+
+MemorySource = Literal["user_declared", "human_curated", "agent_inferred", "system_generated", "imported"]
+KIND_PATTERN = r"^[a-z][a-z0-9_\-]{0,63}$"
+
+
+class EvidenceRef(Strict):
+    source_id: str = Field(min_length=1, max_length=200)
+    segment_id: str | None = Field(default=None, max_length=200)
+    locator: dict[str, Any] | None = None
+    hash: str | None = Field(default=None, max_length=128)
+
+
+class StructuredPayload(Strict):
+    # Extra keys are allowed in a payload (it is the caller's structured data); the claim
+    # fields themselves are typed.
+    model_config = ConfigDict(extra="allow")
+    subject: str | None = Field(default=None, max_length=500)
+    predicate: str | None = Field(default=None, max_length=200)
+    value: Any = None
+    object: str | None = Field(default=None, max_length=500)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _pairs(self) -> StructuredPayload:
+        if bool(self.subject) != bool(self.predicate):
+            raise ValueError("a structured payload needs both subject and predicate")
+        return self
+
+
+class GovernedCreate(Strict):
+    kind: str = Field(pattern=KIND_PATTERN)
+    title: str = Field(min_length=1, max_length=500)
+    summary: str = Field(min_length=1, max_length=20_000)
+    reason: str = Field(min_length=1, max_length=4000)
+    memory_source: MemorySource
+    scope_refs: list[str] = Field(min_length=1, max_length=50)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("scope_refs")
+    @classmethod
+    def _scopes(cls, refs: list[str]) -> list[str]:
+        for ref in refs:
+            if not ref.startswith("scope:") or len(ref) < 7:
+                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
+        return list(dict.fromkeys(refs))
+
+
+class KnowledgeInput(GovernedCreate):
+    subject_refs: list[str] = Field(default_factory=list, max_length=50)
+    evidence_refs: list[EvidenceRef] = Field(default_factory=list, max_length=100)
+    payload: StructuredPayload | None = None
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    status: Literal["active", "candidate"] | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+
+
+class ActivityInput(GovernedCreate):
+    source_refs: list[str] = Field(default_factory=list, max_length=100)
+    related_node_refs: list[str] = Field(default_factory=list, max_length=100)
+
+
+class WorkItemInput(GovernedCreate):
+    source_refs: list[str] = Field(default_factory=list, max_length=100)
+    related_node_refs: list[str] = Field(default_factory=list, max_length=100)
+    status: Literal["open", "in_progress", "blocked", "done", "cancelled"] = "open"
+    priority: Literal["low", "medium", "high", "urgent"] | None = None
+
+
+class PromoteInput(Strict):
+    knowledge_id: str = Field(min_length=1)
+    reason: str = Field(min_length=1, max_length=4000)
+
+
+class ContestInput(PromoteInput):
+    pass
+
+
+class SupersedeInput(Strict):
+    old_knowledge_id: str = Field(min_length=1)
+    new_knowledge_id: str = Field(min_length=1)
+    reason: str = Field(min_length=1, max_length=4000)
+
+
+class BatchEntry(Strict):
+    mode: Literal["activity", "knowledge", "work_item", "promote", "supersede", "contest"]
+    input_data: dict[str, Any]
+
+
+class BatchInput(Strict):
+    entries: list[BatchEntry] = Field(min_length=1, max_length=500)

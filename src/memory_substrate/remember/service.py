@@ -1,0 +1,239 @@
+"""memory_remember: governed creates and lifecycle writes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from memory_substrate.errors import (
+    BatchEntryError,
+    ConflictError,
+    DuplicateError,
+    MemorySubstrateError,
+    NotFoundError,
+    UnsupportedModeError,
+    ValidationError,
+)
+from memory_substrate.indexing import claim_key, claim_value
+from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.remember import schemas as S
+from memory_substrate.remember.evidence import check_evidence
+from memory_substrate.remember.similarity import possible_duplicates
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.validation import NoOptions, Strict, parse
+
+MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch")
+
+INPUT_MODELS: dict[str, type[Strict]] = {
+    "activity": S.ActivityInput,
+    "knowledge": S.KnowledgeInput,
+    "work_item": S.WorkItemInput,
+    "promote": S.PromoteInput,
+    "supersede": S.SupersedeInput,
+    "contest": S.ContestInput,
+    "batch": S.BatchInput,
+}
+
+
+def _scopes_overlap(a: list[str], b: list[str]) -> bool:
+    return bool(set(a) & set(b))
+
+
+def _require_refs_exist(session: StoreSession, refs: list[str], field: str, object_type: str) -> None:
+    found = session.get_objects(refs)
+    for ref in refs:
+        obj = found.get(ref)
+        if obj is None or obj.object_type != object_type:
+            raise NotFoundError(f"{field}: {object_type} {ref} not found", details={"id": ref, "field": field})
+
+
+def _get_knowledge(session: StoreSession, knowledge_id: str, field: str) -> MemoryObject:
+    obj = session.get_object(knowledge_id)
+    if obj is None or obj.object_type != "knowledge":
+        raise NotFoundError(f"{field}: knowledge {knowledge_id} not found", details={"id": knowledge_id})
+    return obj
+
+
+class RememberService:
+    def __init__(self, runtime: Runtime) -> None:
+        self.rt = runtime
+        self._handlers: dict[str, Callable[[Patch, Any], dict[str, Any]]] = {
+            "activity": self._activity,
+            "knowledge": self._knowledge,
+            "work_item": self._work_item,
+            "promote": self._promote,
+            "supersede": self._supersede,
+            "contest": self._contest,
+        }
+
+    def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        if mode not in MODES:
+            raise UnsupportedModeError(f"unsupported memory_remember mode {mode!r}; allowed: {', '.join(MODES)}")
+        parse(NoOptions, options or {}, "options")
+        data = parse(INPUT_MODELS[mode], input_data, "input_data")
+        reason = getattr(data, "reason", None)
+        with self.rt.store.write(self.rt.namespace) as session:
+            patch = Patch(session, tool="memory_remember", mode=mode, reason=reason, embedder=self.rt.embedder_or_none())
+            if mode == "batch":
+                result = self._batch(patch, data)
+            else:
+                result = self._handlers[mode](patch, data)
+            record = patch.commit({"mode": mode})
+        return {
+            "result_type": "remember_result",
+            "mode": mode,
+            **result,
+            "patch_id": record.id,
+            "applied_operations": record.operations,
+            "audit_event_ids": patch.event_ids,
+        }
+
+    # --- batch ------------------------------------------------------------------
+    def _batch(self, patch: Patch, data: S.BatchInput) -> dict[str, Any]:
+        parsed = []
+        for i, entry in enumerate(data.entries):
+            try:
+                parsed.append((entry.mode, parse(INPUT_MODELS[entry.mode], entry.input_data, f"entries[{i}].input_data")))
+            except ValidationError as exc:
+                raise BatchEntryError(
+                    f"batch entry {i} ({entry.mode}) is invalid; nothing was written: {exc.message}",
+                    details={"entry_index": i, "entry_mode": entry.mode, "error": exc.to_dict()},
+                ) from None
+        results = []
+        for i, (mode, item) in enumerate(parsed):
+            try:
+                results.append({"index": i, "mode": mode, **self._handlers[mode](patch, item)})
+            except MemorySubstrateError as exc:
+                raise BatchEntryError(
+                    f"batch entry {i} ({mode}) failed; nothing was written: {exc.message}",
+                    details={"entry_index": i, "entry_mode": mode, "error": exc.to_dict()},
+                ) from None
+        return {"status": "applied", "entry_count": len(results), "results": results}
+
+    # --- creates ------------------------------------------------------------------
+    def _base(self, object_type: str, data: S.GovernedCreate, status: str) -> MemoryObject:
+        from memory_substrate.util import new_id
+
+        return MemoryObject(
+            id=new_id(object_type),
+            object_type=object_type,
+            kind=data.kind,
+            status=status,
+            title=data.title,
+            summary=data.summary,
+            memory_source=data.memory_source,
+            reason=data.reason,
+            scope_refs=list(data.scope_refs),
+            metadata=dict(data.metadata),
+        )
+
+    def _knowledge(self, patch: Patch, data: S.KnowledgeInput) -> dict[str, Any]:
+        session = patch.session
+        requested = data.status or "active"
+        status = requested
+        normalized: list[dict[str, Any]] = []
+        if data.memory_source == "agent_inferred" and requested == "active":
+            status = "candidate"
+            normalized.append(
+                {"field": "status", "from": "active", "to": "candidate", "rule": "agent_inferred_claims_start_as_candidates"}
+            )
+        if data.valid_from and data.valid_until and data.valid_until <= data.valid_from:
+            raise ValidationError("input_data.valid_until must be after valid_from")
+        evidence = check_evidence(session, data.evidence_refs)
+        payload = data.payload.model_dump(exclude_none=False) if data.payload else {}
+        if payload and not (payload.get("subject") or payload.get("predicate")):
+            # An all-empty payload is the unstructured form.
+            payload = {k: v for k, v in payload.items() if v not in (None, {}, [])}
+        obj = replace(
+            self._base("knowledge", data, status),
+            subject_refs=list(dict.fromkeys(data.subject_refs)),
+            evidence_refs=evidence,
+            payload=payload,
+            confidence=data.confidence,
+            valid_from=data.valid_from.isoformat() if data.valid_from else None,
+            valid_until=data.valid_until.isoformat() if data.valid_until else None,
+        )
+        conflicts: list[MemoryObject] = []
+        key = claim_key(obj)
+        if key:
+            value = claim_value(obj)
+            for other in session.find_by_claim(key):
+                if other.status not in LIVE_KNOWLEDGE_STATUSES or not _scopes_overlap(other.scope_refs, obj.scope_refs):
+                    continue
+                if claim_value(other) == value:
+                    raise DuplicateError(
+                        f"exact duplicate of {other.id}: same kind, scope, subject, predicate and value",
+                        details={"existing_id": other.id, "existing_status": other.status},
+                    )
+                conflicts.append(other)
+        if conflicts:
+            obj = replace(obj, status="contested")
+        created = patch.create(obj)
+        for other in conflicts:
+            if other.status != "contested":
+                patch.set_status(other, "contested", f"conflicts with {created.id}", conflicting_id=created.id)
+        return {
+            "status": "created",
+            "object_id": created.id,
+            "object_type": "knowledge",
+            "knowledge_status": created.status,
+            "normalized": normalized,
+            "conflicts": [{"object_id": o.id, "title": o.title, "status": "contested"} for o in conflicts],
+            "possible_duplicates": possible_duplicates(session, created),
+        }
+
+    def _activity(self, patch: Patch, data: S.ActivityInput) -> dict[str, Any]:
+        _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
+        obj = replace(
+            self._base("activity", data, "recorded"),
+            source_refs=list(dict.fromkeys(data.source_refs)),
+            related_node_refs=list(dict.fromkeys(data.related_node_refs)),
+        )
+        created = patch.create(obj)
+        return {"status": "created", "object_id": created.id, "object_type": "activity"}
+
+    def _work_item(self, patch: Patch, data: S.WorkItemInput) -> dict[str, Any]:
+        _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
+        obj = replace(
+            self._base("work_item", data, data.status),
+            source_refs=list(dict.fromkeys(data.source_refs)),
+            related_node_refs=list(dict.fromkeys(data.related_node_refs)),
+            payload={"priority": data.priority} if data.priority else {},
+        )
+        created = patch.create(obj)
+        return {"status": "created", "object_id": created.id, "object_type": "work_item", "work_status": created.status}
+
+    # --- lifecycle ----------------------------------------------------------------
+    def _promote(self, patch: Patch, data: S.PromoteInput) -> dict[str, Any]:
+        obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
+        if obj.status == "active":
+            raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
+        if obj.status not in ("candidate", "contested", "stale"):
+            raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id})
+        updated = patch.set_status(obj, "active", data.reason)
+        return {"status": "promoted", "object_id": updated.id, "knowledge_status": "active", "previous_status": obj.status}
+
+    def _contest(self, patch: Patch, data: S.ContestInput) -> dict[str, Any]:
+        obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
+        if obj.status not in ("candidate", "active", "stale"):
+            raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be contested", details={"id": obj.id})
+        updated = patch.set_status(obj, "contested", data.reason)
+        return {"status": "contested", "object_id": updated.id, "knowledge_status": "contested", "previous_status": obj.status}
+
+    def _supersede(self, patch: Patch, data: S.SupersedeInput) -> dict[str, Any]:
+        if data.old_knowledge_id == data.new_knowledge_id:
+            raise ValidationError("input_data: old_knowledge_id and new_knowledge_id must differ")
+        old = _get_knowledge(patch.session, data.old_knowledge_id, "old_knowledge_id")
+        new = _get_knowledge(patch.session, data.new_knowledge_id, "new_knowledge_id")
+        if old.status == "superseded":
+            raise ConflictError(f"knowledge {old.id} is already superseded", details={"id": old.id})
+        if new.status not in LIVE_KNOWLEDGE_STATUSES:
+            raise ConflictError(f"knowledge {new.id} is {new.status}; only live knowledge can supersede", details={"id": new.id})
+        patch.set_status(old, "superseded", data.reason, superseded_by=new.id)
+        meta = dict(new.metadata)
+        meta["supersedes"] = old.id
+        patch.update(replace(new, metadata=meta), action="supersede", changes={"supersedes": old.id, "reason": data.reason})
+        return {"status": "superseded", "object_id": old.id, "superseded_by": new.id, "knowledge_status": "superseded"}

@@ -1,0 +1,69 @@
+"""Soft-duplicate scoring for unstructured knowledge (advisory, never blocking)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import STOPWORDS, query_terms, tokens
+
+THRESHOLD = 0.5
+
+
+def _terms(text: str) -> set[str]:
+    return {t for t in tokens(text) if t not in STOPWORDS}
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    if not a or not b:
+        return 0.0
+    return len(a & b) / len(a | b)
+
+
+def is_structured(obj: MemoryObject) -> bool:
+    return bool(obj.payload.get("subject") and obj.payload.get("predicate"))
+
+
+def pair_score(a: MemoryObject, b: MemoryObject) -> tuple[float, list[str]]:
+    title = _jaccard(_terms(a.title), _terms(b.title))
+    summary = _jaccard(_terms(a.summary), _terms(b.summary))
+    score = 0.6 * title + 0.4 * summary
+    reasons = []
+    if title >= 0.5:
+        reasons.append("title_overlap")
+    if summary >= 0.5:
+        reasons.append("summary_overlap")
+    if a.kind == b.kind:
+        reasons.append("same_kind")
+        score += 0.05
+    if set(a.scope_refs) & set(b.scope_refs):
+        reasons.append("same_scope")
+        score += 0.05
+    return round(min(score, 1.0), 3), reasons
+
+
+def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5) -> list[dict[str, Any]]:
+    """Live unstructured knowledge whose title/summary closely resembles ``obj``."""
+    if is_structured(obj):
+        return []
+    hits = session.search_objects_text(query_terms(f"{obj.title} {obj.summary}")[:40], limit=40)
+    candidates = session.get_objects([h.object_id for h in hits if h.object_id != obj.id])
+    out = []
+    for other in candidates.values():
+        if other.object_type != "knowledge" or other.status not in LIVE_KNOWLEDGE_STATUSES or is_structured(other):
+            continue
+        score, reasons = pair_score(obj, other)
+        if score >= THRESHOLD and ("title_overlap" in reasons or "summary_overlap" in reasons):
+            out.append(
+                {
+                    "object_id": other.id,
+                    "score": score,
+                    "reasons": reasons,
+                    "title": other.title,
+                    "kind": other.kind,
+                    "status": other.status,
+                }
+            )
+    out.sort(key=lambda d: (-d["score"], d["object_id"]))
+    return out[:limit]

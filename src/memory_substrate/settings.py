@@ -1,0 +1,33 @@
+"""One settings object, read once by the composition root (never at import time)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_root() -> Path:
+    return Path.home() / "memory-substrate"
+
+
+class Settings(BaseSettings):
+    """Runtime configuration; environment variables use the ``MEMORY_SUBSTRATE_`` prefix."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMORY_SUBSTRATE_", extra="ignore")
+
+    root: Path = Field(default_factory=default_root)
+    namespace: str = "default"
+    database_url: str | None = None  # postgresql://... selects PostgreSQL; default SQLite under root
+    embedder: str = "static"  # "static" (bundled, offline), "none", or a registered provider
+    embedder_model: str | None = None
+    embedder_url: str | None = None
+    max_file_bytes: int = 2_000_000
+    web_allow_private: bool = False
+    web_timeout_s: float = 15.0
+    web_max_bytes: int = 5_000_000
+
+    @property
+    def sqlite_path(self) -> Path:
+        return Path(self.root).expanduser() / "memory.sqlite3"

@@ -1,0 +1,29 @@
+"""Pick a backend from settings. The only place that knows which databases exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memory_substrate.errors import NotAvailableError
+from memory_substrate.settings import Settings
+from memory_substrate.storage.base import Store
+
+
+def open_store(settings: Settings) -> Store:
+    url = settings.database_url
+    if url and url.startswith(("postgresql://", "postgres://")):
+        try:
+            from memory_substrate.storage.postgres import PostgresStore
+        except ImportError as exc:
+            raise NotAvailableError(
+                "PostgreSQL support needs its extra: pip install 'memory-substrate[postgres]'",
+                details={"missing": str(exc)},
+            ) from exc
+        return PostgresStore(url)
+    if url and not url.startswith("sqlite:"):
+        raise NotAvailableError(f"unsupported database URL scheme in {url.split('://', 1)[0]!r}")
+    from memory_substrate.storage.sqlite import SQLiteStore
+
+    if url:  # sqlite:///absolute/path.sqlite3
+        return SQLiteStore(Path(url.removeprefix("sqlite://")))
+    return SQLiteStore(settings.sqlite_path)

@@ -1,0 +1,3 @@
+from memory_substrate.storage.sqlite.store import SQLiteStore
+
+__all__ = ["SQLiteStore"]

@@ -1,0 +1,157 @@
+"""Versioned schema migrations for the embedded SQLite store."""
+
+from __future__ import annotations
+
+import sqlite3
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        """
+        CREATE TABLE objects (
+            pk INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            object_type TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            uri TEXT,
+            claim_key TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            data TEXT NOT NULL,
+            UNIQUE (namespace, id)
+        );
+        CREATE INDEX objects_ns_type_updated ON objects (namespace, object_type, updated_at);
+        CREATE INDEX objects_ns_updated ON objects (namespace, updated_at);
+        CREATE INDEX objects_ns_claim ON objects (namespace, claim_key) WHERE claim_key IS NOT NULL;
+        CREATE INDEX objects_ns_uri ON objects (namespace, uri) WHERE uri IS NOT NULL;
+
+        CREATE VIRTUAL TABLE objects_fts USING fts5 (
+            title, summary, body, meta, tokenize = "unicode61 remove_diacritics 2"
+        );
+
+        CREATE TABLE segments (
+            pk INTEGER PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            source_id TEXT NOT NULL,
+            id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            locator TEXT NOT NULL,
+            hash TEXT NOT NULL,
+            metadata TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (namespace, source_id, id)
+        );
+        CREATE INDEX segments_ns_source_ord ON segments (namespace, source_id, ordinal);
+
+        CREATE VIRTUAL TABLE segments_fts USING fts5 (
+            body, meta, tokenize = "unicode61 remove_diacritics 2"
+        );
+
+        CREATE TABLE relations (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            rel_type TEXT NOT NULL,
+            source_id TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            origin_id TEXT,
+            payload TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX relations_ns_source ON relations (namespace, source_id);
+        CREATE INDEX relations_ns_target ON relations (namespace, target_id);
+        CREATE INDEX relations_ns_origin ON relations (namespace, origin_id);
+
+        CREATE TABLE vectors (
+            namespace TEXT NOT NULL,
+            owner_type TEXT NOT NULL,
+            owner_id TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vec BLOB NOT NULL,
+            PRIMARY KEY (namespace, owner_type, owner_id)
+        );
+
+        CREATE TABLE vector_versions (
+            namespace TEXT NOT NULL,
+            owner_type TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            PRIMARY KEY (namespace, owner_type)
+        );
+
+        CREATE TABLE patches (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            mode TEXT NOT NULL,
+            reason TEXT,
+            created_at TEXT NOT NULL,
+            operations INTEGER NOT NULL,
+            summary TEXT NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX patches_ns_created ON patches (namespace, created_at);
+
+        CREATE TABLE audit_events (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            patch_id TEXT NOT NULL,
+            object_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX audit_ns_object ON audit_events (namespace, object_id, created_at);
+        CREATE INDEX audit_ns_created ON audit_events (namespace, created_at);
+
+        CREATE TABLE config (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (namespace, key)
+        );
+
+        CREATE TABLE tokens (
+            token_hash TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            label TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Apply pending migrations in order; each in its own transaction. Returns the version."""
+    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
+    current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+    for version, sql in MIGRATIONS:
+        if version <= current:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-check under the write lock: another process may have migrated meanwhile.
+            done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
+            if not done:
+                for statement in _split(sql):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", (version,)
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        current = version
+    return int(current)
+
+
+def _split(sql: str) -> list[str]:
+    return [s.strip() for s in sql.split(";") if s.strip()]

@@ -1,0 +1,514 @@
+"""The embedded default store: one SQLite file, WAL, FTS5, vectors as blobs scored with numpy."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.errors import StorageError
+from memory_substrate.models import (
+    AuditEvent,
+    MemoryObject,
+    PatchRecord,
+    Relation,
+    SearchDoc,
+    Segment,
+    SegmentHit,
+    TextHit,
+)
+from memory_substrate.storage.sqlite.schema import migrate
+from memory_substrate.storage.vector_cache import VectorCache
+from memory_substrate.util import now_iso
+
+OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
+SEGMENT_WEIGHTS = (1.0, 0.5)
+
+
+def fts_query(terms: Sequence[str]) -> str:
+    """An OR query of quoted terms; quoting makes every token literal to FTS5."""
+    quoted = ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t]
+    return " OR ".join(quoted)
+
+
+class SQLiteStore:
+    backend = "sqlite"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.location = str(self.path)
+        self._local = threading.local()
+        self._vectors = VectorCache()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._version = migrate(self._conn())
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    @contextmanager
+    def _session(self, namespace: str, writable: bool) -> Iterator[SQLiteSession]:
+        if not namespace:
+            raise StorageError("a namespace is required")
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
+        session = SQLiteSession(conn, namespace, writable, self._vectors)
+        try:
+            yield session
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def read(self, namespace: str) -> Any:
+        return self._session(namespace, False)
+
+    def write(self, namespace: str) -> Any:
+        return self._session(namespace, True)
+
+    def schema_version(self) -> int:
+        return self._version
+
+    def namespaces(self) -> list[str]:
+        rows = self._conn().execute(
+            "SELECT namespace FROM objects UNION SELECT namespace FROM patches ORDER BY 1"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+        self._conn().execute(
+            "INSERT INTO tokens (token_hash, namespace, label, created_at) VALUES (?, ?, ?, ?)",
+            (token_hash, namespace, label, now_iso()),
+        )
+
+    def namespace_for_token(self, token_hash: str) -> str | None:
+        row = self._conn().execute("SELECT namespace FROM tokens WHERE token_hash = ?", (token_hash,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()
+
+
+def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
+    return MemoryObject.from_dict(json.loads(row[0]))
+
+
+class SQLiteSession:
+    def __init__(self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache) -> None:
+        self.conn = conn
+        self.namespace = namespace
+        self.writable = writable
+        self._vectors = vectors
+
+    def _require_write(self) -> None:
+        if not self.writable:
+            raise StorageError("write attempted in a read session")
+
+    # --- objects -------------------------------------------------------------------
+    def get_object(self, object_id: str) -> MemoryObject | None:
+        row = self.conn.execute(
+            "SELECT data FROM objects WHERE namespace = ? AND id = ?", (self.namespace, object_id)
+        ).fetchone()
+        return _obj(row) if row else None
+
+    def get_objects(self, object_ids: Sequence[str]) -> dict[str, MemoryObject]:
+        out: dict[str, MemoryObject] = {}
+        ids = list(dict.fromkeys(object_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self.conn.execute(
+                f"SELECT data FROM objects WHERE namespace = ? AND id IN ({marks})", (self.namespace, *chunk)
+            ):
+                obj = _obj(row)
+                out[obj.id] = obj
+        return out
+
+    def list_objects(
+        self,
+        *,
+        object_types: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
+        order: str = "updated_desc",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryObject]:
+        where = ["namespace = ?"]
+        params: list[Any] = [self.namespace]
+        for column, values in (("object_type", object_types), ("kind", kinds), ("status", statuses), ("id", ids)):
+            if values:
+                where.append(f"{column} IN ({','.join('?' * len(values))})")
+                params.extend(values)
+        order_sql = {
+            "updated_desc": "updated_at DESC, id DESC",
+            "created_asc": "created_at ASC, id ASC",
+            "created_desc": "created_at DESC, id DESC",
+        }[order]
+        sql = f"SELECT data FROM objects WHERE {' AND '.join(where)} ORDER BY {order_sql} LIMIT ? OFFSET ?"
+        return [_obj(r) for r in self.conn.execute(sql, (*params, limit, offset))]
+
+    def find_by_claim(self, claim_key: str) -> list[MemoryObject]:
+        rows = self.conn.execute(
+            "SELECT data FROM objects WHERE namespace = ? AND claim_key = ?", (self.namespace, claim_key)
+        )
+        return [_obj(r) for r in rows]
+
+    def find_source_by_uri(self, uri: str) -> MemoryObject | None:
+        row = self.conn.execute(
+            "SELECT data FROM objects WHERE namespace = ? AND uri = ? AND object_type = 'source' "
+            "AND status = 'active' ORDER BY created_at DESC LIMIT 1",
+            (self.namespace, uri),
+        ).fetchone()
+        return _obj(row) if row else None
+
+    def count_objects(self) -> list[tuple[str, str, str, int]]:
+        rows = self.conn.execute(
+            "SELECT object_type, kind, status, COUNT(*) FROM objects WHERE namespace = ? "
+            "GROUP BY object_type, kind, status ORDER BY 1, 2, 3",
+            (self.namespace,),
+        )
+        return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+    # --- segments --------------------------------------------------------------------
+    @staticmethod
+    def _seg(row: tuple[Any, ...]) -> Segment:
+        return Segment(
+            source_id=row[0],
+            id=row[1],
+            ordinal=row[2],
+            text=row[3],
+            locator=json.loads(row[4]),
+            hash=row[5],
+            metadata=json.loads(row[6]),
+            created_at=row[7],
+        )
+
+    _SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
+
+    def get_segments(
+        self, source_id: str, *, segment_ids: Sequence[str] | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[Segment]:
+        params: list[Any] = [self.namespace, source_id]
+        extra = ""
+        if segment_ids is not None:
+            if not segment_ids:
+                return []
+            extra = f" AND id IN ({','.join('?' * len(segment_ids))})"
+            params.extend(segment_ids)
+        sql = (
+            f"SELECT {self._SEG_COLS} FROM segments WHERE namespace = ? AND source_id = ?{extra} "
+            f"ORDER BY ordinal LIMIT ? OFFSET ?"
+        )
+        params.extend([-1 if limit is None else limit, offset])
+        return [self._seg(r) for r in self.conn.execute(sql, params)]
+
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+        out: list[Segment] = []
+        keys = list(dict.fromkeys(keys))
+        for i in range(0, len(keys), 400):
+            chunk = keys[i : i + 400]
+            cond = " OR ".join("(source_id = ? AND id = ?)" for _ in chunk)
+            flat = [v for k in chunk for v in k]
+            out.extend(
+                self._seg(r)
+                for r in self.conn.execute(
+                    f"SELECT {self._SEG_COLS} FROM segments WHERE namespace = ? AND ({cond})", (self.namespace, *flat)
+                )
+            )
+        return out
+
+    def count_segments(self, source_id: str | None = None) -> int:
+        if source_id is None:
+            row = self.conn.execute("SELECT COUNT(*) FROM segments WHERE namespace = ?", (self.namespace,)).fetchone()
+        else:
+            row = self.conn.execute(
+                "SELECT COUNT(*) FROM segments WHERE namespace = ? AND source_id = ?", (self.namespace, source_id)
+            ).fetchone()
+        return int(row[0])
+
+    # --- text and vectors ----------------------------------------------------------------
+    def search_objects_text(self, terms: Sequence[str], *, limit: int) -> list[TextHit]:
+        match = fts_query(terms)
+        if not match:
+            return []
+        w = OBJECT_WEIGHTS
+        rows = self.conn.execute(
+            f"SELECT o.id, -bm25(objects_fts, {w[0]}, {w[1]}, {w[2]}, {w[3]}) AS s FROM objects_fts "
+            "JOIN objects o ON o.pk = objects_fts.rowid "
+            "WHERE objects_fts MATCH ? AND o.namespace = ? ORDER BY s DESC LIMIT ?",
+            (match, self.namespace, limit),
+        )
+        return [TextHit(r[0], float(r[1])) for r in rows]
+
+    def search_segments_text(
+        self, terms: Sequence[str], *, limit: int, source_ids: Sequence[str] | None = None
+    ) -> list[SegmentHit]:
+        match = fts_query(terms)
+        if not match:
+            return []
+        w = SEGMENT_WEIGHTS
+        params: list[Any] = [match, self.namespace]
+        extra = ""
+        if source_ids:
+            extra = f" AND s.source_id IN ({','.join('?' * len(source_ids))})"
+            params.extend(source_ids)
+        params.append(limit)
+        rows = self.conn.execute(
+            f"SELECT s.source_id, s.id, -bm25(segments_fts, {w[0]}, {w[1]}) AS score FROM segments_fts "
+            "JOIN segments s ON s.pk = segments_fts.rowid "
+            f"WHERE segments_fts MATCH ? AND s.namespace = ?{extra} ORDER BY score DESC LIMIT ?",
+            params,
+        )
+        return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
+
+    def _vector_version(self, owner_type: str) -> int:
+        row = self.conn.execute(
+            "SELECT version FROM vector_versions WHERE namespace = ? AND owner_type = ?", (self.namespace, owner_type)
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def vector_search(
+        self, model: str, query: npt.NDArray[np.float32], *, owner_type: str, limit: int
+    ) -> list[tuple[str, float]]:
+        version = self._vector_version(owner_type)
+
+        def load() -> tuple[list[str], npt.NDArray[np.float32]]:
+            rows = self.conn.execute(
+                "SELECT owner_id, vec, dim FROM vectors WHERE namespace = ? AND owner_type = ? AND model = ?",
+                (self.namespace, owner_type, model),
+            ).fetchall()
+            if not rows:
+                return [], np.zeros((0, len(query)), dtype=np.float32)
+            matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), rows[0][2])
+            return [r[0] for r in rows], matrix
+
+        return self._vectors.search((self.namespace, owner_type, model), version, load, query, limit)
+
+    def vector_stats(self) -> dict[str, int]:
+        rows = self.conn.execute(
+            "SELECT owner_type || ':' || model, COUNT(*) FROM vectors WHERE namespace = ? GROUP BY 1",
+            (self.namespace,),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    # --- graph, history, config -------------------------------------------------------
+    _REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
+
+    @staticmethod
+    def _rel(r: tuple[Any, ...]) -> Relation:
+        return Relation(r[0], r[1], r[2], r[3], r[4], json.loads(r[5]), r[6])
+
+    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
+        if not object_ids:
+            return []
+        marks = ",".join("?" * len(object_ids))
+        rows = self.conn.execute(
+            f"SELECT {self._REL_COLS} FROM relations WHERE namespace = ? AND source_id IN ({marks}) "
+            f"UNION SELECT {self._REL_COLS} FROM relations WHERE namespace = ? AND target_id IN ({marks}) "
+            "ORDER BY created_at, id LIMIT ?",
+            (self.namespace, *object_ids, self.namespace, *object_ids, limit),
+        )
+        return [self._rel(r) for r in rows]
+
+    def list_relations(self, *, limit: int = 10_000) -> list[Relation]:
+        rows = self.conn.execute(
+            f"SELECT {self._REL_COLS} FROM relations WHERE namespace = ? ORDER BY created_at, id LIMIT ?",
+            (self.namespace, limit),
+        )
+        return [self._rel(r) for r in rows]
+
+    def list_events(self, *, object_id: str | None = None, limit: int = 50) -> list[AuditEvent]:
+        cols = "id, patch_id, object_id, action, created_at, data"
+        if object_id:
+            rows = self.conn.execute(
+                f"SELECT {cols} FROM audit_events WHERE namespace = ? AND object_id = ? "
+                "ORDER BY created_at DESC, id DESC LIMIT ?",
+                (self.namespace, object_id, limit),
+            )
+        else:
+            rows = self.conn.execute(
+                f"SELECT {cols} FROM audit_events WHERE namespace = ? ORDER BY created_at DESC, id DESC LIMIT ?",
+                (self.namespace, limit),
+            )
+        return [AuditEvent(r[0], r[1], r[2], r[3], r[4], json.loads(r[5])) for r in rows]
+
+    def list_patches(self, *, limit: int = 50) -> list[PatchRecord]:
+        rows = self.conn.execute(
+            "SELECT id, tool, mode, reason, created_at, operations, summary FROM patches WHERE namespace = ? "
+            "ORDER BY created_at DESC, id DESC LIMIT ?",
+            (self.namespace, limit),
+        )
+        return [PatchRecord(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
+
+    def get_config(self) -> dict[str, Any]:
+        rows = self.conn.execute("SELECT key, value FROM config WHERE namespace = ?", (self.namespace,))
+        return {r[0]: json.loads(r[1]) for r in rows}
+
+    # --- writes ----------------------------------------------------------------------------
+    def _fts_object(self, pk: int, search: SearchDoc) -> None:
+        self.conn.execute(
+            "INSERT INTO objects_fts (rowid, title, summary, body, meta) VALUES (?, ?, ?, ?, ?)",
+            (pk, search.title, search.summary, search.body, search.meta),
+        )
+
+    def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        cur = self.conn.execute(
+            "INSERT INTO objects (namespace, id, object_type, kind, status, uri, claim_key, created_at, updated_at, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.namespace,
+                obj.id,
+                obj.object_type,
+                obj.kind,
+                obj.status,
+                obj.metadata.get("uri") if obj.object_type == "source" else None,
+                claim_key,
+                obj.created_at,
+                obj.updated_at,
+                json.dumps(obj.to_dict(), ensure_ascii=False),
+            ),
+        )
+        assert cur.lastrowid is not None
+        self._fts_object(cur.lastrowid, search)
+
+    def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        row = self.conn.execute(
+            "SELECT pk FROM objects WHERE namespace = ? AND id = ?", (self.namespace, obj.id)
+        ).fetchone()
+        if row is None:
+            raise StorageError(f"cannot update missing object {obj.id}")
+        pk = row[0]
+        self.conn.execute(
+            "UPDATE objects SET kind = ?, status = ?, claim_key = ?, updated_at = ?, data = ? WHERE pk = ?",
+            (obj.kind, obj.status, claim_key, obj.updated_at, json.dumps(obj.to_dict(), ensure_ascii=False), pk),
+        )
+        self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (pk,))
+        self._fts_object(pk, search)
+
+    def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
+        self._require_write()
+        for seg, body, meta in segments:
+            cur = self.conn.execute(
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.namespace,
+                    seg.source_id,
+                    seg.id,
+                    seg.ordinal,
+                    seg.text,
+                    json.dumps(seg.locator, ensure_ascii=False),
+                    seg.hash,
+                    json.dumps(seg.metadata, ensure_ascii=False),
+                    seg.created_at,
+                ),
+            )
+            self.conn.execute(
+                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (cur.lastrowid, body, meta)
+            )
+
+    def insert_relations(self, relations: Iterable[Relation]) -> None:
+        self._require_write()
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO relations (namespace, id, rel_type, source_id, target_id, origin_id, payload, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    self.namespace,
+                    r.id,
+                    r.rel_type,
+                    r.source_id,
+                    r.target_id,
+                    r.origin_id,
+                    json.dumps(r.payload, ensure_ascii=False),
+                    r.created_at,
+                )
+                for r in relations
+            ],
+        )
+
+    def delete_relations_from_origin(self, origin_id: str) -> int:
+        self._require_write()
+        cur = self.conn.execute(
+            "DELETE FROM relations WHERE namespace = ? AND origin_id = ?", (self.namespace, origin_id)
+        )
+        return cur.rowcount
+
+    def upsert_vectors(
+        self, model: str, owner_type: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        self._require_write()
+        if not rows:
+            return
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (self.namespace, owner_type, oid, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+                for oid, v in rows
+            ],
+        )
+        self.conn.execute(
+            "INSERT INTO vector_versions (namespace, owner_type, version) VALUES (?, ?, 1) "
+            "ON CONFLICT (namespace, owner_type) DO UPDATE SET version = version + 1",
+            (self.namespace, owner_type),
+        )
+
+    def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO patches (namespace, id, tool, mode, reason, created_at, operations, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.namespace,
+                patch.id,
+                patch.tool,
+                patch.mode,
+                patch.reason,
+                patch.created_at,
+                patch.operations,
+                json.dumps(patch.summary, ensure_ascii=False),
+            ),
+        )
+        self.conn.executemany(
+            "INSERT INTO audit_events (namespace, id, patch_id, object_id, action, created_at, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (self.namespace, e.id, e.patch_id, e.object_id, e.action, e.created_at, json.dumps(e.data, ensure_ascii=False))
+                for e in events
+            ],
+        )
+
+    def set_config(self, key: str, value: Any) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO config (namespace, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+            (self.namespace, key, json.dumps(value)),
+        )

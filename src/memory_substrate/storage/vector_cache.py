@@ -1,0 +1,42 @@
+"""Exact cosine search over an in-memory matrix, reloaded when the stored version changes.
+
+Shared by backends that keep vectors as plain rows (SQLite). The cache is keyed by
+(namespace, owner_type, model) and validated against a version counter that every vector
+write bumps inside its transaction, so a reader never scores against a stale matrix.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Loader = Callable[[], tuple[list[str], npt.NDArray[np.float32]]]
+
+
+class VectorCache:
+    def __init__(self) -> None:
+        self._entries: dict[Any, tuple[int, list[str], npt.NDArray[np.float32]]] = {}
+        self._lock = threading.Lock()
+
+    def search(
+        self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[str, float]]:
+        with self._lock:
+            entry = self._entries.get(key)
+        if entry is None or entry[0] != version:
+            ids, matrix = load()
+            entry = (version, ids, matrix)
+            with self._lock:
+                self._entries[key] = entry
+        _, ids, matrix = entry
+        if not ids or matrix.shape[1] != query.shape[0]:
+            return []
+        scores = matrix @ query.astype(np.float32)
+        k = min(limit, len(ids))
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
+        top = top[np.argsort(-scores[top])]
+        return [(ids[i], float(scores[i])) for i in top]
