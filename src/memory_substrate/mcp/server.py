@@ -78,7 +78,7 @@ def build_server(memory: Memory) -> MCPServer:
         "Capture evidence (repo, file, markdown, web, pdf, conversation) as a source with addressable "
         "segments. It does not decide what is durable: review the evidence, then use memory_remember. "
         "Conversation: input_data {title, messages: [{role, content, name?, created_at?, metadata?}], origin?}.",
-        ToolAnnotations(title="Ingest evidence", readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=True),
+        ToolAnnotations(title="Ingest evidence", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True),
     )
     register(
         "memory_query",
@@ -86,7 +86,7 @@ def build_server(memory: Memory) -> MCPServer:
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
         "page {id}; expand {id}; recent {}; graph {id}. Retry weak searches with suggested_retry_terms.",
-        ToolAnnotations(title="Query memory", readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
     register(
         "memory_remember",
@@ -95,7 +95,7 @@ def build_server(memory: Memory) -> MCPServer:
         "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, reason, "
         "memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
         "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none.",
-        ToolAnnotations(title="Remember", readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False),
+        ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     register(
         "memory_maintain",
@@ -103,7 +103,7 @@ def build_server(memory: Memory) -> MCPServer:
         memory.maintain,
         "Maintain memory: structure, audit, report (read-only); configure, reindex, repair, promote_candidates, "
         "merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle change state only with options.apply=true.",
-        ToolAnnotations(title="Maintain memory", readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
+        ToolAnnotations(title="Maintain memory", read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
     )
 
     @server.resource("memory://policy", name="policy", title="Memory policy", mime_type="text/markdown",

@@ -83,8 +83,11 @@ class GraphOptions(Strict):
     depth: int = Field(default=1, ge=1, le=4)
 
 
+DEFAULT_CONTEXT_TYPES: tuple[ObjectType, ...] = ("knowledge", "activity", "work_item")
+
+
 class ContextScope(Strict):
-    object_types: list[ObjectType] = Field(default_factory=lambda: ["knowledge", "activity", "work_item"])
+    object_types: list[ObjectType] = Field(default_factory=lambda: list(DEFAULT_CONTEXT_TYPES))
     scope_refs: list[str] = Field(default_factory=list)
     kinds: list[str] = Field(default_factory=list)
 

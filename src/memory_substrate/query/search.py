@@ -44,9 +44,9 @@ def object_matches(session: StoreSession, obj: MemoryObject, filters: dict[str, 
             continue
         if obj.id in wanted:
             continue
-        refs = set(obj.subject_refs) | set(obj.related_node_refs) | set(obj.source_refs)
-        refs |= {e.get("source_id") for e in obj.evidence_refs}
-        refs |= {obj.payload.get("subject"), obj.payload.get("object")} - {None}
+        refs: set[str] = set(obj.subject_refs) | set(obj.related_node_refs) | set(obj.source_refs)
+        refs |= {str(e["source_id"]) for e in obj.evidence_refs if e.get("source_id")}
+        refs |= {v for v in (obj.payload.get("subject"), obj.payload.get("object")) if isinstance(v, str)}
         if key == "source_ids" and obj.object_type == "source":
             return False
         if not refs & set(wanted):

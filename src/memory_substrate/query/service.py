@@ -111,7 +111,7 @@ class QueryService:
             rels = session.relations_of([obj.id], limit=opts.max_items * 5)
             neighbour_ids = [r.target_id if r.source_id == obj.id else r.source_id for r in rels]
             neighbours = session.get_objects(neighbour_ids)
-            related = []
+            related: list[dict[str, Any]] = []
             for rel, nid in zip(rels, neighbour_ids, strict=True):
                 if len(related) >= opts.max_items:
                     break

@@ -16,8 +16,9 @@ def _locator_matches(given: dict[str, Any], stored: dict[str, Any]) -> bool:
     """
     for key, value in given.items():
         if key == "line" and "line" not in stored and "line_start" in stored:
-            start, end = stored.get("line_start"), stored.get("line_end", stored.get("line_start"))
-            if not (isinstance(value, int) and start is not None and start <= value <= end):
+            start = stored.get("line_start")
+            end = stored.get("line_end", start)
+            if not (isinstance(value, int) and isinstance(start, int) and isinstance(end, int) and start <= value <= end):
                 return False
             continue
         if stored.get(key) != value:

@@ -78,6 +78,7 @@ class RememberService:
         with self.rt.store.write(self.rt.namespace) as session:
             patch = Patch(session, tool="memory_remember", mode=mode, reason=reason, embedder=self.rt.embedder_or_none())
             if mode == "batch":
+                assert isinstance(data, S.BatchInput)
                 result = self._batch(patch, data)
             else:
                 result = self._handlers[mode](patch, data)

@@ -49,7 +49,7 @@ def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5
         return []
     hits = session.search_objects_text(query_terms(f"{obj.title} {obj.summary}")[:40], limit=40)
     candidates = session.get_objects([h.object_id for h in hits if h.object_id != obj.id])
-    out = []
+    out: list[dict[str, Any]] = []
     for other in candidates.values():
         if other.object_type != "knowledge" or other.status not in LIVE_KNOWLEDGE_STATUSES or is_structured(other):
             continue

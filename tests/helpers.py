@@ -1,0 +1,65 @@
+"""Test helpers: call tools through the official SDK client and decode results."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from mcp import Client
+
+
+class ToolFailed(Exception):
+    def __init__(self, text: str) -> None:
+        super().__init__(text)
+        self.text = text
+        self.error: dict[str, Any] = {}
+        start = text.find("{")
+        if start >= 0:
+            with contextlib.suppress(json.JSONDecodeError):
+                self.error = json.loads(text[start:]).get("error", {})
+
+    @property
+    def code(self) -> str | None:
+        return self.error.get("code")
+
+
+async def call(client: Client, tool: str, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    args: dict[str, Any] = {"mode": mode, "input_data": input_data}
+    if options is not None:
+        args["options"] = options
+    result = await client.call_tool(tool, {"args": args})
+    if result.is_error:
+        raise ToolFailed(result.content[0].text)  # type: ignore[union-attr]
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+def conversation(texts: list[str], title: str = "Chat", names: list[str] | None = None) -> dict[str, Any]:
+    return {
+        "title": title,
+        "messages": [
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": t,
+                "name": (names or ["alice", "bob"])[i % len(names or ["alice", "bob"])],
+                "created_at": f"2026-04-28T00:0{i % 10}:00+00:00",
+                "metadata": {"turn": i},
+            }
+            for i, t in enumerate(texts)
+        ],
+        "origin": {"host": "codex", "project": "memory-substrate"},
+    }
+
+
+def knowledge(**overrides: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "kind": "fact",
+        "title": "Repo uses Python",
+        "summary": "Primary language is Python.",
+        "reason": "The detected language changes future repository work.",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:project"],
+    }
+    data.update(overrides)
+    return data

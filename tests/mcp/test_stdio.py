@@ -1,0 +1,42 @@
+"""Drive the real `memory-substrate serve` over stdio with the official SDK client."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+
+import pytest
+from mcp.client.stdio import stdio_client
+
+from mcp import Client, StdioServerParameters
+from tests.helpers import call, knowledge
+
+pytestmark = pytest.mark.anyio
+
+
+def _params(root) -> StdioServerParameters:
+    exe = shutil.which("memory-substrate")
+    command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
+    env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(root), "MEMORY_SUBSTRATE_NAMESPACE": "stdio-test"}
+    return StdioServerParameters(command=command, args=args, env=env)
+
+
+async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
+    started = time.perf_counter()
+    async with Client(stdio_client(_params(tmp_path))) as c:
+        tools = {t.name for t in (await c.list_tools()).tools}
+        first_list_s = time.perf_counter() - started
+        assert tools == {"memory_ingest", "memory_query", "memory_remember", "memory_maintain"}
+        assert len((await c.list_resources()).resources) == 3
+        assert len((await c.list_prompts()).prompts) == 2
+        out = await call(c, "memory_remember", "knowledge", knowledge(title="Survives restarts", summary="durable"))
+        kid = out["object_id"]
+    # Startup must not load an embedding model: tools/list comes back quickly.
+    assert first_list_s < 10, first_list_s
+    async with Client(stdio_client(_params(tmp_path))) as c:
+        page = await call(c, "memory_query", "page", {"id": kid})
+        assert page["object"]["title"] == "Survives restarts"
+        status = await call(c, "memory_maintain", "structure", {})
+        assert status["namespace"] == "stdio-test"

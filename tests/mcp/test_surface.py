@@ -1,0 +1,109 @@
+"""The spec-001 MCP surface through the SDK's in-process client: listing, envelope, errors."""
+
+from __future__ import annotations
+
+import pytest
+
+from mcp import Client
+from memory_substrate.mcp.server import build_server
+from tests.helpers import ToolFailed, call, conversation
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_lists_exactly_four_tools_three_resources_two_prompts(memory):
+    async with Client(build_server(memory)) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        assert set(tools) == {"memory_ingest", "memory_query", "memory_remember", "memory_maintain"}
+        assert tools["memory_query"].annotations.read_only_hint is True
+        assert tools["memory_remember"].annotations.read_only_hint is False
+        assert tools["memory_maintain"].annotations.destructive_hint is True
+        schema = tools["memory_query"].input_schema
+        assert schema["required"] == ["args"]
+        resources = {str(r.uri) for r in (await c.list_resources()).resources}
+        assert resources == {"memory://policy", "memory://agent-playbook", "memory://mcp-api-summary"}
+        prompts = {p.name for p in (await c.list_prompts()).prompts}
+        assert prompts == {"memory_task_start", "memory_review"}
+
+
+async def test_resources_and_prompts_have_actionable_content(memory):
+    async with Client(build_server(memory)) as c:
+        policy = (await c.read_resource("memory://policy")).contents[0].text
+        assert "memory_source" in policy and "scope_refs" in policy and "apply=true" in policy
+        playbook = (await c.read_resource("memory://agent-playbook")).contents[0].text
+        assert "agent_extraction.v1" in playbook and "memory_remember" in playbook
+        summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
+        for tool in ("memory_ingest", "memory_query", "memory_remember", "memory_maintain"):
+            assert tool in summary
+        start = await c.get_prompt("memory_task_start", {"task": "fix the login bug"})
+        assert "fix the login bug" in start.messages[0].content.text
+        assert "待办项" in start.messages[0].content.text
+        review = await c.get_prompt("memory_review", {"summary": "shipped v2"})
+        assert "possible_duplicates" in review.messages[0].content.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragment"),
+    [
+        ({}, "args"),
+        ({"args": {"input_data": {"query": "x"}}}, "mode"),
+        ({"args": {"mode": "search"}}, "input_data"),
+        ({"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}}, "Extra inputs are not permitted"),
+        ({"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}}, "Extra inputs are not permitted"),
+        ({"args": {"mode": "delete_everything", "input_data": {}}}, "mode"),
+    ],
+)
+async def test_envelope_is_strict(memory, arguments, fragment):
+    async with Client(build_server(memory)) as c:
+        result = await c.call_tool("memory_query", arguments)
+        assert result.is_error
+        assert fragment in result.content[0].text
+
+
+async def test_input_data_and_options_are_validated_per_mode(memory):
+    async with Client(build_server(memory)) as c:
+        with pytest.raises(ToolFailed) as exc:
+            await call(c, "memory_query", "search", {"query": "x", "extra": 1})
+        assert exc.value.code == "memory_validation_error"
+        assert "Extra inputs are not permitted" in exc.value.text
+        # `detail` belongs to page only; snippet_chars to page and expand only.
+        with pytest.raises(ToolFailed) as exc:
+            await call(c, "memory_query", "search", {"query": "x"}, {"detail": "full"})
+        assert "options.detail" in exc.value.text
+        with pytest.raises(ToolFailed):
+            await call(c, "memory_query", "recent", {}, {"snippet_chars": 10})
+        with pytest.raises(ToolFailed):
+            await call(c, "memory_query", "search", {"query": "x"}, {"filters": {"object_type": "planet"}})
+
+
+async def test_missing_object_error_keeps_the_id(memory):
+    async with Client(build_server(memory)) as c:
+        with pytest.raises(ToolFailed) as exc:
+            await call(c, "memory_query", "page", {"id": "know:does-not-exist"})
+        assert exc.value.code == "memory_not_found"
+        assert "know:does-not-exist" in exc.value.text
+
+
+async def test_modes_from_later_issues_answer_with_a_typed_error_not_success(memory):
+    async with Client(build_server(memory)) as c:
+        for mode in ("report", "cycle"):
+            try:
+                out = await call(c, "memory_maintain", mode, {})
+            except ToolFailed as exc:
+                assert exc.code == "memory_not_available"
+            else:  # delivered by the maintenance issue: then it must be a real result
+                assert out["mode"] == mode
+
+
+async def test_structure_and_audit_are_read_only_and_count(memory):
+    async with Client(build_server(memory)) as c:
+        ingest = await call(c, "memory_ingest", "conversation", conversation(["hello there", "general kenobi"]))
+        structure = await call(c, "memory_maintain", "structure", {})
+        assert structure["counts"]["by_object_type"] == {"source": 1}
+        assert structure["counts"]["segments"] == 2
+        assert structure["storage"]["schema_version"] >= 1
+        audit = await call(c, "memory_maintain", "audit", {"object_id": ingest["source_id"]})
+        assert [e["action"] for e in audit["events"]] == ["create"]
+        assert audit["events"][0]["patch_id"] == ingest["patch_id"]
+        again = await call(c, "memory_maintain", "structure", {})
+        assert again["counts"] == structure["counts"]
