@@ -23,7 +23,8 @@ class Settings(BaseSettings):
     embedder: str = "static"  # "static" (bundled, offline), "none", or a registered provider
     embedder_model: str | None = None
     embedder_url: str | None = None
-    max_file_bytes: int = 2_000_000
+    max_file_bytes: int = 2_000_000  # larger files are skipped with a reason (repo) or refused (file)
+    max_pdf_bytes: int = 100_000_000
     web_allow_private: bool = False
     web_timeout_s: float = 15.0
     web_max_bytes: int = 5_000_000

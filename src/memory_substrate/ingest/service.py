@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from memory_substrate.errors import NotAvailableError, UnsupportedModeError
+from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.ingest.conversation import capture_conversation
@@ -47,13 +47,9 @@ class IngestService:
     ) -> CapturedSource:
         if mode == "conversation":
             return capture_conversation(parse(I.ConversationInput, input_data, "input_data"))
-        capture = _adapter(mode)
-        if capture is None:
-            raise NotAvailableError(
-                f"memory_ingest mode {mode!r} is part of the contract but its adapter is not installed in this build",
-                details={"mode": mode},
-            )
-        return capture(self.rt, mode, input_data, opts, progress)
+        from memory_substrate.ingest.bridge import ADAPTERS  # adapters load their parsers lazily
+
+        return ADAPTERS[mode](self.rt, mode, input_data, opts, progress)
 
     def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
         checked_at = now_iso()
@@ -165,11 +161,3 @@ def _summary(captured: CapturedSource) -> str:
         return " ".join(captured.segments[0].text.split())[:400]
     return captured.title
 
-
-def _adapter(mode: str) -> Callable[..., CapturedSource] | None:
-    """Document/web/repo/pdf adapters live in ``ingest.adapters``; wired in ``ingest.bridge``."""
-    try:
-        from memory_substrate.ingest import bridge
-    except ImportError:
-        return None
-    return bridge.ADAPTERS.get(mode)

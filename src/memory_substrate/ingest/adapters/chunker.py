@@ -1,0 +1,283 @@
+"""``document_chunker.v1``: bounded, line-addressed chunks of Markdown and plain text.
+
+Markdown structure comes from markdown-it-py's token stream, never from matching lines
+by hand, so a ``#`` inside a fenced block or an HTML block is not taken for a heading.
+Every chunk knows its 1-based inclusive line range in the original text, so a locator
+can always send a reader back to the exact lines of the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+CHUNKER_NAME = "document_chunker.v1"
+
+_FRONTMATTER_FENCES = {"---": ("---", "..."), "+++": ("+++",)}
+
+
+@dataclass(frozen=True)
+class ChunkLimits:
+    """Bounds for one chunk; a section past either bound is split with ``overlap_lines``."""
+
+    max_lines: int = 60
+    max_chars: int = 4000
+    overlap_lines: int = 3
+
+    def __post_init__(self) -> None:
+        if self.max_lines < 2 or self.max_chars < 80:
+            raise ValueError("chunk limits too small: max_lines >= 2 and max_chars >= 80")
+        if not 0 <= self.overlap_lines < self.max_lines // 2 + 1:
+            raise ValueError("overlap_lines must be >= 0 and well below max_lines")
+
+
+DEFAULT_LIMITS = ChunkLimits()
+
+
+@dataclass
+class Chunk:
+    """One chunk: its text, where it lives (1-based inclusive lines) and what it is."""
+
+    text: str
+    line_start: int
+    line_end: int
+    chunk_kind: str  # frontmatter | preamble | section | paragraph | window
+    heading_path: list[str] = field(default_factory=list)
+    path: str = ""
+    part: int | None = None  # 1-based when an oversized block was split
+    part_count: int | None = None
+
+    @property
+    def heading(self) -> str | None:
+        """The innermost heading this chunk sits under, if any."""
+        return self.heading_path[-1] if self.heading_path else None
+
+    def locator(self, path: str | None = None) -> dict[str, Any]:
+        """A ``{"kind": "line", ...}`` locator for this chunk."""
+        loc: dict[str, Any] = {
+            "kind": "line",
+            "path": self.path if path is None else path,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "heading_path": list(self.heading_path),
+        }
+        if self.part is not None:
+            loc["part"] = self.part
+        return loc
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as numbered by editors: universal newlines, no phantom line after a final newline."""
+    norm = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = norm.split("\n")
+    if lines and lines[-1] == "" and norm.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def _parser() -> MarkdownIt:
+    # CommonMark plus GFM tables/strikethrough; "gfm-like" would pull in linkify-it-py.
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+
+def _frontmatter_end(lines: list[str]) -> int:
+    """Index of the closing fence line of a leading frontmatter block, or -1."""
+    if not lines:
+        return -1
+    closers = _FRONTMATTER_FENCES.get(lines[0].rstrip())
+    if not closers:
+        return -1
+    for i in range(1, len(lines)):
+        if lines[i].rstrip() in closers:
+            return i
+    return -1
+
+
+def _inline_text(tok: Token) -> str:
+    parts: list[str] = []
+    for child in tok.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+        elif child.type == "image":
+            parts.append(child.content)
+    text = "".join(parts).strip()
+    return text or tok.content.strip()
+
+
+def _is_blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _trim(lines: list[str], start: int, end: int) -> tuple[int, int] | None:
+    """Shrink [start, end] (0-based inclusive) past blank edge lines; None if all blank."""
+    while start <= end and _is_blank(lines[start]):
+        start += 1
+    while end >= start and _is_blank(lines[end]):
+        end -= 1
+    return (start, end) if start <= end else None
+
+
+def _windows(
+    lines: list[str], start: int, end: int, breaks: list[int], lim: ChunkLimits
+) -> list[tuple[int, int]]:
+    """Cut [start, end] into bounded windows, preferring block boundaries, with overlap."""
+    out: list[tuple[int, int]] = []
+    cur = start
+    while True:
+        stop, chars = cur, 0
+        while stop <= end:
+            add = len(lines[stop]) + 1
+            if stop > cur and (stop - cur + 1 > lim.max_lines or chars + add > lim.max_chars):
+                break
+            chars += add
+            stop += 1
+        last = stop - 1
+        if last >= end:
+            out.append((cur, end))
+            return out
+        # A cut at a block start keeps tables and code fences whole when they fit; only
+        # look in the back half so windows do not shrink to slivers.
+        floor = cur + max(1, (last - cur + 1) // 2)
+        cands = [b for b in breaks if floor <= b <= last + 1]
+        cut = max(cands) - 1 if cands else last
+        out.append((cur, cut))
+        cur = max(cut + 1 - lim.overlap_lines, cur + 1)
+
+
+def _emit(
+    lines: list[str],
+    start: int,
+    end: int,
+    kind: str,
+    heading_path: list[str],
+    path: str,
+    breaks: list[int],
+    lim: ChunkLimits,
+) -> list[Chunk]:
+    """Chunks for one block of lines (0-based inclusive), split if it is oversized."""
+    pieces: list[tuple[int, int, str]] = []
+    for s, e in _windows(lines, start, end, breaks, lim):
+        text = "\n".join(lines[s : e + 1])
+        if len(text) <= lim.max_chars:
+            pieces.append((s, e, text))
+            continue
+        # One line longer than the cap (minified code, a data URI): same locator, cut by chars.
+        for i in range(0, len(text), lim.max_chars):
+            pieces.append((s, e, text[i : i + lim.max_chars]))
+    many = len(pieces) > 1
+    return [
+        Chunk(
+            text=text,
+            line_start=s + 1,
+            line_end=e + 1,
+            chunk_kind=kind,
+            heading_path=list(heading_path),
+            path=path,
+            part=i + 1 if many else None,
+            part_count=len(pieces) if many else None,
+        )
+        for i, (s, e, text) in enumerate(pieces)
+    ]
+
+
+def chunk_markdown(text: str, path: str = "", *, limits: ChunkLimits | None = None) -> list[Chunk]:
+    """Chunk Markdown by headings outside code, keeping frontmatter as its own chunk.
+
+    Tables, lists and fenced code stay inside the section that holds them; a section past
+    ``limits`` is split into parts that overlap by a few lines.
+    """
+    lim = limits or DEFAULT_LIMITS
+    lines = split_lines(text)
+    if not lines:
+        return []
+    chunks: list[Chunk] = []
+    fm_end = _frontmatter_end(lines)
+    if fm_end >= 0:
+        chunks += _emit(lines, 0, fm_end, "frontmatter", [], path, [], lim)
+    # Blank the frontmatter out rather than cut it, so token line maps stay file line numbers
+    # (and its "---" lines cannot turn into a setext heading or a rule).
+    body = [""] * (fm_end + 1) + lines[fm_end + 1 :]
+    tokens = _parser().parse("\n".join(body) + "\n")
+
+    headings: list[tuple[int, int, int, str]] = []  # (first line, last line, level, text)
+    breaks: set[int] = set()
+    for i, tok in enumerate(tokens):
+        if tok.level != 0 or tok.map is None:
+            continue
+        breaks.add(tok.map[0])
+        if tok.type == "heading_open":
+            title = _inline_text(tokens[i + 1]) if i + 1 < len(tokens) else ""
+            headings.append((tok.map[0], tok.map[1] - 1, int(tok.tag[1:]), title))
+    sorted_breaks = sorted(breaks)
+
+    body_start = fm_end + 1
+    first_heading = headings[0][0] if headings else len(lines)
+    span = _trim(lines, body_start, first_heading - 1)
+    if span:
+        chunks += _emit(lines, span[0], span[1], "preamble", [], path, sorted_breaks, lim)
+
+    stack: list[tuple[int, str]] = []
+    for idx, (h_start, _h_end, level, title) in enumerate(headings):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        next_start = headings[idx + 1][0] if idx + 1 < len(headings) else len(lines)
+        span = _trim(lines, h_start, next_start - 1)
+        if span:
+            chunks += _emit(
+                lines, span[0], span[1], "section", [t for _, t in stack], path, sorted_breaks, lim
+            )
+    return chunks
+
+
+def chunk_text(text: str, path: str = "", *, limits: ChunkLimits | None = None) -> list[Chunk]:
+    """Chunk plain text into groups of whole paragraphs; an oversized paragraph becomes windows."""
+    lim = limits or DEFAULT_LIMITS
+    lines = split_lines(text)
+    paragraphs: list[tuple[int, int]] = []
+    i = 0
+    while i < len(lines):
+        if _is_blank(lines[i]):
+            i += 1
+            continue
+        j = i
+        while j + 1 < len(lines) and not _is_blank(lines[j + 1]):
+            j += 1
+        paragraphs.append((i, j))
+        i = j + 1
+
+    chunks: list[Chunk] = []
+    group: tuple[int, int] | None = None
+
+    def fits(s: int, e: int) -> bool:
+        return e - s + 1 <= lim.max_lines and sum(len(x) + 1 for x in lines[s : e + 1]) <= lim.max_chars
+
+    def flush() -> None:
+        if group is not None:
+            chunks.extend(_emit(lines, group[0], group[1], "paragraph", [], path, [], lim))
+
+    for s, e in paragraphs:
+        if not fits(s, e):
+            flush()
+            group = None
+            chunks.extend(_emit(lines, s, e, "window", [], path, [], lim))
+        elif group is not None and fits(group[0], e):
+            group = (group[0], e)
+        else:
+            flush()
+            group = (s, e)
+    flush()
+    return chunks
+
+
+def markdown_title(chunks: list[Chunk]) -> str | None:
+    """The first top-level heading text, a reasonable document title."""
+    for c in chunks:
+        if c.chunk_kind == "section" and c.heading_path:
+            return c.heading_path[0]
+    return None

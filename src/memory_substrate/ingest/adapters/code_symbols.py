@@ -1,0 +1,394 @@
+"""Outline one source file: module name, imports and symbols with line ranges.
+
+Tree-sitter grammars come from the small per-language wheels (``tree-sitter-python``,
+``-javascript``, ``-typescript``, ``-go``, ``-rust``, ``-java``). ``tree-sitter-language-pack``
+is used for other languages only when it can hand out a parser without a download (its
+1.x releases fetch grammars from the network on first use; ingest must stay offline).
+Python falls back to the standard ``ast`` module; anything else degrades to no outline.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import importlib
+import inspect
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+_GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+}
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "record"})
+FUNCTION_KINDS = frozenset({"function", "method"})
+_MAX_SIGNATURE = 300
+_MAX_DOC = 300
+
+
+@dataclass(frozen=True)
+class _Spec:
+    defs: dict[str, str]  # node type -> symbol kind
+    containers: frozenset[str] = frozenset()  # defs whose "body" holds members
+    wrappers: dict[str, str] = field(default_factory=dict)  # node type -> field holding the real def
+    imports: frozenset[str] = frozenset()
+
+
+_JS_DEFS = {
+    "function_declaration": "function",
+    "generator_function_declaration": "function",
+    "class_declaration": "class",
+    "abstract_class_declaration": "class",
+    "method_definition": "function",
+    "interface_declaration": "interface",
+    "type_alias_declaration": "type",
+    "enum_declaration": "enum",
+}
+_JS = _Spec(
+    defs=_JS_DEFS,
+    containers=frozenset({"class_declaration", "abstract_class_declaration"}),
+    wrappers={"export_statement": "declaration"},
+    imports=frozenset({"import_statement"}),
+)
+_SPECS: dict[str, _Spec] = {
+    "python": _Spec(
+        defs={"function_definition": "function", "class_definition": "class"},
+        containers=frozenset({"class_definition"}),
+        wrappers={"decorated_definition": "definition"},
+        imports=frozenset({"import_statement", "import_from_statement"}),
+    ),
+    "javascript": _JS,
+    "typescript": _JS,
+    "tsx": _JS,
+    "go": _Spec(
+        defs={"function_declaration": "function", "method_declaration": "method", "type_spec": "type"},
+        imports=frozenset({"import_declaration"}),
+    ),
+    "rust": _Spec(
+        defs={
+            "function_item": "function",
+            "function_signature_item": "function",
+            "struct_item": "struct",
+            "enum_item": "enum",
+            "trait_item": "trait",
+            "impl_item": "impl",
+            "mod_item": "module",
+        },
+        containers=frozenset({"trait_item", "impl_item", "mod_item"}),
+        imports=frozenset({"use_declaration"}),
+    ),
+    "java": _Spec(
+        defs={
+            "class_declaration": "class",
+            "interface_declaration": "interface",
+            "enum_declaration": "enum",
+            "record_declaration": "record",
+            "method_declaration": "function",
+            "constructor_declaration": "function",
+        },
+        containers=frozenset(
+            {"class_declaration", "interface_declaration", "enum_declaration", "record_declaration"}
+        ),
+        imports=frozenset({"import_declaration"}),
+    ),
+}
+# For grammars we have no hand-written spec for: the common definition node names.
+_GENERIC = _Spec(
+    defs={
+        "function_definition": "function",
+        "function_declaration": "function",
+        "method_declaration": "function",
+        "method_definition": "function",
+        "function_item": "function",
+        "method": "function",
+        "class_definition": "class",
+        "class_declaration": "class",
+        "class_specifier": "class",
+        "struct_specifier": "struct",
+        "interface_declaration": "interface",
+        "class": "class",
+        "module": "module",
+    },
+    containers=frozenset({"class_definition", "class_declaration", "class_specifier", "class", "module"}),
+)
+
+
+@dataclass
+class Symbol:
+    """One definition in a file; ``name`` is qualified by its container (``Class.method``)."""
+
+    name: str
+    kind: str
+    line_start: int
+    line_end: int
+    signature: str
+    doc: str = ""
+
+    def brief(self) -> dict[str, Any]:
+        """The compact form stored in the repo map."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+        }
+
+
+@dataclass
+class Outline:
+    """What the parser could say about one file."""
+
+    module: str
+    parser: str  # tree-sitter | ast | none
+    imports: list[str] = field(default_factory=list)
+    symbols: list[Symbol] = field(default_factory=list)
+    parse_errors: bool = False
+
+
+@functools.cache
+def _parser(grammar: str) -> Any | None:
+    """A tree-sitter parser for ``grammar``, or None when none is installed offline."""
+    try:
+        from tree_sitter import Language, Parser
+    except ImportError:
+        return None
+    spec = _GRAMMARS.get(grammar)
+    if spec:
+        try:
+            mod = importlib.import_module(spec[0])
+            return Parser(Language(getattr(mod, spec[1])()))
+        except (ImportError, AttributeError, ValueError):
+            pass
+    try:
+        pack: Any = importlib.import_module("tree_sitter_language_pack")
+    except ImportError:
+        return None
+    try:
+        # 1.x downloads missing grammars; only take what is already on disk.
+        if hasattr(pack, "downloaded_languages") and grammar not in pack.downloaded_languages():
+            return None
+        parser = pack.get_parser(grammar)
+    except Exception:  # the pack raises its own error types for unknown or unloadable grammars
+        return None
+    return parser if isinstance(parser, Parser) else None
+
+
+def module_name(rel_path: str, language: str) -> str:
+    """A best-effort module name from the path (Python dotted names; others the path stem)."""
+    p = PurePosixPath(rel_path)
+    if language == "python":
+        parts = list(p.with_suffix("").parts)
+        if parts and parts[0] in ("src", "lib") and len(parts) > 1:
+            parts = parts[1:]
+        if parts and parts[-1] == "__init__" and len(parts) > 1:
+            parts = parts[:-1]
+        return ".".join(parts)
+    return str(p.with_suffix(""))
+
+
+def outline(text: str, rel_path: str, language: str, grammar: str | None = None) -> Outline:
+    """Outline ``text``; never raises on bad source, it just says less."""
+    grammar = grammar or language
+    module = module_name(rel_path, language)
+    parser = _parser(grammar)
+    if parser is None:
+        if language == "python":
+            from memory_substrate.ingest.adapters import _ast_outline
+
+            return _ast_outline.outline(text, module)
+        return Outline(module=module, parser="none")
+    src = text.encode("utf-8")
+    tree = parser.parse(src)
+    out = Outline(module=module, parser="tree-sitter", parse_errors=tree.root_node.has_error)
+    _walk(tree.root_node, src, _SPECS.get(grammar, _GENERIC), grammar, out)
+    out.symbols.sort(key=lambda s: (s.line_start, s.line_end))
+    if grammar == "go":
+        out.module = _go_package(tree.root_node, src) or module
+    elif grammar == "java":
+        pkg = _java_package(tree.root_node, src)
+        out.module = f"{pkg}.{PurePosixPath(rel_path).stem}" if pkg else module
+    return out
+
+
+def _text(node: Any, src: bytes) -> str:
+    return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
+
+
+def _walk(root: Any, src: bytes, spec: _Spec, grammar: str, out: Outline) -> None:
+    # An explicit stack: generated code nests deep enough to hit Python's recursion limit.
+    stack: list[tuple[Any, str | None, Any | None]] = [(c, None, None) for c in reversed(root.named_children)]
+    while stack:
+        node, parent, outer = stack.pop()
+        t = node.type
+        if t in spec.wrappers:
+            inner = node.child_by_field_name(spec.wrappers[t])
+            if inner is not None:
+                stack.append((inner, parent, outer or node))
+            continue
+        if t in spec.imports:
+            out.imports.extend(_imports(node, src, grammar))
+            continue
+        if t in ("lexical_declaration", "variable_declaration") and spec is _JS:
+            _js_function_vars(node, outer or node, src, parent, out)
+            continue
+        if t not in spec.defs:
+            stack.extend((c, parent, None) for c in reversed(node.named_children))
+            continue
+        name, kind = _name_and_kind(node, src, spec.defs[t], grammar)
+        if parent and kind == "function":
+            kind = "method"
+        qualified = f"{parent}.{name}" if parent and name else name
+        if kind != "impl" and name:
+            out.symbols.append(_symbol(node, outer or node, src, qualified, kind, grammar))
+        if t in spec.containers:
+            body = node.child_by_field_name("body")
+            if body is not None:
+                stack.extend((c, qualified or parent, None) for c in reversed(body.named_children))
+
+
+def _name_and_kind(node: Any, src: bytes, kind: str, grammar: str) -> tuple[str, str]:
+    if grammar == "rust" and node.type == "impl_item":
+        typ = node.child_by_field_name("type")
+        return (_text(typ, src) if typ is not None else ""), kind
+    if grammar == "go" and node.type == "type_spec":
+        typ = node.child_by_field_name("type")
+        kind = {"struct_type": "struct", "interface_type": "interface"}.get(typ.type if typ else "", "type")
+    name_node = node.child_by_field_name("name")
+    # C-like grammars bury the name in nested declarators.
+    probe = node
+    while name_node is None and probe is not None:
+        probe = probe.child_by_field_name("declarator")
+        if probe is not None and probe.type in ("identifier", "field_identifier", "type_identifier"):
+            name_node = probe
+    name = _text(name_node, src) if name_node is not None else ""
+    if grammar == "go" and node.type == "method_declaration":
+        recv = node.child_by_field_name("receiver")
+        recv_type = (
+            _text(recv, src).strip("()").split()[-1]
+            if recv is not None and _text(recv, src).strip("()")
+            else ""
+        )
+        recv_type = recv_type.lstrip("*").split("[")[0]
+        if recv_type:
+            name = f"{recv_type}.{name}"
+    return name, kind
+
+
+def _js_function_vars(decl: Any, outer: Any, src: bytes, parent: str | None, out: Outline) -> None:
+    for d in decl.named_children:
+        if d.type != "variable_declarator":
+            continue
+        value, name = d.child_by_field_name("value"), d.child_by_field_name("name")
+        if value is None or name is None:
+            continue
+        if value.type in ("arrow_function", "function_expression", "function", "generator_function"):
+            sym = _symbol(
+                decl,
+                outer,
+                src,
+                _text(name, src),
+                "function",
+                "javascript",
+                body=value.child_by_field_name("body"),
+            )
+            out.symbols.append(sym)
+
+
+def _symbol(
+    node: Any, outer: Any, src: bytes, name: str, kind: str, grammar: str, body: Any = None
+) -> Symbol:
+    body = body if body is not None else node.child_by_field_name("body")
+    end = body.start_byte if body is not None else node.end_byte
+    sig = src[node.start_byte : end].decode("utf-8", "replace").strip()
+    if body is None:
+        sig = sig.split("\n", 1)[0]
+    doc = _python_docstring(body, src) if grammar == "python" else _doc_comment(outer, src)
+    return Symbol(
+        name=name,
+        kind=kind,
+        line_start=outer.start_point[0] + 1,
+        line_end=outer.end_point[0] + 1,
+        signature=sig.rstrip("{").strip()[:_MAX_SIGNATURE],
+        doc=doc[:_MAX_DOC],
+    )
+
+
+def _python_docstring(body: Any, src: bytes) -> str:
+    if body is None or not body.named_children:
+        return ""
+    first = body.named_children[0]
+    if (
+        first.type != "expression_statement"
+        or not first.named_children
+        or first.named_children[0].type != "string"
+    ):
+        return ""
+    raw = _text(first.named_children[0], src)
+    try:
+        value = ast.literal_eval(raw)
+    except (ValueError, SyntaxError):
+        return ""
+    return inspect.cleandoc(value) if isinstance(value, str) else ""
+
+
+def _doc_comment(node: Any, src: bytes) -> str:
+    """Comment lines directly above a definition (or above its declaration group)."""
+    if node.prev_named_sibling is None and node.parent is not None and node.parent.parent is not None:
+        node = node.parent
+    lines: list[str] = []
+    cur, row = node.prev_named_sibling, node.start_point[0]
+    while cur is not None and "comment" in cur.type and cur.end_point[0] >= row - 1:
+        lines[:0] = _text(cur, src).split("\n")
+        row = cur.start_point[0]
+        cur = cur.prev_named_sibling
+    cleaned = [ln.strip().lstrip("/*!#-").rstrip("*/").strip() for ln in lines]
+    return "\n".join(c for c in cleaned if c)
+
+
+def _imports(node: Any, src: bytes, grammar: str) -> list[str]:
+    if grammar == "python":
+        if node.type == "import_from_statement":
+            mod = node.child_by_field_name("module_name")
+            return [_text(mod, src)] if mod is not None else []
+        names = []
+        for c in node.named_children:
+            target = c.child_by_field_name("name") if c.type == "aliased_import" else c
+            if target is not None:
+                names.append(_text(target, src))
+        return names
+    if grammar in ("javascript", "typescript", "tsx"):
+        source = node.child_by_field_name("source")
+        return [_text(source, src).strip("'\"`")] if source is not None else []
+    if grammar == "go":
+        found, stack = [], [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "import_spec" and n.child_by_field_name("path") is not None:
+                found.append(_text(n.child_by_field_name("path"), src).strip('"`'))
+            stack.extend(n.named_children)
+        return sorted(found)
+    if grammar == "rust":
+        arg = node.child_by_field_name("argument")
+        return [_text(arg, src)] if arg is not None else []
+    text = _text(node, src).strip().removeprefix("import").removesuffix(";").strip()
+    return [text.removeprefix("static ").strip()] if text else []
+
+
+def _go_package(root: Any, src: bytes) -> str | None:
+    for c in root.named_children:
+        if c.type == "package_clause" and c.named_children:
+            return _text(c.named_children[0], src)
+    return None
+
+
+def _java_package(root: Any, src: bytes) -> str | None:
+    for c in root.named_children:
+        if c.type == "package_declaration" and c.named_children:
+            return _text(c.named_children[0], src)
+    return None

@@ -1,0 +1,249 @@
+"""``repo`` capture: a lightweight map of a repository, not its file bodies.
+
+The map lists code files (language, line count, hash), outlines of parsed modules
+(imports and symbols with line ranges) and Markdown sections (breadcrumbs, short
+excerpts, line ranges). Segments are one short excerpt per code symbol and per
+document section; readers go back to the files through the locators for the rest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from memory_substrate.ingest.adapters._files import read_text_file
+from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, split_lines
+from memory_substrate.ingest.adapters.code_symbols import CLASS_KINDS, FUNCTION_KINDS, outline
+from memory_substrate.ingest.adapters.document import frontmatter_title
+from memory_substrate.ingest.adapters.errors import CaptureError
+from memory_substrate.ingest.adapters.languages import (
+    BINARY_SUFFIXES,
+    CODE_LANGUAGES,
+    grammar_for,
+    is_markdown,
+    language_for,
+)
+from memory_substrate.ingest.adapters.repo_walk import normalize_patterns, walk_repo
+from memory_substrate.ingest.adapters.secrets import looks_like_private_key, scan_text, secret_file_kind
+from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
+
+Progress = Callable[[int, int, str], None]
+
+DEFAULT_MAX_FILE_BYTES = 1024 * 1024
+EXCERPT_CHARS = 240
+_MAX_PARSE_WARNINGS = 20
+_TRANSFORMATIONS = [
+    "skip_generated_dirs",
+    "apply_gitignore",
+    "preflight_agent_state",
+    "decode_utf8",
+    "redact_secrets",
+    "outline_code_symbols",
+    CHUNKER_NAME,
+    "excerpt_sections",
+]
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """Whitespace-collapsed text cut to ``limit`` characters (with an ellipsis when cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+class _MapBuilder:
+    """Accumulates the repo map while files are read one by one."""
+
+    def __init__(self, limits: ChunkLimits | None) -> None:
+        self.limits = limits
+        self.code_index: list[dict[str, Any]] = []
+        self.code_modules: list[dict[str, Any]] = []
+        self.doc_index: list[dict[str, Any]] = []
+        self.sections: list[dict[str, Any]] = []
+        self.segments: list[CapturedSegment] = []
+        self.hashes: list[tuple[str, str]] = []
+        self.withheld: list[dict[str, Any]] = []
+        self.skipped: list[dict[str, Any]] = []
+        self.parse_warnings: list[str] = []
+
+    def add_file(self, root: Path, rel: str, max_bytes: int) -> None:
+        secret = secret_file_kind(rel)
+        if secret:
+            self.withheld.append({"path": rel, "reason": "secret_file", "kind": secret})
+            return
+        if PurePosixPath(rel).suffix.lower() in BINARY_SUFFIXES:
+            self.skipped.append({"path": rel, "reason": "binary_file"})
+            return
+        try:
+            tf = read_text_file(root / rel, max_bytes)
+        except CaptureError as exc:
+            self.skipped.append({"path": rel, "reason": exc.code})
+            return
+        if looks_like_private_key(tf.text):
+            self.withheld.append({"path": rel, "reason": "secret_file", "kind": "private_key"})
+            return
+        scan = scan_text(tf.text, rel)
+        self.withheld.extend(scan.withheld)
+        self.hashes.append((rel, tf.sha256))
+        line_count = len(split_lines(tf.text))
+        if is_markdown(rel):
+            self._add_doc(rel, scan.text, tf.sha256, line_count)
+        else:
+            self._add_code(rel, scan.text, tf.sha256, line_count)
+
+    def _add_doc(self, rel: str, text: str, sha: str, line_count: int) -> None:
+        chunks = chunk_markdown(text, rel, limits=self.limits)
+        title = frontmatter_title(chunks)
+        if title is None:
+            title = next((c.heading_path[0] for c in chunks if c.heading_path), PurePosixPath(rel).name)
+        self.doc_index.append(
+            {"path": rel, "title": title, "line_count": line_count, "hash": sha, "section_count": len(chunks)}
+        )
+        for c in chunks:
+            short = excerpt(c.text)
+            section: dict[str, Any] = {
+                "path": rel,
+                "heading": c.heading,
+                "heading_path": list(c.heading_path),
+                "excerpt": short,
+                "chunk_kind": c.chunk_kind,
+                "line_start": c.line_start,
+                "line_end": c.line_end,
+            }
+            if c.part is not None:
+                section["part"] = c.part
+            self.sections.append(section)
+            self.segments.append(
+                CapturedSegment(
+                    text=short,
+                    locator=c.locator(rel),
+                    metadata={
+                        "segment_kind": "document_section",
+                        "chunk_kind": c.chunk_kind,
+                        "heading": c.heading,
+                    },
+                )
+            )
+
+    def _add_code(self, rel: str, text: str, sha: str, line_count: int) -> None:
+        language = language_for(rel)
+        self.code_index.append({"path": rel, "language": language, "line_count": line_count, "hash": sha})
+        if language not in CODE_LANGUAGES:
+            return
+        out = outline(text, rel, language, grammar_for(rel, language))
+        if out.parser == "none":
+            return
+        if out.parse_errors:
+            self.parse_warnings.append(rel)
+        self.code_modules.append(
+            {
+                "path": rel,
+                "module": out.module,
+                "language": language,
+                "parser": out.parser,
+                "imports": out.imports,
+                "classes": [s.brief() for s in out.symbols if s.kind in CLASS_KINDS],
+                "functions": [s.brief() for s in out.symbols if s.kind in FUNCTION_KINDS],
+                "symbols": [s.brief() for s in out.symbols],
+                "parse_errors": out.parse_errors,
+            }
+        )
+        for s in out.symbols:
+            # The header names the qualified symbol and file, which the bare signature lacks.
+            body = f"{s.kind} {s.name} ({rel}:{s.line_start})\n{s.signature}" + (
+                f"\n{s.doc}" if s.doc else ""
+            )
+            self.segments.append(
+                CapturedSegment(
+                    text=body,
+                    locator={
+                        "kind": "line",
+                        "path": rel,
+                        "line_start": s.line_start,
+                        "line_end": s.line_end,
+                        "symbol": s.name,
+                        "symbol_kind": s.kind,
+                    },
+                    metadata={"segment_kind": "code_symbol", "language": language, "module": out.module},
+                )
+            )
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for rel, sha in sorted(self.hashes):
+            h.update(f"{rel}\0{sha}\n".encode())
+        return h.hexdigest()
+
+
+def capture_repo(
+    root: str | Path,
+    *,
+    include_patterns: list[str] | None = None,
+    exclude_patterns: list[str] | None = None,
+    force: bool = False,
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    progress: Progress | None = None,
+    limits: ChunkLimits | None = None,
+) -> CapturedSource:
+    """Capture a repository map rooted at ``root``.
+
+    Generated directories and ``.gitignore``d paths are skipped; ``include_patterns`` and
+    ``exclude_patterns`` are fnmatch globs tried on relative paths and basenames. Top-level
+    agent state (``.codex``, ``.claude``, ``.cursor``, ``.worktrees``) is left out and listed
+    in ``metadata["preflight"]`` unless ``force`` is true. ``progress(done, total, path)`` is
+    called after each file. Raises ``CaptureError`` ``not_found`` / ``not_a_directory``.
+    """
+    base = Path(root).expanduser()
+    if not base.exists():
+        raise CaptureError("not_found", f"no such directory: {base}")
+    if not base.is_dir():
+        raise CaptureError("not_a_directory", f"not a directory: {base}")
+    base = base.resolve()
+    includes, excludes = normalize_patterns(include_patterns), normalize_patterns(exclude_patterns)
+    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force)
+
+    builder = _MapBuilder(limits)
+    builder.skipped.extend(walked.skipped)
+    total = len(walked.files)
+    for done, rel in enumerate(walked.files, start=1):
+        builder.add_file(base, rel, max_file_bytes)
+        if progress is not None:
+            progress(done, total, rel)
+
+    preflight = walked.preflight.to_dict()
+    # Preflight warnings live only in metadata["preflight"]; the service merges them once.
+    warnings: list[str] = []
+    for rel in builder.parse_warnings[:_MAX_PARSE_WARNINGS]:
+        warnings.append(f"{rel}: the parser met syntax errors; its outline may be partial")
+    if len(builder.parse_warnings) > _MAX_PARSE_WARNINGS:
+        warnings.append(f"{len(builder.parse_warnings) - _MAX_PARSE_WARNINGS} more files had syntax errors")
+
+    languages = Counter(e["language"] for e in builder.code_index)
+    return CapturedSource(
+        kind="repo",
+        title=base.name,
+        uri=str(base),
+        fingerprint=builder.fingerprint(),
+        payload={
+            "root": str(base),
+            "code_index": builder.code_index,
+            "code_modules": builder.code_modules,
+            "doc_index": builder.doc_index,
+            "document_sections": builder.sections,
+            "file_count": len(builder.hashes),
+            "languages": dict(sorted(languages.items())),
+            "chunker": CHUNKER_NAME,
+            "include_patterns": includes,
+            "exclude_patterns": excludes,
+        },
+        segments=builder.segments,
+        metadata={"preflight": preflight, "force": force, "max_file_bytes": max_file_bytes},
+        warnings=warnings,
+        withheld=builder.withheld,
+        skipped=builder.skipped,
+        adapter_name="repo_adapter",
+        declared_transformations=list(_TRANSFORMATIONS),
+        origin_classification="local_repository",
+    )

@@ -1,0 +1,120 @@
+"""Keep obvious secrets out of captured evidence.
+
+Two layers: files that are secrets by name or shape (``.env``, SSH keys, a bare private
+key) are not captured at all; tokens in well-known formats inside ordinary text are
+replaced in place by ``[REDACTED:<kind>]``. Redaction never adds or removes lines, so
+line locators computed afterwards still point at the right lines of the real file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+# Templates checked into repos on purpose; their tokens (if any) are still redacted.
+_ENV_TEMPLATE_SUFFIXES = frozenset({"example", "sample", "template", "dist", "defaults"})
+_SECRET_FILENAMES = {
+    "id_rsa": "ssh_private_key",
+    "id_dsa": "ssh_private_key",
+    "id_ecdsa": "ssh_private_key",
+    "id_ed25519": "ssh_private_key",
+    ".netrc": "credentials_file",
+    ".pgpass": "credentials_file",
+    ".git-credentials": "credentials_file",
+}
+_SECRET_SUFFIXES = {".p12": "key_store", ".pfx": "key_store", ".jks": "key_store", ".keystore": "key_store"}
+
+# Ordered: the first kind that matches a span names it.
+TOKEN_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("github_token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b")),
+    ("github_token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b")),
+    ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    # sk-... keys (OpenAI, Anthropic's sk-ant-...). Demanding a digit and a letter keeps
+    # long kebab-case identifiers such as "sk-button-primary-large-..." out.
+    ("api_key", re.compile(r"\bsk-(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z]{2})[A-Za-z0-9_-]{20,}")),
+)
+_KEY_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_KEY_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+
+_KEY_BODY_LINE = re.compile(r"\s*(?:[A-Za-z0-9+/=]*|(?:Proc-Type|DEK-Info|Comment):.*)\s*")
+_BASE64_RUN = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}")
+
+
+def _looks_like_key_body(line: str) -> bool:
+    return bool(_KEY_BODY_LINE.fullmatch(line) or _BASE64_RUN.search(line))
+
+
+@dataclass
+class ScanResult:
+    """Redacted text plus one ``withheld`` entry per redaction: {"path", "reason", "kind", "line"}."""
+
+    text: str
+    withheld: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def redacted(self) -> bool:
+        """Whether anything was replaced."""
+        return bool(self.withheld)
+
+
+def secret_file_kind(path: str | PurePath) -> str | None:
+    """Why a file is a secret by its name alone (``env_file``, ``ssh_private_key``...), or None."""
+    name = PurePath(path).name
+    lower = name.lower()
+    if lower == ".env" or lower.startswith(".env."):
+        tail = lower.rsplit(".", 1)[-1]
+        return None if tail in _ENV_TEMPLATE_SUFFIXES else "env_file"
+    if lower.endswith(".env"):
+        return "env_file"
+    if lower in _SECRET_FILENAMES:
+        return _SECRET_FILENAMES[lower]
+    return _SECRET_SUFFIXES.get(PurePath(lower).suffix)
+
+
+def looks_like_private_key(text: str) -> bool:
+    """True when the text is essentially one private key (a ``.pem``/``.key`` file)."""
+    stripped = text.strip()
+    return bool(_KEY_BEGIN.match(stripped)) and bool(_KEY_END.search(stripped[-120:]))
+
+
+def scan_text(text: str, path: str) -> ScanResult:
+    """Redact private key blocks and known token formats, line by line.
+
+    A private key block keeps its line count: the BEGIN line becomes the marker and the
+    body lines become empty.
+    """
+    lines = text.split("\n")
+    withheld: list[dict[str, Any]] = []
+    in_key = False
+    changed = False
+    for i, line in enumerate(lines):
+        if in_key and (_KEY_END.search(line) or _looks_like_key_body(line)):
+            lines[i] = ""
+            changed = True
+            in_key = not _KEY_END.search(line)
+            continue
+        # A BEGIN marker without a key body under it (prose, a regex) must not blank the file.
+        in_key = False
+        begin = _KEY_BEGIN.search(line)
+        if begin:
+            end = _KEY_END.search(line, begin.end())
+            # A key written on one line (an escaped string in code) loses only its own span.
+            tail = line[end.end() :] if end else ""
+            lines[i] = line[: begin.start()] + "[REDACTED:private_key]" + tail
+            withheld.append({"path": path, "reason": "secret_redacted", "kind": "private_key", "line": i + 1})
+            changed = True
+            in_key = end is None
+            continue
+        new = line
+        for kind, pattern in TOKEN_PATTERNS:
+            new, count = pattern.subn(f"[REDACTED:{kind}]", new)
+            if count:
+                withheld.append({"path": path, "reason": "secret_redacted", "kind": kind, "line": i + 1})
+        if new != line:
+            lines[i] = new
+            changed = True
+    return ScanResult("\n".join(lines) if changed else text, withheld)

@@ -1,0 +1,70 @@
+"""Binds each file-like ingest mode to its adapter, with limits taken from settings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memory_substrate.ingest import schemas as I
+from memory_substrate.ingest.adapters import (
+    capture_file,
+    capture_markdown,
+    capture_pdf,
+    capture_repo,
+    capture_web,
+)
+from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.runtime import Runtime
+from memory_substrate.validation import parse
+
+Progress = Callable[[int, int, str], None] | None
+
+
+def _path(raw: str) -> str:
+    # Relative paths are resolved against the server's working directory; the stored uri is absolute.
+    return str(Path(raw).expanduser().resolve())
+
+
+def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+    data = parse(I.RepoInput, input_data, "input_data")
+    return capture_repo(
+        _path(data.path),
+        include_patterns=data.include_patterns,
+        exclude_patterns=data.exclude_patterns,
+        force=opts.force,
+        max_file_bytes=rt.settings.max_file_bytes,
+        progress=progress,
+    )
+
+
+def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+    data = parse(I.PathInput, input_data, "input_data")
+    capture = capture_markdown if mode == "markdown" else capture_file
+    captured = capture(_path(data.path), max_bytes=rt.settings.max_file_bytes)
+    if data.title:
+        captured.title = data.title
+    return captured
+
+
+def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+    data = parse(I.PathInput, input_data, "input_data")
+    captured = capture_pdf(_path(data.path), max_bytes=rt.settings.max_pdf_bytes, progress=progress)
+    if data.title:
+        captured.title = data.title
+    return captured
+
+
+def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+    data = parse(I.WebInput, input_data, "input_data")
+    s = rt.settings
+    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private)
+
+
+ADAPTERS: dict[str, Callable[..., CapturedSource]] = {
+    "repo": _repo,
+    "file": _document,
+    "markdown": _document,
+    "pdf": _pdf,
+    "web": _web,
+}
