@@ -18,7 +18,7 @@ from memory_substrate.text import expand_terms, normalize_phrase, query_terms
 
 ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
-CANDIDATES = 200
+CANDIDATES = 100
 
 
 def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
@@ -153,8 +153,9 @@ class SearchEngine:
                 (r.source_id if r.target_id in node_ids else r.target_id, 1.0) for r in rels
             ]
 
-        fused = rrf(streams)
-        all_objs = session.get_objects([f.key for f in fused[: CANDIDATES * 2]])
+        fused = rrf(streams)[: CANDIDATES * 2]
+        missing = [f.key for f in fused if f.key not in objs]
+        all_objs = {**objs, **session.get_objects(missing)}
         inferred = set(plan["inferred_types"])
         scored = []
         for f in fused:

@@ -1,0 +1,147 @@
+"""Scale benchmark: ingest throughput, search latency and peak memory on synthetic corpora.
+
+    .venv/bin/python bench/scale_bench.py --sizes 10000 100000 [--backend sqlite|postgres] [--embedder static|none]
+
+Each size runs in a fresh store (a subprocess, so peak memory is per size). A corpus is made of
+conversations of 100 turns whose words follow a Zipf law over a synthetic vocabulary, with real
+topic words mixed in so queries have answers. Reported per size:
+- ingest: conversation turns per second through ``Memory.ingest("conversation")`` (embedding included);
+- search: p50/p95 of ``Memory.query("search")`` with ``result_unit`` segment and object;
+- baseline: p50/p95 of the store's own full-text query for the same terms, measured in the same
+  run (the floor any search on this backend pays);
+- peak RSS of the process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOPICS = [
+    "database migration", "vector index", "graph traversal", "release schedule", "payment service",
+    "login failure", "cache eviction", "search latency", "embedding model", "backup restore",
+    "rate limiter", "schema change", "deployment pipeline", "memory leak", "feature flag",
+]
+
+
+def _vocab(n: int, rng: random.Random) -> list[str]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n)]
+
+
+def _turn(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
+    words = rng.choices(vocab, weights=weights, k=rng.randint(8, 24))
+    if rng.random() < 0.3:
+        words.insert(rng.randint(0, len(words)), rng.choice(TOPICS))
+    return " ".join(words)
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+
+
+def run_one(size: int, backend: str, embedder: str, database_url: str | None) -> dict[str, float]:
+    from memory_substrate import Memory, Settings
+    from memory_substrate.text import query_terms
+
+    rng = random.Random(size)
+    vocab = _vocab(20_000, rng)
+    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    with tempfile.TemporaryDirectory() as root:
+        settings = Settings(root=root, embedder=embedder, database_url=database_url)
+        mem = Memory(settings, namespace=f"scale-{size}-{os.getpid()}")
+        per_conv = 100
+        texts = [_turn(rng, vocab, weights) for _ in range(size)]
+        t0 = time.perf_counter()
+        for start in range(0, size, per_conv):
+            msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
+            mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
+        ingest_s = time.perf_counter() - t0
+        queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+        # Warm caches once (vector matrix load), as a long-running server would have.
+        mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
+        seg_t, obj_t, base_t = [], [], []
+        for q in queries:
+            t = time.perf_counter()
+            mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
+            seg_t.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            mem.query("search", {"query": q}, {"max_items": 10})
+            obj_t.append((time.perf_counter() - t) * 1000)
+            t = time.perf_counter()
+            with mem.store.read(mem.namespace) as session:
+                session.search_segments_text(query_terms(q), limit=10)
+            base_t.append((time.perf_counter() - t) * 1000)
+        mem.close()
+    return {
+        "size": size,
+        "backend": backend,
+        "embedder": embedder,
+        "ingest_turns_per_s": size / ingest_s,
+        "segment_search_p50_ms": statistics.median(seg_t),
+        "segment_search_p95_ms": _pct(seg_t, 95),
+        "object_search_p50_ms": statistics.median(obj_t),
+        "object_search_p95_ms": _pct(obj_t, 95),
+        "baseline_fts_p50_ms": statistics.median(base_t),
+        "baseline_fts_p95_ms": _pct(base_t, 95),
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--embedder", default="static")
+    ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.backend, args.embedder, args.database_url)))
+        return
+    url = args.database_url
+    stop = None
+    if args.backend == "postgres" and url is None:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from tests.pg_server import running_postgres
+
+        ctx = running_postgres()
+        url = ctx.__enter__()
+        stop = ctx
+    try:
+        rows = []
+        for size in args.sizes:
+            cmd = [sys.executable, __file__, "--one", str(size), "--backend", args.backend, "--embedder", args.embedder]
+            if url:
+                cmd += ["--database-url", url]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            r = rows[-1]
+            print(
+                f"{r['backend']:8s} {r['size']:>8d} segs  ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
+                f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms  "
+                f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
+                f"baseline FTS p50 {r['baseline_fts_p50_ms']:5.1f} p95 {r['baseline_fts_p95_ms']:5.1f} ms  "
+                f"peak {r['peak_rss_mb']:6.0f} MB",
+                flush=True,
+            )
+        out_dir = Path(__file__).resolve().parent / "results"
+        out_dir.mkdir(exist_ok=True)
+        (out_dir / f"scale_{args.backend}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
+    finally:
+        if stop is not None:
+            stop.__exit__(None, None, None)
+
+
+if __name__ == "__main__":
+    main()
