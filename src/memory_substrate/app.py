@@ -26,10 +26,18 @@ class Memory:
     subclasses with a stable ``code``.
     """
 
-    def __init__(self, settings: Settings | None = None, *, store: Store | None = None, namespace: str | None = None):
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        namespace: str | None = None,
+        runtime: Runtime | None = None,
+    ):
         self.settings = settings or Settings()
         self.store = store or open_store(self.settings)
-        self.runtime = Runtime(self.store, namespace or self.settings.namespace, self.settings)
+        self.runtime = runtime or Runtime(self.store, namespace or self.settings.namespace, self.settings)
+        self._owns_store = store is None and runtime is None
         self._ingest = IngestService(self.runtime)
         self._query = QueryService(self.runtime)
         self._remember = RememberService(self.runtime)
@@ -69,8 +77,13 @@ class Memory:
             "embedder": self.settings.embedder,
         }
 
+    def for_namespace(self, namespace: str) -> Memory:
+        """A view of the same store and embedder in another namespace (closing it closes nothing)."""
+        return Memory(self.settings, store=self.store, runtime=self.runtime.for_namespace(namespace))
+
     def close(self) -> None:
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> Memory:
         return self

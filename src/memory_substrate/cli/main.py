@@ -167,5 +167,77 @@ def doctor(ctx: click.Context) -> None:
         _fail(exc)
 
 
+@main.group()
+def token() -> None:
+    """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
+
+
+@token.command(name="create")
+@click.option("--namespace", "token_namespace", required=True, help="The namespace the token may use.")
+@click.option("--label", default="", help="A note to recognise the token by (who or what uses it).")
+@click.pass_context
+def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
+    """Print a new random token; only its sha256 is stored, so keep the printed value."""
+    from memory_substrate.mcp.http import create_token
+    from memory_substrate.storage.factory import open_store
+
+    try:
+        store = open_store(_settings(ctx))
+        try:
+            click.echo(create_token(store, token_namespace, label))
+        finally:
+            store.close()
+    except MemorySubstrateError as exc:
+        _fail(exc)
+
+
+@main.command(name="export")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the export to FILE (default: stdout).")
+@click.option("--no-vectors", is_flag=True, help="Leave vectors out (reindex rebuilds them).")
+@click.pass_context
+def export_command(ctx: click.Context, output: Path | None, no_vectors: bool) -> None:
+    """Export the namespace as JSON Lines (format: docs/postgres.md); a summary goes to stderr."""
+    from memory_substrate.storage.factory import open_store
+    from memory_substrate.transfer import export_namespace
+
+    try:
+        settings = _settings(ctx)
+        store = open_store(settings)
+        try:
+            if output is None:
+                summary = export_namespace(store, settings.namespace, sys.stdout, vectors=not no_vectors)
+            else:
+                with output.open("w", encoding="utf-8") as fh:
+                    summary = export_namespace(store, settings.namespace, fh, vectors=not no_vectors)
+        finally:
+            store.close()
+    except MemorySubstrateError as exc:
+        _fail(exc)
+        return
+    click.echo(json.dumps(summary, ensure_ascii=False), err=True)
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.pass_context
+def import_command(ctx: click.Context, file: Path) -> None:
+    """Import an export FILE into an empty namespace: --namespace if given, else the file's own."""
+    from memory_substrate.storage.factory import open_store
+    from memory_substrate.transfer import import_namespace
+
+    try:
+        store = open_store(_settings(ctx))
+        try:
+            with file.open(encoding="utf-8") as fh:
+                result = import_namespace(store, fh, namespace=ctx.obj.get("namespace"))
+        finally:
+            store.close()
+    except MemorySubstrateError as exc:
+        _fail(exc)
+        return
+    _emit(result)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

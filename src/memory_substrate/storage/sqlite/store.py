@@ -55,9 +55,10 @@ class SQLiteStore:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            # busy_timeout first: switching a new file to WAL takes a lock another opener may hold.
+            conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
             with self._lock:
@@ -230,14 +231,18 @@ class SQLiteSession:
     def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
         out: list[Segment] = []
         keys = list(dict.fromkeys(keys))
+        cols = ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
         for i in range(0, len(keys), 400):
             chunk = keys[i : i + 400]
-            cond = " OR ".join("(source_id = ? AND id = ?)" for _ in chunk)
+            # A VALUES join lets SQLite probe the (namespace, source_id, id) index once per key.
+            values = ",".join("(?, ?)" for _ in chunk)
             flat = [v for k in chunk for v in k]
             out.extend(
                 self._seg(r)
                 for r in self.conn.execute(
-                    f"SELECT {self._SEG_COLS} FROM segments WHERE namespace = ? AND ({cond})", (self.namespace, *flat)
+                    f"WITH k(src, sid) AS (VALUES {values}) SELECT {cols} FROM k "
+                    "JOIN segments s ON s.namespace = ? AND s.source_id = k.src AND s.id = k.sid",
+                    (*flat, self.namespace),
                 )
             )
         return out
@@ -250,6 +255,15 @@ class SQLiteSession:
                 "SELECT COUNT(*) FROM segments WHERE namespace = ? AND source_id = ?", (self.namespace, source_id)
             ).fetchone()
         return int(row[0])
+
+    def iter_segments(self, *, batch_size: int = 1000) -> Iterator[Segment]:
+        """Every segment of the namespace, ordered by (source_id, ordinal, id): bulk export."""
+        cur = self.conn.execute(
+            f"SELECT {self._SEG_COLS} FROM segments WHERE namespace = ? ORDER BY source_id, ordinal, id",
+            (self.namespace,),
+        )
+        while rows := cur.fetchmany(batch_size):
+            yield from (self._seg(r) for r in rows)
 
     # --- text and vectors ----------------------------------------------------------------
     def search_objects_text(self, terms: Sequence[str], *, limit: int) -> list[TextHit]:
@@ -315,6 +329,38 @@ class SQLiteSession:
             (self.namespace,),
         )
         return {r[0]: int(r[1]) for r in rows}
+
+    def vector_owners(self, owner_type: str) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT owner_id, model FROM vectors WHERE namespace = ? AND owner_type = ?", (self.namespace, owner_type)
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def objects_missing_search(self, *, limit: int = 100_000) -> list[str]:
+        rows = self.conn.execute(
+            "SELECT o.id FROM objects o WHERE o.namespace = ? "
+            "AND NOT EXISTS (SELECT 1 FROM objects_fts f WHERE f.rowid = o.pk) ORDER BY o.id LIMIT ?",
+            (self.namespace, limit),
+        )
+        return [r[0] for r in rows]
+
+    def segments_missing_search(self, *, limit: int = 100_000) -> list[tuple[str, str]]:
+        rows = self.conn.execute(
+            "SELECT s.source_id, s.id FROM segments s WHERE s.namespace = ? "
+            "AND NOT EXISTS (SELECT 1 FROM segments_fts f WHERE f.rowid = s.pk) ORDER BY s.source_id, s.ordinal LIMIT ?",
+            (self.namespace, limit),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
+        """Every stored vector as (owner_type, owner_id, model, vector), ordered by owner: bulk export."""
+        cur = self.conn.execute(
+            "SELECT owner_type, owner_id, model, vec FROM vectors WHERE namespace = ? ORDER BY owner_type, owner_id",
+            (self.namespace,),
+        )
+        while rows := cur.fetchmany(batch_size):
+            for r in rows:
+                yield r[0], r[1], r[2], np.frombuffer(r[3], dtype=np.float32).copy()
 
     # --- graph, history, config -------------------------------------------------------
     _REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
@@ -460,6 +506,36 @@ class SQLiteSession:
             "DELETE FROM relations WHERE namespace = ? AND origin_id = ?", (self.namespace, origin_id)
         )
         return cur.rowcount
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int:
+        self._require_write()
+        ids = list(dict.fromkeys(relation_ids))
+        deleted = 0
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            cur = self.conn.execute(
+                f"DELETE FROM relations WHERE namespace = ? AND id IN ({','.join('?' * len(chunk))})",
+                (self.namespace, *chunk),
+            )
+            deleted += cur.rowcount
+        return deleted
+
+    def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
+        self._require_write()
+        done = 0
+        for source_id, segment_id, body, meta in rows:
+            row = self.conn.execute(
+                "SELECT pk FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
+                (self.namespace, source_id, segment_id),
+            ).fetchone()
+            if row is None:
+                continue
+            self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
+            self.conn.execute(
+                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+            )
+            done += 1
+        return done
 
     def upsert_vectors(
         self, model: str, owner_type: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]

@@ -1,0 +1,248 @@
+"""MCP over streamable HTTP, for several clients and several server processes.
+
+Design. ``build_server`` binds one ``Memory`` (one namespace) to one MCP server, and a
+bearer token is bound to one namespace. So the HTTP app keeps one MCP server (and its
+streamable-HTTP session manager) per namespace, built the first time a token of that
+namespace is seen, all sharing one store. Each request goes through:
+
+1. ``AuthenticationMiddleware`` + ``BearerAuthBackend`` (the SDK's): the token's sha256 is
+   looked up in the store (``namespace_for_token``); unknown or missing -> 401 from the
+   SDK's ``RequireAuthMiddleware``, before any body is read.
+2. ``RequestBodyLimitMiddleware`` (the SDK's): bodies over the limit -> 413.
+3. the namespace router: the request is handed to the session manager of the token's
+   namespace, and only that one. A session id minted for namespace A is unknown to B's
+   manager, so a token can never reach another namespace, even with a stolen session id.
+
+The session managers are stateless with JSON responses, so any process behind a load
+balancer can answer any request (no sticky sessions). SIGTERM/SIGINT stop accepting
+connections, let in-flight requests finish (up to a grace period), stop the session
+managers and close the store; the process then exits 0.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import secrets
+import signal
+import sys
+import time
+from collections.abc import AsyncIterator
+from types import FrameType
+from typing import Any
+
+import anyio
+import anyio.abc
+from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.transport_security import RequestBodyLimitMiddleware
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from memory_substrate.app import Memory
+from memory_substrate.storage.base import Store
+
+MCP_PATH = "/mcp"
+DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
+TOKEN_PREFIX = "mst_"
+GRACEFUL_SHUTDOWN_S = 10
+
+
+def hash_token(token: str) -> str:
+    """The stored form of a token: its sha256, hex."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    """A new random bearer token (256 bits)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def create_token(store: Store, namespace: str, label: str = "") -> str:
+    """Create a token bound to ``namespace``; only its hash is stored. Returns the token."""
+    token = new_token()
+    store.create_token(hash_token(token), namespace, label)
+    return token
+
+
+class StoreTokenVerifier:
+    """The SDK's ``TokenVerifier`` over the store's token table, with a short positive cache."""
+
+    def __init__(self, store: Store, *, cache_s: float = 30.0) -> None:
+        self.store = store
+        self.cache_s = cache_s
+        self._cache: dict[str, tuple[float, str]] = {}
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """The token's namespace as an ``AccessToken`` (in ``claims``), or None if unknown."""
+        digest = hash_token(token)
+        now = time.monotonic()
+        hit = self._cache.get(digest)
+        if hit is not None and hit[0] > now:
+            namespace: str | None = hit[1]
+        else:
+            namespace = await anyio.to_thread.run_sync(self.store.namespace_for_token, digest)
+            if namespace is None:
+                return None
+            self._cache[digest] = (now + self.cache_s, namespace)
+        # client_id identifies the token, so the SDK binds a stateful session to it.
+        return AccessToken(
+            token=digest, client_id=f"token:{digest[:16]}", scopes=[], claims={"namespace": namespace}
+        )
+
+
+class NamespaceServers:
+    """One MCP server and session manager per namespace, created on first use."""
+
+    def __init__(self, memory: Memory, *, host: str, max_body_bytes: int) -> None:
+        self.memory = memory
+        self.host = host
+        self.max_body_bytes = max_body_bytes
+        self._managers: dict[str, StreamableHTTPSessionManager] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Keep the session managers running while the app is up (its lifespan)."""
+        # anyio primitives belong to the running event loop, so they are made here.
+        self._lock = anyio.Lock()
+        self._stop = anyio.Event()
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield
+            finally:
+                self._tg = None
+                self._stop.set()
+
+    async def manager(self, namespace: str) -> StreamableHTTPSessionManager:
+        """The session manager serving ``namespace``, started on first use."""
+        manager = self._managers.get(namespace)
+        if manager is not None:
+            return manager
+        async with self._lock:
+            manager = self._managers.get(namespace)
+            if manager is None:
+                if self._tg is None:
+                    raise RuntimeError("the HTTP app is not running")
+                manager = self._build(namespace)
+                await self._tg.start(self._keep, manager)
+                self._managers[namespace] = manager
+        return manager
+
+    def _build(self, namespace: str) -> StreamableHTTPSessionManager:
+        from memory_substrate.mcp.server import build_server
+
+        memory = self.memory if self.memory.namespace == namespace else self.memory.for_namespace(namespace)
+        server = build_server(memory)
+        # streamable_http_app() creates the server's session manager (and applies the SDK's
+        # DNS-rebinding protection when bound to loopback); its Starlette wrapper is unused.
+        server.streamable_http_app(
+            stateless_http=True,
+            json_response=True,
+            max_request_body_size=self.max_body_bytes,
+            host=self.host,
+        )
+        return server.session_manager
+
+    async def _keep(
+        self,
+        manager: StreamableHTTPSessionManager,
+        *,
+        task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
+    ) -> None:
+        async with manager.run():
+            task_status.started()
+            await self._stop.wait()
+
+
+def build_app(
+    memory: Memory, *, host: str = "127.0.0.1", max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+) -> Starlette:
+    """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness).
+
+    The app does not close the store; the caller owns ``memory``.
+    """
+    servers = NamespaceServers(memory, host=host, max_body_bytes=max_body_bytes)
+
+    async def route_to_namespace(scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user")
+        if not isinstance(user, AuthenticatedUser):  # RequireAuthMiddleware stops these first
+            raise RuntimeError("unauthenticated request reached the namespace router")
+        namespace = str((user.access_token.claims or {})["namespace"])
+        manager = await servers.manager(namespace)
+        await manager.handle_request(scope, receive, send)
+
+    async def healthz(_: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with servers.running():
+            yield
+
+    endpoint = RequireAuthMiddleware(
+        RequestBodyLimitMiddleware(route_to_namespace, max_body_bytes), required_scopes=[]
+    )
+    return Starlette(
+        routes=[Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"])],
+        middleware=[
+            Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StoreTokenVerifier(memory.store))),
+            Middleware(AuthContextMiddleware),
+        ],
+        lifespan=lifespan,
+    )
+
+
+def _uvicorn_server(config: Any) -> Any:
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            # Shut down gracefully, then exit 0: uvicorn would otherwise re-raise the signal
+            # after shutdown, which skips our cleanup and reports death by signal.
+            if self.should_exit and sig == signal.SIGINT:
+                self.force_exit = True
+            else:
+                self.should_exit = True
+
+    return Server(config)
+
+
+def serve_http(
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    log_level: str = "warning",
+) -> None:
+    """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
+
+    Closes ``memory`` (its store) on the way out.
+    """
+    import uvicorn
+
+    app = build_app(memory, host=host, max_body_bytes=max_body_bytes)
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level=log_level,
+        lifespan="on",
+        server_header=False,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+    )
+    server = _uvicorn_server(config)
+    print(f"memory-substrate: serving MCP on http://{host}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
+    try:
+        server.run()
+    finally:
+        memory.close()

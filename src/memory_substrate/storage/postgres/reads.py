@@ -1,0 +1,339 @@
+"""Read methods of a PostgreSQL session (used by read and write sessions alike)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from memory_substrate.errors import StorageError
+from memory_substrate.models import (
+    AuditEvent,
+    MemoryObject,
+    PatchRecord,
+    Relation,
+    Segment,
+    SegmentHit,
+    TextHit,
+)
+from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, tsquery
+
+ORDERS = {
+    "updated_desc": "updated_at DESC, id DESC",
+    "created_asc": "created_at ASC, id ASC",
+    "created_desc": "created_at DESC, id DESC",
+}
+SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
+REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
+# pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
+HNSW_MAX_DIM = 2000
+
+
+def _seg(r: Sequence[Any]) -> Segment:
+    return Segment(
+        source_id=r[0],
+        id=r[1],
+        ordinal=r[2],
+        text=r[3],
+        locator=r[4],
+        hash=r[5],
+        metadata=r[6],
+        created_at=r[7],
+    )
+
+
+def _as_array(value: Any) -> npt.NDArray[np.float32]:
+    # pgvector loads text-format vectors as numpy arrays and binary-format ones as Vector.
+    if hasattr(value, "to_numpy"):
+        value = value.to_numpy()
+    return np.asarray(value, dtype=np.float32)
+
+
+def _rel(r: Sequence[Any]) -> Relation:
+    return Relation(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+
+
+class PostgresReads:
+    """Reads inside one namespace. ``conn`` holds an open transaction for the session's lifetime."""
+
+    conn: psycopg.Connection[Any]
+    namespace: str
+    writable: bool
+    iterative_scan: bool
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, params).fetchall()
+
+    # --- objects -------------------------------------------------------------------
+    def get_object(self, object_id: str) -> MemoryObject | None:
+        rows = self._rows(
+            "SELECT data FROM objects WHERE namespace = %s AND id = %s", (self.namespace, object_id)
+        )
+        return MemoryObject.from_dict(rows[0][0]) if rows else None
+
+    def get_objects(self, object_ids: Sequence[str]) -> dict[str, MemoryObject]:
+        ids = list(dict.fromkeys(object_ids))
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT data FROM objects WHERE namespace = %s AND id = ANY(%s)", (self.namespace, ids)
+        )
+        out: dict[str, MemoryObject] = {}
+        for (data,) in rows:
+            obj = MemoryObject.from_dict(data)
+            out[obj.id] = obj
+        return out
+
+    def list_objects(
+        self,
+        *,
+        object_types: Sequence[str] | None = None,
+        kinds: Sequence[str] | None = None,
+        statuses: Sequence[str] | None = None,
+        ids: Sequence[str] | None = None,
+        order: str = "updated_desc",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[MemoryObject]:
+        where = ["namespace = %s"]
+        params: list[Any] = [self.namespace]
+        for column, values in (
+            ("object_type", object_types),
+            ("kind", kinds),
+            ("status", statuses),
+            ("id", ids),
+        ):
+            if values:
+                where.append(f"{column} = ANY(%s)")
+                params.append(list(values))
+        order_sql = ORDERS[order]
+        sql = f"SELECT data FROM objects WHERE {' AND '.join(where)} ORDER BY {order_sql} LIMIT %s OFFSET %s"
+        return [MemoryObject.from_dict(r[0]) for r in self._rows(sql, (*params, limit, offset))]
+
+    def find_by_claim(self, claim_key: str) -> list[MemoryObject]:
+        rows = self._rows(
+            "SELECT data FROM objects WHERE namespace = %s AND claim_key = %s ORDER BY created_at, id",
+            (self.namespace, claim_key),
+        )
+        return [MemoryObject.from_dict(r[0]) for r in rows]
+
+    def find_source_by_uri(self, uri: str) -> MemoryObject | None:
+        rows = self._rows(
+            "SELECT data FROM objects WHERE namespace = %s AND uri = %s AND object_type = 'source' "
+            "AND status = 'active' ORDER BY created_at DESC LIMIT 1",
+            (self.namespace, uri),
+        )
+        return MemoryObject.from_dict(rows[0][0]) if rows else None
+
+    def count_objects(self) -> list[tuple[str, str, str, int]]:
+        rows = self._rows(
+            "SELECT object_type, kind, status, COUNT(*) FROM objects WHERE namespace = %s "
+            "GROUP BY object_type, kind, status ORDER BY 1, 2, 3",
+            (self.namespace,),
+        )
+        return [(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+    # --- segments --------------------------------------------------------------------
+    def get_segments(
+        self,
+        source_id: str,
+        *,
+        segment_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Segment]:
+        params: list[Any] = [self.namespace, source_id]
+        extra = ""
+        if segment_ids is not None:
+            if not segment_ids:
+                return []
+            extra = " AND id = ANY(%s)"
+            params.append(list(segment_ids))
+        params.extend([limit, offset])  # LIMIT NULL is no limit
+        sql = (
+            f"SELECT {SEG_COLS} FROM segments WHERE namespace = %s AND source_id = %s{extra} "
+            "ORDER BY ordinal LIMIT %s OFFSET %s"
+        )
+        return [_seg(r) for r in self._rows(sql, params)]
+
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+        keys = list(dict.fromkeys(keys))
+        if not keys:
+            return []
+        rows = self._rows(
+            f"SELECT {SEG_COLS} FROM segments WHERE namespace = %s "
+            "AND (source_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
+            (self.namespace, [k[0] for k in keys], [k[1] for k in keys]),
+        )
+        return [_seg(r) for r in rows]
+
+    def count_segments(self, source_id: str | None = None) -> int:
+        if source_id is None:
+            rows = self._rows("SELECT COUNT(*) FROM segments WHERE namespace = %s", (self.namespace,))
+        else:
+            rows = self._rows(
+                "SELECT COUNT(*) FROM segments WHERE namespace = %s AND source_id = %s",
+                (self.namespace, source_id),
+            )
+        return int(rows[0][0])
+
+    def iter_segments(self, *, batch_size: int = 1000) -> Iterator[Segment]:
+        """Every segment of the namespace, ordered by (source_id, ordinal), fetched in batches."""
+        with self.conn.cursor(name="ms_iter_segments") as cur:
+            cur.itersize = batch_size
+            cur.execute(
+                f"SELECT {SEG_COLS} FROM segments WHERE namespace = %s ORDER BY source_id, ordinal, id",
+                (self.namespace,),
+            )
+            for row in cur:
+                yield _seg(row)
+
+    # --- text and vectors ----------------------------------------------------------------
+    def search_objects_text(self, terms: Sequence[str], *, limit: int) -> list[TextHit]:
+        query = tsquery(terms)
+        if not query:
+            return []
+        rows = self._rows(
+            "SELECT o.id, ts_rank(%s::float4[], o.tsv, q) AS s FROM objects o, to_tsquery('simple', %s) q "
+            "WHERE o.namespace = %s AND o.tsv @@ q ORDER BY s DESC, o.id LIMIT %s",
+            (OBJECT_WEIGHTS, query, self.namespace, limit),
+        )
+        return [TextHit(r[0], float(r[1])) for r in rows]
+
+    def search_segments_text(
+        self, terms: Sequence[str], *, limit: int, source_ids: Sequence[str] | None = None
+    ) -> list[SegmentHit]:
+        query = tsquery(terms)
+        if not query:
+            return []
+        params: list[Any] = [SEGMENT_WEIGHTS, query, self.namespace]
+        extra = ""
+        if source_ids:
+            extra = " AND s.source_id = ANY(%s)"
+            params.append(list(source_ids))
+        params.append(limit)
+        rows = self._rows(
+            "SELECT s.source_id, s.id, ts_rank(%s::float4[], s.tsv, q) AS score "
+            "FROM segments s, to_tsquery('simple', %s) q "
+            f"WHERE s.namespace = %s AND s.tsv @@ q{extra} ORDER BY score DESC, s.source_id, s.id LIMIT %s",
+            params,
+        )
+        return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
+
+    def vector_search(
+        self, model: str, query: npt.NDArray[np.float32], *, owner_type: str, limit: int
+    ) -> list[tuple[str, float]]:
+        dim = int(query.shape[0])
+        if dim == 0 or limit <= 0:
+            return []
+        vec = np.asarray(query, dtype=np.float32)
+        if dim <= HNSW_MAX_DIM:
+            # Written so the partial expression index vectors_hnsw_d<dim> matches; the planner
+            # still prefers the exact (namespace, owner_type, model) scan for small namespaces.
+            settings = f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}"
+            if self.iterative_scan:  # pgvector >= 0.8: keep scanning until enough rows pass the filter
+                settings += "; SET LOCAL hnsw.iterative_scan = strict_order"
+            self.conn.execute(settings)  # no parameters: one round trip for both
+            distance = f"(vec::vector({dim})) <#> %s::vector({dim})"
+        else:
+            distance = "vec <#> %s::vector"
+        rows = self._rows(
+            f"SELECT owner_id, -({distance}) AS score FROM vectors "
+            f"WHERE namespace = %s AND owner_type = %s AND model = %s AND dim = {dim} "
+            f"ORDER BY {distance} LIMIT %s",  # a tie-breaker here would keep the index from being used
+            (vec, self.namespace, owner_type, model, vec, limit),
+        )
+        return [(r[0], float(r[1])) for r in rows]
+
+    def vector_stats(self) -> dict[str, int]:
+        rows = self._rows(
+            "SELECT owner_type || ':' || model, COUNT(*) FROM vectors WHERE namespace = %s GROUP BY 1",
+            (self.namespace,),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def vector_owners(self, owner_type: str) -> list[tuple[str, str]]:
+        """(owner_id, model) of every stored vector of ``owner_type`` ("object" or "segment")."""
+        rows = self._rows(
+            "SELECT owner_id, model FROM vectors WHERE namespace = %s AND owner_type = %s ORDER BY owner_id",
+            (self.namespace, owner_type),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    def objects_missing_search(self, *, limit: int = 100_000) -> list[str]:
+        """Always empty: the tsvector is a NOT NULL column of the object row, never a separate row."""
+        return []
+
+    def segments_missing_search(self, *, limit: int = 100_000) -> list[tuple[str, str]]:
+        """Always empty: the tsvector is a NOT NULL column of the segment row."""
+        return []
+
+    def iter_vectors(
+        self, *, batch_size: int = 1000
+    ) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
+        """Every stored vector as (owner_type, owner_id, model, vector), fetched in batches."""
+        with self.conn.cursor(name="ms_iter_vectors") as cur:
+            cur.itersize = batch_size
+            cur.execute(
+                "SELECT owner_type, owner_id, model, vec FROM vectors WHERE namespace = %s "
+                "ORDER BY owner_type, owner_id",
+                (self.namespace,),
+            )
+            for r in cur:
+                yield r[0], r[1], r[2], _as_array(r[3])
+
+    # --- graph, history, config -------------------------------------------------------
+    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
+        if not object_ids:
+            return []
+        ids = list(object_ids)
+        rows = self._rows(
+            # Rows are unique by key, so OR equals the embedded store's UNION (json has no equality).
+            f"SELECT {REL_COLS} FROM relations WHERE namespace = %s AND (source_id = ANY(%s) OR target_id = ANY(%s)) "
+            "ORDER BY created_at, id LIMIT %s",
+            (self.namespace, ids, ids, limit),
+        )
+        return [_rel(r) for r in rows]
+
+    def list_relations(self, *, limit: int = 10_000) -> list[Relation]:
+        rows = self._rows(
+            f"SELECT {REL_COLS} FROM relations WHERE namespace = %s ORDER BY created_at, id LIMIT %s",
+            (self.namespace, limit),
+        )
+        return [_rel(r) for r in rows]
+
+    def list_events(self, *, object_id: str | None = None, limit: int = 50) -> list[AuditEvent]:
+        cols = "id, patch_id, object_id, action, created_at, data"
+        if object_id:
+            rows = self._rows(
+                f"SELECT {cols} FROM audit_events WHERE namespace = %s AND object_id = %s "
+                "ORDER BY created_at DESC, id DESC LIMIT %s",
+                (self.namespace, object_id, limit),
+            )
+        else:
+            rows = self._rows(
+                f"SELECT {cols} FROM audit_events WHERE namespace = %s ORDER BY created_at DESC, id DESC LIMIT %s",
+                (self.namespace, limit),
+            )
+        return [AuditEvent(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
+
+    def list_patches(self, *, limit: int = 50) -> list[PatchRecord]:
+        rows = self._rows(
+            "SELECT id, tool, mode, reason, created_at, operations, summary FROM patches WHERE namespace = %s "
+            "ORDER BY created_at DESC, id DESC LIMIT %s",
+            (self.namespace, limit),
+        )
+        return [PatchRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
+
+    def get_config(self) -> dict[str, Any]:
+        rows = self._rows(
+            "SELECT key, value FROM config WHERE namespace = %s ORDER BY key", (self.namespace,)
+        )
+        return {r[0]: r[1] for r in rows}
+
+    def _require_write(self) -> None:
+        if not self.writable:
+            raise StorageError("write attempted in a read session")

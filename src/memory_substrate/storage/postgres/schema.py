@@ -1,0 +1,210 @@
+"""Versioned schema migrations for the PostgreSQL store.
+
+Every table leads its primary key and its indexes with ``namespace``, so a distributed
+PostgreSQL (Citus) can shard every table by namespace and route every query to one shard.
+Text keys use the "C" collation so ordering matches the embedded store (byte order) on any
+server locale. Migrations run one per transaction under an advisory lock, so several
+server processes starting at once migrate exactly once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+# Advisory-lock key space of this application (first key of the two-int form).
+LOCK_CLASS_NAMESPACE = 0x6D73  # write sessions: (class, hashtext(namespace))
+LOCK_CLASS_DDL = 0x6D74  # migrations and lazily created vector indexes
+LOCK_MIGRATIONS = 1
+
+_C = 'text COLLATE "C"'
+
+MIGRATIONS: list[tuple[int, str]] = [
+    (
+        1,
+        f"""
+        CREATE TABLE objects (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            object_type {_C} NOT NULL,
+            kind {_C} NOT NULL,
+            status {_C} NOT NULL,
+            uri {_C},
+            claim_key {_C},
+            created_at {_C} NOT NULL,
+            updated_at {_C} NOT NULL,
+            data json NOT NULL,
+            tsv tsvector NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX objects_ns_type_updated ON objects (namespace, object_type, updated_at);
+        CREATE INDEX objects_ns_updated ON objects (namespace, updated_at);
+        CREATE INDEX objects_ns_created ON objects (namespace, created_at);
+        CREATE INDEX objects_ns_claim ON objects (namespace, claim_key) WHERE claim_key IS NOT NULL;
+        CREATE INDEX objects_ns_uri ON objects (namespace, uri) WHERE uri IS NOT NULL;
+
+        CREATE TABLE segments (
+            namespace {_C} NOT NULL,
+            source_id {_C} NOT NULL,
+            id {_C} NOT NULL,
+            ordinal integer NOT NULL,
+            text json NOT NULL,  -- a JSON string, so NUL characters survive (PostgreSQL text refuses them)
+            locator json NOT NULL,
+            hash {_C} NOT NULL,
+            metadata json NOT NULL,
+            created_at {_C} NOT NULL,
+            tsv tsvector NOT NULL,
+            PRIMARY KEY (namespace, source_id, id)
+        );
+        CREATE INDEX segments_ns_source_ord ON segments (namespace, source_id, ordinal);
+
+        CREATE TABLE relations (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            rel_type {_C} NOT NULL,
+            source_id {_C} NOT NULL,
+            target_id {_C} NOT NULL,
+            origin_id {_C},
+            payload json NOT NULL,
+            created_at {_C} NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX relations_ns_source ON relations (namespace, source_id);
+        CREATE INDEX relations_ns_target ON relations (namespace, target_id);
+        CREATE INDEX relations_ns_origin ON relations (namespace, origin_id);
+        CREATE INDEX relations_ns_created ON relations (namespace, created_at, id);
+
+        -- One untyped vector column: the dimension is the embedder's, known only at write time.
+        -- Exact search uses vectors_ns_model; an HNSW index per dimension is added on first use.
+        CREATE TABLE vectors (
+            namespace {_C} NOT NULL,
+            owner_type {_C} NOT NULL,
+            owner_id {_C} NOT NULL,
+            model {_C} NOT NULL,
+            dim integer NOT NULL,
+            vec vector NOT NULL,
+            PRIMARY KEY (namespace, owner_type, owner_id)
+        );
+        CREATE INDEX vectors_ns_model ON vectors (namespace, owner_type, model, dim);
+
+        CREATE TABLE patches (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            tool {_C} NOT NULL,
+            mode {_C} NOT NULL,
+            reason text,
+            created_at {_C} NOT NULL,
+            operations integer NOT NULL,
+            summary json NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX patches_ns_created ON patches (namespace, created_at);
+
+        CREATE TABLE audit_events (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            patch_id {_C} NOT NULL,
+            object_id {_C} NOT NULL,
+            action {_C} NOT NULL,
+            created_at {_C} NOT NULL,
+            data json NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX audit_ns_object ON audit_events (namespace, object_id, created_at);
+        CREATE INDEX audit_ns_created ON audit_events (namespace, created_at);
+
+        CREATE TABLE config (
+            namespace {_C} NOT NULL,
+            key {_C} NOT NULL,
+            value json NOT NULL,
+            PRIMARY KEY (namespace, key)
+        );
+
+        -- Not sharded: on Citus this is a reference table (one row per token, looked up by hash).
+        CREATE TABLE tokens (
+            token_hash {_C} PRIMARY KEY,
+            namespace {_C} NOT NULL,
+            label text NOT NULL,
+            created_at {_C} NOT NULL
+        );
+        CREATE INDEX tokens_ns ON tokens (namespace);
+
+        -- Full-text indexes lead with namespace where btree_gin is available (most managed
+        -- services allow it); otherwise a plain GIN index on the tsvector.
+        DO $$
+        BEGIN
+            BEGIN
+                CREATE EXTENSION IF NOT EXISTS btree_gin;
+            EXCEPTION WHEN OTHERS THEN
+                RAISE NOTICE 'btree_gin unavailable (%); full-text indexes without namespace', SQLERRM;
+            END;
+            IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gin') THEN
+                EXECUTE 'CREATE INDEX objects_fts ON objects USING gin (namespace, tsv)';
+                EXECUTE 'CREATE INDEX segments_fts ON segments USING gin (namespace, tsv)';
+            ELSE
+                EXECUTE 'CREATE INDEX objects_fts ON objects USING gin (tsv)';
+                EXECUTE 'CREATE INDEX segments_fts ON segments USING gin (tsv)';
+            END IF;
+        END
+        $$;
+        """,
+    ),
+]
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def _prepare(conn: psycopg.Connection[Any]) -> None:
+    """pgvector and the migrations table, under the DDL lock (concurrent CREATE ... IF NOT
+    EXISTS can still collide in the catalogs). A role without the right to create the
+    extension gets a message naming the fix."""
+    from memory_substrate.errors import StorageError
+
+    try:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, LOCK_MIGRATIONS))
+            if not conn.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone():
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations "
+                "(version integer PRIMARY KEY, applied_at timestamptz NOT NULL)"
+            )
+    except (
+        psycopg.errors.FeatureNotSupported,
+        psycopg.errors.InsufficientPrivilege,
+        psycopg.errors.UndefinedFile,
+    ) as exc:
+        raise StorageError(
+            "PostgreSQL needs the pgvector extension: ask an administrator to run "
+            "'CREATE EXTENSION vector' in this database (or install pgvector on the server)",
+            details={"error": str(exc).strip()},
+        ) from exc
+
+
+def migrate(conn: psycopg.Connection[Any]) -> int:
+    """Apply pending migrations in order, each in its own transaction. Returns the version.
+
+    ``conn`` must be in autocommit mode. Raises ``StorageError`` when pgvector is missing
+    and cannot be created.
+    """
+    _prepare(conn)
+    current = _current(conn)
+    for version, sql in MIGRATIONS:
+        if version <= current:
+            continue
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, LOCK_MIGRATIONS))
+            # Re-check under the lock: another process may have migrated meanwhile.
+            if not conn.execute("SELECT 1 FROM schema_migrations WHERE version = %s", (version,)).fetchone():
+                conn.execute(sql)  # no parameters: sent as one multi-statement script
+                conn.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (%s, now())", (version,)
+                )
+        current = version
+    return _current(conn)
+
+
+def _current(conn: psycopg.Connection[Any]) -> int:
+    row = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
+    return int(row[0]) if row else 0

@@ -1,0 +1,132 @@
+"""The scale-out store: PostgreSQL with pgvector, shared by any number of server processes.
+
+Sessions map onto PostgreSQL transactions:
+
+- a write session is one READ COMMITTED transaction that first takes
+  ``pg_advisory_xact_lock(class, hashtext(namespace))``. Writers to one namespace are
+  serialised across every process, so governance that reads then writes (duplicate and
+  conflict checks) is race-free; writers to different namespaces run in parallel. READ
+  COMMITTED matters: every statement after the lock sees what earlier writers committed.
+- a read session is one REPEATABLE READ, READ ONLY transaction: a consistent snapshot, like
+  a read transaction of the embedded store.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import IsolationLevel
+from psycopg_pool import ConnectionPool
+
+from memory_substrate.errors import StorageError
+from memory_substrate.storage.postgres.schema import LOCK_CLASS_NAMESPACE, migrate
+from memory_substrate.storage.postgres.writes import PostgresSession
+from memory_substrate.util import now_iso
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ``***`` (for status output and logs)."""
+    url = re.sub(r"(://[^:/@?#]*:)[^@/?#]*@", r"\1***@", url)
+    return re.sub(r"(?i)([?&]password=)[^&]*", r"\1***", url)
+
+
+class PostgresStore:
+    """A PostgreSQL database holding any number of namespaces (see the module docstring)."""
+
+    backend = "postgres"
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
+        """Connect, migrate and open a connection pool.
+
+        Raises ``StorageError`` when the server cannot be reached or pgvector is missing.
+        """
+        self.url = url.replace("postgres://", "postgresql://", 1) if url.startswith("postgres://") else url
+        self.location = redact(self.url)
+        try:
+            with psycopg.connect(self.url, autocommit=True) as conn:
+                self._version = migrate(conn)
+                row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        except psycopg.OperationalError as exc:
+            raise StorageError(
+                f"cannot connect to PostgreSQL at {self.location}", details={"error": str(exc).strip()}
+            ) from exc
+        self._iterative_scan = _version_tuple(row[0] if row else "0") >= (0, 8)
+        self._hnsw_dims: set[int] = set()
+        self._lock = threading.Lock()
+        self._pool = ConnectionPool(
+            self.url,
+            min_size=min_size,
+            max_size=max_size,
+            timeout=timeout,
+            kwargs={"autocommit": True},
+            configure=register_vector,
+            name="memory-substrate",
+            open=True,
+        )
+
+    @contextmanager
+    def _session(self, namespace: str, writable: bool) -> Iterator[PostgresSession]:
+        if not namespace:
+            raise StorageError("a namespace is required")
+        with self._pool.connection() as conn:
+            # Applied by psycopg to the BEGIN statement itself: no extra round trip.
+            conn.isolation_level = (
+                IsolationLevel.READ_COMMITTED if writable else IsolationLevel.REPEATABLE_READ
+            )
+            conn.read_only = not writable
+            with conn.transaction():
+                if writable:
+                    conn.execute(
+                        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS_NAMESPACE, namespace)
+                    )
+                yield PostgresSession(
+                    conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan
+                )
+
+    def read(self, namespace: str) -> Any:
+        """A read-only snapshot of one namespace."""
+        return self._session(namespace, False)
+
+    def write(self, namespace: str) -> Any:
+        """An exclusive (per namespace, across processes), atomic write session."""
+        return self._session(namespace, True)
+
+    def schema_version(self) -> int:
+        return self._version
+
+    def namespaces(self) -> list[str]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT namespace FROM objects UNION SELECT namespace FROM patches ORDER BY 1"
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+        """Store a token's hash bound to one namespace (the token itself is never stored)."""
+        if not namespace:
+            raise StorageError("a namespace is required")
+        with self._pool.connection() as conn:
+            conn.execute(
+                "INSERT INTO tokens (token_hash, namespace, label, created_at) VALUES (%s, %s, %s, %s)",
+                (token_hash, namespace, label, now_iso()),
+            )
+
+    def namespace_for_token(self, token_hash: str) -> str | None:
+        with self._pool.connection() as conn:
+            row = conn.execute("SELECT namespace FROM tokens WHERE token_hash = %s", (token_hash,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._pool.closed:
+                self._pool.close()
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])

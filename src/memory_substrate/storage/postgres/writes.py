@@ -1,0 +1,263 @@
+"""Write methods of a PostgreSQL session. All run inside the session's one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+
+from memory_substrate.errors import StorageError
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.storage.postgres.fts import field_text
+from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
+from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
+
+OBJECT_TSV = (
+    "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B') || "
+    "setweight(to_tsvector('simple', %s), 'C') || setweight(to_tsvector('simple', %s), 'D')"
+)
+SEGMENT_TSV = "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _doc(search: SearchDoc) -> tuple[str, str, str, str]:
+    return (
+        field_text(search.title),
+        field_text(search.summary),
+        field_text(search.body),
+        field_text(search.meta),
+    )
+
+
+def _no_nul(text: str, what: str) -> str:
+    # PostgreSQL text cannot hold NUL (JSON columns can, escaped); refuse rather than alter.
+    if "\x00" in text:
+        raise StorageError(f"{what} contains a NUL character, which PostgreSQL text cannot store")
+    return text
+
+
+class PostgresWrites(PostgresReads):
+    """Writes; each checks that the session was opened for writing."""
+
+    hnsw_dims: set[int]
+
+    def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        uri = obj.metadata.get("uri") if obj.object_type == "source" else None
+        self.conn.execute(
+            "INSERT INTO objects (namespace, id, object_type, kind, status, uri, claim_key, created_at, updated_at, "
+            f"data, tsv) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s::json, {OBJECT_TSV})",
+            (
+                self.namespace,
+                obj.id,
+                obj.object_type,
+                obj.kind,
+                obj.status,
+                None if uri is None else _no_nul(str(uri), "uri"),
+                claim_key,
+                obj.created_at,
+                obj.updated_at,
+                _json(obj.to_dict()),
+                *_doc(search),
+            ),
+        )
+
+    def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        cur = self.conn.execute(
+            "UPDATE objects SET kind = %s, status = %s, claim_key = %s, updated_at = %s, data = %s::json, "
+            f"tsv = {OBJECT_TSV} WHERE namespace = %s AND id = %s",
+            (
+                obj.kind,
+                obj.status,
+                claim_key,
+                obj.updated_at,
+                _json(obj.to_dict()),
+                *_doc(search),
+                self.namespace,
+                obj.id,
+            ),
+        )
+        if cur.rowcount == 0:
+            raise StorageError(f"cannot update missing object {obj.id}")
+
+    def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
+        """Insert segments with their normalised search text (body, meta)."""
+        self._require_write()
+        rows = [
+            (
+                self.namespace,
+                seg.source_id,
+                seg.id,
+                seg.ordinal,
+                _json(seg.text),
+                _json(seg.locator),
+                seg.hash,
+                _json(seg.metadata),
+                seg.created_at,
+                field_text(body),
+                field_text(meta),
+            )
+            for seg, body, meta in segments
+        ]
+        if not rows:
+            return
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, tsv) "
+                f"VALUES (%s, %s, %s, %s, %s::json, %s::json, %s, %s::json, %s, {SEGMENT_TSV})",
+                rows,
+            )
+
+    def insert_relations(self, relations: Iterable[Relation]) -> None:
+        self._require_write()
+        rows = [
+            (
+                self.namespace,
+                r.id,
+                r.rel_type,
+                r.source_id,
+                r.target_id,
+                r.origin_id,
+                _json(r.payload),
+                r.created_at,
+            )
+            for r in relations
+        ]
+        if not rows:
+            return
+        with self.conn.cursor() as cur:
+            # INSERT OR REPLACE, as in the embedded store: a re-derived edge replaces the old row.
+            cur.executemany(
+                "INSERT INTO relations (namespace, id, rel_type, source_id, target_id, origin_id, payload, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s::json, %s) ON CONFLICT (namespace, id) DO UPDATE SET "
+                "rel_type = excluded.rel_type, source_id = excluded.source_id, target_id = excluded.target_id, "
+                "origin_id = excluded.origin_id, payload = excluded.payload, created_at = excluded.created_at",
+                rows,
+            )
+
+    def delete_relations_from_origin(self, origin_id: str) -> int:
+        self._require_write()
+        cur = self.conn.execute(
+            "DELETE FROM relations WHERE namespace = %s AND origin_id = %s", (self.namespace, origin_id)
+        )
+        return cur.rowcount
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int:
+        self._require_write()
+        ids = list(dict.fromkeys(relation_ids))
+        if not ids:
+            return 0
+        cur = self.conn.execute(
+            "DELETE FROM relations WHERE namespace = %s AND id = ANY(%s)", (self.namespace, ids)
+        )
+        return cur.rowcount
+
+    def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
+        """Rewrite the full-text vectors of existing segments: (source_id, segment_id, body, meta)."""
+        self._require_write()
+        done = 0
+        for source_id, segment_id, body, meta in rows:
+            cur = self.conn.execute(
+                f"UPDATE segments SET tsv = {SEGMENT_TSV} WHERE namespace = %s AND source_id = %s AND id = %s",
+                (field_text(body), field_text(meta), self.namespace, source_id, segment_id),
+            )
+            done += cur.rowcount
+        return done
+
+    def upsert_vectors(
+        self, model: str, owner_type: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        self._require_write()
+        if not rows:
+            return
+        data = [(oid, np.asarray(v, dtype=np.float32)) for oid, v in rows]
+        for dim in sorted({int(v.shape[0]) for _, v in data}):
+            self._ensure_hnsw(dim)
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (%s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (namespace, owner_type, owner_id) DO UPDATE SET "
+                "model = excluded.model, dim = excluded.dim, vec = excluded.vec",
+                [(self.namespace, owner_type, oid, model, int(v.shape[0]), v) for oid, v in data],
+            )
+
+    def _ensure_hnsw(self, dim: int) -> None:
+        """Create the partial HNSW index for one dimension the first time it is written.
+
+        Runs before this transaction touches ``vectors``: CREATE INDEX waits for writers
+        that already hold the table, and those never wait on us, so no deadlock.
+        """
+        if dim in self.hnsw_dims or not 0 < dim <= HNSW_MAX_DIM:
+            return
+        name = f"vectors_hnsw_d{dim}"
+        if self.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
+            self.hnsw_dims.add(dim)
+            return
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, dim))
+        self.conn.execute(
+            f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((vec::vector({dim})) vector_ip_ops) "
+            f"WHERE dim = {dim}"
+        )
+
+    def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO patches (namespace, id, tool, mode, reason, created_at, operations, summary) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s::json)",
+            (
+                self.namespace,
+                patch.id,
+                patch.tool,
+                patch.mode,
+                patch.reason,
+                patch.created_at,
+                patch.operations,
+                _json(patch.summary),
+            ),
+        )
+        if not events:
+            return
+        with self.conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO audit_events (namespace, id, patch_id, object_id, action, created_at, data) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s::json)",
+                [
+                    (self.namespace, e.id, e.patch_id, e.object_id, e.action, e.created_at, _json(e.data))
+                    for e in events
+                ],
+            )
+
+    def set_config(self, key: str, value: Any) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO config (namespace, key, value) VALUES (%s, %s, %s::json) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+            (self.namespace, key, json.dumps(value)),
+        )
+
+
+class PostgresSession(PostgresWrites):
+    """One namespace, one transaction on one pooled connection."""
+
+    def __init__(
+        self,
+        conn: psycopg.Connection[Any],
+        namespace: str,
+        writable: bool,
+        *,
+        hnsw_dims: set[int],
+        iterative_scan: bool,
+    ) -> None:
+        self.conn = conn
+        self.namespace = namespace
+        self.writable = writable
+        self.hnsw_dims = hnsw_dims
+        self.iterative_scan = iterative_scan

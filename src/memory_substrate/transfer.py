@@ -1,0 +1,225 @@
+"""Export and import one namespace as JSON Lines: move memory between SQLite and PostgreSQL.
+
+Format ``memory-substrate.export``, version 1 (documented in docs/postgres.md):
+
+- line 1, the header: ``{"format": "memory-substrate.export", "version": 1, "namespace": ...,
+  "counts": {...}, "vectors": true|false, "exported_at": ..., "source": {...}}``;
+- then one record per line, ``{"type": T, "data": {...}}``, in this order: ``object``
+  (created_at, id), ``segment`` (source_id, ordinal), ``relation`` (created_at, id),
+  ``patch`` and ``event`` (oldest first), ``config`` (by key), ``vector`` (owner_type, owner_id).
+
+Only canonical data is exported; full-text documents and claim keys are derived again on
+import by the same pure functions the write path uses. Vectors are optional (``reindex``
+can rebuild them) and travel as little-endian float32, base64-encoded, so they are exact.
+JSON keys keep their stored order, so an export of an imported namespace is byte-identical
+to the original export (apart from the header), which ``content_sha256`` makes checkable.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import asdict
+from typing import IO, Any
+
+import numpy as np
+
+from memory_substrate.errors import ValidationError
+from memory_substrate.indexing import claim_key, search_doc, segment_search_text
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
+from memory_substrate.storage.base import Store, StoreSession
+from memory_substrate.util import now_iso
+
+FORMAT = "memory-substrate.export"
+VERSION = 1
+RECORD_TYPES = ("object", "segment", "relation", "patch", "event", "config", "vector")
+_ALL = 2**62  # "no limit" for list methods that take one
+_PAGE = 1000
+
+
+def _line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _counts(session: StoreSession, vectors: bool) -> dict[str, int]:
+    return {
+        "object": sum(n for *_, n in session.count_objects()),
+        "segment": session.count_segments(),
+        "relation": len(session.list_relations(limit=_ALL)),
+        "patch": len(session.list_patches(limit=_ALL)),
+        "event": len(session.list_events(limit=_ALL)),
+        "config": len(session.get_config()),
+        "vector": sum(session.vector_stats().values()) if vectors else 0,
+    }
+
+
+def _records(session: StoreSession, vectors: bool) -> Iterator[dict[str, Any]]:
+    offset = 0
+    while page := session.list_objects(order="created_asc", limit=_PAGE, offset=offset):
+        offset += len(page)
+        yield from ({"type": "object", "data": o.to_dict()} for o in page)
+    yield from ({"type": "segment", "data": asdict(s)} for s in session.iter_segments())
+    yield from ({"type": "relation", "data": asdict(r)} for r in session.list_relations(limit=_ALL))
+    yield from ({"type": "patch", "data": asdict(p)} for p in reversed(session.list_patches(limit=_ALL)))
+    yield from ({"type": "event", "data": asdict(e)} for e in reversed(session.list_events(limit=_ALL)))
+    config = session.get_config()
+    yield from ({"type": "config", "data": {"key": k, "value": config[k]}} for k in sorted(config))
+    if vectors:
+        for owner_type, owner_id, model, vec in session.iter_vectors():
+            raw = np.asarray(vec, dtype="<f4").tobytes()
+            data = {
+                "owner_type": owner_type,
+                "owner_id": owner_id,
+                "model": model,
+                "dim": int(vec.shape[0]),
+                "f32": base64.b64encode(raw).decode("ascii"),
+            }
+            yield {"type": "vector", "data": data}
+
+
+def export_namespace(store: Store, namespace: str, out: IO[str], *, vectors: bool = True) -> dict[str, Any]:
+    """Write ``namespace`` to ``out`` from one consistent snapshot.
+
+    Returns ``{"namespace", "counts", "content_sha256"}``; the hash covers every record
+    line (not the header), so two exports of the same content have the same hash.
+    """
+    digest = hashlib.sha256()
+    with store.read(namespace) as session:
+        counts = _counts(session, vectors)
+        header = {
+            "format": FORMAT,
+            "version": VERSION,
+            "namespace": namespace,
+            "counts": counts,
+            "vectors": vectors,
+            "exported_at": now_iso(),
+            "source": {"backend": store.backend, "schema_version": store.schema_version()},
+        }
+        out.write(_line(header))
+        for record in _records(session, vectors):
+            line = _line(record)
+            digest.update(line.encode("utf-8"))
+            out.write(line)
+    return {"namespace": namespace, "counts": counts, "content_sha256": digest.hexdigest()}
+
+
+def read_header(first_line: str) -> dict[str, Any]:
+    """Parse and check an export header. Raises ``ValidationError`` for anything else."""
+    try:
+        header = json.loads(first_line)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"not a memory-substrate export: the first line is not JSON ({exc})") from None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValidationError(f"not a memory-substrate export: the header's format is not {FORMAT!r}")
+    version = header.get("version")
+    if not isinstance(version, int) or version < 1 or version > VERSION:
+        raise ValidationError(
+            f"export format version {version!r} is not supported (this build reads 1..{VERSION})"
+        )
+    if not isinstance(header.get("namespace"), str) or not isinstance(header.get("counts"), dict):
+        raise ValidationError("export header lacks namespace or counts")
+    return header
+
+
+def _vector(data: dict[str, Any]) -> np.ndarray:
+    vec = np.frombuffer(base64.b64decode(data["f32"]), dtype="<f4").astype(np.float32)
+    if vec.shape[0] != data["dim"]:
+        raise ValidationError(
+            f"vector of {data['owner_id']} has {vec.shape[0]} values, header says {data['dim']}"
+        )
+    return vec
+
+
+class _Importer:
+    """Applies records through one write session, batching segments, relations and vectors."""
+
+    def __init__(self, session: StoreSession) -> None:
+        self.s = session
+        self.counts: dict[str, int] = dict.fromkeys(RECORD_TYPES, 0)
+        self.segments: list[Segment] = []
+        self.relations: list[Relation] = []
+        self.patches: dict[str, PatchRecord] = {}
+        self.events: dict[str, list[AuditEvent]] = defaultdict(list)
+        self.vectors: dict[tuple[str, str], list[tuple[str, np.ndarray]]] = defaultdict(list)
+
+    def add(self, kind: str, data: dict[str, Any]) -> None:
+        if kind == "object":
+            obj = MemoryObject.from_dict(data)
+            self.s.insert_object(obj, search_doc(obj), claim_key(obj))
+        elif kind == "segment":
+            self.segments.append(Segment(**data))
+            if len(self.segments) >= _PAGE:
+                self.flush()
+        elif kind == "relation":
+            self.relations.append(Relation(**data))
+        elif kind == "patch":
+            self.patches[data["id"]] = PatchRecord(**data)
+        elif kind == "event":
+            self.events[data["patch_id"]].append(AuditEvent(**data))
+        elif kind == "config":
+            self.s.set_config(data["key"], data["value"])
+        elif kind == "vector":
+            self.vectors[(data["model"], data["owner_type"])].append((data["owner_id"], _vector(data)))
+        else:
+            raise ValidationError(f"unknown record type {kind!r} (format version {VERSION})")
+        self.counts[kind] += 1
+
+    def flush(self) -> None:
+        if self.segments:
+            self.s.insert_segments((seg, *segment_search_text(seg)) for seg in self.segments)
+            self.segments = []
+
+    def finish(self) -> None:
+        self.flush()
+        self.s.insert_relations(self.relations)
+        orphans = set(self.events) - set(self.patches)
+        if orphans:
+            raise ValidationError(f"events refer to patches missing from the export: {sorted(orphans)[:5]}")
+        for patch_id, patch in self.patches.items():
+            self.s.record_patch(patch, self.events.get(patch_id, []))
+        for (model, owner_type), rows in self.vectors.items():
+            self.s.upsert_vectors(model, owner_type, rows)
+
+
+def import_namespace(store: Store, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
+    """Import an export into an empty namespace (the header's, or ``namespace``) in one transaction.
+
+    Raises ``ValidationError`` (and writes nothing) when the file is not a supported export,
+    a record is malformed, the counts differ from the header, or the namespace is not empty.
+    """
+    header = read_header(lines.readline())
+    target = namespace or header["namespace"]
+    with store.write(target) as session:
+        if (
+            session.count_objects()
+            or session.count_segments()
+            or session.list_patches(limit=1)
+            or session.get_config()
+        ):
+            raise ValidationError(
+                f"namespace {target!r} is not empty; import into a new namespace",
+                details={"namespace": target},
+            )
+        importer = _Importer(session)
+        for number, line in enumerate(lines, start=2):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                importer.add(record["type"], record["data"])
+            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                raise ValidationError(
+                    f"line {number}: malformed record ({type(exc).__name__}: {exc})"
+                ) from None
+        importer.finish()
+        expected = {k: int(v) for k, v in header["counts"].items()}
+        got = {k: v for k, v in importer.counts.items() if k in expected or v}
+        if got != expected:
+            raise ValidationError(
+                "the export is incomplete: record counts differ from its header",
+                details={"header": expected, "read": got},
+            )
+    return {"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts}
