@@ -1,0 +1,98 @@
+"""Embedding providers by name.
+
+    create_embedder("static")                                  # default: bundled, offline, numpy only
+    create_embedder("sentence-transformers", model="/models/all-MiniLM-L6-v2")   # extra
+    create_embedder("openai", model="text-embedding-3-small", url="http://localhost:8000/v1",
+                    api_key=...)                                # any /v1/embeddings server
+    create_embedder("none")                                    # -> None (lexical search only)
+
+Factories import their heavy dependencies lazily and raise ``NotAvailableError`` naming the extra
+to install when one is missing. ``register`` adds a provider.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any, cast
+
+from memory_substrate.embed.base import Embedder
+from memory_substrate.errors import ValidationError
+
+Factory = Callable[..., Embedder]
+
+_REGISTRY: dict[str, Factory] = {}
+
+
+def register(name: str, factory: Factory, *, replace: bool = False) -> None:
+    key = name.strip().lower()
+    if key in _REGISTRY and not replace:
+        raise ValueError(f"embedder {name!r} is already registered")
+    _REGISTRY[key] = factory
+
+
+def available() -> list[str]:
+    """Registered provider names (whether or not their extra is installed)."""
+    return sorted([*_REGISTRY, "none"])
+
+
+def create_embedder(
+    name: str = "static",
+    *,
+    model: str | None = None,
+    url: str | None = None,
+    api_key: str | None = None,
+    **options: Any,
+) -> Embedder | None:
+    """Build the provider called ``name``; ``"none"`` gives ``None``. Nothing is loaded yet."""
+    key = (name or "static").strip().lower()
+    if key == "none":
+        return None
+    factory = _REGISTRY.get(key)
+    if factory is None:
+        raise ValidationError(
+            f"unknown embedder {name!r}; known: {', '.join(available())}",
+            details={"embedder": name, "known": available()},
+        )
+    return factory(model=model, url=url, api_key=api_key, **options)
+
+
+def _static(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    from memory_substrate.embed.static import StaticEmbedder
+
+    return cast(Embedder, StaticEmbedder(model, **options))
+
+
+def _sentence_transformers(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    from memory_substrate.embed.sentence_transformers import SentenceTransformerEmbedder
+
+    if not model:
+        raise ValidationError(
+            "the 'sentence-transformers' embedder needs embedder_model: a local model folder",
+            details={"embedder": "sentence-transformers"},
+        )
+    return cast(Embedder, SentenceTransformerEmbedder(model, **options))
+
+
+def _openai(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    from memory_substrate.embed.openai_compat import OpenAICompatibleEmbedder
+
+    url = url or os.environ.get("OPENAI_BASE_URL")
+    if not url or not model:
+        raise ValidationError(
+            "the 'openai' embedder needs embedder_url (e.g. http://localhost:8000/v1) and embedder_model",
+            details={"embedder": "openai"},
+        )
+    key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+    return cast(Embedder, OpenAICompatibleEmbedder(url, model, api_key=key, **options))
+
+
+register("static", _static)
+register("sentence-transformers", _sentence_transformers)
+register("openai", _openai)

@@ -1,0 +1,123 @@
+"""The bundled, offline default embedder: static token vectors, numpy only.
+
+The model (``embed/data/``) holds one vector per WordPiece token, distilled from
+``sentence-transformers/all-MiniLM-L6-v2`` by ``scripts/build_static_model.py`` (see its
+docstring and ``data/NOTICE`` for attribution). A text's vector is the mean of its token vectors,
+L2-normalised. Nothing is loaded until the first ``embed_*`` call.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.embed.wordpiece import WordPieceTokenizer
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+MODEL_FILE = "minilm_l6_static.npz"
+VOCAB_FILE = "vocab.txt"
+MANIFEST_FILE = "manifest.json"
+
+
+class StaticModelMissing(RuntimeError):
+    """The bundled model files are not where they should be."""
+
+
+class StaticEmbedder:
+    """``Embedder`` over the bundled static model (or another folder of the same layout).
+
+    ``name`` is known without loading the vectors: it comes from the small manifest, and includes
+    the artefact's content hash, so a rebuilt model gives a different name. A text with no known
+    token (empty, emoji only) gets the first unit basis vector, so every row is unit length.
+    """
+
+    def __init__(self, model_dir: str | Path | None = None, *, max_chars: int = 20_000) -> None:
+        self.model_dir = Path(model_dir) if model_dir is not None else DATA_DIR
+        self.max_chars = max_chars
+        self._lock = threading.Lock()
+        self._matrix: npt.NDArray[np.float32] | None = None
+        self._tokenizer: WordPieceTokenizer | None = None
+        self._manifest: dict | None = None
+
+    # -- identity (reads only the manifest, never the vectors) -------------------------------
+    def _read_manifest(self) -> dict:
+        if self._manifest is None:
+            path = self.model_dir / MANIFEST_FILE
+            try:
+                self._manifest = json.loads(path.read_text(encoding="utf-8"))
+            except FileNotFoundError as exc:
+                raise StaticModelMissing(f"static embedding model not found: {path}") from exc
+        return self._manifest
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        m = self._read_manifest()
+        return f"static:{m['name']}-{m['dims']}d@{m['sha256'][:12]}"
+
+    @property
+    def dimensions(self) -> int:  # type: ignore[override]
+        return int(self._read_manifest()["dims"])
+
+    @property
+    def loaded(self) -> bool:
+        return self._matrix is not None
+
+    # -- loading --------------------------------------------------------------------------
+    def _load(self) -> tuple[npt.NDArray[np.float32], WordPieceTokenizer]:
+        if self._matrix is None or self._tokenizer is None:
+            with self._lock:
+                if self._matrix is None or self._tokenizer is None:
+                    try:
+                        with np.load(self.model_dir / MODEL_FILE) as npz:
+                            q = npz["vectors"]
+                            scales = npz["scales"]
+                        vocab = (self.model_dir / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
+                    except FileNotFoundError as exc:
+                        raise StaticModelMissing(
+                            f"static embedding model not found in {self.model_dir}"
+                        ) from exc
+                    matrix = q.astype(np.float32) * scales.astype(np.float32)[:, None]
+                    if matrix.shape[0] != len(vocab):
+                        raise StaticModelMissing(
+                            f"model/vocab mismatch in {self.model_dir}: {matrix.shape[0]} rows, {len(vocab)} tokens"
+                        )
+                    self._tokenizer = WordPieceTokenizer(vocab)
+                    self._matrix = np.ascontiguousarray(matrix)
+        assert self._matrix is not None and self._tokenizer is not None
+        return self._matrix, self._tokenizer
+
+    # -- Embedder protocol ------------------------------------------------------------------
+    def token_ids(self, text: str) -> list[int]:
+        _, tok = self._load()
+        return tok.encode(text[: self.max_chars])
+
+    def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        matrix, tok = self._load()
+        dims = matrix.shape[1]
+        out = np.zeros((len(texts), dims), dtype=np.float32)
+        if not texts:
+            return out
+        out[:, 0] = 1.0  # rows with no known token keep this unit vector
+        ids: list[int] = []
+        starts: list[int] = []
+        rows: list[int] = []
+        for i, text in enumerate(texts):
+            tids = tok.encode(text[: self.max_chars])
+            if tids:
+                rows.append(i)
+                starts.append(len(ids))
+                ids.extend(tids)
+        if rows:
+            idx = np.asarray(ids, dtype=np.int64)
+            sums = np.add.reduceat(matrix[idx], np.asarray(starts, dtype=np.int64), axis=0)
+            norms = np.linalg.norm(sums, axis=1, keepdims=True)
+            norms[norms == 0] = 1.0
+            out[np.asarray(rows)] = sums / norms
+        return out
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        return self.embed_documents([text])[0]
