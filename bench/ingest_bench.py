@@ -21,8 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from memory_substrate import Memory, Settings  # noqa: E402
-from tests.ingest_adapters.conftest import make_pdf  # noqa: E402
+from tests.ingest_adapters.conftest import make_pdf
+
+from memory_substrate import Memory, Settings
 
 LOREM = (
     "Retrieval systems combine lexical and semantic evidence. Each page of this report describes "

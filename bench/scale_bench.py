@@ -47,7 +47,7 @@ def _turn(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
 
 def _pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))]
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
 def run_one(size: int, backend: str, embedder: str, database_url: str | None) -> dict[str, float]:

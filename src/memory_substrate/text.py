@@ -12,6 +12,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from memory_substrate.retrieval.text import STOPWORDS
+from memory_substrate.retrieval.text import stem as _stem
+
 _CJK = (
     r"\u3040-\u30ff"  # hiragana, katakana
     r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
@@ -20,9 +23,6 @@ _CJK = (
 _TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _CJK_RE = re.compile(rf"^[{_CJK}]+$")
 
-STOPWORDS = frozenset(
-    ["a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has", "had", "i", "me", "my", "we", "our", "you", "your", "he", "him", "his", "she", "her", "it", "its", "they", "them", "their", "this", "that", "these", "those", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "there", "here", "not", "no", "so", "than", "too", "very", "can", "could", "would", "should", "will", "shall", "may", "might", "must", "about", "into", "over", "under", "again", "then", "once", "just", "also", "any", "all", "some", "such", "only", "own", "same", "other", "more", "most", "both", "each", "few", "up", "down", "out", "off", "until", "while", "during", "before", "after", "above", "below", "between", "through", "s", "t", "don", "did", "doesn", "isn", "aren", "wasn", "weren", "am", "let", "lets"]
-)
 
 # Domain vocabulary: a query term pulls in its group (and a type hint) so that an agent asking
 # for "待办项" finds work items titled "task" and the reverse.
@@ -35,18 +35,6 @@ DOMAIN_GROUPS: list[tuple[frozenset[str], str | None]] = [
     (frozenset({"source", "sources", "evidence", "证据", "来源"}), "source"),
     (frozenset({"activity", "activities", "session", "活动"}), "activity"),
 ]
-
-
-def _stem(word: str) -> str:
-    """A light English stem: enough to match plurals and common verb forms."""
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            if suffix == "s" and word.endswith("ss"):
-                return word
-            return word[: len(word) - len(suffix)] + repl
-    return word
 
 
 def tokens(text: str) -> list[str]:

@@ -11,7 +11,8 @@ from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.query.fusion import rrf
 from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
-from memory_substrate.query.views import compact, segment_view, snippet
+from memory_substrate.query.segments import search_segments
+from memory_substrate.query.views import compact, snippet
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import expand_terms, normalize_phrase, query_terms
@@ -76,7 +77,7 @@ class SearchEngine:
         filters = opts.filters.merged()
         with self.rt.store.read(self.rt.namespace) as session:
             if opts.result_unit == "segment":
-                items = self._segments(session, plan, filters, opts.max_items)
+                items = search_segments(self.rt, session, plan["clean"].text, filters, opts.max_items)
             else:
                 items = self._objects(session, plan, filters, opts.max_items)
         terms = plan["terms"]
@@ -196,38 +197,3 @@ class SearchEngine:
             "semantic_score": round(semantic_score, 4) if semantic_score is not None else None,
             "lexical_score": round(lexical_score, 4) if lexical_score is not None else None,
         }
-
-    # --- segment results ----------------------------------------------------------------
-    def _segments(
-        self, session: StoreSession, plan: dict[str, Any], filters: dict[str, list[str]], max_items: int
-    ) -> list[dict[str, Any]]:
-        source_ids = filters.get("source_ids")
-        streams: dict[str, list[tuple[str, float]]] = {}
-        hits = session.search_segments_text(plan["terms"], limit=CANDIDATES, source_ids=source_ids)
-        streams["lexical"] = [(segment_vector_id(h.source_id, h.segment_id), h.score) for h in hits]
-        emb = self.rt.embedder_or_none()
-        if emb is not None:
-            qvec = emb.embed_query(plan["clean"].text)
-            sem = session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES * 2)
-            if source_ids:
-                allowed = set(source_ids)
-                sem = [(k, s) for k, s in sem if k.split("#", 1)[0] in allowed]
-            streams["semantic"] = sem[:CANDIDATES]
-        fused = rrf(streams)[:max_items]
-        keys = [tuple(f.key.split("#", 1)) for f in fused]
-        segs = {segment_vector_id(s.source_id, s.id): s for s in session.get_segments_by_keys(keys)}  # type: ignore[arg-type]
-        items = []
-        for f in fused:
-            seg = segs.get(f.key)
-            if seg is None:
-                continue
-            view = segment_view(seg, snippet_chars=400)
-            view.update(
-                retrieval_sources=f.sources,
-                retrieval_ranks=f.ranks,
-                rank_score=round(f.rank_score, 6),
-                lexical_score=round(f.scores["lexical"], 4) if "lexical" in f.scores else None,
-                semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
-            )
-            items.append(view)
-        return items

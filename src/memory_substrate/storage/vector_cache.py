@@ -20,11 +20,10 @@ Loader = Callable[[], tuple[list[str], npt.NDArray[np.float32]]]
 class VectorCache:
     def __init__(self) -> None:
         self._entries: dict[Any, tuple[int, list[str], npt.NDArray[np.float32]]] = {}
+        self._positions: dict[Any, dict[str, int]] = {}
         self._lock = threading.Lock()
 
-    def search(
-        self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int
-    ) -> list[tuple[str, float]]:
+    def _entry(self, key: Any, version: int, load: Loader) -> tuple[int, list[str], npt.NDArray[np.float32]]:
         with self._lock:
             entry = self._entries.get(key)
         if entry is None or entry[0] != version:
@@ -32,7 +31,23 @@ class VectorCache:
             entry = (version, ids, matrix)
             with self._lock:
                 self._entries[key] = entry
-        _, ids, matrix = entry
+                self._positions.pop(key, None)
+        return entry
+
+    def lookup(self, key: Any, version: int, load: Loader, owner_ids: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+        """Rows of the cached matrix for these owners (loading it if stale)."""
+        _, ids, matrix = self._entry(key, version, load)
+        with self._lock:
+            pos = self._positions.get(key)
+            if pos is None:
+                pos = {oid: i for i, oid in enumerate(ids)}
+                self._positions[key] = pos
+        return {oid: matrix[pos[oid]] for oid in owner_ids if oid in pos}
+
+    def search(
+        self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[str, float]]:
+        _, ids, matrix = self._entry(key, version, load)
         if not ids or matrix.shape[1] != query.shape[0]:
             return []
         scores = matrix @ query.astype(np.float32)

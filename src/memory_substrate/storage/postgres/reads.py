@@ -170,6 +170,18 @@ class PostgresReads:
         )
         return [_seg(r) for r in rows]
 
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
+        if not ranges:
+            return []
+        # A semi-join: a segment inside several overlapping ranges comes back once.
+        rows = self._rows(
+            f"SELECT {SEG_COLS} FROM segments s WHERE s.namespace = %s AND EXISTS ("
+            "SELECT 1 FROM unnest(%s::text[], %s::int[], %s::int[]) AS k(src, lo, hi) "
+            "WHERE s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi)",
+            (self.namespace, [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges]),
+        )
+        return [_seg(r) for r in rows]
+
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
             rows = self._rows("SELECT COUNT(*) FROM segments WHERE namespace = %s", (self.namespace,))
@@ -247,6 +259,18 @@ class PostgresReads:
             (vec, self.namespace, owner_type, model, vec, limit),
         )
         return [(r[0], float(r[1])) for r in rows]
+
+    def get_vectors(
+        self, model: str, owner_type: str, owner_ids: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        if not owner_ids:
+            return {}
+        rows = self._rows(
+            "SELECT owner_id, vec FROM vectors WHERE namespace = %s AND owner_type = %s AND model = %s "
+            "AND owner_id = ANY(%s)",
+            (self.namespace, owner_type, model, list(owner_ids)),
+        )
+        return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
 
     def vector_stats(self) -> dict[str, int]:
         rows = self._rows(

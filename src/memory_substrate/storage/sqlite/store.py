@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -247,6 +247,23 @@ class SQLiteSession:
             )
         return out
 
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
+        out: list[Segment] = []
+        cols = ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
+        for i in range(0, len(ranges), 300):
+            chunk = ranges[i : i + 300]
+            values = ",".join("(?, ?, ?)" for _ in chunk)
+            flat = [v for r in chunk for v in r]
+            out.extend(
+                self._seg(r)
+                for r in self.conn.execute(
+                    f"WITH k(src, lo, hi) AS (VALUES {values}) SELECT DISTINCT {cols} FROM k "
+                    "JOIN segments s ON s.namespace = ? AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
+                    (*flat, self.namespace),
+                )
+            )
+        return out
+
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
             row = self.conn.execute("SELECT COUNT(*) FROM segments WHERE namespace = ?", (self.namespace,)).fetchone()
@@ -306,22 +323,32 @@ class SQLiteSession:
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def vector_search(
-        self, model: str, query: npt.NDArray[np.float32], *, owner_type: str, limit: int
-    ) -> list[tuple[str, float]]:
-        version = self._vector_version(owner_type)
-
+    def _vector_loader(self, model: str, owner_type: str) -> Callable[[], tuple[list[str], npt.NDArray[np.float32]]]:
         def load() -> tuple[list[str], npt.NDArray[np.float32]]:
             rows = self.conn.execute(
                 "SELECT owner_id, vec, dim FROM vectors WHERE namespace = ? AND owner_type = ? AND model = ?",
                 (self.namespace, owner_type, model),
             ).fetchall()
             if not rows:
-                return [], np.zeros((0, len(query)), dtype=np.float32)
+                return [], np.zeros((0, 0), dtype=np.float32)
             matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), rows[0][2])
             return [r[0] for r in rows], matrix
 
+        return load
+
+    def vector_search(
+        self, model: str, query: npt.NDArray[np.float32], *, owner_type: str, limit: int
+    ) -> list[tuple[str, float]]:
+        version = self._vector_version(owner_type)
+        load = self._vector_loader(model, owner_type)
         return self._vectors.search((self.namespace, owner_type, model), version, load, query, limit)
+
+    def get_vectors(
+        self, model: str, owner_type: str, owner_ids: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        version = self._vector_version(owner_type)
+        load = self._vector_loader(model, owner_type)
+        return self._vectors.lookup((self.namespace, owner_type, model), version, load, list(owner_ids))
 
     def vector_stats(self) -> dict[str, int]:
         rows = self.conn.execute(

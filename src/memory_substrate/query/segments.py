@@ -1,0 +1,127 @@
+"""Segment-level search (``result_unit: "segment"``): each item is one piece of evidence.
+
+The store supplies the candidate streams (full-text and vectors) and segment records; the pure
+ranker in ``memory_substrate.retrieval`` scores candidates with their neighbouring turns as
+context, speaker awareness and time expressions resolved against message dates.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memory_substrate.indexing import segment_vector_id
+from memory_substrate.models import Segment
+from memory_substrate.query.views import segment_view
+from memory_substrate.retrieval import ranker
+from memory_substrate.retrieval.types import Segment as RankSegment
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import query_terms
+from memory_substrate.util import parse_time
+
+STREAM_DEPTH = 100
+
+
+def _key(seg: Segment) -> str:
+    return segment_vector_id(seg.source_id, seg.id)
+
+
+def _split(key: str) -> tuple[str, str]:
+    source_id, segment_id = key.split("#", 1)
+    return source_id, segment_id
+
+
+class _Fetcher:
+    """Adapts a store session to the ranker's callables, caching what it has read."""
+
+    def __init__(self, session: StoreSession, model: str | None) -> None:
+        self.session = session
+        self.model = model
+        self.rows: dict[str, Segment] = {}
+
+    def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
+        vectors: Mapping[str, Any] = {}
+        keys = [_key(s) for s in segs]
+        if self.model:
+            vectors = self.session.get_vectors(self.model, "segment", keys)
+        out = {}
+        for seg, key in zip(segs, keys, strict=True):
+            self.rows[key] = seg
+            created = seg.metadata.get("created_at")
+            out[key] = RankSegment(
+                id=key,
+                text=seg.text,
+                source_id=seg.source_id,
+                index=seg.ordinal,
+                created_at=parse_time(created) if created else None,
+                speaker=seg.metadata.get("name") or None,
+                vector=vectors.get(key),
+            )
+        return out
+
+    def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
+        return self._convert(self.session.get_segments_by_keys([_split(k) for k in keys]))
+
+    def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
+        wanted = [self.rows[k] for k in keys if k in self.rows]
+        ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in wanted]
+        window = self._convert(self.session.segment_windows(ranges))
+        by_source: dict[str, list[RankSegment]] = defaultdict(list)
+        for seg in window.values():
+            by_source[seg.source_id].append(seg)
+        out = {}
+        for s in wanted:
+            lo, hi = s.ordinal - before, s.ordinal + after
+            out[_key(s)] = sorted(
+                (w for w in by_source[s.source_id] if w.index is not None and lo <= w.index <= hi),
+                key=lambda w: w.index or 0,
+            )
+        return out
+
+
+def search_segments(
+    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
+) -> list[dict[str, Any]]:
+    source_ids = filters.get("source_ids")
+    lexical = [
+        (segment_vector_id(h.source_id, h.segment_id), h.score)
+        for h in session.search_segments_text(query_terms(query), limit=STREAM_DEPTH, source_ids=source_ids)
+    ]
+    emb = rt.embedder_or_none()
+    vector: list[tuple[str, float]] = []
+    qvec = None
+    if emb is not None:
+        qvec = emb.embed_query(query)
+        # Filtering by source happens after the nearest-neighbour search, so ask for more.
+        depth = STREAM_DEPTH * (4 if source_ids else 1)
+        vector = session.vector_search(emb.name, qvec, owner_type="segment", limit=depth)
+        if source_ids:
+            allowed = set(source_ids)
+            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:STREAM_DEPTH]
+    fetch = _Fetcher(session, emb.name if emb is not None else None)
+    ranked = ranker.rank_segments(
+        query,
+        lexical,
+        vector,
+        fetch.segments,
+        fetch_neighbours=fetch.neighbours,
+        query_vector=qvec,
+        limit=max_items,
+    )
+    items = []
+    for r in ranked:
+        seg = fetch.rows.get(r.segment_id)
+        if seg is None:
+            continue
+        view = segment_view(seg, snippet_chars=400)
+        view.update(
+            retrieval_sources=r.retrieval_sources,
+            retrieval_ranks=r.retrieval_ranks,
+            rank_score=round(r.rank_score, 6),
+            lexical_score=round(r.lexical_score, 4) if r.lexical_score is not None else None,
+            semantic_score=round(r.semantic_score, 4) if r.semantic_score is not None else None,
+        )
+        items.append(view)
+    return items

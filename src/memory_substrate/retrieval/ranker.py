@@ -1,0 +1,417 @@
+"""Segment ranking: pure functions between a store's candidate streams and the answer list.
+
+Pipeline (all backend-agnostic; numpy only):
+
+1. ``analyse_query(query, speakers, now)``: finds the participants the query names (speaker
+   awareness) and the calendar periods it names (time expressions); what is left is the *content*
+   of the query. The store should run its two candidate streams on the content: the lexical stream
+   with ``analysis.lexical_query`` (an FTS5 OR-of-terms expression) and the vector stream with the
+   embedding of ``analysis.semantic_text``. Names are taken out because in a conversation a
+   person's name mostly appears in the turns *addressed to* them, not in their own.
+2. ``rank_segments(analysis_or_query, lexical_hits, vector_hits, fetch_segments, ...)``:
+   candidates = both streams plus their neighbouring turns; each candidate gets
+   * ``lexical``: BM25 of its *context window* (the turn with ``window_before`` turns before and
+     ``window_after`` after, in the same source) against the content terms, idf from the store's
+     term statistics when given;
+   * ``semantic``: cosine between the query vector and the segment's own vector;
+   * ``speaker``: 1 when the segment's speaker is a participant the query names;
+   * ``time``: 1 when the segment's ``created_at`` falls in a named period (or shortly after);
+   and ``rank_score`` = weighted sum of the z-normalised lexical and semantic features (over the
+   candidate pool) plus the speaker and time bonuses.
+
+Every store call is a plain callable passed in, so the same ranker runs over SQLite, PostgreSQL
+or the in-memory simulation in ``bench/``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.retrieval.text import STOPWORDS, fold, fts5_or_query, index_terms, query_terms, tokenize
+from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
+from memory_substrate.retrieval.types import RankedSegment, Segment
+
+Hit = tuple[str, float]  # (segment id, stream score; higher is better)
+FetchSegments = Callable[[Sequence[str]], Mapping[str, Segment]]
+FetchNeighbours = Callable[[Sequence[str], int, int], Mapping[str, Sequence[Segment]]]
+
+
+@dataclass(frozen=True)
+class TermStats:
+    """Corpus statistics for BM25 idf: number of segments and per-term segment frequency."""
+
+    doc_count: int
+    doc_freq: Mapping[str, int]
+
+
+TermStatsFn = Callable[[Sequence[str]], TermStats]
+
+
+class _Embedder(Protocol):
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]: ...
+    def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]: ...
+
+
+# ------------------------------------------------------------------------------ query analysis
+@dataclass(frozen=True)
+class QueryAnalysis:
+    text: str  # the query as asked
+    content: str  # without participant names and time expressions
+    terms: list[str]  # normalised content terms (lexical matching)
+    speakers: list[str]  # participants named in the query (as known to the store)
+    periods: list[Period]  # calendar periods named in the query
+
+    @property
+    def lexical_query(self) -> str:
+        """FTS5 MATCH expression (OR of quoted content terms); "" means: skip the lexical stream."""
+        return fts5_or_query(self.terms)
+
+    @property
+    def semantic_text(self) -> str:
+        """Text to embed for the vector stream (the query's content, or the query itself)."""
+        return self.content if self.content.strip() else self.text
+
+
+def _name_tokens(name: str) -> list[str]:
+    return [t for t in tokenize(name) if len(t) >= 2]
+
+
+def analyse_query(query: str, speakers: Iterable[str] = (), now: datetime | None = None) -> QueryAnalysis:
+    """Split a query into content, named participants and named periods.
+
+    ``speakers``: the speaker names known in the searched scope (e.g. ``SELECT DISTINCT speaker``).
+    A participant is named when one of their name's words occurs in the query (case-insensitive,
+    except that a name word that is also a common word must be capitalised, e.g. "Will").
+    """
+    periods = find_periods(query, now)
+    content = strip_periods(query, periods) if periods else query
+    named: list[str] = []
+    name_words: set[str] = set()
+    qwords = tokenize(query)
+    qwords_cased = set(re.findall(r"[^\W_]+", query))
+    for spk in dict.fromkeys(s for s in speakers if s):
+        toks = _name_tokens(spk)
+        hit = False
+        for tok in toks:
+            if tok in STOPWORDS:
+                if any(fold(w) == tok and w[:1].isupper() for w in qwords_cased):
+                    hit = True
+            elif tok in qwords:
+                hit = True
+        if hit:
+            named.append(spk)
+            name_words.update(toks)
+    if name_words:
+
+        def drop(m: re.Match[str]) -> str:
+            word = fold(m.group(1))
+            if word in name_words and (word not in STOPWORDS or m.group(1)[:1].isupper()):
+                return " "
+            return m.group(0)
+
+        content = re.sub(r"\b([^\W_]+)(?:['’]s\b)?", drop, content)
+        content = " ".join(content.split())
+    terms = [t for t in query_terms(content)]
+    return QueryAnalysis(query, content, terms, named, periods)
+
+
+# ------------------------------------------------------------------------------------ ranking
+@dataclass(frozen=True)
+class RankConfig:
+    window_before: int = 2  # context turns before a segment in its lexical window
+    window_after: int = 1  # ... and after
+    center_extra: int = 1  # extra copies of the turn's own terms in its window
+    neighbour_candidates: int = 1  # also rank turns this close to a stream hit
+    neighbour_seeds: int = 30  # ... of the best this many hits of each stream
+    w_lexical: float = 1.0
+    w_semantic: float = 0.7
+    w_speaker: float = 3.0
+    w_time: float = 3.0
+    time_after_slack_days: float = 14.0  # a period also matches segments this long after it
+    k1: float = 1.2
+    b: float = 0.75
+
+
+@dataclass
+class _Cand:
+    seg: Segment
+    sources: list[str] = field(default_factory=list)
+    ranks: dict[str, int] = field(default_factory=dict)
+    lexical_score: float | None = None
+    semantic_score: float | None = None
+
+
+def _zscore(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    if x.size == 0:
+        return x
+    sd = float(x.std())
+    if sd < 1e-12:
+        return np.zeros_like(x)
+    return (x - float(x.mean())) / sd
+
+
+def _speaker_matches(speaker: str | None, named: Sequence[str]) -> bool:
+    if not speaker or not named:
+        return False
+    s = fold(speaker).strip()
+    return any(fold(n).strip() == s for n in named)
+
+
+def rank_segments(
+    query: str | QueryAnalysis,
+    lexical_hits: Sequence[Hit],
+    vector_hits: Sequence[Hit],
+    fetch_segments: FetchSegments,
+    *,
+    fetch_neighbours: FetchNeighbours | None = None,
+    term_stats: TermStatsFn | None = None,
+    query_vector: npt.NDArray[np.float32] | None = None,
+    embedder: _Embedder | None = None,
+    speakers: Iterable[str] | None = None,
+    now: datetime | None = None,
+    config: RankConfig | None = None,
+    limit: int = 10,
+) -> list[RankedSegment]:
+    """Rank segments for ``query``; returns at most ``limit`` results, best first.
+
+    * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
+      (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
+    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
+      created_at, speaker; ``vector`` when at hand).
+    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
+      segments of its source from ``before`` positions before it to ``after`` after it, in order,
+      itself included. Without it, windows are the segment alone and no neighbour is added.
+    * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
+      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
+      from the fetched candidates and their neighbours.
+    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
+      or by embedding the segment text); without both, the vector stream's scores are used.
+    * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
+      default the speakers of the candidate segments.
+    """
+    cfg = config or RankConfig()
+    cands: dict[str, _Cand] = {}
+    lex_rank = {sid: r for r, (sid, _) in enumerate(lexical_hits, 1)}
+    vec_rank = {sid: r for r, (sid, _) in enumerate(vector_hits, 1)}
+    stream_ids = list(dict.fromkeys([sid for sid, _ in lexical_hits] + [sid for sid, _ in vector_hits]))
+    if not stream_ids:
+        return []
+    segs = dict(fetch_segments(stream_ids))
+
+    # neighbours: context windows and extra candidates
+    before = max(cfg.window_before, cfg.neighbour_candidates + cfg.window_before)
+    after = max(cfg.window_after, cfg.neighbour_candidates + cfg.window_after)
+    neigh: Mapping[str, Sequence[Segment]] = {}
+    if fetch_neighbours is not None and (before or after):
+        neigh = fetch_neighbours(list(segs), before, after)
+    seeds = set(sid for sid, _ in lexical_hits[: cfg.neighbour_seeds]) | set(
+        sid for sid, _ in vector_hits[: cfg.neighbour_seeds]
+    )
+
+    # every segment we know, by source and position (for windows)
+    known: dict[str, Segment] = dict(segs)
+    for lst in neigh.values():
+        for s in lst:
+            known.setdefault(s.id, s)
+    order: dict[str, list[Segment]] = {}
+    for s in known.values():
+        order.setdefault(s.source_id, []).append(s)
+    pos: dict[str, tuple[str, int]] = {}
+    for src, lst in order.items():
+        lst.sort(key=lambda s: (s.index if s.index is not None else 0, s.id))
+        for i, s in enumerate(lst):
+            pos[s.id] = (src, i)
+
+    for sid in stream_ids:
+        if sid not in segs:
+            continue
+        c = cands.setdefault(sid, _Cand(segs[sid]))
+        if sid in lex_rank:
+            c.sources.append("lexical")
+            c.ranks["lexical"] = lex_rank[sid]
+            c.lexical_score = float(lexical_hits[lex_rank[sid] - 1][1])
+        if sid in vec_rank:
+            c.sources.append("semantic")
+            c.ranks["semantic"] = vec_rank[sid]
+            c.semantic_score = float(vector_hits[vec_rank[sid] - 1][1])
+    if cfg.neighbour_candidates > 0 and neigh:
+        for sid in [s for s in stream_ids if s in seeds and s in pos]:
+            src, i = pos[sid]
+            lst = order[src]
+            for j in range(
+                max(0, i - cfg.neighbour_candidates), min(len(lst), i + cfg.neighbour_candidates + 1)
+            ):
+                nb = lst[j]
+                if nb.id not in cands:
+                    cands[nb.id] = _Cand(nb, sources=["context"])
+    if not cands:
+        return []
+
+    analysis = query if isinstance(query, QueryAnalysis) else None
+    if analysis is None:
+        participants = (
+            list(speakers)
+            if speakers is not None
+            else sorted({s.speaker for s in known.values() if s.speaker})
+        )
+        analysis = analyse_query(str(query), participants, now)
+
+    ids = list(cands)
+    n = len(ids)
+
+    # --- lexical: BM25 over context windows
+    terms = analysis.terms
+    term_cache: dict[str, list[str]] = {}
+
+    def seg_terms(s: Segment) -> list[str]:
+        t = term_cache.get(s.id)
+        if t is None:
+            t = index_terms(s.text)
+            term_cache[s.id] = t
+        return t
+
+    windows: list[Counter[str]] = []
+    lens_l: list[float] = []
+    for sid in ids:
+        w: Counter[str] = Counter()
+        if sid in pos:
+            src, i = pos[sid]
+            lst = order[src]
+            for s in lst[max(0, i - cfg.window_before) : i + cfg.window_after + 1]:
+                w.update(seg_terms(s))
+            # The turn itself counts extra, so a turn that matches outranks its neighbours.
+            for _ in range(cfg.center_extra):
+                w.update(seg_terms(cands[sid].seg))
+        else:
+            w.update(seg_terms(cands[sid].seg))
+        windows.append(w)
+        lens_l.append(float(sum(w.values())))
+    lens = np.array(lens_l, dtype=np.float64)
+    avg_len = float(lens.mean()) if n and lens.mean() > 0 else 1.0
+
+    def idf_of(qterms: Sequence[str]) -> dict[str, float]:
+        if term_stats is not None:
+            st = term_stats(list(qterms))
+            ndocs, df = max(1, st.doc_count), st.doc_freq
+        else:
+            pool = [seg_terms(s) for s in known.values()]
+            ndocs = len(pool)
+            wanted = set(qterms)
+            df = Counter(t for doc in pool for t in set(doc) if t in wanted)
+        return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in qterms}
+
+    def bm25(weighted: Mapping[str, float], idf: Mapping[str, float]) -> npt.NDArray[np.float64]:
+        out = np.zeros(n)
+        for k, w in enumerate(windows):
+            tf = {t: w[t] for t in weighted if w.get(t)}
+            if not tf:
+                continue
+            norm = cfg.k1 * (1.0 - cfg.b + cfg.b * lens[k] / avg_len)
+            out[k] = sum(weighted[t] * idf[t] * f * (cfg.k1 + 1.0) / (f + norm) for t, f in tf.items())
+        return out
+
+    idf = idf_of(terms) if terms else {}
+    lex = bm25(dict.fromkeys(terms, 1.0), idf) if terms else np.zeros(n)
+
+    # --- semantic: cosine to the segment's own vector
+    sem = np.zeros(n)
+    qvec = query_vector
+    if qvec is None and embedder is not None:
+        qvec = embedder.embed_query(analysis.semantic_text)
+    if qvec is not None:
+        qv = np.asarray(qvec, dtype=np.float32)
+        missing = [k for k, sid in enumerate(ids) if cands[sid].seg.vector is None]
+        vecs = np.zeros((n, qv.shape[0]), dtype=np.float32)
+        for k, sid in enumerate(ids):
+            v = cands[sid].seg.vector
+            if v is not None:
+                vecs[k] = v
+        if missing:
+            if embedder is not None:
+                vecs[missing] = embedder.embed_documents([cands[ids[k]].seg.text for k in missing])
+            else:
+                for k in missing:  # fall back on the stream's score where there is one
+                    stream_score = cands[ids[k]].semantic_score
+                    vecs[k] = 0.0
+                    sem[k] = stream_score if stream_score is not None else 0.0
+        have = [k for k in range(n) if k not in set(missing) or embedder is not None]
+        sem[have] = vecs[have] @ qv
+    else:
+        sem = np.array([cands[sid].semantic_score or 0.0 for sid in ids], dtype=np.float64)
+        if not vector_hits:
+            sem[:] = 0.0
+
+    # --- speaker and time
+    spk = np.array(
+        [1.0 if _speaker_matches(cands[sid].seg.speaker, analysis.speakers) else 0.0 for sid in ids]
+    )
+    if analysis.speakers and spk.all():
+        spk[:] = 0.0
+    tim = np.zeros(n)
+    if analysis.periods:
+        slack = timedelta(days=cfg.time_after_slack_days)
+        for k, sid in enumerate(ids):
+            when = cands[sid].seg.created_at
+            if when is not None:
+                when = when.replace(tzinfo=None) if when.tzinfo is not None else when
+                if any(p.start - timedelta(days=1) <= when <= p.end + slack for p in analysis.periods):
+                    tim[k] = 1.0
+
+    score = (
+        cfg.w_lexical * _zscore(lex) + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
+    )
+    order_idx = np.lexsort((np.arange(n), -score))[:limit]
+    out: list[RankedSegment] = []
+    for k in order_idx:
+        c = cands[ids[int(k)]]
+        out.append(
+            RankedSegment(
+                segment_id=ids[int(k)],
+                rank_score=float(score[k]),
+                retrieval_sources=list(c.sources),
+                retrieval_ranks=dict(c.ranks),
+                lexical_score=c.lexical_score,
+                semantic_score=float(sem[k]) if qvec is not None else c.semantic_score,
+                features={
+                    "lexical": float(lex[k]),
+                    "semantic": float(sem[k]),
+                    "speaker": float(spk[k]),
+                    "time": float(tim[k]),
+                },
+            )
+        )
+    return out
+
+
+def rrf(
+    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
+) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of several best-first id lists (kept for callers that only have ranks)."""
+    ws = list(weights) if weights is not None else [1.0] * len(rankings)
+    acc: dict[str, float] = {}
+    for w, ranking in zip(ws, rankings, strict=True):
+        for r, sid in enumerate(ranking, 1):
+            acc[sid] = acc.get(sid, 0.0) + w / (k + r)
+    return sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+__all__ = [
+    "FetchNeighbours",
+    "FetchSegments",
+    "Hit",
+    "QueryAnalysis",
+    "RankConfig",
+    "TermStats",
+    "analyse_query",
+    "rank_segments",
+    "rrf",
+]

@@ -1,0 +1,362 @@
+"""Query and text normalisation shared by lexical indexing and ranking.
+
+Pure functions, no state: tokenise (lower-case, accents stripped, Unicode letters/digits), drop
+stopwords, light suffix stemming, CJK character bigrams, and building an SQLite FTS5 OR-query.
+The same ``index_terms`` must be applied to indexed text and to queries.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from functools import lru_cache
+
+# Words with little retrieval value in questions and chat turns (English). General function words
+# and question words only; no domain vocabulary.
+STOPWORDS: frozenset[str] = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "aren",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "cannot",
+        "could",
+        "couldn",
+        "did",
+        "didn",
+        "do",
+        "does",
+        "doesn",
+        "doing",
+        "don",
+        "down",
+        "during",
+        "each",
+        "either",
+        "else",
+        "ever",
+        "every",
+        "few",
+        "for",
+        "from",
+        "further",
+        "get",
+        "gets",
+        "got",
+        "had",
+        "hadn",
+        "has",
+        "hasn",
+        "have",
+        "haven",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "however",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "isn",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "let",
+        "me",
+        "might",
+        "mine",
+        "more",
+        "most",
+        "must",
+        "mustn",
+        "my",
+        "myself",
+        "neither",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "ought",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "per",
+        "quite",
+        "rather",
+        "really",
+        "same",
+        "shall",
+        "shan",
+        "she",
+        "should",
+        "shouldn",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "thus",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "upon",
+        "us",
+        "very",
+        "was",
+        "wasn",
+        "we",
+        "were",
+        "weren",
+        "what",
+        "whatever",
+        "when",
+        "whenever",
+        "where",
+        "whereas",
+        "wherever",
+        "whether",
+        "which",
+        "while",
+        "who",
+        "whoever",
+        "whom",
+        "whose",
+        "why",
+        "will",
+        "with",
+        "within",
+        "without",
+        "won",
+        "would",
+        "wouldn",
+        "yet",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "ll",
+        "re",
+        "ve",
+        "s",
+        "t",
+        "d",
+        "m",
+        "o",
+        "y",
+        "yeah",
+        "yes",
+        "oh",
+        "ok",
+        "okay",
+        "hey",
+        "hi",
+        "hello",
+        "wow",
+        "um",
+        "uh",
+        "lol",
+        "haha",
+        "thanks",
+        "thank",
+    ]
+)
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _is_cjk_char(ch: str) -> bool:
+    cp = ord(ch)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x3040 <= cp <= 0x30FF  # hiragana, katakana
+        or 0xAC00 <= cp <= 0xD7AF  # hangul syllables
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x20000 <= cp <= 0x2FA1F
+    )
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents (NFKD, combining marks removed)."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    """Overlapping character bigrams of a run of CJK characters (a single char stays itself)."""
+    if len(run) <= 1:
+        return [run] if run else []
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of ``text``: folded, split on anything not a letter/digit; CJK runs as bigrams."""
+    out: list[str] = []
+    for word in _WORD.findall(fold(text)):
+        if word.isascii() or not any(_is_cjk_char(c) for c in word):
+            out.append(word)
+            continue
+        buf: list[str] = []
+        cjk_run: list[str] = []
+        for ch in word:
+            if _is_cjk_char(ch):
+                if buf:
+                    out.append("".join(buf))
+                    buf = []
+                cjk_run.append(ch)
+            else:
+                if cjk_run:
+                    out.extend(cjk_bigrams("".join(cjk_run)))
+                    cjk_run = []
+                buf.append(ch)
+        if buf:
+            out.append("".join(buf))
+        if cjk_run:
+            out.extend(cjk_bigrams("".join(cjk_run)))
+    return out
+
+
+_VOWEL = re.compile(r"[aeiouy]")
+
+
+@lru_cache(maxsize=65_536)
+def stem(word: str) -> str:
+    """A light, conservative English suffix stemmer (plural / -ing / -ed / -ly).
+
+    Not Porter: it only folds inflections so that "paintings", "painting", "painted" and "paint"
+    meet, and leaves short words, numbers and non-Latin words alone.
+    """
+    if len(word) <= 3 or not word.isascii() or not word.isalpha():
+        return word
+    w = word
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith("sses"):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    for suffix in ("ing", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and _VOWEL.search(w[: -len(suffix)]):
+            w = w[: -len(suffix)]
+            if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run
+                w = w[:-1]
+            elif w.endswith(("at", "bl", "iz")):  # created -> create
+                w = w + "e"
+            break
+    if w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    if w.endswith("e") and len(w) >= 4:  # create/creat, hike/hik meet
+        w = w[:-1]
+    return w
+
+
+_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
+def index_terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Normalised terms for lexical matching: tokenise, drop stopwords, stem.
+
+    A hyphenated compound also yields its joined form ("de-stress" -> "de", "stress",
+    "destress"), so that spelling variants meet.
+    """
+    return list(_index_terms(text, drop_stopwords))
+
+
+@lru_cache(maxsize=50_000)
+def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
+    # Cached: the ranker re-reads the same candidate turns for query after query.
+    terms = []
+    for tok in tokenize(text):
+        if drop_stopwords and tok in STOPWORDS:
+            continue
+        terms.append(stem(tok))
+    if "-" in text:
+        for m in _HYPHENATED.findall(fold(text)):
+            terms.append(stem(m.replace("-", "")))
+    return tuple(terms)
+
+
+def lexical_document(text: str) -> str:
+    """The string a store should put in its full-text index for ``text``.
+
+    Index this (not the raw text) with a plain whitespace/unicode61 tokenizer and no stemmer,
+    and query with ``QueryAnalysis.lexical_query``: both sides then share one normalisation.
+    """
+    return " ".join(index_terms(text))
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct content terms of a query, in first-seen order (stopwords dropped)."""
+    seen: dict[str, None] = {}
+    for t in index_terms(query):
+        seen.setdefault(t, None)
+    return list(seen)
+
+
+def fts5_or_query(terms: Iterable[str]) -> str:
+    """An SQLite FTS5 MATCH expression OR-ing the given terms, each quoted as a string literal.
+
+    Returns "" when there is no term (the caller should then skip the lexical stream).
+    """
+    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
+    return " OR ".join(quoted)

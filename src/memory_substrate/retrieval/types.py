@@ -1,0 +1,49 @@
+"""Plain data passed between a store and the ranker."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class Segment:
+    """What the ranker needs to know about one stored segment (a message turn, a chunk).
+
+    ``index`` is the segment's position in its source (``locator["index"]`` for messages);
+    ``vector`` is its stored L2-normalised embedding when the store has one at hand (optional).
+    """
+
+    id: str
+    text: str
+    source_id: str
+    index: int | None = None
+    created_at: datetime | None = None
+    speaker: str | None = None
+    vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass
+class RankedSegment:
+    """One ranked result. ``retrieval_ranks`` maps stream name -> 1-based rank in that stream."""
+
+    segment_id: str
+    rank_score: float
+    retrieval_sources: list[str]
+    retrieval_ranks: dict[str, int]
+    lexical_score: float | None = None
+    semantic_score: float | None = None
+    features: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {
+            "segment_id": self.segment_id,
+            "rank_score": self.rank_score,
+            "retrieval_sources": list(self.retrieval_sources),
+            "retrieval_ranks": dict(self.retrieval_ranks),
+            "lexical_score": self.lexical_score,
+            "semantic_score": self.semantic_score,
+        }

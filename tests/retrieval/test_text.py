@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from memory_substrate.retrieval.text import (
+    cjk_bigrams,
+    fts5_or_query,
+    index_terms,
+    lexical_document,
+    query_terms,
+    stem,
+    tokenize,
+)
+
+
+def test_tokenize_folds_case_and_accents_and_splits_punctuation() -> None:
+    assert tokenize("Café NAÏVE, re-use: 2023!") == ["cafe", "naive", "re", "use", "2023"]
+
+
+def test_tokenize_cjk_runs_become_bigrams() -> None:
+    assert tokenize("東京タワーへ") == ["東京", "京タ", "タワ", "ワー", "ーへ"]
+    assert cjk_bigrams("東") == ["東"]
+    assert tokenize("我 是") == ["我", "是"]
+
+
+def test_stem_meets_inflections_and_leaves_short_words() -> None:
+    assert stem("paintings") == stem("painting") == stem("painted") == stem("paint")
+    assert stem("studies") == "study"
+    assert stem("running") == "run"
+    assert stem("bus") == "bus" and stem("class") == "class"
+    assert stem("2023") == "2023"
+
+
+def test_query_terms_drop_stopwords_and_duplicates() -> None:
+    assert query_terms("What did you paint? We painted the sunrise") == ["paint", "sunris"]
+    assert "destress" in index_terms("running helps me de-stress")
+
+
+def test_fts5_or_query_quotes_terms() -> None:
+    assert fts5_or_query(["cat", 'say "hi"', ""]) == '"cat" OR "say ""hi"""'
+    assert fts5_or_query([]) == ""
+
+
+def test_lexical_document_matches_query_terms() -> None:
+    doc = lexical_document("We were painting sunrises at the lake!")
+    assert doc.split() == ["paint", "sunris", "lak"]  # stems, the same on both sides
+    assert set(query_terms("Who paints a sunrise?")) <= set(doc.split())
