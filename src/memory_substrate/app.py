@@ -64,8 +64,10 @@ class Memory:
     def remember(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         return self._remember.run(mode, input_data, options)
 
-    def maintain(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
-        return self._maintain.run(mode, input_data, options)
+    def maintain(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None, *, progress: Progress | None = None
+    ) -> dict[str, Any]:
+        return self._maintain.run(mode, input_data, options, progress=progress)
 
     def status(self) -> dict[str, Any]:
         """Where the store is, its schema version and object counts (no model is loaded)."""

@@ -112,7 +112,8 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
             kwargs: dict[str, Any] = {}
-            if method == "ingest" and mode in ("repo", "pdf") and sys.stderr.isatty():
+            long_running = (method == "ingest" and mode in ("repo", "pdf")) or (method == "maintain" and mode == "reindex")
+            if long_running and sys.stderr.isatty():
                 kwargs["progress"] = _progress_bar()
             result = getattr(memory, method)(mode, data, options, **kwargs)
         except MemorySubstrateError as exc:

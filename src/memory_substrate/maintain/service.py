@@ -1,15 +1,35 @@
-"""memory_maintain: structural and lifecycle maintenance."""
+"""memory_maintain: structural and lifecycle maintenance.
+
+Structural: ``configure``, ``structure``, ``audit``, ``reindex``, ``repair``. Lifecycle:
+``promote_candidates``, ``merge_duplicates``, ``resolve_duplicates``, ``archive_source``,
+``decay_stale``, ``cycle``, ``report``. ``structure``, ``audit`` and ``report`` are read-only;
+every other mode changes nothing unless ``options.apply`` is true (see ``common.py`` for the
+result envelope), and what it changes goes through one ``Patch`` with its audit events.
+This module validates and dispatches; each mode lives in the module named for it.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Any
 
-from pydantic import Field
-
-from memory_substrate.errors import NotAvailableError, UnsupportedModeError
+from memory_substrate.errors import NotFoundError, UnsupportedModeError
+from memory_substrate.maintain import schemas as S
+from memory_substrate.maintain.archive import archive_source
+from memory_substrate.maintain.backends import check_backend, effective
+from memory_substrate.maintain.common import (
+    commit_if_changed,
+    maintenance_event,
+    maintenance_session,
+    mutation_result,
+)
+from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
+from memory_substrate.maintain.reindex import Progress, reindex
+from memory_substrate.maintain.repair import repair
+from memory_substrate.maintain.report import build_report
+from memory_substrate.maintain.resolve import resolve_duplicates
 from memory_substrate.runtime import Runtime
-from memory_substrate.validation import Strict, parse
+from memory_substrate.validation import parse
 
 STRUCTURAL = ("configure", "structure", "audit", "reindex", "repair")
 LIFECYCLE = (
@@ -24,43 +44,80 @@ LIFECYCLE = (
 MODES = STRUCTURAL + LIFECYCLE
 
 
-class StructureInput(Strict):
-    pass
-
-
-class ReadOnlyOptions(Strict):
-    pass
-
-
-class AuditInput(Strict):
-    object_id: str | None = Field(default=None, max_length=300)
-
-
-class AuditOptions(Strict):
-    max_items: int = Field(default=50, ge=1, le=1000)
-
-
 class MaintainService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
 
-    def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self,
+        mode: str,
+        input_data: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+    ) -> dict[str, Any]:
+        """Run one mode. ``progress(done, total, phase)`` is called during ``reindex``.
+
+        Raises ``UnsupportedModeError`` for an unknown mode, ``ValidationError`` for bad
+        input/options, ``NotFoundError``/``ConflictError`` for ids that do not qualify, and
+        ``NotAvailableError`` for a backend this build does not support.
+        """
         if mode not in MODES:
             raise UnsupportedModeError(f"unsupported memory_maintain mode {mode!r}; allowed: {', '.join(MODES)}")
-        handler = getattr(self, f"_{mode}", None)
-        if handler is None:
-            raise NotAvailableError(
-                f"memory_maintain mode {mode!r} is part of the contract but not available in this build yet; "
-                "nothing was changed",
-                details={"mode": mode},
-            )
-        result: dict[str, Any] = handler(input_data, options or {})
+        options = options or {}
+        if mode == "reindex":
+            parse(S.Empty, input_data, "input_data")
+            return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
+        handler = getattr(self, f"_{mode}")
+        result = handler(input_data, options)
         result.setdefault("mode", mode)
         return result
 
+    # --- structural ----------------------------------------------------------------------
+    def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.ConfigureInput, input_data, "input_data")
+        apply = parse(S.ApplyOptions, options, "options").apply
+        wanted = data.model_dump(exclude_none=True)
+        backends = {field: check_backend(field, value) for field, value in wanted.items()}
+        warnings = []
+        if not wanted:
+            warnings.append("nothing to configure: supply graph_backend and/or semantic_backend")
+        if wanted.get("semantic_backend") == "builtin" and self.rt.embedder_or_none() is None:
+            reason = self.rt.semantic_status().get("reason")
+            warnings.append(f"no embedder is available ({reason}); vectors are built by reindex once one is")
+        with maintenance_session(self.rt, "configure", apply=apply, reason="configure derived-index backends") as (
+            session,
+            patch,
+        ):
+            current = session.get_config()
+            changes = {k: {"from": current.get(k), "to": v} for k, v in wanted.items() if current.get(k) != v}
+            if patch is not None:
+                for key, change in changes.items():
+                    session.set_config(key, change["to"])
+                    maintenance_event(patch, f"config:{key}", "configure", change)
+            record = commit_if_changed(patch, {"changes": changes})
+            config = {**current, **{k: c["to"] for k, c in changes.items()}} if record else current
+        return mutation_result(
+            "configure",
+            apply=apply,
+            change_count=len(changes),
+            counts={"changed": len(changes)},
+            patch=patch,
+            record=record,
+            changes=changes,
+            config=config,
+            effective_backends=effective(config),
+            backends=backends,
+            warnings=warnings,
+        )
+
+    def _repair(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        parse(S.Empty, input_data, "input_data")
+        return repair(self.rt, apply=parse(S.ApplyOptions, options, "options").apply)
+
     def _structure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        parse(StructureInput, input_data, "input_data")
-        parse(ReadOnlyOptions, options, "options")
+        parse(S.Empty, input_data, "input_data")
+        parse(S.ReadOnlyOptions, options, "options")
         store = self.rt.store
         with store.read(self.rt.namespace) as session:
             rows = session.count_objects()
@@ -97,14 +154,12 @@ class MaintainService:
         }
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(AuditInput, input_data, "input_data")
-        opts = parse(AuditOptions, options, "options")
+        data = parse(S.AuditInput, input_data, "input_data")
+        opts = parse(S.AuditOptions, options, "options")
         with self.rt.store.read(self.rt.namespace) as session:
             events = session.list_events(object_id=data.object_id, limit=opts.max_items)
             patches = session.list_patches(limit=opts.max_items) if data.object_id is None else []
             if data.object_id is not None and session.get_object(data.object_id) is None and not events:
-                from memory_substrate.errors import NotFoundError
-
                 raise NotFoundError(f"object {data.object_id} not found", details={"id": data.object_id})
         return {
             "result_type": "audit_result",
@@ -121,3 +176,32 @@ class MaintainService:
             ],
             "counts": {"events": len(events), "patches": len(patches)},
         }
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def _promote_candidates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.PromoteInput, input_data, "input_data")
+        return promote_candidates(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _merge_duplicates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        parse(S.Empty, input_data, "input_data")
+        return merge_duplicates(self.rt, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _resolve_duplicates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.ResolveDuplicatesInput, input_data, "input_data")
+        return resolve_duplicates(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _archive_source(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.ArchiveSourceInput, input_data, "input_data")
+        return archive_source(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _decay_stale(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.DecayInput, input_data, "input_data")
+        return decay_stale(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _cycle(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.CycleInput, input_data, "input_data")
+        return cycle(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _report(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.ReportInput, input_data, "input_data")
+        return build_report(self.rt, data, parse(S.ReportOptions, options, "options"))

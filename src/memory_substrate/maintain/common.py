@@ -1,0 +1,180 @@
+"""What every maintenance mode shares: the apply gate, the result envelope, loading, time.
+
+The apply gate. A mutating mode opens a *write* session and a ``Patch`` only when
+``options.apply`` is true; otherwise it plans inside a *read* session and writes nothing. Planning
+and applying run the same code against a ``Workspace``: with a patch each change is written
+through it, without one the change is only simulated on the in-memory copy, so a dry run reports
+exactly what the applied call would do (and a ``cycle`` plans each step against the state the
+previous step would leave).
+
+Result envelope of a mutating mode::
+
+    status   "applied" | "dry_run" | "noop"   ("noop": nothing to change, apply or not)
+    applied  true only when a patch was written
+    dry_run  true when options.apply was not true
+    counts   what was changed (or, in a dry run, what would be)
+    patch_id / applied_operations / audit_event_ids   null / 0 / [] unless applied
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord
+from memory_substrate.patch import Patch
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.util import new_id, now_iso, parse_time
+
+TOOL = "memory_maintain"
+PAGE = 2000
+ALL = 1_000_000_000  # "no limit" for port calls that take one
+STATUS_RANK = {"active": 3, "contested": 2, "candidate": 1}
+
+
+# --- sessions and results ----------------------------------------------------------------
+@contextmanager
+def maintenance_session(
+    rt: Runtime, mode: str, *, apply: bool, reason: str | None, embed: bool = True
+) -> Iterator[tuple[StoreSession, Patch | None]]:
+    """A write session with a patch when applying, else a read session and no patch."""
+    if not apply:
+        with rt.store.read(rt.namespace) as session:
+            yield session, None
+        return
+    with rt.store.write(rt.namespace) as session:
+        embedder = rt.embedder_or_none() if embed else None
+        yield session, Patch(session, tool=TOOL, mode=mode, reason=reason, embedder=embedder)
+
+
+def commit_if_changed(patch: Patch | None, summary: dict[str, Any]) -> PatchRecord | None:
+    if patch is None or patch.operations == 0:
+        return None
+    return patch.commit(summary)
+
+
+def maintenance_event(patch: Patch, object_id: str, action: str, data: dict[str, Any]) -> None:
+    """An audit event for a change that is not an object write (config, relations, indexes)."""
+    patch.events.append(AuditEvent(new_id("event"), patch.id, object_id, action, now_iso(), data))
+    patch.operations += 1
+
+
+def mutation_result(
+    mode: str,
+    *,
+    apply: bool,
+    change_count: int,
+    counts: dict[str, Any],
+    patch: Patch | None,
+    record: PatchRecord | None,
+    **body: Any,
+) -> dict[str, Any]:
+    status = "noop" if change_count == 0 else ("applied" if record is not None else "dry_run")
+    result: dict[str, Any] = {
+        "result_type": f"{mode}_result",
+        "mode": mode,
+        "status": status,
+        "applied": record is not None,
+        "dry_run": not apply,
+        **body,
+        "counts": counts,
+        "patch_id": record.id if record else None,
+        "applied_operations": record.operations if record else 0,
+        "audit_event_ids": patch.event_ids if (patch is not None and record is not None) else [],
+    }
+    if not apply and change_count:
+        result["next_actions"] = ["review_planned_changes", "rerun_with_options_apply_true"]
+    return result
+
+
+# --- loading -------------------------------------------------------------------------------
+def load_objects(
+    session: StoreSession, *, object_types: list[str] | None = None, statuses: list[str] | None = None
+) -> list[MemoryObject]:
+    """Every matching object of the namespace, read in pages (one consistent transaction)."""
+    out: list[MemoryObject] = []
+    offset = 0
+    while True:
+        page = session.list_objects(
+            object_types=object_types, statuses=statuses, order="updated_desc", limit=PAGE, offset=offset
+        )
+        out.extend(page)
+        if len(page) < PAGE:
+            return out
+        offset += PAGE
+
+
+# --- time and small predicates -----------------------------------------------------------
+def reference(value: datetime | None) -> datetime:
+    return value if value is not None else datetime.now(UTC)
+
+
+def when(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+def evidence_count(obj: MemoryObject) -> int:
+    return len({(e.get("source_id"), e.get("segment_id")) for e in obj.evidence_refs})
+
+
+def merge_evidence(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+    """``base`` plus the refs of ``extra`` it lacks (by source and segment); and how many were added."""
+    seen = {(e.get("source_id"), e.get("segment_id")) for e in base}
+    out = list(base)
+    for ref in extra:
+        key = (ref.get("source_id"), ref.get("segment_id"))
+        if key not in seen:
+            seen.add(key)
+            out.append(ref)
+    return out, len(out) - len(base)
+
+
+def ref_view(obj: MemoryObject) -> dict[str, Any]:
+    return {"id": obj.id, "object_type": obj.object_type, "kind": obj.kind, "status": obj.status, "title": obj.title}
+
+
+# --- the workspace -------------------------------------------------------------------------
+@dataclass
+class Workspace:
+    """Knowledge in play for one call, and the changes made to it (written or simulated)."""
+
+    items: dict[str, MemoryObject]
+    patch: Patch | None
+    changes: int = 0
+    touched: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, objects: list[MemoryObject], patch: Patch | None) -> Workspace:
+        return cls({o.id: o for o in objects}, patch)
+
+    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
+        if self.patch is not None:
+            new = self.patch.set_status(obj, status, reason, **extra)
+        else:
+            new = replace(obj, status=status, updated_at=now_iso(), version=obj.version + 1)
+        return self._keep(new)
+
+    def update(
+        self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True
+    ) -> MemoryObject:
+        if self.patch is not None:
+            new = self.patch.update(obj, action=action, changes=changes, derive=derive)
+        else:
+            new = replace(obj, updated_at=now_iso(), version=obj.version + 1)
+        return self._keep(new)
+
+    def _keep(self, obj: MemoryObject) -> MemoryObject:
+        self.items[obj.id] = obj
+        self.changes += 1
+        if obj.id not in self.touched:
+            self.touched.append(obj.id)
+        return obj

@@ -1,0 +1,143 @@
+"""repair: safe missing-reference repairs, plus ``derived_indexes`` diagnostics.
+
+Only repairs that cannot lose or invent meaning are made:
+
+* a node id that an object field or a relation points at but that does not exist gets a
+  **stub node**, exactly as the write path makes one (``kind: stub``, ``metadata.stub``);
+* a derived relation whose origin object no longer exists is **removed** (nothing canonical
+  implies it), and so is a canonical (origin-less) relation whose endpoint is missing and is not
+  a node (it cannot be re-created).
+
+Broken references that only a reviewer can fix are *reported* in ``unresolved_references``
+and left alone: a field of a canonical object naming a missing non-node object, or evidence
+refs whose source or segment is gone. ``derived_indexes`` (full-text rows, vectors by model,
+graph relations against what canonical objects imply) is computed before any repair, so a
+caller can decide on a mutating ``reindex`` first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_substrate.indexing import derived_relations, referenced_node_ids
+from memory_substrate.maintain.common import (
+    ALL,
+    commit_if_changed,
+    load_objects,
+    maintenance_event,
+    maintenance_session,
+    mutation_result,
+)
+from memory_substrate.maintain.reindex import derived_index_diagnostics, is_derived
+from memory_substrate.models import MemoryObject, Relation
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+
+SAMPLE = 50
+
+
+def _stub(node_id: str, referrer: str) -> MemoryObject:
+    return MemoryObject(
+        id=node_id,
+        object_type="node",
+        kind="stub",
+        status="active",
+        title=node_id.split(":", 1)[1] or node_id,
+        memory_source="system_generated",
+        metadata={"stub": True, "created_by": referrer, "created_by_repair": True},
+    )
+
+
+def _evidence_gaps(session: StoreSession, objects: list[MemoryObject], ids: set[str]) -> list[dict[str, Any]]:
+    gaps: list[dict[str, Any]] = []
+    keys: dict[tuple[str, str], list[str]] = {}
+    for obj in objects:
+        for ev in obj.evidence_refs:
+            source_id, segment_id = ev.get("source_id"), ev.get("segment_id")
+            if source_id not in ids:
+                gaps.append({"kind": "evidence_source_missing", "object_id": obj.id, "missing_id": source_id})
+            elif segment_id:
+                keys.setdefault((str(source_id), str(segment_id)), []).append(obj.id)
+    found = {(s.source_id, s.id) for s in session.get_segments_by_keys(list(keys))} if keys else set()
+    for key, owners in keys.items():
+        if key not in found:
+            gaps.extend(
+                {"kind": "evidence_segment_missing", "object_id": o, "missing_id": f"{key[0]}#{key[1]}"} for o in owners
+            )
+    return gaps
+
+
+def plan_repairs(
+    session: StoreSession, objects: list[MemoryObject], relations: list[Relation]
+) -> tuple[dict[str, str], list[tuple[Relation, str]], list[dict[str, Any]]]:
+    """(missing node id -> first referrer, relations to remove with why, unresolved references)."""
+    ids = {o.id for o in objects}
+    remove: list[tuple[Relation, str]] = []
+    kept: list[Relation] = []
+    for rel in relations:
+        if is_derived(rel) and rel.origin_id not in ids:
+            remove.append((rel, "origin_missing"))
+        elif not is_derived(rel) and any(e not in ids and not e.startswith("node:") for e in (rel.source_id, rel.target_id)):
+            remove.append((rel, "endpoint_missing"))
+        else:
+            kept.append(rel)
+    missing_nodes: dict[str, str] = {}
+    unresolved: list[dict[str, Any]] = []
+    for obj in sorted(objects, key=lambda o: o.id):
+        for ref in referenced_node_ids(obj):
+            if ref not in ids:
+                missing_nodes.setdefault(ref, obj.id)
+        for rel in derived_relations(obj, obj.updated_at):
+            field = rel.payload["relation_schema"]["origin_field"]
+            if field == "evidence_refs":
+                continue  # evidence is checked below, down to the segment
+            for end in (rel.source_id, rel.target_id):
+                if end not in ids and not end.startswith("node:"):
+                    unresolved.append({"kind": "field_reference_missing", "object_id": obj.id, "field": field, "missing_id": end})
+    for rel in kept:
+        for end in (rel.source_id, rel.target_id):
+            if end not in ids and end.startswith("node:"):
+                missing_nodes.setdefault(end, rel.origin_id or rel.id)
+    unresolved.extend(_evidence_gaps(session, [o for o in objects if o.evidence_refs], ids))
+    return dict(sorted(missing_nodes.items())), remove, unresolved
+
+
+def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
+    with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (session, patch):
+        objects = load_objects(session)
+        relations = session.list_relations(limit=ALL)
+        diagnostics = derived_index_diagnostics(rt, session, objects, relations)
+        missing_nodes, remove, unresolved = plan_repairs(session, objects, relations)
+        if patch is not None:
+            for node_id, referrer in missing_nodes.items():
+                patch.create(_stub(node_id, referrer), derive=False)
+            if remove:
+                session.delete_relations([r.id for r, _ in remove])
+                for rel, why in remove:
+                    maintenance_event(patch, rel.id, "unrelate", {
+                        "reason": why, "rel_type": rel.rel_type, "source_id": rel.source_id,
+                        "target_id": rel.target_id, "origin_id": rel.origin_id,
+                    })
+        counts = {
+            "stub_nodes_created": len(missing_nodes),
+            "relations_removed": len(remove),
+            "unresolved_references": len(unresolved),
+        }
+        record = commit_if_changed(patch, counts)
+    return mutation_result(
+        "repair",
+        apply=apply,
+        change_count=len(missing_nodes) + len(remove),
+        counts=counts,
+        patch=patch,
+        record=record,
+        repairs={
+            "stub_node_ids": list(missing_nodes)[:SAMPLE],
+            "removed_relations": [
+                {"id": r.id, "rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id, "reason": why}
+                for r, why in remove[:SAMPLE]
+            ],
+        },
+        unresolved_references=unresolved[:SAMPLE],
+        derived_indexes=diagnostics,
+    )
