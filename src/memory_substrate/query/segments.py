@@ -21,7 +21,7 @@ from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
 from memory_substrate.util import parse_time
 
-STREAM_DEPTH = 100
+STREAM_DEPTH = 50
 
 
 def _key(seg: Segment) -> str:

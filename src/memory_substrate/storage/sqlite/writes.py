@@ -1,0 +1,196 @@
+"""The write half of a SQLite session: every mutation, each inside the session's transaction."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.errors import StorageError
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+
+
+class SessionWrites:
+    conn: sqlite3.Connection
+    namespace: str
+    writable: bool
+
+    def _require_write(self) -> None:
+        if not self.writable:
+            raise StorageError("write attempted in a read session")
+    def _fts_object(self, pk: int, search: SearchDoc) -> None:
+        self.conn.execute(
+            "INSERT INTO objects_fts (rowid, title, summary, body, meta) VALUES (?, ?, ?, ?, ?)",
+            (pk, search.title, search.summary, search.body, search.meta),
+        )
+
+    def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        cur = self.conn.execute(
+            "INSERT INTO objects (namespace, id, object_type, kind, status, uri, claim_key, created_at, updated_at, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.namespace,
+                obj.id,
+                obj.object_type,
+                obj.kind,
+                obj.status,
+                obj.metadata.get("uri") if obj.object_type == "source" else None,
+                claim_key,
+                obj.created_at,
+                obj.updated_at,
+                json.dumps(obj.to_dict(), ensure_ascii=False),
+            ),
+        )
+        assert cur.lastrowid is not None
+        self._fts_object(cur.lastrowid, search)
+
+    def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
+        self._require_write()
+        row = self.conn.execute(
+            "SELECT pk FROM objects WHERE namespace = ? AND id = ?", (self.namespace, obj.id)
+        ).fetchone()
+        if row is None:
+            raise StorageError(f"cannot update missing object {obj.id}")
+        pk = row[0]
+        self.conn.execute(
+            "UPDATE objects SET kind = ?, status = ?, claim_key = ?, updated_at = ?, data = ? WHERE pk = ?",
+            (obj.kind, obj.status, claim_key, obj.updated_at, json.dumps(obj.to_dict(), ensure_ascii=False), pk),
+        )
+        self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (pk,))
+        self._fts_object(pk, search)
+
+    def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
+        self._require_write()
+        for seg, body, meta in segments:
+            cur = self.conn.execute(
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.namespace,
+                    seg.source_id,
+                    seg.id,
+                    seg.ordinal,
+                    seg.text,
+                    json.dumps(seg.locator, ensure_ascii=False),
+                    seg.hash,
+                    json.dumps(seg.metadata, ensure_ascii=False),
+                    seg.created_at,
+                ),
+            )
+            self.conn.execute(
+                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (cur.lastrowid, body, meta)
+            )
+
+    def insert_relations(self, relations: Iterable[Relation]) -> None:
+        self._require_write()
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO relations (namespace, id, rel_type, source_id, target_id, origin_id, payload, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    self.namespace,
+                    r.id,
+                    r.rel_type,
+                    r.source_id,
+                    r.target_id,
+                    r.origin_id,
+                    json.dumps(r.payload, ensure_ascii=False),
+                    r.created_at,
+                )
+                for r in relations
+            ],
+        )
+
+    def delete_relations_from_origin(self, origin_id: str) -> int:
+        self._require_write()
+        cur = self.conn.execute(
+            "DELETE FROM relations WHERE namespace = ? AND origin_id = ?", (self.namespace, origin_id)
+        )
+        return cur.rowcount
+
+    def delete_relations(self, relation_ids: Sequence[str]) -> int:
+        self._require_write()
+        ids = list(dict.fromkeys(relation_ids))
+        deleted = 0
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            cur = self.conn.execute(
+                f"DELETE FROM relations WHERE namespace = ? AND id IN ({','.join('?' * len(chunk))})",
+                (self.namespace, *chunk),
+            )
+            deleted += cur.rowcount
+        return deleted
+
+    def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
+        self._require_write()
+        done = 0
+        for source_id, segment_id, body, meta in rows:
+            row = self.conn.execute(
+                "SELECT pk FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
+                (self.namespace, source_id, segment_id),
+            ).fetchone()
+            if row is None:
+                continue
+            self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
+            self.conn.execute(
+                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+            )
+            done += 1
+        return done
+
+    def upsert_vectors(
+        self, model: str, owner_type: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]
+    ) -> None:
+        self._require_write()
+        if not rows:
+            return
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (self.namespace, owner_type, oid, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+                for oid, v in rows
+            ],
+        )
+        self.conn.execute(
+            "INSERT INTO vector_versions (namespace, owner_type, version) VALUES (?, ?, 1) "
+            "ON CONFLICT (namespace, owner_type) DO UPDATE SET version = version + 1",
+            (self.namespace, owner_type),
+        )
+
+    def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO patches (namespace, id, tool, mode, reason, created_at, operations, summary) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                self.namespace,
+                patch.id,
+                patch.tool,
+                patch.mode,
+                patch.reason,
+                patch.created_at,
+                patch.operations,
+                json.dumps(patch.summary, ensure_ascii=False),
+            ),
+        )
+        self.conn.executemany(
+            "INSERT INTO audit_events (namespace, id, patch_id, object_id, action, created_at, data) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (self.namespace, e.id, e.patch_id, e.object_id, e.action, e.created_at, json.dumps(e.data, ensure_ascii=False))
+                for e in events
+            ],
+        )
+
+    def set_config(self, key: str, value: Any) -> None:
+        self._require_write()
+        self.conn.execute(
+            "INSERT INTO config (namespace, key, value) VALUES (?, ?, ?) "
+            "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
+            (self.namespace, key, json.dumps(value)),
+        )
