@@ -174,3 +174,26 @@ async def test_context_spec_example(memory):
     assert out["context_budget"]["max_items"] == 12 and out["context_budget"]["returned_items"] == len(out["items"])
     assert out["context_budget"]["detail"] == "compact"
     assert tiers["deep_search_hints"][0]["mode"] == "expand"
+
+
+def test_semantic_stream_with_default_embedder(make_settings, namespace):
+    from memory_substrate import Memory
+
+    mem = Memory(make_settings(embedder="static"), namespace=namespace)
+    try:
+        out = mem.ingest(
+            "conversation",
+            conversation(["We decided to run SQLite in WAL mode.", "Lunch was pizza again.", "The cat sleeps all day."]),
+        )
+        seg = mem.query("search", {"query": "database journaling choice"}, {"result_unit": "segment"})
+        top = seg["items"][0]
+        assert top["locator"] == {"kind": "message", "index": 0}
+        assert "semantic" in top["retrieval_sources"] and top["semantic_score"] is not None
+        assert seg["semantic_backend"]["enabled"] is True
+        obj = mem.query("search", {"query": "database journaling choice"})
+        assert obj["items"][0]["id"] == out["source_id"]
+        assert obj["items"][0]["matched_chunks"][0]["distance"] is not None
+        structure = mem.maintain("structure", {})
+        assert sum(structure["counts"]["vectors"].values()) == 4  # three segments and the source
+    finally:
+        mem.close()

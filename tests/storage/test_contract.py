@@ -343,3 +343,34 @@ def test_schema_version_and_namespaces(store: Store, namespace: str) -> None:
     with store.write(namespace + "-p") as s:
         s.record_patch(PatchRecord("patch:1", "t", "m", None, _ts(1), 0, {}), [])
     assert {namespace, namespace + "-p"} <= set(store.namespaces())
+
+
+def test_get_vectors_by_owner(store: Store, namespace: str) -> None:
+    with store.write(namespace) as s:
+        s.upsert_vectors("m1", "segment", [("src:x#seg-1", _unit(1, 0, 0)), ("src:x#seg-2", _unit(0, 1, 0))])
+        s.upsert_vectors("m2", "object", [("know:a", _unit(0, 0, 1))])
+    with store.read(namespace) as s:
+        got = s.get_vectors("m1", "segment", ["src:x#seg-2", "src:x#seg-1", "src:x#seg-9"])
+        assert set(got) == {"src:x#seg-1", "src:x#seg-2"}
+        assert got["src:x#seg-2"].dtype == np.float32
+        assert np.allclose(got["src:x#seg-2"], _unit(0, 1, 0))
+        assert s.get_vectors("m2", "segment", ["src:x#seg-1"]) == {}
+        assert s.get_vectors("m1", "segment", []) == {}
+    # A later write is visible (no stale cache).
+    with store.write(namespace) as s:
+        s.upsert_vectors("m1", "segment", [("src:x#seg-1", _unit(-1, 0, 0))])
+    with store.read(namespace) as s:
+        assert np.allclose(s.get_vectors("m1", "segment", ["src:x#seg-1"])["src:x#seg-1"], _unit(-1, 0, 0))
+
+
+def test_segment_windows(store: Store, namespace: str) -> None:
+    with store.write(namespace) as s:
+        s.insert_segments([seg_row(seg("src:a", n, f"a{n}")) for n in range(1, 11)])
+        s.insert_segments([seg_row(seg("src:b", n, f"b{n}")) for n in range(1, 4)])
+    with store.read(namespace) as s:
+        got = s.segment_windows([("src:a", 2, 4), ("src:a", 3, 6), ("src:b", 0, 0), ("src:zz", 0, 5)])
+        keys = sorted((g.source_id, g.ordinal) for g in got)
+        # Overlapping ranges return each segment once.
+        assert keys == [("src:a", 2), ("src:a", 3), ("src:a", 4), ("src:a", 5), ("src:a", 6), ("src:b", 0)]
+        assert {g.text for g in got if g.source_id == "src:b"} == {"b1"}
+        assert s.segment_windows([]) == []

@@ -270,7 +270,7 @@ class PostgresReads:
             "AND owner_id = ANY(%s)",
             (self.namespace, owner_type, model, list(owner_ids)),
         )
-        return {r[0]: np.asarray(r[1], dtype=np.float32) for r in rows}
+        return {r[0]: _as_array(r[1]) for r in rows}
 
     def vector_stats(self) -> dict[str, int]:
         rows = self._rows(
