@@ -27,7 +27,6 @@ class ConversationInput(Strict):
     title: str = Field(default="Conversation", min_length=1, max_length=500)
     messages: list[Message] = Field(min_length=1, max_length=20_000)
     origin: Origin | None = None
-    scope_refs: list[str] = Field(default_factory=list, max_length=50)
 
 
 class PathInput(Strict):

@@ -13,6 +13,7 @@ from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
 from memory_substrate.query.segments import search_segments
 from memory_substrate.query.views import compact, snippet
+from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import expand_terms, normalize_phrase, query_terms
@@ -98,10 +99,11 @@ class SearchEngine:
     def _retry_terms(self, plan: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
         out = list(plan["expansions"][:8])
         if len(items) < 3:
-            # Weak result: suggest the shorter stems and the individual words of a long phrase.
+            # Weak result: suggest base forms of the query words, which match more variants.
             for t in plan["terms"]:
-                if len(t) > 6 and t[:-2] not in out:
-                    out.append(t[:-2])
+                base = stem(t)
+                if base != t and base not in out and base not in plan["terms"]:
+                    out.append(base)
         return out[:12]
 
     # --- object results -------------------------------------------------------------
