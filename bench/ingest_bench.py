@@ -21,9 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.ingest_adapters.conftest import make_pdf
-
 from memory_substrate import Memory, Settings
+from tests.ingest_adapters.conftest import make_pdf
 
 LOREM = (
     "Retrieval systems combine lexical and semantic evidence. Each page of this report describes "

@@ -16,10 +16,9 @@ from typing import Any
 
 import anyio
 import httpx2
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-
-from mcp import Client
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from mcp import Client
+
 from memory_substrate.errors import UnsupportedModeError, ValidationError
 from memory_substrate.mcp.server import build_server
 from tests.helpers import call

@@ -8,8 +8,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from mcp import Client
+
 from memory_substrate import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp.server import build_server

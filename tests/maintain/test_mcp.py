@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import pytest
-
 from mcp import Client
+
 from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from tests.maintain.conftest import soft_pair

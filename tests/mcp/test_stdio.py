@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
+from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from mcp import Client, StdioServerParameters
 from tests.helpers import call, knowledge
 
 pytestmark = pytest.mark.anyio

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from mcp import Client
+
 from memory_substrate.mcp.server import build_server
 from memory_substrate.query.sanitize import sanitize_query
 from tests.helpers import call, conversation, knowledge

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from mcp import Client
+
 from memory_substrate.errors import (
     BatchEntryError,
     ConflictError,
