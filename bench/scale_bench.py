@@ -1,6 +1,6 @@
 """Scale benchmark: ingest throughput, search latency and peak memory on synthetic corpora.
 
-    .venv/bin/python bench/scale_bench.py --sizes 10000 100000 [--backend sqlite|postgres] [--embedder static|none]
+    .venv/bin/python bench/scale_bench.py --sizes 10000 100000 [--backend sqlite postgres] [--embedder static|none]
 
 Each size runs in a fresh store (a subprocess, so peak memory is per size). A corpus is made of
 conversations of 100 turns whose words follow a Zipf law over a synthetic vocabulary, with real
@@ -101,17 +101,18 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None) ->
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    ap.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
+    ap.add_argument("--backend", choices=["sqlite", "postgres"], nargs="+", default=["sqlite"],
+                    help="one or both; several are measured in one run, side by side")
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.backend, args.embedder, args.database_url)))
+        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url)))
         return
     url = args.database_url
     stop = None
-    if args.backend == "postgres" and url is None:
+    if "postgres" in args.backend and url is None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from tests.pg_server import running_postgres
 
@@ -120,11 +121,13 @@ def main() -> None:
         stop = ctx
     try:
         rows = []
-        for size in args.sizes:
-            cmd = [sys.executable, __file__, "--one", str(size), "--backend", args.backend, "--embedder", args.embedder]
-            if url:
+        for size, backend in [(size, b) for size in args.sizes for b in args.backend]:
+            cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
+            if url and backend == "postgres":
                 cmd += ["--database-url", url]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            out = subprocess.run(cmd, capture_output=True, text=True)
+            if out.returncode != 0:
+                sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
             r = rows[-1]
             print(
@@ -137,7 +140,7 @@ def main() -> None:
             )
         out_dir = Path(__file__).resolve().parent / "results"
         out_dir.mkdir(exist_ok=True)
-        (out_dir / f"scale_{args.backend}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
+        (out_dir / f"scale_{'_'.join(args.backend)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
     finally:
         if stop is not None:
             stop.__exit__(None, None, None)
