@@ -60,20 +60,29 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
         found = await call(c, "memory_query", "search", {"query": "compile_context"}, {"result_unit": "segment"})
         loc = found["items"][0]["locator"]
         assert loc["path"] == "pkg/core.py" and loc["line_start"] == 11 and loc["line_end"] == 13
-        noop = await call(c, "memory_ingest", "repo", {"path": str(root)})
+        # Unchanged, but the preflight still has not passed: nothing is written, the decision stays open.
+        again = await call(c, "memory_ingest", "repo", {"path": str(root)})
+        assert again["status"] == "completed_with_pending_decisions" and again["requires_decision"] is True
+        assert again["applied_operations"] == 0 and again["patch_id"] is None
+        assert again["pending_decisions"][0]["path"] == ".codex"
+        # Excluding the agent state explicitly is another view of the repo: a new capture...
+        clean = await call(c, "memory_ingest", "repo", {"path": str(root), "exclude_patterns": [".codex"]})
+        assert clean["status"] == "completed" and clean["requires_decision"] is False
+        # ...and once preflight passes, an unchanged repo is the spec's noop.
+        noop = await call(c, "memory_ingest", "repo", {"path": str(root), "exclude_patterns": [".codex"]})
         assert noop == {
             "result_type": "repo_ingest_result",
             "status": "noop",
             "requires_decision": False,
             "patch_id": None,
-            "source_id": out["source_id"],
+            "source_id": clean["source_id"],
             "applied_operations": 0,
             "audit_event_ids": [],
             "projection_count": 0,
             "reason": "repo_fingerprint_unchanged",
         }
         forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True})
-        assert forced["status"] == "completed" and forced["superseded_source_id"] == out["source_id"]
+        assert forced["status"] == "completed" and forced["superseded_source_id"] == clean["source_id"]
         suggestions = forced["memory_suggestions"]
         assert suggestions["agent_extraction"]["protocol"] == "agent_extraction.v1"
         assert set(suggestions["candidate_diagnostics"]["counts"]) == {"skipped", "eligible", "returned"}

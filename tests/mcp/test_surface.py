@@ -84,15 +84,13 @@ async def test_missing_object_error_keeps_the_id(memory):
         assert "know:does-not-exist" in exc.value.text
 
 
-async def test_modes_from_later_issues_answer_with_a_typed_error_not_success(memory):
+async def test_backends_not_shipped_answer_with_a_typed_error_not_success(memory):
     async with Client(build_server(memory)) as c:
-        for mode in ("report", "cycle"):
-            try:
-                out = await call(c, "memory_maintain", mode, {})
-            except ToolFailed as exc:
-                assert exc.code == "memory_not_available"
-            else:  # delivered by the maintenance issue: then it must be a real result
-                assert out["mode"] == mode
+        with pytest.raises(ToolFailed) as exc:
+            await call(c, "memory_maintain", "configure", {"graph_backend": "kuzu"}, {"apply": True})
+        assert exc.value.code == "memory_not_available" and "pip install kuzu" in exc.value.text
+        config = await call(c, "memory_maintain", "structure", {})
+        assert "graph_backend" not in config["config"]
 
 
 async def test_structure_and_audit_are_read_only_and_count(memory):

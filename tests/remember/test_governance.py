@@ -74,6 +74,16 @@ def test_same_subject_predicate_with_other_value_marks_both_contested(memory):
     assert "status_change" in [e["action"] for e in history["events"]]
 
 
+def test_a_contested_claim_cannot_be_promoted_past_a_live_rival(memory):
+    first = memory.remember("knowledge", _claim("python"))["object_id"]
+    second = memory.remember("knowledge", _claim("rust"))["object_id"]
+    with pytest.raises(ConflictError) as exc:
+        memory.remember("promote", {"knowledge_id": second, "reason": "I think rust"})
+    assert exc.value.details["conflicting_ids"] == [first]
+    memory.remember("supersede", {"old_knowledge_id": first, "new_knowledge_id": second, "reason": "rewrite"})
+    assert memory.remember("promote", {"knowledge_id": second, "reason": "now clean"})["knowledge_status"] == "active"
+
+
 def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
     first = memory.remember(
         "knowledge", knowledge(kind="decision", title="Use SQLite WAL mode for the store", summary="We run SQLite in WAL mode.")

@@ -16,6 +16,7 @@ from memory_substrate.ingest.adapters import (
 )
 from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.runtime import Runtime
+from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse
 
 Progress = Callable[[int, int, str], None] | None
@@ -28,7 +29,7 @@ def _path(raw: str) -> str:
 
 def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
     data = parse(I.RepoInput, input_data, "input_data")
-    return capture_repo(
+    captured = capture_repo(
         _path(data.path),
         include_patterns=data.include_patterns,
         exclude_patterns=data.exclude_patterns,
@@ -36,6 +37,10 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
         max_file_bytes=rt.settings.max_file_bytes,
         progress=progress,
     )
+    # The same files seen through other patterns are a different capture of the repository.
+    scope = canonical_json([captured.fingerprint, data.include_patterns, data.exclude_patterns, opts.force])
+    captured.fingerprint = sha256_text(scope)
+    return captured
 
 
 def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:

@@ -57,7 +57,7 @@ class IngestService:
         with self.rt.store.write(self.rt.namespace) as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
-                return {
+                unchanged: dict[str, Any] = {
                     "result_type": result_type,
                     "status": "noop",
                     "requires_decision": False,
@@ -68,6 +68,19 @@ class IngestService:
                     "projection_count": 0,
                     "reason": f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged",
                 }
+                pending_again = (captured.metadata.get("preflight") or {}).get("pending_decisions") or []
+                if pending_again:
+                    # Nothing new to write, but the preflight has not passed: the decision is still open.
+                    preflight = captured.metadata["preflight"]
+                    unchanged.update(
+                        status="completed_with_pending_decisions",
+                        requires_decision=True,
+                        excluded_by_preflight=preflight.get("excluded_by_preflight", []),
+                        pending_decisions=pending_again,
+                        warnings=preflight.get("warnings", []),
+                        suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
+                    )
+                return unchanged
             source_id = new_id("source")
             segments = [
                 Segment(

@@ -146,7 +146,11 @@ class SearchEngine:
                 seg = seg_by_key.get(key)
                 if seg is not None and len(chunks[source_id]) < 3 and all(c["segment_id"] != seg.id for c in chunks[source_id]):
                     chunks[source_id].append(self._chunk(seg, semantic_score=score))
-            streams["semantic"] = streams["semantic"] + sem_sources
+            # One semantic list, best first: an object scores by its own vector or its best segment.
+            best: dict[str, float] = {}
+            for key, score in streams["semantic"] + sem_sources:
+                best[key] = max(score, best.get(key, score))
+            streams["semantic"] = sorted(best.items(), key=lambda kv: -kv[1])
 
         # Graph stream: objects linked to matched nodes (entities) rank through their neighbours.
         node_ids = [k for k, _ in rescored[:20] if objs[k].object_type == "node"]

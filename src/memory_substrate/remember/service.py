@@ -214,6 +214,21 @@ class RememberService:
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
         if obj.status not in ("candidate", "contested", "stale"):
             raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id})
+        key = claim_key(obj)
+        if key:
+            rivals = [
+                o.id
+                for o in patch.session.find_by_claim(key)
+                if o.id != obj.id
+                and o.status in LIVE_KNOWLEDGE_STATUSES
+                and _scopes_overlap(o.scope_refs, obj.scope_refs)
+                and claim_value(o) != claim_value(obj)
+            ]
+            if rivals:
+                raise ConflictError(
+                    f"knowledge {obj.id} conflicts with live claims {', '.join(rivals)}; supersede or contest them first",
+                    details={"id": obj.id, "conflicting_ids": rivals},
+                )
         updated = patch.set_status(obj, "active", data.reason)
         return {"status": "promoted", "object_id": updated.id, "knowledge_status": "active", "previous_status": obj.status}
 
