@@ -52,6 +52,17 @@ def _as_array(value: Any) -> npt.NDArray[np.float32]:
     return np.asarray(value, dtype=np.float32)
 
 
+def merge_ranges(ranges: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
+    """Overlapping or touching (source, first, last) ranges folded into disjoint ones."""
+    out: list[tuple[str, int, int]] = []
+    for src, lo, hi in sorted(ranges):
+        if out and out[-1][0] == src and lo <= out[-1][2] + 1:
+            out[-1] = (src, out[-1][1], max(out[-1][2], hi))
+        else:
+            out.append((src, lo, hi))
+    return out
+
+
 def _rel(r: Sequence[Any]) -> Relation:
     return Relation(r[0], r[1], r[2], r[3], r[4], r[5], r[6])
 
@@ -173,12 +184,12 @@ class PostgresReads:
     def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
         if not ranges:
             return []
-        # A semi-join: a segment inside several overlapping ranges comes back once.
+        merged = merge_ranges(ranges)  # disjoint ranges: the join returns each segment once
         rows = self._rows(
-            f"SELECT {SEG_COLS} FROM segments s WHERE s.namespace = %s AND EXISTS ("
-            "SELECT 1 FROM unnest(%s::text[], %s::int[], %s::int[]) AS k(src, lo, hi) "
-            "WHERE s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi)",
-            (self.namespace, [r[0] for r in ranges], [r[1] for r in ranges], [r[2] for r in ranges]),
+            f"SELECT {', '.join('s.' + c.strip() for c in SEG_COLS.split(','))} "
+            "FROM unnest(%s::text[], %s::int[], %s::int[]) AS k(src, lo, hi) "
+            "JOIN segments s ON s.namespace = %s AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
+            ([r[0] for r in merged], [r[1] for r in merged], [r[2] for r in merged], self.namespace),
         )
         return [_seg(r) for r in rows]
 
@@ -265,11 +276,15 @@ class PostgresReads:
     ) -> dict[str, npt.NDArray[np.float32]]:
         if not owner_ids:
             return {}
-        rows = self._rows(
-            "SELECT owner_id, vec FROM vectors WHERE namespace = %s AND owner_type = %s AND model = %s "
-            "AND owner_id = ANY(%s)",
-            (self.namespace, owner_type, model, list(owner_ids)),
-        )
+        # LATERAL makes each id one primary-key probe whatever the planner's row estimates say
+        # (a filter on ANY(), or a hash join on fresh stats, scans every vector of the namespace).
+        # Binary results: pgvector's text format would be parsed float by float in Python.
+        rows = self.conn.cursor(binary=True).execute(
+            "SELECT v.owner_id, v.vec FROM unnest(%s::text[]) AS k(oid) CROSS JOIN LATERAL ("
+            "SELECT owner_id, vec, model FROM vectors WHERE namespace = %s AND owner_type = %s "
+            "AND owner_id = k.oid) v WHERE v.model = %s",
+            (list(dict.fromkeys(owner_ids)), self.namespace, owner_type, model),
+        ).fetchall()
         return {r[0]: _as_array(r[1]) for r in rows}
 
     def vector_stats(self) -> dict[str, int]:
