@@ -123,6 +123,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        2,
+        # Per-term document counts of the segment index, read to skip near-universal query terms.
+        "CREATE VIRTUAL TABLE segments_vocab USING fts5vocab(segments_fts, 'row');",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

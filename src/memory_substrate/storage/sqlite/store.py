@@ -30,6 +30,8 @@ from memory_substrate.util import now_iso
 
 OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
 SEGMENT_WEIGHTS = (1.0, 0.5)
+COMMON_TERM_SHARE = 0.05  # a query term in more segments than this is not worth ranking by
+OVERFETCH = 4  # index-ranked rows read per wanted row before the namespace filter
 
 
 def fts_query(terms: Sequence[str]) -> str:
@@ -295,23 +297,55 @@ class SQLiteSession(SessionWrites):
     def search_segments_text(
         self, terms: Sequence[str], *, limit: int, source_ids: Sequence[str] | None = None
     ) -> list[SegmentHit]:
-        match = fts_query(terms)
+        match = fts_query(self._selective_terms(terms))
         if not match:
             return []
         w = SEGMENT_WEIGHTS
-        params: list[Any] = [match, self.namespace]
         extra = ""
+        filters: list[Any] = [self.namespace]
         if source_ids:
             extra = f" AND s.source_id IN ({','.join('?' * len(source_ids))})"
-            params.extend(source_ids)
-        params.append(limit)
+            filters.extend(source_ids)
+        # Rank inside the full-text index first and join only the best rows: joining every match
+        # before sorting dominates on large stores. If the namespace/source filter leaves too few
+        # of those, fall back to ranking every match (exact, slower).
+        inner = limit * OVERFETCH
         rows = self.conn.execute(
-            f"SELECT s.source_id, s.id, -bm25(segments_fts, {w[0]}, {w[1]}) AS score FROM segments_fts "
-            "JOIN segments s ON s.pk = segments_fts.rowid "
-            f"WHERE segments_fts MATCH ? AND s.namespace = ?{extra} ORDER BY score DESC LIMIT ?",
-            params,
-        )
+            f"SELECT s.source_id, s.id, -f.r FROM (SELECT rowid, bm25(segments_fts, {w[0]}, {w[1]}) AS r "
+            "FROM segments_fts WHERE segments_fts MATCH ? ORDER BY r LIMIT ?) f "
+            f"JOIN segments s ON s.pk = f.rowid WHERE s.namespace = ?{extra} ORDER BY f.r LIMIT ?",
+            (match, inner, *filters, limit),
+        ).fetchall()
+        if len(rows) < limit:
+            total = self.conn.execute(
+                "SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)",
+                (match, inner + 1),
+            ).fetchone()[0]
+            if total > inner:
+                rows = self.conn.execute(
+                    f"SELECT s.source_id, s.id, -bm25(segments_fts, {w[0]}, {w[1]}) AS score FROM segments_fts "
+                    "JOIN segments s ON s.pk = segments_fts.rowid "
+                    f"WHERE segments_fts MATCH ? AND s.namespace = ?{extra} ORDER BY score DESC LIMIT ?",
+                    (match, *filters, limit),
+                ).fetchall()
         return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
+
+    def _selective_terms(self, terms: Sequence[str]) -> list[str]:
+        """Drop terms found in more than COMMON_TERM_SHARE of all segments, keeping at least one.
+
+        Such terms carry almost no BM25 weight, yet an OR query must rank every segment that
+        holds them; without them the candidate stream is the same and far cheaper.
+        """
+        terms = list(dict.fromkeys(t for t in terms if t))
+        if len(terms) < 2:
+            return terms
+        total = self.conn.execute("SELECT MAX(rowid) FROM segments_fts").fetchone()[0] or 0
+        if total < 1000:
+            return terms
+        marks = ",".join("?" * len(terms))
+        df = dict(self.conn.execute(f"SELECT term, doc FROM segments_vocab WHERE term IN ({marks})", terms).fetchall())
+        kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
+        return kept or [min(terms, key=lambda t: df.get(t, 0))]
 
     def _vector_version(self, owner_type: str) -> int:
         row = self.conn.execute(
