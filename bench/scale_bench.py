@@ -15,6 +15,7 @@ topic words mixed in so queries have answers. Reported per size:
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -38,8 +39,8 @@ def _vocab(n: int, rng: random.Random) -> list[str]:
     return ["".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) for _ in range(n)]
 
 
-def _turn(rng: random.Random, vocab: list[str], weights: list[float]) -> str:
-    words = rng.choices(vocab, weights=weights, k=rng.randint(8, 24))
+def _turn(rng: random.Random, vocab: list[str], cum_weights: list[float]) -> str:
+    words = rng.choices(vocab, cum_weights=cum_weights, k=rng.randint(8, 24))
     if rng.random() < 0.3:
         words.insert(rng.randint(0, len(words)), rng.choice(TOPICS))
     return " ".join(words)
@@ -56,12 +57,12 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None) ->
 
     rng = random.Random(size)
     vocab = _vocab(20_000, rng)
-    weights = [1.0 / (i + 1) for i in range(len(vocab))]
+    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
         settings = Settings(root=root, embedder=embedder, database_url=database_url)
         mem = Memory(settings, namespace=f"scale-{size}-{os.getpid()}")
         per_conv = 100
-        texts = [_turn(rng, vocab, weights) for _ in range(size)]
+        texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
         t0 = time.perf_counter()
         for start in range(0, size, per_conv):
             msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
