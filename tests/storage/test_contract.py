@@ -374,3 +374,13 @@ def test_segment_windows(store: Store, namespace: str) -> None:
         assert keys == [("src:a", 2), ("src:a", 3), ("src:a", 4), ("src:a", 5), ("src:a", 6), ("src:b", 0)]
         assert {g.text for g in got if g.source_id == "src:b"} == {"b1"}
         assert s.segment_windows([]) == []
+
+
+def test_segment_windows_overlapping_across_batches(store: Store, namespace: str) -> None:
+    with store.write(namespace) as s:
+        s.insert_segments([seg_row(seg("src:a", n, f"a{n}")) for n in range(1, 401)])
+    # More ranges than one batch holds, all overlapping: every segment still comes back once.
+    ranges = [("src:a", i, i + 5) for i in range(0, 390)]
+    with store.read(namespace) as s:
+        got = s.segment_windows(ranges)
+    assert sorted(g.ordinal for g in got) == list(range(0, 395))

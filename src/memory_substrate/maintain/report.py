@@ -88,7 +88,7 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         max_items=cap,
     )
     issue_counts = Counter(i["issue_type"] for i in issues)
-    counts = {
+    counts: dict[str, Any] = {
         "objects": len(objects),
         "knowledge": len(knowledge),
         "knowledge_by_status": dict(sorted(Counter(o.status for o in knowledge).items())),
@@ -105,15 +105,16 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         },
         "relations": len(relations),
     }
-    totals = {
-        "promotable_candidates": len(promotable),
-        "low_evidence_candidates": len(low_evidence),
-        "stale_candidates": len(stale),
-        "duplicate_groups": len(groups),
-        "soft_duplicate_candidates": len(pairs),
-        "concept_candidates": concepts_total,
-        "fact_check_issues": len(issues),
-    }
+    listed = (
+        "promotable_candidates",
+        "low_evidence_candidates",
+        "stale_candidates",
+        "duplicate_groups",
+        "soft_duplicate_candidates",
+        "concept_candidates",
+        "fact_check_issues",
+    )
+    totals: dict[str, int] = {name: counts[name] for name in listed}
     truncated = {name: total > cap for name, total in totals.items()}
     next_actions = []
     if promotable or groups or stale:

@@ -20,6 +20,7 @@ from memory_substrate.models import (
     TextHit,
 )
 from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, tsquery
+from memory_substrate.storage.ranges import merge_ranges
 
 ORDERS = {
     "updated_desc": "updated_at DESC, id DESC",
@@ -50,17 +51,6 @@ def _as_array(value: Any) -> npt.NDArray[np.float32]:
     if hasattr(value, "to_numpy"):
         value = value.to_numpy()
     return np.asarray(value, dtype=np.float32)
-
-
-def merge_ranges(ranges: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int]]:
-    """Overlapping or touching (source, first, last) ranges folded into disjoint ones."""
-    out: list[tuple[str, int, int]] = []
-    for src, lo, hi in sorted(ranges):
-        if out and out[-1][0] == src and lo <= out[-1][2] + 1:
-            out[-1] = (src, out[-1][1], max(out[-1][2], hi))
-        else:
-            out.append((src, lo, hi))
-    return out
 
 
 def _rel(r: Sequence[Any]) -> Relation:

@@ -23,6 +23,7 @@ from memory_substrate.models import (
     SegmentHit,
     TextHit,
 )
+from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.schema import migrate
 from memory_substrate.storage.sqlite.writes import SessionWrites
 from memory_substrate.storage.vector_cache import VectorCache
@@ -226,41 +227,30 @@ class SQLiteSession(SessionWrites):
         params.extend([-1 if limit is None else limit, offset])
         return [self._seg(r) for r in self.conn.execute(sql, params)]
 
-    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+    def _segments_joined(self, rows: Sequence[tuple[Any, ...]], columns: str, join: str, batch: int) -> list[Segment]:
+        """Segments matched by a VALUES list of keys: SQLite probes the segment index once per row."""
         out: list[Segment] = []
-        keys = list(dict.fromkeys(keys))
         cols = ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
-        for i in range(0, len(keys), 400):
-            chunk = keys[i : i + 400]
-            # A VALUES join lets SQLite probe the (namespace, source_id, id) index once per key.
-            values = ",".join("(?, ?)" for _ in chunk)
-            flat = [v for k in chunk for v in k]
-            out.extend(
-                self._seg(r)
-                for r in self.conn.execute(
-                    f"WITH k(src, sid) AS (VALUES {values}) SELECT {cols} FROM k "
-                    "JOIN segments s ON s.namespace = ? AND s.source_id = k.src AND s.id = k.sid",
-                    (*flat, self.namespace),
-                )
+        marks = "(" + ", ".join("?" * len(rows[0])) + ")" if rows else ""
+        for i in range(0, len(rows), batch):
+            chunk = rows[i : i + batch]
+            flat = [v for r in chunk for v in r]
+            sql = (
+                f"WITH k({columns}) AS (VALUES {','.join(marks for _ in chunk)}) SELECT {cols} FROM k "
+                f"JOIN segments s ON s.namespace = ? AND {join}"
             )
+            out.extend(self._seg(r) for r in self.conn.execute(sql, (*flat, self.namespace)))
         return out
 
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+        keys = list(dict.fromkeys(keys))
+        return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400)
+
     def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
-        out: list[Segment] = []
-        cols = ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
-        for i in range(0, len(ranges), 300):
-            chunk = ranges[i : i + 300]
-            values = ",".join("(?, ?, ?)" for _ in chunk)
-            flat = [v for r in chunk for v in r]
-            out.extend(
-                self._seg(r)
-                for r in self.conn.execute(
-                    f"WITH k(src, lo, hi) AS (VALUES {values}) SELECT DISTINCT {cols} FROM k "
-                    "JOIN segments s ON s.namespace = ? AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
-                    (*flat, self.namespace),
-                )
-            )
-        return out
+        # Disjoint ranges, so no segment comes back twice, whichever batch its range falls in.
+        return self._segments_joined(
+            merge_ranges(ranges), "src, lo, hi", "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi", 300
+        )
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
