@@ -197,3 +197,18 @@ def test_semantic_stream_with_default_embedder(make_settings, namespace):
         assert sum(structure["counts"]["vectors"].values()) == 4  # three segments and the source
     finally:
         mem.close()
+
+
+def test_object_search_has_a_semantic_relevance_floor(make_settings, namespace):
+    from memory_substrate import Memory
+
+    mem = Memory(make_settings(embedder="static"), namespace=namespace)
+    try:
+        for i in range(5):
+            mem.remember("knowledge", knowledge(title=f"Weather note {i}", summary="It rained all day in the city."))
+        kuzu = mem.remember("knowledge", knowledge(title="Kuzu is our embedded graph store", summary="Graph data."))
+        out = mem.query("search", {"query": "which engine stores entity relations"})
+        assert [i["id"] for i in out["items"]] == [kuzu["object_id"]]
+        assert "semantic" in out["items"][0]["retrieval_sources"]
+    finally:
+        mem.close()

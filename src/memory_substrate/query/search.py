@@ -21,6 +21,7 @@ from memory_substrate.text import expand_terms, normalize_phrase, query_terms
 ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
 CANDIDATES = 100
+SEMANTIC_FLOOR = 0.15  # minimum cosine for a semantic-only object hit
 
 
 def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
@@ -135,8 +136,18 @@ class SearchEngine:
         emb = self.rt.embedder_or_none()
         if emb is not None:
             qvec = emb.embed_query(plan["clean"].text)
-            streams["semantic"] = session.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
-            seg_sem = session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
+            # Below the floor a vector hit is noise (unrelated texts score about 0-0.1 with the default
+            # model, related ones 0.3+); without it, weak hits would fill every result list.
+            streams["semantic"] = [
+                hit
+                for hit in session.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
+                if hit[1] >= SEMANTIC_FLOOR
+            ]
+            seg_sem = [
+                hit
+                for hit in session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
+                if hit[1] >= SEMANTIC_FLOOR
+            ]
             sem_sources: list[tuple[str, float]] = []
             keys = [tuple(k.split("#", 1)) for k, _ in seg_sem[:50]]
             seg_by_key = {segment_vector_id(s.source_id, s.id): s for s in session.get_segments_by_keys(keys)}  # type: ignore[arg-type]
