@@ -72,8 +72,3 @@ class StorageError(MemorySubstrateError):
 
     code = "memory_storage_error"
 
-
-class AuthError(MemorySubstrateError):
-    """Missing or invalid credentials."""
-
-    code = "memory_unauthorized"

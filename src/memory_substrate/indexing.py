@@ -148,6 +148,19 @@ def referenced_node_ids(obj: MemoryObject) -> list[str]:
     return [r for r in dict.fromkeys(refs) if r.startswith("node:")]
 
 
+def stub_node(node_id: str, referrer: str, **metadata: Any) -> MemoryObject:
+    """A placeholder node for a ``node:`` id that is referenced before anything describes it."""
+    return MemoryObject(
+        id=node_id,
+        object_type="node",
+        kind="stub",
+        status="active",
+        title=node_id.split(":", 1)[1] or node_id,
+        memory_source="system_generated",
+        metadata={"stub": True, "created_by": referrer, **metadata},
+    )
+
+
 def embed_objects(embedder: Embedder | None, objs: Sequence[MemoryObject]) -> list[tuple[str, np.ndarray]]:
     if embedder is None or not objs:
         return []

@@ -8,9 +8,6 @@ from typing import Any
 # One lifecycle vocabulary for knowledge (and the subset other families use).
 KNOWLEDGE_STATUSES = ("candidate", "active", "contested", "superseded", "stale", "archived", "expired")
 LIVE_KNOWLEDGE_STATUSES = ("candidate", "active", "contested")
-WORK_ITEM_STATUSES = ("open", "in_progress", "blocked", "done", "cancelled")
-SOURCE_STATUSES = ("active", "superseded", "archived")
-MEMORY_SOURCES = ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported")
 OBJECT_TYPES = ("source", "knowledge", "activity", "work_item", "node")
 RELATION_DERIVATIONS = ("canonical_relation", "field_reference", "evidence_ref", "structured_payload")
 

@@ -18,6 +18,7 @@ from memory_substrate.indexing import (
     referenced_node_ids,
     search_doc,
     segment_search_text,
+    stub_node,
 )
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Segment
 from memory_substrate.storage.base import StoreSession
@@ -92,16 +93,7 @@ class Patch:
         for ref in refs:
             if ref in existing:
                 continue
-            stub = MemoryObject(
-                id=ref,
-                object_type="node",
-                kind="stub",
-                status="active",
-                title=ref.split(":", 1)[1] or ref,
-                memory_source="system_generated",
-                metadata={"stub": True, "created_by": obj.id},
-            )
-            self.create(stub, derive=False)
+            self.create(stub_node(ref, obj.id), derive=False)
 
     def _sync_relations(self, obj: MemoryObject, *, initial: bool) -> None:
         if not initial:

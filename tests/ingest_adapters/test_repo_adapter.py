@@ -10,6 +10,7 @@ from memory_substrate.ingest.adapters import _ast_outline, code_symbols
 from memory_substrate.ingest.adapters.code_symbols import outline
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.adapters.repo import capture_repo
+from tests.ingest_adapters.conftest import write
 
 BODY_MARKER = "BODY_ONLY_MARKER_7f3a"
 SHAPES_PY = f'''"""Geometry helpers."""
@@ -90,12 +91,7 @@ FILES: dict[str, str | bytes] = {
 
 def build_repo(root: Path) -> Path:
     for rel, content in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+        write(root, rel, content)
     return root
 
 

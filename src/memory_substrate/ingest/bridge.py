@@ -15,11 +15,10 @@ from memory_substrate.ingest.adapters import (
     capture_web,
 )
 from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.service import Progress
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse
-
-Progress = Callable[[int, int, str], None] | None
 
 
 def _path(raw: str) -> str:
@@ -27,7 +26,7 @@ def _path(raw: str) -> str:
     return str(Path(raw).expanduser().resolve())
 
 
-def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.RepoInput, input_data, "input_data")
     captured = capture_repo(
         _path(data.path),
@@ -43,7 +42,7 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
     return captured
 
 
-def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
     capture = capture_markdown if mode == "markdown" else capture_file
     captured = capture(_path(data.path), max_bytes=rt.settings.max_file_bytes)
@@ -52,7 +51,7 @@ def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.Ingest
     return captured
 
 
-def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
     captured = capture_pdf(_path(data.path), max_bytes=rt.settings.max_pdf_bytes, progress=progress)
     if data.title:
@@ -60,7 +59,7 @@ def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptio
     return captured
 
 
-def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress) -> CapturedSource:
+def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.WebInput, input_data, "input_data")
     s = rt.settings
     return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_substrate.indexing import derived_relations, referenced_node_ids
+from memory_substrate.indexing import derived_relations, referenced_node_ids, stub_node
 from memory_substrate.maintain.common import (
     ALL,
     commit_if_changed,
@@ -34,18 +34,6 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
 SAMPLE = 50
-
-
-def _stub(node_id: str, referrer: str) -> MemoryObject:
-    return MemoryObject(
-        id=node_id,
-        object_type="node",
-        kind="stub",
-        status="active",
-        title=node_id.split(":", 1)[1] or node_id,
-        memory_source="system_generated",
-        metadata={"stub": True, "created_by": referrer, "created_by_repair": True},
-    )
 
 
 def _evidence_gaps(session: StoreSession, objects: list[MemoryObject], ids: set[str]) -> list[dict[str, Any]]:
@@ -110,7 +98,7 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
         missing_nodes, remove, unresolved = plan_repairs(session, objects, relations)
         if patch is not None:
             for node_id, referrer in missing_nodes.items():
-                patch.create(_stub(node_id, referrer), derive=False)
+                patch.create(stub_node(node_id, referrer, created_by_repair=True), derive=False)
             if remove:
                 session.delete_relations([r.id for r, _ in remove])
                 for rel, why in remove:

@@ -27,16 +27,6 @@ from memory_substrate.models import (
 )
 
 
-class ObjectFilter(Protocol):
-    """Shape of the filters every backend understands (see ``query.filters.Filters``)."""
-
-    object_types: list[str] | None
-    kinds: list[str] | None
-    statuses: list[str] | None
-    ids: list[str] | None
-    source_ids: list[str] | None
-
-
 class StoreSession(Protocol):
     """Reads (and, in a write session, writes) inside one namespace and one transaction."""
 
