@@ -176,5 +176,34 @@ def embed_segments(embedder: Embedder | None, segs: Iterable[Segment]) -> list[t
     return [(segment_vector_id(s.source_id, s.id), vecs[i]) for i, s in enumerate(segs)]
 
 
+def keyed_vectors(embedder: Embedder | None, objs: Sequence[MemoryObject]) -> dict[str, list[tuple[str, np.ndarray]]]:
+    """Vectors the knowledge graph resolves by, one owner type per partition so a search loads
+    only its own partition: entity names per entity type ("entity:<type>") and procedures per
+    procedure kind ("procedure:<kind>")."""
+    if embedder is None:
+        return {}
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for o in objs:
+        if o.object_type == "entity":
+            texts.setdefault(f"entity:{o.kind}", []).append((o.id, o.title))
+        elif o.object_type == "knowledge" and o.kind == "procedure" and o.payload.get("procedure_kind"):
+            text = f"{o.title}. {o.payload.get('text', '')}".strip()
+            texts.setdefault(f"procedure:{o.payload['procedure_kind']}", []).append((o.id, text))
+    out: dict[str, list[tuple[str, np.ndarray]]] = {}
+    for owner_type, pairs in texts.items():
+        vecs = embedder.embed_documents([t for _, t in pairs])
+        out[owner_type] = [(oid, vecs[i]) for i, (oid, _) in enumerate(pairs)]
+    return out
+
+
 def segment_vector_id(source_id: str, segment_id: str) -> str:
     return f"{source_id}#{segment_id}"
+
+
+def lookup_keys(obj: MemoryObject) -> list[str]:
+    """Exact-match keys of the knowledge graph (entity names and aliases, fact subjects, objects
+    and predicates, procedure signatures, an episode's specific facts). Derived like the rest,
+    so ``reindex`` can rebuild them."""
+    from memory_substrate.graph.keys import keys_for
+
+    return keys_for(obj)

@@ -8,7 +8,7 @@ from typing import Any
 # One lifecycle vocabulary for knowledge (and the subset other families use).
 KNOWLEDGE_STATUSES = ("candidate", "active", "contested", "superseded", "stale", "archived", "expired")
 LIVE_KNOWLEDGE_STATUSES = ("candidate", "active", "contested")
-OBJECT_TYPES = ("source", "knowledge", "activity", "work_item", "node")
+OBJECT_TYPES = ("source", "knowledge", "activity", "work_item", "node", "entity")
 RELATION_DERIVATIONS = ("canonical_relation", "field_reference", "evidence_ref", "structured_payload")
 
 
@@ -115,3 +115,29 @@ class SegmentHit:
     source_id: str
     segment_id: str
     score: float
+
+
+@dataclass
+class Job:
+    """A unit of background work on one target (today: extracting one episode)."""
+
+    id: str
+    kind: str  # "extract"
+    target_id: str
+    status: str  # pending | running | done | failed
+    attempts: int = 0
+    created_at: str = ""
+    updated_at: str = ""
+    error: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Trace:
+    """An audit trace of one extraction run or one context compile (operational record, not memory)."""
+
+    id: str
+    kind: str  # "extraction" | "compile"
+    subject_id: str | None
+    created_at: str
+    data: dict[str, Any] = field(default_factory=dict)

@@ -15,6 +15,8 @@ from memory_substrate.indexing import (
     derived_relations,
     embed_objects,
     embed_segments,
+    keyed_vectors,
+    lookup_keys,
     referenced_node_ids,
     search_doc,
     segment_search_text,
@@ -55,6 +57,9 @@ class Patch:
         ts = now_iso()
         obj = replace(obj, created_at=obj.created_at or ts, updated_at=ts, version=1)
         self.session.insert_object(obj, search_doc(obj), claim_key(obj))
+        keys = lookup_keys(obj)
+        if keys:
+            self.session.set_object_keys(obj.id, keys)
         self.created_ids.append(obj.id)
         self._event(obj.id, "create", {"object_type": obj.object_type, "kind": obj.kind, "status": obj.status})
         if derive:
@@ -66,6 +71,7 @@ class Patch:
     def update(self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True) -> MemoryObject:
         obj = replace(obj, updated_at=now_iso(), version=obj.version + 1)
         self.session.update_object(obj, search_doc(obj), claim_key(obj))
+        self.session.set_object_keys(obj.id, lookup_keys(obj))
         self._event(obj.id, action, {"changes": changes, "version": obj.version})
         if derive:
             self._ensure_nodes(obj)
@@ -108,6 +114,8 @@ class Patch:
             latest = {o.id: o for o in self._pending_vectors}
             rows = embed_objects(self.embedder, list(latest.values()))
             self.session.upsert_vectors(self.embedder.name, "object", rows)
+            for owner_type, keyed in keyed_vectors(self.embedder, list(latest.values())).items():
+                self.session.upsert_vectors(self.embedder.name, owner_type, keyed)
         record = PatchRecord(
             id=self.id,
             tool=self.tool,

@@ -28,7 +28,7 @@ from typing import IO, Any
 import numpy as np
 
 from memory_substrate.errors import ValidationError
-from memory_substrate.indexing import claim_key, search_doc, segment_search_text
+from memory_substrate.indexing import claim_key, lookup_keys, search_doc, segment_search_text
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
 from memory_substrate.storage.base import Store, StoreSession
 from memory_substrate.util import now_iso
@@ -149,6 +149,9 @@ class _Importer:
         if kind == "object":
             obj = MemoryObject.from_dict(data)
             self.s.insert_object(obj, search_doc(obj), claim_key(obj))
+            keys = lookup_keys(obj)
+            if keys:
+                self.s.set_object_keys(obj.id, keys)
         elif kind == "segment":
             self.segments.append(Segment(**data))
             if len(self.segments) >= _PAGE:

@@ -15,10 +15,12 @@ ID_PREFIXES = {
     "activity": "act",
     "work_item": "work",
     "node": "node",
+    "entity": "ent",
     "relation": "rel",
     "patch": "patch",
     "event": "evt",
     "job": "job",
+    "trace": "trace",
 }
 
 _last_ms = 0

@@ -7,6 +7,8 @@ from dataclasses import replace
 from typing import Any
 
 from memory_substrate.errors import UnsupportedModeError
+from memory_substrate.graph import jobs
+from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.ingest.conversation import capture_conversation
@@ -18,6 +20,7 @@ from memory_substrate.util import new_id, now_iso, sha256_text
 from memory_substrate.validation import parse
 
 MODES = ("repo", "file", "markdown", "web", "pdf", "conversation")
+EPISODE_MODES = ("conversation",)  # captures that are episodes of the knowledge graph
 ADAPTER_VERSION = "1"
 PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
 
@@ -95,6 +98,8 @@ class IngestService:
                 )
                 for i, s in enumerate(captured.segments)
             ]
+            episode = mode in EPISODE_MODES
+            specific = episode_specific_facts((s.id, s.text) for s in segments) if episode else []
             source = MemoryObject(
                 id=source_id,
                 object_type="source",
@@ -119,11 +124,14 @@ class IngestService:
                     },
                     "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
                     **({"supersedes": previous.id} if previous else {}),
+                    **({"specific_facts": specific} if specific else {}),
                 },
             )
             patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none())
             patch.create(source)
             patch.add_segments(segments)
+            if episode:
+                jobs.enqueue(session, source_id)  # extraction runs later and never blocks ingest
             if previous is not None:
                 # The old capture stays addressable (evidence refs never dangle) but is no longer current.
                 old_meta = dict(previous.metadata)
@@ -150,6 +158,8 @@ class IngestService:
         }
         if previous is not None:
             result["superseded_source_id"] = previous.id
+        if mode in EPISODE_MODES:
+            result["extraction"] = {"status": "queued", "episode_id": source_id, "specific_facts": len(source.metadata.get("specific_facts", []))}
         if pending:
             result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
             result["pending_decisions"] = pending

@@ -25,6 +25,8 @@ from memory_substrate.indexing import (
     derived_relations,
     embed_objects,
     embed_segments,
+    keyed_vectors,
+    lookup_keys,
     search_doc,
     segment_search_text,
     segment_vector_id,
@@ -148,6 +150,8 @@ def _batches(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
 def _embed_objects(session: StoreSession, embedder: Embedder, todo: list[MemoryObject], tick: Callable[[int], None]) -> int:
     for chunk in _batches(todo):
         session.upsert_vectors(embedder.name, "object", embed_objects(embedder, chunk))
+        for owner_type, rows in keyed_vectors(embedder, chunk).items():
+            session.upsert_vectors(embedder.name, owner_type, rows)
         tick(len(chunk))
     return len(todo)
 
@@ -192,6 +196,7 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         if patch is not None and changes:
             for i, obj in enumerate(objects, 1):
                 session.update_object(obj, search_doc(obj), claim_key(obj))
+                session.set_object_keys(obj.id, lookup_keys(obj))
                 if i % 500 == 0 or i == len(objects):
                     report(i, len(objects), "full_text:objects")
             stamp = now_iso()

@@ -9,7 +9,7 @@ from pydantic import Field
 from memory_substrate.models import OBJECT_TYPES
 from memory_substrate.validation import Strict
 
-ObjectType = Literal["source", "knowledge", "activity", "work_item", "node"]
+ObjectType = Literal["source", "knowledge", "activity", "work_item", "node", "entity"]
 
 
 class Filters(Strict):

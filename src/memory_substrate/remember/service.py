@@ -15,6 +15,11 @@ from memory_substrate.errors import (
     UnsupportedModeError,
     ValidationError,
 )
+from memory_substrate.graph import jobs
+from memory_substrate.graph.apply import ExtractionApplier, Governance
+from memory_substrate.graph.claims import apply_settlement, settle, trust_of
+from memory_substrate.graph.procedures import promotable, promotion_gap
+from memory_substrate.graph.schemas import ExtractionInput
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
@@ -25,7 +30,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.validation import NoOptions, Strict, parse
 
-MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch")
+MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch", "extraction")
 
 INPUT_MODELS: dict[str, type[Strict]] = {
     "activity": S.ActivityInput,
@@ -35,6 +40,7 @@ INPUT_MODELS: dict[str, type[Strict]] = {
     "supersede": S.SupersedeInput,
     "contest": S.ContestInput,
     "batch": S.BatchInput,
+    "extraction": ExtractionInput,
 }
 
 
@@ -67,6 +73,7 @@ class RememberService:
             "promote": self._promote,
             "supersede": self._supersede,
             "contest": self._contest,
+            "extraction": self._extraction,
         }
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -157,32 +164,22 @@ class RememberService:
             valid_from=data.valid_from.isoformat() if data.valid_from else None,
             valid_until=data.valid_until.isoformat() if data.valid_until else None,
         )
-        conflicts: list[MemoryObject] = []
-        key = claim_key(obj)
-        if key:
-            value = claim_value(obj)
-            for other in session.find_by_claim(key):
-                if other.status not in LIVE_KNOWLEDGE_STATUSES or not _scopes_overlap(other.scope_refs, obj.scope_refs):
-                    continue
-                if claim_value(other) == value:
-                    raise DuplicateError(
-                        f"exact duplicate of {other.id}: same kind, scope, subject, predicate and value",
-                        details={"existing_id": other.id, "existing_status": other.status},
-                    )
-                conflicts.append(other)
-        if conflicts:
-            obj = replace(obj, status="contested")
-        created = patch.create(obj)
-        for other in conflicts:
-            if other.status != "contested":
-                patch.set_status(other, "contested", f"conflicts with {created.id}", conflicting_id=created.id)
+        settled = settle(session, obj)
+        if settled.duplicate_of is not None:
+            other = settled.duplicate_of
+            raise DuplicateError(
+                f"exact duplicate of {other.id}: same kind, scope, subject, predicate and value",
+                details={"existing_id": other.id, "existing_status": other.status},
+            )
+        created = patch.create(settled.obj)
+        apply_settlement(patch, created, settled)
         return {
             "status": "created",
             "object_id": created.id,
             "object_type": "knowledge",
             "knowledge_status": created.status,
             "normalized": normalized,
-            "conflicts": [{"object_id": o.id, "title": o.title, "status": "contested"} for o in conflicts],
+            "conflicts": settled.conflicts,
             "possible_duplicates": possible_duplicates(session, created),
         }
 
@@ -214,6 +211,11 @@ class RememberService:
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
         if obj.status not in ("candidate", "contested", "stale"):
             raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id})
+        if obj.kind == "procedure" and obj.payload.get("procedure_kind") and not promotable(obj):
+            raise ConflictError(
+                f"procedure {obj.id} has not earned promotion: it needs 3 distinct episodes and confidence >= 0.8",
+                details={"id": obj.id, **promotion_gap(obj)},
+            )
         key = claim_key(obj)
         if key:
             rivals = [
@@ -248,8 +250,38 @@ class RememberService:
             raise ConflictError(f"knowledge {old.id} is already superseded", details={"id": old.id})
         if new.status not in LIVE_KNOWLEDGE_STATUSES:
             raise ConflictError(f"knowledge {new.id} is {new.status}; only live knowledge can supersede", details={"id": new.id})
+        if trust_of(new) < trust_of(old):
+            raise ConflictError(
+                f"knowledge {new.id} is less trusted than {old.id} ({new.memory_source} < {old.memory_source}); "
+                "a lower-trust claim cannot supersede a higher-trust one",
+                details={"id": old.id, "superseded_by": new.id},
+            )
         patch.set_status(old, "superseded", data.reason, superseded_by=new.id)
         meta = dict(new.metadata)
         meta["supersedes"] = old.id
         patch.update(replace(new, metadata=meta), action="supersede", changes={"supersedes": old.id, "reason": data.reason})
         return {"status": "superseded", "object_id": old.id, "superseded_by": new.id, "knowledge_status": "superseded"}
+
+    # --- extraction (spec 004: the calling agent supplies its own extraction) ----------------
+    def _extraction(self, patch: Patch, data: ExtractionInput) -> dict[str, Any]:
+        gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),
+                         extractor="agent")
+        trace = ExtractionApplier(patch, self.rt.embedder_or_none()).apply(data.episode_id, data, gov)
+        trace["patch_id"] = patch.id
+        record = jobs.record(patch.session, "extraction", data.episode_id, trace)
+        jobs.finish(patch.session, data.episode_id, trace_id=record.id, extractor="agent")
+        return {"status": "applied", "episode_id": data.episode_id, "trace_id": record.id, **summarize(trace)}
+
+
+def summarize(trace: dict[str, Any]) -> dict[str, Any]:
+    """The compact outcome of an extraction trace (the trace itself has every detail)."""
+    ents, facts, procs = trace["entities"], trace["facts"], trace["procedures"]
+    return {
+        "entities": {"resolved": ents["resolved"], "new": ents["new"], "refused": ents["refused"],
+                     "conflicts": ents["conflicts"]},
+        "facts": {k: len(v) for k, v in facts.items() if isinstance(v, list)},
+        "fact_ids": [f["fact_id"] for f in facts["created"] + facts["contested"] + facts["history"]],
+        "superseded_fact_ids": [f["fact_id"] for f in facts["superseded"]],
+        "custom_predicates": trace["custom_predicates"],
+        "procedures": {k: [p["procedure_id"] for p in v] for k, v in procs.items() if isinstance(v, list)},
+    }

@@ -17,6 +17,7 @@ import numpy.typing as npt
 
 from memory_substrate.models import (
     AuditEvent,
+    Job,
     MemoryObject,
     PatchRecord,
     Relation,
@@ -24,6 +25,7 @@ from memory_substrate.models import (
     Segment,
     SegmentHit,
     TextHit,
+    Trace,
 )
 
 
@@ -97,7 +99,31 @@ class StoreSession(Protocol):
     def list_patches(self, *, limit: int = 50) -> list[PatchRecord]: ...
     def get_config(self) -> dict[str, Any]: ...
 
+    # --- lookup keys, jobs, traces (the knowledge graph's indexes and its operational records) ---
+    def find_keys(self, keys: Sequence[str]) -> list[tuple[str, str]]:
+        """(key, object_id) for every stored lookup key among ``keys``, ordered by key then id."""
+        ...
+    def key_counts(self, prefix: str, *, limit: int = 100) -> list[tuple[str, int]]:
+        """Keys starting with ``prefix`` and how many objects hold each, most held first."""
+        ...
+    def get_job(self, kind: str, target_id: str) -> Job | None: ...
+    def list_jobs(self, *, kind: str, statuses: Sequence[str] | None = None, limit: int = 100) -> list[Job]:
+        """Jobs oldest first."""
+        ...
+    def job_counts(self, kind: str) -> dict[str, int]: ...
+    def get_trace(self, trace_id: str) -> Trace | None: ...
+    def list_traces(self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20) -> list[Trace]:
+        """Newest first."""
+        ...
+
     # --- writes (write sessions only) ------------------------------------------------
+    def set_object_keys(self, object_id: str, keys: Sequence[str]) -> None:
+        """Replace the lookup keys of one object (an empty list removes them)."""
+        ...
+    def put_job(self, job: Job) -> None:
+        """Insert or replace the job of (kind, target_id)."""
+        ...
+    def record_trace(self, trace: Trace) -> None: ...
     def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None: ...
     def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None: ...
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:

@@ -150,6 +150,50 @@ MIGRATIONS: list[tuple[int, str]] = [
         $$;
         """,
     ),
+    # Version 2 is the SQLite store's term-count table; PostgreSQL needs nothing for it. Kept so
+    # one version number means the same schema on both backends.
+    (2, "SELECT 1"),
+    (
+        3,
+        # The knowledge graph: lookup keys derived from objects, extraction jobs, traces.
+        f"""
+        CREATE TABLE object_keys (
+            namespace {_C} NOT NULL,
+            key {_C} NOT NULL,
+            object_id {_C} NOT NULL,
+            PRIMARY KEY (namespace, key, object_id)
+        );
+        CREATE INDEX object_keys_ns_object ON object_keys (namespace, object_id);
+
+        CREATE TABLE jobs (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            kind {_C} NOT NULL,
+            target_id {_C} NOT NULL,
+            status {_C} NOT NULL,
+            attempts integer NOT NULL,
+            created_at {_C} NOT NULL,
+            updated_at {_C} NOT NULL,
+            error text,
+            data json NOT NULL,
+            PRIMARY KEY (namespace, id),
+            UNIQUE (namespace, kind, target_id)
+        );
+        CREATE INDEX jobs_ns_kind_status ON jobs (namespace, kind, status, created_at);
+
+        CREATE TABLE traces (
+            namespace {_C} NOT NULL,
+            id {_C} NOT NULL,
+            kind {_C} NOT NULL,
+            subject_id {_C},
+            created_at {_C} NOT NULL,
+            data json NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX traces_ns_kind_created ON traces (namespace, kind, created_at);
+        CREATE INDEX traces_ns_subject ON traces (namespace, subject_id);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

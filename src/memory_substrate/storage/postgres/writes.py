@@ -13,6 +13,7 @@ import psycopg
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
 from memory_substrate.storage.postgres.fts import field_text
+from memory_substrate.storage.postgres.graph import PostgresGraph
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 
@@ -244,7 +245,7 @@ class PostgresWrites(PostgresReads):
         )
 
 
-class PostgresSession(PostgresWrites):
+class PostgresSession(PostgresWrites, PostgresGraph):
     """One namespace, one transaction on one pooled connection."""
 
     def __init__(

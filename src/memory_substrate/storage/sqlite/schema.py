@@ -128,6 +128,48 @@ MIGRATIONS: list[tuple[int, str]] = [
         # Per-term document counts of the segment index, read to skip near-universal query terms.
         "CREATE VIRTUAL TABLE segments_vocab USING fts5vocab(segments_fts, 'row');",
     ),
+    (
+        3,
+        # The knowledge graph: lookup keys (entity names and aliases, fact subjects and predicates,
+        # procedure signatures) derived from objects; extraction jobs; extraction and compile traces.
+        """
+        CREATE TABLE object_keys (
+            namespace TEXT NOT NULL,
+            key TEXT NOT NULL,
+            object_id TEXT NOT NULL,
+            PRIMARY KEY (namespace, key, object_id)
+        );
+        CREATE INDEX object_keys_ns_object ON object_keys (namespace, object_id);
+
+        CREATE TABLE jobs (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            error TEXT,
+            data TEXT NOT NULL,
+            PRIMARY KEY (namespace, id),
+            UNIQUE (namespace, kind, target_id)
+        );
+        CREATE INDEX jobs_ns_kind_status ON jobs (namespace, kind, status, created_at);
+
+        CREATE TABLE traces (
+            namespace TEXT NOT NULL,
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            subject_id TEXT,
+            created_at TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (namespace, id)
+        );
+        CREATE INDEX traces_ns_kind_created ON traces (namespace, kind, created_at);
+        CREATE INDEX traces_ns_subject ON traces (namespace, subject_id);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

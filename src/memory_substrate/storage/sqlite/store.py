@@ -24,6 +24,7 @@ from memory_substrate.models import (
     TextHit,
 )
 from memory_substrate.storage.ranges import merge_ranges
+from memory_substrate.storage.sqlite.graph import SessionGraph
 from memory_substrate.storage.sqlite.schema import migrate
 from memory_substrate.storage.sqlite.writes import SessionWrites
 from memory_substrate.storage.vector_cache import VectorCache
@@ -120,7 +121,7 @@ def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
     return MemoryObject.from_dict(json.loads(row[0]))
 
 
-class SQLiteSession(SessionWrites):
+class SQLiteSession(SessionWrites, SessionGraph):
     def __init__(self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache) -> None:
         self.conn = conn
         self.namespace = namespace

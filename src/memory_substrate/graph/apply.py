@@ -1,0 +1,313 @@
+"""Apply one extraction (entities, facts, procedures) of one episode inside one patch.
+
+Used by every extractor: the calling agent, an OpenAI-compatible model and MCP sampling. It
+resolves entities in three passes, settles facts against live claims (supersession and trust),
+merges procedures, and returns the per-episode trace. It raises before anything is committed
+when the extraction refers to missing evidence or unknown entities, so a bad extraction writes
+nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import Any
+
+from memory_substrate.embed.base import Embedder
+from memory_substrate.errors import NotFoundError, ValidationError
+from memory_substrate.graph import procedures
+from memory_substrate.graph.claims import apply_settlement, settle, trust_of
+from memory_substrate.graph.keys import entity_any_key
+from memory_substrate.graph.resolve import EntityResolver
+from memory_substrate.graph.schemas import ExtractedFact, Extraction
+from memory_substrate.graph.taxonomy import (
+    CANONICAL_PREDICATES,
+    EVIDENCE_SCORES,
+    KNOWLEDGE_STATUS_OF,
+    default_evidence_status,
+    generic_reason,
+    normalize_name,
+    normalize_predicate,
+)
+from memory_substrate.models import MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.util import new_id
+
+DEFAULT_FACT_CONFIDENCE = 0.7
+DEFAULT_SALIENCE = 0.5
+MAX_EPISODES_ON_ENTITY = 50
+
+
+@dataclass
+class Governance:
+    reason: str
+    memory_source: str
+    scope_refs: list[str]
+    extractor: str  # "agent" | "llm:<model>" | "sampling"
+    evidence_status: str | None = None  # forced status (model output is "extracted"); else from memory_source
+
+
+def _fact_text(subject: str, predicate: str, obj: str) -> str:
+    return f"{subject} {predicate.replace('_', ' ')} {obj}"
+
+
+class ExtractionApplier:
+    def __init__(self, patch: Patch, embedder: Embedder | None) -> None:
+        self.patch = patch
+        self.session = patch.session
+        self.embedder = embedder
+
+    # --- episode -----------------------------------------------------------------------
+    def _episode(self, episode_id: str) -> MemoryObject:
+        ep = self.session.get_object(episode_id)
+        if ep is None or ep.object_type != "source":
+            raise NotFoundError(f"episode_id: source {episode_id} not found", details={"id": episode_id})
+        return ep
+
+    def _segment_times(self, episode: MemoryObject, wanted: set[str]) -> dict[str, str | None]:
+        if not wanted:
+            return {}
+        segs = self.session.get_segments(episode.id, segment_ids=sorted(wanted))
+        found = {s.id: s.metadata.get("created_at") for s in segs}
+        missing = sorted(wanted - set(found))
+        if missing:
+            from memory_substrate.errors import EvidenceError
+
+            raise EvidenceError(
+                f"segment_ids: {', '.join(missing[:5])} not found in episode {episode.id}",
+                details={"source_id": episode.id, "missing_segment_ids": missing},
+            )
+        return found
+
+    # --- the whole extraction ------------------------------------------------------------
+    def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> dict[str, Any]:
+        started = time.perf_counter()
+        episode = self._episode(episode_id)
+        wanted = {s for f in ex.facts for s in f.segment_ids} | {s for p in ex.procedures for s in p.segment_ids}
+        seg_times = self._segment_times(episode, wanted)
+        episode_time = episode.payload.get("ended_at") or episode.payload.get("started_at") or episode.created_at
+        trace: dict[str, Any] = {
+            "episode_id": episode.id,
+            "extractor": gov.extractor,
+            "entities": {"extracted": len(ex.entities), "resolved": [], "new": [], "refused": [], "conflicts": []},
+            "facts": {"extracted": len(ex.facts), "created": [], "reinforced": [], "superseded": [], "contested": [],
+                      "history": []},
+            "custom_predicates": [],
+            "evidence_strengths": {},
+            "procedures": {"extracted": len(ex.procedures), "created": [], "merged": [], "promoted": []},
+            "errors": [],
+        }
+        names = self._entities(episode, ex, gov, trace)
+        for fact in ex.facts:
+            self._fact(episode, fact, names, gov, seg_times, str(episode_time), trace)
+        for proc in ex.procedures:
+            refs = [{"source_id": episode.id, "segment_id": s} for s in proc.segment_ids]
+            outcome = procedures.observe(
+                self.patch, self.embedder, kind=proc.kind, title=proc.title, text=proc.text, episode_id=episode.id,
+                confidence=proc.confidence, evidence_refs=refs, scope_refs=gov.scope_refs,
+                memory_source=gov.memory_source, reason=gov.reason,
+            )
+            bucket = {"created": "created", "merged": "merged", "merged_and_promoted": "promoted"}.get(outcome["outcome"])
+            if bucket:
+                trace["procedures"][bucket].append(outcome)
+                if bucket == "promoted":
+                    trace["procedures"]["merged"].append(outcome)
+        trace["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+        return trace
+
+    # --- entities ------------------------------------------------------------------------
+    def _entities(self, episode: MemoryObject, ex: Extraction, gov: Governance, trace: dict[str, Any]) -> dict[str, str]:
+        """Resolve or create each entity; returns normalised name/alias -> entity id."""
+        names: dict[str, str] = {}
+        resolver = EntityResolver(self.session, self.embedder)
+        seen: set[tuple[str, str]] = set()
+        for ent in ex.entities:
+            key = (ent.type, normalize_name(ent.name))
+            if key in seen:
+                continue
+            seen.add(key)
+            why = generic_reason(ent.name)
+            if why:
+                trace["entities"]["refused"].append({"name": ent.name, "type": ent.type, "reason": why})
+                continue
+            res = resolver.resolve(ent.name, ent.type, ent.aliases)
+            if res.conflict:
+                trace["entities"]["conflicts"].append({"name": ent.name, "type": ent.type, **res.conflict})
+            if res.entity_id is not None:
+                entity = self.session.get_object(res.entity_id)
+                assert entity is not None
+                entity = self._touch(entity, ent.name, ent.aliases, episode.id)
+                trace["entities"]["resolved"].append(
+                    {"name": ent.name, "entity_id": entity.id, "pass": res.method, "confidence": res.confidence}
+                )
+            else:
+                aliases = [a for a in ent.aliases if normalize_name(a) != normalize_name(ent.name)]
+                entity = self.patch.create(
+                    MemoryObject(
+                        id=new_id("entity"),
+                        object_type="entity",
+                        kind=ent.type,
+                        status="active",
+                        title=ent.name,
+                        summary=ent.summary or f"{ent.type}: {ent.name}",
+                        memory_source=gov.memory_source,
+                        reason=gov.reason,
+                        scope_refs=list(gov.scope_refs),
+                        payload={"name": ent.name, "entity_type": ent.type, "aliases": aliases},
+                        metadata={"episode_ids": [episode.id], "mentions": 1,
+                                  "resolution": {"method": "new", "candidates": res.candidates}},
+                    )
+                )
+                trace["entities"]["new"].append({"name": ent.name, "entity_id": entity.id, "type": ent.type})
+            for n in [ent.name, *ent.aliases]:
+                names.setdefault(normalize_name(n), entity.id)
+        return names
+
+    def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str) -> MemoryObject:
+        """A resolved mention: learn new aliases, count the mention, remember the episode."""
+        known = {normalize_name(entity.title), *(normalize_name(a) for a in entity.payload.get("aliases") or [])}
+        learned = [a for a in [name, *aliases] if normalize_name(a) not in known]
+        learned = list({normalize_name(a): a for a in learned}.values())
+        episodes = list(entity.metadata.get("episode_ids") or [])
+        if not learned and episode_id in episodes:
+            return entity
+        payload = {**entity.payload, "aliases": [*(entity.payload.get("aliases") or []), *learned][:50]}
+        meta = {
+            **entity.metadata,
+            "episode_ids": [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes,
+            "mentions": int(entity.metadata.get("mentions") or 0) + 1,
+        }
+        return self.patch.update(
+            replace(entity, payload=payload, metadata=meta),
+            action="mention",
+            changes={"aliases_added": learned, "episode_id": episode_id},
+        )
+
+    def _entity_ref(self, ref: str, names: dict[str, str], field: str) -> MemoryObject | None:
+        """An entity named in this extraction, an existing ``ent:`` id, or a unique known name."""
+        if ref.startswith("ent:"):
+            obj = self.session.get_object(ref)
+            if obj is None or obj.object_type != "entity":
+                raise NotFoundError(f"{field}: entity {ref} not found", details={"id": ref, "field": field})
+            return obj
+        norm = normalize_name(ref)
+        if norm in names:
+            return self.session.get_object(names[norm])
+        ids = sorted({oid for _, oid in self.session.find_keys([entity_any_key(ref)])})
+        live = [o for o in self.session.get_objects(ids).values() if o.status == "active"]
+        return live[0] if len(live) == 1 else None
+
+    # --- facts ---------------------------------------------------------------------------
+    def _fact(
+        self,
+        episode: MemoryObject,
+        fact: ExtractedFact,
+        names: dict[str, str],
+        gov: Governance,
+        seg_times: dict[str, str | None],
+        episode_time: str,
+        trace: dict[str, Any],
+    ) -> None:
+        subject = self._entity_ref(fact.subject, names, "facts.subject")
+        if subject is None:
+            raise ValidationError(
+                f"facts: subject {fact.subject!r} is not an entity of this extraction nor a known entity",
+                details={"subject": fact.subject},
+            )
+        target = self._entity_ref(fact.object, names, "facts.object") if fact.object is not None else None
+        value: Any = fact.value
+        if fact.object is not None and target is None:
+            value = fact.object  # an object that names no entity is kept as a literal
+            trace["errors"].append({"kind": "object_as_literal", "object": fact.object})
+        predicate = normalize_predicate(fact.predicate)
+        canonical = predicate in CANONICAL_PREDICATES
+        if not canonical and predicate not in trace["custom_predicates"]:
+            trace["custom_predicates"].append(predicate)
+        refs = [{"source_id": episode.id, "segment_id": s} for s in dict.fromkeys(fact.segment_ids)]
+        status = gov.evidence_status or default_evidence_status(gov.memory_source, has_evidence=bool(refs))
+        if gov.evidence_status == "extracted" and not refs:
+            status = "inferred"  # a model's claim that cites nothing is an inference
+        if fact.valid_from is not None:
+            valid_from = fact.valid_from.isoformat()
+        else:
+            times = [t for s in fact.segment_ids if (t := seg_times.get(s))]
+            valid_from = min(times) if times else episode_time
+        object_text = target.title if target is not None else str(value)
+        text = _fact_text(subject.title, predicate, object_text)
+        obj = MemoryObject(
+            id=new_id("knowledge"),
+            object_type="knowledge",
+            kind="fact",
+            status=KNOWLEDGE_STATUS_OF[status],
+            title=text[:500],
+            summary=text,
+            memory_source=gov.memory_source,
+            reason=gov.reason,
+            confidence=fact.confidence if fact.confidence is not None else DEFAULT_FACT_CONFIDENCE,
+            scope_refs=list(gov.scope_refs),
+            subject_refs=[subject.id],
+            evidence_refs=refs,
+            payload={
+                "subject": subject.id,
+                "predicate": predicate,
+                "object": target.id if target is not None else None,
+                "value": None if target is not None else value,
+            },
+            metadata={
+                "evidence_status": status,
+                "salience": fact.salience if fact.salience is not None else DEFAULT_SALIENCE,
+                "episode_id": episode.id,
+                "canonical_predicate": canonical,
+                "extractor": gov.extractor,
+            },
+            valid_from=valid_from,
+        )
+        trace["evidence_strengths"][status] = trace["evidence_strengths"].get(status, 0) + 1
+        settled = settle(self.session, obj)
+        if settled.duplicate_of is not None:
+            self._reinforce(settled.duplicate_of, obj, episode.id)
+            trace["facts"]["reinforced"].append({"fact_id": settled.duplicate_of.id, "title": obj.title})
+            return
+        created = self.patch.create(settled.obj)
+        apply_settlement(self.patch, created, settled)
+        entry = {"fact_id": created.id, "title": created.title, "status": created.status,
+                 "evidence_status": created.metadata["evidence_status"]}
+        if created.status == "superseded":
+            trace["facts"]["history"].append({**entry, "superseded_by": created.metadata.get("superseded_by")})
+        elif created.status == "contested":
+            trace["facts"]["contested"].append({**entry, "conflicts": settled.conflicts})
+        else:
+            trace["facts"]["created"].append(entry)
+        for old in settled.supersede:
+            trace["facts"]["superseded"].append({"fact_id": old.id, "title": old.title, "superseded_by": created.id})
+
+    def _reinforce(self, existing: MemoryObject, new: MemoryObject, episode_id: str) -> None:
+        """The same claim again: more evidence, and a higher evidence status if the new one is
+        more trusted (never a lower one)."""
+        refs = list(existing.evidence_refs)
+        added = [r for r in new.evidence_refs if r not in refs]
+        meta = dict(existing.metadata)
+        episodes = list(meta.get("episode_ids") or ([meta["episode_id"]] if meta.get("episode_id") else []))
+        if episode_id in episodes and not added:
+            return
+        meta["episode_ids"] = [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes
+        meta["observations"] = int(meta.get("observations") or 1) + 1
+        status = existing.status
+        changes: dict[str, Any] = {"evidence_added": added, "episode_id": episode_id}
+        if trust_of(new) > trust_of(existing):
+            meta["evidence_status"] = new.metadata["evidence_status"]
+            status = KNOWLEDGE_STATUS_OF[meta["evidence_status"]] if existing.status == "candidate" else existing.status
+            changes["evidence_status"] = {"from": existing.metadata.get("evidence_status"), "to": meta["evidence_status"]}
+        self.patch.update(
+            replace(existing, evidence_refs=(refs + added)[-100:], metadata=meta, status=status,
+                    confidence=max(existing.confidence or 0.0, new.confidence or 0.0)),
+            action="reinforce",
+            changes=changes,
+        )
+
+
+def evidence_score(obj: MemoryObject) -> float:
+    status = obj.metadata.get("evidence_status")
+    if isinstance(status, str) and status in EVIDENCE_SCORES:
+        return EVIDENCE_SCORES[status]
+    return EVIDENCE_SCORES[default_evidence_status(obj.memory_source, has_evidence=bool(obj.evidence_refs))]

@@ -1,0 +1,129 @@
+"""Procedures earn trust through observation (spec 004).
+
+A procedure starts as a candidate at confidence 0.3 with evidence status ``extracted``. When the
+same pattern reappears in another episode the record is merged: observation count +1, confidence
+becomes the observation-weighted average of the old confidence and the new observation's
+(an extractor's stated confidence, 1.0 when it states none), and the episode is appended. It is
+promoted (status ``active``, evidence ``promoted``) only once seen in 3 or more distinct
+episodes with confidence >= 0.8: at the default that is the fourth observation
+(0.3 -> 0.65 -> 0.767 -> 0.825). Seeing the same episode again changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from memory_substrate.embed.base import Embedder
+from memory_substrate.graph.keys import procedure_key
+from memory_substrate.graph.taxonomy import (
+    PROCEDURE_PROMOTION_CONFIDENCE,
+    PROCEDURE_PROMOTION_EPISODES,
+    PROCEDURE_START_CONFIDENCE,
+)
+from memory_substrate.models import MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.util import new_id
+
+SAME_PATTERN_SIMILARITY = 0.9
+DEFAULT_OBSERVATION_CONFIDENCE = 1.0
+MAX_EPISODES_KEPT = 200
+
+
+def promotable(obj: MemoryObject) -> bool:
+    episodes = obj.payload.get("source_episodes") or []
+    return len(set(episodes)) >= PROCEDURE_PROMOTION_EPISODES and (obj.confidence or 0.0) >= PROCEDURE_PROMOTION_CONFIDENCE
+
+
+def promotion_gap(obj: MemoryObject) -> dict[str, Any]:
+    return {
+        "distinct_episodes": len(set(obj.payload.get("source_episodes") or [])),
+        "required_episodes": PROCEDURE_PROMOTION_EPISODES,
+        "confidence": obj.confidence,
+        "required_confidence": PROCEDURE_PROMOTION_CONFIDENCE,
+    }
+
+
+def find_same(patch: Patch, embedder: Embedder | None, kind: str, title: str, text: str) -> MemoryObject | None:
+    """The live procedure of this kind describing the same pattern: same normalised title, or
+    (with an embedder) a near-identical description."""
+    session = patch.session
+    ids = [oid for _, oid in session.find_keys([procedure_key(kind, title)])]
+    for obj in session.get_objects(ids).values():
+        if obj.status in ("candidate", "active"):
+            return obj
+    if embedder is None:
+        return None
+    query = np.asarray(embedder.embed_query(f"{title}. {text}"), dtype=np.float32)
+    for oid, score in session.vector_search(embedder.name, query, owner_type=f"procedure:{kind}", limit=3):
+        if score < SAME_PATTERN_SIMILARITY:
+            break
+        found = session.get_object(oid)
+        if found is not None and found.status in ("candidate", "active"):
+            return found
+    return None
+
+
+def observe(
+    patch: Patch,
+    embedder: Embedder | None,
+    *,
+    kind: str,
+    title: str,
+    text: str,
+    episode_id: str,
+    confidence: float | None,
+    evidence_refs: list[dict[str, Any]],
+    scope_refs: list[str],
+    memory_source: str,
+    reason: str,
+) -> dict[str, Any]:
+    """Record one observation of a procedure; returns what happened for the episode trace."""
+    existing = find_same(patch, embedder, kind, title, text)
+    if existing is None:
+        obj = MemoryObject(
+            id=new_id("knowledge"),
+            object_type="knowledge",
+            kind="procedure",
+            status="candidate",
+            title=title,
+            summary=text[:2000],
+            memory_source=memory_source,
+            reason=reason,
+            confidence=PROCEDURE_START_CONFIDENCE,
+            scope_refs=list(scope_refs),
+            evidence_refs=evidence_refs,
+            payload={"procedure_kind": kind, "text": text, "observation_count": 1, "source_episodes": [episode_id]},
+            metadata={"evidence_status": "extracted"},
+        )
+        created = patch.create(obj)
+        return {"outcome": "created", "procedure_id": created.id, "confidence": created.confidence, "observations": 1}
+    episodes = list(existing.payload.get("source_episodes") or [])
+    if episode_id in episodes:
+        return {"outcome": "already_observed", "procedure_id": existing.id, "confidence": existing.confidence,
+                "observations": existing.payload.get("observation_count", 1)}
+    n = int(existing.payload.get("observation_count") or 1)
+    observed = DEFAULT_OBSERVATION_CONFIDENCE if confidence is None else confidence
+    new_conf = round(((existing.confidence or PROCEDURE_START_CONFIDENCE) * n + observed) / (n + 1), 4)
+    refs = list(existing.evidence_refs)
+    for ref in evidence_refs:
+        if ref not in refs:
+            refs.append(ref)
+    payload = {
+        **existing.payload,
+        "observation_count": n + 1,
+        "source_episodes": [*episodes, episode_id][-MAX_EPISODES_KEPT:],
+    }
+    merged = replace(existing, confidence=new_conf, payload=payload, evidence_refs=refs[-100:])
+    result: dict[str, Any] = {"outcome": "merged", "procedure_id": existing.id, "confidence": new_conf, "observations": n + 1}
+    changes: dict[str, Any] = {"observation_count": n + 1, "confidence": {"from": existing.confidence, "to": new_conf},
+                               "episode_id": episode_id}
+    if merged.status == "candidate" and promotable(merged):
+        merged = replace(merged, status="active", metadata={**merged.metadata, "evidence_status": "promoted"})
+        changes["status"] = {"from": "candidate", "to": "active"}
+        changes["rule"] = "observed_in_3_episodes_with_confidence_0.8"
+        result["outcome"] = "merged_and_promoted"
+    patch.update(merged, action="observe", changes=changes)
+    return result

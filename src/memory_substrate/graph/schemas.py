@@ -1,0 +1,106 @@
+"""The one extraction schema (entities, facts, procedures) that every extractor fills: the calling
+agent (memory_remember mode ``extraction``), an OpenAI-compatible model, or MCP sampling."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE
+from memory_substrate.remember.schemas import MemorySource
+from memory_substrate.validation import Strict
+
+EntityType = Literal[
+    "person", "organization", "project", "service", "technology", "pattern", "environment", "document", "metric", "decision"
+]
+ProcedureKind = Literal["workflow", "decision_rule", "best_practice", "convention", "troubleshooting"]
+Name = Field(min_length=1, max_length=200)
+Literal_ = str | int | float | bool
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    return value
+
+
+class ExtractedEntity(Strict):
+    name: str = Name
+    type: EntityType
+    aliases: list[str] = Field(default_factory=list, max_length=20)
+    summary: str | None = Field(default=None, max_length=2000)
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        return _no_nul(v)
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, v: list[str]) -> list[str]:
+        out = []
+        for a in v:
+            a = _no_nul(a.strip())
+            if not a or len(a) > 200:
+                raise ValueError("each alias is 1..200 characters")
+            out.append(a)
+        return list(dict.fromkeys(out))
+
+
+class ExtractedFact(Strict):
+    subject: str = Field(min_length=1, max_length=200, description="An entity of this extraction (name or alias) or an existing ent: id")
+    predicate: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_ \-]{0,63}$")
+    object: str | None = Field(default=None, max_length=200, description="An entity (name, alias or ent: id)")
+    value: Literal_ | None = Field(default=None, description="A literal object, when the object is not an entity")
+    valid_from: datetime | None = None
+    segment_ids: list[str] = Field(default_factory=list, max_length=50)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    salience: float | None = Field(default=None, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _one_object(self) -> ExtractedFact:
+        if (self.object is None) == (self.value is None):
+            raise ValueError("a fact has exactly one of object (an entity) or value (a literal)")
+        if isinstance(self.value, str) and not self.value.strip():
+            raise ValueError("value must not be empty")
+        return self
+
+
+class ExtractedProcedure(Strict):
+    kind: ProcedureKind
+    title: str = Field(min_length=1, max_length=300)
+    text: str = Field(min_length=1, max_length=5000)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    segment_ids: list[str] = Field(default_factory=list, max_length=50)
+
+
+class Extraction(Strict):
+    """What an extractor returns for one episode."""
+
+    entities: list[ExtractedEntity] = Field(default_factory=list, max_length=MAX_ENTITIES_PER_EPISODE)
+    facts: list[ExtractedFact] = Field(default_factory=list, max_length=100)
+    procedures: list[ExtractedProcedure] = Field(default_factory=list, max_length=20)
+
+
+class ExtractionInput(Extraction):
+    """memory_remember mode ``extraction``: the calling agent supplies the extraction itself."""
+
+    episode_id: str = Field(min_length=1, max_length=200)
+    reason: str = Field(min_length=1, max_length=4000)
+    memory_source: MemorySource
+    scope_refs: list[str] = Field(min_length=1, max_length=50)
+
+    @field_validator("scope_refs")
+    @classmethod
+    def _scopes(cls, refs: list[str]) -> list[str]:
+        for ref in refs:
+            if not ref.startswith("scope:") or len(ref) < 7:
+                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
+        return list(dict.fromkeys(refs))
+
+
+def extraction_json_schema() -> dict[str, Any]:
+    """The JSON Schema handed to models for constrained output (no episode or governance fields)."""
+    return Extraction.model_json_schema()
