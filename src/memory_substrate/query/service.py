@@ -6,6 +6,7 @@ from typing import Any
 
 from memory_substrate.errors import NotFoundError, UnsupportedModeError
 from memory_substrate.models import MemoryObject
+from memory_substrate.query import graph_modes as G
 from memory_substrate.query import schemas as Q
 from memory_substrate.query.context import build_context
 from memory_substrate.query.search import SearchEngine, object_matches
@@ -14,7 +15,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.validation import parse
 
-MODES = ("context", "expand", "page", "recent", "search", "graph")
+MODES = ("context", "expand", "page", "recent", "search", "graph", "entities", "facts", "trace")
 FULL_SEGMENT_CAP = 2000
 
 
@@ -55,6 +56,18 @@ class QueryService:
 
     def _search(self, data: Q.SearchInput, opts: Q.SearchOptions) -> dict[str, Any]:
         return self.engine.search(data, opts)
+
+    def _entities(self, data: G.EntitiesInput, opts: G.EntitiesOptions) -> dict[str, Any]:
+        with self.rt.store.read(self.rt.namespace) as session:
+            return G.entities_mode(session, data, opts)
+
+    def _facts(self, data: G.FactsInput, opts: G.FactsOptions) -> dict[str, Any]:
+        with self.rt.store.read(self.rt.namespace) as session:
+            return G.facts_mode(session, data, opts)
+
+    def _trace(self, data: G.TraceInput, opts: G.TraceOptions) -> dict[str, Any]:
+        with self.rt.store.read(self.rt.namespace) as session:
+            return G.trace_mode(session, data)
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions) -> dict[str, Any]:
         return build_context(self.rt, data, opts)
