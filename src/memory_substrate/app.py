@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_substrate.graph.extract import Extractor
 from memory_substrate.ingest.service import IngestService, Progress
 from memory_substrate.maintain.service import MaintainService
 from memory_substrate.query.service import QueryService
@@ -65,9 +66,15 @@ class Memory:
         return self._remember.run(mode, input_data, options)
 
     def maintain(
-        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None, *, progress: Progress | None = None
+        self,
+        mode: str,
+        input_data: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
+        extractor: Extractor | None = None,
     ) -> dict[str, Any]:
-        return self._maintain.run(mode, input_data, options, progress=progress)
+        return self._maintain.run(mode, input_data, options, progress=progress, extractor=extractor)
 
     def status(self) -> dict[str, Any]:
         """Where the store is, its schema version and object counts (no model is loaded)."""

@@ -28,6 +28,13 @@ class Settings(BaseSettings):
     web_allow_private: bool = False
     web_timeout_s: float = 15.0
     web_max_bytes: int = 5_000_000
+    # Optional extraction model (any OpenAI-compatible chat endpoint); never used on the hot path.
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = 3
+    extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
 
     @property
     def sqlite_path(self) -> Path:

@@ -86,7 +86,10 @@ def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
     """Run the MCP server (stdio by default)."""
     from memory_substrate.mcp.server import build_server
 
+    from memory_substrate.graph.background import start_background_extraction
+
     memory = _memory(ctx)
+    start_background_extraction(memory)
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 
@@ -112,7 +115,9 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
             kwargs: dict[str, Any] = {}
-            long_running = (method == "ingest" and mode in ("repo", "pdf")) or (method == "maintain" and mode == "reindex")
+            long_running = (method == "ingest" and mode in ("repo", "pdf")) or (
+                method == "maintain" and mode in ("reindex", "extract")
+            )
             if long_running and sys.stderr.isatty():
                 kwargs["progress"] = _progress_bar()
             result = getattr(memory, method)(mode, data, options, **kwargs)

@@ -47,10 +47,15 @@ def settle(session: StoreSession, new: MemoryObject) -> Settlement:
     key = claim_key(new)
     if not key:
         return Settlement(new)
+    # Claims about a knowledge-graph entity settle across the whole namespace (spec 004: the
+    # namespace is the boundary); other structured claims only within overlapping scopes (spec 001).
+    namespace_wide = str(new.payload.get("subject", "")).startswith("ent:")
     rivals = [
         o
         for o in session.find_by_claim(key)
-        if o.id != new.id and o.status in LIVE_KNOWLEDGE_STATUSES and set(o.scope_refs) & set(new.scope_refs)
+        if o.id != new.id
+        and o.status in LIVE_KNOWLEDGE_STATUSES
+        and (namespace_wide or set(o.scope_refs) & set(new.scope_refs))
     ]
     value = claim_value(new)
     same = [o for o in rivals if claim_value(o) == value]

@@ -30,6 +30,9 @@ def is_expired(obj: MemoryObject, ref: datetime) -> bool:
 
 
 def is_promotable(obj: MemoryObject, min_confidence: float, min_evidence: int, ref: datetime) -> bool:
+    if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
+        # Extracted procedures earn promotion by observation only (graph/procedures.py), never by a sweep.
+        return False
     return (
         obj.status == "candidate"
         and (obj.confidence or 0.0) >= min_confidence

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from memory_substrate.graph.report import knowledge_graph_section
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
 from memory_substrate.maintain.concepts import cross_source_concepts
@@ -71,6 +72,7 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         concepts, diagnostics, concepts_total = cross_source_concepts(
             session, sources, knowledge, max_sources=opts.concept_sources, limit=cap
         )
+        graph_section = knowledge_graph_section(session, objects, cap)
     by_age = sorted(knowledge, key=lambda o: (o.created_at, o.id))
     promotable = [o for o in by_age if is_promotable(o, data.min_confidence, data.min_evidence, ref)]
     low_evidence = [o for o in by_age if is_low_evidence(o, data.min_evidence)]
@@ -104,6 +106,10 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
             t: issue_counts.get(t, 0) for t in ("similar_entity_name", "stale_fact", "relationship_mismatch")
         },
         "relations": len(relations),
+        "entities": sum(graph_section["entities_by_type"].values()),
+        "custom_predicates": len(graph_section["predicate_review"]),
+        "procedures": sum(graph_section["procedures"]["by_status"].values()),
+        "promoted_procedures": graph_section["procedures"]["promoted"],
     }
     listed = (
         "promotable_candidates",
@@ -145,6 +151,7 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         "candidate_diagnostics": diagnostics,
         "fact_check_issues": issues[:cap],
         "graph_health": health,
+        "knowledge_graph": graph_section,
         "counts": counts,
         "truncated": truncated,
         "backends": backends,

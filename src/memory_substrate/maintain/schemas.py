@@ -145,3 +145,14 @@ class ResolveDuplicatesInput(Strict):
                 raise ValueError(f"two updates for {update.knowledge_id}")
             seen.add(update.knowledge_id)
         return self
+
+
+# --- knowledge graph ---------------------------------------------------------------------
+class ExtractInput(Strict):
+    episode_ids: list[str] | None = Field(default=None, max_length=500)
+    limit: int = Field(default=20, ge=1, le=1000)
+
+
+class ExtractOptions(ApplyOptions):
+    # "llm": the OpenAI-compatible model of MEMORY_SUBSTRATE_LLM_*; "sampling": the connected MCP client.
+    extractor: Literal["llm", "sampling"] = "llm"

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from memory_substrate.errors import NotFoundError, UnsupportedModeError
+from memory_substrate.errors import NotAvailableError, NotFoundError, UnsupportedModeError
+from memory_substrate.graph.extract import Extractor, configured_extractor, drain
+from memory_substrate.graph.merge import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
 from memory_substrate.maintain.backends import check_backend, effective
@@ -40,6 +42,8 @@ LIFECYCLE = (
     "decay_stale",
     "cycle",
     "report",
+    "extract",
+    "merge_entities",
 )
 MODES = STRUCTURAL + LIFECYCLE
 
@@ -55,6 +59,7 @@ class MaintainService:
         options: dict[str, Any] | None = None,
         *,
         progress: Progress | None = None,
+        extractor: Extractor | None = None,
     ) -> dict[str, Any]:
         """Run one mode. ``progress(done, total, phase)`` is called during ``reindex``.
 
@@ -68,6 +73,16 @@ class MaintainService:
         if mode == "reindex":
             parse(S.Empty, input_data, "input_data")
             return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
+        if mode == "extract":
+            data = parse(S.ExtractInput, input_data, "input_data")
+            opts = parse(S.ExtractOptions, options, "options")
+            chosen = extractor if opts.extractor == "sampling" else configured_extractor(self.rt.settings)
+            if opts.extractor == "sampling" and extractor is None:
+                raise NotAvailableError(
+                    "options.extractor='sampling' needs an MCP client that offers sampling; call through the MCP server",
+                    details={"extractor": "sampling"},
+                )
+            return drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply, progress=progress)
         handler = getattr(self, f"_{mode}")
         result = handler(input_data, options)
         result.setdefault("mode", mode)
@@ -201,6 +216,10 @@ class MaintainService:
     def _cycle(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.CycleInput, input_data, "input_data")
         return cycle(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _merge_entities(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(MergeEntitiesInput, input_data, "input_data")
+        return merge_entities(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
 
     def _report(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.ReportInput, input_data, "input_data")

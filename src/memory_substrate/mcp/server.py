@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
@@ -58,16 +58,21 @@ def build_server(memory: Memory) -> MCPServer:
     ) -> None:
         model = _args_model(name, modes)
 
-        async def tool(args: model) -> dict[str, Any]:  # type: ignore[valid-type]
+        async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
             try:
+                if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
+                    extractor = sampling_extractor(ctx)
+                    return await anyio.to_thread.run_sync(
+                        lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)
+                    )
                 return await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options)
             except MemorySubstrateError as exc:
                 raise _tool_error(exc) from None
 
         tool.__name__ = name
         # Annotations are strings under postponed evaluation; give the SDK the real types.
-        tool.__annotations__ = {"args": model, "return": dict[str, Any]}
+        tool.__annotations__ = {"args": model, "ctx": Context, "return": dict[str, Any]}
         tool.__doc__ = description
         server.add_tool(tool, name=name, description=description, annotations=annotations)
 
@@ -130,6 +135,46 @@ def build_server(memory: Memory) -> MCPServer:
         return texts.REVIEW.format(summary=summary)
 
     return server
+
+
+def sampling_extractor(ctx: Context) -> Any:
+    """An extractor that asks the connected client's model (MCP sampling), or a typed error when
+    the client does not offer sampling."""
+    import warnings
+
+    from mcp import types
+
+    from memory_substrate.errors import NotAvailableError
+    from memory_substrate.llm.sampling import SamplingExtractor
+
+    caps = ctx.client_capabilities
+    if caps is None or caps.sampling is None:
+        raise NotAvailableError(
+            "this MCP client does not offer sampling; configure MEMORY_SUBSTRATE_LLM_BASE_URL/MODEL or use "
+            "memory_remember mode extraction",
+            details={"extractor": "sampling"},
+        )
+    session = ctx.session
+
+    async def _ask(system: str, user: str, max_tokens: int) -> str:
+        with warnings.catch_warnings():
+            # Sampling is deprecated in the protocol (SEP-2577) but still offered by clients; we use it
+            # only on explicit request.
+            warnings.simplefilter("ignore")
+            result = await session.create_message(
+                [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=user))],
+                max_tokens=max_tokens,
+                system_prompt=system,
+                temperature=0.0,
+            )
+        content = result.content
+        return content.text if isinstance(content, types.TextContent) else ""
+
+    def ask(system: str, user: str, max_tokens: int) -> str:
+        return anyio.from_thread.run(_ask, system, user, max_tokens)
+
+    info = getattr(getattr(session, "client_params", None), "client_info", None)
+    return SamplingExtractor(ask, client_name=getattr(info, "name", None) or "client")
 
 
 def _version() -> str:

@@ -1,0 +1,160 @@
+"""Drain the extraction queue with a model: read the episode (no lock held), ask the model
+(no lock held), then apply the validated extraction in one patch. A run that fails (model
+unreachable, output that fits no schema, an extraction naming missing evidence) writes only
+its trace and the job's failure; three failures park the job as ``failed``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from memory_substrate.errors import MemorySubstrateError, NotAvailableError
+from memory_substrate.graph import jobs
+from memory_substrate.graph.apply import ExtractionApplier, Governance
+from memory_substrate.graph.schemas import Extraction
+from memory_substrate.llm.prompts import extraction as prompt
+from memory_substrate.patch import Patch
+from memory_substrate.runtime import Runtime
+from memory_substrate.settings import Settings
+
+Progress = Callable[[int, int, str], None]
+SYSTEM_REASON = "extracted from a captured episode by the configured model"
+
+
+class Extractor(Protocol):
+    name: str
+
+    def generate(self, messages: list[dict[str, str]], model: type[Extraction], *, schema_name: str) -> tuple[Extraction, str]: ...
+
+
+def configured_extractor(settings: Settings) -> Extractor | None:
+    if not (settings.llm_base_url and settings.llm_model):
+        return None
+    from memory_substrate.llm.openai_compat import OpenAICompatibleChat
+
+    return OpenAICompatibleChat(
+        settings.llm_base_url,
+        settings.llm_model,
+        api_key=settings.llm_api_key,
+        timeout_s=settings.llm_timeout_s,
+        max_retries=settings.llm_max_retries,
+    )
+
+
+def no_extractor_error() -> NotAvailableError:
+    return NotAvailableError(
+        "no extraction model is configured: set MEMORY_SUBSTRATE_LLM_BASE_URL and MEMORY_SUBSTRATE_LLM_MODEL "
+        "(any OpenAI-compatible endpoint, e.g. Ollama at http://localhost:11434/v1), use options.extractor="
+        '"sampling" from an MCP client that offers sampling, or supply extractions yourself with '
+        "memory_remember mode extraction",
+        details={"settings": ["MEMORY_SUBSTRATE_LLM_BASE_URL", "MEMORY_SUBSTRATE_LLM_MODEL"]},
+    )
+
+
+def _episode_messages(rt: Runtime, episode_id: str) -> list[dict[str, str]] | None:
+    with rt.store.read(rt.namespace) as session:
+        ep = session.get_object(episode_id)
+        if ep is None or ep.object_type != "source":
+            return None
+        segs = session.get_segments(episode_id, limit=2000)
+    lines = [
+        prompt.EpisodeLine(s.id, str(s.metadata.get("name") or s.metadata.get("role") or "text"), s.metadata.get("created_at"), s.text)
+        for s in segs
+    ]
+    return prompt.messages(ep.title, lines)
+
+
+def _scope(session: Any, episode_id: str) -> str:
+    """The episode's project when its capture names one, else the namespace as a whole."""
+    ep = session.get_object(episode_id)
+    project = ((ep.payload.get("origin") or {}).get("project") if ep else None) or ""
+    slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(project))[:60].strip("-")
+    return f"scope:{slug}" if slug else "scope:namespace"
+
+
+def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str, Any]:
+    """Extract one episode; returns {episode_id, status, trace_id, ...}. Never raises for model trouble."""
+    started = time.perf_counter()
+    base: dict[str, Any] = {"episode_id": episode_id, "extractor": extractor.name, "prompt_version": prompt.VERSION}
+    msgs = _episode_messages(rt, episode_id)
+    error: dict[str, Any] | None = None
+    if msgs is None:
+        error = {"code": "memory_not_found", "message": f"episode {episode_id} not found"}
+    else:
+        try:
+            extraction, raw = extractor.generate(msgs, Extraction, schema_name="extraction")
+        except MemorySubstrateError as exc:
+            error = exc.to_dict()
+        else:
+            try:
+                with rt.store.write(rt.namespace) as session:
+                    patch = Patch(session, tool="memory_maintain", mode="extract", reason=SYSTEM_REASON,
+                                  embedder=rt.embedder_or_none())
+                    gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
+                                     extractor=extractor.name, evidence_status="extracted")
+                    trace = ExtractionApplier(patch, rt.embedder_or_none()).apply(episode_id, extraction, gov)
+                    trace.update(base, patch_id=patch.id, latency_ms=round((time.perf_counter() - started) * 1000, 2))
+                    record = jobs.record(session, "extraction", episode_id, trace)
+                    jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name)
+                    patch.commit({"episode_id": episode_id, "trace_id": record.id})
+                return {"episode_id": episode_id, "status": "done", "trace_id": record.id,
+                        "entities": len(trace["entities"]["new"]) + len(trace["entities"]["resolved"]),
+                        "facts": len(trace["facts"]["created"])}
+            except MemorySubstrateError as exc:  # e.g. the model cited segments the episode lacks
+                error = {**exc.to_dict(), "raw": raw[:2000]}
+    with rt.store.write(rt.namespace) as session:
+        trace = {**base, "errors": [error], "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+        record = jobs.record(session, "extraction", episode_id, trace)
+        job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message")))
+    return {"episode_id": episode_id, "status": job.status, "trace_id": record.id, "error": error}
+
+
+def drain(
+    rt: Runtime,
+    extractor: Extractor | None,
+    *,
+    episode_ids: list[str] | None,
+    limit: int,
+    apply: bool,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    with rt.store.read(rt.namespace) as session:
+        if episode_ids:
+            missing = [e for e in episode_ids if (o := session.get_object(e)) is None or o.object_type != "source"]
+            if missing:
+                from memory_substrate.errors import NotFoundError
+
+                raise NotFoundError(f"episode_ids: {', '.join(missing[:5])} not found", details={"ids": missing})
+            todo = list(dict.fromkeys(episode_ids))[:limit]
+        else:
+            todo = [j.target_id for j in session.list_jobs(kind=jobs.EXTRACT, statuses=["pending"], limit=limit)]
+        queue = jobs.queue_status(session)
+    result: dict[str, Any] = {
+        "result_type": "extract_result",
+        "mode": "extract",
+        "apply": apply,
+        "dry_run": not apply,
+        "queue": queue,
+        "episodes": todo,
+    }
+    if not apply:
+        result["status"] = "dry_run"
+        result["extractor"] = extractor.name if extractor else None
+        return result
+    if extractor is None:
+        raise no_extractor_error()
+    runs = []
+    for i, episode_id in enumerate(todo, 1):
+        runs.append(extract_one(rt, episode_id, extractor))
+        if progress is not None:
+            progress(i, len(todo), "extract:episodes")
+    with rt.store.read(rt.namespace) as session:
+        result["queue"] = jobs.queue_status(session)
+    result.update(
+        status="applied",
+        extractor=extractor.name,
+        runs=runs,
+        counts={"done": sum(r["status"] == "done" for r in runs), "failed": sum(r["status"] != "done" for r in runs)},
+    )
+    return result

@@ -1,0 +1,98 @@
+"""An explicit entity merge (``memory_maintain`` mode ``merge_entities``): the only way two
+entity records become one. Facts move to the survivor, names become its aliases, the absorbed
+entity stays addressable with status ``merged`` and a pointer to the survivor; every step is an
+audited update in one patch."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from pydantic import Field
+
+from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
+from memory_substrate.graph.keys import fact_object_key, fact_subject_key
+from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.indexing import claim_key, claim_value
+from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
+from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.runtime import Runtime
+from memory_substrate.validation import Strict
+
+
+class MergeEntitiesInput(Strict):
+    source_entity_id: str = Field(min_length=1, max_length=300)
+    target_entity_id: str = Field(min_length=1, max_length=300)
+    reason: str = Field(min_length=1, max_length=4000)
+
+
+def _entity(obj: MemoryObject | None, ref: str, field: str) -> MemoryObject:
+    if obj is None or obj.object_type != "entity":
+        raise NotFoundError(f"{field}: entity {ref} not found", details={"id": ref, "field": field})
+    if obj.status != "active":
+        raise ConflictError(f"{field}: entity {ref} is {obj.status}; only active entities merge", details={"id": ref})
+    return obj
+
+
+def _repoint(fact: MemoryObject, old: str, new: str) -> MemoryObject:
+    payload = dict(fact.payload)
+    for key in ("subject", "object"):
+        if payload.get(key) == old:
+            payload[key] = new
+    refs = list(dict.fromkeys(new if r == old else r for r in fact.subject_refs))
+    return replace(fact, payload=payload, subject_refs=refs)
+
+
+def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dict[str, Any]:
+    if data.source_entity_id == data.target_entity_id:
+        raise ValidationError("input_data: source_entity_id and target_entity_id must differ")
+    with maintenance_session(rt, "merge_entities", apply=apply, reason=data.reason) as (session, patch):
+        found = session.get_objects([data.source_entity_id, data.target_entity_id])
+        src = _entity(found.get(data.source_entity_id), data.source_entity_id, "source_entity_id")
+        dst = _entity(found.get(data.target_entity_id), data.target_entity_id, "target_entity_id")
+        fact_ids = sorted({oid for _, oid in session.find_keys([fact_subject_key(src.id), fact_object_key(src.id)])})
+        facts = [f for f in session.get_objects(fact_ids).values() if f.object_type == "knowledge"]
+        known = {normalize_name(dst.title), *(normalize_name(a) for a in dst.payload.get("aliases") or [])}
+        new_aliases = [a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known]
+        new_aliases = list({normalize_name(a): a for a in new_aliases}.values())
+        moved = [_repoint(f, src.id, dst.id) for f in facts]
+        conflicts = []
+        for fact in moved:
+            key = claim_key(fact)
+            if not key or fact.status not in LIVE_KNOWLEDGE_STATUSES:
+                continue
+            for other in session.find_by_claim(key):
+                if other.id != fact.id and other.status in LIVE_KNOWLEDGE_STATUSES and claim_value(other) != claim_value(fact):
+                    conflicts.append({"fact_id": fact.id, "conflicts_with": other.id, "predicate": fact.payload.get("predicate")})
+        if patch is not None:
+            for after in moved:
+                patch.update(after, action="merge_entities",
+                             changes={"entity": {"from": src.id, "to": dst.id}, "reason": data.reason})
+            episodes = list(dict.fromkeys([*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])]))
+            patch.update(
+                replace(dst, payload={**dst.payload, "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50]},
+                        metadata={**dst.metadata, "episode_ids": episodes[-50:],
+                                  "mentions": int(dst.metadata.get("mentions") or 0) + int(src.metadata.get("mentions") or 0),
+                                  "merged_from": [*(dst.metadata.get("merged_from") or []), src.id]}),
+                action="merge_entities",
+                changes={"absorbed": src.id, "aliases_added": new_aliases, "facts_moved": len(moved), "reason": data.reason},
+            )
+            patch.update(
+                replace(src, status="merged", metadata={**src.metadata, "merged_into": dst.id}),
+                action="status_change",
+                changes={"status": {"from": "active", "to": "merged"}, "merged_into": dst.id, "reason": data.reason},
+            )
+        record = commit_if_changed(patch, {"source_entity_id": src.id, "target_entity_id": dst.id})
+    return mutation_result(
+        "merge_entities",
+        apply=apply,
+        change_count=1,
+        counts={"facts_moved": len(moved), "aliases_added": len(new_aliases), "conflicts": len(conflicts)},
+        patch=patch,
+        record=record,
+        source_entity_id=src.id,
+        target_entity_id=dst.id,
+        aliases_added=new_aliases,
+        moved_fact_ids=[f.id for f in moved],
+        conflicting_facts=conflicts,
+    )

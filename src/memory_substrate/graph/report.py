@@ -1,0 +1,45 @@
+"""The knowledge-graph section of ``memory_maintain report``: what the graph holds, the custom
+predicates waiting for promotion review, procedures on their way to promotion, the queue."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from memory_substrate.graph import jobs
+from memory_substrate.graph.keys import CUSTOM_PREDICATE_PREFIX
+from memory_substrate.graph.procedures import promotion_gap
+from memory_substrate.models import MemoryObject
+from memory_substrate.storage.base import StoreSession
+
+
+def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], cap: int) -> dict[str, Any]:
+    entities = [o for o in objects if o.object_type == "entity"]
+    facts = [o for o in objects if o.object_type == "knowledge" and o.kind == "fact"]
+    procs = [o for o in objects if o.object_type == "knowledge" and o.kind == "procedure" and o.payload.get("procedure_kind")]
+    custom = session.key_counts(CUSTOM_PREDICATE_PREFIX, limit=cap)
+    near = sorted(
+        (p for p in procs if p.status == "candidate"),
+        key=lambda p: (-(len(set(p.payload.get("source_episodes") or []))), -(p.confidence or 0.0), p.id),
+    )
+    return {
+        "entities_by_type": dict(sorted(Counter(e.kind for e in entities if e.status == "active").items())),
+        "merged_entities": sum(1 for e in entities if e.status == "merged"),
+        "facts_by_status": dict(sorted(Counter(f.status for f in facts).items())),
+        "facts_by_evidence_status": dict(sorted(Counter(str(f.metadata.get("evidence_status")) for f in facts).items())),
+        "predicate_review": [
+            {"predicate": key.removeprefix(CUSTOM_PREDICATE_PREFIX), "occurrences": n,
+             "suggested_action": "promote_to_canonical_or_map_to_existing"}
+            for key, n in custom
+        ],
+        "procedures": {
+            "by_status": dict(sorted(Counter(p.status for p in procs).items())),
+            "by_kind": dict(sorted(Counter(str(p.payload.get("procedure_kind")) for p in procs).items())),
+            "promoted": sum(1 for p in procs if p.status == "active"),
+            "closest_to_promotion": [
+                {"id": p.id, "title": p.title, "observations": p.payload.get("observation_count"), **promotion_gap(p)}
+                for p in near[:cap]
+            ],
+        },
+        "extraction_queue": jobs.queue_status(session),
+    }

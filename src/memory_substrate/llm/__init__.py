@@ -1,0 +1,1 @@
+"""Chat models for optional, asynchronous extraction. Never on the hot path."""

@@ -1,0 +1,32 @@
+"""Extraction through MCP sampling: the connected client's own model does the work.
+
+Opt-in (``memory_maintain`` mode ``extract`` with ``options.extractor="sampling"``) and only when
+the client declares the sampling capability. The MCP server hands in ``ask``, a blocking function
+that sends one sampling request and returns the text; this class adds the shared retry, schema
+validation and accounting of ``StructuredModel``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from memory_substrate.llm.base import StructuredModel
+
+Ask = Callable[[str, str, int], str]  # (system prompt, user text, max tokens) -> model text
+
+
+class SamplingExtractor(StructuredModel):
+    def __init__(self, ask: Ask, *, client_name: str = "client", max_tokens: int = 4096) -> None:
+        super().__init__(max_retries=1, backoff_s=0.2)
+        self._ask = ask
+        self.max_tokens = max_tokens
+        self.name = f"sampling:{client_name}"
+
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str) -> tuple[str, dict[str, int]]:
+        system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
+        user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
+        if json.dumps(schema, sort_keys=True, separators=(",", ":")) not in system:
+            system += "\n\nSchema:\n" + json.dumps(schema, sort_keys=True, separators=(",", ":"))
+        return self._ask(system, user, self.max_tokens), {}
