@@ -84,9 +84,8 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.pass_context
 def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
     """Run the MCP server (stdio by default)."""
-    from memory_substrate.mcp.server import build_server
-
     from memory_substrate.graph.background import start_background_extraction
+    from memory_substrate.mcp.server import build_server
 
     memory = _memory(ctx)
     start_background_extraction(memory)

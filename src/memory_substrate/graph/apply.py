@@ -22,7 +22,6 @@ from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graph.schemas import ExtractedFact, Extraction
 from memory_substrate.graph.taxonomy import (
     CANONICAL_PREDICATES,
-    EVIDENCE_SCORES,
     KNOWLEDGE_STATUS_OF,
     default_evidence_status,
     generic_reason,
@@ -265,8 +264,11 @@ class ExtractionApplier:
         trace["evidence_strengths"][status] = trace["evidence_strengths"].get(status, 0) + 1
         settled = settle(self.session, obj)
         if settled.duplicate_of is not None:
-            self._reinforce(settled.duplicate_of, obj, episode.id)
+            closed = self._reinforce(settled.duplicate_of, obj, episode.id)
             trace["facts"]["reinforced"].append({"fact_id": settled.duplicate_of.id, "title": obj.title})
+            for old in closed:
+                trace["facts"]["superseded"].append(
+                    {"fact_id": old.id, "title": old.title, "superseded_by": settled.duplicate_of.id})
             return
         created = self.patch.create(settled.obj)
         apply_settlement(self.patch, created, settled)
@@ -281,33 +283,37 @@ class ExtractionApplier:
         for old in settled.supersede:
             trace["facts"]["superseded"].append({"fact_id": old.id, "title": old.title, "superseded_by": created.id})
 
-    def _reinforce(self, existing: MemoryObject, new: MemoryObject, episode_id: str) -> None:
+    def _reinforce(self, existing: MemoryObject, new: MemoryObject, episode_id: str) -> list[MemoryObject]:
         """The same claim again: more evidence, and a higher evidence status if the new one is
-        more trusted (never a lower one)."""
+        more trusted (never a lower one). A claim lifted above its rivals settles again, so a
+        user confirming a contested claim makes it win. Returns the claims it superseded."""
         refs = list(existing.evidence_refs)
         added = [r for r in new.evidence_refs if r not in refs]
         meta = dict(existing.metadata)
         episodes = list(meta.get("episode_ids") or ([meta["episode_id"]] if meta.get("episode_id") else []))
-        if episode_id in episodes and not added:
-            return
+        upgrade = trust_of(new) > trust_of(existing)
+        if episode_id in episodes and not added and not upgrade:
+            return []
         meta["episode_ids"] = [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes
         meta["observations"] = int(meta.get("observations") or 1) + 1
         status = existing.status
         changes: dict[str, Any] = {"evidence_added": added, "episode_id": episode_id}
-        if trust_of(new) > trust_of(existing):
+        if upgrade:
             meta["evidence_status"] = new.metadata["evidence_status"]
-            status = KNOWLEDGE_STATUS_OF[meta["evidence_status"]] if existing.status == "candidate" else existing.status
+            meta.pop("blocked_by", None)
+            if existing.status in ("candidate", "contested"):
+                status = KNOWLEDGE_STATUS_OF[meta["evidence_status"]]
             changes["evidence_status"] = {"from": existing.metadata.get("evidence_status"), "to": meta["evidence_status"]}
-        self.patch.update(
-            replace(existing, evidence_refs=(refs + added)[-100:], metadata=meta, status=status,
-                    confidence=max(existing.confidence or 0.0, new.confidence or 0.0)),
-            action="reinforce",
-            changes=changes,
-        )
-
-
-def evidence_score(obj: MemoryObject) -> float:
-    status = obj.metadata.get("evidence_status")
-    if isinstance(status, str) and status in EVIDENCE_SCORES:
-        return EVIDENCE_SCORES[status]
-    return EVIDENCE_SCORES[default_evidence_status(obj.memory_source, has_evidence=bool(obj.evidence_refs))]
+        lifted = replace(existing, evidence_refs=(refs + added)[-100:], metadata=meta, status=status,
+                         memory_source=new.memory_source if upgrade else existing.memory_source,
+                         confidence=max(existing.confidence or 0.0, new.confidence or 0.0))
+        settled = settle(self.session, lifted) if upgrade else None
+        if settled is not None:
+            lifted = settled.obj
+            if lifted.status != existing.status:
+                changes["status"] = {"from": existing.status, "to": lifted.status}
+        updated = self.patch.update(lifted, action="reinforce", changes=changes)
+        if settled is None:
+            return []
+        apply_settlement(self.patch, updated, settled)
+        return settled.supersede

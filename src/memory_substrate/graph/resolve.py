@@ -69,8 +69,11 @@ class EntityResolver:
                 None, "new", 0.0, conflict={"pass": "exact", "reason": "several entities share this name",
                                             "entity_ids": [e.id for e in exact]}
             )
-        # Pass 2: any of the names matches a known name or alias of one entity of the type.
-        keys = [entity_alias_key(entity_type, n) for n in [name, *aliases] if normalize_name(n)]
+        # Pass 2: the name is a known alias of one entity of the type, or one of the mention's
+        # aliases is the canonical name of one. (Two mentions that merely share an alias are
+        # not evidence enough: "Atlas Search" and "Atlas Billing" may both be called "atlas".)
+        keys = [entity_alias_key(entity_type, name)]
+        keys += [entity_name_key(entity_type, a) for a in aliases if normalize_name(a)]
         by_alias = self._live(sorted({oid for _, oid in self.session.find_keys(keys)}))
         if len(by_alias) == 1:
             return Resolution(by_alias[0].id, "alias", 0.95)

@@ -138,8 +138,9 @@ def normalize_predicate(predicate: str) -> str:
 # Generic concepts are refused as entities (spec 004: "authentication is not an entity"). A name
 # is generic when every word of it is a common technical word below and it carries no
 # proper-name signal: one such word alone ("Authentication", "database") is always refused; a
-# phrase of them is refused when written in lower case ("event delivery system") and kept when
-# written as a name ("Webhook Gateway") or when it carries a digit ("auth service v2").
+# phrase of them is refused when written as plain lower-case words ("event delivery system") and
+# kept when written as a name ("Webhook Gateway"), an identifier ("webhook-gateway") or with a
+# digit ("auth service v2").
 GENERIC_WORDS = frozenset(
     ["access", "account", "accounts", "action", "actions", "admin", "agent", "agents", "alert", "alerts", "algorithm", "analytics", "api", "apis", "app", "application", "applications", "architecture", "async", "auth", "authentication", "authorization", "automation", "backend", "backup", "backups", "batch", "bug", "bugs", "build", "builds", "cache", "caching", "call", "calls", "change", "changes", "check", "checks", "cli", "client", "clients", "cloud", "cluster", "clusters", "code", "codebase", "component", "components", "compute", "concurrency", "config", "configuration", "connection", "connections", "consistency", "container", "containers", "content", "context", "control", "cost", "customer", "customers", "dashboard", "dashboards", "data", "database", "databases", "debugging", "delivery", "dependency", "dependencies", "deploy", "deployment", "deployments", "design", "dev", "development", "device", "devices", "docs", "documentation", "domain", "email", "encryption", "endpoint", "endpoints", "engine", "environment", "error", "errors", "event", "events", "feature", "features", "file", "files", "flow", "framework", "frontend", "function", "functions", "gateway", "handler", "infrastructure", "input", "integration", "interface", "issue", "issues", "job", "jobs", "key", "keys", "latency", "layer", "library", "libraries", "load", "log", "logging", "logs", "management", "memory", "message", "messages", "metric", "metrics", "microservice", "microservices", "middleware", "migration", "migrations", "model", "models", "module", "modules", "monitoring", "network", "networking", "notification", "notifications", "observability", "operation", "operations", "optimization", "output", "package", "packages", "page", "pages", "payment", "payments", "performance", "permission", "permissions", "pipeline", "pipelines", "platform", "plugin", "policy", "process", "processing", "production", "project", "protocol", "proxy", "queue", "queues", "rate", "release", "releases", "reliability", "report", "reporting", "repository", "request", "requests", "resource", "resources", "response", "retry", "retries", "review", "role", "roles", "routing", "runtime", "scaling", "schema", "scheduler", "search", "security", "server", "servers", "service", "services", "session", "sessions", "setting", "settings", "storage", "stream", "streaming", "support", "sync", "system", "systems", "table", "task", "tasks", "team", "test", "testing", "tests", "thing", "things", "token", "tokens", "tool", "tooling", "tools", "traffic", "transaction", "transactions", "ui", "update", "updates", "upload", "user", "users", "validation", "version", "versioning", "web", "webhook", "webhooks", "work", "worker", "workers", "workflow"]
 )
@@ -155,6 +156,6 @@ def generic_reason(name: str) -> str | None:
         return None
     if len(words) == 1:
         return "generic_concept"
-    if any(ch.isupper() or ch.isdigit() for ch in name):
-        return None
+    if any(ch.isupper() or ch.isdigit() or ch in "-_./" for ch in name.strip()):
+        return None  # written as a name or an identifier ("Webhook Gateway", "webhook-gateway")
     return "generic_concept"

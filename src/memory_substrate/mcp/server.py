@@ -155,8 +155,21 @@ def sampling_extractor(ctx: Context) -> Any:
             details={"extractor": "sampling"},
         )
     session = ctx.session
+    request_id = ctx.request_id  # sampling rides on the tool call's own channel
 
     async def _ask(system: str, user: str, max_tokens: int) -> str:
+        from mcp.shared.exceptions import NoBackChannelError
+
+        try:
+            return await _sample(system, user, max_tokens)
+        except NoBackChannelError:
+            raise NotAvailableError(
+                "this connection has no channel for sampling requests (the 2026-07-28 protocol removed them); "
+                "sampling works on handshake-era connections only",
+                details={"extractor": "sampling"},
+            ) from None
+
+    async def _sample(system: str, user: str, max_tokens: int) -> str:
         with warnings.catch_warnings():
             # Sampling is deprecated in the protocol (SEP-2577) but still offered by clients; we use it
             # only on explicit request.
@@ -166,6 +179,7 @@ def sampling_extractor(ctx: Context) -> Any:
                 max_tokens=max_tokens,
                 system_prompt=system,
                 temperature=0.0,
+                related_request_id=request_id,
             )
         content = result.content
         return content.text if isinstance(content, types.TextContent) else ""
