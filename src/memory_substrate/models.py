@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 # One lifecycle vocabulary for knowledge (and the subset other families use).
@@ -39,7 +39,12 @@ class MemoryObject:
     valid_until: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # A copy one level deep is enough for JSON and for callers that edit the top-level lists
+        # and dicts; ``dataclasses.asdict`` deep-copies recursively and dominated write profiles.
+        return {
+            k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v)
+            for k, v in self.__dict__.items()
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> MemoryObject:

@@ -90,7 +90,8 @@ def build_server(memory: Memory) -> MCPServer:
         QUERY_MODES,
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
-        "page {id}; expand {id}; recent {}; graph {id}. Retry weak searches with suggested_retry_terms.",
+        "page {id}; expand {id}; recent {}; graph {id}; entities {name|id|type}; facts {subject?, predicate?, object?, "
+        "as_of?, include_superseded?}; trace {id}. Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
     register(
@@ -99,7 +100,8 @@ def build_server(memory: Memory) -> MCPServer:
         memory.remember,
         "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, reason, "
         "memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
-        "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none.",
+        "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none. "
+        "extraction {episode_id, entities, facts, procedures} builds the knowledge graph of an ingested conversation.",
         ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     register(
@@ -107,7 +109,8 @@ def build_server(memory: Memory) -> MCPServer:
         MAINTAIN_MODES,
         memory.maintain,
         "Maintain memory: structure, audit, report (read-only); configure, reindex, repair, promote_candidates, "
-        "merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle change state only with options.apply=true.",
+        "merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, extract, merge_entities change state only "
+        "with options.apply=true.",
         ToolAnnotations(title="Maintain memory", read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
     )
 

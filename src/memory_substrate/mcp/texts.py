@@ -16,7 +16,10 @@ POLICY = """\
    as `candidate`; promote it (`memory_remember promote`) once verified.
 5. **Structured claims are checked.** Knowledge with `payload.subject` + `payload.predicate`:
    an exact duplicate (same kind, overlapping scope, subject, predicate, value/object) is rejected;
-   a different value for the same subject/predicate in the same scope marks both `contested`.
+   a different value for the same subject/predicate in the same scope marks both `contested`
+   (with `valid_from` it is a change over time and supersedes instead). Trust decides who yields:
+   a lower-trust claim (agent-inferred, extracted) never contests or supersedes a user-declared or
+   human-curated one; it is contested itself.
 6. **Cite evidence.** `evidence_refs` must name an existing source and segment; a locator or hash
    you pass must match what was captured.
 7. **Read `possible_duplicates`.** Unstructured knowledge that resembles existing items is written
@@ -52,6 +55,18 @@ PLAYBOOK = """\
    `evidence_refs` (`source_id` + `segment_id`).
 4. commit_reviewed_memory: `memory_remember` `knowledge` (or `batch` for several, all-or-nothing).
 
+## Building the knowledge graph of a conversation (spec 004)
+Every ingested conversation is an episode queued for extraction. If no model is configured on the
+server, you can be the extractor: `memory_remember` `extraction` with `episode_id` (the source id),
+`entities` (at most 10: `name`, `type` one of person, organization, project, service, technology,
+pattern, environment, document, metric, decision, `aliases`), `facts` (`subject` and `object` name
+entities of the extraction, or `value` for a literal; a canonical `predicate` such as uses,
+depends_on, owns, deployed_to; `segment_ids` citing the messages; optional `valid_from`) and
+`procedures` (`kind` workflow|decision_rule|best_practice|convention|troubleshooting, `title`,
+`text`), plus `reason`, `memory_source`, `scope_refs`. Use specific names ("Webhook Gateway"), not
+generic concepts ("authentication"). A new object for the same subject and predicate supersedes
+the old fact (history stays); read with `memory_query` `entities` / `facts` / `trace`.
+
 ## At task end
 - Record what you did with `memory_remember activity`; open follow-ups with `work_item`.
 - Check `possible_duplicates` in every knowledge response; supersede or contest stale claims.
@@ -64,20 +79,27 @@ Every tool takes `{"args": {"mode": ..., "input_data": {...}, "options": {...}}}
 and `input_data` are required; unknown fields fail ("Extra inputs are not permitted"); `root` is
 not accepted. Errors carry a stable code (`memory_validation_error`, `memory_not_found`,
 `memory_duplicate`, `memory_evidence_error`, `memory_conflict`, `memory_batch_failed`,
-`memory_unsupported_mode`, `memory_not_available`).
+`memory_unsupported_mode`, `memory_not_available`, `memory_llm_error`, `memory_llm_output_invalid`).
 
 | tool | modes |
 |---|---|
 | memory_ingest | repo, file, markdown, web, pdf, conversation |
-| memory_query | search, context, page, expand, recent, graph |
-| memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch |
-| memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, report |
+| memory_query | search, context, page, expand, recent, graph, entities, facts, trace |
+| memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch, extraction |
+| memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, report, extract, merge_entities |
 
 Query options are mode-specific: `search` {max_items, filters, result_unit: object|segment};
 `page` {max_items, include_segments, snippet_chars, detail: compact|full}; `expand`
 {max_items, include_segments, snippet_chars}; `recent` {max_items, filters}; `graph`
 {max_items, depth}; `context` {max_items}. Filters: object_type(s), kind(s), status(es),
 node_id(s), source_id(s).
+
+Knowledge graph (spec 004): `entities` {name | id | type} (options max_items, max_facts, as_of)
+returns entities with their current facts; `facts` {subject?, predicate?, object?, as_of?,
+include_superseded?}; `trace` {id} reads an extraction or compile trace (an episode id gives its
+latest). `memory_remember extraction` applies an agent-supplied extraction; `memory_maintain
+extract` (apply-gated; options.extractor llm|sampling) drains the extraction queue with a model;
+`memory_maintain merge_entities` {source_entity_id, target_entity_id, reason} (apply-gated).
 
 Search responses include `normalized_terms`, `applied_filters`, `inferred_filters`,
 `suggested_retry_terms`, `semantic_backend`, `query_sanitizer`; items carry
