@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
@@ -16,6 +15,7 @@ import pytest
 from memory_substrate.embed import Embedder, StaticEmbedder, available, create_embedder, register
 from memory_substrate.embed.openai_compat import OpenAICompatibleEmbedder
 from memory_substrate.errors import NotAvailableError, ValidationError
+from tests.loopback import serve_loopback
 
 
 def test_default_is_static_and_lazy() -> None:
@@ -116,15 +116,8 @@ def stub_server() -> Iterator[tuple[str, _Stub]]:
             self.end_headers()
             self.wfile.write(payload)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1", state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with serve_loopback(Handler) as base:
+        yield f"{base}/v1", state
 
 
 def test_openai_compatible_against_stub(stub_server: tuple[str, _Stub]) -> None:

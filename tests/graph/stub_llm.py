@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.loopback import serve_loopback
 
 
 @dataclass
@@ -60,13 +61,6 @@ def stub_llm() -> Iterator[StubLLM]:
             self.end_headers()
             self.wfile.write(payload)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    stub.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
-    try:
+    with serve_loopback(Handler) as base:
+        stub.url = f"{base}/v1"
         yield stub
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

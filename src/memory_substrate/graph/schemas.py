@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE
-from memory_substrate.remember.schemas import MemorySource
+from memory_substrate.remember.schemas import Governance
 from memory_substrate.validation import Strict
 
 EntityType = Literal[
@@ -84,21 +84,10 @@ class Extraction(Strict):
     procedures: list[ExtractedProcedure] = Field(default_factory=list, max_length=20)
 
 
-class ExtractionInput(Extraction):
+class ExtractionInput(Extraction, Governance):
     """memory_remember mode ``extraction``: the calling agent supplies the extraction itself."""
 
     episode_id: str = Field(min_length=1, max_length=200)
-    reason: str = Field(min_length=1, max_length=4000)
-    memory_source: MemorySource
-    scope_refs: list[str] = Field(min_length=1, max_length=50)
-
-    @field_validator("scope_refs")
-    @classmethod
-    def _scopes(cls, refs: list[str]) -> list[str]:
-        for ref in refs:
-            if not ref.startswith("scope:") or len(ref) < 7:
-                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
-        return list(dict.fromkeys(refs))
 
 
 def extraction_json_schema() -> dict[str, Any]:

@@ -37,14 +37,12 @@ class StructuredPayload(Strict):
         return self
 
 
-class GovernedCreate(Strict):
-    kind: str = Field(pattern=KIND_PATTERN)
-    title: str = Field(min_length=1, max_length=500)
-    summary: str = Field(min_length=1, max_length=20_000)
+class Governance(Strict):
+    """The governance fields every durable write carries (spec 001)."""
+
     reason: str = Field(min_length=1, max_length=4000)
     memory_source: MemorySource
     scope_refs: list[str] = Field(min_length=1, max_length=50)
-    metadata: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("scope_refs")
     @classmethod
@@ -53,6 +51,13 @@ class GovernedCreate(Strict):
             if not ref.startswith("scope:") or len(ref) < 7:
                 raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
         return list(dict.fromkeys(refs))
+
+
+class GovernedCreate(Governance):
+    kind: str = Field(pattern=KIND_PATTERN)
+    title: str = Field(min_length=1, max_length=500)
+    summary: str = Field(min_length=1, max_length=20_000)
+    metadata: dict[str, Any] = Field(default_factory=dict)
 
 
 class KnowledgeInput(GovernedCreate):
