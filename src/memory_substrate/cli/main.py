@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memory_substrate.cli.contracts import contracts as contracts_group
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 
 EXIT_VALIDATION = 2
@@ -239,6 +240,8 @@ def import_command(ctx: click.Context, file: Path) -> None:
         return
     _emit(result)
 
+
+main.add_command(contracts_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
