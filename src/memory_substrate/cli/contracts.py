@@ -142,3 +142,63 @@ def graph_pack(selection: Path, fmt: str, profile_path: Path | None, max_items: 
         click.echo(text, nl=False)
     else:
         output.write_text(text, encoding="utf-8")
+
+
+# --- store <-> graph.v1 (called by the top-level export / import commands) -------------------
+def export_graph(ctx: click.Context, output: Path | None, query: str | None, settings_of: Any, fail: Any) -> None:
+    """Write the namespace, or the objects a search returns, as a graph.v1 snapshot; YAML when
+    the output file ends in .yaml/.yml, JSON otherwise. The report goes to stderr."""
+    from memory_substrate.app import Memory
+    from memory_substrate.contracts.loader import dump
+    from memory_substrate.contracts.snapshot_export import export_snapshot
+    from memory_substrate.errors import MemorySubstrateError
+
+    try:
+        with Memory(settings_of(ctx)) as memory:
+            ids = None
+            if query is not None:
+                found = memory.query("search", {"query": query}, {"max_items": 200})
+                ids = [item["id"] for item in found["items"]]
+            with memory.store.read(memory.namespace) as session:
+                snapshot, report = export_snapshot(session, ids=ids)
+    except MemorySubstrateError as exc:
+        fail(exc)
+        return
+    fmt = "yaml" if output is not None and output.suffix in (".yaml", ".yml") else "json"
+    text = dump(snapshot, fmt)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+    click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True), err=True)
+
+
+def is_graph_snapshot(file: Path) -> bool:
+    """True unless FILE starts like a JSON Lines export (whose first line names its format)."""
+    with file.open(encoding="utf-8", errors="replace") as fh:
+        first = fh.readline()
+    return '"memory-substrate.export"' not in first
+
+
+def import_graph(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason: str | None,
+                 memory_of: Any, emit: Any, fail: Any) -> None:
+    """Import a graph.v1 snapshot through memory_remember ``graph_snapshot`` (one patch)."""
+    from memory_substrate.contracts.loader import DocumentError, load_document
+    from memory_substrate.errors import MemorySubstrateError, ValidationError
+
+    try:
+        try:
+            snapshot = load_document(file)
+        except DocumentError as exc:
+            raise ValidationError(exc.diagnostic.message, details={"diagnostics": [exc.diagnostic.to_dict()]}) from None
+        data: dict[str, Any] = {"snapshot": snapshot}
+        if scopes:
+            data["scope_refs"] = list(scopes)
+        if reason:
+            data["reason"] = reason
+        with memory_of(ctx) as memory:
+            result = memory.remember("graph_snapshot", data)
+    except MemorySubstrateError as exc:
+        fail(exc)
+        return
+    emit(result)
