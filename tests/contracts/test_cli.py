@@ -86,3 +86,34 @@ def test_pack_failures_and_options(tmp_path):
     assert len(package["items"]) == 2 and package["metadata"]["limits"]["from"] == "override"
     zero = runner.invoke(main, ["contracts", "graph", "pack", str(EXAMPLES / "decision-graph-selection.yaml"), "--max-items", "0"])
     assert zero.exit_code == 2
+
+
+def _store_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [EXE] if EXE else [sys.executable, "-m", "memory_substrate.cli.main"]
+    env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path / "root"), "MEMORY_SUBSTRATE_EMBEDDER": "none"}
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_export_import_graph_snapshot_through_the_cli(tmp_path):
+    data = json.dumps({"kind": "decision", "title": "Use WAL mode", "summary": "SQLite runs in WAL mode.",
+                       "reason": "r", "memory_source": "user_declared", "scope_refs": ["scope:db"]})
+    assert _store_run(tmp_path, "--namespace", "a", "remember", "knowledge", data).returncode == 0
+    snap = tmp_path / "a.yaml"
+    out = _store_run(tmp_path, "--namespace", "a", "export", "--format", "graph.v1", "-o", str(snap))
+    assert out.returncode == 0, out.stderr
+    report_a = json.loads(out.stderr)
+    assert report_a["counts"]["nodes"] == 1 and snap.read_text().startswith("edges:")
+    assert _run("graph", "validate", str(snap)).returncode == 0
+    imported = _store_run(tmp_path, "--namespace", "b", "import", str(snap), "--scope", "scope:copied")
+    assert imported.returncode == 0, imported.stderr
+    assert json.loads(imported.stdout)["created"] == {"event": 1, "knowledge": 1}
+    again = _store_run(tmp_path, "--namespace", "b", "export", "--format", "graph.v1")
+    assert json.loads(again.stderr)["content_sha256"] == report_a["content_sha256"]
+    assert json.loads(again.stdout)["schema_version"] == "markitect.memory.graph.v1"
+    # the JSON Lines backup stays the default format
+    jsonl = _store_run(tmp_path, "--namespace", "a", "export")
+    assert json.loads(jsonl.stdout.splitlines()[0])["format"] == "memory-substrate.export"
+    found = _store_run(tmp_path, "--namespace", "a", "export", "--format", "graph.v1", "--query", "nothing matches zzz")
+    assert json.loads(found.stdout)["nodes"] == []
+    bad = _store_run(tmp_path, "--namespace", "c", "import", str(EXAMPLES / "invalid-memory-graph.yaml"))
+    assert bad.returncode == 2 and "[memory_validation_error]" in bad.stderr

@@ -85,7 +85,8 @@ def build_server(memory: Memory) -> MCPServer:
         QUERY_MODES,
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
-        "page {id}; expand {id}; recent {}; graph {id}. Retry weak searches with suggested_retry_terms.",
+        "page {id}; expand {id}; recent {}; graph {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
+        "Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
     register(
@@ -94,7 +95,8 @@ def build_server(memory: Memory) -> MCPServer:
         memory.remember,
         "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, reason, "
         "memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
-        "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none.",
+        "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none. "
+        "graph_snapshot {snapshot} imports a markitect.memory.graph.v1 snapshot the same way, in one patch.",
         ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     register(
