@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 from mcp import Client
 
-from memory_substrate.contracts.loader import load_document
+from memory_substrate.contracts.loader import load_document, schema
 from memory_substrate.mcp.server import build_server
 from tests.helpers import ToolFailed, call, conversation, knowledge
 
@@ -33,6 +34,7 @@ async def test_agent_packs_a_selection_of_its_memory(memory):
         again = await call(c, "memory_query", "package", {"selection": selection}, {"include_history": True})
         assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
         package = first["package"]
+        jsonschema.Draft7Validator(schema("memory-substrate.context-package.v1")).validate(package)
         assert first["result_type"] == "package_result" and package["schema_version"] == "memory-substrate.context-package.v1"
         items = package["items"]
         assert [i["id"] for i in items if i["item_type"] == "node"] == [fact["object_id"], f"{src}#seg-1"]

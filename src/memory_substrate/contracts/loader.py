@@ -14,7 +14,6 @@ import yaml
 from memory_substrate.contracts.diagnostics import Diagnostic
 
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SafeDumper: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Loader(_SafeLoader):  # type: ignore[misc,valid-type]
@@ -77,9 +76,10 @@ def dump_json(document: Any) -> str:
 
 
 def dump_yaml(document: Any) -> str:
-    """Deterministic block-style YAML with sorted keys."""
+    """Deterministic block-style YAML with sorted keys. Always the pure-Python emitter: the
+    libyaml one is faster but need not be installed, and the bytes must not depend on it."""
     text: str = yaml.dump(
-        document, Dumper=_SafeDumper, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100_000
+        document, Dumper=yaml.SafeDumper, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100_000
     )
     return text
 

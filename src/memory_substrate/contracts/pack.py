@@ -139,6 +139,16 @@ def _ref_info(document: dict[str, Any] | None, ref: str | None) -> dict[str, Any
     return {"id": document.get("id"), "ref": ref, "schema_version": document.get("schema_version"), "sha256": digest(document)}
 
 
+def _hashable_selection(selection: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
+    """The selection with inline documents replaced by their hashes (already in provenance),
+    so a large inline graph is hashed once."""
+    out = dict(selection)
+    for key, document in (("graph", resolved.graph), ("profile", resolved.profile)):
+        if isinstance(out.get(key), dict) and document is not None:
+            out[key] = "inline"
+    return out
+
+
 def build_package(resolved: Resolved, override: dict[str, int | None] | None = None) -> dict[str, Any]:
     """The ContextPackage of a resolved selection whose diagnostics hold no error."""
     from memory_substrate import __version__
@@ -203,7 +213,7 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
         "token_estimate": {"total": used, "method": TOKEN_METHOD},
         "provenance": {
             "generator": f"memory-substrate {__version__}",
-            "selection": _ref_info(selection, None),
+            "selection": _ref_info(_hashable_selection(selection, resolved), None),
             "graph": _ref_info(resolved.graph, resolved.graph_ref),
             "profile": _ref_info(resolved.profile, resolved.profile_ref),
         },
