@@ -52,6 +52,7 @@ STATUSES = {
 }
 # Creation order: things others point at first (stubs and entities, then evidence).
 ORDER = ("node", "entity", "source", "knowledge", "activity", "work_item")
+REPORT_CAP = 500
 GOVERNED = ("knowledge", "activity", "work_item")  # written through memory_remember's input models
 MEMORY_SOURCES = ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported")
 
@@ -214,17 +215,20 @@ class SnapshotImporter:
                 self._write(plan)
             except (ValidationError, EvidenceError) as exc:
                 self.id_map.pop(plan.node["id"], None)
+                for seg in plan.segments:
+                    self.id_map.pop(seg["id"], None)
                 self._not_imported("nodes", plan.node["id"], exc.message)
         self._link()
         self._events()
         changed = {k: v for k, v in self.id_map.items() if k != v}
+        # Lists are capped so that a large import still fits a tool response; counts are exact.
         return {
             "status": "imported",
             "snapshot_id": self.snapshot_id,
             "created": dict(sorted(self.created.items())),
-            "id_map": dict(list(changed.items())[:500]),
-            "id_map_truncated": len(changed) > 500,
-            **self.report,
+            "id_map": dict(list(changed.items())[:REPORT_CAP]),
+            "report_counts": {"id_map": len(changed), **{k: len(v) for k, v in self.report.items()}},
+            **{k: v[:REPORT_CAP] for k, v in self.report.items()},
         }
 
     def _link(self) -> None:
