@@ -175,3 +175,13 @@ def test_every_code_is_documented_and_every_documented_code_exists():
     text = DOCS.read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([a-z_]+)` \| (?:error|warning) \|", text, flags=re.M))
     assert documented == set(CODES)
+
+
+def test_a_kind_of_the_wrong_type_is_reported_once_and_odd_shapes_do_not_crash():
+    graph = _graph()
+    graph["nodes"][0]["kind"] = ["decision"]
+    graph["edges"][0] = "not an edge"
+    graph["events"][0]["refs"] = "q-boundary"
+    assert _found(graph, "graph") == [
+        ("wrong_type", "$.edges[0]"), ("wrong_type", "$.events[0].refs"), ("wrong_type", "$.nodes[0].kind"),
+    ]

@@ -100,6 +100,8 @@ def _map_error(err: jsonschema.ValidationError, prefix: list[str | int] | None =
     if err.validator == "type":
         return [Diagnostic("wrong_type", path, f"expected {_expected(err.validator_value)}, got {json_type(err.instance)}")]
     if err.validator == "enum":
+        if not isinstance(err.instance, str) and "string" in str(err.schema.get("type", "")):
+            return []  # reported once, as wrong_type
         if len(parts) == 3 and parts[0] in KIND_CODES and parts[2] == "kind":
             what = parts[0][:-1]
             return [Diagnostic(KIND_CODES[parts[0]], path, f"unknown {what} kind {err.instance!r}")]
