@@ -63,6 +63,15 @@ def _fresh_id(object_type: str) -> str:
     return new_id(object_type)
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def _ordinal(segment_node: dict[str, Any], default: int = 0) -> int:
+    value = (segment_node.get("attributes") or {}).get("ordinal")
+    return value if isinstance(value, int) else default
+
+
 @dataclass
 class _Plan:
     node: dict[str, Any]
@@ -130,7 +139,7 @@ class SnapshotImporter:
                     parent.segments.append(plan.node)
         for plan in plans.values():
             if plan.ours:
-                plan.segments.sort(key=lambda n: (int((n.get("attributes") or {}).get("ordinal", 0)), order[n["id"]]))
+                plan.segments.sort(key=lambda n: (_ordinal(n), order[n["id"]]))
             else:
                 plan.segments.sort(key=lambda n: order[n["id"]])
         objects = [p for p in plans.values() if p.object_type != "segment"]
@@ -174,7 +183,7 @@ class SnapshotImporter:
     def _segment_ids(self, plan: _Plan) -> None:
         for i, seg in enumerate(plan.segments):
             attrs = seg.get("attributes") or {}
-            seg_id = attrs.get("segment_id") if plan.ours and attrs.get("segment_id") else f"seg-{i + 1}"
+            seg_id = attrs.get("segment_id") if plan.ours and isinstance(attrs.get("segment_id"), str) else f"seg-{i + 1}"
             self.id_map[seg["id"]] = segment_node_id(plan.store_id, str(seg_id))
 
     def _edges_to_links(self, plans: dict[str, _Plan]) -> None:
@@ -185,12 +194,12 @@ class SnapshotImporter:
             if src.object_type == "segment" and edge["kind"] == "belongs_to" and tgt.object_type == "source":
                 continue
             target_id = self.id_map.get(edge["target"])
-            if not src.store_id:
-                self._not_imported("edges", edge["id"], "its source node was not written by this import")
+            if src.object_type == "segment":
+                self._not_imported("edges", edge["id"], "segments cannot carry edges in this store")
+            elif not src.store_id:
+                self._not_imported("edges", edge["id"], "its source node was not written by this import (already present)")
             elif target_id is None:
                 self._not_imported("edges", edge["id"], "its target node was not imported")
-            elif src.object_type == "segment":
-                self._not_imported("edges", edge["id"], "segments cannot carry edges in this store")
             elif edge["kind"] == "derived_from" and src.object_type == "knowledge" and tgt.object_type in ("source", "segment"):
                 source_id, _, seg_id = target_id.partition("#")
                 src.evidence.append({"source_id": source_id, **({"segment_id": seg_id} if seg_id else {})})
@@ -271,7 +280,7 @@ class SnapshotImporter:
 
     def _metadata(self, plan: _Plan, declared_source: str | None) -> dict[str, Any]:
         attrs = plan.node.get("attributes") or {}
-        metadata: dict[str, Any] = dict(attrs.get("metadata") or {}) if plan.ours else ({"attributes": attrs} if attrs else {})
+        metadata: dict[str, Any] = _dict(attrs.get("metadata")) if plan.ours else ({"attributes": attrs} if attrs else {})
         if plan.ours and isinstance(metadata.get("links"), list):
             metadata["links"] = [
                 {**link, "target_id": self._ref(link.get("target_id"))} for link in metadata["links"] if isinstance(link, dict)
@@ -287,7 +296,9 @@ class SnapshotImporter:
     def _ref(self, value: Any) -> Any:
         return self.id_map.get(value, value) if isinstance(value, str) else value
 
-    def _refs(self, values: list[Any]) -> list[Any]:
+    def _refs(self, values: Any) -> list[Any]:
+        if not isinstance(values, list):
+            return []
         return [self.id_map.get(v, v) if isinstance(v, str) else v for v in values]
 
     def _write(self, plan: _Plan) -> None:
@@ -305,9 +316,9 @@ class SnapshotImporter:
             created_at=node.get("created_at", ""),
             memory_source="imported",
             confidence=node.get("confidence"),
-            reason=provenance.get("reason") or (self.reason if plan.object_type in GOVERNED else None),
+            reason=str(provenance["reason"]) if provenance.get("reason") else (self.reason if plan.object_type in GOVERNED else None),
             scope_refs=self._scopes(plan),
-            payload=dict(attrs.get("payload") or {}) if plan.ours else {},
+            payload=_dict(attrs.get("payload")) if plan.ours else {},
             metadata=self._metadata(plan, declared),
             valid_from=node.get("valid_from"),
             valid_until=node.get("valid_until"),
@@ -334,13 +345,13 @@ class SnapshotImporter:
             ours = plan.ours and attrs.get("object_type") == "segment"
             seg_id = self.id_map[seg["id"]].partition("#")[2] if plan.segments else "seg-1"
             text = seg.get("text") or seg["title"]
-            locator = attrs.get("locator") if ours else (
+            locator = _dict(attrs.get("locator")) if ours else (
                 {"kind": "message", "index": i} if obj.kind == "conversation" else {"kind": "node", "node_id": seg["id"]}
             )
-            metadata = dict(attrs.get("metadata") or {}) if ours else {k: v for k, v in attrs.items() if k in ("role", "name")}
+            metadata = _dict(attrs.get("metadata")) if ours else {k: v for k, v in attrs.items() if k in ("role", "name")}
             if obj.kind == "conversation" and not ours:
                 metadata.setdefault("role", "user")
-            rows.append(Segment(source_id=obj.id, id=seg_id, ordinal=int(attrs.get("ordinal", i)) if ours else i,
+            rows.append(Segment(source_id=obj.id, id=seg_id, ordinal=_ordinal(seg, i) if ours else i,
                                 text=text, locator=locator or {}, hash=sha256_text(text), metadata=metadata,
                                 created_at=seg.get("created_at") or now_iso()))
         if not plan.ours:
@@ -362,7 +373,7 @@ class SnapshotImporter:
                 if isinstance(payload.get(key), str):
                     payload[key] = self.id_map.get(payload[key], payload[key])
             evidence = [{**e, "source_id": self._ref(e.get("source_id"))}
-                        for e in attrs.get("evidence_refs", []) if isinstance(e, dict)] + plan.evidence
+                        for e in self._refs(attrs.get("evidence_refs")) if isinstance(e, dict)] + plan.evidence
             claim = parse(R.KnowledgeInput, {**common, "subject_refs": self._refs(attrs.get("subject_refs", [])),
                                              "evidence_refs": evidence, "confidence": obj.confidence,
                                              "payload": payload or None}, where)
