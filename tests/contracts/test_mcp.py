@@ -49,6 +49,12 @@ async def test_agent_packs_a_selection_of_its_memory(memory):
             "stores": {"knowledge": "this", "package": "this"}, "activation": {"max_items": 1}}}})
         assert [i["id"] for i in limited["package"]["items"]] == [fact["object_id"]]
         assert limited["package"]["metadata"]["limits"] == {"max_items": 1, "max_tokens": None, "from": "profile"}
+        # compact items (the default) leave out bulky metadata such as the adapter record of a source
+        source_sel = _selection([src])
+        compact = (await call(c, "memory_query", "package", {"selection": source_sel}))["package"]["items"][0]
+        full = (await call(c, "memory_query", "package", {"selection": source_sel}, {"detail": "full"}))["package"]["items"][0]
+        assert compact["attributes"] == {"object_type": "source", "object_kind": "conversation"}
+        assert "adapter" in full["attributes"]["metadata"] and full["tokens"] > compact["tokens"]
         override = await call(c, "memory_query", "package", {"selection": selection}, {"max_tokens": 1})
         assert override["package"]["items"] == [] and len(override["package"]["metadata"]["omitted"]) == 2
 

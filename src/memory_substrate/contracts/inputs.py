@@ -3,7 +3,7 @@ memory_query ``package``). Kept apart from the validators so that loading the to
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
@@ -41,3 +41,6 @@ class PackageOptions(Strict):
     max_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
     # Add the history (audit events) of the selected objects as event items.
     include_history: StrictBool = False
+    # compact: items keep only the attributes an agent reads (type, kind, claim payload,
+    # evidence, locator); full: every attribute of the exported node (metadata, repo maps...).
+    detail: Literal["compact", "full"] = "compact"

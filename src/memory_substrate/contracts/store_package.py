@@ -28,6 +28,17 @@ def _invalid(diagnostics: list[Any]) -> ValidationError:
     )
 
 
+COMPACT_ATTRIBUTES = ("object_type", "object_kind", "payload", "evidence_refs", "source_id", "segment_id", "locator")
+
+
+def _compact(graph: dict[str, Any]) -> None:
+    """Keep what an agent reads; a source's payload (a repository map, say) is not that."""
+    for node in graph["nodes"]:
+        attributes = node.get("attributes") or {}
+        keep = [k for k in COMPACT_ATTRIBUTES if k in attributes and not (k == "payload" and attributes["object_type"] == "source")]
+        node["attributes"] = {k: attributes[k] for k in keep}
+
+
 def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict[str, Any]:
     selection = dict(data.selection)
     selection.setdefault("graph", NAMESPACE_GRAPH)
@@ -40,6 +51,8 @@ def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict
             graph, _ = export_snapshot(
                 session, ids=object_ids, segments=any("#" in r for r in node_refs), snapshot_id=namespace_ref
             )
+        if opts.detail == "compact":
+            _compact(graph)
         if opts.include_history:
             chosen = set(node_refs)
             history = [e["id"] for e in graph["events"] if chosen & set(e["refs"])]

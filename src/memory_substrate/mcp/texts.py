@@ -84,7 +84,7 @@ Portable memory (spec 003; docs/contracts.md):
   `nodes` are ids from this namespace (objects, segments as `src:...#seg-N`) and whose `graph`
   is omitted or `memory://namespace` (or an inline graph.v1 document; no file paths). An inline
   `profile` sets `activation.max_items` / `max_tokens`; options {max_items, max_tokens,
-  include_history}. Returns a deterministic `memory-substrate.context-package.v1`: nodes as
+  include_history, detail: compact|full}. Returns a deterministic `memory-substrate.context-package.v1`: nodes as
   items, edges between them in `metadata.edges`, events as items; invalid selections fail with
   `details.diagnostics` (stable codes).
 - `memory_remember` `graph_snapshot` {snapshot, scope_refs?, reason?}: imports a
