@@ -136,6 +136,11 @@ def derived_relations(obj: MemoryObject, created_at: str) -> list[Relation]:
         add(str(predicate), subject, target, "structured_payload", "payload.object")
     if obj.metadata.get("supersedes"):
         add("supersedes", obj.id, str(obj.metadata["supersedes"]), "canonical_relation", "metadata.supersedes")
+    # Typed links an object declares itself (graph.v1 imports write edges this way).
+    links = obj.metadata.get("links")
+    for link in links if isinstance(links, list) else []:
+        if isinstance(link, dict) and isinstance(link.get("rel_type"), str) and isinstance(link.get("target_id"), str):
+            add(link["rel_type"], obj.id, link["target_id"], "canonical_relation", "metadata.links")
     return rels
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from memory_substrate.cli.contracts import contracts as contracts_group
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 
 EXIT_VALIDATION = 2
@@ -200,12 +201,20 @@ def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the export to FILE (default: stdout).")
 @click.option("--no-vectors", is_flag=True, help="Leave vectors out (reindex rebuilds them).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1"]), default="jsonl", show_default=True,
+              help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md).")
+@click.option("--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns.")
 @click.pass_context
-def export_command(ctx: click.Context, output: Path | None, no_vectors: bool) -> None:
-    """Export the namespace as JSON Lines (format: docs/postgres.md); a summary goes to stderr."""
+def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None) -> None:
+    """Export the namespace as JSON Lines (format: docs/postgres.md) or a graph.v1 snapshot; a summary goes to stderr."""
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
+    if fmt == "graph.v1" or query is not None:
+        from memory_substrate.cli.contracts import export_graph
+
+        export_graph(ctx, output, query, _settings, _fail)
+        return
     try:
         settings = _settings(ctx)
         store = open_store(settings)
@@ -225,12 +234,19 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool) ->
 
 @main.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--scope", "scopes", multiple=True, help="graph.v1 only: scope ref for nodes without one (repeatable).")
+@click.option("--reason", default=None, help="graph.v1 only: reason recorded on imported objects that carry none.")
 @click.pass_context
-def import_command(ctx: click.Context, file: Path) -> None:
-    """Import an export FILE into an empty namespace: --namespace if given, else the file's own."""
+def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason: str | None) -> None:
+    """Import FILE: a JSON Lines export into an empty namespace (--namespace if given, else the file's own),
+    or a graph.v1 snapshot (YAML or JSON) into the namespace through governed writes."""
+    from memory_substrate.cli.contracts import import_graph, is_graph_snapshot
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import import_namespace
 
+    if is_graph_snapshot(file):
+        import_graph(ctx, file, scopes, reason, _memory, _emit, _fail)
+        return
     try:
         store = open_store(_settings(ctx))
         try:
@@ -243,6 +259,8 @@ def import_command(ctx: click.Context, file: Path) -> None:
         return
     _emit(result)
 
+
+main.add_command(contracts_group)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

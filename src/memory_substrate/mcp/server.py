@@ -91,7 +91,8 @@ def build_server(memory: Memory) -> MCPServer:
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
         "page {id}; expand {id}; recent {}; graph {id}; entities {name|id|type}; facts {subject?, predicate?, object?, "
-        "as_of?, include_superseded?}; trace {id}. Retry weak searches with suggested_retry_terms.",
+        "as_of?, include_superseded?}; trace {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
+        "Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
     register(
@@ -101,7 +102,8 @@ def build_server(memory: Memory) -> MCPServer:
         "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, reason, "
         "memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
         "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none. "
-        "extraction {episode_id, entities, facts, procedures} builds the knowledge graph of an ingested conversation.",
+        "extraction {episode_id, entities, facts, procedures} builds the knowledge graph of an ingested conversation. "
+        "graph_snapshot {snapshot} imports a markitect.memory.graph.v1 snapshot the same way, in one patch.",
         ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
     )
     register(

@@ -84,8 +84,8 @@ not accepted. Errors carry a stable code (`memory_validation_error`, `memory_not
 | tool | modes |
 |---|---|
 | memory_ingest | repo, file, markdown, web, pdf, conversation |
-| memory_query | search, context, page, expand, recent, graph, entities, facts, trace |
-| memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch, extraction |
+| memory_query | search, context, page, expand, recent, graph, entities, facts, trace, package |
+| memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch, extraction, graph_snapshot |
 | memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, report, extract, merge_entities |
 
 Query options are mode-specific: `search` {max_items, filters, result_unit: object|segment};
@@ -100,6 +100,19 @@ include_superseded?}; `trace` {id} reads an extraction or compile trace (an epis
 latest). `memory_remember extraction` applies an agent-supplied extraction; `memory_maintain
 extract` (apply-gated; options.extractor llm|sampling) drains the extraction queue with a model;
 `memory_maintain merge_entities` {source_entity_id, target_entity_id, reason} (apply-gated).
+
+Portable memory (spec 003; docs/contracts.md):
+- `memory_query` `package` {selection}: a `markitect.memory.selection.v1` document whose
+  `nodes` are ids from this namespace (objects, segments as `src:...#seg-N`) and whose `graph`
+  is omitted or `memory://namespace` (or an inline graph.v1 document; no file paths). An inline
+  `profile` sets `activation.max_items` / `max_tokens`; options {max_items, max_tokens,
+  include_history, detail: compact|full}. Returns a deterministic `memory-substrate.context-package.v1`: nodes as
+  items, edges between them in `metadata.edges`, events as items; invalid selections fail with
+  `details.diagnostics` (stable codes).
+- `memory_remember` `graph_snapshot` {snapshot, scope_refs?, reason?}: imports a
+  `markitect.memory.graph.v1` snapshot in one patch under governance (`memory_source:
+  imported`; duplicates skipped, conflicts contested); the result lists `created`, `id_map`,
+  `duplicates`, `conflicts`, `normalized` and every node, edge or event `*_not_imported`.
 
 Search responses include `normalized_terms`, `applied_filters`, `inferred_filters`,
 `suggested_retry_terms`, `semantic_backend`, `query_sanitizer`; items carry

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_substrate.contracts.inputs import PackageInput, PackageOptions
 from memory_substrate.errors import NotFoundError, UnsupportedModeError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes as G
@@ -13,10 +14,11 @@ from memory_substrate.query.search import SearchEngine, object_matches
 from memory_substrate.query.views import compact, compact_source_payload, full, segment_view
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.validation import parse
+from memory_substrate.validation import Strict, parse
 
-MODES = ("context", "expand", "page", "recent", "search", "graph", "entities", "facts", "trace")
+MODES = ("context", "expand", "page", "recent", "search", "graph", "entities", "facts", "trace", "package")
 FULL_SEGMENT_CAP = 2000
+MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {**Q.MODE_MODELS, "package": (PackageInput, PackageOptions)}  # package: spec 003, contracts/
 
 
 def _get(session: StoreSession, object_id: str) -> MemoryObject:
@@ -46,13 +48,18 @@ class QueryService:
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         if mode not in MODES:
             raise UnsupportedModeError(f"unsupported memory_query mode {mode!r}; allowed: {', '.join(MODES)}")
-        in_model, opt_model = Q.MODE_MODELS[mode]
+        in_model, opt_model = MODE_MODELS[mode]
         data = parse(in_model, input_data, "input_data")
         opts = parse(opt_model, options or {}, "options")
         handler = getattr(self, f"_{mode}")
         result: dict[str, Any] = handler(data, opts)
         result.setdefault("mode", mode)
         return result
+
+    def _package(self, data: PackageInput, opts: PackageOptions) -> dict[str, Any]:
+        from memory_substrate.contracts.store_package import store_package  # loads the schema validators
+
+        return store_package(self.rt, data, opts)
 
     def _search(self, data: Q.SearchInput, opts: Q.SearchOptions) -> dict[str, Any]:
         return self.engine.search(data, opts)

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from memory_substrate.contracts.inputs import GraphSnapshotInput
 from memory_substrate.errors import (
     BatchEntryError,
     ConflictError,
@@ -30,7 +31,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.validation import NoOptions, Strict, parse
 
-MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch", "extraction")
+MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch", "extraction", "graph_snapshot")
 
 INPUT_MODELS: dict[str, type[Strict]] = {
     "activity": S.ActivityInput,
@@ -41,6 +42,7 @@ INPUT_MODELS: dict[str, type[Strict]] = {
     "contest": S.ContestInput,
     "batch": S.BatchInput,
     "extraction": ExtractionInput,
+    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: contracts/snapshot_import.py
 }
 
 
@@ -74,6 +76,7 @@ class RememberService:
             "supersede": self._supersede,
             "contest": self._contest,
             "extraction": self._extraction,
+            "graph_snapshot": self._graph_snapshot,
         }
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -203,6 +206,11 @@ class RememberService:
         )
         created = patch.create(obj)
         return {"status": "created", "object_id": created.id, "object_type": "work_item", "work_status": created.status}
+
+    def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> dict[str, Any]:
+        from memory_substrate.contracts.snapshot_import import import_snapshot  # loads the schema validators
+
+        return import_snapshot(patch, data.snapshot, data.scope_refs, data.reason)
 
     # --- lifecycle ----------------------------------------------------------------
     def _promote(self, patch: Patch, data: S.PromoteInput) -> dict[str, Any]:

@@ -1,0 +1,46 @@
+"""Input and option models of the spec-003 tool modes (memory_remember ``graph_snapshot``,
+memory_query ``package``). Kept apart from the validators so that loading the tools stays cheap."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, StrictBool, field_validator
+
+from memory_substrate.validation import Strict
+
+NAMESPACE_GRAPH = "memory://namespace"
+
+
+class GraphSnapshotInput(Strict):
+    """input_data of memory_remember ``graph_snapshot``."""
+
+    snapshot: dict[str, Any]
+    # Scopes for nodes whose tags carry none ("scope:<name>" tags are kept as scopes).
+    scope_refs: list[str] = Field(default_factory=lambda: ["scope:imported"], min_length=1, max_length=50)
+    reason: str | None = Field(default=None, min_length=1, max_length=4000)
+
+    @field_validator("scope_refs")
+    @classmethod
+    def _scopes(cls, refs: list[str]) -> list[str]:
+        for ref in refs:
+            if not ref.startswith("scope:") or len(ref) < 7:
+                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
+        return list(dict.fromkeys(refs))
+
+
+class PackageInput(Strict):
+    """input_data of memory_query ``package``: a selection.v1 document whose ``graph`` is
+    ``memory://namespace`` (this namespace; the default) or an inline graph.v1 document."""
+
+    selection: dict[str, Any]
+
+
+class PackageOptions(Strict):
+    max_items: int | None = Field(default=None, ge=1, le=10_000)
+    max_tokens: int | None = Field(default=None, ge=1, le=10_000_000)
+    # Add the history (audit events) of the selected objects as event items.
+    include_history: StrictBool = False
+    # compact: items keep only the attributes an agent reads (type, kind, claim payload,
+    # evidence, locator); full: every attribute of the exported node (metadata, repo maps...).
+    detail: Literal["compact", "full"] = "compact"

@@ -1,0 +1,199 @@
+"""Write a namespace (or some of its objects) as a ``markitect.memory.graph.v1`` snapshot.
+
+Objects become nodes (kinds mapped by ``mapping.node_kind_for``), segments become ``turn``
+(conversation messages) or ``evidence`` nodes that ``belongs_to`` their source, relations
+become edges, audit events become events. Everything this store needs to rebuild an object
+travels in the node's ``attributes`` (object type and kind, refs, payload, metadata), so an
+export imported into an empty namespace exports again to the same nodes, edges and events.
+
+The snapshot is deterministic: no export timestamp, nodes ordered by (created_at, id), edges
+by id, events by (at, id).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from memory_substrate.contracts import vocab
+from memory_substrate.contracts.mapping import edge_kind_for, event_kind_for, node_kind_for
+from memory_substrate.contracts.pack import digest
+from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.storage.base import StoreSession
+
+IMPORT_KEY = "graph_import"  # object metadata written by the importer, never exported
+IMPORT_MODE = "graph_snapshot"
+IMPORT_EVENT = "graph_event"
+_ALL = 2**62
+_PAGE = 1000
+REF_FIELDS = ("subject_refs", "source_refs", "related_node_refs", "evidence_refs")
+
+
+def segment_node_id(source_id: str, segment_id: str) -> str:
+    return f"{source_id}#{segment_id}"
+
+
+def object_node(obj: MemoryObject) -> tuple[dict[str, Any], bool]:
+    """(node, exact) for one object; ``exact`` is False when its kind was approximated."""
+    kind, exact = node_kind_for(obj.object_type, obj.kind, conversation=obj.kind == "conversation")
+    found = obj.metadata.get(IMPORT_KEY)
+    origin: dict[str, Any] = found if isinstance(found, dict) else {}
+    node: dict[str, Any] = {"id": obj.id, "kind": kind, "title": obj.title or obj.id}
+    if obj.summary:
+        node["text"] = obj.summary
+    if obj.status:
+        node["status"] = obj.status
+    for key in ("created_at", "valid_from", "valid_until"):
+        if getattr(obj, key):
+            node[key] = getattr(obj, key)
+    if obj.confidence is not None:
+        node["confidence"] = obj.confidence
+    if obj.scope_refs:
+        node["tags"] = list(obj.scope_refs)
+    provenance = {"memory_source": origin.get("memory_source") or obj.memory_source, "reason": obj.reason}
+    provenance = {k: v for k, v in provenance.items() if v}
+    if provenance:
+        node["provenance"] = provenance
+    attributes: dict[str, Any] = {"object_type": obj.object_type, "object_kind": obj.kind}
+    for key in (*REF_FIELDS, "payload"):
+        if getattr(obj, key):
+            attributes[key] = getattr(obj, key)
+    metadata = {k: v for k, v in obj.metadata.items() if k != IMPORT_KEY}
+    if metadata:
+        attributes["metadata"] = metadata
+    node["attributes"] = attributes
+    return node, exact
+
+
+def segment_node(seg: Segment, conversation: bool) -> dict[str, Any]:
+    first_line = seg.text.strip().split("\n", 1)[0][:80]
+    node: dict[str, Any] = {
+        "id": segment_node_id(seg.source_id, seg.id),
+        "kind": "turn" if conversation else "evidence",
+        "title": first_line or seg.id,
+        "text": seg.text,
+    }
+    if seg.created_at:
+        node["created_at"] = seg.created_at
+    attributes: dict[str, Any] = {
+        "object_type": "segment",
+        "source_id": seg.source_id,
+        "segment_id": seg.id,
+        "ordinal": seg.ordinal,
+        "locator": seg.locator,
+        "hash": seg.hash,
+    }
+    if seg.metadata:
+        attributes["metadata"] = seg.metadata
+    node["attributes"] = attributes
+    return node
+
+
+def _all_objects(session: StoreSession, ids: Sequence[str] | None) -> list[MemoryObject]:
+    if ids is not None:
+        return list(session.get_objects(list(dict.fromkeys(ids))).values())
+    out: list[MemoryObject] = []
+    offset = 0
+    while page := session.list_objects(order="created_asc", limit=_PAGE, offset=offset):
+        offset += len(page)
+        out.extend(page)
+    return out
+
+
+def export_snapshot(
+    session: StoreSession,
+    *,
+    ids: Sequence[str] | None = None,
+    segments: bool = True,
+    events: bool = True,
+    snapshot_id: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(snapshot, report) for the session's namespace, or only the objects ``ids``.
+
+    The report counts what was approximated or left out: object kinds without an exact node
+    kind, relations whose ends are not in the snapshot, events about things that are not nodes.
+    """
+    objects = sorted(_all_objects(session, ids), key=lambda o: (o.created_at, o.id))
+    nodes: list[dict[str, Any]] = []
+    approximated: Counter[tuple[str, str, str]] = Counter()
+    for obj in objects:
+        node, exact = object_node(obj)
+        nodes.append(node)
+        if not exact:
+            approximated[(obj.object_type, obj.kind, node["kind"])] += 1
+    object_ids = {o.id for o in objects}
+    edges: list[dict[str, Any]] = []
+    if segments:
+        sources = {o.id: o for o in objects if o.object_type == "source"}
+        if ids is None:
+            segs: list[Segment] = list(session.iter_segments()) if sources else []
+        else:
+            segs = [s for sid in sorted(sources) for s in session.get_segments(sid)]
+        for seg in segs:
+            if seg.source_id not in sources:
+                continue
+            node = segment_node(seg, sources[seg.source_id].kind == "conversation")
+            nodes.append(node)
+            edges.append({"id": f"{node['id']}>belongs_to", "kind": "belongs_to", "source": node["id"],
+                          "target": seg.source_id, "attributes": {"derivation": "segment_of"}})
+    node_ids = {n["id"] for n in nodes}
+
+    dangling = 0
+    relations = session.list_relations(limit=_ALL) if ids is None else session.relations_of(sorted(object_ids), limit=_ALL)
+    for rel in {r.id: r for r in relations}.values():
+        if rel.source_id not in node_ids or rel.target_id not in node_ids:
+            dangling += 1
+            continue
+        schema = rel.payload.get("relation_schema", {})
+        attributes = {"rel_type": rel.rel_type, "derivation": schema.get("derivation"), "origin": rel.origin_id,
+                      "field": schema.get("origin_field")}
+        edges.append({"id": rel.id, "kind": edge_kind_for(rel.rel_type), "source": rel.source_id,
+                      "target": rel.target_id, "attributes": {k: v for k, v in attributes.items() if v is not None}})
+    edges.sort(key=lambda e: e["id"])
+    edge_ids = {e["id"] for e in edges}
+
+    out_events: list[dict[str, Any]] = []
+    skipped = Counter[str]()
+    if events:
+        import_patches = {p.id for p in session.list_patches(limit=_ALL) if p.mode == IMPORT_MODE}
+        for ev in session.list_events(limit=_ALL):
+            if ev.patch_id in import_patches:
+                if ev.action != IMPORT_EVENT:
+                    skipped["import_bookkeeping"] += 1
+                    continue
+                original = dict(ev.data["event"])
+                original["refs"] = [r for r in original["refs"] if r in node_ids or r in edge_ids]
+                if original["refs"]:
+                    out_events.append(original)
+                else:
+                    skipped["not_about_exported_nodes"] += 1
+                continue
+            if ev.object_id not in node_ids:
+                skipped["not_about_exported_nodes"] += 1
+                continue
+            out_events.append({"id": ev.id, "kind": event_kind_for(ev.action, ev.data), "at": ev.created_at,
+                               "refs": [ev.object_id], "data": {"action": ev.action, "detail": ev.data}})
+        out_events.sort(key=lambda e: (e["at"], e["id"]))
+
+    namespace = session.namespace
+    snapshot: dict[str, Any] = {
+        "schema_version": vocab.GRAPH_V1,
+        "id": snapshot_id or f"memory-substrate:{namespace}",
+        "title": f"memory-substrate namespace {namespace}",
+        "nodes": nodes,
+        "edges": edges,
+        "events": out_events,
+        "metadata": {"exporter": "memory-substrate", "mapping": "docs/contracts.md#store-mapping"},
+    }
+    report = {
+        "namespace": namespace,
+        "snapshot_id": snapshot["id"],
+        "counts": {"nodes": len(nodes), "edges": len(edges), "events": len(out_events)},
+        "approximated": [
+            {"object_type": t, "kind": k, "node_kind": n, "count": c} for (t, k, n), c in sorted(approximated.items())
+        ],
+        "left_out": {"relations_with_an_end_outside": dangling, **dict(sorted(skipped.items()))},
+        "content_sha256": digest({"nodes": nodes, "edges": edges, "events": out_events}),
+    }
+    return snapshot, report
