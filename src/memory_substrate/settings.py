@@ -28,6 +28,12 @@ class Settings(BaseSettings):
     web_allow_private: bool = False
     web_timeout_s: float = 15.0
     web_max_bytes: int = 5_000_000
+    # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
+    falkordb_url: str | None = None
+
+    @property
+    def derived_root(self) -> Path:
+        return Path(self.root).expanduser() / "derived"
 
     @property
     def sqlite_path(self) -> Path:

@@ -24,6 +24,7 @@ from memory_substrate.maintain.common import (
     mutation_result,
 )
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
+from memory_substrate.maintain.derived import switch_backends
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -78,7 +79,7 @@ class MaintainService:
         data = parse(S.ConfigureInput, input_data, "input_data")
         apply = parse(S.ApplyOptions, options, "options").apply
         wanted = data.model_dump(exclude_none=True)
-        backends = {field: check_backend(field, value) for field, value in wanted.items()}
+        backends = {field: check_backend(field, value, self.rt.settings) for field, value in wanted.items()}
         warnings = []
         if not wanted:
             warnings.append("nothing to configure: supply graph_backend and/or semantic_backend")
@@ -97,6 +98,7 @@ class MaintainService:
                     maintenance_event(patch, f"config:{key}", "configure", change)
             record = commit_if_changed(patch, {"changes": changes})
             config = {**current, **{k: c["to"] for k, c in changes.items()}} if record else current
+        derived = switch_backends(self.rt, changes) if record is not None else {}
         return mutation_result(
             "configure",
             apply=apply,
@@ -108,6 +110,7 @@ class MaintainService:
             config=config,
             effective_backends=effective(config),
             backends=backends,
+            derived_backends=derived,
             warnings=warnings,
         )
 
