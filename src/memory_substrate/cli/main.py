@@ -240,5 +240,9 @@ def import_command(ctx: click.Context, file: Path) -> None:
     _emit(result)
 
 
+from memory_substrate.cli.derived import register as _register_derived  # noqa: E402
+
+_register_derived(main, _memory, _fail)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
