@@ -128,6 +128,10 @@ def test_repair_reports_drift_by_counts_and_checksums_and_fixes_it(open_memory: 
     assert objects["canonical"]["checksum"] != objects["backend"]["checksum"]
     assert relations["missing"] == 1 and relations["backend"]["count"] == relations["canonical"]["count"] - 1
 
+    health = mem.maintain("report", {})["graph_health"]["derived_backend"]
+    assert health["backend"] == graph and health["in_line"] is False
+    assert health["counts"]["relations"]["backend"] == health["counts"]["relations"]["canonical"] - 1
+
     fixed = mem.maintain("repair", {}, {"apply": True})
     assert fixed["status"] == "applied" and fixed["derived_backends_repaired"]["remirrored"][graph]["ids"] == {
         "objects": 1, "relations": 1}
@@ -155,3 +159,22 @@ def test_reindex_rebuilds_backends_from_scratch(open_memory: Any, graph: str, se
     assert all(b["in_line"] and b["built"] for b in state["backends"].values()), state
     with mem.store.read(mem.namespace) as session:
         assert len(graph_reader(mem.runtime, session).paths("node:s0", "node:s5", max_depth=5)[0].node_ids) == 6
+
+
+def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_url: str) -> None:
+    mem: Memory = open_memory("falkordb")
+    configure(mem, "falkordb")
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()  # nothing listens there now
+    down = open_memory("falkordb", falkordb_url=f"redis://127.0.0.1:{port}")
+    k = know(down, "Written while FalkorDB is down", subject_refs=["node:x"])
+    assert down.query("page", {"id": k})["object"]["title"] == "Written while FalkorDB is down"
+    state = down.maintain("repair", {})["derived_indexes"]["derived_backends"]
+    assert state["outbox_pending"] >= 1 and "FalkorDB" in state["last_sync_error"]
+    assert state["error"]["code"] == "memory_backend_error"
+    # Back up (the original URL): the next write replays the backlog too.
+    know(mem, "Written once it is back", subject_refs=["node:x"])
+    after = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]
+    assert after["outbox_pending"] == 0 and after["backends"]["falkordb"]["in_line"] is True

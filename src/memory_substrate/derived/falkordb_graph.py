@@ -41,6 +41,11 @@ from memory_substrate.storage.outbox import OBJECT, RELATION, VECTOR_OBJECT, Out
 PREFIX = "memory_substrate:"
 BATCH = 2000
 VECTOR_BATCH = 500
+# HNSW settings of the vector index: FalkorDB's defaults favour speed; these trade a little latency
+# for recall close to exact search (see bench/backends_bench.py).
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 200
+HNSW_EF_RUNTIME = 100
 _REL_RETURN = ", ".join(f"r.{f}" for f in REL_FIELDS)
 
 
@@ -60,6 +65,7 @@ class FalkorDBBackend:
         self._db: Any = None
         self._lock = threading.Lock()
         self._built: set[str] = set()
+        self._model_cache: dict[str, dict[str, int]] = {}
 
     # --- plumbing --------------------------------------------------------------------------
     def _client(self) -> Any:
@@ -105,12 +111,16 @@ class FalkorDBBackend:
 
     def drop(self, namespace: str) -> None:
         self._built.discard(namespace)
+        self._model_cache.pop(namespace, None)
         if PREFIX + namespace in self._client().list_graphs():
             self._client().select_graph(PREFIX + namespace).delete()
 
     def _models(self, namespace: str) -> dict[str, int]:
-        rows = self._query(namespace, "MATCH (m:Meta {key: 'state'}) RETURN m.models", read=True)
-        return json.loads(rows[0][0]) if rows and rows[0][0] else {}
+        """Embedding models (-> dimension) with a vector index in this namespace's graph (cached)."""
+        if namespace not in self._model_cache:
+            rows = self._query(namespace, "MATCH (m:Meta {key: 'state'}) RETURN m.models", read=True)
+            self._model_cache[namespace] = json.loads(rows[0][0]) if rows and rows[0][0] else {}
+        return dict(self._model_cache[namespace])
 
     def _ensure_schema(self, namespace: str) -> None:
         for cypher in ("CREATE INDEX FOR (n:Obj) ON (n.id)", "CREATE INDEX FOR ()-[r:REL]-() ON (r.id)"):
@@ -128,10 +138,12 @@ class FalkorDBBackend:
         prop = vector_property(model)
         self._query(
             namespace,
-            f"CREATE VECTOR INDEX FOR (n:Obj) ON (n.{prop}) OPTIONS {{dimension: {int(dim)}, similarityFunction: 'cosine'}}",
+            f"CREATE VECTOR INDEX FOR (n:Obj) ON (n.{prop}) OPTIONS {{dimension: {int(dim)}, similarityFunction: 'cosine', "
+            f"M: {HNSW_M}, efConstruction: {HNSW_EF_CONSTRUCTION}, efRuntime: {HNSW_EF_RUNTIME}}}",
         )
         models[model] = dim
         self._query(namespace, "MATCH (m:Meta {key: 'state'}) SET m.models = $models", {"models": json.dumps(models)})
+        self._model_cache[namespace] = models
 
     # --- writes ----------------------------------------------------------------------------------
     def rebuild(self, namespace: str, session: StoreSession) -> dict[str, int]:

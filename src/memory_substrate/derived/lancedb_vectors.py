@@ -31,6 +31,7 @@ ANN_MIN_ROWS = 20_000
 NPROBES = 40
 REFINE = 4
 BATCH = 5000
+COMPACT_EVERY = 200  # incremental applies per table between compactions (each apply adds fragments)
 
 
 def _h(text: str) -> str:
@@ -51,6 +52,7 @@ class LanceDBBackend:
         self._db: Any = None
         self._lock = threading.RLock()
         self._tables: dict[str, Any] = {}
+        self._applies: dict[str, int] = {}
 
     def _conn(self) -> Any:
         if self._db is None:
@@ -185,9 +187,19 @@ class LanceDBBackend:
                 for oid, vec in sorted(found.items()):
                     by_dim.setdefault(int(vec.shape[0]), []).append((oid, vec))
                 for dim, rows in by_dim.items():
-                    self._table(namespace, state, owner_type, model, dim).add(self._arrow(rows, dim))
+                    table = self._table(namespace, state, owner_type, model, dim)
+                    table.add(self._arrow(rows, dim))
                     done += len(rows)
+                    self._maybe_compact(table)
         return done
+
+    def _maybe_compact(self, table: Any) -> None:
+        """Small appends and deletes each leave a fragment; merge them (and fold new rows into the
+        ANN index) every ``COMPACT_EVERY`` applies so search does not slow down over time."""
+        n = self._applies.get(table.name, 0) + 1
+        self._applies[table.name] = n
+        if n % COMPACT_EVERY == 0:
+            table.optimize()
 
     def repair(self, namespace: str, session: StoreSession, ids: dict[str, list[str]]) -> dict[str, int]:
         wanted: dict[tuple[str, str], set[str]] = {}

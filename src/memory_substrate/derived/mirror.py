@@ -61,9 +61,10 @@ class Mirror:
         """``sync`` after a committed write: a backend failure is logged, never raised (the write stands)."""
         try:
             self.sync(namespace)
-        except MemorySubstrateError as exc:
-            self.last_error[namespace] = exc.message
-            log.warning("derived index sync of %r deferred: %s", namespace, exc.message)
+        except Exception as exc:  # any failure: the canonical write already committed and must stand
+            message = exc.message if isinstance(exc, MemorySubstrateError) else f"{type(exc).__name__}: {exc}"
+            self.last_error[namespace] = message
+            log.warning("derived index sync of %r deferred (the outbox keeps it): %s", namespace, message)
 
     def rebuild(self, namespace: str, names: list[str]) -> dict[str, Any]:
         """Drop and rebuild ``names`` from canonical rows in their own write session."""

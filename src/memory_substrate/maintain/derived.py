@@ -70,3 +70,25 @@ def repair_in(rt: Runtime, session: StoreSession) -> dict[str, Any]:
     if mirror is None or not mirror.indexes.configured(session.get_config()):
         return {}
     return mirror.repair_in(session, rt.namespace)
+
+
+def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
+    """For ``report``'s graph health: the derived graph backend's counts beside the canonical ones."""
+    mirror = mirror_of(rt)
+    with rt.store.read(rt.namespace) as session:
+        name = str(session.get_config().get("graph_backend") or "file")
+        if mirror is None or name in BUILTIN:
+            return None
+        try:
+            check = mirror.check(session, rt.namespace).get(name)
+        except MemorySubstrateError as exc:
+            return {"backend": name, "error": exc.to_dict()}
+    if check is None:
+        return None
+    return {
+        "backend": name,
+        "in_line": check["in_line"],
+        "counts": {f: {"canonical": v["canonical"]["count"], "backend": v["backend"]["count"]}
+                   for f, v in check["families"].items()},
+        "missing_backend_counts": {f: v["missing"] for f, v in check["families"].items()},
+    }
