@@ -174,6 +174,12 @@ def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_u
     state = down.maintain("repair", {})["derived_indexes"]["derived_backends"]
     assert state["outbox_pending"] >= 1 and "FalkorDB" in state["last_sync_error"]
     assert state["error"]["code"] == "memory_backend_error"
+    with down.store.read(down.namespace) as session:
+        health = mirror_of(down.runtime).health(session, down.namespace)  # type: ignore[union-attr]
+    assert health["falkordb"]["reachable"] is False and health["outbox_pending"] >= 1
+    with mem.store.read(mem.namespace) as session:
+        assert mirror_of(mem.runtime).health(session, mem.namespace)["falkordb"] == {  # type: ignore[union-attr]
+            "reachable": True, "built": True, "vector_index": True}
     # Back up (the original URL): the next write replays the backlog too.
     know(mem, "Written once it is back", subject_refs=["node:x"])
     after = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]

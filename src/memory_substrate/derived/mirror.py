@@ -95,6 +95,25 @@ class Mirror:
             }
         return out
 
+    def health(self, session: StoreSession, namespace: str) -> dict[str, Any]:
+        """Per configured backend: reachable, built, and (for vector holders) whether vectors are indexed.
+
+        Cheap (no full scan): what spec 002's ``health_check`` reports as ``falkordb`` / ``vector_index``.
+        """
+        out: dict[str, Any] = {}
+        for name in self.indexes.configured(session.get_config()):
+            entry: dict[str, Any] = {"reachable": False, "built": False, "vector_index": False}
+            try:
+                backend = self.indexes.backend(name)
+                entry["built"] = backend.is_built(namespace)
+                entry["reachable"] = True
+                entry["vector_index"] = "vectors" in backend.families and entry["built"]
+            except MemorySubstrateError as exc:
+                entry["error"] = exc.to_dict()
+            out[name] = entry
+        out["outbox_pending"] = session.outbox_count()
+        return out
+
     def repair_in(self, session: StoreSession, namespace: str) -> dict[str, Any]:
         """Inside a write session: replay the outbox, then re-mirror every id whose backend copy differs."""
         report: dict[str, Any] = {"replayed": 0, "backends": {}}
