@@ -184,3 +184,20 @@ def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_u
     know(mem, "Written once it is back", subject_refs=["node:x"])
     after = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]
     assert after["outbox_pending"] == 0 and after["backends"]["falkordb"]["in_line"] is True
+
+
+def test_configure_while_the_server_is_down_commits_and_builds_later(open_memory: Any, falkordb_url: str) -> None:
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    down = open_memory("falkordb", falkordb_url=f"redis://127.0.0.1:{port}")
+    know(down, "A uses B", subject_refs=["node:a"], payload=claim("node:a", "uses", "node:b"))
+    result = down.maintain("configure", {"graph_backend": "falkordb"}, {"apply": True})
+    assert result["status"] == "applied" and result["derived_backends"]["pending"] == ["falkordb"]
+    assert result["derived_backends"]["error"]["code"] == "memory_backend_error"
+    assert down.query("graph", {"id": "node:a"}, {"depth": 1})["counts"]["nodes"] == 3  # canonical fallback
+    up = open_memory("falkordb", ns=down.namespace)
+    fixed = up.maintain("repair", {}, {"apply": True})
+    assert fixed["derived_backends_repaired"]["rebuilt"]["falkordb"]["relations"] == 2
+    assert up.maintain("repair", {})["derived_indexes"]["derived_backends"]["backends"]["falkordb"]["in_line"]

@@ -1,16 +1,33 @@
 """The configured graph reader and vector index of a namespace, for services to read through.
 
-A derived backend answers only once it is built; until then (or without a mirrored store) reads
-fall back to the canonical tables, which always hold the truth.
+A derived backend answers only once it is built; until then, while it cannot be reached, or
+without a mirrored store, reads fall back to the canonical tables, which always hold the truth
+(an unreachable backend is logged).
 """
 
 from __future__ import annotations
 
+import logging
+
 from memory_substrate.derived.base import GraphReader, VectorIndex
 from memory_substrate.derived.file_graph import FileGraph
+from memory_substrate.derived.base import DerivedBackend
 from memory_substrate.derived.mirror import Mirror
+from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
+
+
+log = logging.getLogger(__name__)
+
+
+def _ready(mirror: Mirror, name: str, namespace: str) -> DerivedBackend | None:
+    try:
+        backend = mirror.indexes.backend(name)
+        return backend if backend.is_built(namespace) else None
+    except MemorySubstrateError as exc:
+        log.warning("%s unavailable, reading the canonical tables instead: %s", name, exc.message)
+        return None
 
 
 def mirror_of(rt: Runtime) -> Mirror | None:
@@ -23,8 +40,8 @@ def graph_reader(rt: Runtime, session: StoreSession) -> GraphReader:
     mirror = mirror_of(rt)
     if name == "file" or mirror is None:
         return FileGraph(session)
-    backend = mirror.indexes.backend(name)
-    if not backend.is_built(rt.namespace):
+    backend = _ready(mirror, name, rt.namespace)
+    if backend is None:
         return FileGraph(session)
     reader: GraphReader = backend.reader(rt.namespace)
     return reader
@@ -35,8 +52,8 @@ def vector_index(rt: Runtime, session: StoreSession) -> VectorIndex:
     mirror = mirror_of(rt)
     if name == "builtin" or mirror is None:
         return _Builtin(session)
-    backend = mirror.indexes.backend(name)
-    if not backend.is_built(rt.namespace):
+    backend = _ready(mirror, name, rt.namespace)
+    if backend is None:
         return _Builtin(session)
     index: VectorIndex = backend.reader(rt.namespace)
     return index

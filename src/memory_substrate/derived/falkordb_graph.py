@@ -75,7 +75,8 @@ class FalkorDBBackend:
                     from falkordb import FalkorDB
 
                     try:
-                        self._db = FalkorDB.from_url(self.url)
+                        # Bounded waits: a hung server must not hang a write's after-commit sync forever.
+                        self._db = FalkorDB.from_url(self.url, socket_connect_timeout=5, socket_timeout=120)
                     except Exception as exc:
                         raise BackendError(
                             f"cannot reach FalkorDB at {self.url}", details={"backend": self.name, "error": str(exc)}

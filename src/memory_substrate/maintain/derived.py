@@ -38,7 +38,12 @@ def switch_backends(rt: Runtime, changes: dict[str, dict[str, Any]]) -> dict[str
             except MemorySubstrateError as exc:  # an unreachable old backend must not block the switch
                 log.warning("could not drop the %s copy of %r: %s", old, rt.namespace, exc.message)
     built = [str(c["to"]) for c in changes.values() if c.get("to") not in BUILTIN]
-    return {"dropped": dropped, "built": mirror.rebuild(rt.namespace, built) if built else {}}
+    try:
+        return {"dropped": dropped, "built": mirror.rebuild(rt.namespace, built) if built else {}}
+    except MemorySubstrateError as exc:
+        # The configuration is committed; reads use the canonical tables until a build succeeds,
+        # which the next write (or repair / reindex) retries.
+        return {"dropped": dropped, "built": {}, "pending": built, "error": exc.to_dict()}
 
 
 def wanted(*names: str) -> list[str]:
