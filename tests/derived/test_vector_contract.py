@@ -100,3 +100,27 @@ async def test_semantic_search_over_mcp_returns_the_same_items(open_memory: Any,
     assert results[0] == results[1]
     for mine, theirs in zip(*all_scores, strict=True):
         np.testing.assert_allclose(mine, theirs, atol=2e-4)  # scores are rounded to 4 places
+
+
+def test_a_large_table_gets_an_ann_index_and_still_finds_its_neighbours(
+    open_memory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory_substrate.derived import lancedb_vectors
+
+    monkeypatch.setattr(lancedb_vectors, "ANN_MIN_ROWS", 300)  # the index threshold, lowered to test size
+    mem = open_memory("file", "lancedb")
+    configure(mem, "file", "lancedb")
+    rng = np.random.default_rng(5)
+    vecs = rng.standard_normal((400, 32)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    with mem.store.write(mem.namespace) as s:
+        s.upsert_vectors("m", "segment", [(f"src:x#seg-{i}", v) for i, v in enumerate(vecs)])
+    done = mem.maintain("reindex", {}, {"apply": True})
+    assert done["derived_backends"]["rebuilt"]["lancedb"]["vectors"] == 400
+    backend = mirror_of(mem.runtime).indexes.backend("lancedb")  # type: ignore[union-attr]
+    assert all(t["indexed"] for t in backend._state(mem.namespace)["tables"].values())  # type: ignore[attr-defined]
+    with mem.store.read(mem.namespace) as session:
+        index = vector_index(mem.runtime, session)
+        hits = [index.vector_search("m", vecs[i], owner_type="segment", limit=5) for i in range(0, 400, 40)]
+    assert [h[0][0] for h in hits] == [f"src:x#seg-{i}" for i in range(0, 400, 40)]
+    assert all(abs(h[0][1] - 1.0) < 1e-3 for h in hits)

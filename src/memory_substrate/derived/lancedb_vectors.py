@@ -2,8 +2,8 @@
 model), with an ANN index once a table is large enough to need one.
 
 Small tables are searched exactly (LanceDB's flat scan), so a fresh namespace answers exactly as
-the built-in vectors do; from ``ANN_MIN_ROWS`` rows a full build adds an IVF-PQ index (cosine)
-and searches probe ``NPROBES`` partitions and re-rank ``REFINE`` x k candidates exactly. Rows
+the built-in vectors do; from ``ANN_MIN_ROWS`` rows a full build adds an IVF-HNSW-SQ index
+(cosine) and searches probe ``NPROBES`` partitions and re-rank ``REFINE`` x k candidates exactly. Rows
 added after the index are searched by a flat scan until the next build (LanceDB merges both).
 State (built, tables, dimensions) lives in ``state_<hash>.json`` beside the tables.
 """
@@ -28,8 +28,8 @@ from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.outbox import OutboxEntry
 
 ANN_MIN_ROWS = 20_000
-NPROBES = 40
-REFINE = 4
+NPROBES = 20
+REFINE = 10
 BATCH = 5000
 COMPACT_EVERY = 200  # incremental applies per table between compactions (each apply adds fragments)
 
@@ -154,14 +154,13 @@ class LanceDBBackend:
         return {"objects": 0, "relations": 0, "vectors": total}
 
     def _index(self, table: Any, info: dict[str, Any]) -> None:
-        rows = table.count_rows()
-        dim = info["dim"]
-        sub = next(s for s in (dim // 8, dim // 4, dim // 2, dim, 1) if s and dim % s == 0)
+        from lancedb.index import IvfHnswSq
+
+        # IVF partitions of ~4k rows, each an HNSW graph over scalar-quantised vectors: in the
+        # bench this keeps recall@10 near 0.99 where IVF-PQ stayed below 0.8, and builds faster.
+        config = IvfHnswSq(distance_type="cosine", num_partitions=max(1, table.count_rows() // 4096))
         try:
-            table.create_index(
-                metric="cosine", vector_column_name="vector", index_type="IVF_PQ",
-                num_partitions=max(1, int(rows**0.5)), num_sub_vectors=sub, replace=True,
-            )
+            table.create_index("vector", config=config, replace=True)
         except Exception as exc:
             raise BackendError(f"LanceDB index build failed: {exc}", details={"backend": self.name}) from exc
         info["indexed"] = True
