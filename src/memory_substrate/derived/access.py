@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import logging
 
-from memory_substrate.derived.base import GraphReader, VectorIndex
+from memory_substrate.derived.base import DerivedBackend, GraphReader, VectorIndex
 from memory_substrate.derived.file_graph import FileGraph
-from memory_substrate.derived.base import DerivedBackend
 from memory_substrate.derived.mirror import Mirror
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-
 
 log = logging.getLogger(__name__)
 

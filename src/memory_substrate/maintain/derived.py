@@ -97,3 +97,11 @@ def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
                    for f, v in check["families"].items()},
         "missing_backend_counts": {f: v["missing"] for f, v in check["families"].items()},
     }
+
+
+def health(rt: Runtime, session: StoreSession) -> dict[str, Any]:
+    """For ``structure``: each configured derived backend's reachability and the outbox backlog."""
+    mirror = mirror_of(rt)
+    if mirror is None or not mirror.indexes.configured(session.get_config()):
+        return {}
+    return mirror.health(session, rt.namespace)

@@ -24,6 +24,7 @@ from memory_substrate.maintain.common import (
     mutation_result,
 )
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
+from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.derived import switch_backends
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
@@ -129,6 +130,7 @@ class MaintainService:
             vectors = session.vector_stats()
             config = session.get_config()
             patches = session.list_patches(limit=1)
+            mirrors = derived_health(self.rt, session)
         by_type: Counter[str] = Counter()
         by_status: dict[str, Counter[str]] = {}
         by_kind: dict[str, Counter[str]] = {}
@@ -154,6 +156,7 @@ class MaintainService:
             "config": config,
             "last_patch_at": patches[0].created_at if patches else None,
             "semantic_backend": {"configured": self.rt.settings.embedder},
+            **({"derived_backends": mirrors} if mirrors else {}),
         }
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
