@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_substrate.derived.mirrored import mirrored
 from memory_substrate.graph.extract import Extractor
 from memory_substrate.ingest.service import IngestService, Progress
 from memory_substrate.maintain.service import MaintainService
@@ -36,9 +37,17 @@ class Memory:
         runtime: Runtime | None = None,
     ):
         self.settings = settings or Settings()
-        self.store = store or open_store(self.settings)
+        if runtime is not None:
+            self.store = runtime.store
+        else:
+            # Writes are mirrored into configured derived backends after commit (derived/mirrored.py);
+            # what a crashed process committed but never mirrored is replayed now.
+            wrapped = mirrored(store or open_store(self.settings), self.settings)
+            self.store = wrapped
         self.runtime = runtime or Runtime(self.store, namespace or self.settings.namespace, self.settings)
         self._owns_store = store is None and runtime is None
+        if runtime is None:
+            wrapped.replay_pending(self.runtime.namespace)
         self._ingest = IngestService(self.runtime)
         self._query = QueryService(self.runtime)
         self._remember = RememberService(self.runtime)

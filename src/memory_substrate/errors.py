@@ -72,3 +72,9 @@ class StorageError(MemorySubstrateError):
 
     code = "memory_storage_error"
 
+
+
+class BackendError(MemorySubstrateError):
+    """A derived backend (FalkorDB, Kùzu, LanceDB) failed; canonical data is unaffected."""
+
+    code = "memory_backend_error"

@@ -35,6 +35,12 @@ class Settings(BaseSettings):
     llm_timeout_s: float = 60.0
     llm_max_retries: int = 3
     extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
+    # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
+    falkordb_url: str | None = None
+
+    @property
+    def derived_root(self) -> Path:
+        return Path(self.root).expanduser() / "derived"
 
     @property
     def sqlite_path(self) -> Path:

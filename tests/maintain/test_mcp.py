@@ -37,8 +37,8 @@ async def test_report_dry_run_resolve_and_errors_over_mcp(memory: Memory) -> Non
         bad = await _call(client, {"mode": "cycle", "input_data": {"unexpected": 1}, "options": {"apply": True}})
         assert bad.is_error and "Extra inputs are not permitted" in bad.content[0].text
 
-        refused = await _call(client, {"mode": "configure", "input_data": {"graph_backend": "kuzu"},
+        refused = await _call(client, {"mode": "configure", "input_data": {"graph_backend": "falkordb"},
                                        "options": {"apply": True}})
         assert refused.is_error
         error = json.loads(refused.content[0].text.split(": ", 1)[1])["error"]
-        assert error["code"] == "memory_not_available" and "pip install kuzu" in error["message"]
+        assert error["code"] == "memory_not_available" and "MEMORY_SUBSTRATE_FALKORDB_URL" in error["message"]

@@ -16,17 +16,28 @@ SCHEMA_KEYS = {"version", "derivation", "origin_object_type", "origin_object_id"
                "source_object_type", "target_object_type"}
 
 
-def test_configure_spec_example_is_refused_naming_what_to_install(memory: Memory) -> None:
+@pytest.mark.parametrize(("field", "value", "hidden"), [
+    ("semantic_backend", "lancedb", "lancedb"), ("graph_backend", "kuzu", "ladybug"), ("graph_backend", "falkordb", "falkordb"),
+])
+def test_configure_refuses_a_backend_whose_extra_is_missing(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch, field: str, value: str, hidden: str
+) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    # The install is the boundary here: pretend the backend's package is absent.
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == hidden else real(name, *a))
     before = snapshot(memory)
-    with pytest.raises(NotAvailableError, match="pip install lancedb") as err:
-        memory.maintain("configure", {"graph_backend": "file", "semantic_backend": "lancedb"}, {"apply": True})
-    assert err.value.code == "memory_not_available"
+    with pytest.raises(NotAvailableError, match=rf"pip install 'memory-substrate\[{value}\]'") as err:
+        memory.maintain("configure", {"graph_backend": "file", field: value}, {"apply": True})
+    assert err.value.code == "memory_not_available" and err.value.details["missing"] == [hidden]
     assert snapshot(memory) == before  # not even the supported half was written
 
 
-def test_configure_refuses_kuzu(memory: Memory) -> None:
-    with pytest.raises(NotAvailableError, match="pip install kuzu"):
-        memory.maintain("configure", {"graph_backend": "kuzu"}, {"apply": True})
+def test_configure_falkordb_without_a_server_url_is_refused(memory: Memory) -> None:
+    with pytest.raises(NotAvailableError, match="MEMORY_SUBSTRATE_FALKORDB_URL"):
+        memory.maintain("configure", {"graph_backend": "falkordb"}, {"apply": True})
+    assert memory.maintain("structure", {})["config"] == {}
 
 
 def test_configure_persists_supported_backends(memory: Memory) -> None:
@@ -44,11 +55,6 @@ def test_configure_persists_supported_backends(memory: Memory) -> None:
 def test_configure_without_fields_is_a_noop(memory: Memory) -> None:
     result = memory.maintain("configure", {}, {"apply": True})
     assert result["status"] == "noop" and result["warnings"]
-
-
-def test_reindex_spec_example_is_refused_naming_what_to_install(memory: Memory) -> None:
-    with pytest.raises(NotAvailableError, match="pip install kuzu"):
-        memory.maintain("reindex", {}, {"graph_backend": "kuzu", "semantic_backend": "lancedb"})
 
 
 def _seed_all_derivations(memory: Memory) -> dict[str, str]:

@@ -261,6 +261,9 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
 
 
 main.add_command(contracts_group)
+from memory_substrate.cli.derived import register as _register_derived  # noqa: E402
+
+_register_derived(main, _memory, _fail)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,69 +1,56 @@
-"""Derived-index backends named by the contract, and what this build does with each.
+"""Derived-index backends named by the contract, and what ``configure`` checks before accepting one.
 
-The contract lists two graph backends (``file``, ``kuzu``) and one semantic backend
-(``lancedb``). They are *projections* of canonical memory, rebuilt by ``reindex``; canonical
-data never lives only there. What this build supports:
+Graph backends: ``file`` (built in: the store's canonical relation table), ``falkordb`` (a
+FalkorDB server) and ``kuzu`` (embedded, on LadybugDB, the maintained fork of the archived Kùzu).
+Semantic backends: ``builtin`` (vectors stored with the canonical rows) and ``lancedb``. The
+external ones are *mirrors* of canonical memory kept in line through the outbox and rebuilt by
+``reindex`` (see ``derived/``); canonical data never lives only there.
 
-* graph ``file``: supported natively. The canonical relation table in the store *is* the
-  file-equivalent projection: every derived relation carries its ``relation_schema``
-  provenance, ``reindex`` rebuilds it from canonical objects, and ``report`` measures its health.
-  No second copy on disk is needed for the same logical contract.
-* graph ``kuzu``: no Kuzu projection exists in this build. Refused, naming what it would take
-  (``pip install kuzu``, and a build that ships the Kuzu projection); never accepted silently.
-* semantic ``builtin``: this project's own vectors, stored beside the canonical rows and made by
-  the configured embedder (``MEMORY_SUBSTRATE_EMBEDDER``). Accepted; if no embedder is
-  available the call says so, and ``reindex`` fills the vectors in once one is.
-* semantic ``lancedb``: no LanceDB projection exists in this build. Refused the same way
-  (``pip install lancedb``).
-
-A backend is refused *before* anything is written, so a ``configure`` naming one supported and
-one refused backend changes nothing.
+A backend is refused *before* anything is written (missing package: the error names the extra to
+install; FalkorDB without ``MEMORY_SUBSTRATE_FALKORDB_URL``: the error says so), so a
+``configure`` naming one usable and one refused backend changes nothing.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
+from memory_substrate.derived.registry import BUILTIN, install_hint, require
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.settings import Settings
 
 GRAPH_DEFAULT = "file"
 SEMANTIC_DEFAULT = "builtin"
 
-_EXTERNAL = {
-    ("graph_backend", "kuzu"): ("kuzu", "pip install kuzu"),
-    ("semantic_backend", "lancedb"): ("lancedb", "pip install lancedb"),
+_DETAIL = {
+    "file": "the store's canonical relation table is the file graph projection",
+    "builtin": "vectors stored with the canonical rows, made by the configured embedder",
+    "falkordb": "objects and relations mirrored into one FalkorDB graph per namespace, object vectors in its vector index",
+    "kuzu": "objects and relations mirrored into an embedded LadybugDB (Kùzu fork) database under the store root",
+    "lancedb": "object and segment vectors mirrored into LanceDB tables under the store root, ANN-indexed when large",
 }
-_NATIVE = {
-    "graph_backend": {"file": "the store's canonical relation table is the file graph projection"},
-    "semantic_backend": {"builtin": "vectors stored with the canonical rows, made by the configured embedder"},
-}
 
 
-def _installed(module: str) -> bool:
-    return importlib.util.find_spec(module) is not None
-
-
-def check_backend(field: str, value: str) -> dict[str, Any]:
-    """Describe a supported backend, or raise ``NotAvailableError`` naming what to install."""
-    if value in _NATIVE.get(field, {}):
-        return {"name": value, "supported": True, "native": True, "detail": _NATIVE[field][value]}
-    module, install = _EXTERNAL[(field, value)]
-    native = next(iter(_NATIVE[field]))
-    if not _installed(module):
-        message = (
-            f"{field} {value!r} is not installed: {install} (and use a memory-substrate build with the "
-            f"{value} projection). Nothing was changed; {field} {native!r} works without extra packages."
+def check_backend(field: str, value: str, settings: Settings | None = None) -> dict[str, Any]:
+    """Describe a usable backend, or raise ``NotAvailableError`` naming what to install or set."""
+    if value in BUILTIN:
+        return {"name": value, "supported": True, "native": True, "detail": _DETAIL[value]}
+    default = GRAPH_DEFAULT if field == "graph_backend" else SEMANTIC_DEFAULT
+    try:
+        require(value)
+    except NotAvailableError as exc:
+        raise NotAvailableError(
+            f"{field} {value!r} is not installed: {install_hint(value)}. Nothing was changed; "
+            f"{field} {default!r} works without extra packages.",
+            details={**exc.details, "field": field, "use_instead": default},
+        ) from exc
+    if value == "falkordb" and settings is not None and not settings.falkordb_url:
+        raise NotAvailableError(
+            "graph_backend 'falkordb' needs a server: set MEMORY_SUBSTRATE_FALKORDB_URL (for example "
+            "redis://localhost:6379, or run 'memory-substrate falkordb-server'). Nothing was changed.",
+            details={"field": field, "backend": value, "setting": "MEMORY_SUBSTRATE_FALKORDB_URL", "use_instead": default},
         )
-    else:
-        message = (
-            f"{field} {value!r}: the {module} package is installed but this memory-substrate build has no "
-            f"{value} projection. Nothing was changed; use {field} {native!r} (built in)."
-        )
-    raise NotAvailableError(
-        message,
-        details={"field": field, "backend": value, "install": install, "installed": _installed(module), "use_instead": native},
-    )
+    return {"name": value, "supported": True, "native": False, "detail": _DETAIL[value], "install": install_hint(value)}
 
 
 def effective(config: dict[str, Any]) -> dict[str, str]:

@@ -31,6 +31,7 @@ from memory_substrate.indexing import (
     segment_search_text,
     segment_vector_id,
 )
+from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import check_backend, effective
 from memory_substrate.maintain.common import (
     ALL,
@@ -172,8 +173,9 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         config = effective(session.get_config())
         graph_backend = opts.graph_backend or config["graph_backend"]
         semantic_backend = opts.semantic_backend or config["semantic_backend"]
-        check_backend("graph_backend", graph_backend)
-        check_backend("semantic_backend", semantic_backend)
+        check_backend("graph_backend", graph_backend, rt.settings)
+        check_backend("semantic_backend", semantic_backend, rt.settings)
+        mirrors = derived.wanted(graph_backend, semantic_backend)
         objects = load_objects(session)
         diff = graph_diff(objects, session.list_relations(limit=ALL))
         total_segments = session.count_segments()
@@ -217,6 +219,15 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
             maintenance_event(patch, "index:derived", "reindex", {
                 **counts, "graph_backend": graph_backend, "semantic_backend": semantic_backend, "model": model,
             })
+        rebuilt: dict[str, Any] = {}
+        if mirrors:
+            # Derived backends are rebuilt from scratch on every reindex, after the canonical rewrite.
+            counts["derived_backends_rebuilt"] = len(mirrors)
+            changes += len(mirrors)
+            if patch is not None:
+                rebuilt = derived.rebuild_in(rt, session, mirrors)
+                for name, done in rebuilt.items():
+                    maintenance_event(patch, f"index:{name}", "reindex", {"backend": name, **done})
         record = commit_if_changed(patch, counts)
     semantic: dict[str, Any] = {"backend": semantic_backend, "enabled": embedder is not None, "model": model}
     if embedder is None:
@@ -230,6 +241,7 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         record=record,
         graph_backend={"backend": graph_backend, "relations_expected": diff["expected"]},
         semantic_backend=semantic,
+        derived_backends={"planned": mirrors, "rebuilt": rebuilt},
     )
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.indexing import derived_relations, referenced_node_ids, stub_node
+from memory_substrate.maintain import derived
 from memory_substrate.maintain.common import (
     ALL,
     commit_if_changed,
@@ -90,11 +91,18 @@ def plan_repairs(
     return dict(sorted(missing_nodes.items())), remove, unresolved
 
 
+def _drifted(backends: dict[str, Any]) -> list[str]:
+    return [name for name, b in backends.get("backends", {}).items() if not b["in_line"] or not b["built"]]
+
+
 def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
     with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (session, patch):
         objects = load_objects(session)
         relations = session.list_relations(limit=ALL)
         diagnostics = derived_index_diagnostics(rt, session, objects, relations)
+        backends = derived.diagnostics(rt, session)
+        if backends:
+            diagnostics["derived_backends"] = backends
         missing_nodes, remove, unresolved = plan_repairs(session, objects, relations)
         if patch is not None:
             for node_id, referrer in missing_nodes.items():
@@ -106,7 +114,13 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
                         "reason": why, "rel_type": rel.rel_type, "source_id": rel.source_id,
                         "target_id": rel.target_id, "origin_id": rel.origin_id,
                     })
+        drifted = _drifted(backends)
+        mirrored: dict[str, Any] = {}
+        if patch is not None and (drifted or backends.get("outbox_pending")):
+            mirrored = derived.repair_in(rt, session)
+            maintenance_event(patch, "index:derived_backends", "repair", mirrored)
         counts = {
+            "derived_backends_out_of_line": len(drifted),
             "stub_nodes_created": len(missing_nodes),
             "relations_removed": len(remove),
             "unresolved_references": len(unresolved),
@@ -115,7 +129,7 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
     return mutation_result(
         "repair",
         apply=apply,
-        change_count=len(missing_nodes) + len(remove),
+        change_count=len(missing_nodes) + len(remove) + len(drifted) + (1 if backends.get("outbox_pending") else 0),
         counts=counts,
         patch=patch,
         record=record,
@@ -127,5 +141,6 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
             ],
         },
         unresolved_references=unresolved[:SAMPLE],
+        derived_backends_repaired=mirrored,
         derived_indexes=diagnostics,
     )

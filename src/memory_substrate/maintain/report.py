@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from memory_substrate.graph.report import knowledge_graph_section
+from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
 from memory_substrate.maintain.concepts import cross_source_concepts
@@ -89,6 +90,9 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         configured="graph_backend" in config,
         max_items=cap,
     )
+    mirror = derived.graph_mirror_counts(rt)
+    if mirror is not None:
+        health["derived_backend"] = mirror
     issue_counts = Counter(i["issue_type"] for i in issues)
     counts: dict[str, Any] = {
         "objects": len(objects),

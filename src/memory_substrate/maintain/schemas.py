@@ -9,7 +9,7 @@ from pydantic import Field, StrictBool, field_validator, model_validator
 
 from memory_substrate.validation import Strict
 
-GraphBackend = Literal["file", "kuzu"]
+GraphBackend = Literal["file", "kuzu", "falkordb"]
 # "lancedb" is the name the contract lists; "builtin" names this project's own vectors in the store.
 SemanticBackend = Literal["lancedb", "builtin"]
 

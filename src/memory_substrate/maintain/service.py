@@ -26,6 +26,8 @@ from memory_substrate.maintain.common import (
     mutation_result,
 )
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
+from memory_substrate.maintain.derived import health as derived_health
+from memory_substrate.maintain.derived import switch_backends
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -93,7 +95,7 @@ class MaintainService:
         data = parse(S.ConfigureInput, input_data, "input_data")
         apply = parse(S.ApplyOptions, options, "options").apply
         wanted = data.model_dump(exclude_none=True)
-        backends = {field: check_backend(field, value) for field, value in wanted.items()}
+        backends = {field: check_backend(field, value, self.rt.settings) for field, value in wanted.items()}
         warnings = []
         if not wanted:
             warnings.append("nothing to configure: supply graph_backend and/or semantic_backend")
@@ -112,6 +114,7 @@ class MaintainService:
                     maintenance_event(patch, f"config:{key}", "configure", change)
             record = commit_if_changed(patch, {"changes": changes})
             config = {**current, **{k: c["to"] for k, c in changes.items()}} if record else current
+        derived = switch_backends(self.rt, changes) if record is not None else {}
         return mutation_result(
             "configure",
             apply=apply,
@@ -123,6 +126,7 @@ class MaintainService:
             config=config,
             effective_backends=effective(config),
             backends=backends,
+            derived_backends=derived,
             warnings=warnings,
         )
 
@@ -141,6 +145,7 @@ class MaintainService:
             vectors = session.vector_stats()
             config = session.get_config()
             patches = session.list_patches(limit=1)
+            mirrors = derived_health(self.rt, session)
         by_type: Counter[str] = Counter()
         by_status: dict[str, Counter[str]] = {}
         by_kind: dict[str, Counter[str]] = {}
@@ -166,6 +171,7 @@ class MaintainService:
             "config": config,
             "last_patch_at": patches[0].created_at if patches else None,
             "semantic_backend": {"configured": self.rt.settings.embedder},
+            **({"derived_backends": mirrors} if mirrors else {}),
         }
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
+from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.query.fusion import rrf
@@ -136,16 +137,17 @@ class SearchEngine:
         emb = self.rt.embedder_or_none()
         if emb is not None:
             qvec = emb.embed_query(plan["clean"].text)
+            vectors = vector_index(self.rt, session)
             # Below the floor a vector hit is noise (unrelated texts score about 0-0.1 with the default
             # model, related ones 0.3+); without it, weak hits would fill every result list.
             streams["semantic"] = [
                 hit
-                for hit in session.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
+                for hit in vectors.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
                 if hit[1] >= SEMANTIC_FLOOR
             ]
             seg_sem = [
                 hit
-                for hit in session.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
+                for hit in vectors.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
                 if hit[1] >= SEMANTIC_FLOOR
             ]
             sem_sources: list[tuple[str, float]] = []
@@ -166,7 +168,7 @@ class SearchEngine:
         # Graph stream: objects linked to matched nodes (entities) rank through their neighbours.
         node_ids = [k for k, _ in rescored[:20] if objs[k].object_type == "node"]
         if node_ids:
-            rels = session.relations_of(node_ids, limit=200)
+            rels = graph_reader(self.rt, session).relations_of(node_ids, limit=200)
             streams["graph"] = [
                 (r.source_id if r.target_id in node_ids else r.target_id, 1.0) for r in rels
             ]

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memory_substrate.derived.access import vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
 from memory_substrate.query.views import segment_view
@@ -96,7 +97,7 @@ def search_segments(
         qvec = emb.embed_query(query)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
         depth = STREAM_DEPTH * (4 if source_ids else 1)
-        vector = session.vector_search(emb.name, qvec, owner_type="segment", limit=depth)
+        vector = vector_index(rt, session).vector_search(emb.name, qvec, owner_type="segment", limit=depth)
         if source_ids:
             allowed = set(source_ids)
             vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:STREAM_DEPTH]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
+from memory_substrate.derived.access import graph_reader
 from memory_substrate.errors import NotFoundError, UnsupportedModeError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes as G
@@ -128,7 +129,7 @@ class QueryService:
     def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions) -> dict[str, Any]:
         with self.rt.store.read(self.rt.namespace) as session:
             obj = _get(session, data.id)
-            rels = session.relations_of([obj.id], limit=opts.max_items * 5)
+            rels = graph_reader(self.rt, session).relations_of([obj.id], limit=opts.max_items * 5)
             neighbour_ids = [r.target_id if r.source_id == obj.id else r.source_id for r in rels]
             neighbours = session.get_objects(neighbour_ids)
             related: list[dict[str, Any]] = []
@@ -161,25 +162,10 @@ class QueryService:
     def _graph(self, data: Q.IdInput, opts: Q.GraphOptions) -> dict[str, Any]:
         with self.rt.store.read(self.rt.namespace) as session:
             root = _get(session, data.id)
-            seen = {root.id: 0}
-            frontier = [root.id]
-            edges: dict[str, Any] = {}
-            truncated = False
-            for depth in range(1, opts.depth + 1):
-                if not frontier:
-                    break
-                nxt = []
-                for rel in session.relations_of(frontier, limit=opts.max_items * 20):
-                    for nid in (rel.source_id, rel.target_id):
-                        if nid not in seen:
-                            if len(seen) >= opts.max_items:
-                                truncated = True
-                                continue
-                            seen[nid] = depth
-                            nxt.append(nid)
-                    if rel.source_id in seen and rel.target_id in seen:
-                        edges[rel.id] = _relation_view(rel)
-                frontier = nxt
+            # The configured graph backend walks the graph (derived/base.py states the rules).
+            hood = graph_reader(self.rt, session).neighbourhood([root.id], depth=opts.depth, max_nodes=opts.max_items)
+            seen, truncated = hood.depth_of, hood.truncated
+            edges = {rel.id: _relation_view(rel) for rel in hood.edges}
             objs = session.get_objects(list(seen))
         nodes = []
         for nid, depth in seen.items():

@@ -194,6 +194,21 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX traces_ns_subject ON traces (namespace, subject_id);
         """,
     ),
+    (
+        5,
+        # Issue 12: ids touched by a write, recorded in its transaction, replayed into derived backends.
+        f"""
+        CREATE TABLE derived_outbox (
+            namespace {_C} NOT NULL,
+            seq bigint GENERATED ALWAYS AS IDENTITY,
+            kind {_C} NOT NULL,
+            item_id {_C} NOT NULL,
+            detail {_C} NOT NULL DEFAULT '',
+            created_at {_C} NOT NULL,
+            PRIMARY KEY (namespace, seq)
+        );
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -233,9 +248,10 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
     and cannot be created.
     """
     _prepare(conn)
-    current = _current(conn)
+    # Versions are reserved per feature and may land out of order: apply every one not yet recorded.
+    applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations").fetchall()}
     for version, sql in MIGRATIONS:
-        if version <= current:
+        if version in applied:
             continue
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, LOCK_MIGRATIONS))
@@ -245,7 +261,6 @@ def migrate(conn: psycopg.Connection[Any]) -> int:
                 conn.execute(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (%s, now())", (version,)
                 )
-        current = version
     return _current(conn)
 
 

@@ -85,9 +85,12 @@ class PostgresStore:
                     conn.execute(
                         "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS_NAMESPACE, namespace)
                     )
-                yield PostgresSession(
+                session = PostgresSession(
                     conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan
                 )
+                yield session
+                if writable:
+                    session.flush_outbox()  # in this transaction: committed with the writes or not at all
 
     def read(self, namespace: str) -> Any:
         """A read-only snapshot of one namespace."""

@@ -12,8 +12,10 @@ import psycopg
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.postgres.fts import field_text
 from memory_substrate.storage.postgres.graph import PostgresGraph
+from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 
@@ -44,7 +46,7 @@ def _no_nul(text: str, what: str) -> str:
     return text
 
 
-class PostgresWrites(PostgresReads):
+class PostgresWrites(PostgresReads, PostgresOutbox):
     """Writes; each checks that the session was opened for writing."""
 
     hnsw_dims: set[int]
@@ -69,6 +71,7 @@ class PostgresWrites(PostgresReads):
                 *_doc(search),
             ),
         )
+        self._touch(OBJECT, [obj.id])
 
     def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
         self._require_write()
@@ -88,6 +91,7 @@ class PostgresWrites(PostgresReads):
         )
         if cur.rowcount == 0:
             raise StorageError(f"cannot update missing object {obj.id}")
+        self._touch(OBJECT, [obj.id])
 
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
         """Insert segments with their normalised search text (body, meta)."""
@@ -134,6 +138,7 @@ class PostgresWrites(PostgresReads):
         ]
         if not rows:
             return
+        self._touch(RELATION, (row[1] for row in rows))
         with self.conn.cursor() as cur:
             # INSERT OR REPLACE, as in the embedded store: a re-derived edge replaces the old row.
             cur.executemany(
@@ -146,16 +151,18 @@ class PostgresWrites(PostgresReads):
 
     def delete_relations_from_origin(self, origin_id: str) -> int:
         self._require_write()
-        cur = self.conn.execute(
-            "DELETE FROM relations WHERE namespace = %s AND origin_id = %s", (self.namespace, origin_id)
-        )
-        return cur.rowcount
+        ids = [r[0] for r in self.conn.execute(
+            "DELETE FROM relations WHERE namespace = %s AND origin_id = %s RETURNING id", (self.namespace, origin_id)
+        ).fetchall()]
+        self._touch(RELATION, ids)
+        return len(ids)
 
     def delete_relations(self, relation_ids: Sequence[str]) -> int:
         self._require_write()
         ids = list(dict.fromkeys(relation_ids))
         if not ids:
             return 0
+        self._touch(RELATION, ids)
         cur = self.conn.execute(
             "DELETE FROM relations WHERE namespace = %s AND id = ANY(%s)", (self.namespace, ids)
         )
@@ -180,6 +187,7 @@ class PostgresWrites(PostgresReads):
         if not rows:
             return
         data = [(oid, np.asarray(v, dtype=np.float32)) for oid, v in rows]
+        self._touch(f"vector:{owner_type}", (oid for oid, _ in data), model)
         for dim in sorted({int(v.shape[0]) for _, v in data}):
             self._ensure_hnsw(dim)
         with self.conn.cursor() as cur:

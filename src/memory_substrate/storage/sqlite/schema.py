@@ -170,6 +170,21 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX traces_ns_subject ON traces (namespace, subject_id);
         """,
     ),
+    (
+        5,
+        # Issue 12: ids touched by a write, recorded in its transaction, replayed into derived backends.
+        """
+        CREATE TABLE derived_outbox (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX derived_outbox_ns_seq ON derived_outbox (namespace, seq);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -178,9 +193,11 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply pending migrations in order; each in its own transaction. Returns the version."""
     conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
-    current = conn.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()[0]
+    # Versions are reserved per feature and may land out of order: apply every one not yet recorded.
+    applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
+    current = max(applied, default=0)
     for version, sql in MIGRATIONS:
-        if version <= current:
+        if version in applied:
             continue
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -196,7 +213,7 @@ def migrate(conn: sqlite3.Connection) -> int:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
-        current = version
+        current = max(current, version)
     return int(current)
 
 

@@ -78,6 +78,8 @@ class SQLiteStore:
         session = SQLiteSession(conn, namespace, writable, self._vectors)
         try:
             yield session
+            if writable:
+                session.flush_outbox()  # in this transaction: committed with the writes or not at all
         except BaseException:
             conn.execute("ROLLBACK")
             raise

@@ -12,9 +12,11 @@ import numpy.typing as npt
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.storage.outbox import OBJECT, RELATION
+from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
 
 
-class SessionWrites:
+class SessionWrites(SQLiteOutbox):
     conn: sqlite3.Connection
     namespace: str
     writable: bool
@@ -48,6 +50,7 @@ class SessionWrites:
         )
         assert cur.lastrowid is not None
         self._fts_object(cur.lastrowid, search)
+        self._touch(OBJECT, [obj.id])
 
     def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
         self._require_write()
@@ -63,6 +66,7 @@ class SessionWrites:
         )
         self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (pk,))
         self._fts_object(pk, search)
+        self._touch(OBJECT, [obj.id])
 
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
         self._require_write()
@@ -88,6 +92,8 @@ class SessionWrites:
 
     def insert_relations(self, relations: Iterable[Relation]) -> None:
         self._require_write()
+        relations = list(relations)
+        self._touch(RELATION, (r.id for r in relations))
         self.conn.executemany(
             "INSERT OR REPLACE INTO relations (namespace, id, rel_type, source_id, target_id, origin_id, payload, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -108,14 +114,16 @@ class SessionWrites:
 
     def delete_relations_from_origin(self, origin_id: str) -> int:
         self._require_write()
-        cur = self.conn.execute(
-            "DELETE FROM relations WHERE namespace = ? AND origin_id = ?", (self.namespace, origin_id)
-        )
-        return cur.rowcount
+        ids = [r[0] for r in self.conn.execute(
+            "DELETE FROM relations WHERE namespace = ? AND origin_id = ? RETURNING id", (self.namespace, origin_id)
+        )]
+        self._touch(RELATION, ids)
+        return len(ids)
 
     def delete_relations(self, relation_ids: Sequence[str]) -> int:
         self._require_write()
         ids = list(dict.fromkeys(relation_ids))
+        self._touch(RELATION, ids)
         deleted = 0
         for i in range(0, len(ids), 500):
             chunk = ids[i : i + 500]
@@ -149,6 +157,7 @@ class SessionWrites:
         self._require_write()
         if not rows:
             return
+        self._touch(f"vector:{owner_type}", (oid for oid, _ in rows), model)
         self.conn.executemany(
             "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
             [

@@ -1,0 +1,66 @@
+"""A store wrapper that mirrors each committed write into the configured derived backends.
+
+The canonical store records the outbox inside the write transaction; this wrapper only decides
+*when* to replay it: right after a write session that added outbox rows commits. The wrapper is
+built by the composition root (``app.Memory``); services see an ordinary ``Store``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from memory_substrate.derived.mirror import Mirror
+from memory_substrate.derived.registry import DerivedIndexes
+from memory_substrate.settings import Settings
+from memory_substrate.storage.base import Store, StoreSession
+
+
+class MirroredStore:
+    def __init__(self, inner: Store, settings: Settings) -> None:
+        self.inner = inner
+        self.indexes = DerivedIndexes(settings)
+        self.mirror = Mirror(inner, self.indexes)
+        self.backend = inner.backend
+        self.location = inner.location
+
+    def read(self, namespace: str) -> Any:
+        return self.inner.read(namespace)
+
+    @contextmanager
+    def _write(self, namespace: str) -> Iterator[StoreSession]:
+        with self.inner.write(namespace) as session:
+            yield session
+        if session.outbox_written:
+            self.mirror.sync_quietly(namespace)
+
+    def write(self, namespace: str) -> Any:
+        return self._write(namespace)
+
+    def replay_pending(self, namespace: str) -> None:
+        """At start: replay what a crashed process committed but never mirrored."""
+        with self.inner.read(namespace) as session:
+            pending = session.outbox_count()
+        if pending:
+            self.mirror.sync_quietly(namespace)
+
+    def schema_version(self) -> int:
+        return self.inner.schema_version()
+
+    def namespaces(self) -> list[str]:
+        return self.inner.namespaces()
+
+    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+        self.inner.create_token(token_hash, namespace, label)
+
+    def namespace_for_token(self, token_hash: str) -> str | None:
+        return self.inner.namespace_for_token(token_hash)
+
+    def close(self) -> None:
+        self.indexes.close()
+        self.inner.close()
+
+
+def mirrored(store: Store, settings: Settings) -> MirroredStore:
+    return store if isinstance(store, MirroredStore) else MirroredStore(store, settings)
