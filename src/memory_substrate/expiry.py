@@ -107,3 +107,12 @@ class VisibleSession:
 
     def list_relations(self, *, limit: int = 10_000) -> list[Relation]:
         return self._visible(self._inner.list_relations(limit=limit))
+
+    def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
+        hidden = self.expired_ids()
+        return self._inner.relations_among([i for i in object_ids if i not in hidden], limit=limit)
+
+    def edges_of(self, object_ids: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        hidden = self.expired_ids()
+        edges = self._inner.edges_of([i for i in object_ids if i not in hidden], limit=limit)
+        return [e for e in edges if e[2] not in hidden and e[3] not in hidden] if hidden else edges

@@ -196,3 +196,9 @@ async def test_triplets_supersede_and_edges_context_trace(gmem):
         gone = await ok(c, "delete_node", node_id=alice)  # an entity takes its triplets with it
         assert set(gone["deleted_ids"]) == {alice, t1["id"], t2["id"]}
         assert (await ok(c, "search_triplets", subject="Globex"))["triplets"] == []
+
+
+async def test_tools_list_of_all_toolsets_fits_the_budget(gmem):
+    async with Client(build_server(gmem, "all")) as c:
+        listing = await c.list_tools()
+    assert len(listing.model_dump_json(by_alias=True, exclude_none=True)) <= 16_000

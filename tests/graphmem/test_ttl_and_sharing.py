@@ -24,6 +24,8 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
         assert both["expires_at"] == absolute and both["ttl_days"] is None  # absolute wins
         await ok(c, "create_relation", from_id=keep["id"], to_id=day["id"], relation_type="RELATED_TO")
 
+        cached = await ok(c, "search", query="signing key", include_outdated=True)
+        assert day["id"] in {r["id"] for r in cached["results"]}
         clock.advance(days=1, seconds=1)
         await err(c, "get_node", "memory_not_found", node_id=day["id"])
         assert (await ok(c, "get_node", node_id=both["id"]))["node"]["id"] == both["id"]

@@ -3,8 +3,10 @@
 Two functions with a narrow contract, so that a derived graph backend (issue 12) can serve
 them later without touching the tools: ``neighbourhood`` (breadth-first, undirected, bounded by
 depth and node count) and ``paths`` (simple undirected paths between two nodes, shortest first).
-Each BFS level is one ``relations_of`` call for the whole frontier. Only graph nodes (facts,
-entities, nodes) are walked: evidence sources and other families are not spec-002 nodes.
+Walks read light edges (``edges_of``: ids and types, no payload), one query per BFS level for
+the whole frontier; full relations are read once at the end for the edges returned
+(``relations_among``). Only graph nodes (facts, entities, nodes) are walked: evidence sources
+and other families are not spec-002 nodes.
 """
 
 from __future__ import annotations
@@ -15,13 +17,19 @@ from dataclasses import dataclass, field
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
 
-LEVEL_LIMIT = 5000  # relations fetched per BFS level; a hub beyond it is walked partially
+Edge = tuple[str, str, str, str]  # (relation id, rel_type, source_id, target_id)
+LEVEL_LIMIT = 2000  # edges read per BFS level of a path search; a hub beyond it is walked partially
+MAX_STEPS = 10_000  # DFS steps of a path search: bounds the work on dense graphs
+# Once the shortest paths are found, the walk goes deeper for longer ones only while it has read
+# fewer edges than this: near hubs, one more level costs thousands of edges for paths that are
+# longer than the ones already found.
+EXTRA_BUDGET = 1000
 
 
 @dataclass
 class Subgraph:
     depth_of: dict[str, int] = field(default_factory=dict)  # node id -> BFS depth, in visit order
-    edges: dict[str, Relation] = field(default_factory=dict)
+    edges: list[Relation] = field(default_factory=list)
     truncated: bool = False
 
 
@@ -30,98 +38,125 @@ class RelationGraph:
         self.session = session
         self.keep = keep  # which ids are nodes of this graph
 
-    def _level(self, ids: list[str]) -> list[Relation]:
-        rels = self.session.relations_of(ids, limit=LEVEL_LIMIT)
-        return [r for r in rels if self.keep(r.source_id) and self.keep(r.target_id)]
+    def _edges(self, ids: list[str], limit: int) -> list[Edge]:
+        return [e for e in self.session.edges_of(ids, limit=limit) if self.keep(e[2]) and self.keep(e[3])]
 
     def neighbourhood(self, ids: list[str], depth: int, max_nodes: int) -> Subgraph:
+        """Nodes within ``depth`` hops (at most ``max_nodes``, nearest first), edges among them."""
         sub = Subgraph({i: 0 for i in ids[:max_nodes]})
         frontier = list(sub.depth_of)
         for level in range(1, depth + 1):
-            if not frontier:
+            room = max_nodes - len(sub.depth_of)
+            if not frontier or room <= 0:
+                sub.truncated = sub.truncated or bool(frontier and room <= 0)
                 break
+            # Enough edges to fill the room even when many lead back to known nodes.
+            limit = room * 10 + 50
+            edges = self._edges(frontier, limit)
             nxt: list[str] = []
-            for rel in self._level(frontier):
-                for nid in (rel.source_id, rel.target_id):
+            for _, _, src, tgt in edges:
+                for nid in (src, tgt):
                     if nid not in sub.depth_of:
                         if len(sub.depth_of) >= max_nodes:
                             sub.truncated = True
                             continue
                         sub.depth_of[nid] = level
                         nxt.append(nid)
-                if rel.source_id in sub.depth_of and rel.target_id in sub.depth_of:
-                    sub.edges[rel.id] = rel
+            sub.truncated = sub.truncated or len(edges) >= limit
             frontier = nxt
-        # Edges among the last level's nodes were not fetched by the loop above.
-        if frontier and len(sub.depth_of) > 1:
-            inside = set(sub.depth_of)
-            for rel in self._level(frontier):
-                if rel.source_id in inside and rel.target_id in inside:
-                    sub.edges[rel.id] = rel
+        sub.edges = [r for r in self.session.relations_among(list(sub.depth_of)) if self.keep(r.source_id) and self.keep(r.target_id)]
         return sub
 
-    def _ball(self, start: str, radius: int, adj: dict[str, dict[str, Relation]]) -> None:
-        seen, frontier = {start}, [start]
-        for _ in range(radius):
-            if not frontier:
-                return
-            nxt = []
-            for rel in self._level(frontier):
-                for a, b in ((rel.source_id, rel.target_id), (rel.target_id, rel.source_id)):
-                    adj.setdefault(a, {})[rel.id] = rel
-                    if a in seen and b not in seen:
-                        seen.add(b)
-                        nxt.append(b)
-            frontier = nxt
+    def _expand(self, frontier: list[str], seen: set[str], adj: dict[str, dict[str, Edge]]) -> tuple[list[str], int]:
+        """One BFS level: record the frontier's edges in ``adj``; return the newly reached nodes
+        and how many edges were read."""
+        nxt = []
+        edges = self._edges(frontier, LEVEL_LIMIT)
+        for edge in edges:
+            _, _, src, tgt = edge
+            for x, y in ((src, tgt), (tgt, src)):
+                adj.setdefault(x, {})[edge[0]] = edge
+                if x in seen and y not in seen:
+                    seen.add(y)
+                    nxt.append(y)
+        return nxt, len(edges)
 
     def paths(self, a: str, b: str, max_paths: int, max_depth: int) -> list[list[Relation]]:
-        """Up to ``max_paths`` simple paths from ``a`` to ``b`` of at most ``max_depth`` edges.
+        """Up to ``max_paths`` simple paths from ``a`` to ``b`` of at most ``max_depth`` edges,
+        shortest first.
 
-        Meet in the middle: every path of length <= D has its first ceil(D/2) edges inside the
-        ball of radius ceil(D/2) around ``a`` and the rest inside the ball of radius floor(D/2)
-        around ``b``, so two half-depth walks fetch every edge a path can use.
+        Bidirectional: a path of length L has all its edges read once the two walks' radii sum
+        to L (each edge touches a node strictly inside one of the balls). So the walks grow one
+        level at a time, the smaller frontier first, and paths of length <= ra + rb are
+        enumerated as soon as the balls meet; longer ones only while fewer than ``max_paths``
+        were found, up to ``max_depth``, and while the walk has read fewer than ``EXTRA_BUDGET``
+        edges.
         """
         if a == b:
             return []
-        adj: dict[str, dict[str, Relation]] = {}
-        self._ball(a, (max_depth + 1) // 2, adj)
-        self._ball(b, max_depth // 2, adj)
-        dist = _distances(b, adj, max_depth)
+        adj: dict[str, dict[str, Edge]] = {}
+        seen = {a: {a}, b: {b}}
+        frontier = {a: [a], b: [b]}
+        radius = {a: 0, b: 0}
+        found: list[list[Edge]] = []
+        read = 0
+        while radius[a] + radius[b] < max_depth and (frontier[a] or frontier[b]):
+            if found and read >= EXTRA_BUDGET:
+                break  # shortest paths found; longer ones only while reading stays cheap
+            side = min((x for x in (a, b) if frontier[x]), key=lambda x: len(frontier[x]))
+            frontier[side], n = self._expand(frontier[side], seen[side], adj)
+            read += n
+            radius[side] += 1
+            if seen[a] & seen[b]:
+                found = self._enumerate(a, b, adj, radius[a] + radius[b], max_paths)
+                if len(found) >= max_paths:
+                    break
+        found = found[:max_paths]
+        nodes = sorted({n for p in found for e in p for n in (e[2], e[3])})
+        full = {r.id: r for r in self.session.relations_among(nodes)} if nodes else {}
+        return [[full[e[0]] for e in p] for p in found if all(e[0] in full for e in p)]
+
+    @staticmethod
+    def _enumerate(a: str, b: str, adj: dict[str, dict[str, Edge]], max_len: int, max_paths: int) -> list[list[Edge]]:
+        """Simple paths a -> b of at most ``max_len`` edges in ``adj``, by increasing length."""
+        dist = _distances(b, adj, max_len)
         if a not in dist:
             return []
-        found: list[list[Relation]] = []
-        budget = [10_000]  # DFS steps: bounds the work on dense graphs
+        found: list[list[Edge]] = []
+        steps_left = [MAX_STEPS]
 
-        def walk(node: str, path: list[Relation], visited: set[str]) -> None:
-            budget[0] -= 1
-            if budget[0] < 0:
+        def walk(node: str, path: list[Edge], visited: set[str], length: int) -> None:
+            steps_left[0] -= 1
+            if steps_left[0] < 0 or len(found) >= max_paths:
                 return
             if node == b:
-                found.append(list(path))
+                if len(path) == length:
+                    found.append(list(path))
                 return
-            steps = [(rel, rel.target_id if rel.source_id == node else rel.source_id) for rel in adj.get(node, {}).values()]
-            steps.sort(key=lambda s: dist.get(s[1], max_depth + 1))  # towards b first: shortest paths early
-            for rel, nxt in steps:
-                if nxt in visited or len(path) + 1 + dist.get(nxt, max_depth + 1) > max_depth:
+            for edge in adj.get(node, {}).values():
+                nxt = edge[3] if edge[2] == node else edge[2]
+                if nxt in visited or len(path) + 1 + dist.get(nxt, max_len + 1) > length:
                     continue
                 visited.add(nxt)
-                path.append(rel)
-                walk(nxt, path, visited)
+                path.append(edge)
+                walk(nxt, path, visited, length)
                 path.pop()
                 visited.discard(nxt)
 
-        walk(a, [], {a})
-        found.sort(key=len)
-        return found[:max_paths]
+        for length in range(dist[a], max_len + 1):  # iterative deepening: shortest paths first
+            walk(a, [], {a}, length)
+            if len(found) >= max_paths or steps_left[0] < 0:
+                break
+        return found
 
 
-def _distances(start: str, adj: dict[str, dict[str, Relation]], limit: int) -> dict[str, int]:
+def _distances(start: str, adj: dict[str, dict[str, Edge]], limit: int) -> dict[str, int]:
     dist, frontier = {start: 0}, [start]
     for d in range(1, limit + 1):
         nxt = []
         for node in frontier:
-            for rel in adj.get(node, {}).values():
-                other = rel.target_id if rel.source_id == node else rel.source_id
+            for _, _, src, tgt in adj.get(node, {}).values():
+                other = tgt if src == node else src
                 if other not in dist:
                     dist[other] = d
                     nxt.append(other)

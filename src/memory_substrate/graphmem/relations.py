@@ -82,7 +82,7 @@ def get_context(
             view = V.node_view(objs[nid], ns)
             view["depth"] = d
             nodes.append(view)
-    edges = [V.edge_view(r) for r in sub.edges.values() if r.source_id in objs and r.target_id in objs]
+    edges = [V.edge_view(r) for r in sub.edges if r.source_id in objs and r.target_id in objs]
     return ok(root_id=root.id, nodes=nodes, edges=edges, truncated=sub.truncated)
 
 

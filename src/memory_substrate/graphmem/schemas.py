@@ -21,7 +21,7 @@ from memory_substrate.errors import ValidationError
 from memory_substrate.expiry import expires_at
 from memory_substrate.graphmem.limits import GraphLimits
 from memory_substrate.models import MemoryObject, Relation
-from memory_substrate.util import object_type_of, parse_time
+from memory_substrate.util import parse_time
 
 OWNER_ID = re.compile(r"^[A-Za-z0-9_@\-]{1,128}$")
 RELATION_TYPE = re.compile(r"^[A-Za-z0-9_]{1,100}$")
@@ -114,8 +114,11 @@ def is_graph_node(obj: MemoryObject | None) -> bool:
     return obj is not None and obj.object_type in GRAPH_OBJECT_TYPES
 
 
+GRAPH_ID_PREFIXES = ("know:", "ent:", "node:")
+
+
 def is_graph_id(object_id: str) -> bool:
-    return object_type_of(object_id) in GRAPH_OBJECT_TYPES
+    return object_id.startswith(GRAPH_ID_PREFIXES)
 
 
 def node_view(obj: MemoryObject, namespace: str) -> dict[str, Any]:

@@ -60,7 +60,9 @@ def search(
     rt = g.runtime(ns)
     with rt.read() as session:
         cached = g.search_cache.get(ns, g.change_marker(session), key)
-    if cached is not None:
+    # Time alone can expire a cached result (no patch marks that): serve it only while none has.
+    now_ms = int(g.now().timestamp() * 1000)
+    if cached is not None and all(r["expires_at"] is None or r["expires_at"] > now_ms for r in cached["results"]):
         return ok(**cached, cached=True)
     filters = Filters(object_types=[t for nt in types for t in OBJECT_TYPES[nt]], statuses=statuses)  # type: ignore[misc]
     found = SearchEngine(rt).search(SearchInput(query=query), SearchOptions(max_items=MAX_LIMIT, filters=filters))

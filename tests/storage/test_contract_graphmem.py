@@ -1,4 +1,5 @@
-"""The ``delete_object`` port on both backends: the object and every derived row go, history stays."""
+"""Ports added for the graph toolset, on both backends: ``delete_object`` (the object and every
+derived row go, history stays), ``edges_of`` and ``relations_among`` (graph walks)."""
 
 from __future__ import annotations
 
@@ -63,3 +64,25 @@ def test_delete_object_stays_in_its_namespace(store: Store, namespace: str) -> N
         assert s.delete_object("know:a")
     with store.read(other) as s:
         assert s.get_object("know:a") is not None
+
+
+def test_edges_of_and_relations_among(store: Store, namespace: str) -> None:
+    rels = [
+        Relation("rel:ab", "R", "know:a", "know:b", None, {"properties": {"w": 1}}, TS),
+        Relation("rel:bc", "R", "know:b", "know:c", None, {}, TS),
+        Relation("rel:cd", "S", "know:c", "know:d", "know:c", {}, TS),
+    ]
+    with store.write(namespace) as s:
+        s.insert_relations(rels)
+    with store.write(namespace + "-x") as s:
+        s.insert_relations([Relation("rel:zz", "R", "know:b", "know:z", None, {}, TS)])
+    with store.read(namespace) as s:
+        assert sorted(s.edges_of(["know:b"], limit=10)) == [
+            ("rel:ab", "R", "know:a", "know:b"), ("rel:bc", "R", "know:b", "know:c")
+        ]
+        assert len(s.edges_of(["know:b", "know:c"], limit=10)) == 3  # an edge between two of them once
+        assert len(s.edges_of(["know:b", "know:c"], limit=2)) == 2
+        assert s.edges_of([], limit=10) == []
+        among = s.relations_among(["know:a", "know:b", "know:c"])
+        assert [r.id for r in among] == ["rel:ab", "rel:bc"] and among[0].payload == {"properties": {"w": 1}}
+        assert s.relations_among(["know:a"]) == [] and s.relations_among([]) == []
