@@ -86,9 +86,8 @@ SELECT path, len FROM paths WHERE node = %s ORDER BY len LIMIT 5
 
 def build_graph(memory: Any, relations: int, rng: random.Random) -> tuple[list[str], dict[str, list[str]]]:
     from memory_substrate.graphmem.edges import canonical_relation
-    from memory_substrate.models import MemoryObject
+    from memory_substrate.models import MemoryObject, SearchDoc
     from memory_substrate.text import index_text
-    from memory_substrate.models import SearchDoc
 
     n_ent, n_fact = relations // 8, relations // 4
     ents = [f"ent:b{i:07d}" for i in range(n_ent)]
