@@ -19,6 +19,7 @@ from memory_substrate.storage.base import StoreSession
 
 Edge = tuple[str, str, str, str]  # (relation id, rel_type, source_id, target_id)
 LEVEL_LIMIT = 2000  # edges read per BFS level of a path search; a hub beyond it is walked partially
+PROBE = 200  # a level read with this limit first: cheap sides grow first
 MAX_STEPS = 10_000  # DFS steps of a path search: bounds the work on dense graphs
 # Once the shortest paths are found, the walk goes deeper for longer ones only while it has read
 # fewer edges than this: near hubs, one more level costs thousands of edges for paths that are
@@ -67,11 +68,22 @@ class RelationGraph:
         sub.edges = [r for r in self.session.relations_among(list(sub.depth_of)) if self.keep(r.source_id) and self.keep(r.target_id)]
         return sub
 
-    def _expand(self, frontier: list[str], seen: set[str], adj: dict[str, dict[str, Edge]]) -> tuple[list[str], int]:
-        """One BFS level: record the frontier's edges in ``adj``; return the newly reached nodes
-        and how many edges were read."""
+    def _level_edges(self, frontier: dict[str, list[str]]) -> tuple[str, list[Edge]]:
+        """Pick the side to grow and read its next level. A frontier's size says little about
+        its cost (one hub can carry thousands of edges), so each side is first probed with a
+        small limit: a side whose whole level fits is grown with that read; only when both
+        overflow is the smaller frontier read in full (up to ``LEVEL_LIMIT``)."""
+        sides = sorted((x for x in frontier if frontier[x]), key=lambda x: len(frontier[x]))
+        for side in sides:
+            edges = self._edges(frontier[side], PROBE)
+            if len(edges) < PROBE:
+                return side, edges
+        return sides[0], self._edges(frontier[sides[0]], LEVEL_LIMIT)
+
+    @staticmethod
+    def _grow(edges: list[Edge], seen: set[str], adj: dict[str, dict[str, Edge]]) -> list[str]:
+        """Record a level's edges in ``adj``; return the newly reached nodes."""
         nxt = []
-        edges = self._edges(frontier, LEVEL_LIMIT)
         for edge in edges:
             _, _, src, tgt = edge
             for x, y in ((src, tgt), (tgt, src)):
@@ -79,7 +91,7 @@ class RelationGraph:
                 if x in seen and y not in seen:
                     seen.add(y)
                     nxt.append(y)
-        return nxt, len(edges)
+        return nxt
 
     def paths(self, a: str, b: str, max_paths: int, max_depth: int) -> list[list[Relation]]:
         """Up to ``max_paths`` simple paths from ``a`` to ``b`` of at most ``max_depth`` edges,
@@ -87,7 +99,7 @@ class RelationGraph:
 
         Bidirectional: a path of length L has all its edges read once the two walks' radii sum
         to L (each edge touches a node strictly inside one of the balls). So the walks grow one
-        level at a time, the smaller frontier first, and paths of length <= ra + rb are
+        level at a time, the cheaper side first, and paths of length <= ra + rb are
         enumerated as soon as the balls meet; longer ones only while fewer than ``max_paths``
         were found, up to ``max_depth``, and while the walk has read fewer than ``EXTRA_BUDGET``
         edges.
@@ -103,9 +115,9 @@ class RelationGraph:
         while radius[a] + radius[b] < max_depth and (frontier[a] or frontier[b]):
             if found and read >= EXTRA_BUDGET:
                 break  # shortest paths found; longer ones only while reading stays cheap
-            side = min((x for x in (a, b) if frontier[x]), key=lambda x: len(frontier[x]))
-            frontier[side], n = self._expand(frontier[side], seen[side], adj)
-            read += n
+            side, edges = self._level_edges(frontier)
+            frontier[side] = self._grow(edges, seen[side], adj)
+            read += len(edges)
             radius[side] += 1
             if seen[a] & seen[b]:
                 found = self._enumerate(a, b, adj, radius[a] + radius[b], max_paths)
