@@ -49,7 +49,7 @@ def canonical_relation(rel_type: str, source: str, target: str, properties: dict
 
 def relations_between(session: StoreSession, a: str, b: str, rel_type: str | None = None) -> list[Relation]:
     """Stored relations from ``a`` to ``b`` (one direction), of ``rel_type`` when given."""
-    rels = session.relations_of([a], limit=100_000)
+    rels = session.relations_among([a, b])
     return [r for r in rels if r.source_id == a and r.target_id == b and (rel_type is None or r.rel_type == rel_type)]
 
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
 from memory_substrate.app import Memory
 from memory_substrate.embed.base import Embedder
@@ -118,7 +118,3 @@ class GraphMemory:
         if obj is None or not V.is_graph_node(obj):
             raise NotFoundError(f"{field}: node {node_id!r} not found", details={"id": node_id})
         return obj
-
-    @staticmethod
-    def graph_meta(obj_meta: dict[str, Any]) -> dict[str, Any]:
-        return dict(obj_meta.get("graph") or {})
