@@ -141,3 +141,20 @@ async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(gm
         assert (await ok(c, "get_node", node_id=mine["id"]))["node"]["id"] == mine["id"]
     with gmem.store.read(other) as s:
         assert [o.title for o in s.list_objects(object_types=["knowledge"])] == ["Only in the other namespace"]
+
+
+def test_cached_embedder_reuses_vectors_and_matches_the_inner_one():
+    import numpy as np
+
+    from memory_substrate.embed.static import StaticEmbedder
+    from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache
+
+    inner = StaticEmbedder()
+    cached = CachedEmbedder(inner, LRUCache(10))
+    docs = cached.embed_documents(["alpha beta", "gamma"])
+    assert np.allclose(docs, inner.embed_documents(["alpha beta", "gamma"]))
+    again = cached.embed_documents(["gamma", "delta"])
+    assert np.allclose(again[0], docs[1]) and cached.cache.hits == 1
+    assert np.allclose(cached.embed_query("alpha"), inner.embed_query("alpha"))
+    cached.embed_query("alpha")
+    assert cached.cache.stats()["size"] == 4 and cached.cache.hits == 2

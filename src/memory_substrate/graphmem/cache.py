@@ -109,18 +109,28 @@ class SearchCache:
 
 
 class CachedEmbedder:
-    """An ``Embedder`` whose query embeddings come from an LRU (documents are not cached:
-    writes embed each text once anyway)."""
+    """An ``Embedder`` whose embeddings come from an LRU when the same text was embedded
+    before (queries and documents keyed apart: some models embed them differently). A new
+    fact is embedded once for ``auto_link`` and reused when its patch stores the vector."""
 
     def __init__(self, inner: Embedder, cache: LRUCache) -> None:
         self.inner, self.cache = inner, cache
         self.name, self.dimensions = inner.name, inner.dimensions
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        return self.inner.embed_documents(texts)
+        hits: list[Any] = [self.cache.get((self.inner.name, "doc", t)) for t in texts]
+        missing = [i for i, h in enumerate(hits) if h is None]
+        if missing:
+            fresh = self.inner.embed_documents([texts[i] for i in missing])
+            for row, i in enumerate(missing):
+                hits[i] = fresh[row]
+                self.cache.put((self.inner.name, "doc", texts[i]), fresh[row])
+        if not texts:
+            return self.inner.embed_documents(texts)
+        return np.stack(hits).astype(np.float32, copy=False)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        key = (self.inner.name, text)
+        key = (self.inner.name, "query", text)
         hit = self.cache.get(key)
         if hit is not None:
             return hit  # type: ignore[no-any-return]
