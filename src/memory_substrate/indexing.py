@@ -209,6 +209,10 @@ def lookup_keys(obj: MemoryObject) -> list[str]:
     """Exact-match keys of the knowledge graph (entity names and aliases, fact subjects, objects
     and predicates, procedure signatures, an episode's specific facts). Derived like the rest,
     so ``reindex`` can rebuild them."""
+    from memory_substrate.expiry import TTL_KEY
     from memory_substrate.graph.keys import keys_for
 
-    return keys_for(obj)
+    keys = keys_for(obj)
+    if obj.metadata.get("expires_at"):
+        keys.append(TTL_KEY)  # objects that can expire: read paths hide them once they have
+    return keys

@@ -6,7 +6,7 @@ same batch sees earlier entries) and records itself last; any error rolls the wh
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from typing import Any
 
 from memory_substrate.embed.base import Embedder
@@ -22,7 +22,7 @@ from memory_substrate.indexing import (
     segment_search_text,
     stub_node,
 )
-from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Segment
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso
 
@@ -82,6 +82,27 @@ class Patch:
     def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
         changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
         return self.update(replace(obj, status=status), action="status_change", changes=changes, derive=False)
+
+    def record(self, object_id: str, action: str, data: dict[str, Any]) -> None:
+        """An audit event for a change that is not an object write (a relation, a deletion)."""
+        self._event(object_id, action, data)
+
+    def relate(self, rels: Sequence[Relation], *, object_id: str) -> None:
+        """Write canonical relations (not derived from an object's fields), audited on ``object_id``."""
+        self.session.insert_relations(rels)
+        for rel in rels:
+            self._event(object_id, "relate", {"relation": asdict(rel)})
+
+    def unrelate(self, rels: Sequence[Relation], *, object_id: str) -> None:
+        self.session.delete_relations([r.id for r in rels])
+        for rel in rels:
+            self._event(object_id, "unrelate", {"relation": asdict(rel)})
+
+    def delete(self, obj: MemoryObject, reason: str | None) -> None:
+        """Remove an object and its derived rows; the audit event keeps its last state."""
+        self.session.delete_object(obj.id)
+        self._pending_vectors = [o for o in self._pending_vectors if o.id != obj.id]
+        self._event(obj.id, "delete", {"reason": reason, "snapshot": obj.to_dict()})
 
     def add_segments(self, segments: Sequence[Segment], *, vectors: bool = True) -> None:
         self.session.insert_segments((s, *segment_search_text(s)) for s in segments)

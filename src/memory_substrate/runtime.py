@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import Any, cast
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.expiry import VisibleSession, utc_now
 from memory_substrate.settings import Settings
-from memory_substrate.storage.base import Store
+from memory_substrate.storage.base import Store, StoreSession
 
 
 @dataclass
@@ -16,6 +20,8 @@ class Runtime:
     store: Store
     namespace: str
     settings: Settings
+    # The clock TTL expiry is judged by; tests inject a fixed one.
+    clock: Callable[[], datetime] = field(default=utc_now, repr=False)
     _embedder: Embedder | None = field(default=None, repr=False)
     _embedder_error: str | None = field(default=None, repr=False)
     _loaded: bool = field(default=False, repr=False)
@@ -44,9 +50,18 @@ class Runtime:
             }
         return {"enabled": True, "provider": self.settings.embedder, "model": emb.name, "dimensions": emb.dimensions}
 
+    @contextmanager
+    def read(self) -> Iterator[StoreSession]:
+        """A read session of this namespace in which expired objects do not exist (expiry.py).
+
+        Every read surface opens its sessions here, so TTL is enforced in one place.
+        """
+        with self.store.read(self.namespace) as session:
+            yield cast(StoreSession, VisibleSession(session, self.clock()))
+
     def for_namespace(self, namespace: str) -> Runtime:
         """A runtime sharing this store and embedder but bound to another namespace."""
-        rt = Runtime(self.store, namespace, self.settings)
+        rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
         rt._embedder, rt._embedder_error, rt._loaded = self._embedder, self._embedder_error, self._loaded
         return rt
 

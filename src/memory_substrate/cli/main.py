@@ -82,8 +82,10 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="MCP transport.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
+              envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
 @click.pass_context
-def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
+def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str) -> None:
     """Run the MCP server (stdio by default)."""
     from memory_substrate.graph.background import start_background_extraction
     from memory_substrate.mcp.server import build_server
@@ -93,9 +95,9 @@ def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 
-        serve_http(memory, host=host, port=port)
+        serve_http(memory, host=host, port=port, toolset=toolset)
         return
-    server = build_server(memory)
+    server = build_server(memory, toolset)
     try:
         server.run("stdio")
     finally:

@@ -47,7 +47,7 @@ def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict
     if graph_ref == NAMESPACE_GRAPH:
         node_refs = [r for r in selection.get("nodes", []) if isinstance(r, str)] if isinstance(selection.get("nodes"), list) else []
         object_ids = list(dict.fromkeys(r.partition("#")[0] for r in node_refs))
-        with rt.store.read(rt.namespace) as session:
+        with rt.read() as session:
             graph, _ = export_snapshot(
                 session, ids=object_ids, segments=any("#" in r for r in node_refs), snapshot_id=namespace_ref
             )

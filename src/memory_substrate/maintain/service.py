@@ -28,6 +28,7 @@ from memory_substrate.maintain.common import (
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
 from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.derived import switch_backends
+from memory_substrate.maintain.expire import expire
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -42,6 +43,7 @@ LIFECYCLE = (
     "resolve_duplicates",
     "archive_source",
     "decay_stale",
+    "expire",
     "cycle",
     "report",
     "extract",
@@ -218,6 +220,10 @@ class MaintainService:
     def _decay_stale(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.DecayInput, input_data, "input_data")
         return decay_stale(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+
+    def _expire(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        data = parse(S.TimeInput, input_data, "input_data")
+        return expire(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
 
     def _cycle(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.CycleInput, input_data, "input_data")

@@ -101,8 +101,9 @@ class StoreTokenVerifier:
 class NamespaceServers:
     """One MCP server and session manager per namespace, created on first use."""
 
-    def __init__(self, memory: Memory, *, host: str, max_body_bytes: int) -> None:
+    def __init__(self, memory: Memory, *, host: str, max_body_bytes: int, toolset: str = "substrate") -> None:
         self.memory = memory
+        self.toolset = toolset
         self.host = host
         self.max_body_bytes = max_body_bytes
         self._managers: dict[str, StreamableHTTPSessionManager] = {}
@@ -141,7 +142,8 @@ class NamespaceServers:
         from memory_substrate.mcp.server import build_server
 
         memory = self.memory if self.memory.namespace == namespace else self.memory.for_namespace(namespace)
-        server = build_server(memory)
+        # bound: the graph tools' owner_id cannot reach past the token's namespace.
+        server = build_server(memory, self.toolset, bound=True)
         # streamable_http_app() creates the server's session manager (and applies the SDK's
         # DNS-rebinding protection when bound to loopback); its Starlette wrapper is unused.
         server.streamable_http_app(
@@ -164,13 +166,17 @@ class NamespaceServers:
 
 
 def build_app(
-    memory: Memory, *, host: str = "127.0.0.1", max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    toolset: str = "substrate",
 ) -> Starlette:
     """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness).
 
     The app does not close the store; the caller owns ``memory``.
     """
-    servers = NamespaceServers(memory, host=host, max_body_bytes=max_body_bytes)
+    servers = NamespaceServers(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset)
 
     async def route_to_namespace(scope: Scope, receive: Receive, send: Send) -> None:
         user = scope.get("user")
@@ -223,6 +229,7 @@ def serve_http(
     port: int = 8765,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "warning",
+    toolset: str = "substrate",
 ) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
 
@@ -230,7 +237,7 @@ def serve_http(
     """
     import uvicorn
 
-    app = build_app(memory, host=host, max_body_bytes=max_body_bytes)
+    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset)
     config = uvicorn.Config(
         app,
         host=host,

@@ -40,14 +40,41 @@ def _tool_error(exc: MemorySubstrateError) -> ToolError:
     return ToolError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str))
 
 
-def build_server(memory: Memory) -> MCPServer:
-    """An MCP server over one ``Memory`` (one store, one namespace)."""
+TOOLSETS = ("substrate", "graph", "all")
+GRAPH_INSTRUCTIONS = (
+    "Graph memory (spec 002): Fact and Entity nodes, typed edges and triplets. Responses are "
+    '{"success": true, ...} or {"success": false, "error", "error_code"}.'
+)
+
+
+def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = False) -> MCPServer:
+    """An MCP server over one ``Memory`` (one store, one namespace).
+
+    ``toolset``: ``substrate`` (spec 001: four tools, resources, prompts), ``graph`` (spec 002's
+    18 tools) or ``all``. ``bound``: the graph tools may reach only ``memory``'s namespace
+    (HTTP, where a token is bound to one); otherwise ``owner_id`` may name any namespace.
+    """
+    if toolset not in TOOLSETS:
+        raise ValueError(f"unknown toolset {toolset!r}; choose one of {', '.join(TOOLSETS)}")
+    if toolset == "graph":
+        server: MCPServer = MCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
+    else:
+        server = MCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
+    if toolset != "graph":
+        _register_substrate(server, memory)
+    if toolset != "substrate":
+        from memory_substrate.graphmem.service import GraphMemory
+        from memory_substrate.graphmem.tools import register_graph_tools
+
+        register_graph_tools(server, GraphMemory(memory, bound=bound))
+    return server
+
+
+def _register_substrate(server: MCPServer, memory: Memory) -> None:
     from memory_substrate.ingest.service import MODES as INGEST_MODES
     from memory_substrate.maintain.service import MODES as MAINTAIN_MODES
     from memory_substrate.query.service import MODES as QUERY_MODES
     from memory_substrate.remember.service import MODES as REMEMBER_MODES
-
-    server: MCPServer = MCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
 
     def register(
         name: str,
@@ -111,8 +138,8 @@ def build_server(memory: Memory) -> MCPServer:
         MAINTAIN_MODES,
         memory.maintain,
         "Maintain memory: structure, audit, report (read-only); configure, reindex, repair, promote_candidates, "
-        "merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, extract, merge_entities change state only "
-        "with options.apply=true.",
+        "merge_duplicates, resolve_duplicates, archive_source, decay_stale, expire, cycle, extract, merge_entities change "
+        "state only with options.apply=true.",
         ToolAnnotations(title="Maintain memory", read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
     )
 
@@ -138,8 +165,6 @@ def build_server(memory: Memory) -> MCPServer:
     @server.prompt(name="memory_review", description="End-of-task memory review, including possible_duplicates handling.")
     def memory_review(summary: str = "(describe what was done)") -> str:
         return texts.REVIEW.format(summary=summary)
-
-    return server
 
 
 def sampling_extractor(ctx: Context) -> Any:

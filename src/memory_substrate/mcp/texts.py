@@ -86,7 +86,7 @@ not accepted. Errors carry a stable code (`memory_validation_error`, `memory_not
 | memory_ingest | repo, file, markdown, web, pdf, conversation |
 | memory_query | search, context, page, expand, recent, graph, entities, facts, trace, package |
 | memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch, extraction, graph_snapshot |
-| memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, cycle, report, extract, merge_entities |
+| memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, expire, cycle, report, extract, merge_entities |
 
 Query options are mode-specific: `search` {max_items, filters, result_unit: object|segment};
 `page` {max_items, include_segments, snippet_chars, detail: compact|full}; `expand`

@@ -36,7 +36,7 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
     items = hits[: opts.max_items]
     # Open work in scope belongs in every task context, even when the task words miss it.
     if "work_item" in scope.object_types and len(items) < opts.max_items:
-        with rt.store.read(rt.namespace) as session:
+        with rt.read() as session:
             open_work = session.list_objects(
                 object_types=["work_item"], statuses=["open", "in_progress", "blocked"], limit=opts.max_items
             )
@@ -53,7 +53,7 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
     for item in items:
         for chunk in item.get("matched_chunks", []):
             evidence_ids.append(chunk["chunk_id"])
-    with rt.store.read(rt.namespace) as session:
+    with rt.read() as session:
         full = session.get_objects([i["id"] for i in items if i["object_type"] == "knowledge"])
     for obj in full.values():
         evidence_ids.extend(e["source_id"] for e in obj.evidence_refs)

@@ -78,7 +78,7 @@ class SearchEngine:
     def search(self, data: SearchInput, opts: SearchOptions) -> dict[str, Any]:
         plan = self.plan(data.query)
         filters = opts.filters.merged()
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             if opts.result_unit == "segment":
                 items = search_segments(self.rt, session, plan["clean"].text, filters, opts.max_items)
             else:

@@ -66,15 +66,15 @@ class QueryService:
         return self.engine.search(data, opts)
 
     def _entities(self, data: G.EntitiesInput, opts: G.EntitiesOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             return G.entities_mode(session, data, opts)
 
     def _facts(self, data: G.FactsInput, opts: G.FactsOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             return G.facts_mode(session, data, opts)
 
     def _trace(self, data: G.TraceInput, opts: G.TraceOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             return G.trace_mode(session, data)
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions) -> dict[str, Any]:
@@ -82,7 +82,7 @@ class QueryService:
 
     def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions) -> dict[str, Any]:
         filters = opts.filters.merged()
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             needs_scan = any(k in filters for k in ("node_ids", "source_ids"))
             objs = session.list_objects(
                 object_types=filters.get("object_types"),
@@ -95,7 +95,7 @@ class QueryService:
         return {"result_type": "recent_result", "items": items, "count": len(items), "applied_filters": filters}
 
     def _page(self, data: Q.IdInput, opts: Q.PageOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             obj = _get(session, data.id)
             if opts.detail == "full":
                 if obj.object_type == "source" and obj.kind == "repo":
@@ -127,7 +127,7 @@ class QueryService:
             return {"result_type": "page_result", "detail": "compact", "object": view}
 
     def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             obj = _get(session, data.id)
             rels = graph_reader(self.rt, session).relations_of([obj.id], limit=opts.max_items * 5)
             neighbour_ids = [r.target_id if r.source_id == obj.id else r.source_id for r in rels]
@@ -160,7 +160,7 @@ class QueryService:
         return result
 
     def _graph(self, data: Q.IdInput, opts: Q.GraphOptions) -> dict[str, Any]:
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read() as session:
             root = _get(session, data.id)
             # The configured graph backend walks the graph (derived/base.py states the rules).
             hood = graph_reader(self.rt, session).neighbourhood([root.id], depth=opts.depth, max_nodes=opts.max_items)

@@ -327,6 +327,30 @@ class PostgresReads:
         )
         return [_rel(r) for r in rows]
 
+    def edges_of(self, object_ids: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        if not object_ids:
+            return []
+        ids = list(object_ids)
+        rows = self._rows(
+            # UNION ALL stops at the limit; UNION would first collect every edge of a hub.
+            "SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = %s AND source_id = ANY(%s) "
+            "UNION ALL SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = %s "
+            "AND target_id = ANY(%s) LIMIT %s",
+            (self.namespace, ids, self.namespace, ids, limit),
+        )
+        return list({r[0]: (r[0], r[1], r[2], r[3]) for r in rows}.values())  # an edge between two ids comes twice
+
+    def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
+        if not object_ids:
+            return []
+        ids = list(object_ids)
+        rows = self._rows(
+            f"SELECT {REL_COLS} FROM relations WHERE namespace = %s AND source_id = ANY(%s) AND target_id = ANY(%s) "
+            "ORDER BY created_at, id LIMIT %s",
+            (self.namespace, ids, ids, limit),
+        )
+        return [_rel(r) for r in rows]
+
     def list_relations(self, *, limit: int = 10_000) -> list[Relation]:
         rows = self._rows(
             f"SELECT {REL_COLS} FROM relations WHERE namespace = %s ORDER BY created_at, id LIMIT %s",

@@ -168,6 +168,25 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         )
         return cur.rowcount
 
+    def delete_object(self, object_id: str) -> bool:
+        self._require_write()
+        ns = self.namespace
+        cur = self.conn.execute("DELETE FROM objects WHERE namespace = %s AND id = %s", (ns, object_id))
+        if cur.rowcount == 0:
+            return False
+        self.conn.execute("DELETE FROM object_keys WHERE namespace = %s AND object_id = %s", (ns, object_id))
+        self.conn.execute(
+            "DELETE FROM relations WHERE namespace = %s AND (source_id = %s OR target_id = %s OR origin_id = %s)",
+            (ns, object_id, object_id, object_id),
+        )
+        self.conn.execute("DELETE FROM segments WHERE namespace = %s AND source_id = %s", (ns, object_id))
+        self.conn.execute(
+            "DELETE FROM vectors WHERE namespace = %s AND (owner_id = %s OR "
+            "(owner_type = 'segment' AND owner_id >= %s AND owner_id < %s))",
+            (ns, object_id, object_id + "#", object_id + "#\U0010ffff"),
+        )
+        return True
+
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
         """Rewrite the full-text vectors of existing segments: (source_id, segment_id, body, meta)."""
         self._require_write()

@@ -431,6 +431,30 @@ class SQLiteSession(SessionWrites, SessionGraph):
         )
         return [self._rel(r) for r in rows]
 
+    def edges_of(self, object_ids: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        if not object_ids:
+            return []
+        marks = ",".join("?" * len(object_ids))
+        cols = "id, rel_type, source_id, target_id"
+        # UNION ALL stops at the limit; UNION would first collect every edge of a hub (25x slower).
+        rows = self.conn.execute(
+            f"SELECT {cols} FROM relations WHERE namespace = ? AND source_id IN ({marks}) "
+            f"UNION ALL SELECT {cols} FROM relations WHERE namespace = ? AND target_id IN ({marks}) LIMIT ?",
+            (self.namespace, *object_ids, self.namespace, *object_ids, limit),
+        )
+        return list({r[0]: r for r in rows}.values())  # an edge between two of the ids comes twice
+
+    def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
+        if not object_ids:
+            return []
+        marks = ",".join("?" * len(object_ids))
+        rows = self.conn.execute(
+            f"SELECT {self._REL_COLS} FROM relations WHERE namespace = ? AND source_id IN ({marks}) "
+            f"AND target_id IN ({marks}) ORDER BY created_at, id LIMIT ?",
+            (self.namespace, *object_ids, *object_ids, limit),
+        )
+        return [self._rel(r) for r in rows]
+
     def list_relations(self, *, limit: int = 10_000) -> list[Relation]:
         rows = self.conn.execute(
             f"SELECT {self._REL_COLS} FROM relations WHERE namespace = ? ORDER BY created_at, id LIMIT ?",

@@ -134,6 +134,42 @@ class SessionWrites(SQLiteOutbox):
             deleted += cur.rowcount
         return deleted
 
+    def delete_object(self, object_id: str) -> bool:
+        self._require_write()
+        ns = self.namespace
+        row = self.conn.execute("SELECT pk FROM objects WHERE namespace = ? AND id = ?", (ns, object_id)).fetchone()
+        if row is None:
+            return False
+        self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (row[0],))
+        self.conn.execute("DELETE FROM objects WHERE pk = ?", (row[0],))
+        self.conn.execute("DELETE FROM object_keys WHERE namespace = ? AND object_id = ?", (ns, object_id))
+        for rel_col in ("source_id", "target_id", "origin_id"):
+            self.conn.execute(f"DELETE FROM relations WHERE namespace = ? AND {rel_col} = ?", (ns, object_id))
+        seg_pks = [r[0] for r in self.conn.execute(
+            "SELECT pk FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id)
+        )]
+        for pk in seg_pks:
+            self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (pk,))
+        self.conn.execute("DELETE FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id))
+        # Vector rows are keyed by owner type first; the few owner types come from vector_versions.
+        owner_types = [r[0] for r in self.conn.execute("SELECT owner_type FROM vector_versions WHERE namespace = ?", (ns,))]
+        for owner_type in owner_types:
+            if owner_type == "segment":
+                cur = self.conn.execute(
+                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = 'segment' AND owner_id >= ? AND owner_id < ?",
+                    (ns, object_id + "#", object_id + "#\U0010ffff"),
+                )
+            else:
+                cur = self.conn.execute(
+                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = ? AND owner_id = ?", (ns, owner_type, object_id)
+                )
+            if cur.rowcount:  # cached matrices of this owner type are now stale
+                self.conn.execute(
+                    "UPDATE vector_versions SET version = version + 1 WHERE namespace = ? AND owner_type = ?",
+                    (ns, owner_type),
+                )
+        return True
+
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
         self._require_write()
         done = 0

@@ -1,0 +1,141 @@
+"""create_relation, delete_relation, get_context, get_trace and create_summary_fact."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_substrate.errors import ValidationError
+from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem.edges import canonical_relation, relations_between
+from memory_substrate.graphmem.errors import ok
+from memory_substrate.graphmem.graphread import DerivedGraph, RelationGraph
+from memory_substrate.graphmem.nodes import create_node
+from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.util import now_iso
+
+MAX_DEPTH = 5
+MAX_NODES = 500
+MAX_PATHS = 50
+MAX_SUMMARISED = 200
+
+
+def create_relation(
+    g: GraphMemory,
+    *,
+    from_id: str,
+    to_id: str,
+    relation_type: str,
+    owner_id: str | None = None,
+    properties: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    ns = g.namespace(owner_id)
+    V.relation_type(relation_type)
+    props = V.metadata(properties, g.limits, "properties")
+    if from_id == to_id:
+        raise ValidationError("from_id and to_id must differ")
+    with g.write(ns, "create_relation") as w:
+        src = g.node(w.session, from_id, "from_id")
+        tgt = g.node(w.session, to_id, "to_id")
+        rel = canonical_relation(relation_type, src.id, tgt.id, props, now_iso())
+        w.patch.relate([rel], object_id=src.id)
+    return ok(relation_type=relation_type, relation=V.edge_view(rel))
+
+
+def delete_relation(
+    g: GraphMemory, *, from_id: str, to_id: str, owner_id: str | None = None, relation_type: str | None = None
+) -> dict[str, Any]:
+    """Remove the edges from ``from_id`` to ``to_id`` (of one type when given). Edges derived
+    from an object's own fields (a fact's subject, a triplet's predicate) are part of that
+    object: change or delete the object instead; they are reported, not removed."""
+    ns = g.namespace(owner_id)
+    if relation_type is not None:
+        V.relation_type(relation_type)
+    with g.write(ns, "delete_relation") as w:
+        rels = relations_between(w.session, from_id, to_id, relation_type)
+        canonical = [r for r in rels if r.origin_id is None]
+        derived = [r for r in rels if r.origin_id is not None]
+        if canonical:
+            w.patch.unrelate(canonical, object_id=from_id)
+    return ok(deleted=len(canonical), kept_derived=[V.edge_view(r) for r in derived])
+
+
+def _graph(g: GraphMemory, session: Any, namespace: str) -> RelationGraph | DerivedGraph:
+    """The canonical relation graph, or the configured derived graph backend once it is built
+    (FalkorDB or Kùzu: issue 12), both walking graph nodes only."""
+    from memory_substrate.derived.access import graph_reader
+
+    reader = graph_reader(g.runtime(namespace), session)
+    if reader.name == "file":
+        return RelationGraph(session, V.is_graph_id)
+    return DerivedGraph(reader, V.is_graph_id)
+
+
+def get_context(
+    g: GraphMemory, *, node_id: str = "", owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
+) -> dict[str, Any]:
+    ns = g.namespace(owner_id)
+    n = g.limits.subgraph_default_max_nodes if max_nodes is None else max_nodes
+    if not 0 <= depth <= MAX_DEPTH:
+        raise ValidationError(f"depth must be between 0 and {MAX_DEPTH}")
+    if not 1 <= n <= MAX_NODES:
+        raise ValidationError(f"max_nodes must be between 1 and {MAX_NODES}")
+    with g.read(ns) as session:
+        root = g.node(session, node_id)
+        sub = _graph(g, session, ns).neighbourhood([root.id], depth, n)
+        objs = session.get_objects(list(sub.depth_of))
+    nodes = []
+    for nid, d in sub.depth_of.items():
+        if nid in objs:
+            view = V.node_view(objs[nid], ns)
+            view["depth"] = d
+            nodes.append(view)
+    edges = [V.edge_view(r) for r in sub.edges if r.source_id in objs and r.target_id in objs]
+    return ok(root_id=root.id, nodes=nodes, edges=edges, truncated=sub.truncated)
+
+
+def get_trace(
+    g: GraphMemory, *, from_id: str, to_id: str, owner_id: str | None = None, max_paths: int = 5
+) -> dict[str, Any]:
+    ns = g.namespace(owner_id)
+    if not 1 <= max_paths <= MAX_PATHS:
+        raise ValidationError(f"max_paths must be between 1 and {MAX_PATHS}")
+    depth = g.limits.trace_max_depth
+    with g.read(ns) as session:
+        a = g.node(session, from_id, "from_id")
+        b = g.node(session, to_id, "to_id")
+        found = _graph(g, session, ns).paths(a.id, b.id, max_paths, depth)
+        ids = sorted({i for p in found for r in p for i in (r.source_id, r.target_id)})
+        objs = session.get_objects(ids)
+    paths = []
+    for p in found:
+        node_ids = [a.id]
+        for r in p:
+            node_ids.append(r.target_id if r.source_id == node_ids[-1] else r.source_id)
+        paths.append({
+            "length": len(p),
+            "nodes": [V.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
+            "edges": [V.edge_view(r) for r in p],
+        })
+    return ok(paths=paths, count=len(paths), max_depth=depth)
+
+
+def create_summary_fact(
+    g: GraphMemory, *, fact_ids: list[str], summary_text: str, owner_id: str | None = None
+) -> dict[str, Any]:
+    """A new Fact holding the summary, with a SUMMARIZES edge to each summarised fact."""
+    ns = g.namespace(owner_id)
+    ids = list(dict.fromkeys(fact_ids))
+    if not ids:
+        raise ValidationError("fact_ids must name at least one fact")
+    if len(ids) > MAX_SUMMARISED:
+        raise ValidationError(f"fact_ids: at most {MAX_SUMMARISED}")
+    V.text(summary_text, g.limits, "summary_text")
+    with g.read(ns) as session:
+        for i, fid in enumerate(ids):
+            obj = session.get_object(fid)
+            if obj is None or obj.object_type != "knowledge":
+                raise ValidationError(f"fact_ids[{i}]: fact {fid!r} not found", details={"id": fid})
+    links = [{"node_id": fid, "node_type": "Fact", "relation_type": "SUMMARIZES"} for fid in ids]
+    result = create_node(g, text=summary_text, node_type="Fact", owner_id=ns, source="summary",
+                         metadata={"summarizes": ids}, auto_link=False, links=links)
+    return result

@@ -1,0 +1,120 @@
+"""The graph toolset's domain core: which namespace a call reaches, sessions, patches, caches.
+
+One ``GraphMemory`` serves one MCP server. ``owner_id`` is the namespace. A server built for
+a local client (stdio, in-process) may reach any namespace of its store, as the CLI can; a
+server bound to a token (HTTP) reaches only its own namespace, whatever ``owner_id`` says, and
+a different ``owner_id`` is refused before anything is read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+from memory_substrate.app import Memory
+from memory_substrate.embed.base import Embedder
+from memory_substrate.errors import NotFoundError, ValidationError
+from memory_substrate.expiry import VisibleSession
+from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
+from memory_substrate.graphmem.limits import GraphLimits
+from memory_substrate.models import MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+
+TOOL = "graph_memory"
+MEMORY_SOURCE = "agent_inferred"
+# Graph-toolset writes are direct API writes without cited evidence: "extracted" trust (2) makes
+# them active, below observed (3) and human-curated/user-declared (4) claims, which they never
+# supersede or contest (graph/claims.py).
+EVIDENCE_STATUS = "extracted"
+
+
+@dataclass
+class Write:
+    session: StoreSession  # expired objects hidden
+    patch: Patch
+    now: datetime
+    raw: StoreSession  # everything, expired included (deletes, sweeps)
+
+
+class GraphMemory:
+    def __init__(self, memory: Memory, *, limits: GraphLimits | None = None, bound: bool = False) -> None:
+        self.memory = memory
+        self.base = memory.runtime
+        self.limits = limits or GraphLimits.from_env()
+        self.bound = bound
+        lim = self.limits
+        self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)
+        self.search_cache = SearchCache(
+            TTLCache(lim.cache_search_maxsize, lim.cache_search_ttl, enabled=lim.cache_search_enabled)
+        )
+        self._runtimes: dict[str, Runtime] = {}
+        self._embedder: CachedEmbedder | None = None
+
+    # --- namespaces and runtimes ---------------------------------------------------------
+    def namespace(self, owner_id: str | None) -> str:
+        if owner_id is None:
+            return self.base.namespace
+        V.owner(owner_id)
+        if self.bound and owner_id != self.base.namespace:
+            raise ValidationError(
+                f"owner_id {owner_id!r} is not reachable with this connection (its namespace is {self.base.namespace!r})"
+            )
+        return owner_id
+
+    def embedder(self) -> Embedder | None:
+        inner = self.base.embedder_or_none()
+        if inner is None:
+            return None
+        if self._embedder is None or self._embedder.inner is not inner:
+            self._embedder = CachedEmbedder(inner, self.embedding_cache)
+        return cast(Embedder, self._embedder)
+
+    def runtime(self, namespace: str) -> Runtime:
+        """The namespace's runtime, sharing the store and clock, with the caching embedder."""
+        rt = self._runtimes.get(namespace)
+        if rt is None:
+            rt = self.base.for_namespace(namespace)  # a copy: the caching embedder stays out of spec-001 reads
+            rt._embedder, rt._loaded = self.embedder(), True
+            rt._embedder_error = None if rt._embedder is not None else self.base.semantic_status().get("reason")
+            self._runtimes[namespace] = rt
+        return rt
+
+    def now(self) -> datetime:
+        return self.base.clock()
+
+    # --- sessions ------------------------------------------------------------------------
+    @contextmanager
+    def read(self, namespace: str) -> Iterator[StoreSession]:
+        with self.runtime(namespace).read() as session:
+            yield session
+
+    @contextmanager
+    def write(self, namespace: str, mode: str, reason: str | None = None) -> Iterator[Write]:
+        """A write session (expired objects hidden) and a patch; commits the patch and
+        invalidates the namespace's search cache on success."""
+        now = self.now()
+        with self.base.store.write(namespace) as raw:
+            session = cast(StoreSession, VisibleSession(raw, now))
+            patch = Patch(session, tool=TOOL, mode=mode, reason=reason or f"graph toolset {mode}", embedder=self.embedder())
+            yield Write(session, patch, now, raw)
+            if patch.operations:
+                patch.commit({"tool": mode})
+        self.search_cache.invalidate(namespace)
+
+    def change_marker(self, session: StoreSession) -> str | None:
+        latest = session.list_patches(limit=1)
+        return latest[0].id if latest else None
+
+    # --- lookups -------------------------------------------------------------------------
+    @staticmethod
+    def node(session: StoreSession, node_id: str, field: str = "node_id") -> MemoryObject:
+        obj = session.get_object(node_id) if node_id else None
+        if obj is None or not V.is_graph_node(obj):
+            raise NotFoundError(f"{field}: node {node_id!r} not found", details={"id": node_id})
+        return obj

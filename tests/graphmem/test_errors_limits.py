@@ -1,0 +1,138 @@
+"""Every spec-002 error code and every validation limit, through the MCP client."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp import Client
+
+from memory_substrate import Memory
+from memory_substrate.graphmem.limits import GraphLimits
+from memory_substrate.mcp.server import build_server
+from tests.graphmem.conftest import err, ok, tool
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_validation_errors(gmem):
+    async with Client(build_server(gmem, "graph")) as c:
+        fact = (await ok(c, "create_node", text="a fact", auto_link=False))["node"]
+        out = await err(c, "create_node", "memory_validation_error", text="x" * 10_001)
+        assert out["error"] == "Text too long (max 10000 chars)" and out["code"] == "memory_validation_error"
+        await ok(c, "create_node", text="x" * 10_000, auto_link=False)
+        await err(c, "create_node", "memory_validation_error", text=None)
+        await err(c, "create_node", "memory_validation_error", text="   ")
+        big = {"blob": "y" * 100_000}
+        await err(c, "create_node", "memory_validation_error", text="t", metadata=big)
+        await ok(c, "create_node", text="t", metadata={"blob": "y" * 99_000}, auto_link=False)
+        for ttl in (0, -1, 3650.5):
+            await err(c, "create_node", "memory_validation_error", text="t", ttl_days=ttl)
+        assert (await ok(c, "create_node", text="t", ttl_days=3650, auto_link=False))["node"]["ttl_days"] == 3650
+        await err(c, "create_node", "memory_validation_error", text="t", expires_at=1000)  # in the past
+        for owner in ("bad owner", "a/b", "x" * 200, ""):
+            await err(c, "get_stats", "memory_validation_error", owner_id=owner)
+        await ok(c, "get_stats", owner_id="team_a-1@example")
+        for rel_type in ("has space", "dash-ed", ""):
+            await err(c, "create_relation", "memory_validation_error", from_id=fact["id"], to_id=fact["id"], relation_type=rel_type)
+        await err(c, "create_node", "memory_validation_error", text="t", node_type="Thing")
+        await err(c, "create_node", "memory_validation_error", text="t", status="deleted")
+        await err(c, "create_node", "memory_validation_error", text="t",
+                  links=[{"node_id": "know:missing", "relation_type": "RELATED_TO"}])
+        await err(c, "create_node", "memory_validation_error", text="t", links=[{"node_id": fact["id"], "relation_type": "bad type"}])
+        await err(c, "update_node", "memory_validation_error", node_id=fact["id"])  # nothing to update
+        await err(c, "update_node", "memory_validation_error", node_id=fact["id"], entity_type="PERSON")
+        await err(c, "update_node", "memory_validation_error", node_id=fact["id"], text="z" * 10_001)
+        await err(c, "create_triplet", "memory_validation_error", subject="", predicate="p", object_value="o")
+        await err(c, "create_triplet", "memory_validation_error", subject="s", predicate="p!", object_value="o")
+        await err(c, "create_triplet", "memory_validation_error", subject="s", predicate="p", object_value="o",
+                  fact_id="know:missing")
+        await err(c, "create_summary_fact", "memory_validation_error", fact_ids=[], summary_text="s")
+        await err(c, "create_summary_fact", "memory_validation_error", fact_ids=["know:missing"], summary_text="s")
+        await err(c, "search", "memory_validation_error", query="q", limit=0)
+        await err(c, "search", "memory_validation_error", query="q", node_types=["Widget"])
+        await err(c, "get_context", "memory_validation_error", node_id=fact["id"], depth=9)
+        await err(c, "get_trace", "memory_validation_error", from_id=fact["id"], to_id=fact["id"], max_paths=0)
+        # Nothing was written by any refused call.
+        assert (await ok(c, "get_stats"))["stats"]["facts"] == 4
+
+
+async def test_not_found_errors(gmem):
+    async with Client(build_server(gmem, "graph")) as c:
+        fact = (await ok(c, "create_node", text="a fact", auto_link=False))["node"]
+        for name, args in [
+            ("get_node", {"node_id": "know:nope"}),
+            ("update_node", {"node_id": "know:nope", "text": "x"}),
+            ("delete_node", {"node_id": "know:nope"}),
+            ("get_node_change_history", {"node_id": "know:nope"}),
+            ("mark_outdated", {"fact_id": "know:nope"}),
+            ("find_similar", {"fact_id": "know:nope"}),
+            ("get_context", {}),
+            ("get_context", {"node_id": "ent:nope"}),
+            ("get_trace", {"from_id": fact["id"], "to_id": "know:nope"}),
+            ("create_relation", {"from_id": fact["id"], "to_id": "know:nope", "relation_type": "RELATED_TO"}),
+        ]:
+            await err(c, name, "memory_not_found", **args)
+        # A source is not a graph node.
+        src = gmem.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "hi"}]})["source_id"]
+        await err(c, "get_node", "memory_not_found", node_id=src)
+
+
+async def test_service_and_connection_errors_carry_no_traceback(make_settings, namespace, backend):
+    mem = Memory(make_settings(), namespace=namespace)
+    server = build_server(mem, "graph")
+    async with Client(server) as c:
+        await ok(c, "test_connection")
+        mem.store.close()  # the store goes away under a running server
+        if backend == "sqlite":  # ... and cannot be reopened: its file became a directory
+            path = mem.settings.sqlite_path
+            for f in path.parent.glob(path.name + "*"):
+                f.unlink()
+            path.mkdir()
+        out = await err(c, "get_stats", "memory_service_error")
+        assert "incident" in out["error"]
+        await err(c, "test_connection", "connection_error")
+        health = await ok(c, "health_check")  # health_check never fails: it reports
+        assert health["falkordb"] is False and health["vector_index"] is False
+
+
+async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch):
+    monkeypatch.setenv("MAX_TEXT_LENGTH", "50")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TEXT_LENGTH", "40")
+    monkeypatch.setenv("MAX_METADATA_SIZE", "30")
+    monkeypatch.setenv("MIN_TTL_DAYS", "1")
+    monkeypatch.setenv("MAX_TTL_DAYS", "10")
+    monkeypatch.setenv("CACHE_SEARCH_MAXSIZE", "7")
+    monkeypatch.setenv("CACHE_SEARCH_TTL", "5")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_CACHE_EMBEDDINGS_ENABLED", "false")
+    async with Client(build_server(gmem, "graph")) as c:
+        out = await err(c, "create_node", "memory_validation_error", text="x" * 41)
+        assert out["error"] == "Text too long (max 40 chars)"
+        await ok(c, "create_node", text="x" * 40, auto_link=False)
+        await err(c, "create_node", "memory_validation_error", text="t", metadata={"k": "v" * 30})
+        await ok(c, "create_node", text="t", metadata={"k": "v"}, auto_link=False)
+        await err(c, "create_node", "memory_validation_error", text="t", ttl_days=1)
+        await err(c, "create_node", "memory_validation_error", text="t", ttl_days=10.5)
+        await ok(c, "create_node", text="t", ttl_days=10, auto_link=False)
+        cache = (await ok(c, "health_check"))["cache"]
+        assert cache["search"]["maxsize"] == 7 and cache["search"]["ttl"] == 5
+        assert cache["embeddings"]["enabled"] is False
+
+
+def test_limits_refuse_bad_values():
+    from memory_substrate.errors import ValidationError
+
+    assert GraphLimits.from_env({}) == GraphLimits()
+    with pytest.raises(ValidationError, match="MAX_TEXT_LENGTH"):
+        GraphLimits.from_env({"MAX_TEXT_LENGTH": "many"})
+    with pytest.raises(ValidationError, match="CACHE_SEARCH_ENABLED"):
+        GraphLimits.from_env({"CACHE_SEARCH_ENABLED": "perhaps"})
+
+
+async def test_schema_level_type_errors_are_refused_before_the_tool(gmem):
+    async with Client(build_server(gmem, "graph")) as c:
+        result = await c.call_tool("search", {"query": "q", "limit": "lots"})
+        assert result.is_error and "limit" in result.content[0].text
+        assert json.dumps(result.content[0].text).count("Traceback") == 0
+        out = await tool(c, "search", query="q")
+        assert out["success"] is True
