@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
+from memory_substrate.mcp.errors import MemoryMCPServer
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -36,10 +36,6 @@ def _args_model(name: str, modes: tuple[str, ...]) -> type[BaseModel]:
     return Args
 
 
-def _tool_error(exc: MemorySubstrateError) -> ToolError:
-    return ToolError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str))
-
-
 def build_server(memory: Memory) -> MCPServer:
     """An MCP server over one ``Memory`` (one store, one namespace)."""
     from memory_substrate.ingest.service import MODES as INGEST_MODES
@@ -47,7 +43,8 @@ def build_server(memory: Memory) -> MCPServer:
     from memory_substrate.query.service import MODES as QUERY_MODES
     from memory_substrate.remember.service import MODES as REMEMBER_MODES
 
-    server: MCPServer = MCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
+    # Every tool error, on every tool registered here, is a JSON {code, message, details} (mcp/errors.py).
+    server: MCPServer = MemoryMCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
 
     def register(
         name: str,
@@ -63,7 +60,8 @@ def build_server(memory: Memory) -> MCPServer:
             try:
                 return await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options)
             except MemorySubstrateError as exc:
-                raise _tool_error(exc) from None
+                # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
+                raise ToolError(exc.message) from exc
 
         tool.__name__ = name
         # Annotations are strings under postponed evaluation; give the SDK the real types.
