@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.ingest.service import IngestService, Progress
 from memory_substrate.maintain.service import MaintainService
 from memory_substrate.query.service import QueryService
@@ -23,7 +24,7 @@ class Memory:
 
     Every method takes the spec-001 ``mode``/``input_data``/``options`` triple and returns
     the same JSON-shaped dict the MCP tools return. Errors raise ``MemorySubstrateError``
-    subclasses with a stable ``code``.
+    subclasses with a stable ``code``; an unknown embedder name raises ``ValidationError`` here.
     """
 
     def __init__(
@@ -35,6 +36,8 @@ class Memory:
         runtime: Runtime | None = None,
     ):
         self.settings = settings or Settings()
+        if runtime is None:
+            require_known_embedder(self.settings.embedder)  # before a store is opened or created
         self.store = store or open_store(self.settings)
         self.runtime = runtime or Runtime(self.store, namespace or self.settings.namespace, self.settings)
         self._owns_store = store is None and runtime is None

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.errors import StorageError
+from memory_substrate.errors import NotFoundError, StorageError
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
@@ -44,15 +44,35 @@ def fts_query(terms: Sequence[str]) -> str:
 class SQLiteStore:
     backend = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        """Open (and with ``create``, create) the store file and migrate it.
+
+        Raises ``NotFoundError`` when ``create`` is false and there is no store at ``path``, and
+        ``StorageError`` when the directory or file cannot be created or opened.
+        """
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.location = str(self.path)
+        if not create and not self.path.is_file():
+            raise NotFoundError(
+                f"no store at {self.location} (the first write or `serve` creates it)",
+                details={"location": self.location},
+            )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot create the store directory {self.path.parent}: {exc.strerror}",
+                details={"location": self.location},
+            ) from None
         self._local = threading.local()
         self._vectors = VectorCache()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._version = migrate(self._conn())
+        try:
+            self._version = migrate(self._conn())
+        except sqlite3.Error as exc:
+            self.close()
+            raise StorageError(f"cannot open the store at {self.location}: {exc}", details={"location": self.location}) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
