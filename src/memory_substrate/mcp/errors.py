@@ -115,7 +115,7 @@ class MemoryMCPServer(MCPServer):
             known = sorted(t.name for t in self._tool_manager.list_tools())
             document, anticipated = error_document(name, exc, known)
             if anticipated:
-                logger.info("tool %r failed: %s", name, document["code"])
+                logger.debug("tool %r failed: %s", name, document["code"])
             else:
                 logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
             return CallToolResult(content=[TextContent(type="text", text=_dumps(document))], is_error=True)
