@@ -196,7 +196,7 @@ def _numbered(lines: IO[str]) -> Iterator[tuple[int, str]]:
     """(line number, text) from line 2 on; bytes that are not UTF-8 are a ``ValidationError``."""
     number = 1
     try:
-        for number, line in enumerate(lines, start=2):  # noqa: B007 - read after the loop on error
+        for number, line in enumerate(lines, start=2):
             yield number, line
     except UnicodeDecodeError as exc:
         raise ValidationError(f"line {number + 1}: not UTF-8 text ({exc.reason}); the file is damaged") from None
