@@ -67,6 +67,10 @@ def test_doctor_on_a_fresh_root_reports_without_creating(tmp_path):
         (["export", "-o", "/proc/nope/out.jsonl"], 1, "error [memory_storage_error]:"),
         (["--database-url", "mysql://x/y", "status"], 1, "error [memory_not_available]:"),
         (["modes", "query", "nope"], 2, "error [memory_usage_error]: query has no mode 'nope'"),
+        (["serve", "--transport", "http", "--port", "99999"], 2, "error [memory_usage_error]: Invalid value for '--port'"),
+        (["--root", "~nosuchuser-xyz/store", "status"], 2, "error [memory_usage_error]: Invalid value for --root"),
+        (["--namespace", " ", "status"], 2, "error [memory_usage_error]: Invalid value for --namespace"),
+        (["token", "create", "--namespace", ""], 2, "error [memory_usage_error]: Invalid value for --namespace"),
     ],
 )
 def test_failures_are_one_line(tmp_path, args, code, prefix):

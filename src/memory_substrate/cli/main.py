@@ -123,6 +123,13 @@ class _Group(click.Group):
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
+    if root is not None:
+        try:
+            root = root.expanduser()
+        except RuntimeError as exc:  # "~someone" for a user this machine does not have
+            raise click.BadParameter(str(exc), param_hint="--root") from None
+    if namespace is not None and not namespace.strip():
+        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
     ctx.obj = {"root": root, "namespace": namespace, "database_url": database_url, "embedder": embedder}
 
 
@@ -133,7 +140,7 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
                    "(made with `memory-substrate token create --namespace NS`) decides the namespace.")
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="HTTP bind address. Keep loopback unless a TLS proxy sits in front.")
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 @click.pass_context
 def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
     """Run the MCP server (stdio by default).
@@ -289,6 +296,8 @@ def token() -> None:
 @click.pass_context
 def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
     """Print a new random token; only its sha256 is stored, so keep the printed value."""
+    if not token_namespace.strip():
+        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
     from memory_substrate.mcp.http import create_token
     from memory_substrate.storage.factory import open_store
 
