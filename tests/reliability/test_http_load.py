@@ -9,7 +9,9 @@ Only loopback addresses are used.
 
 from __future__ import annotations
 
+import os
 import statistics
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -61,7 +63,7 @@ def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind:
     url_db = request.getfixturevalue("postgres_url") if backend_kind == "postgres" else None
     env = server_env(tmp_path / "root", url_db)
     token = cli(env, "token", "create", "--namespace", namespace).strip()
-    duration = scale(5, 30)
+    duration = int(os.environ.get("MEMORY_SUBSTRATE_HTTP_LOAD_SECONDS") or scale(5, 30))
     latencies: list[float] = []
     errors: list[str] = []
     with http_server(env, tmp_path / "server.log") as url:
@@ -115,7 +117,18 @@ def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind:
         anyio.run(run, 4, 1.0)  # warm-up: imports, first queries, caches
         latencies.clear()
         rss_before = _rss_kib(pid)
+        samples: list[float] = []
+        stop = threading.Event()
+
+        def sample() -> None:  # resident memory over the run: growth that levels off is caches, not a leak
+            while not stop.wait(max(1.0, duration / 10)):
+                samples.append(round(_rss_kib(pid) / 1024, 1))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         written = anyio.run(run, CLIENTS, float(duration))
+        stop.set()
+        sampler.join()
         wall = float(duration)
         rss_after = _rss_kib(pid)
     # http_server has sent SIGTERM and asserted exit status 0 (clean shutdown) by now.
@@ -127,5 +140,5 @@ def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind:
         writes=len(written), calls_per_s=round(len(latencies) / wall, 1),
         p50_ms=round(statistics.median(ordered) * 1000, 1), p95_ms=round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
         rss_before_mib=round(rss_before / 1024, 1), rss_after_mib=round(rss_after / 1024, 1),
-        rss_growth_mib=round((rss_after - rss_before) / 1024, 1), clean_shutdown=True,
+        rss_growth_mib=round((rss_after - rss_before) / 1024, 1), rss_samples_mib=samples, clean_shutdown=True,
     )

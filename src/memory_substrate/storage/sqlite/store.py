@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -68,6 +69,7 @@ class SQLiteStore:
         self._vectors = VectorCache()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
+        self._write_lock = threading.RLock()
         try:
             self._version = migrate(self._conn())
         except sqlite3.Error as exc:
@@ -93,15 +95,28 @@ class SQLiteStore:
         if not namespace:
             raise StorageError("a namespace is required")
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
-        session = SQLiteSession(conn, namespace, writable, self._vectors)
-        try:
-            yield session
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+        # Writers of this process queue on a lock first: SQLite's busy handler retries with
+        # sleeps and no order, so under many threads one writer could wait out the whole busy
+        # timeout (seen with 50 HTTP clients). The busy timeout then covers other processes only.
+        lock = self._write_lock if writable else contextlib.nullcontext()
+        with lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                raise StorageError(
+                    "the store is busy: another process kept it locked for more than 30 s; retry",
+                    details={"location": self.location},
+                ) from None
+            session = SQLiteSession(conn, namespace, writable, self._vectors)
+            try:
+                yield session
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
 
     def read(self, namespace: str) -> Any:
         return self._session(namespace, False)
