@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
 from mcp import Client
 
 
+def tool_error(text: str) -> dict[str, Any]:
+    """A tool error's text, which must be exactly one JSON document {code, message, details}."""
+    error = json.loads(text)
+    assert isinstance(error, dict) and set(error) == {"code", "message", "details"}, text
+    assert isinstance(error["code"], str) and error["code"].startswith("memory_"), text
+    assert isinstance(error["message"], str) and isinstance(error["details"], dict), text
+    assert "pydantic.dev" not in text and "Error executing tool" not in text, text
+    return error
+
+
 class ToolFailed(Exception):
     def __init__(self, text: str) -> None:
         super().__init__(text)
         self.text = text
-        self.error: dict[str, Any] = {}
-        start = text.find("{")
-        if start >= 0:
-            with contextlib.suppress(json.JSONDecodeError):
-                self.error = json.loads(text[start:]).get("error", {})
+        self.error: dict[str, Any] = tool_error(text)
 
     @property
     def code(self) -> str | None:

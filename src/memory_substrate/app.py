@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_substrate.derived.mirrored import mirrored
+from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.graph.extract import Extractor
 from memory_substrate.ingest.service import IngestService, Progress
 from memory_substrate.maintain.service import MaintainService
@@ -25,7 +26,7 @@ class Memory:
 
     Every method takes the spec-001 ``mode``/``input_data``/``options`` triple and returns
     the same JSON-shaped dict the MCP tools return. Errors raise ``MemorySubstrateError``
-    subclasses with a stable ``code``.
+    subclasses with a stable ``code``; an unknown embedder name raises ``ValidationError`` here.
     """
 
     def __init__(
@@ -37,6 +38,8 @@ class Memory:
         runtime: Runtime | None = None,
     ):
         self.settings = settings or Settings()
+        if runtime is None:
+            require_known_embedder(self.settings.embedder)  # before a store is opened or created
         if runtime is not None:
             self.store = runtime.store
         else:

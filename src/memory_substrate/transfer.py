@@ -1,12 +1,16 @@
 """Export and import one namespace as JSON Lines: move memory between SQLite and PostgreSQL.
 
-Format ``memory-substrate.export``, version 1 (documented in docs/postgres.md):
+Format ``memory-substrate.export``, version 2 (documented in docs/postgres.md):
 
 - line 1, the header: ``{"format": "memory-substrate.export", "version": 1, "namespace": ...,
   "counts": {...}, "vectors": true|false, "exported_at": ..., "source": {...}}``;
 - then one record per line, ``{"type": T, "data": {...}}``, in this order: ``object``
   (created_at, id), ``segment`` (source_id, ordinal), ``relation`` (created_at, id),
-  ``patch`` and ``event`` (oldest first), ``config`` (by key), ``vector`` (owner_type, owner_id).
+  ``patch`` and ``event`` (oldest first), ``config`` (by key), ``vector`` (owner_type, owner_id);
+- last, the end record ``{"type": "end", "data": {"records": N, "content_sha256": ...}}`` (new in
+  version 2): a file cut short lacks it, and a changed, dropped, added or reordered record line no
+  longer matches its hash, so a damaged file is refused rather than imported as something else.
+  Version 1 files (no end record) are still read, checked by their header's counts only.
 
 Only canonical data is exported; full-text documents and claim keys are derived again on
 import by the same pure functions the write path uses. Vectors are optional (``reindex``
@@ -27,14 +31,15 @@ from typing import IO, Any
 
 import numpy as np
 
-from memory_substrate.errors import ValidationError
+from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.indexing import claim_key, lookup_keys, search_doc, segment_search_text
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
 from memory_substrate.storage.base import Store, StoreSession
 from memory_substrate.util import now_iso
 
 FORMAT = "memory-substrate.export"
-VERSION = 1
+VERSION = 2
+END = "end"
 RECORD_TYPES = ("object", "segment", "relation", "patch", "event", "config", "vector")
 _ALL = 2**62  # "no limit" for list methods that take one
 _PAGE = 1000
@@ -99,10 +104,13 @@ def export_namespace(store: Store, namespace: str, out: IO[str], *, vectors: boo
             "source": {"backend": store.backend, "schema_version": store.schema_version()},
         }
         out.write(_line(header))
+        records = 0
         for record in _records(session, vectors):
             line = _line(record)
             digest.update(line.encode("utf-8"))
             out.write(line)
+            records += 1
+        out.write(_line({"type": END, "data": {"records": records, "content_sha256": digest.hexdigest()}}))
     return {"namespace": namespace, "counts": counts, "content_sha256": digest.hexdigest()}
 
 
@@ -187,13 +195,28 @@ class _Importer:
             self.s.upsert_vectors(model, owner_type, rows)
 
 
+def _numbered(lines: IO[str]) -> Iterator[tuple[int, str]]:
+    """(line number, text) from line 2 on; bytes that are not UTF-8 are a ``ValidationError``."""
+    number = 1
+    try:
+        for number, line in enumerate(lines, start=2):
+            yield number, line
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"line {number + 1}: not UTF-8 text ({exc.reason}); the file is damaged") from None
+
+
 def import_namespace(store: Store, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
     """Import an export into an empty namespace (the header's, or ``namespace``) in one transaction.
 
     Raises ``ValidationError`` (and writes nothing) when the file is not a supported export,
-    a record is malformed, the counts differ from the header, or the namespace is not empty.
+    a record is malformed or cannot be stored, the end record is missing or does not match the
+    records (version 2), the counts differ from the header, or the namespace is not empty.
     """
-    header = read_header(lines.readline())
+    try:
+        first = lines.readline()
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})") from None
+    header = read_header(first)
     target = namespace or header["namespace"]
     with store.write(target) as session:
         if (
@@ -207,17 +230,48 @@ def import_namespace(store: Store, lines: IO[str], *, namespace: str | None = No
                 details={"namespace": target},
             )
         importer = _Importer(session)
-        for number, line in enumerate(lines, start=2):
+        digest = hashlib.sha256()
+        records = 0
+        end: dict[str, Any] | None = None
+        for number, line in _numbered(lines):
             if not line.strip():
                 continue
+            if end is not None:
+                raise ValidationError(f"line {number}: a record after the end record; the file is damaged")
             try:
                 record = json.loads(line)
+                if record["type"] == END and header["version"] >= 2:
+                    end = dict(record["data"])
+                    continue
+                digest.update(line.encode("utf-8"))
+                records += 1
                 importer.add(record["type"], record["data"])
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise ValidationError(
                     f"line {number}: malformed record ({type(exc).__name__}: {exc})"
                 ) from None
-        importer.finish()
+            except MemorySubstrateError:
+                raise
+            except Exception as exc:  # the store refused the record (a duplicate id, say): a damaged file
+                raise ValidationError(
+                    f"line {number}: the record cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
+                ) from None
+        if header["version"] >= 2:
+            if end is None:
+                raise ValidationError("the export is incomplete: it has no end record (was it cut short?)")
+            if end.get("records") != records or end.get("content_sha256") != digest.hexdigest():
+                raise ValidationError(
+                    "the export is damaged: its records do not match the end record's count and content_sha256",
+                    details={"end": end, "read": {"records": records, "content_sha256": digest.hexdigest()}},
+                )
+        try:
+            importer.finish()
+        except MemorySubstrateError:
+            raise
+        except Exception as exc:
+            raise ValidationError(
+                f"the export cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
+            ) from None
         expected = {k: int(v) for k, v in header["counts"].items()}
         got = {k: v for k, v in importer.counts.items() if k in expected or v}
         if got != expected:

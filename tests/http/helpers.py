@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
@@ -19,6 +18,8 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+
+from tests.helpers import tool_error
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
@@ -113,11 +114,7 @@ def call_tools(url: str, token: str, calls: list[tuple[str, str, dict[str, Any]]
             for tool, mode, data in calls:
                 result = await client.call_tool(tool, {"args": {"mode": mode, "input_data": data}})
                 if result.is_error:
-                    text = result.content[0].text  # type: ignore[union-attr]
-                    try:  # "Error executing tool X: {json}"
-                        out.append(json.loads(text[text.index("{") :]))
-                    except ValueError:
-                        out.append({"error": {"code": "unexpected", "message": text}})
+                    out.append({"error": tool_error(result.content[0].text)})  # type: ignore[union-attr]
                 else:
                     out.append(dict(result.structured_content or {}))
         return out

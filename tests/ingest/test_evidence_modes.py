@@ -120,7 +120,7 @@ def test_file_mode_secret_and_size_rules(make_settings, namespace, tmp_path):
         big.write_text("x" * 500)
         with pytest.raises(MemorySubstrateError) as exc:
             mem.ingest("file", {"path": str(big)})
-        assert exc.value.code == "file_too_large"
+        assert exc.value.code == "memory_capture_file_too_large"
         token = tmp_path / "notes.txt"
         token.write_text("deploy key ghp_" + "a" * 36 + "\n")
         out = mem.ingest("file", {"path": str(token)})
@@ -167,7 +167,7 @@ def test_web_on_loopback_needs_permission(make_settings, namespace):
         strict = Memory(make_settings(), namespace=namespace)
         with pytest.raises(MemorySubstrateError) as exc:
             strict.ingest("web", {"url": url})
-        assert exc.value.code == "web_blocked_address"
+        assert exc.value.code == "memory_capture_web_blocked_address"
         strict.close()
         mem = Memory(make_settings(web_allow_private=True), namespace=namespace)
         out = mem.ingest("web", {"url": url})
@@ -188,7 +188,7 @@ async def test_mcp_errors_for_capture_failures(memory, tmp_path):
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_ingest", "file", {"path": str(tmp_path / "missing.txt")})
-        assert exc.value.code == "not_found"
+        assert exc.value.code == "memory_capture_not_found"
 
 
 def test_ingest_this_repository_and_find_a_function(memory):

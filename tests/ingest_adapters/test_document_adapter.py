@@ -98,23 +98,23 @@ def test_refusals_are_typed(put: Put, name: str, content: str | bytes, code: str
     path = put(name, content)
     with pytest.raises(CaptureError) as info:
         capture_file(path)
-    assert info.value.code == code
+    assert info.value.reason == code and info.value.code == f"memory_capture_{code}"
     assert isinstance(info.value, MemorySubstrateError)
-    assert info.value.to_dict()["code"] == code
+    assert info.value.to_dict()["code"] == f"memory_capture_{code}"
 
 
 def test_too_large_and_missing(put: Put, tmp_path: Path) -> None:
     path = put("big.txt", "x" * 2000)
     with pytest.raises(CaptureError) as info:
         capture_file(path, max_bytes=1000)
-    assert info.value.code == "file_too_large"
+    assert info.value.code == "memory_capture_file_too_large"
     assert capture_file(path, max_bytes=5000).payload["size_bytes"] == 2000
     with pytest.raises(CaptureError) as info:
         capture_markdown(tmp_path / "nope.md")
-    assert info.value.code == "not_found"
+    assert info.value.code == "memory_capture_not_found"
     with pytest.raises(CaptureError) as info:
         capture_file(tmp_path)
-    assert info.value.code == "not_a_file"
+    assert info.value.code == "memory_capture_not_a_file"
 
 
 def test_env_example_is_captured_but_its_tokens_are_not(put: Put) -> None:

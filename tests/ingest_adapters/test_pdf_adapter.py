@@ -50,14 +50,14 @@ def test_pages_become_segments_with_page_locators(tmp_path: Path, make_pdf: Make
 def test_pdf_without_any_text_is_an_error(tmp_path: Path, make_pdf: MakePdf) -> None:
     with pytest.raises(CaptureError) as info:
         capture_pdf(_save(tmp_path, make_pdf([None, None])))
-    assert info.value.code == "pdf_no_text"
+    assert info.value.code == "memory_capture_pdf_no_text"
 
 
 def test_encrypted_pdf_is_refused(tmp_path: Path, make_pdf: MakePdf) -> None:
     path = _save(tmp_path, _encrypt(make_pdf(["top secret plans"]), user_password="pw"))
     with pytest.raises(CaptureError) as info:
         capture_pdf(path)
-    assert info.value.code == "pdf_encrypted"
+    assert info.value.code == "memory_capture_pdf_encrypted"
     # With the password the same file opens.
     assert capture_pdf(path, password="pw").segments[0].text == "top secret plans"
 
@@ -80,14 +80,14 @@ def test_owner_only_encryption_still_captures(tmp_path: Path, make_pdf: MakePdf)
 def test_corrupt_pdf_is_refused(tmp_path: Path, data: bytes) -> None:
     with pytest.raises(CaptureError) as info:
         capture_pdf(_save(tmp_path, data))
-    assert info.value.code == "pdf_corrupt"
+    assert info.value.code == "memory_capture_pdf_corrupt"
 
 
 def test_truncated_pdf_is_corrupt_not_empty_success(tmp_path: Path, make_pdf: MakePdf) -> None:
     data = make_pdf(["some text here"])
     with pytest.raises(CaptureError) as info:
         capture_pdf(_save(tmp_path, data[: len(data) // 3]))
-    assert info.value.code == "pdf_corrupt"
+    assert info.value.code == "memory_capture_pdf_corrupt"
 
 
 def test_long_page_is_split_into_parts(tmp_path: Path, make_pdf: MakePdf) -> None:
@@ -107,7 +107,7 @@ def test_size_cap_and_tokens(tmp_path: Path, make_pdf: MakePdf) -> None:
     path = _save(tmp_path, data)
     with pytest.raises(CaptureError) as info:
         capture_pdf(path, max_bytes=100)
-    assert info.value.code == "file_too_large"
+    assert info.value.code == "memory_capture_file_too_large"
     src = capture_pdf(path)
     assert "AKIAIOSFODNN7EXAMPLE" not in src.segments[0].text
     assert src.withheld[0]["kind"] == "aws_access_key" and src.withheld[0]["page"] == 1

@@ -254,11 +254,11 @@ def test_fingerprint_and_progress(repo: Path) -> None:
 def test_errors_for_bad_root(tmp_path: Path) -> None:
     with pytest.raises(CaptureError) as info:
         capture_repo(tmp_path / "missing")
-    assert info.value.code == "not_found"
+    assert info.value.code == "memory_capture_not_found"
     (tmp_path / "f.txt").write_text("x")
     with pytest.raises(CaptureError) as info:
         capture_repo(tmp_path / "f.txt")
-    assert info.value.code == "not_a_directory"
+    assert info.value.code == "memory_capture_not_a_directory"
 
 
 @pytest.mark.parametrize(

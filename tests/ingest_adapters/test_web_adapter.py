@@ -103,7 +103,8 @@ def server() -> Iterator[str]:
 def _code(url: str, **kwargs: object) -> str:
     with pytest.raises(CaptureError) as info:
         capture_web(url, **kwargs)  # type: ignore[arg-type]
-    return info.value.code
+    assert info.value.code == f"memory_capture_{info.value.reason}"
+    return info.value.reason
 
 
 def test_article_main_text_is_captured(server: str) -> None:

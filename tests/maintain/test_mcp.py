@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -10,6 +9,7 @@ from mcp import Client
 
 from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
+from tests.helpers import tool_error
 from tests.maintain.conftest import soft_pair
 
 
@@ -35,10 +35,13 @@ async def test_report_dry_run_resolve_and_errors_over_mcp(memory: Memory) -> Non
         assert done.structured_content["status"] == "applied"
 
         bad = await _call(client, {"mode": "cycle", "input_data": {"unexpected": 1}, "options": {"apply": True}})
-        assert bad.is_error and "Extra inputs are not permitted" in bad.content[0].text
+        assert bad.is_error
+        bad_error = tool_error(bad.content[0].text)
+        assert bad_error["code"] == "memory_validation_error"
+        assert "input_data.unexpected: Extra inputs are not permitted" in bad_error["message"]
 
         refused = await _call(client, {"mode": "configure", "input_data": {"graph_backend": "falkordb"},
                                        "options": {"apply": True}})
         assert refused.is_error
-        error = json.loads(refused.content[0].text.split(": ", 1)[1])["error"]
+        error = tool_error(refused.content[0].text)
         assert error["code"] == "memory_not_available" and "MEMORY_SUBSTRATE_FALKORDB_URL" in error["message"]

@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from memory_substrate.mcp.server import build_server
-from tests.helpers import ToolFailed, call, conversation
+from tests.helpers import ToolFailed, call, conversation, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -45,19 +45,33 @@ async def test_resources_and_prompts_have_actionable_content(memory):
 @pytest.mark.parametrize(
     ("arguments", "fragment"),
     [
-        ({}, "args"),
-        ({"args": {"input_data": {"query": "x"}}}, "mode"),
-        ({"args": {"mode": "search"}}, "input_data"),
-        ({"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}}, "Extra inputs are not permitted"),
-        ({"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}}, "Extra inputs are not permitted"),
-        ({"args": {"mode": "delete_everything", "input_data": {}}}, "mode"),
+        ({}, ("args", "Field required")),
+        ({"args": {"input_data": {"query": "x"}}}, ("args.mode", "Field required")),
+        ({"args": {"mode": "search"}}, ("args.input_data", "Field required")),
+        ({"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}}, ("args.root", "Extra inputs are not permitted")),
+        ({"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}}, ("args.surprise", "Extra inputs are not permitted")),
+        ({"args": {"mode": "delete_everything", "input_data": {}}}, ("args.mode", "'search'")),
     ],
 )
 async def test_envelope_is_strict(memory, arguments, fragment):
+    field, message = fragment
     async with Client(build_server(memory)) as c:
         result = await c.call_tool("memory_query", arguments)
         assert result.is_error
-        assert fragment in result.content[0].text
+        error = tool_error(result.content[0].text)
+        assert error["code"] == "memory_validation_error"
+        assert error["details"]["tool"] == "memory_query"
+        assert any(e["field"] == field and message in e["message"] for e in error["details"]["errors"]), error
+        assert f"{field}: " in error["message"]
+
+
+async def test_unknown_tool_is_a_typed_error(memory):
+    async with Client(build_server(memory)) as c:
+        result = await c.call_tool("memory_forget_everything", {"args": {}})
+        assert result.is_error
+        error = tool_error(result.content[0].text)
+        assert error["code"] == "memory_unknown_tool"
+        assert "memory_query" in error["details"]["known"]
 
 
 async def test_input_data_and_options_are_validated_per_mode(memory):
@@ -65,11 +79,11 @@ async def test_input_data_and_options_are_validated_per_mode(memory):
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_query", "search", {"query": "x", "extra": 1})
         assert exc.value.code == "memory_validation_error"
-        assert "Extra inputs are not permitted" in exc.value.text
+        assert "input_data.extra: Extra inputs are not permitted" in exc.value.error["message"]
         # `detail` belongs to page only; snippet_chars to page and expand only.
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_query", "search", {"query": "x"}, {"detail": "full"})
-        assert "options.detail" in exc.value.text
+        assert exc.value.code == "memory_validation_error" and "options.detail" in exc.value.error["message"]
         with pytest.raises(ToolFailed):
             await call(c, "memory_query", "recent", {}, {"snippet_chars": 10})
         with pytest.raises(ToolFailed):
@@ -81,7 +95,7 @@ async def test_missing_object_error_keeps_the_id(memory):
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_query", "page", {"id": "know:does-not-exist"})
         assert exc.value.code == "memory_not_found"
-        assert "know:does-not-exist" in exc.value.text
+        assert "know:does-not-exist" in exc.value.error["message"]
 
 
 async def test_a_backend_that_cannot_run_answers_with_a_typed_error_not_success(memory):

@@ -124,8 +124,11 @@ def test_sqlite_postgres_sqlite_round_trip(tmp_path: Path, postgres_url: str, na
         counts[k] > 0 for k in ("object", "segment", "relation", "patch", "event", "config", "vector")
     ), counts
     header = json.loads(lines_a[0])
-    assert header["format"] == FORMAT and header["version"] == 1 and header["namespace"] == namespace
-    assert header["counts"] == counts and len(lines_a) == 1 + sum(counts.values())
+    assert header["format"] == FORMAT and header["version"] == 2 and header["namespace"] == namespace
+    # header, one line per record, the end record
+    assert header["counts"] == counts and len(lines_a) == 2 + sum(counts.values())
+    end = json.loads(lines_a[-1])
+    assert end == {"type": "end", "data": {"records": sum(counts.values()), "content_sha256": original["content_sha256"]}}
 
     pg = open_store(Settings(database_url=postgres_url, embedder="none"))
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import click
 
 from memory_substrate.cli.contracts import contracts as contracts_group
+from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 
 EXIT_VALIDATION = 2
@@ -34,7 +36,11 @@ def _load_json(value: str | None, what: str) -> dict[str, Any]:
         return {}
     text = value
     if value.startswith("@"):
-        text = sys.stdin.read() if value == "@-" else Path(value[1:]).read_text(encoding="utf-8")
+        try:
+            text = sys.stdin.read() if value == "@-" else Path(value[1:]).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ValidationError(f"{what}: cannot read {value[1:] or 'stdin'}: {reason}") from None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -64,7 +70,50 @@ def _fail(exc: MemorySubstrateError) -> None:
     sys.exit(EXIT_VALIDATION if isinstance(exc, ValidationError) else EXIT_ERROR)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _Group(click.Group):
+    """Every failure ends as one line on stderr and exit 2 (usage) or 1 (runtime), never a traceback.
+
+    Commands map ``MemorySubstrateError`` themselves; this net catches what escapes them (an OS
+    error, a bug). ``MEMORY_SUBSTRATE_DEBUG=1`` lets the traceback through for bug reports.
+    """
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Usage errors as one line too (click prints usage, a hint and the error on three).
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.ClickException as exc:
+            usage_ctx = getattr(exc, "ctx", None)
+            where = f" (see {usage_ctx.command_path} --help)" if usage_ctx is not None else ""
+            click.echo(f"error [memory_usage_error]: {exc.format_message()}{where}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(EXIT_ERROR)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit):
+            raise
+        except MemorySubstrateError as exc:
+            _fail(exc)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except Exception as exc:
+            if os.environ.get("MEMORY_SUBSTRATE_DEBUG"):
+                raise
+            if isinstance(exc, OSError):
+                where = f" ({exc.filename})" if exc.filename else ""
+                click.echo(f"error [memory_storage_error]: {exc.strerror or exc}{where}", err=True)
+            else:
+                click.echo(f"error [memory_internal_error]: {type(exc).__name__}: {exc} "
+                           "(rerun with MEMORY_SUBSTRATE_DEBUG=1 for the traceback)", err=True)
+            sys.exit(EXIT_ERROR)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", type=click.Path(path_type=Path), default=None, envvar="MEMORY_SUBSTRATE_ROOT",
               help="Directory of the embedded store (default ~/memory-substrate).")
 @click.option("--namespace", default=None, envvar="MEMORY_SUBSTRATE_NAMESPACE", help="Namespace to work in (default 'default').")
@@ -75,18 +124,35 @@ def _fail(exc: MemorySubstrateError) -> None:
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
+    if root is not None:
+        try:
+            root = root.expanduser()
+        except RuntimeError as exc:  # "~someone" for a user this machine does not have
+            raise click.BadParameter(str(exc), param_hint="--root") from None
+    if namespace is not None and not namespace.strip():
+        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
     ctx.obj = {"root": root, "namespace": namespace, "database_url": database_url, "embedder": embedder}
 
 
 @main.command()
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="MCP transport.")
-@click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
-@click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
+              help="MCP transport. stdio serves one client in --namespace. http serves many clients at "
+                   "http://HOST:PORT/mcp; each request needs 'Authorization: Bearer TOKEN', and the token "
+                   "(made with `memory-substrate token create --namespace NS`) decides the namespace.")
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="HTTP bind address. Keep loopback unless a TLS proxy sits in front.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 @click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
               envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
 @click.pass_context
 def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str) -> None:
-    """Run the MCP server (stdio by default)."""
+    """Run the MCP server (stdio by default).
+
+    Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
+    stored as sha256 only, so keep the value `token create` prints. See docs/postgres.md.
+    When an extraction model is configured (MEMORY_SUBSTRATE_LLM_*), the server drains the
+    extraction queue in the background.
+    """
     from memory_substrate.graph.background import start_background_extraction
     from memory_substrate.mcp.server import build_server
 
@@ -113,9 +179,9 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
     @click.pass_context
     def command(ctx: click.Context, mode: str, input_data: str | None, options_json: str | None, table: bool) -> None:
         try:
-            memory = _memory(ctx)
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
+            memory = _memory(ctx)
             kwargs: dict[str, Any] = {}
             long_running = (method == "ingest" and mode in ("repo", "pdf")) or (
                 method == "maintain" and mode in ("reindex", "extract")
@@ -144,19 +210,31 @@ def _progress_bar() -> Any:
     return update
 
 
-_tool_command("ingest", "ingest", "Capture evidence: MODE is repo|file|markdown|web|pdf|conversation; INPUT_DATA is JSON (or @file).")
-_tool_command("query", "query", "Read memory: MODE is search|context|page|expand|recent|graph; INPUT_DATA is JSON (or @file).")
-_tool_command("remember", "remember", "Governed write: MODE is knowledge|activity|work_item|promote|supersede|contest|batch.")
-_tool_command("maintain", "maintain", "Maintenance: MODE is structure|audit|report|configure|reindex|repair|... (mutations need apply).")
+_tool_command("ingest", "ingest", tool_help("ingest", "Capture evidence as a source with addressable segments."))
+_tool_command("query", "query", tool_help("query", "Read memory: search, task context, pages, neighbours, recent items, graph."))
+_tool_command("remember", "remember", tool_help("remember", "Governed write of durable memory, or a lifecycle change (promote, supersede, contest, batch)."))
+_tool_command("maintain", "maintain", tool_help(
+    "maintain", "Inspect and maintain the store. Modes that change state plan only (a dry run) unless "
+    "--options '{\"apply\": true}'."))
+main.add_command(modes_command)
 
 
 @main.command()
 @click.pass_context
 def status(ctx: click.Context) -> None:
-    """Where the store is, its schema version and object counts."""
+    """Where the store is, its schema version and object counts. Creates nothing: a root with no
+    store yet is an error (exit 1), and so is an unknown embedder (exit 2)."""
+    from contextlib import closing
+
+    from memory_substrate.app import Memory
+    from memory_substrate.embed.registry import require_known
+    from memory_substrate.storage.factory import open_store
+
     try:
-        with _memory(ctx) as memory:
-            _emit(memory.status())
+        settings = _settings(ctx)
+        require_known(settings.embedder)
+        with closing(open_store(settings, create=False)) as store:
+            _emit(Memory(settings, store=store).status())
     except MemorySubstrateError as exc:
         _fail(exc)
 
@@ -164,15 +242,56 @@ def status(ctx: click.Context) -> None:
 @main.command()
 @click.pass_context
 def doctor(ctx: click.Context) -> None:
-    """Check the installation: store, schema, embedder (loads the model once)."""
+    """Check the installation: store, schema, embedder (loads the model once).
+
+    Prints a report whose "ok" is false, and exits 1, when something is wrong (an unknown or
+    unavailable embedder, a store that cannot be opened); "problems" says what. Creates nothing.
+    """
+    from contextlib import closing
+
+    from memory_substrate.app import Memory
+    from memory_substrate.embed.registry import DISABLED_NAMES, require_known
+    from memory_substrate.errors import NotFoundError
+    from memory_substrate.runtime import Runtime
+    from memory_substrate.storage.factory import open_store
+
+    settings = _settings(ctx)
+    problems: list[str] = []
+    report: dict[str, Any] = {"namespace": settings.namespace}
     try:
-        with _memory(ctx) as memory:
-            report = memory.status()
-            report["semantic_backend"] = memory.runtime.semantic_status()
-            report["ok"] = True
-            _emit(report)
+        require_known(settings.embedder)
     except MemorySubstrateError as exc:
-        _fail(exc)
+        problems.append(exc.message)
+    try:
+        with closing(open_store(settings, create=False)) as store:
+            runtime = Runtime(store, settings.namespace, settings)
+            report.update(Memory(settings, store=store, runtime=runtime).status())
+            semantic = runtime.semantic_status()
+    except NotFoundError as exc:
+        # Not a fault: a fresh install has no store until the first write.
+        report["storage"] = {"location": exc.details.get("location"), "exists": False}
+        semantic = _semantic_without_store(settings)
+    except MemorySubstrateError as exc:
+        problems.append(f"store: {exc.message}")
+        semantic = _semantic_without_store(settings)
+    report["embedder"] = settings.embedder
+    report["semantic_backend"] = semantic
+    if not semantic["enabled"] and settings.embedder.strip().lower() not in DISABLED_NAMES and not problems:
+        problems.append(f"embedder {settings.embedder!r} is unavailable: {semantic.get('reason')}")
+    report["ok"] = not problems
+    report["problems"] = problems
+    _emit(report)
+    if problems:
+        sys.exit(EXIT_ERROR)
+
+
+def _semantic_without_store(settings: Any) -> dict[str, Any]:
+    from memory_substrate.runtime import _build_embedder
+
+    embedder, error = _build_embedder(settings)
+    if embedder is None:
+        return {"enabled": False, "provider": settings.embedder, "reason": error or "disabled"}
+    return {"enabled": True, "provider": settings.embedder, "model": embedder.name, "dimensions": embedder.dimensions}
 
 
 @main.group()
@@ -186,6 +305,8 @@ def token() -> None:
 @click.pass_context
 def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
     """Print a new random token; only its sha256 is stored, so keep the printed value."""
+    if not token_namespace.strip():
+        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
     from memory_substrate.mcp.http import create_token
     from memory_substrate.storage.factory import open_store
 

@@ -36,6 +36,23 @@ def available() -> list[str]:
     return sorted([*_REGISTRY, "none"])
 
 
+DISABLED_NAMES = ("none", "", "disabled")
+
+
+def require_known(name: str) -> None:
+    """Raise ``ValidationError`` unless ``name`` is a registered provider or a way to say "none".
+
+    Cheap (nothing is loaded), so the composition root checks it before opening a store: a typo in
+    MEMORY_SUBSTRATE_EMBEDDER is refused at once instead of silently turning semantic search off.
+    """
+    key = (name or "").strip().lower()
+    if key not in DISABLED_NAMES and key not in _REGISTRY:
+        raise ValidationError(
+            f"unknown embedder {name!r}; known: {', '.join(available())}",
+            details={"embedder": name, "known": available()},
+        )
+
+
 def create_embedder(
     name: str = "static",
     *,

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memory_substrate.errors import ValidationError
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.adapters import (
     capture_file,
@@ -23,7 +24,10 @@ from memory_substrate.validation import parse
 
 def _path(raw: str) -> str:
     # Relative paths are resolved against the server's working directory; the stored uri is absolute.
-    return str(Path(raw).expanduser().resolve())
+    try:
+        return str(Path(raw).expanduser().resolve())
+    except RuntimeError as exc:  # "~someone" names a user this machine does not have
+        raise ValidationError(f"input_data.path: {exc}", details={"path": raw}) from None
 
 
 def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from memory_substrate.validation import Strict
 
@@ -29,13 +29,23 @@ class ConversationInput(Strict):
     origin: Origin | None = None
 
 
+def _no_nul(path: str) -> str:
+    # The OS cannot name a file with a NUL in it; say so instead of failing deep in os.stat.
+    if "\x00" in path:
+        raise ValueError("a path cannot contain a NUL character")
+    return path
+
+
+LocalPath = Annotated[str, Field(min_length=1, max_length=4096), AfterValidator(_no_nul)]
+
+
 class PathInput(Strict):
-    path: str = Field(min_length=1, max_length=4096)
+    path: LocalPath
     title: str | None = Field(default=None, max_length=500)
 
 
 class RepoInput(Strict):
-    path: str = Field(min_length=1, max_length=4096)
+    path: LocalPath
     include_patterns: list[str] = Field(default_factory=list, max_length=200)
     exclude_patterns: list[str] = Field(default_factory=list, max_length=200)
 

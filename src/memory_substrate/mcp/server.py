@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -15,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
+from memory_substrate.mcp.errors import MemoryMCPServer
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -36,10 +36,6 @@ def _args_model(name: str, modes: tuple[str, ...]) -> type[BaseModel]:
     return Args
 
 
-def _tool_error(exc: MemorySubstrateError) -> ToolError:
-    return ToolError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str))
-
-
 TOOLSETS = ("substrate", "graph", "all")
 GRAPH_INSTRUCTIONS = (
     "Graph memory (spec 002): Fact and Entity nodes, typed edges and triplets. Responses are "
@@ -48,7 +44,8 @@ GRAPH_INSTRUCTIONS = (
 
 
 def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = False) -> MCPServer:
-    """An MCP server over one ``Memory`` (one store, one namespace).
+    """An MCP server over one ``Memory`` (one store, one namespace). Every tool error, on every
+    tool registered here, is a JSON {code, message, details} (mcp/errors.py).
 
     ``toolset``: ``substrate`` (spec 001: four tools, resources, prompts), ``graph`` (spec 002's
     18 tools) or ``all``. ``bound``: the graph tools may reach only ``memory``'s namespace
@@ -57,9 +54,9 @@ def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = Fa
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; choose one of {', '.join(TOOLSETS)}")
     if toolset == "graph":
-        server: MCPServer = MCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
+        server: MCPServer = MemoryMCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
     else:
-        server = MCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
+        server = MemoryMCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
     if toolset != "graph":
         _register_substrate(server, memory)
     if toolset != "substrate":
@@ -95,7 +92,8 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
                     )
                 return await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options)
             except MemorySubstrateError as exc:
-                raise _tool_error(exc) from None
+                # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
+                raise ToolError(exc.message) from exc
 
         tool.__name__ = name
         # Annotations are strings under postponed evaluation; give the SDK the real types.

@@ -77,9 +77,11 @@ API_SUMMARY = """\
 
 Every tool takes `{"args": {"mode": ..., "input_data": {...}, "options": {...}}}`. `args`, `mode`
 and `input_data` are required; unknown fields fail ("Extra inputs are not permitted"); `root` is
-not accepted. Errors carry a stable code (`memory_validation_error`, `memory_not_found`,
+not accepted. A failed call's text is one JSON document `{"code", "message", "details"}` with a
+stable code (`memory_validation_error` with the field path, `memory_not_found`,
 `memory_duplicate`, `memory_evidence_error`, `memory_conflict`, `memory_batch_failed`,
-`memory_unsupported_mode`, `memory_not_available`, `memory_llm_error`, `memory_llm_output_invalid`).
+`memory_unsupported_mode`, `memory_not_available`, `memory_storage_error`, `memory_llm_error`,
+`memory_llm_output_invalid`, `memory_capture_<reason>` for refused captures).
 
 | tool | modes |
 |---|---|

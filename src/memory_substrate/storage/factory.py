@@ -9,7 +9,10 @@ from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store
 
 
-def open_store(settings: Settings) -> Store:
+def open_store(settings: Settings, *, create: bool = True) -> Store:
+    """The store the settings name. With ``create=False`` an embedded store that does not exist yet
+    raises ``NotFoundError`` instead of being created (read-only commands use this); a PostgreSQL
+    database must exist either way, and its tables are created on first connection."""
     url = settings.database_url
     if url and url.startswith(("postgresql://", "postgres://")):
         try:
@@ -25,5 +28,5 @@ def open_store(settings: Settings) -> Store:
     from memory_substrate.storage.sqlite import SQLiteStore
 
     if url:  # sqlite:///absolute/path.sqlite3
-        return SQLiteStore(Path(url.removeprefix("sqlite://")))
-    return SQLiteStore(settings.sqlite_path)
+        return SQLiteStore(Path(url.removeprefix("sqlite://")), create=create)
+    return SQLiteStore(settings.sqlite_path, create=create)

@@ -6,8 +6,10 @@ from typing import Any
 
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
 
-# Stable codes; callers branch on these, so they never change meaning.
-CAPTURE_ERROR_CODES = frozenset(
+# Stable reasons; the error code is ``memory_capture_<reason>`` (see ``CAPTURE_CODE_PREFIX``), and
+# the bare reason is what a repo capture reports for a file it skipped. Never change a meaning.
+CAPTURE_CODE_PREFIX = "memory_capture_"
+CAPTURE_REASONS = frozenset(
     {
         "not_found",
         "not_a_file",
@@ -29,18 +31,26 @@ CAPTURE_ERROR_CODES = frozenset(
 )
 
 
+CAPTURE_ERROR_CODES = frozenset(CAPTURE_CODE_PREFIX + reason for reason in CAPTURE_REASONS)
+
+
 class CaptureError(MemorySubstrateError):
-    """An adapter could not capture its input; ``code`` says why (see ``CAPTURE_ERROR_CODES``)."""
+    """An adapter could not capture its input.
 
-    code = "capture_error"
+    ``reason`` is the short stable cause (``not_found``, ``web_blocked_address``, ...); ``code`` is
+    ``memory_capture_<reason>`` so that every error a client sees belongs to the ``memory_`` family.
+    """
 
-    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message, details=details)
+    code = "memory_capture_error"
+
+    def __init__(self, reason: str, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message, details={"reason": reason, **(details or {})})
         # Per-instance code: one class, many stable reasons.
-        self.code = code
+        self.reason = reason
+        self.code = CAPTURE_CODE_PREFIX + reason
 
     def __repr__(self) -> str:
-        return f"CaptureError({self.code!r}, {self.message!r})"
+        return f"CaptureError({self.reason!r}, {self.message!r})"
 
 
 def missing_dependency(package: str, feature: str) -> NotAvailableError:

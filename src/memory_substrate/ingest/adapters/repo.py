@@ -79,7 +79,7 @@ class _MapBuilder:
         try:
             tf = read_text_file(root / rel, max_bytes)
         except CaptureError as exc:
-            self.skipped.append({"path": rel, "reason": exc.code})
+            self.skipped.append({"path": rel, "reason": exc.reason})
             return
         if looks_like_private_key(tf.text):
             self.withheld.append({"path": rel, "reason": "secret_file", "kind": "private_key"})

@@ -64,8 +64,12 @@ def resolve_host(host: str, port: int, *, allow_private: bool) -> list[str]:
         literal: IPAddress | None = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
         literal = None
+    name = host.lower().rstrip(".")
     if literal is not None:
         addrs = [literal]
+    elif not allow_private and (name == "localhost" or name.endswith(".localhost")):
+        # RFC 6761: always loopback, whatever a resolver (or its absence) says.
+        raise CaptureError("web_blocked_address", f"{host} is a loopback name; refused", details={"host": host})
     else:
         try:
             infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -13,7 +14,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.errors import StorageError
+from memory_substrate.errors import NotFoundError, StorageError
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
@@ -45,15 +46,36 @@ def fts_query(terms: Sequence[str]) -> str:
 class SQLiteStore:
     backend = "sqlite"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, create: bool = True) -> None:
+        """Open (and with ``create``, create) the store file and migrate it.
+
+        Raises ``NotFoundError`` when ``create`` is false and there is no store at ``path``, and
+        ``StorageError`` when the directory or file cannot be created or opened.
+        """
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.location = str(self.path)
+        if not create and not self.path.is_file():
+            raise NotFoundError(
+                f"no store at {self.location} (the first write or `serve` creates it)",
+                details={"location": self.location},
+            )
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(
+                f"cannot create the store directory {self.path.parent}: {exc.strerror}",
+                details={"location": self.location},
+            ) from None
         self._local = threading.local()
         self._vectors = VectorCache()
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
-        self._version = migrate(self._conn())
+        self._write_lock = threading.RLock()
+        try:
+            self._version = migrate(self._conn())
+        except sqlite3.Error as exc:
+            self.close()
+            raise StorageError(f"cannot open the store at {self.location}: {exc}", details={"location": self.location}) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -74,17 +96,30 @@ class SQLiteStore:
         if not namespace:
             raise StorageError("a namespace is required")
         conn = self._conn()
-        conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
-        session = SQLiteSession(conn, namespace, writable, self._vectors)
-        try:
-            yield session
-            if writable:
-                session.flush_outbox()  # in this transaction: committed with the writes or not at all
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        else:
-            conn.execute("COMMIT")
+        # Writers of this process queue on a lock first: SQLite's busy handler retries with
+        # sleeps and no order, so under many threads one writer could wait out the whole busy
+        # timeout (seen with 50 HTTP clients). The busy timeout then covers other processes only.
+        lock = self._write_lock if writable else contextlib.nullcontext()
+        with lock:
+            try:
+                conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                raise StorageError(
+                    "the store is busy: another process kept it locked for more than 30 s; retry",
+                    details={"location": self.location},
+                ) from None
+            session = SQLiteSession(conn, namespace, writable, self._vectors)
+            try:
+                yield session
+                if writable:
+                    session.flush_outbox()  # in this transaction: committed with the writes or not at all
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            else:
+                conn.execute("COMMIT")
 
     def read(self, namespace: str) -> Any:
         return self._session(namespace, False)
