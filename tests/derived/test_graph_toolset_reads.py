@@ -43,3 +43,15 @@ async def test_kuzu_serves_the_graph_tools_like_the_relations_table(open_memory:
 
     with kuzu_mem.store.read(kuzu_mem.namespace) as session:
         assert graph_reader(kuzu_mem.runtime, session).name == "kuzu"
+
+
+async def test_delete_node_leaves_no_drift_in_the_mirror(open_memory: Any) -> None:
+    mem = open_memory("kuzu")
+    configure(mem, "kuzu")
+    async with Client(build_server(mem, "graph")) as c:
+        t = (await ok(c, "create_triplet", subject="Ada", predicate="uses", object_value="Kuzu"))["triplet"]
+        await ok(c, "delete_node", node_id=t["subject_id"])
+    report = mem.maintain("repair", {})
+    drift = report["derived_indexes"]["derived_backends"]["backends"]["kuzu"]
+    assert drift["in_line"] is True, drift
+    assert drift["families"]["objects"]["backend"]["count"] == drift["families"]["objects"]["canonical"]["count"]

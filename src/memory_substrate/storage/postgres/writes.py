@@ -175,10 +175,14 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         if cur.rowcount == 0:
             return False
         self.conn.execute("DELETE FROM object_keys WHERE namespace = %s AND object_id = %s", (ns, object_id))
-        self.conn.execute(
-            "DELETE FROM relations WHERE namespace = %s AND (source_id = %s OR target_id = %s OR origin_id = %s)",
+        gone = self.conn.execute(
+            "DELETE FROM relations WHERE namespace = %s AND (source_id = %s OR target_id = %s OR origin_id = %s) "
+            "RETURNING id",
             (ns, object_id, object_id, object_id),
-        )
+        ).fetchall()
+        # derived backends replay these ids, find them gone from the store, and drop them too
+        self._touch(OBJECT, [object_id])
+        self._touch(RELATION, [r[0] for r in gone])
         self.conn.execute("DELETE FROM segments WHERE namespace = %s AND source_id = %s", (ns, object_id))
         self.conn.execute(
             "DELETE FROM vectors WHERE namespace = %s AND (owner_id = %s OR "

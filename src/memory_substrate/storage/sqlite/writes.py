@@ -144,7 +144,12 @@ class SessionWrites(SQLiteOutbox):
         self.conn.execute("DELETE FROM objects WHERE pk = ?", (row[0],))
         self.conn.execute("DELETE FROM object_keys WHERE namespace = ? AND object_id = ?", (ns, object_id))
         for rel_col in ("source_id", "target_id", "origin_id"):
-            self.conn.execute(f"DELETE FROM relations WHERE namespace = ? AND {rel_col} = ?", (ns, object_id))
+            gone = self.conn.execute(
+                f"DELETE FROM relations WHERE namespace = ? AND {rel_col} = ? RETURNING id", (ns, object_id)
+            ).fetchall()
+            # derived backends replay these ids, find them gone from the store, and drop them too
+            self._touch(RELATION, [r[0] for r in gone])
+        self._touch(OBJECT, [object_id])
         seg_pks = [r[0] for r in self.conn.execute(
             "SELECT pk FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id)
         )]
