@@ -51,24 +51,31 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
+def build_synthetic(mem, size: int) -> tuple[list[str], float]:
+    """Fill ``mem`` with ``size`` synthetic turns (conversations of 100); the 60 benchmark queries
+    and the seconds ingestion took."""
+    rng = random.Random(size)
+    vocab = _vocab(20_000, rng)
+    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
+    per_conv = 100
+    texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
+    t0 = time.perf_counter()
+    for start in range(0, size, per_conv):
+        msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
+        mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
+    ingest_s = time.perf_counter() - t0
+    queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+    return queries, ingest_s
+
+
 def run_one(size: int, backend: str, embedder: str, database_url: str | None) -> dict[str, float]:
     from memory_substrate import Memory, Settings
     from memory_substrate.text import query_terms
 
-    rng = random.Random(size)
-    vocab = _vocab(20_000, rng)
-    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
         settings = Settings(root=root, embedder=embedder, database_url=database_url)
         mem = Memory(settings, namespace=f"scale-{size}-{os.getpid()}")
-        per_conv = 100
-        texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
-        t0 = time.perf_counter()
-        for start in range(0, size, per_conv):
-            msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
-            mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
-        ingest_s = time.perf_counter() - t0
-        queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+        queries, ingest_s = build_synthetic(mem, size)
         # Warm caches once (vector matrix load), as a long-running server would have.
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         seg_t, obj_t, base_t = [], [], []

@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, Literal
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
+from memory_substrate.tokens import wire_json
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -37,7 +37,12 @@ def _args_model(name: str, modes: tuple[str, ...]) -> type[BaseModel]:
 
 
 def _tool_error(exc: MemorySubstrateError) -> ToolError:
-    return ToolError(json.dumps({"error": exc.to_dict()}, ensure_ascii=False, default=str))
+    return ToolError(wire_json({"error": exc.to_dict()}))
+
+
+def _result(value: dict[str, Any]) -> CallToolResult:
+    """Structured content plus its compact JSON text (the SDK's default text is indented)."""
+    return CallToolResult(content=[TextContent(type="text", text=wire_json(value))], structured_content=value)
 
 
 def build_server(memory: Memory) -> MCPServer:
@@ -61,7 +66,7 @@ def build_server(memory: Memory) -> MCPServer:
         async def tool(args: model) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
             try:
-                return await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options)
+                return _result(await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 raise _tool_error(exc) from None
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
+from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import Segment as RankSegment
@@ -82,12 +83,14 @@ class _Fetcher:
 
 
 def search_segments(
-    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
+    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int,
+    *, excerpt_chars: int = 400,
 ) -> list[dict[str, Any]]:
     source_ids = filters.get("source_ids")
+    terms = query_terms(query)
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(query_terms(query), limit=STREAM_DEPTH, source_ids=source_ids)
+        for h in session.search_segments_text(terms, limit=STREAM_DEPTH, source_ids=source_ids)
     ]
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -115,7 +118,8 @@ def search_segments(
         seg = fetch.rows.get(r.segment_id)
         if seg is None:
             continue
-        view = segment_view(seg, snippet_chars=400)
+        view = segment_view(seg, snippet_chars=excerpt_chars)
+        view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)
         view.update(
             retrieval_sources=r.retrieval_sources,
             retrieval_ranks=r.retrieval_ranks,
