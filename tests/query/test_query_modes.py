@@ -135,7 +135,7 @@ def test_expand_graph_recent(memory):
     derivations = {r["relation"]["derivation"] for r in exp["related"]}
     assert derivations == {"field_reference", "evidence_ref"}
     assert exp["evidence"][0]["excerpt"] == "kuzu!"
-    graph = memory.query("graph", {"id": "node:x"}, {"depth": 1})
+    graph = memory.query("graph", {"id": "node:x"}, {"depth": 1, "detail": "full"})  # with provenance
     edge_types = {e["rel_type"] for e in graph["edges"]}
     assert {"uses", "about"} <= edge_types
     uses = next(e for e in graph["edges"] if e["rel_type"] == "uses")

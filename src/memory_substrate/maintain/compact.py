@@ -54,9 +54,11 @@ def _drop_guidance(result: dict[str, Any], section: str, keys: tuple[str, ...]) 
 
 
 def shape_maintenance(mode: str, result: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    if mode != "report" or options.get("detail", "compact") == "full":
+    if mode not in ("report", "audit") or options.get("detail", "compact") == "full":
         return result
     result = shape(result, "compact")
+    if mode == "audit":
+        return result
     _cut_nested(result)
     omitted = _drop_guidance(result, "soft_duplicate_candidates", ("review_guidance", "next_actions"))
     omitted += _drop_guidance(result, "concept_candidates", ("review_guidance",))

@@ -29,7 +29,7 @@ from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
 from memory_substrate.maintain.resolve import resolve_duplicates
-from memory_substrate.query.shaping import Cursor
+from memory_substrate.query.shaping import Cursor, fit_together
 from memory_substrate.query.views import snippet
 from memory_substrate.runtime import Runtime
 from memory_substrate.validation import parse
@@ -45,6 +45,7 @@ LIFECYCLE = (
     "report",
 )
 MODES = STRUCTURAL + LIFECYCLE
+AUDIT_LIST_TOKENS = 650  # compact audit: each list's share of the response budget
 
 
 class MaintainService:
@@ -170,7 +171,7 @@ class MaintainService:
         more = len(events) > end or len(patches) > end
         events, patches = events[offset:end], patches[offset:end]
         full = opts.detail == "full"
-        return {
+        result = {
             "result_type": "audit_result",
             "object_id": data.object_id,
             "events": [
@@ -184,8 +185,14 @@ class MaintainService:
                 for p in patches
             ],
             "counts": {"events": len(events), "patches": len(patches)},
-            "next_cursor": Cursor(end, fingerprint).encode() if more else None,
         }
+        if not full:
+            fits = fit_together(result, ("events", "patches"), AUDIT_LIST_TOKENS)
+            if fits is not None:
+                more, end = True, offset + fits
+                result["counts"] = {"events": len(result["events"]), "patches": len(result["patches"])}
+        result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
+        return result
 
     # --- lifecycle -----------------------------------------------------------------------
     def _promote_candidates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,15 @@ from memory_substrate.models import MemoryObject
 from memory_substrate.query import schemas as Q
 from memory_substrate.query.context import build_context
 from memory_substrate.query.search import SearchEngine, object_matches
-from memory_substrate.query.shaping import Cursor, fit_list, paginate, shape
+from memory_substrate.query.shaping import (
+    RESPONSE_TOKENS,
+    Cursor,
+    fit_list,
+    fit_together,
+    paginate,
+    shape,
+    take_within,
+)
 from memory_substrate.query.views import compact, compact_source_payload, full, segment_view
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -18,6 +26,8 @@ from memory_substrate.validation import parse
 MODES = ("context", "expand", "page", "recent", "search", "graph")
 FULL_SEGMENT_CAP = 2000
 PAGED_LISTS = {"search": "items", "recent": "items"}  # the list a mode's cursor pages
+EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response budget
+GRAPH_NODE_TOKENS = 800  # compact graph: the nodes' share; edges among them take the rest
 LIST_SUMMARY_CHARS = 160  # summaries in compact lists; page shows the longer one
 
 
@@ -180,6 +190,12 @@ class QueryService:
                 {"event_id": e.id, "patch_id": e.patch_id, "action": e.action, "created_at": e.created_at}
                 for e in session.list_events(object_id=obj.id, limit=5)
             ]
+        if opts.detail == "compact":
+            for entry in result["related"]:
+                entry["relation"].pop("relation_schema", None)  # its derivation is kept; "full" has the rest
+            fits = fit_together(result, ("related", "segments", "evidence"), EXPAND_LIST_TOKENS)
+            if fits is not None:
+                more, end = True, offset + fits
         result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
         return result
 
@@ -210,13 +226,27 @@ class QueryService:
         for nid, depth in seen.items():
             obj = objs.get(nid)
             view = compact(obj) if obj else {"id": nid, "missing": True}
+            if opts.detail == "compact" and obj:  # the shape of the graph; page a node for its content
+                view = {k: view[k] for k in ("id", "object_type", "kind", "status", "title") if k in view}
             view["depth"] = depth
             nodes.append(view)
+        edge_list = list(edges.values())
+        if opts.detail == "compact":
+            kept = take_within(nodes, GRAPH_NODE_TOKENS)
+            ids = {n["id"] for n in kept}
+            edge_list = [
+                {k: v for k, v in e.items() if k != "relation_schema"}  # derivation kept; "full" has the rest
+                for e in edge_list
+                if e["source_id"] in ids and e["target_id"] in ids
+            ]
+            kept_edges = take_within(edge_list, RESPONSE_TOKENS - GRAPH_NODE_TOKENS - 150)
+            truncated = truncated or len(kept) < len(nodes) or len(kept_edges) < len(edge_list)
+            nodes, edge_list = kept, kept_edges
         return {
             "result_type": "graph_result",
             "root_id": root.id,
             "nodes": nodes,
-            "edges": list(edges.values()),
-            "counts": {"nodes": len(nodes), "edges": len(edges)},
+            "edges": edge_list,
+            "counts": {"nodes": len(nodes), "edges": len(edge_list)},
             "truncated": truncated,
         }

@@ -186,6 +186,23 @@ def take_within(items: Sequence[Any], budget: int) -> list[Any]:
     return kept
 
 
+def fit_together(result: dict[str, Any], keys: Sequence[str], budget_each: int) -> int | None:
+    """Cut several lists paged by one cursor to a common length that fits ``budget_each`` each.
+
+    One cursor moves every list by the same count, so when any list must be cut, all are cut
+    to the shortest fitting length. Returns that length, or None when nothing was cut.
+    """
+    lists = [k for k in keys if result.get(k)]
+    cut = [len(take_within(result[k], budget_each)) for k in lists]
+    short = [n for k, n in zip(lists, cut, strict=True) if n < len(result[k])]
+    if not short:
+        return None
+    n = min(short)
+    for k in lists:
+        result[k] = result[k][:n]
+    return n
+
+
 def fit_sections(result: dict[str, Any], keys: Sequence[str], *, budget: int = RESPONSE_TOKENS) -> dict[str, Any]:
     """Cut entries from the ends of several lists of ``result`` until it fits ``budget`` tokens.
 

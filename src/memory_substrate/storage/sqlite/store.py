@@ -126,6 +126,7 @@ class SQLiteSession(SessionWrites):
         self.namespace = namespace
         self.writable = writable
         self._vectors = vectors
+        self.vectors_written = False  # set by upsert_vectors: this transaction's matrix is private
 
     # --- objects -------------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None:
@@ -361,14 +362,18 @@ class SQLiteSession(SessionWrites):
     ) -> list[tuple[str, float]]:
         version = self._vector_version(owner_type)
         load = self._vector_loader(model, owner_type)
-        return self._vectors.search((self.namespace, owner_type, model), version, load, query, limit)
+        return self._vectors.search(
+            (self.namespace, owner_type, model), version, load, query, limit, cache=not self.vectors_written
+        )
 
     def get_vectors(
         self, model: str, owner_type: str, owner_ids: Sequence[str]
     ) -> dict[str, npt.NDArray[np.float32]]:
         version = self._vector_version(owner_type)
         load = self._vector_loader(model, owner_type)
-        return self._vectors.lookup((self.namespace, owner_type, model), version, load, list(owner_ids))
+        return self._vectors.lookup(
+            (self.namespace, owner_type, model), version, load, list(owner_ids), cache=not self.vectors_written
+        )
 
     def vector_stats(self) -> dict[str, int]:
         rows = self.conn.execute(

@@ -18,6 +18,7 @@ class SessionWrites:
     conn: sqlite3.Connection
     namespace: str
     writable: bool
+    vectors_written: bool
 
     def _require_write(self) -> None:
         if not self.writable:
@@ -149,6 +150,7 @@ class SessionWrites:
         self._require_write()
         if not rows:
             return
+        self.vectors_written = True
         self.conn.executemany(
             "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
             [
