@@ -171,7 +171,7 @@ class MaintainService:
         more = len(events) > end or len(patches) > end
         events, patches = events[offset:end], patches[offset:end]
         full = opts.detail == "full"
-        result = {
+        result: dict[str, Any] = {
             "result_type": "audit_result",
             "object_id": data.object_id,
             "events": [

@@ -47,8 +47,8 @@ class VectorCache:
         """Rows of the cached matrix for these owners (loading it if stale)."""
         _, ids, matrix = self._entry(key, version, load, cache)
         if not cache:
-            pos = {oid: i for i, oid in enumerate(ids)}
-            return {oid: matrix[pos[oid]] for oid in owner_ids if oid in pos}
+            private = {oid: i for i, oid in enumerate(ids)}
+            return {oid: matrix[private[oid]] for oid in owner_ids if oid in private}
         with self._lock:
             pos = self._positions.get(key)
             if pos is None:
