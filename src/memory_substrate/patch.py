@@ -15,9 +15,11 @@ from memory_substrate.indexing import (
     derived_relations,
     embed_objects,
     embed_segments,
+    embedding_text,
     referenced_node_ids,
     search_doc,
     segment_search_text,
+    segment_vector_id,
     stub_node,
 )
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Segment
@@ -35,6 +37,7 @@ class Patch:
         reason: str | None,
         embedder: Embedder | None,
         embedder_name: str | None = None,
+        prepared: dict[str, Any] | None = None,
     ) -> None:
         self.session = session
         self.id = new_id("patch")
@@ -46,6 +49,9 @@ class Patch:
         self.operations = 0
         self.created_ids: list[str] = []
         self._pending_vectors: list[MemoryObject] = []
+        # Vectors embedded before the write session opened, by embedding text: a writer should not
+        # hold the namespace's write lock while a model runs.
+        self.prepared: dict[str, Any] = prepared or {}
 
     def _event(self, object_id: str, action: str, data: dict[str, Any]) -> None:
         self.events.append(AuditEvent(new_id("event"), self.id, object_id, action, now_iso(), data))
@@ -77,11 +83,17 @@ class Patch:
         changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
         return self.update(replace(obj, status=status), action="status_change", changes=changes, derive=False)
 
-    def add_segments(self, segments: Sequence[Segment], *, vectors: bool = True) -> None:
+    def add_segments(
+        self, segments: Sequence[Segment], *, vectors: bool = True, prepared_vectors: Sequence[Any] | None = None
+    ) -> None:
+        """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given."""
         self.session.insert_segments((s, *segment_search_text(s)) for s in segments)
         self.operations += len(segments)
         if vectors and self.embedder is not None and segments:
-            rows = embed_segments(self.embedder, segments)
+            if prepared_vectors is not None and len(prepared_vectors) == len(segments):
+                rows = [(segment_vector_id(s.source_id, s.id), v) for s, v in zip(segments, prepared_vectors, strict=True)]
+            else:
+                rows = embed_segments(self.embedder, segments)
             self.session.upsert_vectors(self.embedder.name, "segment", rows)
 
     def _ensure_nodes(self, obj: MemoryObject) -> None:
@@ -106,7 +118,9 @@ class Patch:
         """Embed what was written and record the patch with its audit events."""
         if self.embedder is not None and self._pending_vectors:
             latest = {o.id: o for o in self._pending_vectors}
-            rows = embed_objects(self.embedder, list(latest.values()))
+            ready = [(o.id, self.prepared[embedding_text(o)]) for o in latest.values() if embedding_text(o) in self.prepared]
+            rest = [o for o in latest.values() if embedding_text(o) not in self.prepared]
+            rows = ready + embed_objects(self.embedder, rest)
             self.session.upsert_vectors(self.embedder.name, "object", rows)
         record = PatchRecord(
             id=self.id,

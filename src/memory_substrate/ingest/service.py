@@ -54,6 +54,8 @@ class IngestService:
     def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
         checked_at = now_iso()
         result_type = f"{mode}_ingest_result"
+        source_id = new_id("source")
+        seg_vectors, prepared = self._embed_outside_lock(mode, captured)
         with self.rt.store.write(self.rt.namespace) as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
@@ -81,7 +83,6 @@ class IngestService:
                         suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
                     )
                 return unchanged
-            source_id = new_id("source")
             segments = [
                 Segment(
                     source_id=source_id,
@@ -121,9 +122,12 @@ class IngestService:
                     **({"supersedes": previous.id} if previous else {}),
                 },
             )
-            patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none())
+            patch = Patch(
+                session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
+                prepared=prepared,
+            )
             patch.create(source)
-            patch.add_segments(segments)
+            patch.add_segments(segments, prepared_vectors=seg_vectors)
             if previous is not None:
                 # The old capture stays addressable (evidence refs never dangle) but is no longer current.
                 old_meta = dict(previous.metadata)
@@ -163,6 +167,28 @@ class IngestService:
             result["skipped_count"] = len(captured.skipped)
         result["memory_suggestions"] = memory_suggestions(source_id, segments)
         return result
+
+
+    def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
+        """Segment vectors and the source's vector, made before the write session opens.
+
+        Embedding is the slow part of an ingest; done inside the session it would hold the
+        namespace's write lock (blocking every other writer) for as long as the model runs. A
+        capture that turns out unchanged (same fingerprint) is checked first, so re-ingesting an
+        unchanged document embeds nothing.
+        """
+        emb = self.rt.embedder_or_none()
+        if emb is None:
+            return None, {}
+        if mode != "conversation":
+            with self.rt.store.read(self.rt.namespace) as session:
+                previous = session.find_source_by_uri(captured.uri)
+            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+                return None, {}
+        texts = [s.text for s in captured.segments]
+        seg_vectors = emb.embed_documents(texts) if texts else None
+        source_text = f"{captured.title}. {_summary(captured)}".strip()
+        return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}
 
 
 def _summary(captured: CapturedSource) -> str:
