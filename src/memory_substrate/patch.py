@@ -69,19 +69,25 @@ class Patch:
         self._pending_vectors.append(obj)
         return obj
 
-    def update(self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True) -> MemoryObject:
+    def update(
+        self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True, embed: bool = True
+    ) -> MemoryObject:
+        """Write a new version; ``embed=False`` when title and summary (the embedded text) are unchanged."""
         obj = replace(obj, updated_at=now_iso(), version=obj.version + 1)
         self.session.update_object(obj, search_doc(obj), claim_key(obj))
         self._event(obj.id, action, {"changes": changes, "version": obj.version})
         if derive:
             self._ensure_nodes(obj)
             self._sync_relations(obj, initial=False)
-        self._pending_vectors.append(obj)
+        if embed:
+            self._pending_vectors.append(obj)
         return obj
 
     def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
         changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
-        return self.update(replace(obj, status=status), action="status_change", changes=changes, derive=False)
+        return self.update(
+            replace(obj, status=status), action="status_change", changes=changes, derive=False, embed=False
+        )
 
     def add_segments(
         self, segments: Sequence[Segment], *, vectors: bool = True, prepared_vectors: Sequence[Any] | None = None

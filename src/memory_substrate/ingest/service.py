@@ -137,6 +137,7 @@ class IngestService:
                     action="status_change",
                     changes={"status": {"from": previous.status, "to": "superseded"}, "superseded_by": source_id},
                     derive=False,
+                    embed=False,  # title and summary are unchanged, so is the vector
                 )
             record = patch.commit({"source_id": source_id, "segments": len(segments)})
         preflight = captured.metadata.get("preflight") or {}
