@@ -153,7 +153,7 @@ def fit_list(
     from memory_substrate.tokens import count_tokens, wire_json
 
     items = result.get(key) or []
-    if not items:
+    if not items or len(wire_json(result)) <= budget:  # a token is at least one character
         return result
     envelope = count_tokens(wire_json({**result, key: []}))
     if envelope + sum(count_tokens(wire_json(i)) + 1 for i in items) <= budget:

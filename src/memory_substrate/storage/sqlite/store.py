@@ -116,6 +116,11 @@ class SQLiteStore:
         self._local = threading.local()
 
 
+def _light_segment(r: tuple[Any, ...]) -> Segment:
+    meta = {k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}
+    return Segment(source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6])
+
+
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
     return MemoryObject.from_dict(json.loads(row[0]))
 
@@ -247,11 +252,24 @@ class SQLiteSession(SessionWrites):
         keys = list(dict.fromkeys(keys))
         return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400)
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         # Disjoint ranges, so no segment comes back twice, whichever batch its range falls in.
-        return self._segments_joined(
-            merge_ranges(ranges), "src, lo, hi", "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi", 300
-        )
+        merged = merge_ranges(ranges)
+        join = "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi"
+        if not light:
+            return self._segments_joined(merged, "src, lo, hi", join, 300)
+        out: list[Segment] = []
+        for i in range(0, len(merged), 300):
+            chunk = merged[i : i + 300]
+            sql = (
+                f"WITH k(src, lo, hi) AS (VALUES {','.join('(?, ?, ?)' for _ in chunk)}) "
+                "SELECT s.source_id, s.id, s.ordinal, s.text, json_extract(s.metadata, '$.name'), "
+                "json_extract(s.metadata, '$.created_at'), s.created_at "
+                f"FROM k JOIN segments s ON s.namespace = ? AND {join}"
+            )
+            rows = self.conn.execute(sql, (*[v for r in chunk for v in r], self.namespace))
+            out.extend(_light_segment(r) for r in rows)
+        return out
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
