@@ -72,9 +72,9 @@ def excerpt(text: str, terms: Iterable[str], limit: int) -> str:
         start = max(0, pos - limit // 4)
         if start and start + limit > len(text):  # near the end: show a full window
             start = max(0, len(text) - limit + 1)
-        if start:
-            space = text.rfind(" ", 0, start + 1)
-            start = space + 1 if space >= 0 and start - space < 20 else start
+        if start and text[start - 1] != " ":  # mid-word: begin at the next word, never past the match
+            space = text.find(" ", start, pos)
+            start = space + 1 if space >= 0 and space - start < 20 else start
     room = limit - (1 if start else 0)
     end = start + room
     if end < len(text):
