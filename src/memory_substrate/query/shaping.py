@@ -155,11 +155,8 @@ def fit_list(
     items = result.get(key) or []
     if not items or len(wire_json(result)) <= budget:  # a token is at least one character
         return result
-    envelope = count_tokens(wire_json({**result, key: []}))
-    if envelope + sum(count_tokens(wire_json(i)) + 1 for i in items) <= budget:
-        return result
-    used, kept = envelope, 0
-    for item in items:
+    used, kept = count_tokens(wire_json({**result, key: []})), 0
+    for item in items:  # one pass; items past the budget are never counted
         used += count_tokens(wire_json(item)) + 1
         if used > budget and kept:
             break
