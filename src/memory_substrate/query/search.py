@@ -132,7 +132,8 @@ class SearchEngine:
         n_chunks, chunk_chars = shape["chunks"], shape["chunk_chars"]
         lexical_terms = terms + plan["expansions"]
         streams: dict[str, list[tuple[str, float]]] = {}
-        chunks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # (segment, lexical score, semantic score) per source; made into views only for the answers.
+        chunks: dict[str, list[tuple[Segment, float | None, float | None]]] = defaultdict(list)
 
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(lexical_terms, limit=CANDIDATES)]
         for object_id in plan["ids"]:
@@ -144,7 +145,7 @@ class SearchEngine:
             lexical.append((h.source_id, h.score * 0.5))
             seg = seg_rows.get((h.source_id, h.segment_id))
             if seg is not None and len(chunks[h.source_id]) < n_chunks:
-                chunks[h.source_id].append(self._chunk(seg, terms, chunk_chars, lexical_score=h.score))
+                chunks[h.source_id].append((seg, h.score, None))
         objs = session.get_objects([k for k, _ in lexical])
         phrase = plan["phrase"]
         rescored = [(k, s * _phrase_boost(objs[k], phrase)) for k, s in lexical if k in objs]
@@ -176,9 +177,9 @@ class SearchEngine:
                 if (
                     seg is not None
                     and len(chunks[source_id]) < n_chunks
-                    and all(c["segment_id"] != seg.id for c in chunks[source_id])
+                    and all(c[0].id != seg.id for c in chunks[source_id])
                 ):
-                    chunks[source_id].append(self._chunk(seg, terms, chunk_chars, semantic_score=score))
+                    chunks[source_id].append((seg, None, score))
             # One semantic list, best first: an object scores by its own vector or its best segment.
             best: dict[str, float] = {}
             for key, score in streams["semantic"] + sem_sources:
@@ -220,7 +221,10 @@ class SearchEngine:
                 semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
             )
             if chunks.get(obj.id):
-                item["matched_chunks"] = chunks[obj.id]
+                item["matched_chunks"] = [
+                    self._chunk(seg, terms, chunk_chars, lexical_score=lex, semantic_score=sem)
+                    for seg, lex, sem in chunks[obj.id]
+                ]
             items.append(item)
         return items
 
