@@ -110,11 +110,13 @@ class PostgresWrites(PostgresReads):
         if not rows:
             return
         # COPY into a per-connection staging table, then one INSERT ... SELECT that computes the
-        # weighted tsvectors server-side: one round trip for the rows instead of one per row.
+        # weighted tsvectors server-side: one round trip for the rows instead of one per row. The
+        # stage is emptied right after (not ON COMMIT DELETE ROWS, which truncates at every commit
+        # of the connection); a rollback empties it too.
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS segments_stage (namespace text, source_id text, id text, "
             "ordinal integer, text json, locator json, hash text, metadata json, created_at text, "
-            "body text, meta text) ON COMMIT DELETE ROWS"
+            "body text, meta text)"
         )
         with self.conn.cursor() as cur:
             with cur.copy(
@@ -198,8 +200,7 @@ class PostgresWrites(PostgresReads):
             self._ensure_hnsw(dim)
         latest = {oid: v for oid, v in data}  # one row per owner, as the upsert semantics require
         self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS vectors_stage (owner_id text, dim integer, vec vector) "
-            "ON COMMIT DELETE ROWS"
+            "CREATE TEMP TABLE IF NOT EXISTS vectors_stage (owner_id text, dim integer, vec vector)"
         )
         with self.conn.cursor() as cur:
             with cur.copy("COPY vectors_stage (owner_id, dim, vec) FROM STDIN") as copy:
