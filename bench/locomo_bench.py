@@ -305,7 +305,9 @@ def memory_system(backend: str = "sqlite", database_url: str | None = None):
 
     def retrieve(state, question: str, k: int) -> list[str]:
         mem, keys = state
-        found = mem.query("search", {"query": question}, {"max_items": k, "result_unit": "segment"})
+        # detail "full": the first k in one response (compact detail may defer some to next_cursor).
+        opts = {"max_items": k, "result_unit": "segment", "detail": "full"}
+        found = mem.query("search", {"query": question}, opts)
         return [keys[(i["source_id"], i["locator"]["index"])] for i in found["items"]]
 
     return prepare, retrieve

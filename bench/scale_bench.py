@@ -51,24 +51,31 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
+def build_synthetic(mem, size: int) -> tuple[list[str], float]:
+    """Fill ``mem`` with ``size`` synthetic turns (conversations of 100); the 60 benchmark queries
+    and the seconds ingestion took."""
+    rng = random.Random(size)
+    vocab = _vocab(20_000, rng)
+    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
+    per_conv = 100
+    texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
+    t0 = time.perf_counter()
+    for start in range(0, size, per_conv):
+        msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
+        mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
+    ingest_s = time.perf_counter() - t0
+    queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+    return queries, ingest_s
+
+
 def run_one(size: int, backend: str, embedder: str, database_url: str | None) -> dict[str, float]:
     from memory_substrate import Memory, Settings
     from memory_substrate.text import query_terms
 
-    rng = random.Random(size)
-    vocab = _vocab(20_000, rng)
-    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
         settings = Settings(root=root, embedder=embedder, database_url=database_url)
         mem = Memory(settings, namespace=f"scale-{size}-{os.getpid()}")
-        per_conv = 100
-        texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
-        t0 = time.perf_counter()
-        for start in range(0, size, per_conv):
-            msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
-            mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
-        ingest_s = time.perf_counter() - t0
-        queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+        queries, ingest_s = build_synthetic(mem, size)
         # Warm caches once (vector matrix load), as a long-running server would have.
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         seg_t, obj_t, base_t = [], [], []
@@ -96,6 +103,7 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None) ->
         "baseline_fts_p50_ms": statistics.median(base_t),
         "baseline_fts_p95_ms": _pct(base_t, 95),
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
 
 
@@ -106,6 +114,8 @@ def main() -> None:
                     help="one or both; several are measured in one run, side by side")
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
+    ap.add_argument("--baseline-ref", default=None,
+                    help="git revision whose code is measured too, size by size, in the same run")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
@@ -120,19 +130,32 @@ def main() -> None:
         ctx = running_postgres()
         url = ctx.__enter__()
         stop = ctx
+    trees: list[tuple[str, str | None]] = [("current", None)]
+    tmp = tempfile.TemporaryDirectory()
+    if args.baseline_ref:
+        # The baseline's source tree, extracted (not checked out) and put first on the path.
+        archive = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
+            check=True, capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
+        trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
     try:
         rows = []
-        for size, backend in [(size, b) for size in args.sizes for b in args.backend]:
+        for size, backend, (label, src) in [
+            (size, b, t) for size in args.sizes for b in args.backend for t in trees
+        ]:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
             if url and backend == "postgres":
                 cmd += ["--database-url", url]
-            out = subprocess.run(cmd, capture_output=True, text=True)
+            env = {**os.environ, "PYTHONPATH": src} if src else None
+            out = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if out.returncode != 0:
                 sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
-            rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+            rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})
             r = rows[-1]
             print(
-                f"{r['backend']:8s} {r['size']:>8d} segs  ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
+                f"{label:13s} {r['backend']:8s} {r['size']:>8d} segs  ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
                 f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms  "
                 f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
                 f"baseline FTS p50 {r['baseline_fts_p50_ms']:5.1f} p95 {r['baseline_fts_p95_ms']:5.1f} ms  "
@@ -143,9 +166,12 @@ def main() -> None:
         out_dir.mkdir(exist_ok=True)
         (out_dir / f"scale_{'_'.join(args.backend)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
     finally:
+        tmp.cleanup()
         if stop is not None:
             stop.__exit__(None, None, None)
 
 
 if __name__ == "__main__":
+    if "--one" in sys.argv and os.environ.get("PYTHONPATH"):
+        sys.path.insert(0, os.environ["PYTHONPATH"].split(os.pathsep)[0])  # before the editable install
     main()

@@ -15,11 +15,13 @@ from memory_substrate.indexing import (
     derived_relations,
     embed_objects,
     embed_segments,
+    embedding_text,
     keyed_vectors,
     lookup_keys,
     referenced_node_ids,
     search_doc,
     segment_search_text,
+    segment_vector_id,
     stub_node,
 )
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
@@ -37,6 +39,7 @@ class Patch:
         reason: str | None,
         embedder: Embedder | None,
         embedder_name: str | None = None,
+        prepared: dict[str, Any] | None = None,
     ) -> None:
         self.session = session
         self.id = new_id("patch")
@@ -48,6 +51,9 @@ class Patch:
         self.operations = 0
         self.created_ids: list[str] = []
         self._pending_vectors: list[MemoryObject] = []
+        # Vectors embedded before the write session opened, by embedding text: a writer should not
+        # hold the namespace's write lock while a model runs.
+        self.prepared: dict[str, Any] = prepared or {}
 
     def _event(self, object_id: str, action: str, data: dict[str, Any]) -> None:
         self.events.append(AuditEvent(new_id("event"), self.id, object_id, action, now_iso(), data))
@@ -68,7 +74,10 @@ class Patch:
         self._pending_vectors.append(obj)
         return obj
 
-    def update(self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True) -> MemoryObject:
+    def update(
+        self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True, embed: bool = True
+    ) -> MemoryObject:
+        """Write a new version; ``embed=False`` when title and summary (the embedded text) are unchanged."""
         obj = replace(obj, updated_at=now_iso(), version=obj.version + 1)
         self.session.update_object(obj, search_doc(obj), claim_key(obj))
         self.session.set_object_keys(obj.id, lookup_keys(obj))
@@ -76,12 +85,15 @@ class Patch:
         if derive:
             self._ensure_nodes(obj)
             self._sync_relations(obj, initial=False)
-        self._pending_vectors.append(obj)
+        if embed:
+            self._pending_vectors.append(obj)
         return obj
 
     def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
         changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
-        return self.update(replace(obj, status=status), action="status_change", changes=changes, derive=False)
+        return self.update(
+            replace(obj, status=status), action="status_change", changes=changes, derive=False, embed=False
+        )
 
     def record(self, object_id: str, action: str, data: dict[str, Any]) -> None:
         """An audit event for a change that is not an object write (a relation, a deletion)."""
@@ -104,11 +116,17 @@ class Patch:
         self._pending_vectors = [o for o in self._pending_vectors if o.id != obj.id]
         self._event(obj.id, "delete", {"reason": reason, "snapshot": obj.to_dict()})
 
-    def add_segments(self, segments: Sequence[Segment], *, vectors: bool = True) -> None:
+    def add_segments(
+        self, segments: Sequence[Segment], *, vectors: bool = True, prepared_vectors: Sequence[Any] | None = None
+    ) -> None:
+        """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given."""
         self.session.insert_segments((s, *segment_search_text(s)) for s in segments)
         self.operations += len(segments)
         if vectors and self.embedder is not None and segments:
-            rows = embed_segments(self.embedder, segments)
+            if prepared_vectors is not None and len(prepared_vectors) == len(segments):
+                rows = [(segment_vector_id(s.source_id, s.id), v) for s, v in zip(segments, prepared_vectors, strict=True)]
+            else:
+                rows = embed_segments(self.embedder, segments)
             self.session.upsert_vectors(self.embedder.name, "segment", rows)
 
     def _ensure_nodes(self, obj: MemoryObject) -> None:
@@ -133,7 +151,9 @@ class Patch:
         """Embed what was written and record the patch with its audit events."""
         if self.embedder is not None and self._pending_vectors:
             latest = {o.id: o for o in self._pending_vectors}
-            rows = embed_objects(self.embedder, list(latest.values()))
+            ready = [(o.id, self.prepared[embedding_text(o)]) for o in latest.values() if embedding_text(o) in self.prepared]
+            rest = [o for o in latest.values() if embedding_text(o) not in self.prepared]
+            rows = ready + embed_objects(self.embedder, rest)
             self.session.upsert_vectors(self.embedder.name, "object", rows)
             for owner_type, keyed in keyed_vectors(self.embedder, list(latest.values())).items():
                 self.session.upsert_vectors(self.embedder.name, owner_type, keyed)

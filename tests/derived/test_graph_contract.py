@@ -121,7 +121,7 @@ def test_same_answers_as_the_canonical_table_for_every_probe(open_memory: Any, g
 async def test_graph_and_expand_modes_over_mcp_read_the_backend(open_memory: Any, graph: str) -> None:
     mem, k = seeded(open_memory, graph)
     async with Client(build_server(mem)) as client:
-        out = await call(client, "memory_query", "graph", {"id": "node:a"}, {"depth": 2, "max_items": 50})
+        out = await call(client, "memory_query", "graph", {"id": "node:a"}, {"depth": 2, "max_items": 50, "detail": "full"})
         assert {n["id"]: n["depth"] for n in out["nodes"]} == {
             "node:a": 0, k["k_ab"]: 1, k["k_ad"]: 1, "node:b": 1, "node:d": 1, "node:c": 2, k["k_bc"]: 2, k["k_dc"]: 2}
         assert out["counts"]["edges"] == 8 and out["truncated"] is False

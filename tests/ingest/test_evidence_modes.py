@@ -110,7 +110,7 @@ def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
     new = memory.query("page", {"id": second["source_id"]})["object"]
     assert new["metadata"]["freshness"]["is_current"] is True
     # The old evidence still resolves.
-    assert memory.query("expand", {"id": cite["object_id"]})["evidence"][0]["hash"] == seg["hash"]
+    assert memory.query("expand", {"id": cite["object_id"]}, {"detail": "full"})["evidence"][0]["hash"] == seg["hash"]
 
 
 def test_file_mode_secret_and_size_rules(make_settings, namespace, tmp_path):

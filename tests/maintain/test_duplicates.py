@@ -70,7 +70,7 @@ def test_resolve_supersede_spec_example(memory: Memory) -> None:
     assert result["superseded_knowledge_ids"] == [older]
     assert status_of(memory, older) == "superseded"
     assert status_of(memory, newer) == "active"
-    rels = memory.query("expand", {"id": newer}, {"max_items": 10})["related"]
+    rels = memory.query("expand", {"id": newer}, {"max_items": 10, "detail": "full"})["related"]  # with provenance
     supersedes = [r["relation"] for r in rels if r["relation"]["rel_type"] == "supersedes"]
     assert supersedes and supersedes[0]["target_id"] == older
     assert supersedes[0]["relation_schema"]["derivation"] == "canonical_relation"

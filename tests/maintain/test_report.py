@@ -41,7 +41,8 @@ def test_candidate_sections(memory: Memory) -> None:
     ev = [{"source_id": src, "segment_id": "seg-1"}]
     ready = know(memory, "Worker uses Celery", memory_source="agent_inferred", confidence=0.9, evidence_refs=ev)
     thin = know(memory, "Worker maybe uses RQ", memory_source="agent_inferred", confidence=0.9)
-    result = memory.maintain("report", {"reference_time": later(days=31), "stale_after_days": 30})
+    # detail full: which candidates are selected, not how many fit the compact response budget
+    result = memory.maintain("report", {"reference_time": later(days=31), "stale_after_days": 30}, {"detail": "full"})
     assert [i["id"] for i in result["promotable_candidates"]] == [ready]
     assert [i["id"] for i in result["low_evidence_candidates"]] == [thin]
     assert {i["id"] for i in result["stale_candidates"]} == {ready, thin}
@@ -60,7 +61,12 @@ def test_deterministic_duplicate_groups(memory: Memory) -> None:
 
 def test_soft_duplicates_use_the_documented_shape(memory: Memory) -> None:
     a, b = soft_pair(memory)
-    entry = memory.maintain("report", {})["soft_duplicate_candidates"][0]
+    # Compact detail (the default) leaves out the fixed review text and says where it is.
+    compact = memory.maintain("report", {})
+    assert compact["soft_duplicate_candidates"][0]["object_ids"] == [a, b]
+    assert "review_guidance" not in compact["soft_duplicate_candidates"][0]
+    assert "soft_duplicate_candidates.review_guidance" in compact["with_detail_full"]
+    entry = memory.maintain("report", {}, {"detail": "full"})["soft_duplicate_candidates"][0]
     assert entry["object_ids"] == [a, b]
     assert 0 < entry["score"] <= 1
     assert {"title_overlap", "summary_overlap", "same_kind"} <= set(entry["reasons"])
@@ -96,7 +102,7 @@ def test_concept_candidates_across_sources_carry_a_full_skeleton(memory: Memory)
                        title="design two")
     know(memory, "Design notes", scope_refs=["scope:memory-design"],
          evidence_refs=[{"source_id": one, "segment_id": "seg-1"}])
-    result = memory.maintain("report", {})
+    result = memory.maintain("report", {}, {"detail": "full"})
     cand = next(c for c in result["concept_candidates"] if c["title"] == "Context Pack")
     assert cand["detail"] == "full" and cand["candidate_type"] == "concept"
     assert set(cand["object_refs"]) == {one, two}
@@ -126,7 +132,8 @@ def test_fact_check_issues(memory: Memory) -> None:
     dated = know(memory, "Freeze is on", valid_until=later(days=1))
     x = know(memory, "API on k8s", payload=claim("node:api", "runs_on", "node:k8s"), scope_refs=["scope:a"])
     y = know(memory, "API on ECS", payload=claim("node:api", "runs_on", "node:ecs"), scope_refs=["scope:b"])
-    issues = memory.maintain("report", {"reference_time": later(days=2)})["fact_check_issues"]
+    # Full detail: the compact default may defer entries to keep within the response budget.
+    issues = memory.maintain("report", {"reference_time": later(days=2)}, {"detail": "full"})["fact_check_issues"]
     by_type = {i["issue_type"]: i for i in issues}
     assert set(by_type) == {"similar_entity_name", "stale_fact", "relationship_mismatch"}
     assert set(by_type["similar_entity_name"]["object_ids"]) == {"node:Kuzu", "node:kuzu"}
@@ -140,7 +147,9 @@ def test_graph_health_insights(memory: Memory) -> None:
     spokes = [know(memory, f"Service {n} talks to the bus", f"Spoke number {n}.", subject_refs=["node:bus"],
                   scope_refs=["scope:ops"]) for n in range(8)]
     lone = know(memory, "Unlinked note", "Nothing points here.", scope_refs=["scope:ops"])
-    health = memory.maintain("report", {})["graph_health"]
+    # Compact detail (the default) counts the insights; "full" lists them.
+    assert memory.maintain("report", {})["graph_health"]["isolated_nodes"] == {"count": 1}
+    health = memory.maintain("report", {}, {"detail": "full"})["graph_health"]
     assert health["backend"] == "file" and health["available"] is True
     assert health["counts"]["canonical"] == health["counts"]["backend"]
     assert health["missing_backend_counts"] == {"relations": 0, "nodes": 0}

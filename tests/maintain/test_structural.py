@@ -71,7 +71,7 @@ def test_relations_carry_relation_schema_with_the_four_derivations(memory: Memor
     ids = _seed_all_derivations(memory)
     memory.maintain("reindex", {}, {"apply": True})
     assert set(memory.maintain("structure", {})["counts"]["relations_by_derivation"]) == set(RELATION_DERIVATIONS)
-    graph = memory.query("graph", {"id": ids["new"]}, {"max_items": 20, "depth": 2})
+    graph = memory.query("graph", {"id": ids["new"]}, {"max_items": 20, "depth": 2, "detail": "full"})
     assert {e["derivation"] for e in graph["edges"]} == set(RELATION_DERIVATIONS)
     for edge in graph["edges"]:
         schema = edge["relation_schema"]

@@ -80,10 +80,13 @@ async def test_input_data_and_options_are_validated_per_mode(memory):
             await call(c, "memory_query", "search", {"query": "x", "extra": 1})
         assert exc.value.code == "memory_validation_error"
         assert "input_data.extra: Extra inputs are not permitted" in exc.value.error["message"]
-        # `detail` belongs to page only; snippet_chars to page and expand only.
+        # `include_segments` belongs to page and expand only; snippet_chars too.
         with pytest.raises(ToolFailed) as exc:
-            await call(c, "memory_query", "search", {"query": "x"}, {"detail": "full"})
-        assert exc.value.code == "memory_validation_error" and "options.detail" in exc.value.error["message"]
+            await call(c, "memory_query", "search", {"query": "x"}, {"include_segments": True})
+        assert "options.include_segments" in exc.value.error["message"]
+        with pytest.raises(ToolFailed) as exc:
+            await call(c, "memory_query", "search", {"query": "x"}, {"detail": "everything"})
+        assert "options.detail" in exc.value.error["message"]
         with pytest.raises(ToolFailed):
             await call(c, "memory_query", "recent", {}, {"snippet_chars": 10})
         with pytest.raises(ToolFailed):

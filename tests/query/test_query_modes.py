@@ -27,7 +27,9 @@ def _seed(memory):
 
 def test_search_ranks_title_above_summary_and_returns_diagnostics(memory):
     ids = _seed(memory)
-    out = memory.query("search", {"query": "kuzu"}, {"max_items": 20, "filters": {"object_types": ["source", "knowledge"]}})
+    # Stream ranks and raw scores are diagnostics: shown with detail "full", left out of "compact".
+    opts = {"max_items": 20, "filters": {"object_types": ["source", "knowledge"]}, "detail": "full"}
+    out = memory.query("search", {"query": "kuzu"}, opts)
     got = [i["id"] for i in out["items"]]
     assert got.index(ids["title"]) < got.index(ids["summary"])
     for key in ("normalized_terms", "applied_filters", "inferred_filters", "suggested_retry_terms", "semantic_backend", "query_sanitizer"):
@@ -133,7 +135,7 @@ def test_expand_graph_recent(memory):
     derivations = {r["relation"]["derivation"] for r in exp["related"]}
     assert derivations == {"field_reference", "evidence_ref"}
     assert exp["evidence"][0]["excerpt"] == "kuzu!"
-    graph = memory.query("graph", {"id": "node:x"}, {"depth": 1})
+    graph = memory.query("graph", {"id": "node:x"}, {"depth": 1, "detail": "full"})  # with provenance
     edge_types = {e["rel_type"] for e in graph["edges"]}
     assert {"uses", "about"} <= edge_types
     uses = next(e for e in graph["edges"] if e["rel_type"] == "uses")
@@ -185,12 +187,12 @@ def test_semantic_stream_with_default_embedder(make_settings, namespace):
             "conversation",
             conversation(["We decided to run SQLite in WAL mode.", "Lunch was pizza again.", "The cat sleeps all day."]),
         )
-        seg = mem.query("search", {"query": "database journaling choice"}, {"result_unit": "segment"})
+        seg = mem.query("search", {"query": "database journaling choice"}, {"result_unit": "segment", "detail": "full"})
         top = seg["items"][0]
         assert top["locator"] == {"kind": "message", "index": 0}
         assert "semantic" in top["retrieval_sources"] and top["semantic_score"] is not None
         assert seg["semantic_backend"]["enabled"] is True
-        obj = mem.query("search", {"query": "database journaling choice"})
+        obj = mem.query("search", {"query": "database journaling choice"}, {"detail": "full"})
         assert obj["items"][0]["id"] == out["source_id"]
         assert obj["items"][0]["matched_chunks"][0]["distance"] is not None
         structure = mem.maintain("structure", {})

@@ -104,8 +104,9 @@ def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
 def test_evidence_refs_must_resolve_and_match(memory):
     src = memory.ingest("conversation", conversation(["we use kuzu", "ok"]))
     sid = src["source_id"]
-    page = memory.query("page", {"id": sid}, {"include_segments": True})
-    seg = page["object"]["segments"][0]
+    # Content hashes are shown with detail "full" (compact pages leave them out).
+    page = memory.query("page", {"id": sid}, {"detail": "full"})
+    seg = page["segments"][0]
     ok = memory.remember(
         "knowledge",
         knowledge(evidence_refs=[{"source_id": sid, "segment_id": "seg-1", "locator": seg["locator"], "hash": seg["hash"]}]),

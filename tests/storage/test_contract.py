@@ -384,3 +384,26 @@ def test_segment_windows_overlapping_across_batches(store: Store, namespace: str
     with store.read(namespace) as s:
         got = s.segment_windows(ranges)
     assert sorted(g.ordinal for g in got) == list(range(0, 395))
+
+
+def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace: str) -> None:
+    with store.write(namespace) as s:
+        s.insert_segments(
+            [
+                seg_row(seg("src:a", 1, "hello", name="ana", created_at="2024-05-01T10:00:00+00:00", role="user")),
+                seg_row(seg("src:a", 2, "no speaker here")),
+                seg_row(seg("src:a", 3, "late", name="bo")),
+            ]
+        )
+    with store.read(namespace) as s:
+        full = {g.id: g for g in s.segment_windows([("src:a", 0, 2)])}
+        light = {g.id: g for g in s.segment_windows([("src:a", 0, 2)], light=True)}
+    assert set(light) == set(full) == {"seg-1", "seg-2", "seg-3"}
+    for sid, g in light.items():
+        assert (g.source_id, g.ordinal, g.text, g.created_at) == (
+            full[sid].source_id, full[sid].ordinal, full[sid].text, full[sid].created_at,
+        )
+        assert g.locator == {} and g.hash == ""
+    assert light["seg-1"].metadata == {"name": "ana", "created_at": "2024-05-01T10:00:00+00:00"}
+    assert light["seg-2"].metadata == {} and light["seg-3"].metadata == {"name": "bo"}
+    assert full["seg-1"].metadata["role"] == "user" and full["seg-1"].hash == "h1"

@@ -188,3 +188,28 @@ def test_concurrent_duplicate_claims_exactly_one_wins(make_settings: Any, namesp
     with Memory(make_settings(), namespace=namespace) as mem:
         counts = mem.status()["counts"]
         assert counts["by_object_type"]["knowledge"] == 1
+
+
+def test_rolled_back_vectors_never_reach_later_readers(store: Store, namespace: str) -> None:
+    """A search inside a write that rolls back must not leave its matrix for later readers.
+
+    The version a rolled-back write bumped to is reused by the next commit, so a matrix cached
+    under it would be served as if current: the phantom vector would be found and the committed
+    one missed.
+    """
+    q = np.array([1, 0, 0, 0], dtype=np.float32)
+    with store.write(namespace) as s:
+        s.upsert_vectors("m", "object", [("know:base", np.array([0, 1, 0, 0], dtype=np.float32))])
+    with store.read(namespace) as s:
+        assert [h[0] for h in s.vector_search("m", q, owner_type="object", limit=5)] == ["know:base"]
+    with pytest.raises(RuntimeError), store.write(namespace) as s:
+        s.upsert_vectors("m", "object", [("know:phantom", q)])
+        assert s.vector_search("m", q, owner_type="object", limit=1)[0][0] == "know:phantom"
+        assert "know:phantom" in s.get_vectors("m", "object", ["know:phantom"])
+        raise RuntimeError("roll back")
+    with store.write(namespace) as s:
+        s.upsert_vectors("m", "object", [("know:real", q)])
+    with store.read(namespace) as s:
+        ids = [h[0] for h in s.vector_search("m", q, owner_type="object", limit=5)]
+        assert ids == ["know:real", "know:base"]
+        assert "know:phantom" not in s.get_vectors("m", "object", ["know:phantom", "know:real"])

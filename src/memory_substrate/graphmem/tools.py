@@ -19,6 +19,7 @@ from mcp.types import ToolAnnotations
 from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import from_exception
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.mcp.wire import tool_result
 
 OWNER = " owner_id = namespace."
 READ = ToolAnnotations(read_only_hint=True)
@@ -79,7 +80,7 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
             return from_exception(exc, name)
 
     async def tool(**kwargs: Any) -> dict[str, Any]:
-        return await anyio.to_thread.run_sync(call, kwargs)
+        return tool_result(await anyio.to_thread.run_sync(call, kwargs))  # type: ignore[return-value]
 
     tool.__name__ = name
     tool.__signature__ = _signature(fn)  # type: ignore[attr-defined]

@@ -57,6 +57,8 @@ class IngestService:
     def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
         checked_at = now_iso()
         result_type = f"{mode}_ingest_result"
+        source_id = new_id("source")
+        seg_vectors, prepared = self._embed_outside_lock(mode, captured)
         with self.rt.store.write(self.rt.namespace) as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
@@ -84,7 +86,6 @@ class IngestService:
                         suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
                     )
                 return unchanged
-            source_id = new_id("source")
             segments = [
                 Segment(
                     source_id=source_id,
@@ -127,9 +128,12 @@ class IngestService:
                     **({"specific_facts": specific} if specific else {}),
                 },
             )
-            patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none())
+            patch = Patch(
+                session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
+                prepared=prepared,
+            )
             patch.create(source)
-            patch.add_segments(segments)
+            patch.add_segments(segments, prepared_vectors=seg_vectors)
             if episode:
                 jobs.enqueue(session, source_id)  # extraction runs later and never blocks ingest
             if previous is not None:
@@ -141,6 +145,7 @@ class IngestService:
                     action="status_change",
                     changes={"status": {"from": previous.status, "to": "superseded"}, "superseded_by": source_id},
                     derive=False,
+                    embed=False,  # title and summary are unchanged, so is the vector
                 )
             record = patch.commit({"source_id": source_id, "segments": len(segments)})
         preflight = captured.metadata.get("preflight") or {}
@@ -173,6 +178,28 @@ class IngestService:
             result["skipped_count"] = len(captured.skipped)
         result["memory_suggestions"] = memory_suggestions(source_id, segments)
         return result
+
+
+    def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
+        """Segment vectors and the source's vector, made before the write session opens.
+
+        Embedding is the slow part of an ingest; done inside the session it would hold the
+        namespace's write lock (blocking every other writer) for as long as the model runs. A
+        capture that turns out unchanged (same fingerprint) is checked first, so re-ingesting an
+        unchanged document embeds nothing.
+        """
+        emb = self.rt.embedder_or_none()
+        if emb is None:
+            return None, {}
+        if mode != "conversation":
+            with self.rt.store.read(self.rt.namespace) as session:
+                previous = session.find_source_by_uri(captured.uri)
+            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+                return None, {}
+        texts = [s.text for s in captured.segments]
+        seg_vectors = emb.embed_documents(texts) if texts else None
+        source_text = f"{captured.title}. {_summary(captured)}".strip()
+        return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}
 
 
 def _summary(captured: CapturedSource) -> str:

@@ -9,10 +9,7 @@ health. It reads one consistent snapshot (one read transaction) and writes nothi
 
 from __future__ import annotations
 
-import gc
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from memory_substrate.graph.report import knowledge_graph_section
@@ -38,27 +35,10 @@ def _item(obj: MemoryObject) -> dict[str, Any]:
     return view
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the snapshot is built.
-
-    A report holds every object of the namespace (about a million small dicts and lists at
-    10k items, none in reference cycles); the collector would rescan them all each time its
-    thresholds trip, which costs a third of the run. Reference counting still frees memory;
-    the collector is re-enabled afterwards only if it was enabled before.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def build_report(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any]:
-    with _cyclic_gc_paused():
-        return _build(rt, data, opts)
+    # The cyclic garbage collector stays on: it is process-wide, and pausing it for a report
+    # would pause it for every other thread of a server too.
+    return _build(rt, data, opts)
 
 
 def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any]:

@@ -40,7 +40,9 @@ class AuditInput(Strict):
 
 
 class AuditOptions(Strict):
-    max_items: int = Field(default=50, ge=1, le=1000)
+    max_items: int = Field(default=5, ge=1, le=1000)
+    detail: Literal["compact", "full"] = "compact"  # compact: patch reasons cut to a snippet
+    cursor: str | None = Field(default=None, max_length=200)
 
 
 class ConfigureInput(Strict):
@@ -83,7 +85,8 @@ class ReportInput(CycleInput):
 
 
 class ReportOptions(Strict):
-    max_items: int = Field(default=50, ge=1, le=1000)
+    max_items: int = Field(default=10, ge=1, le=1000)
+    detail: Literal["compact", "full"] = "compact"  # compact: sections cut to the response budget
     # Concept candidates are mined from the most recently updated active sources.
     concept_sources: int = Field(default=20, ge=0, le=500)
 

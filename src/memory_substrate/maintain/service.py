@@ -25,6 +25,7 @@ from memory_substrate.maintain.common import (
     maintenance_session,
     mutation_result,
 )
+from memory_substrate.maintain.compact import shape_maintenance
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
 from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.derived import switch_backends
@@ -33,6 +34,8 @@ from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
 from memory_substrate.maintain.resolve import resolve_duplicates
+from memory_substrate.query.shaping import Cursor, fit_together
+from memory_substrate.query.views import snippet
 from memory_substrate.runtime import Runtime
 from memory_substrate.validation import parse
 
@@ -50,6 +53,7 @@ LIFECYCLE = (
     "merge_entities",
 )
 MODES = STRUCTURAL + LIFECYCLE
+AUDIT_LIST_TOKENS = 650  # compact audit: each list's share of the response budget
 
 
 class MaintainService:
@@ -90,7 +94,7 @@ class MaintainService:
         handler = getattr(self, f"_{mode}")
         result = handler(input_data, options)
         result.setdefault("mode", mode)
-        return result
+        return shape_maintenance(mode, result, options)
 
     # --- structural ----------------------------------------------------------------------
     def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
@@ -179,12 +183,18 @@ class MaintainService:
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.AuditInput, input_data, "input_data")
         opts = parse(S.AuditOptions, options, "options")
+        fingerprint = Cursor.fingerprint_of("audit", data.model_dump(), opts.model_dump())
+        offset = Cursor.decode(opts.cursor, fingerprint)
+        end = offset + opts.max_items
         with self.rt.store.read(self.rt.namespace) as session:
-            events = session.list_events(object_id=data.object_id, limit=opts.max_items)
-            patches = session.list_patches(limit=opts.max_items) if data.object_id is None else []
+            events = session.list_events(object_id=data.object_id, limit=end + 1)
+            patches = session.list_patches(limit=end + 1) if data.object_id is None else []
             if data.object_id is not None and session.get_object(data.object_id) is None and not events:
                 raise NotFoundError(f"object {data.object_id} not found", details={"id": data.object_id})
-        return {
+        more = len(events) > end or len(patches) > end
+        events, patches = events[offset:end], patches[offset:end]
+        full = opts.detail == "full"
+        result: dict[str, Any] = {
             "result_type": "audit_result",
             "object_id": data.object_id,
             "events": [
@@ -193,12 +203,19 @@ class MaintainService:
                 for e in events
             ],
             "patches": [
-                {"patch_id": p.id, "tool": p.tool, "mode": p.mode, "reason": p.reason, "created_at": p.created_at,
-                 "operations": p.operations}
+                {"patch_id": p.id, "tool": p.tool, "mode": p.mode, "created_at": p.created_at,
+                 "reason": p.reason if full or p.reason is None else snippet(p.reason, 160), "operations": p.operations}
                 for p in patches
             ],
             "counts": {"events": len(events), "patches": len(patches)},
         }
+        if not full:
+            fits = fit_together(result, ("events", "patches"), AUDIT_LIST_TOKENS)
+            if fits is not None:
+                more, end = True, offset + fits
+                result["counts"] = {"events": len(result["events"]), "patches": len(result["patches"])}
+        result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
+        return result
 
     # --- lifecycle -----------------------------------------------------------------------
     def _promote_candidates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

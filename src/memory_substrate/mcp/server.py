@@ -15,6 +15,7 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.errors import MemoryMCPServer
+from memory_substrate.mcp.wire import tool_result
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -87,10 +88,10 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
             try:
                 if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                     extractor = sampling_extractor(ctx)
-                    return await anyio.to_thread.run_sync(
+                    return tool_result(await anyio.to_thread.run_sync(  # type: ignore[return-value]
                         lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)
-                    )
-                return await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options)
+                    ))
+                return tool_result(await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
                 raise ToolError(exc.message) from exc

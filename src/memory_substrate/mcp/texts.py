@@ -90,11 +90,15 @@ stable code (`memory_validation_error` with the field path, `memory_not_found`,
 | memory_remember | knowledge, activity, work_item, promote, supersede, contest, batch, extraction, graph_snapshot |
 | memory_maintain | configure, structure, audit, reindex, repair, promote_candidates, merge_duplicates, resolve_duplicates, archive_source, decay_stale, expire, cycle, report, extract, merge_entities |
 
-Query options are mode-specific: `search` {max_items, filters, result_unit: object|segment};
-`page` {max_items, include_segments, snippet_chars, detail: compact|full}; `expand`
-{max_items, include_segments, snippet_chars}; `recent` {max_items, filters}; `graph`
-{max_items, depth}; `context` {max_items}. Filters: object_type(s), kind(s), status(es),
-node_id(s), source_id(s).
+Query options are mode-specific: `search` {max_items, filters, result_unit: object|segment,
+detail, cursor}; `page` {max_items, include_segments, snippet_chars, detail, cursor}; `expand`
+{max_items, include_segments, snippet_chars, detail, cursor}; `recent` {max_items, filters,
+detail, cursor}; `graph` {max_items, depth, detail}; `context` {max_items, detail}. Filters:
+object_type(s), kind(s), status(es), node_id(s), source_id(s).
+
+Responses are compact by default (about 1.5k tokens at most: no hashes, raw scores or nulls;
+excerpts cut around the match). `detail: "full"` returns everything. When a result has
+`next_cursor`, pass it as `options.cursor` (same input_data and options) for the rest.
 
 Knowledge graph (spec 004): `entities` {name | id | type} (options max_items, max_facts, as_of)
 returns entities with their current facts; `facts` {subject?, predicate?, object?, as_of?,

@@ -6,9 +6,11 @@ from typing import Any
 
 from memory_substrate.query.schemas import ContextInput, ContextOptions, Filters, SearchInput, SearchOptions
 from memory_substrate.query.search import SearchEngine
+from memory_substrate.query.shaping import take_within
 from memory_substrate.query.views import compact
 from memory_substrate.runtime import Runtime
 
+ITEM_TOKENS = 600  # compact detail: token budget of ``items``; tiers and diagnostics take the rest
 LIVE = ["candidate", "active", "contested", "open", "in_progress", "blocked", "recorded"]
 POLICY_SNIPPETS = [
     "Query memory before starting work; retry with expanded terms when results are weak.",
@@ -27,7 +29,8 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
     scope = data.scope
     filters = Filters(object_types=scope.object_types, statuses=LIVE, kinds=scope.kinds or None)
     found = engine.search(
-        SearchInput(query=data.task), SearchOptions(max_items=opts.max_items * 3, filters=filters)
+        SearchInput(query=data.task),
+        SearchOptions(max_items=opts.max_items * 3, filters=filters, detail=opts.detail),
     )
     hits = found["items"]
     if scope.scope_refs:
@@ -49,6 +52,9 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
             item = compact(obj)
             item["retrieval_sources"] = ["open_work"]
             items.append(item)
+    if opts.detail == "compact":
+        # The tiers below repeat item ids; the items themselves get what remains of the budget.
+        items = take_within(items, ITEM_TOKENS)
     evidence_ids: list[str] = []
     for item in items:
         for chunk in item.get("matched_chunks", []):
@@ -71,7 +77,11 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
             "active_task": {"task": found["query"], "scope": scope.model_dump()},
             "decisions": _section(items, lambda i: i["kind"] == "decision"),
             "procedures": _section(items, lambda i: i["kind"] == "procedure"),
-            "evidence": {"field": "evidence_refs", "count": len(evidence_ids), "ids": evidence_ids[:20]},
+            "evidence": {
+                "field": "evidence_refs",
+                "count": len(evidence_ids),
+                "ids": evidence_ids[: 20 if opts.detail == "full" else 8],
+            },
             "open_work": _section(
                 items, lambda i: i["object_type"] == "work_item" and i["status"] in ("open", "in_progress", "blocked")
             ),
@@ -81,7 +91,7 @@ def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict
             "max_items": opts.max_items,
             "returned_items": len(items),
             "candidate_items": len(hits),
-            "detail": "compact",
+            "detail": opts.detail,
         },
         "normalized_terms": found["normalized_terms"],
         "semantic_backend": found["semantic_backend"],

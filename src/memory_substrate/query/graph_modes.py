@@ -34,7 +34,11 @@ class EntitiesInput(Strict):
         return self
 
 
+Detail = Literal["compact", "full"]
+
+
 class EntitiesOptions(Strict):
+    detail: Detail = "compact"  # compact leaves out nulls (an open valid_until) and hashes
     max_items: int = Field(default=10, ge=1, le=200)
     max_facts: int = Field(default=20, ge=0, le=500)
     as_of: datetime | None = None
@@ -55,6 +59,7 @@ class FactsInput(Strict):
 
 
 class FactsOptions(Strict):
+    detail: Detail = "compact"
     max_items: int = Field(default=20, ge=1, le=500)
 
 
@@ -63,7 +68,7 @@ class TraceInput(Strict):
 
 
 class TraceOptions(Strict):
-    pass
+    detail: Detail = "compact"
 
 
 def _valid_at(obj: MemoryObject, when: datetime) -> bool:

@@ -10,6 +10,8 @@ from memory_substrate.models import OBJECT_TYPES
 from memory_substrate.validation import Strict
 
 ObjectType = Literal["source", "knowledge", "activity", "work_item", "node", "entity"]
+Detail = Literal["compact", "full"]
+Cursor = str | None  # opaque ``next_cursor`` of the previous page of the same request
 
 
 class Filters(Strict):
@@ -47,9 +49,11 @@ class SearchInput(Strict):
 
 
 class SearchOptions(Strict):
-    max_items: int = Field(default=20, ge=1, le=200)
+    max_items: int = Field(default=10, ge=1, le=200)
     filters: Filters = Field(default_factory=Filters)
     result_unit: Literal["object", "segment"] = "object"
+    detail: Detail = "compact"
+    cursor: Cursor = Field(default=None, max_length=200)
 
 
 class IdInput(Strict):
@@ -60,13 +64,16 @@ class PageOptions(Strict):
     max_items: int = Field(default=10, ge=1, le=500)
     include_segments: bool = False
     snippet_chars: int = Field(default=240, ge=20, le=20_000)
-    detail: Literal["compact", "full"] = "compact"
+    detail: Detail = "compact"
+    cursor: Cursor = Field(default=None, max_length=200)  # pages the segments of a source
 
 
 class ExpandOptions(Strict):
-    max_items: int = Field(default=10, ge=1, le=200)
+    max_items: int = Field(default=6, ge=1, le=200)
     include_segments: bool = True
-    snippet_chars: int = Field(default=240, ge=20, le=20_000)
+    snippet_chars: int = Field(default=160, ge=20, le=20_000)
+    detail: Detail = "compact"
+    cursor: Cursor = Field(default=None, max_length=200)  # pages the related objects
 
 
 class RecentInput(Strict):
@@ -74,13 +81,16 @@ class RecentInput(Strict):
 
 
 class RecentOptions(Strict):
-    max_items: int = Field(default=20, ge=1, le=200)
+    max_items: int = Field(default=10, ge=1, le=200)
     filters: Filters = Field(default_factory=Filters)
+    detail: Detail = "compact"
+    cursor: Cursor = Field(default=None, max_length=200)
 
 
 class GraphOptions(Strict):
     max_items: int = Field(default=20, ge=1, le=500)
     depth: int = Field(default=1, ge=1, le=4)
+    detail: Detail = "compact"
 
 
 DEFAULT_CONTEXT_TYPES: tuple[ObjectType, ...] = ("knowledge", "activity", "work_item")
@@ -98,7 +108,8 @@ class ContextInput(Strict):
 
 
 class ContextOptions(Strict):
-    max_items: int = Field(default=12, ge=1, le=100)
+    max_items: int = Field(default=8, ge=1, le=100)
+    detail: Detail = "compact"
 
 
 MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {

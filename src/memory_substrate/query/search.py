@@ -13,7 +13,8 @@ from memory_substrate.query.fusion import rrf
 from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
 from memory_substrate.query.segments import search_segments
-from memory_substrate.query.views import compact, snippet
+from memory_substrate.query.shaping import excerpt
+from memory_substrate.query.views import compact
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -23,6 +24,9 @@ ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
 CANDIDATES = 100
 SEMANTIC_FLOOR = 0.15  # minimum cosine for a semantic-only object hit
+# Compact detail: shorter summaries and fewer, shorter matched chunks per item.
+COMPACT = {"summary_chars": 160, "chunks": 2, "chunk_chars": 160}
+FULL = {"summary_chars": 240, "chunks": 3, "chunk_chars": 240}
 
 
 def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
@@ -75,15 +79,27 @@ class SearchEngine:
             "ids": ID_RE.findall(clean.text),
         }
 
-    def search(self, data: SearchInput, opts: SearchOptions) -> dict[str, Any]:
+    def search(self, data: SearchInput, opts: SearchOptions, *, limit: int | None = None) -> dict[str, Any]:
+        """The first ``limit`` (default ``max_items``) results; the caller pages and shapes them."""
         plan = self.plan(data.query)
         filters = opts.filters.merged()
+        limit = limit or opts.max_items
         with self.rt.read() as session:
             if opts.result_unit == "segment":
-                items = search_segments(self.rt, session, plan["clean"].text, filters, opts.max_items)
+                items = search_segments(
+                    self.rt, session, plan["clean"].text, filters, limit,
+                    excerpt_chars=200 if opts.detail == "compact" else 400,
+                )
             else:
-                items = self._objects(session, plan, filters, opts.max_items)
+                items = self._objects(session, plan, filters, limit, FULL if opts.detail == "full" else COMPACT)
         terms = plan["terms"]
+        semantic = self.rt.semantic_status()
+        sanitizer = plan["clean"].diagnostics()
+        if opts.detail == "compact":
+            # The model name carries a content hash; the sanitizer's lengths matter only when it acted.
+            semantic = {k: v for k, v in semantic.items() if k in ("enabled", "provider", "reason")}
+            if not sanitizer.get("was_sanitized"):
+                sanitizer = {"method": sanitizer.get("method")}
         return {
             "result_type": "search_result",
             "query": plan["clean"].text,
@@ -94,8 +110,8 @@ class SearchEngine:
             "applied_filters": filters,
             "inferred_filters": {"object_types": plan["inferred_types"]} if plan["inferred_types"] else {},
             "suggested_retry_terms": self._retry_terms(plan, items),
-            "semantic_backend": self.rt.semantic_status(),
-            "query_sanitizer": plan["clean"].diagnostics(),
+            "semantic_backend": semantic,
+            "query_sanitizer": sanitizer,
         }
 
     def _retry_terms(self, plan: dict[str, Any], items: list[dict[str, Any]]) -> list[str]:
@@ -110,12 +126,15 @@ class SearchEngine:
 
     # --- object results -------------------------------------------------------------
     def _objects(
-        self, session: StoreSession, plan: dict[str, Any], filters: dict[str, list[str]], max_items: int
+        self, session: StoreSession, plan: dict[str, Any], filters: dict[str, list[str]], max_items: int,
+        shape: dict[str, int],
     ) -> list[dict[str, Any]]:
         terms: list[str] = plan["terms"]
+        n_chunks, chunk_chars = shape["chunks"], shape["chunk_chars"]
         lexical_terms = terms + plan["expansions"]
         streams: dict[str, list[tuple[str, float]]] = {}
-        chunks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        # (segment, lexical score, semantic score) per source; made into views only for the answers.
+        chunks: dict[str, list[tuple[Segment, float | None, float | None]]] = defaultdict(list)
 
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(lexical_terms, limit=CANDIDATES)]
         for object_id in plan["ids"]:
@@ -126,8 +145,8 @@ class SearchEngine:
         for h in seg_hits:
             lexical.append((h.source_id, h.score * 0.5))
             seg = seg_rows.get((h.source_id, h.segment_id))
-            if seg is not None and len(chunks[h.source_id]) < 3:
-                chunks[h.source_id].append(self._chunk(seg, lexical_score=h.score))
+            if seg is not None and len(chunks[h.source_id]) < n_chunks:
+                chunks[h.source_id].append((seg, h.score, None))
         objs = session.get_objects([k for k, _ in lexical])
         phrase = plan["phrase"]
         rescored = [(k, s * _phrase_boost(objs[k], phrase)) for k, s in lexical if k in objs]
@@ -157,8 +176,12 @@ class SearchEngine:
                 source_id = key.split("#", 1)[0]
                 sem_sources.append((source_id, score))
                 seg = seg_by_key.get(key)
-                if seg is not None and len(chunks[source_id]) < 3 and all(c["segment_id"] != seg.id for c in chunks[source_id]):
-                    chunks[source_id].append(self._chunk(seg, semantic_score=score))
+                if (
+                    seg is not None
+                    and len(chunks[source_id]) < n_chunks
+                    and all(c[0].id != seg.id for c in chunks[source_id])
+                ):
+                    chunks[source_id].append((seg, None, score))
             # One semantic list, best first: an object scores by its own vector or its best segment.
             best: dict[str, float] = {}
             for key, score in streams["semantic"] + sem_sources:
@@ -191,7 +214,7 @@ class SearchEngine:
         scored.sort(key=lambda t: (-t[0], t[2].id))
         items = []
         for score, f, obj in scored[:max_items]:
-            item = compact(obj)
+            item = compact(obj, summary_chars=shape["summary_chars"])
             item.update(
                 retrieval_sources=f.sources,
                 retrieval_ranks=f.ranks,
@@ -200,17 +223,22 @@ class SearchEngine:
                 semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
             )
             if chunks.get(obj.id):
-                item["matched_chunks"] = chunks[obj.id]
+                item["matched_chunks"] = [
+                    self._chunk(seg, terms, chunk_chars, lexical_score=lex, semantic_score=sem)
+                    for seg, lex, sem in chunks[obj.id]
+                ]
             items.append(item)
         return items
 
     @staticmethod
-    def _chunk(seg: Segment, *, lexical_score: float | None = None, semantic_score: float | None = None) -> dict[str, Any]:
+    def _chunk(
+        seg: Segment, terms: list[str], chars: int, *, lexical_score: float | None = None, semantic_score: float | None = None
+    ) -> dict[str, Any]:
         return {
             "chunk_id": segment_vector_id(seg.source_id, seg.id),
             "segment_id": seg.id,
             "locator": seg.locator,
-            "excerpt": snippet(seg.text, 240),
+            "excerpt": excerpt(seg.text, terms, chars),
             "hash": seg.hash,
             "distance": round(1.0 - semantic_score, 4) if semantic_score is not None else None,
             "semantic_score": round(semantic_score, 4) if semantic_score is not None else None,

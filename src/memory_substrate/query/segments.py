@@ -14,6 +14,7 @@ from typing import Any
 from memory_substrate.derived.access import vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
+from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import Segment as RankSegment
@@ -41,6 +42,8 @@ class _Fetcher:
         self.session = session
         self.model = model
         self.rows: dict[str, Segment] = {}
+        self.full: set[str] = set()  # keys whose row was read whole (the others are light)
+        self.ranked: dict[str, RankSegment] = {}
 
     def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
         vectors: Mapping[str, Any] = {}
@@ -60,15 +63,31 @@ class _Fetcher:
                 speaker=seg.metadata.get("name") or None,
                 vector=vectors.get(key),
             )
+        self.ranked.update(out)
         return out
 
     def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
-        return self._convert(self.session.get_segments_by_keys([_split(k) for k in keys]))
+        out = self._convert(self.session.get_segments_by_keys([_split(k) for k in keys]))
+        self.full.update(out)
+        return out
+
+    def whole(self, keys: Sequence[str]) -> dict[str, Segment]:
+        """Complete rows (locator, hash, metadata) for these keys, reading the light ones again."""
+        missing = [k for k in keys if k not in self.full]
+        if missing:
+            for seg in self.session.get_segments_by_keys([_split(k) for k in missing]):
+                self.rows[_key(seg)] = seg
+                self.full.add(_key(seg))
+        return {k: self.rows[k] for k in keys if k in self.rows}
 
     def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         wanted = [self.rows[k] for k in keys if k in self.rows]
         ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in wanted]
-        window = self._convert(self.session.segment_windows(ranges))
+        # Ranking needs text, position, speaker and date only: read windows light, and only the
+        # few segments that end up in the answer whole (see ``whole``).
+        light = self.session.segment_windows(ranges, light=True)
+        self._convert([s for s in light if _key(s) not in self.ranked])  # full rows already read stay
+        window = {_key(s): self.ranked[_key(s)] for s in light}
         by_source: dict[str, list[RankSegment]] = defaultdict(list)
         for seg in window.values():
             by_source[seg.source_id].append(seg)
@@ -83,12 +102,14 @@ class _Fetcher:
 
 
 def search_segments(
-    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
+    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int,
+    *, excerpt_chars: int = 400,
 ) -> list[dict[str, Any]]:
     source_ids = filters.get("source_ids")
+    terms = query_terms(query)
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(query_terms(query), limit=STREAM_DEPTH, source_ids=source_ids)
+        for h in session.search_segments_text(terms, limit=STREAM_DEPTH, source_ids=source_ids)
     ]
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -112,11 +133,13 @@ def search_segments(
         limit=max_items,
     )
     items = []
+    rows = fetch.whole([r.segment_id for r in ranked])
     for r in ranked:
-        seg = fetch.rows.get(r.segment_id)
+        seg = rows.get(r.segment_id)
         if seg is None:
             continue
-        view = segment_view(seg, snippet_chars=400)
+        view = segment_view(seg, snippet_chars=excerpt_chars)
+        view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)
         view.update(
             retrieval_sources=r.retrieval_sources,
             retrieval_ranks=r.retrieval_ranks,

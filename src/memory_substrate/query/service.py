@@ -12,6 +12,15 @@ from memory_substrate.query import graph_modes as G
 from memory_substrate.query import schemas as Q
 from memory_substrate.query.context import build_context
 from memory_substrate.query.search import SearchEngine, object_matches
+from memory_substrate.query.shaping import (
+    RESPONSE_TOKENS,
+    Cursor,
+    fit_list,
+    fit_together,
+    paginate,
+    shape,
+    take_within,
+)
 from memory_substrate.query.views import compact, compact_source_payload, full, segment_view
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -20,6 +29,11 @@ from memory_substrate.validation import Strict, parse
 MODES = ("context", "expand", "page", "recent", "search", "graph", "entities", "facts", "trace", "package")
 FULL_SEGMENT_CAP = 2000
 MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {**Q.MODE_MODELS, "package": (PackageInput, PackageOptions)}  # package: spec 003, contracts/
+UNPRUNED = ("package",)  # a ContextPackage is a contract document: its nulls are part of its schema
+PAGED_LISTS = {"search": "items", "recent": "items"}  # the list a mode's cursor pages
+EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response budget
+GRAPH_NODE_TOKENS = 800  # compact graph: the nodes' share; edges among them take the rest
+LIST_SUMMARY_CHARS = 160  # summaries in compact lists; page shows the longer one
 
 
 def _get(session: StoreSession, object_id: str) -> MemoryObject:
@@ -53,48 +67,78 @@ class QueryService:
         data = parse(in_model, input_data, "input_data")
         opts = parse(opt_model, options or {}, "options")
         handler = getattr(self, f"_{mode}")
-        result: dict[str, Any] = handler(data, opts)
+        fingerprint = Cursor.fingerprint_of(mode, data.model_dump(), opts.model_dump())
+        offset = Cursor.decode(getattr(opts, "cursor", None), fingerprint)
+        result: dict[str, Any] = handler(data, opts, (offset, fingerprint))
         result.setdefault("mode", mode)
+        detail: Any = getattr(opts, "detail", "compact")
+        if mode not in UNPRUNED:
+            result = shape(result, detail)
+        if detail == "compact" and mode in PAGED_LISTS:
+            # Whatever does not fit the response budget moves to the next page.
+            fit_list(result, PAGED_LISTS[mode], offset=offset, fingerprint=fingerprint)
         return result
 
-    def _package(self, data: PackageInput, opts: PackageOptions) -> dict[str, Any]:
+    def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> dict[str, Any]:
         from memory_substrate.contracts.store_package import store_package  # loads the schema validators
 
         return store_package(self.rt, data, opts)
 
-    def _search(self, data: Q.SearchInput, opts: Q.SearchOptions) -> dict[str, Any]:
-        return self.engine.search(data, opts)
+    def _search(self, data: Q.SearchInput, opts: Q.SearchOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        offset, fingerprint = paging
+        result = self.engine.search(data, opts, limit=offset + opts.max_items + 1)
+        result["items"], result["next_cursor"] = paginate(result["items"], offset, opts.max_items, fingerprint)
+        result["count"] = len(result["items"])
+        return result
 
-    def _entities(self, data: G.EntitiesInput, opts: G.EntitiesOptions) -> dict[str, Any]:
+    def _entities(self, data: G.EntitiesInput, opts: G.EntitiesOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             return G.entities_mode(session, data, opts)
 
-    def _facts(self, data: G.FactsInput, opts: G.FactsOptions) -> dict[str, Any]:
+    def _facts(self, data: G.FactsInput, opts: G.FactsOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             return G.facts_mode(session, data, opts)
 
-    def _trace(self, data: G.TraceInput, opts: G.TraceOptions) -> dict[str, Any]:
+    def _trace(self, data: G.TraceInput, opts: G.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             return G.trace_mode(session, data)
 
-    def _context(self, data: Q.ContextInput, opts: Q.ContextOptions) -> dict[str, Any]:
+    def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
         return build_context(self.rt, data, opts)
 
-    def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions) -> dict[str, Any]:
+    def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        offset, fingerprint = paging
         filters = opts.filters.merged()
+        want = offset + opts.max_items + 1
         with self.rt.read() as session:
-            needs_scan = any(k in filters for k in ("node_ids", "source_ids"))
-            objs = session.list_objects(
-                object_types=filters.get("object_types"),
-                kinds=filters.get("kinds"),
-                statuses=filters.get("statuses"),
-                limit=opts.max_items * (10 if needs_scan else 1),
-            )
-            objs = [o for o in objs if object_matches(session, o, filters)][: opts.max_items]
-        items = [compact(o) for o in objs]
-        return {"result_type": "recent_result", "items": items, "count": len(items), "applied_filters": filters}
+            kwargs: dict[str, Any] = {
+                "object_types": filters.get("object_types"),
+                "kinds": filters.get("kinds"),
+                "statuses": filters.get("statuses"),
+            }
+            if not any(k in filters for k in ("node_ids", "source_ids")):
+                objs = session.list_objects(**kwargs, limit=want)
+            else:
+                # Reference filters are checked in Python: walk the whole history, newest first,
+                # in batches, until enough objects match (older matches are not cut off).
+                objs, scanned, batch = [], 0, max(200, want * 4)
+                while len(objs) < want:
+                    rows = session.list_objects(**kwargs, limit=batch, offset=scanned)
+                    objs.extend(o for o in rows if object_matches(session, o, filters))
+                    scanned += len(rows)
+                    if len(rows) < batch:
+                        break
+        page, next_cursor = paginate(objs, offset, opts.max_items, fingerprint)
+        items = [compact(o, summary_chars=LIST_SUMMARY_CHARS if opts.detail == "compact" else 240) for o in page]
+        return {
+            "result_type": "recent_result",
+            "items": items,
+            "count": len(items),
+            "next_cursor": next_cursor,
+            "applied_filters": filters,
+        }
 
-    def _page(self, data: Q.IdInput, opts: Q.PageOptions) -> dict[str, Any]:
+    def _page(self, data: Q.IdInput, opts: Q.PageOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             obj = _get(session, data.id)
             if opts.detail == "full":
@@ -113,53 +157,72 @@ class QueryService:
                     page["segments_truncated"] = session.count_segments(obj.id) > len(segs)
                 return page
             view = compact(obj, summary_chars=max(opts.snippet_chars, 240))
+            result: dict[str, Any] = {"result_type": "page_result", "detail": "compact", "object": view}
             if obj.object_type == "source":
                 view["payload"] = compact_source_payload(obj, opts.max_items, opts.snippet_chars)
                 view["metadata"] = {k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata}
                 if opts.include_segments:
-                    segs = session.get_segments(obj.id, limit=opts.max_items)
-                    view["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
+                    offset, fingerprint = paging
+                    segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
+                    page_segs, result["next_cursor"] = paginate(segs, 0, opts.max_items, fingerprint)
+                    if result["next_cursor"]:
+                        result["next_cursor"] = Cursor(offset + opts.max_items, fingerprint).encode()
+                    view["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in page_segs]
             else:
                 for key in ("evidence_refs", "subject_refs", "source_refs", "related_node_refs", "payload", "reason"):
                     value = getattr(obj, key)
                     if value:
                         view[key] = value[: opts.max_items] if isinstance(value, list) else value
-            return {"result_type": "page_result", "detail": "compact", "object": view}
+            return result
 
-    def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions) -> dict[str, Any]:
+    def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        """One object with its relations and evidence; ``next_cursor`` moves every list one page on."""
+        offset, fingerprint = paging
+        end = offset + opts.max_items
+        summary_chars = LIST_SUMMARY_CHARS if opts.detail == "compact" else 240
+        more = False
         with self.rt.read() as session:
             obj = _get(session, data.id)
-            rels = graph_reader(self.rt, session).relations_of([obj.id], limit=opts.max_items * 5)
+            rels = graph_reader(self.rt, session).relations_of([obj.id], limit=end + 1)
+            more |= len(rels) > end
+            rels = rels[offset:end]
             neighbour_ids = [r.target_id if r.source_id == obj.id else r.source_id for r in rels]
             neighbours = session.get_objects(neighbour_ids)
             related: list[dict[str, Any]] = []
             for rel, nid in zip(rels, neighbour_ids, strict=True):
-                if len(related) >= opts.max_items:
-                    break
                 n = neighbours.get(nid)
                 related.append(
                     {
                         "relation": _relation_view(rel),
                         "direction": "out" if rel.source_id == obj.id else "in",
-                        "object": compact(n) if n else {"id": nid, "missing": True},
+                        "object": compact(n, summary_chars=summary_chars) if n else {"id": nid, "missing": True},
                     }
                 )
             result: dict[str, Any] = {"result_type": "expand_result", "object": compact(obj), "related": related}
             if opts.include_segments:
                 if obj.object_type == "source":
-                    segs = session.get_segments(obj.id, limit=opts.max_items)
-                    result["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
+                    segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
+                    more |= len(segs) > opts.max_items
+                    result["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs[: opts.max_items]]
                 elif obj.evidence_refs:
                     keys = [(e["source_id"], e["segment_id"]) for e in obj.evidence_refs if e.get("segment_id")]
-                    segs = session.get_segments_by_keys(keys[: opts.max_items])
+                    more |= len(keys) > end
+                    segs = session.get_segments_by_keys(keys[offset:end])
                     result["evidence"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
             result["history"] = [
                 {"event_id": e.id, "patch_id": e.patch_id, "action": e.action, "created_at": e.created_at}
                 for e in session.list_events(object_id=obj.id, limit=5)
             ]
+        if opts.detail == "compact":
+            for entry in result["related"]:
+                entry["relation"].pop("relation_schema", None)  # its derivation is kept; "full" has the rest
+            fits = fit_together(result, ("related", "segments", "evidence"), EXPAND_LIST_TOKENS)
+            if fits is not None:
+                more, end = True, offset + fits
+        result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
         return result
 
-    def _graph(self, data: Q.IdInput, opts: Q.GraphOptions) -> dict[str, Any]:
+    def _graph(self, data: Q.IdInput, opts: Q.GraphOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             root = _get(session, data.id)
             # The configured graph backend walks the graph (derived/base.py states the rules).
@@ -171,13 +234,27 @@ class QueryService:
         for nid, depth in seen.items():
             obj = objs.get(nid)
             view = compact(obj) if obj else {"id": nid, "missing": True}
+            if opts.detail == "compact" and obj:  # the shape of the graph; page a node for its content
+                view = {k: view[k] for k in ("id", "object_type", "kind", "status", "title") if k in view}
             view["depth"] = depth
             nodes.append(view)
+        edge_list = list(edges.values())
+        if opts.detail == "compact":
+            kept = take_within(nodes, GRAPH_NODE_TOKENS)
+            ids = {n["id"] for n in kept}
+            edge_list = [
+                {k: v for k, v in e.items() if k != "relation_schema"}  # derivation kept; "full" has the rest
+                for e in edge_list
+                if e["source_id"] in ids and e["target_id"] in ids
+            ]
+            kept_edges = take_within(edge_list, RESPONSE_TOKENS - GRAPH_NODE_TOKENS - 150)
+            truncated = truncated or len(kept) < len(nodes) or len(kept_edges) < len(edge_list)
+            nodes, edge_list = kept, kept_edges
         return {
             "result_type": "graph_result",
             "root_id": root.id,
             "nodes": nodes,
-            "edges": list(edges.values()),
-            "counts": {"nodes": len(nodes), "edges": len(edges)},
+            "edges": edge_list,
+            "counts": {"nodes": len(nodes), "edges": len(edge_list)},
             "truncated": truncated,
         }

@@ -279,23 +279,39 @@ def rank_segments(
             term_cache[s.id] = t
         return t
 
-    windows: list[Counter[str]] = []
-    lens_l: list[float] = []
-    for sid in ids:
-        w: Counter[str] = Counter()
+    # Each known turn once: its length and how often it holds each query term. A window's term
+    # frequencies and length are then sums of rows (numpy), not per-window counters of every term.
+    known_ids = list(known)
+    kidx = {sid: k for k, sid in enumerate(known_ids)}
+    nterms = len(terms)
+    turn_len = np.zeros(len(known_ids))
+    turn_tf = np.zeros((len(known_ids), nterms))
+    for k, sid in enumerate(known_ids):
+        toks = seg_terms(known[sid])
+        turn_len[k] = len(toks)
+        for j, t in enumerate(terms):
+            count = toks.count(t)
+            if count:
+                turn_tf[k, j] = count
+    win_rows: list[int] = []
+    win_cols: list[int] = []
+    for c_i, sid in enumerate(ids):
         if sid in pos:
             src, i = pos[sid]
-            lst = order[src]
-            for s in lst[max(0, i - cfg.window_before) : i + cfg.window_after + 1]:
-                w.update(seg_terms(s))
+            members = [kidx[s.id] for s in order[src][max(0, i - cfg.window_before) : i + cfg.window_after + 1]]
             # The turn itself counts extra, so a turn that matches outranks its neighbours.
-            for _ in range(cfg.center_extra):
-                w.update(seg_terms(cands[sid].seg))
+            members += [kidx[sid]] * cfg.center_extra
         else:
-            w.update(seg_terms(cands[sid].seg))
-        windows.append(w)
-        lens_l.append(float(sum(w.values())))
-    lens = np.array(lens_l, dtype=np.float64)
+            members = [kidx[sid]]
+        win_rows.extend([c_i] * len(members))
+        win_cols.extend(members)
+    rows_a = np.asarray(win_rows, dtype=np.intp)
+    cols_a = np.asarray(win_cols, dtype=np.intp)
+    lens = np.zeros(n)
+    np.add.at(lens, rows_a, turn_len[cols_a])
+    win_tf = np.zeros((n, nterms))
+    if nterms:
+        np.add.at(win_tf, rows_a, turn_tf[cols_a])
     avg_len = float(lens.mean()) if n and lens.mean() > 0 else 1.0
 
     def idf_of(qterms: Sequence[str]) -> dict[str, float]:
@@ -309,18 +325,16 @@ def rank_segments(
             df = Counter(t for doc in pool for t in set(doc) if t in wanted)
         return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in qterms}
 
-    def bm25(weighted: Mapping[str, float], idf: Mapping[str, float]) -> npt.NDArray[np.float64]:
+    def bm25(idf: Mapping[str, float]) -> npt.NDArray[np.float64]:
+        norm = cfg.k1 * (1.0 - cfg.b + cfg.b * lens / avg_len)
         out = np.zeros(n)
-        for k, w in enumerate(windows):
-            tf = {t: w[t] for t in weighted if w.get(t)}
-            if not tf:
-                continue
-            norm = cfg.k1 * (1.0 - cfg.b + cfg.b * lens[k] / avg_len)
-            out[k] = sum(weighted[t] * idf[t] * f * (cfg.k1 + 1.0) / (f + norm) for t, f in tf.items())
+        for j, t in enumerate(terms):
+            f = win_tf[:, j]
+            out += idf[t] * f * (cfg.k1 + 1.0) / (f + norm)
         return out
 
     idf = idf_of(terms) if terms else {}
-    lex = bm25(dict.fromkeys(terms, 1.0), idf) if terms else np.zeros(n)
+    lex = bm25(idf) if terms else np.zeros(n)
 
     # --- semantic: cosine to the segment's own vector
     sem = np.zeros(n)

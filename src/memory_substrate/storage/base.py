@@ -77,8 +77,12 @@ class StoreSession(Protocol):
     ) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors of these owners made by ``model`` (owners without one are left out)."""
         ...
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
-        """Segments whose ordinal lies in any (source_id, first, last) range, inclusive."""
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
+        """Segments whose ordinal lies in any (source_id, first, last) range, inclusive.
+
+        ``light``: for ranking only: ``locator`` empty, ``hash`` empty and ``metadata`` holding
+        just ``name`` and ``created_at`` (whichever are set), so no row's JSON is decoded whole.
+        """
         ...
     def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
         """Every stored vector as (owner_type, owner_id, model, vector), ordered by owner: bulk export."""

@@ -23,7 +23,14 @@ class VectorCache:
         self._positions: dict[Any, dict[str, int]] = {}
         self._lock = threading.Lock()
 
-    def _entry(self, key: Any, version: int, load: Loader) -> tuple[int, list[str], npt.NDArray[np.float32]]:
+    def _entry(
+        self, key: Any, version: int, load: Loader, cache: bool = True
+    ) -> tuple[int, list[str], npt.NDArray[np.float32]]:
+        if not cache:
+            # The caller sees uncommitted vector writes: its matrix must never be shared, or a
+            # rollback would leave a phantom under a version number a later commit reuses.
+            ids, matrix = load()
+            return (version, ids, matrix)
         with self._lock:
             entry = self._entries.get(key)
         if entry is None or entry[0] != version:
@@ -34,9 +41,14 @@ class VectorCache:
                 self._positions.pop(key, None)
         return entry
 
-    def lookup(self, key: Any, version: int, load: Loader, owner_ids: list[str]) -> dict[str, npt.NDArray[np.float32]]:
+    def lookup(
+        self, key: Any, version: int, load: Loader, owner_ids: list[str], *, cache: bool = True
+    ) -> dict[str, npt.NDArray[np.float32]]:
         """Rows of the cached matrix for these owners (loading it if stale)."""
-        _, ids, matrix = self._entry(key, version, load)
+        _, ids, matrix = self._entry(key, version, load, cache)
+        if not cache:
+            private = {oid: i for i, oid in enumerate(ids)}
+            return {oid: matrix[private[oid]] for oid in owner_ids if oid in private}
         with self._lock:
             pos = self._positions.get(key)
             if pos is None:
@@ -45,9 +57,9 @@ class VectorCache:
         return {oid: matrix[pos[oid]] for oid in owner_ids if oid in pos}
 
     def search(
-        self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int
+        self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int, *, cache: bool = True
     ) -> list[tuple[str, float]]:
-        _, ids, matrix = self._entry(key, version, load)
+        _, ids, matrix = self._entry(key, version, load, cache)
         if not ids or matrix.shape[1] != query.shape[0]:
             return []
         scores = matrix @ query.astype(np.float32)

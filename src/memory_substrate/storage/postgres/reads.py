@@ -171,17 +171,29 @@ class PostgresReads:
         )
         return [_seg(r) for r in rows]
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         if not ranges:
             return []
         merged = merge_ranges(ranges)  # disjoint ranges: the join returns each segment once
+        cols = (
+            "s.source_id, s.id, s.ordinal, s.text, s.metadata->>'name', s.metadata->>'created_at', s.created_at"
+            if light
+            else ", ".join("s." + c.strip() for c in SEG_COLS.split(","))
+        )
         rows = self._rows(
-            f"SELECT {', '.join('s.' + c.strip() for c in SEG_COLS.split(','))} "
-            "FROM unnest(%s::text[], %s::int[], %s::int[]) AS k(src, lo, hi) "
+            f"SELECT {cols} FROM unnest(%s::text[], %s::int[], %s::int[]) AS k(src, lo, hi) "
             "JOIN segments s ON s.namespace = %s AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
             ([r[0] for r in merged], [r[1] for r in merged], [r[2] for r in merged], self.namespace),
         )
-        return [_seg(r) for r in rows]
+        if not light:
+            return [_seg(r) for r in rows]
+        return [
+            Segment(
+                source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="",
+                metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
+            )
+            for r in rows
+        ]
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:

@@ -154,6 +154,11 @@ class SQLiteStore:
         self._local = threading.local()
 
 
+def _light_segment(r: tuple[Any, ...]) -> Segment:
+    meta = {k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}
+    return Segment(source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6])
+
+
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
     return MemoryObject.from_dict(json.loads(row[0]))
 
@@ -164,6 +169,7 @@ class SQLiteSession(SessionWrites, SessionGraph):
         self.namespace = namespace
         self.writable = writable
         self._vectors = vectors
+        self.vectors_written = False  # set by upsert_vectors: this transaction's matrix is private
 
     # --- objects -------------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None:
@@ -284,11 +290,24 @@ class SQLiteSession(SessionWrites, SessionGraph):
         keys = list(dict.fromkeys(keys))
         return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400)
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]]) -> list[Segment]:
+    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         # Disjoint ranges, so no segment comes back twice, whichever batch its range falls in.
-        return self._segments_joined(
-            merge_ranges(ranges), "src, lo, hi", "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi", 300
-        )
+        merged = merge_ranges(ranges)
+        join = "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi"
+        if not light:
+            return self._segments_joined(merged, "src, lo, hi", join, 300)
+        out: list[Segment] = []
+        for i in range(0, len(merged), 300):
+            chunk = merged[i : i + 300]
+            sql = (
+                f"WITH k(src, lo, hi) AS (VALUES {','.join('(?, ?, ?)' for _ in chunk)}) "
+                "SELECT s.source_id, s.id, s.ordinal, s.text, json_extract(s.metadata, '$.name'), "
+                "json_extract(s.metadata, '$.created_at'), s.created_at "
+                f"FROM k JOIN segments s ON s.namespace = ? AND {join}"
+            )
+            rows = self.conn.execute(sql, (*[v for r in chunk for v in r], self.namespace))
+            out.extend(_light_segment(r) for r in rows)
+        return out
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
@@ -399,14 +418,18 @@ class SQLiteSession(SessionWrites, SessionGraph):
     ) -> list[tuple[str, float]]:
         version = self._vector_version(owner_type)
         load = self._vector_loader(model, owner_type)
-        return self._vectors.search((self.namespace, owner_type, model), version, load, query, limit)
+        return self._vectors.search(
+            (self.namespace, owner_type, model), version, load, query, limit, cache=not self.vectors_written
+        )
 
     def get_vectors(
         self, model: str, owner_type: str, owner_ids: Sequence[str]
     ) -> dict[str, npt.NDArray[np.float32]]:
         version = self._vector_version(owner_type)
         load = self._vector_loader(model, owner_type)
-        return self._vectors.lookup((self.namespace, owner_type, model), version, load, list(owner_ids))
+        return self._vectors.lookup(
+            (self.namespace, owner_type, model), version, load, list(owner_ids), cache=not self.vectors_written
+        )
 
     def vector_stats(self) -> dict[str, int]:
         rows = self.conn.execute(

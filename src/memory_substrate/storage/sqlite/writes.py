@@ -20,6 +20,7 @@ class SessionWrites(SQLiteOutbox):
     conn: sqlite3.Connection
     namespace: str
     writable: bool
+    vectors_written: bool
 
     def _require_write(self) -> None:
         if not self.writable:
@@ -199,6 +200,7 @@ class SessionWrites(SQLiteOutbox):
         if not rows:
             return
         self._touch(f"vector:{owner_type}", (oid for oid, _ in rows), model)
+        self.vectors_written = True
         self.conn.executemany(
             "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
             [
