@@ -9,6 +9,8 @@ from typing import Any
 
 import click
 
+from memory_substrate.cli.inspect_import import export_mcp_memory_to
+from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 
 EXIT_VALIDATION = 2
@@ -81,8 +83,9 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True, help="MCP transport.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP bind address.")
 @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+@click.option("--inspector", is_flag=True, help="With --transport http: also serve the web inspector at /inspect/ (same tokens).")
 @click.pass_context
-def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
+def serve(ctx: click.Context, transport: str, host: str, port: int, inspector: bool) -> None:
     """Run the MCP server (stdio by default)."""
     from memory_substrate.mcp.server import build_server
 
@@ -90,7 +93,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int) -> None:
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 
-        serve_http(memory, host=host, port=port)
+        serve_http(memory, host=host, port=port, inspector=inspector)
         return
     server = build_server(memory)
     try:
@@ -196,13 +199,19 @@ def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the export to FILE (default: stdout).")
 @click.option("--no-vectors", is_flag=True, help="Leave vectors out (reindex rebuilds them).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "mcp-memory"]), default="jsonl", show_default=True,
+              help="jsonl: this project's full export; mcp-memory: the reference MCP memory server's file.")
 @click.pass_context
-def export_command(ctx: click.Context, output: Path | None, no_vectors: bool) -> None:
+def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str) -> None:
     """Export the namespace as JSON Lines (format: docs/postgres.md); a summary goes to stderr."""
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
     try:
+        if fmt == "mcp-memory":
+            with _memory(ctx) as memory:
+                click.echo(json.dumps(export_mcp_memory_to(memory, output)), err=True)
+            return
         settings = _settings(ctx)
         store = open_store(settings)
         try:
@@ -239,6 +248,8 @@ def import_command(ctx: click.Context, file: Path) -> None:
         return
     _emit(result)
 
+
+register_inspect_import(main, _memory, _fail)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

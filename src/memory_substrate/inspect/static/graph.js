@@ -12,7 +12,7 @@
         container: box,
         elements: g.nodes.concat(g.edges),
         style: [
-          { selector: "node", style: { "label": "data(label)", "font-size": 10, "text-wrap": "ellipsis", "text-max-width": 120,
+          { selector: "node", style: { "label": "data(label)", "font-size": 9, "text-wrap": "ellipsis", "text-max-width": 120,
               "background-color": function (n) { return colours[n.data("type")] || "#888"; }, "width": 18, "height": 18,
               "color": "#1d2330", "text-valign": "bottom", "text-margin-y": 3 } },
           { selector: "node[?focus]", style: { "width": 30, "height": 30, "border-width": 3, "border-color": "#141a2b", "font-weight": "bold" } },
@@ -22,6 +22,7 @@
         ],
         layout: { name: "cose", animate: false, nodeRepulsion: 9000, idealEdgeLength: 90 }
       });
+      if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }  // few nodes: keep labels readable
       cy.on("tap", "node", function (evt) {
         var id = evt.target.id();
         window.location.href = box.dataset.base + "/object/" + encodeURIComponent(id);
