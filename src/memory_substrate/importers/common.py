@@ -92,14 +92,5 @@ def store_part(
     return str(result["source_id"]), result["status"] != "noop"
 
 
-def observation_texts(memory: Memory, entity_id: str) -> set[str]:
-    """Texts of the observations already recorded about an entity (re-imports add none twice)."""
-    with memory.store.read(memory.namespace) as s:
-        origins = [r.source_id for r in s.relations_of([entity_id], limit=5000)
-                   if r.rel_type == "about" and r.target_id == entity_id]
-        objs = s.get_objects(origins)
-    return {o.summary for o in objs.values() if is_observation(o)}
-
-
 def is_observation(obj: MemoryObject) -> bool:
     return obj.object_type == "knowledge" and obj.kind == "observation" and obj.status not in ("archived", "superseded")

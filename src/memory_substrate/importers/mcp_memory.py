@@ -9,8 +9,8 @@ Mapping (docs/importers.md has the full table and the reasons):
 * an entity becomes an entity of our taxonomy; ``entityType`` maps onto the nearest of our ten
   types through ``TYPE_SYNONYMS``; a type with no match is imported as ``pattern`` and listed in
   the report's ``type_mapping`` (``"<type>": "pattern (no match)"``);
-* each observation becomes a knowledge item of kind ``observation`` about the entity, citing the
-  segment that holds it;
+* each observation becomes a fact ``entity --observation--> "text"`` (a literal value) citing the
+  segment that holds it; the same observation imported again reinforces that fact;
 * a relation becomes a fact ``from --predicate--> to``; ``relationType`` is normalised
   (``"works at"`` -> ``works_at``) and mapped onto a canonical predicate where one means the
   same (``part_of`` -> ``contained_in``); relations naming an entity that the store does not
@@ -50,7 +50,6 @@ from memory_substrate.importers.common import (
     Progress,
     content_hash,
     is_observation,
-    observation_texts,
     store_part,
 )
 from memory_substrate.ingest.captured import CapturedSegment
@@ -58,10 +57,11 @@ from memory_substrate.ingest.captured import CapturedSegment
 FORMAT = "mcp-memory"
 BOUNDARY_MODULUS = 7
 MAX_FACTS_PER_PART = 100
-MAX_OBSERVATIONS_PER_PART = 400
+MAX_OBSERVATIONS_PER_PART = 90  # one extraction holds at most 100 facts
+OBSERVATION = "observation"  # the predicate of an imported observation (a fact with a literal value)
+OBSERVATION_CHARS = 10_000
 MAX_LINE_BYTES = 1_000_000
-TITLE_CHARS = 200
-SUMMARY_CHARS = 20_000
+PROGRESS_BYTES = 128 * 1024
 
 TYPE_SYNONYMS: dict[str, str] = {
     **{t: t for t in ENTITY_TYPES},
@@ -124,10 +124,11 @@ def _records(path: Path, wanted: str, report: ImportReport | None, progress: Pro
              done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, record) of every record of type ``wanted``, read one line at a time."""
     with path.open("rb") as fh:
-        read = 0
+        read = reported = 0
         for lineno, raw in enumerate(fh, start=1):
             read += len(raw)
-            if progress is not None and lineno % 200 == 0:
+            if progress is not None and (lineno % 200 == 0 or read - reported >= PROGRESS_BYTES):
+                reported = read
                 progress(done_before + read, total, f"{wanted}s, line {lineno}")
             if not raw.strip():
                 continue
@@ -177,6 +178,10 @@ class McpMemoryImporter:
                 continue
             part.append((lineno, rec))
             observations = sum(len(r.get("observations") or []) for _, r in part)
+            if observations > MAX_OBSERVATIONS_PER_PART and len(part) > 1:
+                self._entity_part(part[:-1])  # this entity's observations would overflow the part
+                part = part[-1:]
+                observations = len(rec.get("observations") or [])
             if len(part) >= MAX_ENTITIES_PER_EPISODE or observations >= MAX_OBSERVATIONS_PER_PART or _boundary(name):
                 self._entity_part(part)
                 part = []
@@ -243,43 +248,36 @@ class McpMemoryImporter:
                              "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]})
         if not entities:
             return
-        result = self.memory.remember("extraction", {
-            "episode_id": source_id, "entities": entities, "facts": [], "reason": self.reason,
-            "memory_source": "imported", "scope_refs": [self.scope],
-        })
-        self.report.patches += 1
-        self.report.add("entities_new", len(result["entities"]["new"]))
-        self.report.add("entities_resolved", len(result["entities"]["resolved"]))
-        for refused in result["entities"]["refused"]:
-            self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
-        ids = {normalize_name(e["name"]): e["entity_id"] for e in result["entities"]["new"] + result["entities"]["resolved"]}
-        entries = []
+        kept = {normalize_name(e["name"]) for e in entities}
+        facts = []
         for lineno, rec in part:
-            entity_id = ids.get(normalize_name(rec["name"][:200]))
-            if entity_id is None:
+            if normalize_name(rec["name"][:200]) not in kept:
                 continue
-            known = observation_texts(self.memory, entity_id)
             for i, obs in enumerate(rec.get("observations") or []):
                 if not isinstance(obs, str) or not obs.strip():
                     self.report.skip("empty_observation", line=lineno, observation=i)
                     continue
-                text = obs.strip()[:SUMMARY_CHARS]
-                if len(obs.strip()) > SUMMARY_CHARS:
-                    self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(obs))
-                if text in known:
-                    self.report.add("observations_already_present")
-                    continue
-                known.add(text)
-                entries.append({"mode": "knowledge", "input_data": {
-                    "kind": "observation", "title": f"{rec['name'][:80]}: {text}"[:TITLE_CHARS], "summary": text,
-                    "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
-                    "subject_refs": [entity_id],
-                    "evidence_refs": [{"source_id": source_id, "segment_id": where[(lineno, i)]}],
-                }})
-        for start in range(0, len(entries), 500):
-            self.memory.remember("batch", {"entries": entries[start:start + 500]})
+                text = obs.strip()
+                if len(text) > OBSERVATION_CHARS:
+                    self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
+                    text = text[:OBSERVATION_CHARS]
+                facts.append({"subject": rec["name"][:200], "predicate": OBSERVATION, "value": text,
+                              "segment_ids": [where[(lineno, i)]]})
+        for start in range(0, max(len(facts), 1), MAX_FACTS_PER_PART):
+            # One entity with more observations than an extraction holds takes several calls;
+            # the entities resolve to themselves again after the first.
+            result = self.memory.remember("extraction", {
+                "episode_id": source_id, "entities": entities, "facts": facts[start:start + MAX_FACTS_PER_PART],
+                "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
+            })
             self.report.patches += 1
-        self.report.add("observations_new", len(entries))
+            self.report.add("observations_new", result["facts"].get("created", 0))
+            self.report.add("observations_already_present", result["facts"].get("reinforced", 0))
+            if start == 0:
+                self.report.add("entities_new", len(result["entities"]["new"]))
+                self.report.add("entities_resolved", len(result["entities"]["resolved"]))
+                for refused in result["entities"]["refused"]:
+                    self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
 
     # --- relations -------------------------------------------------------------------------------
     def _relation_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
@@ -378,6 +376,8 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
                     continue
                 if is_observation(k):
                     obs.append(k.summary)
+                elif k.kind == "fact" and k.payload.get("predicate") == OBSERVATION and k.status in ("active", "candidate"):
+                    obs.append(str(k.payload.get("value")))
                 elif k.kind == "fact" and k.status in ("active", "candidate") and k.payload.get("subject") == ent.id:
                     target = targets.get(str(k.payload.get("object"))) if k.payload.get("object") else None
                     if target is None and k.payload.get("value") is not None:
