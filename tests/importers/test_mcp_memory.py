@@ -12,7 +12,12 @@ from click.testing import CliRunner
 
 from memory_substrate import Memory
 from memory_substrate.cli.main import main
-from memory_substrate.importers.mcp_memory import export_mcp_memory, import_mcp_memory, map_entity_type, map_predicate
+from memory_substrate.importers.mcp_memory import (
+    export_mcp_memory,
+    import_mcp_memory,
+    map_entity_type,
+    map_predicate,
+)
 
 FIXTURE = Path(__file__).parent / "fixtures" / "mcp_memory.jsonl"
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -157,7 +162,7 @@ def test_a_large_file_streams_with_bounded_memory(tmp_path: Path, make_settings:
         try:
             ticks: list[int] = []
             tracemalloc.start()
-            report = import_mcp_memory(mem, path, progress=lambda done, total, label: ticks.append(done))
+            report = import_mcp_memory(mem, path, progress=lambda done, total, label, ticks=ticks: ticks.append(done))
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         finally:

@@ -146,8 +146,8 @@ def test_compile_trace_draws_four_dimension_bars(site: dict[str, Any]) -> None:
 
 
 def test_namespace_picker_switches_namespace(site: dict[str, Any]) -> None:
-    from selenium.webdriver.support.ui import Select
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
 
     d = _open(site, "/ns/payments/")
     Select(d.find_element(By.ID, "ns-select")).select_by_value("other")
