@@ -18,10 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_mcp_memory import generate  # noqa: E402
+from gen_mcp_memory import generate
 
-from memory_substrate import Memory, Settings  # noqa: E402
-from memory_substrate.importers.mcp_memory import import_mcp_memory  # noqa: E402
+from memory_substrate import Memory, Settings
+from memory_substrate.importers.mcp_memory import import_mcp_memory
 
 
 def main() -> None:

@@ -74,6 +74,8 @@ def main() -> None:
     ap.add_argument("--segments", type=int, default=100_000)
     ap.add_argument("--backend", default="sqlite", choices=["sqlite", "postgres"])
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--store", type=Path, default=None,
+                    help="Keep the built store in this folder and reuse it on the next run (SQLite).")
     args = ap.parse_args()
 
     from starlette.testclient import TestClient
@@ -82,7 +84,9 @@ def main() -> None:
     from memory_substrate.inspect import build_inspector
 
     with tempfile.TemporaryDirectory() as tmp:
-        overrides: dict = {"root": Path(tmp), "embedder": "static"}
+        root = args.store or Path(tmp)
+        reuse = args.store is not None and (root / "info.json").exists()
+        overrides: dict = {"root": root, "embedder": "static"}
         pg = None
         if args.backend == "postgres":
             sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -91,7 +95,12 @@ def main() -> None:
             pg = running_postgres()
             overrides["database_url"] = pg.__enter__()
         mem = Memory(Settings(**overrides), namespace="bench")
-        info = build(mem, args.segments)
+        if reuse:
+            info = json.loads((root / "info.json").read_text())
+        else:
+            info = build(mem, args.segments)
+            if args.store is not None:
+                (root / "info.json").write_text(json.dumps(info))
         client = TestClient(build_inspector(mem))
         ns = "/ns/bench"
         pages = {
@@ -128,6 +137,14 @@ def main() -> None:
             times.append((time.perf_counter() - t) * 1000)
         results["baseline: memory_maintain structure"] = {"p50_ms": round(statistics.median(times), 1),
                                                           "p95_ms": round(_pct(times, 95), 1)}
+        for unit in ("object", "segment"):
+            times = []
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                mem.query("search", {"query": "database migration latency"}, {"max_items": 20, "result_unit": unit})
+                times.append((time.perf_counter() - t) * 1000)
+            results[f"baseline: memory_query search ({unit}s) called directly"] = {
+                "p50_ms": round(statistics.median(times), 1), "p95_ms": round(_pct(times, 95), 1)}
         status = mem.status()
         mem.close()
         if pg is not None:

@@ -35,6 +35,7 @@ from memory_substrate.inspect import data as D
 HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
 CYTOSCAPE = "vendor/cytoscape-3.34.4.min.js"
+NAMESPACES_TTL_S = 5.0
 SECURITY_HEADERS = {
     # Everything is served from the package: no script, style or image from elsewhere.
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -57,6 +58,7 @@ class Inspector:
         self.templates = Jinja2Templates(env=env)
         self.templates.env.globals.update(url=self.url, quote=quote, dims=D.RANK_DIMENSIONS, cytoscape=CYTOSCAPE)
         self._views: dict[str, Memory] = {}
+        self._namespaces: tuple[float, list[str]] | None = None
 
     # --- access ---------------------------------------------------------------------------
     def url(self, path: str) -> str:
@@ -71,7 +73,11 @@ class Inspector:
     def allowed(self, request: Request) -> list[str] | None:
         """Namespaces this request may see; None when no valid token was shown but one is needed."""
         if not self.require_token:
-            return self.memory.store.namespaces() or [self.memory.namespace]
+            now = time.monotonic()
+            if self._namespaces is None or self._namespaces[0] < now:
+                # Listing namespaces scans every object's key; a few seconds of staleness is fine.
+                self._namespaces = (now + NAMESPACES_TTL_S, self.memory.store.namespaces() or [self.memory.namespace])
+            return self._namespaces[1]
         token = self._token(request)
         if not token:
             return None

@@ -17,6 +17,7 @@ from memory_substrate.util import parse_time
 
 PAGE_SIZE = 50
 MAX_GRAPH_NODES = 150
+MAX_RELATIONS_SCANNED = 20_000
 RANK_DIMENSIONS = ("relevance", "recency", "stability", "provenance")
 
 
@@ -45,24 +46,38 @@ def pretty(value: Any) -> str:
 
 # --- overview ------------------------------------------------------------------------------
 def overview(mem: Memory) -> dict[str, Any]:
-    structure = mem.maintain("structure", {}, {})
-    counts = structure["counts"]
+    """Counts, graph-health indicators and the extraction queue. Reads what ``memory_maintain
+    structure`` reads except the vector statistics (a scan of every stored vector: over a second
+    at 100k segments), and caps the relation scan at ``MAX_RELATIONS_SCANNED``."""
     with _read(mem) as s:
+        rows = s.count_objects()
+        segments = s.count_segments()
+        relations = s.list_relations(limit=MAX_RELATIONS_SCANNED + 1)
         jobs = s.job_counts("extract")
         waiting = s.list_jobs(kind="extract", statuses=["pending", "running", "failed"], limit=25)
         titles = s.get_objects([j.target_id for j in waiting])
-        events = s.list_events(limit=10)
-    by_kind = counts.get("by_kind", {})
-    by_status = counts.get("by_status", {})
+        patches = s.list_patches(limit=1)
+    by_type: dict[str, int] = {}
+    by_status: dict[str, dict[str, int]] = {}
+    by_kind: dict[str, dict[str, int]] = {}
+    for object_type, kind, status, n in rows:
+        by_type[object_type] = by_type.get(object_type, 0) + n
+        by_status.setdefault(object_type, {})[status] = by_status.get(object_type, {}).get(status, 0) + n
+        by_kind.setdefault(object_type, {})[kind] = by_kind.get(object_type, {}).get(kind, 0) + n
+    derivations: dict[str, int] = {}
+    for r in relations[:MAX_RELATIONS_SCANNED]:
+        d = r.payload.get("relation_schema", {}).get("derivation", "unknown")
+        derivations[d] = derivations.get(d, 0) + 1
     knowledge_status = by_status.get("knowledge", {})
+    counts = {"objects": sum(by_type.values()), "by_object_type": by_type, "by_status": by_status,
+              "segments": segments, "relations": min(len(relations), MAX_RELATIONS_SCANNED),
+              "relations_capped": len(relations) > MAX_RELATIONS_SCANNED}
     health = {
-        "relations": counts.get("relations", 0),
-        "relations_by_derivation": counts.get("relations_by_derivation", {}),
+        "relations_by_derivation": derivations,
         "stub_nodes": by_kind.get("node", {}).get("stub", 0),
         "contested": knowledge_status.get("contested", 0),
         "candidates": knowledge_status.get("candidate", 0),
         "superseded": knowledge_status.get("superseded", 0),
-        "vectors": counts.get("vectors", {}),
     }
     queue = [
         {
@@ -75,16 +90,16 @@ def overview(mem: Memory) -> dict[str, Any]:
         }
         for j in waiting
     ]
+    store = mem.store
     return {
-        "storage": structure["storage"],
+        "storage": {"backend": store.backend, "location": store.location, "schema_version": store.schema_version()},
         "counts": counts,
         "entities_by_type": by_kind.get("entity", {}),
         "knowledge_by_kind": by_kind.get("knowledge", {}),
         "health": health,
         "jobs": {k: jobs.get(k, 0) for k in ("pending", "running", "done", "failed")},
         "queue": queue,
-        "last_patch_at": structure.get("last_patch_at"),
-        "recent_events": [{"id": e.id, "action": e.action, "object_id": e.object_id, "created_at": e.created_at} for e in events],
+        "last_patch_at": patches[0].created_at if patches else None,
     }
 
 
