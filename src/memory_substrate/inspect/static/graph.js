@@ -20,9 +20,17 @@
               "target-arrow-shape": "triangle", "curve-style": "bezier", "label": "data(label)", "font-size": 8,
               "color": "#6b7385", "text-rotation": "autorotate" } }
         ],
-        layout: { name: "cose", animate: false, nodeRepulsion: 9000, idealEdgeLength: 90 }
+        layout: { name: "preset" }
       });
-      if (cy.zoom() > 1.3) { cy.zoom(1.3); cy.center(); }  // few nodes: keep labels readable
+      // Rings around the focus by hop distance: the focus, its neighbours, then theirs.
+      var focus = cy.nodes("[?focus]");
+      var depth = {};
+      if (focus.length) { cy.elements().breadthFirstSearch({ roots: focus, directed: false,
+        visit: function (v, e, u, i, d) { depth[v.id()] = d; } }); }
+      cy.layout({ name: "concentric", animate: false, minNodeSpacing: 55, avoidOverlap: true,
+                  concentric: function (n) { return 10 - (depth[n.id()] === undefined ? 9 : depth[n.id()]); },
+                  levelWidth: function () { return 1; } }).run();
+      if (cy.zoom() > 1.6) { cy.zoom(1.6); cy.center(); }  // few nodes: keep labels a sensible size
       cy.on("tap", "node", function (evt) {
         var id = evt.target.id();
         window.location.href = box.dataset.base + "/object/" + encodeURIComponent(id);
