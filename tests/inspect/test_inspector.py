@@ -156,3 +156,42 @@ def test_inspector_beside_the_http_transport_takes_its_tokens(memory: Memory, se
         assert page.status_code == 200 and 'href="/inspect/static/app.css"' in page.text
         assert client.get("/inspect/static/vendor/cytoscape-3.34.4.min.js").status_code == 200
         assert client.get("/healthz").status_code == 200
+
+
+def test_inspect_command_serves_on_loopback(tmp_path: Any, backend: str) -> None:
+    """The real entry point: ``memory-substrate inspect`` starts, answers, and stops on SIGTERM."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    if backend != "sqlite":
+        pytest.skip("the command's wiring does not depend on the backend")
+    from tests.inspect.browser import free_port
+
+    mem = Memory.open(root=tmp_path, namespace="cli", embedder="none")
+    mem.ingest("conversation", {"title": "hello", "messages": [{"role": "user", "content": "hi"}]})
+    mem.close()
+    port = free_port()
+    exe = os.path.join(os.path.dirname(sys.executable), "memory-substrate")
+    proc = subprocess.Popen([exe, "--root", str(tmp_path), "--embedder", "none", "inspect", "--port", str(port)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/ns/cli/sources", timeout=2) as resp:
+                    body = resp.read().decode()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise
+                time.sleep(0.2)
+        assert "hello" in body
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+        assert proc.stderr is not None
+        proc.stderr.close()
