@@ -137,6 +137,9 @@ def test_token_access_shows_only_the_tokens_namespace(memory: Memory, seeded: di
 def test_sign_in_form_sets_an_httponly_cookie(memory: Memory, seeded: dict[str, Any]) -> None:
     token = create_token(memory.store, memory.namespace)
     client = TestClient(build_inspector(memory, require_token=True))
+    foreign = client.post("/login", data={"token": token}, headers={"Origin": "https://evil.example"},
+                          follow_redirects=False)
+    assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
     bad = client.post("/login", data={"token": "mst_nope"}, follow_redirects=False)
     assert bad.status_code == 401 and "not valid" in bad.text and "set-cookie" not in bad.headers
     good = client.post("/login", data={"token": token}, follow_redirects=False)

@@ -226,6 +226,10 @@ class Inspector:
         request.state.started = time.perf_counter()
         if request.method == "GET":
             return self.render(request, "login.html")
+        origin = request.headers.get("origin")
+        if origin and origin.rstrip("/") != f"{request.url.scheme}://{request.url.netloc}":
+            # A sign-in posted from another site (login CSRF) would sign the browser into that site's token.
+            return self.render(request, "login.html", status_code=403, message="Sign in from this page.")
         form = await request.form()
         token = str(form.get("token", "")).strip()
         from starlette.concurrency import run_in_threadpool
