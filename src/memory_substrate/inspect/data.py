@@ -111,19 +111,21 @@ def health_report(mem: Memory) -> dict[str, Any]:
 
 # --- search --------------------------------------------------------------------------------
 def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
+    """Search results in one shape for both units: an object result shows its best matched
+    chunk; a segment result is that chunk."""
     result = mem.query("search", {"query": query}, {"max_items": 20, "result_unit": unit})
     items = []
     for it in result.get("items", []):
+        chunk = (it.get("matched_chunks") or [None])[0] or it
         items.append(
             {
-                "id": it.get("id") or f"{it.get('source_id')}#{it.get('segment_id')}",
                 "link_id": it.get("id") or it.get("source_id"),
                 "object_type": it.get("object_type", "segment"),
                 "kind": it.get("kind", ""),
                 "status": it.get("status", ""),
                 "title": it.get("title") or it.get("excerpt", ""),
-                "excerpt": (it.get("matched_chunks") or [{}])[0].get("excerpt") if it.get("matched_chunks") else it.get("excerpt"),
-                "locator": it.get("locator") or ((it.get("matched_chunks") or [{}])[0].get("locator") if it.get("matched_chunks") else None),
+                "excerpt": chunk.get("excerpt"),
+                "locator": chunk.get("locator"),
                 "retrieval_sources": it.get("retrieval_sources", []),
                 "retrieval_ranks": it.get("retrieval_ranks", {}),
                 "rank_score": it.get("rank_score"),
@@ -201,8 +203,11 @@ def timeline(facts: list[dict[str, Any]]) -> dict[str, Any]:
                 "superseded": f.get("status") == "superseded",
             }
         )
-    fmt = lambda ts: datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")  # noqa: E731
-    return {"rows": rows, "start": fmt(lo), "end": fmt(hi)}
+    return {"rows": rows, "start": _fmt(lo), "end": _fmt(hi)}
+
+
+def _fmt(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
 
 
 # --- neighbourhood graph ------------------------------------------------------------------------
