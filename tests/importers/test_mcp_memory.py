@@ -172,3 +172,32 @@ def test_a_large_file_streams_with_bounded_memory(tmp_path: Path, make_settings:
         assert ticks == sorted(ticks) and len(ticks) > 5
     assert peaks[1] < 1.5 * peaks[0], peaks
     assert peaks[1] < 4_000_000 * 0.75, peaks
+
+
+def test_an_interrupted_import_resumes_on_the_next_run(memory: Memory, monkeypatch: Any) -> None:
+    """A part captured before its records were applied (the process died in between) is applied
+    on the next run instead of being mistaken for an unchanged part."""
+    import pytest
+
+    real = memory.remember
+    calls = {"n": 0}
+
+    def dying(mode: str, data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt  # after the first part's records, before the second part's
+        return real(mode, data, options)
+
+    monkeypatch.setattr(memory, "remember", dying)
+    with pytest.raises(KeyboardInterrupt):
+        import_mcp_memory(memory, FIXTURE)
+    monkeypatch.setattr(memory, "remember", real)
+    resumed = import_mcp_memory(memory, FIXTURE)
+    assert resumed["counts"]["parts_resumed"] == 1
+    fresh = memory.for_namespace(memory.namespace + "-ref")
+    reference = import_mcp_memory(fresh, FIXTURE)
+    for name in ("Alice Johnson", "Acme Corp", "Kuzu", "Lisbon", "Quantum Mood", "Project Falcon"):
+        mine = {(f["predicate"], f.get("value"), (f.get("object") or {}).get("name")) for f in _entity(memory, name)["facts"]}
+        theirs = {(f["predicate"], f.get("value"), (f.get("object") or {}).get("name")) for f in _entity(fresh, name)["facts"]}
+        assert mine == theirs, name
+    assert reference["counts"]["entities_new"] == 6

@@ -92,5 +92,14 @@ def store_part(
     return str(result["source_id"]), result["status"] != "noop"
 
 
+def part_done(memory: Memory, source_id: str) -> bool:
+    """Whether a captured part's records were applied. Applying them finishes the part's
+    extraction job; a part captured by an import that stopped before that (a crash, an error)
+    is applied again on the next run, which is safe because extraction reinforces what exists."""
+    with memory.store.read(memory.namespace) as s:
+        job = s.get_job("extract", source_id)
+    return job is not None and job.status == "done"
+
+
 def is_observation(obj: MemoryObject) -> bool:
     return obj.object_type == "knowledge" and obj.kind == "observation" and obj.status not in ("archived", "superseded")

@@ -25,7 +25,7 @@ from typing import Any
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
-from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress
+from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
 
 FORMAT = "markdown"
 SUFFIXES = (".md", ".markdown")
@@ -106,10 +106,13 @@ class MarkdownImporter:
     def _note(self, path: Path) -> None:
         res = self.memory.ingest("markdown", {"path": str(path)})
         if res["status"] == "noop":
-            self.report.add("notes_unchanged")
-            return
-        self.report.patches += 1
-        self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
+            if part_done(self.memory, res["source_id"]):
+                self.report.add("notes_unchanged")
+                return
+            self.report.add("notes_resumed")  # captured by an import that stopped before its links
+        else:
+            self.report.patches += 1
+            self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
         source_id = res["source_id"]
         with self.memory.store.read(self.memory.namespace) as s:
             segments = s.get_segments(source_id)

@@ -50,6 +50,7 @@ from memory_substrate.importers.common import (
     Progress,
     content_hash,
     is_observation,
+    part_done,
     store_part,
 )
 from memory_substrate.ingest.captured import CapturedSegment
@@ -229,11 +230,11 @@ class McpMemoryImporter:
             payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "entity", "line_first": first,
                      "line_last": last, "record_count": len(part)},
         )
-        if not new:
+        if not new and part_done(self.memory, source_id):
             self.report.add("parts_unchanged")
             return
-        self.report.add("parts_new")
-        self.report.patches += 1
+        self.report.add("parts_new" if new else "parts_resumed")
+        self.report.patches += int(new)
         entities = []
         for lineno, rec in part:
             raw_type = str(rec.get("entityType") or "")
@@ -297,11 +298,11 @@ class McpMemoryImporter:
             payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "relation", "line_first": first,
                      "line_last": last, "record_count": len(part)},
         )
-        if not new:
+        if not new and part_done(self.memory, source_id):
             self.report.add("parts_unchanged")
             return
-        self.report.add("parts_new")
-        self.report.patches += 1
+        self.report.add("parts_new" if new else "parts_resumed")
+        self.report.patches += int(new)
         facts = []
         for i, (lineno, rec) in enumerate(part):
             src, dst, rtype = rec.get("from"), rec.get("to"), rec.get("relationType")
