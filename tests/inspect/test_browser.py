@@ -41,9 +41,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def _wait(pred: Any, timeout: float = 15.0) -> Any:
+    """Poll ``pred`` until truthy; an element that went stale or is not there yet (the page is
+    still navigating) counts as not yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+
     deadline = time.monotonic() + timeout
     while True:
-        value = pred()
+        try:
+            value = pred()
+        except (StaleElementReferenceException, NoSuchElementException):
+            value = None
         if value:
             return value
         if time.monotonic() > deadline:
@@ -124,8 +131,7 @@ def test_search_typed_into_the_playground_shows_results(site: dict[str, Any]) ->
     box = d.find_element(By.ID, "q")
     box.send_keys("roll back argo deploy")
     box.send_keys(Keys.ENTER)
-    _wait(lambda: d.find_elements(By.CSS_SELECTOR, "#results .result"))
-    text = d.find_element(By.ID, "results").text
+    text = _wait(lambda: d.find_elements(By.CSS_SELECTOR, "#results .result") and d.find_element(By.ID, "results").text)
     assert "Argo" in text
     assert d.find_elements(By.CSS_SELECTOR, "#results .src")  # retrieval sources shown
     d.find_element(By.CSS_SELECTOR, "input[name=unit][value=segment]").click()
@@ -152,7 +158,7 @@ def test_namespace_picker_switches_namespace(site: dict[str, Any]) -> None:
     d = _open(site, "/ns/payments/")
     Select(d.find_element(By.ID, "ns-select")).select_by_value("other")
     _wait(lambda: d.current_url.endswith("/ns/other/"))
-    assert "other" in d.find_element(By.TAG_NAME, "h1").text
+    assert _wait(lambda: "other" in d.find_element(By.TAG_NAME, "h1").text)
 
 
 def test_screenshots_of_the_main_pages(site: dict[str, Any], tmp_path: Path) -> None:
