@@ -11,6 +11,8 @@ from typing import Any
 import click
 
 from memory_substrate.cli.contracts import contracts as contracts_group
+from memory_substrate.cli.inspect_import import export_mcp_memory_to
+from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 
@@ -144,8 +146,9 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
 @click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
               envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
+@click.option("--inspector", is_flag=True, help="With --transport http: also serve the web inspector at /inspect/ (same tokens).")
 @click.pass_context
-def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str) -> None:
+def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool) -> None:
     """Run the MCP server (stdio by default).
 
     Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
@@ -161,7 +164,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 
-        serve_http(memory, host=host, port=port, toolset=toolset)
+        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector)
         return
     server = build_server(memory, toolset)
     try:
@@ -324,12 +327,12 @@ def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the export to FILE (default: stdout).")
 @click.option("--no-vectors", is_flag=True, help="Leave vectors out (reindex rebuilds them).")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1"]), default="jsonl", show_default=True,
-              help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1", "mcp-memory"]), default="jsonl", show_default=True,
+              help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md); mcp-memory: the reference MCP memory server's file.")
 @click.option("--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns.")
 @click.pass_context
 def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None) -> None:
-    """Export the namespace as JSON Lines (format: docs/postgres.md) or a graph.v1 snapshot; a summary goes to stderr."""
+    """Export the namespace as JSON Lines (format: docs/postgres.md) a graph.v1 snapshot or an mcp-memory file; a summary goes to stderr."""
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
@@ -339,6 +342,10 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
         export_graph(ctx, output, query, _settings, _fail)
         return
     try:
+        if fmt == "mcp-memory":
+            with _memory(ctx) as memory:
+                click.echo(json.dumps(export_mcp_memory_to(memory, output)), err=True)
+            return
         settings = _settings(ctx)
         store = open_store(settings)
         try:
@@ -387,6 +394,7 @@ main.add_command(contracts_group)
 from memory_substrate.cli.derived import register as _register_derived  # noqa: E402
 
 _register_derived(main, _memory, _fail)
+register_inspect_import(main, _memory, _fail)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -63,6 +63,10 @@ def settle(session: StoreSession, new: MemoryObject) -> Settlement:
         return Settlement(new, duplicate_of=same[0])
     predicate = normalize_predicate(str(new.payload.get("predicate", "")))
     different = [o for o in rivals if claim_value(o) != value]
+    if new.memory_source == "imported":
+        # An import is a snapshot of a timeless graph (an MCP memory file, wiki links): its
+        # claims about one subject and predicate sit side by side, none replaces another.
+        different = [o for o in different if o.memory_source != "imported"]
     if not different or predicate in MANY_VALUED_PREDICATES:
         return Settlement(new)
     temporal = new.valid_from is not None

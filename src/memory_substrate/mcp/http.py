@@ -50,6 +50,7 @@ from memory_substrate.app import Memory
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
+INSPECT_PATH = "/inspect"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 TOKEN_PREFIX = "mst_"
 GRACEFUL_SHUTDOWN_S = 10
@@ -171,8 +172,10 @@ def build_app(
     host: str = "127.0.0.1",
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     toolset: str = "substrate",
+    inspector: bool = False,
 ) -> Starlette:
-    """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness).
+    """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness); with
+    ``inspector``, the read-only web inspector at ``/inspect/``, behind the same tokens.
 
     The app does not close the store; the caller owns ``memory``.
     """
@@ -197,8 +200,15 @@ def build_app(
     endpoint = RequireAuthMiddleware(
         RequestBodyLimitMiddleware(route_to_namespace, max_body_bytes), required_scopes=[]
     )
+    routes: list[Any] = [Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"])]
+    if inspector:
+        from starlette.routing import Mount
+
+        from memory_substrate.inspect import build_inspector
+
+        routes.append(Mount(INSPECT_PATH, app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH)))
     return Starlette(
-        routes=[Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"])],
+        routes=routes,
         middleware=[
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StoreTokenVerifier(memory.store))),
             Middleware(AuthContextMiddleware),
@@ -230,6 +240,7 @@ def serve_http(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     log_level: str = "warning",
     toolset: str = "substrate",
+    inspector: bool = False,
 ) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
 
@@ -237,7 +248,7 @@ def serve_http(
     """
     import uvicorn
 
-    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset)
+    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector)
     config = uvicorn.Config(
         app,
         host=host,

@@ -25,9 +25,13 @@ def is_structured(obj: MemoryObject) -> bool:
     return bool(obj.payload.get("subject") and obj.payload.get("predicate"))
 
 
-def pair_score(a: MemoryObject, b: MemoryObject) -> tuple[float, list[str]]:
-    title = _jaccard(_terms(a.title), _terms(b.title))
-    summary = _jaccard(_terms(a.summary), _terms(b.summary))
+def pair_score(
+    a: MemoryObject, b: MemoryObject, a_terms: tuple[set[str], set[str]] | None = None
+) -> tuple[float, list[str]]:
+    """``a_terms``: a's (title, summary) terms when the caller scores one ``a`` against many."""
+    a_title, a_summary = a_terms or (_terms(a.title), _terms(a.summary))
+    title = _jaccard(a_title, _terms(b.title))
+    summary = _jaccard(a_summary, _terms(b.summary))
     score = 0.6 * title + 0.4 * summary
     reasons = []
     if title >= 0.5:
@@ -50,10 +54,11 @@ def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5
     hits = session.search_objects_text(query_terms(f"{obj.title} {obj.summary}")[:40], limit=40)
     candidates = session.get_objects([h.object_id for h in hits if h.object_id != obj.id])
     out: list[dict[str, Any]] = []
+    mine = (_terms(obj.title), _terms(obj.summary))  # once, not once per candidate
     for other in candidates.values():
         if other.object_type != "knowledge" or other.status not in LIVE_KNOWLEDGE_STATUSES or is_structured(other):
             continue
-        score, reasons = pair_score(obj, other)
+        score, reasons = pair_score(obj, other, mine)
         if score >= THRESHOLD and ("title_overlap" in reasons or "summary_overlap" in reasons):
             out.append(
                 {

@@ -1,0 +1,98 @@
+"""CLI commands ``inspect`` (the web inspector) and ``import-from`` (other memory tools' formats)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memory_substrate.errors import MemorySubstrateError
+
+
+def _progress(description: str) -> tuple[Any, Any]:
+    """A rich progress bar on stderr when it is a terminal; (callback, stop) or (None, no-op)."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    task = bar.add_task(description, total=None)
+    bar.start()
+
+    def update(done: int, total: int, label: str) -> None:
+        bar.update(task, completed=done, total=total, description=f"{description}: {label[-40:]}")
+
+    return update, bar.stop
+
+
+def register(main: click.Group, memory_of: Any, fail: Any) -> None:
+    """Add the commands to ``main``; ``memory_of(ctx)`` opens a Memory, ``fail(exc)`` reports an error."""
+
+    @main.command(name="inspect")
+    @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
+    @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+    @click.option("--require-token", is_flag=True,
+                  help="Ask for an HTTP-transport bearer token (sign-in form or Authorization header) and show only its namespace.")
+    @click.pass_context
+    def inspect_command(ctx: click.Context, host: str, port: int, require_token: bool) -> None:
+        """Serve the read-only web inspector for this store (every namespace, or the token's)."""
+        from memory_substrate.inspect import serve_inspector
+
+        if host not in ("127.0.0.1", "localhost", "::1") and not require_token:
+            click.echo("warning: serving beyond loopback without --require-token shows every namespace to anyone "
+                       "who can reach this port", err=True)
+        try:
+            serve_inspector(memory_of(ctx), host=host, port=port, require_token=require_token)
+        except MemorySubstrateError as exc:
+            fail(exc)
+
+    @main.group(name="import-from")
+    def import_from() -> None:
+        """Import memory from another tool; every write is a governed patch (memory_source: imported)."""
+
+    @import_from.command(name="mcp-memory")
+    @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+    @click.option("--scope", default="scope:imported", show_default=True, help="Scope of the imported memory.")
+    @click.pass_context
+    def import_mcp(ctx: click.Context, file: Path, scope: str) -> None:
+        """Import the reference MCP memory server's JSON Lines FILE (entities, observations, relations)."""
+        from memory_substrate.importers.mcp_memory import import_mcp_memory
+
+        _run(ctx, lambda mem, progress: import_mcp_memory(mem, file, scope=scope, progress=progress), file.name)
+
+    @import_from.command(name="markdown")
+    @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+    @click.option("--scope", default="scope:imported", show_default=True, help="Scope of the imported memory.")
+    @click.pass_context
+    def import_md(ctx: click.Context, directory: Path, scope: str) -> None:
+        """Import a folder of Markdown notes (Obsidian, basic-memory): notes, [[links]] and #tags."""
+        from memory_substrate.importers.markdown_notes import import_markdown
+
+        _run(ctx, lambda mem, progress: import_markdown(mem, directory, scope=scope, progress=progress), directory.name)
+
+    def _run(ctx: click.Context, job: Any, label: str) -> None:
+        update, stop = _progress(f"importing {label}")
+        try:
+            with memory_of(ctx) as mem:
+                result = job(mem, update)
+        except MemorySubstrateError as exc:
+            stop()
+            fail(exc)
+            return
+        stop()
+        click.echo(json.dumps(result, indent=2, ensure_ascii=False))
+
+
+def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, int]:
+    """``export --format mcp-memory``: the namespace as the reference MCP memory server's file."""
+    from memory_substrate.importers.mcp_memory import export_mcp_memory
+
+    if output is None:
+        return export_mcp_memory(memory, sys.stdout)
+    with output.open("w", encoding="utf-8") as fh:
+        return export_mcp_memory(memory, fh)

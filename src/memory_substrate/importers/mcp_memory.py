@@ -1,0 +1,395 @@
+"""Import from, and export to, the reference MCP memory server's JSON Lines file.
+
+Format (``@modelcontextprotocol/server-memory``): one JSON object per line,
+``{"type": "entity", "name", "entityType", "observations": [...]}`` or
+``{"type": "relation", "from", "to", "relationType"}``. Names are the entities' identities.
+
+Mapping (docs/importers.md has the full table and the reasons):
+
+* an entity becomes an entity of our taxonomy; ``entityType`` maps onto the nearest of our ten
+  types through ``TYPE_SYNONYMS``; a type with no match is imported as ``pattern`` and listed in
+  the report's ``type_mapping`` (``"<type>": "pattern (no match)"``);
+* each observation becomes a fact ``entity --observation--> "text"`` (a literal value) citing the
+  segment that holds it; the same observation imported again reinforces that fact;
+* a relation becomes a fact ``from --predicate--> to``; ``relationType`` is normalised
+  (``"works at"`` -> ``works_at``) and mapped onto a canonical predicate where one means the
+  same (``part_of`` -> ``contained_in``); relations naming an entity that the store does not
+  hold (after the entity pass) are skipped and reported.
+
+Streaming. The file is read twice, line by line (entities, then relations, so a relation may
+name an entity defined further down). Records are grouped into *parts* with content-defined
+boundaries (a boundary after a record whose name hashes to 0 mod ``BOUNDARY_MODULUS``, or at the
+part cap), and each part is captured as one source with one segment per observation or
+relation. An unchanged part is a no-op, and an edit moves only the parts it touches, so a
+re-import of an unchanged file writes nothing and a re-import of an edited file rewrites little.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from memory_substrate.app import Memory
+from memory_substrate.errors import MemorySubstrateError, ValidationError
+from memory_substrate.graph.keys import entity_any_key
+from memory_substrate.graph.taxonomy import (
+    CANONICAL_PREDICATES,
+    ENTITY_TYPES,
+    MAX_ENTITIES_PER_EPISODE,
+    generic_reason,
+    normalize_name,
+    normalize_predicate,
+)
+from memory_substrate.importers.common import (
+    DEFAULT_SCOPE,
+    ImportReport,
+    Progress,
+    content_hash,
+    is_observation,
+    part_done,
+    store_part,
+)
+from memory_substrate.ingest.captured import CapturedSegment
+
+FORMAT = "mcp-memory"
+BOUNDARY_MODULUS = 7
+MAX_FACTS_PER_PART = 100
+MAX_OBSERVATIONS_PER_PART = 90  # one extraction holds at most 100 facts
+OBSERVATION = "observation"  # the predicate of an imported observation (a fact with a literal value)
+OBSERVATION_CHARS = 10_000
+MAX_LINE_BYTES = 1_000_000
+PROGRESS_BYTES = 128 * 1024
+
+TYPE_SYNONYMS: dict[str, str] = {
+    **{t: t for t in ENTITY_TYPES},
+    **dict.fromkeys(["people", "human", "user", "individual", "contact", "author", "customer", "employee", "developer",
+                     "engineer", "persona", "character"], "person"),
+    **dict.fromkeys(["org", "organisation", "company", "business", "team", "group", "institution", "agency",
+                     "vendor", "client", "startup", "department", "corporation", "university"], "organization"),
+    **dict.fromkeys(["repo", "repository", "product", "initiative", "program", "programme", "codebase"], "project"),
+    **dict.fromkeys(["app", "application", "api", "system", "server", "microservice", "website", "platform",
+                     "endpoint", "backend", "frontend", "bot"], "service"),
+    **dict.fromkeys(["tool", "library", "framework", "language", "programming_language", "software", "database",
+                     "package", "technology_stack", "protocol", "model", "sdk", "runtime", "os"], "technology"),
+    **dict.fromkeys(["concept", "idea", "practice", "approach", "method", "methodology", "principle", "topic",
+                     "theme", "design_pattern", "best_practice", "skill", "preference", "habit"], "pattern"),
+    **dict.fromkeys(["env", "location", "place", "region", "cluster", "host", "machine", "stage", "city", "country",
+                     "infrastructure"], "environment"),
+    **dict.fromkeys(["doc", "file", "note", "article", "book", "paper", "page", "spec", "specification", "report",
+                     "document_file", "url", "link"], "document"),
+    **dict.fromkeys(["kpi", "measure", "measurement", "statistic", "number", "goal"], "metric"),
+    **dict.fromkeys(["choice", "resolution", "adr", "plan", "policy", "rule"], "decision"),
+}
+FALLBACK_TYPE = "pattern"
+
+PREDICATE_SYNONYMS: dict[str, str] = {
+    "part_of": "contained_in", "is_part_of": "contained_in", "belongs_to": "contained_in", "is_in": "contained_in",
+    "has_part": "contains", "includes": "contains", "has": "contains",
+    "depends": "depends_on", "requires": "depends_on", "needs": "depends_on",
+    "created": "authored", "wrote": "authored", "created_by": "authored_by", "written_by": "authored_by",
+    "is_using": "uses", "use": "uses", "is_used_by": "used_by",
+    "owner_of": "owns", "owned": "owns", "is_owned_by": "owned_by",
+    "manage": "manages", "is_managed_by": "managed_by", "runs_on": "deployed_to", "deployed_on": "deployed_to",
+    "integrates": "integrates_with", "replaces": "replaced", "is_replaced_by": "replaced_by",
+    "implement": "implements", "host": "hosts", "decides": "decided", "block": "blocks",
+}
+
+
+def map_entity_type(raw: str) -> tuple[str, bool]:
+    """Our entity type for an ``entityType``, and whether a real match was found."""
+    key = normalize_predicate(raw or "")
+    if key in TYPE_SYNONYMS:
+        return TYPE_SYNONYMS[key], True
+    if key.endswith("s") and key[:-1] in TYPE_SYNONYMS:
+        return TYPE_SYNONYMS[key[:-1]], True
+    return FALLBACK_TYPE, False
+
+
+def map_predicate(raw: str) -> str | None:
+    """A predicate our schema accepts for a ``relationType``: canonical where one means the same."""
+    pred = normalize_predicate(raw or "")
+    pred = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in pred).strip("_")
+    while "__" in pred:
+        pred = pred.replace("__", "_")
+    if not pred or not pred[0].isalpha():
+        return None
+    pred = PREDICATE_SYNONYMS.get(pred, pred)[:64]
+    return pred
+
+
+def _records(path: Path, wanted: str, report: ImportReport | None, progress: Progress | None,
+             done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) of every record of type ``wanted``, read one line at a time."""
+    with path.open("rb") as fh:
+        read = reported = 0
+        for lineno, raw in enumerate(fh, start=1):
+            read += len(raw)
+            if progress is not None and (lineno % 200 == 0 or read - reported >= PROGRESS_BYTES):
+                reported = read
+                progress(done_before + read, total, f"{wanted}s, line {lineno}")
+            if not raw.strip():
+                continue
+            if len(raw) > MAX_LINE_BYTES:
+                if report is not None:
+                    report.skip("line_too_long", line=lineno, bytes=len(raw))
+                continue
+            try:
+                rec = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+                if report is not None:
+                    report.skip("invalid_json", line=lineno, error=str(exc)[:200])
+                continue
+            if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
+                if report is not None:
+                    report.skip("unknown_record_type", line=lineno, type=str(rec.get("type") if isinstance(rec, dict) else type(rec).__name__))
+                continue
+            if rec["type"] == wanted:
+                yield lineno, rec
+        if progress is not None:
+            progress(done_before + read, total, f"{wanted}s done")
+
+
+def _boundary(name: str) -> bool:
+    return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % BOUNDARY_MODULUS == 0
+
+
+class McpMemoryImporter:
+    def __init__(self, memory: Memory, path: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
+        self.memory = memory
+        self.path = path.expanduser().resolve()
+        self.scope = scope
+        self.progress = progress
+        self.report = ImportReport(FORMAT, str(self.path))
+        self.type_mapping: dict[str, str] = {}
+        self.reason = f"imported from the MCP memory server file {self.path.name}"
+
+    def run(self) -> dict[str, Any]:
+        if not self.path.is_file():
+            raise ValidationError(f"{self.path} is not a file", details={"path": str(self.path)})
+        total = os.path.getsize(self.path) * 2
+        part: list[tuple[int, dict[str, Any]]] = []
+        for lineno, rec in _records(self.path, "entity", self.report, self.progress, 0, total):
+            name = rec.get("name")
+            if not isinstance(name, str) or not name.strip():
+                self.report.skip("entity_without_name", line=lineno)
+                continue
+            part.append((lineno, rec))
+            observations = sum(len(r.get("observations") or []) for _, r in part)
+            if observations > MAX_OBSERVATIONS_PER_PART and len(part) > 1:
+                self._entity_part(part[:-1])  # this entity's observations would overflow the part
+                part = part[-1:]
+                observations = len(rec.get("observations") or [])
+            if len(part) >= MAX_ENTITIES_PER_EPISODE or observations >= MAX_OBSERVATIONS_PER_PART or _boundary(name):
+                self._entity_part(part)
+                part = []
+        if part:
+            self._entity_part(part)
+        part = []
+        for lineno, rec in _records(self.path, "relation", None, self.progress, total // 2, total):
+            part.append((lineno, rec))
+            if len(part) >= MAX_FACTS_PER_PART or _boundary(f"{rec.get('from')}|{rec.get('relationType')}|{rec.get('to')}"):
+                self._relation_part(part)
+                part = []
+        if part:
+            self._relation_part(part)
+        self.report.notes["type_mapping"] = self.type_mapping
+        return self.report.to_dict()
+
+    # --- entities and observations --------------------------------------------------------------
+    def _entity_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
+        segments: list[CapturedSegment] = []
+        where: dict[tuple[int, int], str] = {}  # (line, observation index or -1) -> segment id
+        for lineno, rec in part:
+            raw_type = str(rec.get("entityType") or "")
+            segments.append(CapturedSegment(
+                text=f"{rec['name']} ({raw_type or 'untyped'})",
+                locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "record": "entity"},
+                metadata={"record": "entity", "name": rec["name"], "entity_type": raw_type},
+            ))
+            where[(lineno, -1)] = f"seg-{len(segments)}"
+            for i, obs in enumerate(rec.get("observations") or []):
+                if not isinstance(obs, str) or not obs.strip():
+                    continue
+                segments.append(CapturedSegment(
+                    text=obs,
+                    locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "observation": i},
+                    metadata={"record": "observation", "name": rec["name"]},
+                ))
+                where[(lineno, i)] = f"seg-{len(segments)}"
+        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
+        digest = content_hash(lines)
+        first, last = part[0][0], part[-1][0]
+        source_id, new = store_part(
+            self.memory, uri=f"{FORMAT}:{self.path}#entities:{digest[:20]}", fingerprint=digest,
+            title=f"{self.path.name}: entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]} (lines {first}-{last})",
+            segments=segments, adapter="mcp_memory_import",
+            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "entity", "line_first": first,
+                     "line_last": last, "record_count": len(part)},
+        )
+        if not new and part_done(self.memory, source_id):
+            self.report.add("parts_unchanged")
+            return
+        self.report.add("parts_new" if new else "parts_resumed")
+        self.report.patches += int(new)
+        entities = []
+        for lineno, rec in part:
+            raw_type = str(rec.get("entityType") or "")
+            etype, matched = map_entity_type(raw_type)
+            self.type_mapping.setdefault(raw_type, etype if matched else f"{etype} (no match)")
+            why = generic_reason(rec["name"])
+            if why:
+                self.report.skip(f"entity_{why}", line=lineno, name=rec["name"],
+                                 observations=len(rec.get("observations") or []))
+                continue
+            entities.append({"name": rec["name"][:200], "type": etype,
+                             "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]})
+        if not entities:
+            return
+        kept = {normalize_name(e["name"]) for e in entities}
+        facts = []
+        for lineno, rec in part:
+            if normalize_name(rec["name"][:200]) not in kept:
+                continue
+            for i, obs in enumerate(rec.get("observations") or []):
+                if not isinstance(obs, str) or not obs.strip():
+                    self.report.skip("empty_observation", line=lineno, observation=i)
+                    continue
+                text = obs.strip()
+                if len(text) > OBSERVATION_CHARS:
+                    self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
+                    text = text[:OBSERVATION_CHARS]
+                facts.append({"subject": rec["name"][:200], "predicate": OBSERVATION, "value": text,
+                              "segment_ids": [where[(lineno, i)]]})
+        for start in range(0, max(len(facts), 1), MAX_FACTS_PER_PART):
+            # One entity with more observations than an extraction holds takes several calls;
+            # the entities resolve to themselves again after the first.
+            result = self.memory.remember("extraction", {
+                "episode_id": source_id, "entities": entities, "facts": facts[start:start + MAX_FACTS_PER_PART],
+                "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
+            })
+            self.report.patches += 1
+            self.report.add("observations_new", result["facts"].get("created", 0))
+            self.report.add("observations_already_present", result["facts"].get("reinforced", 0))
+            if start == 0:
+                self.report.add("entities_new", len(result["entities"]["new"]))
+                self.report.add("entities_resolved", len(result["entities"]["resolved"]))
+                for refused in result["entities"]["refused"]:
+                    self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
+
+    # --- relations -------------------------------------------------------------------------------
+    def _relation_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
+        segments = []
+        for lineno, rec in part:
+            segments.append(CapturedSegment(
+                text=f"{rec.get('from')} {rec.get('relationType')} {rec.get('to')}",
+                locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "record": "relation"},
+                metadata={"record": "relation"},
+            ))
+        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
+        digest = content_hash(lines)
+        first, last = part[0][0], part[-1][0]
+        source_id, new = store_part(
+            self.memory, uri=f"{FORMAT}:{self.path}#relations:{digest[:20]}", fingerprint=digest,
+            title=f"{self.path.name}: relations (lines {first}-{last})", segments=segments, adapter="mcp_memory_import",
+            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "relation", "line_first": first,
+                     "line_last": last, "record_count": len(part)},
+        )
+        if not new and part_done(self.memory, source_id):
+            self.report.add("parts_unchanged")
+            return
+        self.report.add("parts_new" if new else "parts_resumed")
+        self.report.patches += int(new)
+        facts = []
+        for i, (lineno, rec) in enumerate(part):
+            src, dst, rtype = rec.get("from"), rec.get("to"), rec.get("relationType")
+            if not all(isinstance(v, str) and v.strip() for v in (src, dst, rtype)):
+                self.report.skip("relation_incomplete", line=lineno)
+                continue
+            predicate = map_predicate(str(rtype))
+            if predicate is None:
+                self.report.skip("relation_type_unusable", line=lineno, relation_type=rtype)
+                continue
+            subject, target = self._entity(str(src)), self._entity(str(dst))
+            if subject is None or target is None:
+                self.report.skip("relation_unknown_entity", line=lineno,
+                                 name=str(src) if subject is None else str(dst))
+                continue
+            facts.append({"subject": subject, "predicate": predicate, "object": target, "segment_ids": [f"seg-{i + 1}"]})
+            if predicate in CANONICAL_PREDICATES and normalize_predicate(str(rtype)) != predicate:
+                self.report.notes.setdefault("predicate_mapping", {})[str(rtype)] = predicate
+        if not facts:
+            return
+        try:
+            result = self.memory.remember("extraction", {
+                "episode_id": source_id, "entities": [], "facts": facts, "reason": self.reason,
+                "memory_source": "imported", "scope_refs": [self.scope],
+            })
+        except MemorySubstrateError as exc:
+            self.report.skip("relation_part_rejected", lines=[first, last], error=exc.message[:300])
+            return
+        self.report.patches += 1
+        self.report.add("relations_new", result["facts"].get("created", 0))
+        self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
+        self.report.add("relations_contested", result["facts"].get("contested", 0))
+
+    def _entity(self, name: str) -> str | None:
+        with self.memory.store.read(self.memory.namespace) as s:
+            ids = sorted({oid for _, oid in s.find_keys([entity_any_key(name)])})
+            live = [o.id for o in s.get_objects(ids).values() if o.object_type == "entity" and o.status == "active"]
+        exact = live[:1] if len(live) == 1 else []
+        return exact[0] if exact else None
+
+
+def import_mcp_memory(memory: Memory, path: str | Path, *, scope: str = DEFAULT_SCOPE,
+                      progress: Progress | None = None) -> dict[str, Any]:
+    """Import a reference MCP memory server file (JSON Lines) into ``memory``'s namespace.
+
+    Raises ``ValidationError`` if ``path`` is not a file; bad records are skipped and reported.
+    """
+    return McpMemoryImporter(memory, Path(path), scope=scope, progress=progress).run()
+
+
+# --- export ----------------------------------------------------------------------------------------
+def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict[str, int]:
+    """Write the namespace's entities (with their observations and literal facts as observations)
+    and its current entity-to-entity facts as the reference server's JSON Lines. Returns counts."""
+    counts = {"entities": 0, "relations": 0, "observations": 0}
+    offset = 0
+    while True:
+        with memory.store.read(memory.namespace) as s:
+            ents = s.list_objects(object_types=["entity"], statuses=["active"], order="created_asc", limit=batch,
+                                  offset=offset)
+            if not ents:
+                break
+            rels = s.relations_of([e.id for e in ents], limit=1_000_000)
+            about = sorted({r.source_id for r in rels if r.rel_type == "about"})
+            knowledge = s.get_objects(about)
+            targets = s.get_objects(sorted({str(k.payload.get("object")) for k in knowledge.values()
+                                            if k.payload.get("object")}))
+        for ent in ents:
+            obs: list[str] = []
+            for k in sorted(knowledge.values(), key=lambda o: (o.created_at, o.id)):
+                if ent.id not in k.subject_refs:
+                    continue
+                if is_observation(k):
+                    obs.append(k.summary)
+                elif k.kind == "fact" and k.payload.get("predicate") == OBSERVATION and k.status in ("active", "candidate"):
+                    obs.append(str(k.payload.get("value")))
+                elif k.kind == "fact" and k.status in ("active", "candidate") and k.payload.get("subject") == ent.id:
+                    target = targets.get(str(k.payload.get("object"))) if k.payload.get("object") else None
+                    if target is None and k.payload.get("value") is not None:
+                        obs.append(f"{str(k.payload['predicate']).replace('_', ' ')} {k.payload['value']}")
+                    elif target is not None and target.object_type == "entity":
+                        out.write(json.dumps({"type": "relation", "from": ent.title, "to": target.title,
+                                              "relationType": k.payload["predicate"]}, ensure_ascii=False) + "\n")
+                        counts["relations"] += 1
+            out.write(json.dumps({"type": "entity", "name": ent.title, "entityType": ent.kind, "observations": obs},
+                                 ensure_ascii=False) + "\n")
+            counts["entities"] += 1
+            counts["observations"] += len(obs)
+        offset += len(ents)
+    return counts

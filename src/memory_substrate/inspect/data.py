@@ -1,0 +1,387 @@
+"""What each inspector page shows, read through the public ``Memory`` API and read-only sessions.
+
+Every function here only reads: it opens ``store.read`` sessions or calls read modes of
+``memory_query`` / ``memory_maintain`` (``structure``, ``report``, ``search``, ``facts``). Page
+templates receive plain dicts and lists, never storage objects with methods.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+from memory_substrate.app import Memory
+from memory_substrate.models import MemoryObject
+from memory_substrate.util import parse_time
+
+PAGE_SIZE = 50
+MAX_GRAPH_NODES = 150
+MAX_RELATIONS_SCANNED = 20_000
+RANK_DIMENSIONS = ("relevance", "recency", "stability", "provenance")
+
+
+def _read(mem: Memory) -> Any:
+    return mem.store.read(mem.namespace)
+
+
+def obj_row(obj: MemoryObject) -> dict[str, Any]:
+    return {
+        "id": obj.id,
+        "object_type": obj.object_type,
+        "kind": obj.kind,
+        "status": obj.status,
+        "title": obj.title,
+        "summary": obj.summary,
+        "updated_at": obj.updated_at,
+        "confidence": obj.confidence,
+        "memory_source": obj.memory_source,
+    }
+
+
+def pretty(value: Any) -> str:
+    """JSON for a <pre> block (the template escapes it)."""
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=True)
+
+
+# --- overview ------------------------------------------------------------------------------
+def overview(mem: Memory) -> dict[str, Any]:
+    """Counts, graph-health indicators and the extraction queue. Reads what ``memory_maintain
+    structure`` reads except the vector statistics (a scan of every stored vector: over a second
+    at 100k segments), and caps the relation scan at ``MAX_RELATIONS_SCANNED``."""
+    with _read(mem) as s:
+        rows = s.count_objects()
+        segments = s.count_segments()
+        relations = s.list_relations(limit=MAX_RELATIONS_SCANNED + 1)
+        jobs = s.job_counts("extract")
+        waiting = s.list_jobs(kind="extract", statuses=["pending", "running", "failed"], limit=25)
+        titles = s.get_objects([j.target_id for j in waiting])
+        patches = s.list_patches(limit=1)
+    by_type: dict[str, int] = {}
+    by_status: dict[str, dict[str, int]] = {}
+    by_kind: dict[str, dict[str, int]] = {}
+    for object_type, kind, status, n in rows:
+        by_type[object_type] = by_type.get(object_type, 0) + n
+        by_status.setdefault(object_type, {})[status] = by_status.get(object_type, {}).get(status, 0) + n
+        by_kind.setdefault(object_type, {})[kind] = by_kind.get(object_type, {}).get(kind, 0) + n
+    derivations: dict[str, int] = {}
+    for r in relations[:MAX_RELATIONS_SCANNED]:
+        d = r.payload.get("relation_schema", {}).get("derivation", "unknown")
+        derivations[d] = derivations.get(d, 0) + 1
+    knowledge_status = by_status.get("knowledge", {})
+    counts = {"objects": sum(by_type.values()), "by_object_type": by_type, "by_status": by_status,
+              "segments": segments, "relations": min(len(relations), MAX_RELATIONS_SCANNED),
+              "relations_capped": len(relations) > MAX_RELATIONS_SCANNED}
+    health = {
+        "relations_by_derivation": derivations,
+        "stub_nodes": by_kind.get("node", {}).get("stub", 0),
+        "contested": knowledge_status.get("contested", 0),
+        "candidates": knowledge_status.get("candidate", 0),
+        "superseded": knowledge_status.get("superseded", 0),
+    }
+    queue = [
+        {
+            "episode_id": j.target_id,
+            "title": titles[j.target_id].title if j.target_id in titles else "(missing source)",
+            "status": j.status,
+            "attempts": j.attempts,
+            "updated_at": j.updated_at,
+            "error": j.error,
+        }
+        for j in waiting
+    ]
+    store = mem.store
+    return {
+        "storage": {"backend": store.backend, "location": store.location, "schema_version": store.schema_version()},
+        "counts": counts,
+        "entities_by_type": by_kind.get("entity", {}),
+        "knowledge_by_kind": by_kind.get("knowledge", {}),
+        "health": health,
+        "jobs": {k: jobs.get(k, 0) for k in ("pending", "running", "done", "failed")},
+        "queue": queue,
+        "last_patch_at": patches[0].created_at if patches else None,
+    }
+
+
+def health_report(mem: Memory) -> dict[str, Any]:
+    """The full ``report`` (graph health included): heavier than every other page, so on its own."""
+    report = mem.maintain("report", {}, {"max_items": 20, "detail": "full"})  # the page lists insights
+    return {"graph_health": report.get("graph_health", {}), "counts": report.get("counts", {}), "report": report}
+
+
+# --- search --------------------------------------------------------------------------------
+def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
+    """Search results in one shape for both units: an object result shows its best matched
+    chunk; a segment result is that chunk."""
+    result = mem.query("search", {"query": query}, {"max_items": 20, "result_unit": unit, "detail": "full"})  # scores shown
+    items = []
+    for it in result.get("items", []):
+        chunk = (it.get("matched_chunks") or [None])[0] or it
+        items.append(
+            {
+                "link_id": it.get("id") or it.get("source_id"),
+                "object_type": it.get("object_type", "segment"),
+                "kind": it.get("kind", ""),
+                "status": it.get("status", ""),
+                "title": it.get("title") or it.get("excerpt", ""),
+                "excerpt": chunk.get("excerpt"),
+                "locator": chunk.get("locator"),
+                "retrieval_sources": it.get("retrieval_sources", []),
+                "retrieval_ranks": it.get("retrieval_ranks", {}),
+                "rank_score": it.get("rank_score"),
+                "lexical_score": it.get("lexical_score"),
+                "semantic_score": it.get("semantic_score"),
+            }
+        )
+    return {"items": items, "count": len(items)}
+
+
+# --- entities and facts ----------------------------------------------------------------------
+def entities(mem: Memory, entity_type: str | None, name: str | None) -> list[dict[str, Any]]:
+    if name:
+        found = mem.query("entities", {"name": name, **({"type": entity_type} if entity_type else {})},
+                          {"max_items": PAGE_SIZE, "max_facts": 0})
+        return [{"id": e["id"], "title": e["name"], "kind": e["type"], "status": e["status"],
+                 "mentions": e.get("mentions", 0), "aliases": e.get("aliases", [])} for e in found["items"]]
+    with _read(mem) as s:
+        objs = s.list_objects(object_types=["entity"], kinds=[entity_type] if entity_type else None, limit=PAGE_SIZE * 2)
+    return [{"id": o.id, "title": o.title, "kind": o.kind, "status": o.status,
+             "mentions": o.metadata.get("mentions", 0), "aliases": o.payload.get("aliases") or []} for o in objs]
+
+
+def _iso(ts: str | None) -> float | None:
+    if not ts:
+        return None
+    try:
+        return parse_time(ts).timestamp()
+    except (ValueError, TypeError):
+        return None
+
+
+def entity(mem: Memory, entity_id: str) -> dict[str, Any] | None:
+    with _read(mem) as s:
+        obj = s.get_object(entity_id)
+    if obj is None or obj.object_type != "entity":
+        return None
+    facts: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    for role in ("subject", "object"):
+        res = mem.query("facts", {role: entity_id, "include_superseded": True}, {"max_items": 500})
+        for f in res["items"]:
+            if f["id"] not in seen:
+                seen.add(f["id"])
+                facts.append({**f, "role": role})
+    return {"entity": obj_row(obj) | {"aliases": obj.payload.get("aliases") or [], "metadata": obj.metadata},
+            "timeline": timeline(facts), "facts": facts}
+
+
+def timeline(facts: list[dict[str, Any]]) -> dict[str, Any]:
+    """Facts laid out on one time axis: each a bar from valid_from to valid_until (or now), in
+    rows grouped by predicate so a superseded value sits just above the one that replaced it."""
+    now = datetime.now(UTC).timestamp()
+    spans = []
+    for f in facts:
+        start = _iso(f.get("valid_from")) or now
+        end = _iso(f.get("valid_until")) or now
+        spans.append((f, start, max(end, start)))
+    if not spans:
+        return {"rows": [], "start": None, "end": None}
+    lo = min(s for _, s, _ in spans)
+    hi = max(max(e for _, _, e in spans), now)
+    width = max(hi - lo, 1.0)
+    rows = []
+    spans.sort(key=lambda t: (str(t[0].get("predicate")), t[1]))
+    for f, start, end in spans:
+        target = (f.get("object") or {}).get("name") or (f.get("object") or {}).get("id") or f.get("value")
+        rows.append(
+            {
+                "fact": f,
+                "label": f"{f['subject'].get('name') or f['subject'].get('id')} {f.get('predicate')} {target}",
+                "left": round((start - lo) / width * 100, 2),
+                "width": max(round((end - start) / width * 100, 2), 0.8),
+                "open": not f.get("valid_until"),
+                "superseded": f.get("status") == "superseded",
+            }
+        )
+    return {"rows": rows, "start": _fmt(lo), "end": _fmt(hi)}
+
+
+def _fmt(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%d %H:%M")
+
+
+# --- neighbourhood graph ------------------------------------------------------------------------
+def default_focus(mem: Memory) -> str | None:
+    with _read(mem) as s:
+        ents = s.list_objects(object_types=["entity"], limit=1)
+        if ents:
+            return ents[0].id
+        objs = s.list_objects(limit=1)
+    return objs[0].id if objs else None
+
+
+def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
+    """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape."""
+    depth = max(1, min(depth, 2))
+    with _read(mem) as s:
+        nodes: set[str] = {focus}
+        edges: dict[str, Any] = {}
+        frontier = [focus]
+        for _ in range(depth):
+            if not frontier or len(nodes) >= MAX_GRAPH_NODES:
+                break
+            found = s.relations_of(frontier, limit=MAX_GRAPH_NODES * 3)
+            nxt = []
+            for r in found:
+                for end in (r.source_id, r.target_id):
+                    if end not in nodes and len(nodes) < MAX_GRAPH_NODES:
+                        nodes.add(end)
+                        nxt.append(end)
+                if r.source_id in nodes and r.target_id in nodes:
+                    edges[r.id] = r
+            frontier = nxt
+        objs = s.get_objects(sorted(nodes))
+    out_nodes = []
+    for nid in sorted(nodes):
+        o = objs.get(nid)
+        out_nodes.append(
+            {"data": {"id": nid, "label": (o.title if o else nid)[:60], "type": o.object_type if o else "missing",
+                      "kind": o.kind if o else "", "status": o.status if o else "", "focus": nid == focus}}
+        )
+    out_edges = [
+        {"data": {"id": r.id, "source": r.source_id, "target": r.target_id, "label": r.rel_type,
+                  "derivation": r.payload.get("relation_schema", {}).get("derivation", "")}}
+        for r in edges.values()
+    ]
+    return {"focus": focus, "nodes": out_nodes, "edges": out_edges, "truncated": len(nodes) >= MAX_GRAPH_NODES}
+
+
+# --- objects, sources, log -------------------------------------------------------------------------
+def object_detail(mem: Memory, object_id: str) -> dict[str, Any] | None:
+    with _read(mem) as s:
+        obj = s.get_object(object_id)
+        if obj is None:
+            return None
+        rels = s.relations_of([object_id], limit=200)
+        events = s.list_events(object_id=object_id, limit=50)
+    return {
+        "object": obj_row(obj),
+        "json": pretty(obj.to_dict()),
+        "relations": [{"rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id,
+                       "derivation": r.payload.get("relation_schema", {}).get("derivation", "")} for r in rels],
+        "events": [{"id": e.id, "action": e.action, "patch_id": e.patch_id, "created_at": e.created_at,
+                    "data": pretty(e.data)} for e in events],
+    }
+
+
+def sources(mem: Memory, page: int) -> dict[str, Any]:
+    with _read(mem) as s:
+        objs = s.list_objects(object_types=["source"], limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
+    rows = [obj_row(o) | {"segment_count": o.metadata.get("segment_count"), "uri": o.metadata.get("uri")}
+            for o in objs[:PAGE_SIZE]]
+    return {"rows": rows, "page": page, "has_next": len(objs) > PAGE_SIZE}
+
+
+def source(mem: Memory, source_id: str, page: int) -> dict[str, Any] | None:
+    with _read(mem) as s:
+        obj = s.get_object(source_id)
+        if obj is None or obj.object_type != "source":
+            return None
+        segs = s.get_segments(source_id, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
+        total = s.count_segments(source_id)
+    return {
+        "source": obj_row(obj) | {"uri": obj.metadata.get("uri"), "payload": pretty(obj.payload),
+                                  "frontmatter": obj.payload.get("frontmatter")},
+        "segments": [{"id": g.id, "ordinal": g.ordinal, "text": g.text, "locator": g.locator,
+                      "locator_json": json.dumps(g.locator, ensure_ascii=False), "metadata": g.metadata}
+                     for g in segs[:PAGE_SIZE]],
+        "total": total,
+        "page": page,
+        "has_next": len(segs) > PAGE_SIZE,
+    }
+
+
+def log(mem: Memory, limit: int = 50) -> dict[str, Any]:
+    with _read(mem) as s:
+        patches = s.list_patches(limit=limit)
+        events = s.list_events(limit=limit * 4)
+    by_patch: dict[str, list[dict[str, Any]]] = {}
+    for e in events:
+        by_patch.setdefault(e.patch_id, []).append(
+            {"id": e.id, "action": e.action, "object_id": e.object_id, "created_at": e.created_at, "data": pretty(e.data)}
+        )
+    return {
+        "patches": [{"id": p.id, "tool": p.tool, "mode": p.mode, "reason": p.reason, "created_at": p.created_at,
+                     "operations": p.operations, "events": by_patch.get(p.id, [])} for p in patches],
+    }
+
+
+# --- traces and procedures ---------------------------------------------------------------------
+def _dims(candidate: dict[str, Any]) -> dict[str, float]:
+    """The four ranking dimensions of one compile candidate, wherever the trace keeps them."""
+    for holder in (candidate.get("dimensions"), candidate.get("scores"), candidate.get("components"), candidate):
+        if isinstance(holder, dict):
+            found = {d: float(holder[d]) for d in RANK_DIMENSIONS if isinstance(holder.get(d), int | float)}
+            if found:
+                return found
+    return {}
+
+
+def _candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+    for key in ("candidates", "ranked", "items", "scored"):
+        value = data.get(key)
+        if isinstance(value, list) and value and all(isinstance(c, dict) for c in value):
+            return value
+    out: list[dict[str, Any]] = []
+    for key in ("selected", "dropped", "excluded"):
+        value = data.get(key)
+        if isinstance(value, list):
+            out.extend({**c, "_group": key} for c in value if isinstance(c, dict))
+    return out
+
+
+def compile_candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for c in _candidates(data):
+        dims = _dims(c)
+        score = c.get("score", c.get("final_score", c.get("total")))
+        rows.append({
+            "id": c.get("id") or c.get("object_id") or c.get("ref") or "",
+            "title": c.get("title") or c.get("text") or "",
+            "dims": dims,
+            "score": score if isinstance(score, int | float) else None,
+            "selected": c.get("selected", c.get("_group") == "selected" if "_group" in c else None),
+        })
+    return rows
+
+
+def traces(mem: Memory, kind: str) -> list[dict[str, Any]]:
+    with _read(mem) as s:
+        found = s.list_traces(kind=kind, limit=PAGE_SIZE)
+    return [{"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
+             "task": t.data.get("task") or t.data.get("query") or t.data.get("episode_id") or "",
+             "candidates": len(_candidates(t.data))} for t in found]
+
+
+def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
+    with _read(mem) as s:
+        t = s.get_trace(trace_id)
+    if t is None:
+        return None
+    return {"trace": {"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
+                      "task": t.data.get("task") or t.data.get("query") or ""},
+            "candidates": compile_candidates(t.data), "dimensions": RANK_DIMENSIONS, "json": pretty(t.data)}
+
+
+def procedures(mem: Memory) -> list[dict[str, Any]]:
+    with _read(mem) as s:
+        objs = s.list_objects(object_types=["knowledge"], kinds=["procedure"], limit=PAGE_SIZE * 2)
+    return [
+        obj_row(o) | {
+            "procedure_kind": o.payload.get("procedure_kind", ""),
+            "text": o.payload.get("text", o.summary),
+            "observation_count": o.payload.get("observation_count", 0),
+            "source_episodes": o.payload.get("source_episodes") or [],
+        }
+        for o in objs
+    ]
