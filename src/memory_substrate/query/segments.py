@@ -15,6 +15,7 @@ from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
+from memory_substrate.retrieval.types import RankedSegment
 from memory_substrate.retrieval.types import Segment as RankSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -81,9 +82,11 @@ class _Fetcher:
         return out
 
 
-def search_segments(
+def ranked_segments(
     rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
-) -> list[dict[str, Any]]:
+) -> list[tuple[Segment, RankedSegment]]:
+    """The segment ranker's answer with each segment's full record, best first (search and the
+    context compiler's episode recall share it)."""
     source_ids = filters.get("source_ids")
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
@@ -110,11 +113,14 @@ def search_segments(
         query_vector=qvec,
         limit=max_items,
     )
+    return [(fetch.rows[r.segment_id], r) for r in ranked if r.segment_id in fetch.rows]
+
+
+def search_segments(
+    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
+) -> list[dict[str, Any]]:
     items = []
-    for r in ranked:
-        seg = fetch.rows.get(r.segment_id)
-        if seg is None:
-            continue
+    for seg, r in ranked_segments(rt, session, query, filters, max_items):
         view = segment_view(seg, snippet_chars=400)
         view.update(
             retrieval_sources=r.retrieval_sources,
