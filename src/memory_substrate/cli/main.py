@@ -240,5 +240,9 @@ def import_command(ctx: click.Context, file: Path) -> None:
     _emit(result)
 
 
+from memory_substrate.cli.namespaces import namespace  # noqa: E402  (own module, registered here)
+
+main.add_command(namespace)
+
 if __name__ == "__main__":  # pragma: no cover
     main()
