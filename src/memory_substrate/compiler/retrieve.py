@@ -32,6 +32,10 @@ PROCEDURE_SCAN = 200
 PROCEDURE_FLOOR = 0.2  # below this similarity a procedure is unrelated to the task
 TURN_TOKENS_GUESS = 18  # a typical captured turn, to size the episode pool to the budget
 EPISODE_POOL = (30, 200)
+# Candidate streams twice as deep as a search page: a budget holds far more turns than ten.
+STREAM = 100
+NEIGHBOUR_HITS = 8
+NEIGHBOUR_SHARE = 0.6
 
 
 def memory_type(obj: MemoryObject) -> str:
@@ -70,12 +74,30 @@ def graph(session: StoreSession, task: str, profile: str, found: dict[str, Any])
 
 def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int) -> list[Candidate]:
     pool = max(EPISODE_POOL[0], min(EPISODE_POOL[1], budget // TURN_TOKENS_GUESS))
-    ranked = ranked_segments(rt, session, task, {}, pool)
+    ranked = ranked_segments(rt, session, task, {}, pool, depth=STREAM)
     sims = _minmax([r.rank_score for _, r in ranked])
-    return [
+    out = [
         Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, profile, segment=seg)
         for (seg, _), sim in zip(ranked, sims, strict=True)
     ]
+    # The turns around the best hits: the answer to a question often sits in the reply after the
+    # turn that matched it, or in the one before. They get a share of their hit's similarity.
+    have = {c.key for c in out}
+    top = out[:NEIGHBOUR_HITS]
+    ranges = [(c.segment.source_id, c.segment.ordinal - 1, c.segment.ordinal + 1) for c in top if c.segment]
+    by_pos = {(s.source_id, s.ordinal): s for s in session.segment_windows(ranges)} if ranges else {}
+    for c in top:
+        assert c.segment is not None
+        for delta in (1, -1):
+            seg = by_pos.get((c.segment.source_id, c.segment.ordinal + delta))
+            if seg is None:
+                continue
+            key = segment_vector_id(seg.source_id, seg.id)
+            if key not in have:
+                have.add(key)
+                out.append(Candidate(key, "episodic", "episode_recall", c.similarity * NEIGHBOUR_SHARE, profile,
+                                     segment=seg))
+    return out
 
 
 def fact_lookup(

@@ -83,14 +83,21 @@ class _Fetcher:
 
 
 def ranked_segments(
-    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int
+    rt: Runtime,
+    session: StoreSession,
+    query: str,
+    filters: dict[str, list[str]],
+    max_items: int,
+    *,
+    depth: int = STREAM_DEPTH,
 ) -> list[tuple[Segment, RankedSegment]]:
     """The segment ranker's answer with each segment's full record, best first (search and the
-    context compiler's episode recall share it)."""
+    context compiler's episode recall share it; the compiler asks for deeper candidate streams
+    when its budget holds more turns than a search page)."""
     source_ids = filters.get("source_ids")
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(query_terms(query), limit=STREAM_DEPTH, source_ids=source_ids)
+        for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
     ]
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -98,11 +105,10 @@ def ranked_segments(
     if emb is not None:
         qvec = emb.embed_query(query)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
-        depth = STREAM_DEPTH * (4 if source_ids else 1)
-        vector = session.vector_search(emb.name, qvec, owner_type="segment", limit=depth)
+        vector = session.vector_search(emb.name, qvec, owner_type="segment", limit=depth * (4 if source_ids else 1))
         if source_ids:
             allowed = set(source_ids)
-            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:STREAM_DEPTH]
+            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]
     fetch = _Fetcher(session, emb.name if emb is not None else None)
     ranked = ranker.rank_segments(
         query,
