@@ -82,10 +82,10 @@ def fit(
         taken.add(i)
         left -= c_cost
         selected.append(c)
-        sid = c.segment.source_id if c.segment is not None else None
-        if sid is not None and sid not in opened:
-            opened.add(sid)
-            for j in by_source[sid]:
+        opens = c.segment.source_id if c.segment is not None else None
+        if opens is not None and opens not in opened:
+            opened.add(opens)
+            for j in by_source[opens]:
                 if j not in taken:
                     heapq.heappush(heap, (-_density(ranked[j].score - floor, cost(j)), j, cost(j)))
     dropped = [c for i, c in enumerate(ranked) if i not in taken]
