@@ -157,7 +157,7 @@ def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
         batch = [{"mode": "knowledge", "input_data": {
             "kind": "fact", "title": f"{rng.choice(TOPICS)} note {i}", "summary": _turn(rng, vocab, cum),
             "reason": "bench", "memory_source": "user_declared", "scope_refs": ["scope:bench"]}} for i in range(200)]
-        mem.remember("batch", {"operations": batch})
+        mem.remember("batch", {"entries": batch})
         queries = [f"why does the {rng.choice(TOPICS)} fail with {rng.choice(vocab[:2000])}?" for _ in range(60)]
         mem.query("context", {"task": queries[0]})  # warm caches once, as a running server would have
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})

@@ -25,7 +25,7 @@ from memory_substrate.embed.base import Embedder
 TOP_K = 3
 CUE_WEIGHT = 0.12  # one strong cue is worth about a 0.12 gain in cosine
 CUE_CAP = 2.0  # summed cue weight per class is capped, so a long task cannot pile up cues
-TEMPERATURE = 0.05
+TEMPERATURE = 0.08  # calibrated so both profiles run on about a quarter of tasks (docs)
 FALLBACK = "chat"
 
 _COMPILED = {c: [(re.compile(p), w) for p, w in cues] for c, cues in CUES.items()}
