@@ -84,7 +84,7 @@ def build_server(memory: Memory) -> MCPServer:
         "memory_query",
         QUERY_MODES,
         memory.query,
-        "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
+        "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope, model, format, budget_tokens, task_class} -> content, a budgeted package; "
         "page {id}; expand {id}; recent {}; graph {id}. Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
     )
