@@ -13,7 +13,7 @@ from memory_substrate.compiler.profiles import DUAL_PROFILE_GAP, TASK_CLASSES
 from memory_substrate.embed.static import StaticEmbedder
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from classify_bench import evaluate, load, split_of  # noqa: E402
+from classify_bench import evaluate, load, split_of
 
 # Measured on 2026-11-23 (bench/classify_bench.py): held-out 0.882, all 0.940, cues only 0.676 held out.
 HELDOUT_FLOOR = 0.85

@@ -74,7 +74,7 @@ def test_turns_are_grouped_per_episode_in_conversation_order() -> None:
 @pytest.mark.parametrize("fmt", ["xml", "json"])
 def test_a_package_never_exceeds_its_budget(fmt: str) -> None:
     rng = random.Random(7)
-    words = "the deploy failed because the cache was stale and Ana restarted the gateway pods twice".split()
+    words = ["the", "deploy", "failed", "because", "the", "cache", "was", "stale", "and", "Ana", "restarted", "the", "gateway", "pods", "twice"]
     for trial in range(40):
         cands = [_turn(i + 1, " ".join(rng.choices(words, k=rng.randint(3, 60))), source=f"src:{i % 4}")
                  for i in range(rng.randint(1, 60))]
