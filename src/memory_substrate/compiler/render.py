@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from xml.sax.saxutils import escape
 from collections import defaultdict
 from datetime import UTC
 from typing import Any
@@ -177,7 +178,8 @@ def item_text(fmt: str, c: Candidate) -> str:
     """What one candidate adds to the package (a turn line, or one knowledge element)."""
     if c.segment is not None:
         line = turn_line(c)
-        return line + "\n" if fmt == "xml" else _dumps(line) + ","
+        # the same escaping ElementTree applies to element text, without building an element
+        return escape(line) + "\n" if fmt == "xml" else _dumps(line) + ","
     return ET.tostring(_xml_object(c), encoding="unicode") if fmt == "xml" else _dumps(_json_object(c)) + ","
 
 
