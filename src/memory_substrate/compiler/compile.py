@@ -129,7 +129,6 @@ def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> di
         run(strategy, cls_name)
     if "episode_recall" not in ran and episodes_allowed and len(cands) < BACKFILL_BELOW:
         run("episode_recall", cls.primary, why=f"backfill: the profile's strategies found {len(cands)} candidates")
-    clock.lap("retrieve")
 
     now = parse_time(now_iso())
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now)
