@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
-from xml.sax.saxutils import escape
 from collections import defaultdict
 from datetime import UTC
 from typing import Any
+from xml.sax.saxutils import escape
 
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.models import MemoryObject
