@@ -83,7 +83,10 @@ class _Group(click.Group):
         # Usage errors as one line too (click prints usage, a hint and the error on three).
         kwargs["standalone_mode"] = False
         try:
-            return super().main(*args, **kwargs)
+            rv = super().main(*args, **kwargs)
+            if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
+                sys.exit(rv)  # ctx.exit(n) returns n when not standalone: keep it the exit status
+            return rv
         except click.exceptions.ClickException as exc:
             usage_ctx = getattr(exc, "ctx", None)
             where = f" (see {usage_ctx.command_path} --help)" if usage_ctx is not None else ""
@@ -395,6 +398,9 @@ from memory_substrate.cli.derived import register as _register_derived  # noqa: 
 
 _register_derived(main, _memory, _fail)
 register_inspect_import(main, _memory, _fail)
+from memory_substrate.cli.namespaces import namespace  # noqa: E402  (own module, registered here)
+
+main.add_command(namespace)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -45,6 +45,18 @@ class MirroredStore:
         if pending:
             self.mirror.sync_quietly(namespace)
 
+    def delete_namespace(self, namespace: str) -> dict[str, int]:
+        """Delete the namespace canonically, then drop its mirrors (a delete leaves no outbox rows)."""
+        with self.inner.read(namespace) as session:
+            configured = self.indexes.configured(session.get_config())
+        counts = self.inner.delete_namespace(namespace)
+        for name in configured:
+            try:
+                self.mirror.drop(namespace, name)
+            except Exception as exc:  # a down mirror must not undo a delete; repair reports it
+                self.mirror.last_error[name] = f"{type(exc).__name__}: {exc}"
+        return counts
+
     def schema_version(self) -> int:
         return self.inner.schema_version()
 

@@ -22,6 +22,7 @@ from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graph.schemas import ExtractedFact, Extraction
 from memory_substrate.graph.taxonomy import (
     CANONICAL_PREDICATES,
+    EVIDENCE_SCORES,
     KNOWLEDGE_STATUS_OF,
     default_evidence_status,
     generic_reason,
@@ -317,3 +318,12 @@ class ExtractionApplier:
             return []
         apply_settlement(self.patch, updated, settled)
         return settled.supersede
+
+
+def evidence_score(obj: MemoryObject) -> float:
+    """The evidence-status score of a claim (docs/knowledge-graph.md): its own status, else the one
+    its source and citations earn."""
+    status = obj.metadata.get("evidence_status")
+    if isinstance(status, str) and status in EVIDENCE_SCORES:
+        return EVIDENCE_SCORES[status]
+    return EVIDENCE_SCORES[default_evidence_status(obj.memory_source, has_evidence=bool(obj.evidence_refs))]

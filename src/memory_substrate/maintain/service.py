@@ -101,10 +101,10 @@ class MaintainService:
         data = parse(S.ConfigureInput, input_data, "input_data")
         apply = parse(S.ApplyOptions, options, "options").apply
         wanted = data.model_dump(exclude_none=True)
-        backends = {field: check_backend(field, value, self.rt.settings) for field, value in wanted.items()}
+        backends = {field: check_backend(field, value, self.rt.settings) for field, value in wanted.items() if field.endswith("_backend")}
         warnings = []
         if not wanted:
-            warnings.append("nothing to configure: supply graph_backend and/or semantic_backend")
+            warnings.append("nothing to configure: supply graph_backend, semantic_backend and/or token_budget")
         if wanted.get("semantic_backend") == "builtin" and self.rt.embedder_or_none() is None:
             reason = self.rt.semantic_status().get("reason")
             warnings.append(f"no embedder is available ({reason}); vectors are built by reindex once one is")

@@ -115,7 +115,7 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         "memory_query",
         QUERY_MODES,
         memory.query,
-        "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope}; "
+        "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope, model, format, budget_tokens, task_class} -> content, a budgeted package; "
         "page {id}; expand {id}; recent {}; graph {id}; entities {name|id|type}; facts {subject?, predicate?, object?, "
         "as_of?, include_superseded?}; trace {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
         "Retry weak searches with suggested_retry_terms.",

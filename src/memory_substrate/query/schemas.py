@@ -102,14 +102,28 @@ class ContextScope(Strict):
     kinds: list[str] = Field(default_factory=list)
 
 
-class ContextInput(Strict):
+TaskClass = Literal["debug", "architecture", "compliance", "writing", "chat"]
+
+
+class CompileSettings(Strict):
+    """Compiler settings (spec 004) accepted in ``input_data`` or ``options``; unset means default."""
+
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    format: Literal["xml", "json"] | None = None
+    budget_tokens: int | None = Field(default=None, ge=64, le=200_000)
+    task_class: TaskClass | None = None
+
+
+class ContextInput(CompileSettings):
     task: str = Field(min_length=1, max_length=100_000)
     scope: ContextScope = Field(default_factory=ContextScope)
 
 
-class ContextOptions(Strict):
+class ContextOptions(CompileSettings):
     max_items: int = Field(default=8, ge=1, le=100)
     detail: Detail = "compact"
+    # Candidate and contested knowledge are unverified: left out of the package unless asked for.
+    include_unverified: bool = False
 
 
 MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {

@@ -17,6 +17,7 @@ from memory_substrate.models import Segment
 from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
+from memory_substrate.retrieval.types import RankedSegment
 from memory_substrate.retrieval.types import Segment as RankSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -101,15 +102,22 @@ class _Fetcher:
         return out
 
 
-def search_segments(
-    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int,
-    *, excerpt_chars: int = 400,
-) -> list[dict[str, Any]]:
+def ranked_segments(
+    rt: Runtime,
+    session: StoreSession,
+    query: str,
+    filters: dict[str, list[str]],
+    max_items: int,
+    *,
+    depth: int = STREAM_DEPTH,
+) -> list[tuple[Segment, RankedSegment]]:
+    """The segment ranker's answer with each segment's complete record, best first (search and the
+    context compiler's episode recall share it; the compiler asks for deeper candidate streams
+    when its budget holds more turns than a search page)."""
     source_ids = filters.get("source_ids")
-    terms = query_terms(query)
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(terms, limit=STREAM_DEPTH, source_ids=source_ids)
+        for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
     ]
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -117,11 +125,11 @@ def search_segments(
     if emb is not None:
         qvec = emb.embed_query(query)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
-        depth = STREAM_DEPTH * (4 if source_ids else 1)
-        vector = vector_index(rt, session).vector_search(emb.name, qvec, owner_type="segment", limit=depth)
+        wanted = depth * (4 if source_ids else 1)
+        vector = vector_index(rt, session).vector_search(emb.name, qvec, owner_type="segment", limit=wanted)
         if source_ids:
             allowed = set(source_ids)
-            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:STREAM_DEPTH]
+            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]
     fetch = _Fetcher(session, emb.name if emb is not None else None)
     ranked = ranker.rank_segments(
         query,
@@ -132,12 +140,17 @@ def search_segments(
         query_vector=qvec,
         limit=max_items,
     )
+    rows = fetch.whole([r.segment_id for r in ranked])  # windows were read light; answers whole
+    return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
+
+
+def search_segments(
+    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int,
+    *, excerpt_chars: int = 400,
+) -> list[dict[str, Any]]:
+    terms = query_terms(query)
     items = []
-    rows = fetch.whole([r.segment_id for r in ranked])
-    for r in ranked:
-        seg = rows.get(r.segment_id)
-        if seg is None:
-            continue
+    for seg, r in ranked_segments(rt, session, query, filters, max_items):
         view = segment_view(seg, snippet_chars=excerpt_chars)
         view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)
         view.update(

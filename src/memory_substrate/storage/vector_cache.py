@@ -41,6 +41,13 @@ class VectorCache:
                 self._positions.pop(key, None)
         return entry
 
+    def forget(self, namespace: str) -> None:
+        """Drop every cached matrix of a namespace (keys lead with it), e.g. after it was deleted."""
+        with self._lock:
+            for key in [k for k in self._entries if isinstance(k, tuple) and k and k[0] == namespace]:
+                self._entries.pop(key, None)
+                self._positions.pop(key, None)
+
     def lookup(
         self, key: Any, version: int, load: Loader, owner_ids: list[str], *, cache: bool = True
     ) -> dict[str, npt.NDArray[np.float32]]:

@@ -106,9 +106,18 @@ class PostgresStore:
     def namespaces(self) -> list[str]:
         with self._pool.connection() as conn:
             rows = conn.execute(
-                "SELECT namespace FROM objects UNION SELECT namespace FROM patches ORDER BY 1"
+                "SELECT namespace FROM objects UNION SELECT namespace FROM patches UNION SELECT namespace FROM traces "
+            "UNION SELECT namespace FROM config ORDER BY 1"
             ).fetchall()
         return [r[0] for r in rows]
+
+    def delete_namespace(self, namespace: str) -> dict[str, int]:
+        from memory_substrate.storage.postgres.purge import delete_namespace
+
+        if not namespace:
+            raise StorageError("a namespace is required")
+        with self._pool.connection() as conn:
+            return delete_namespace(conn, namespace)
 
     def create_token(self, token_hash: str, namespace: str, label: str) -> None:
         """Store a token's hash bound to one namespace (the token itself is never stored)."""

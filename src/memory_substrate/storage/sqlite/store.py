@@ -132,9 +132,20 @@ class SQLiteStore:
 
     def namespaces(self) -> list[str]:
         rows = self._conn().execute(
-            "SELECT namespace FROM objects UNION SELECT namespace FROM patches ORDER BY 1"
+            "SELECT namespace FROM objects UNION SELECT namespace FROM patches UNION SELECT namespace FROM traces "
+            "UNION SELECT namespace FROM config ORDER BY 1"
         ).fetchall()
         return [r[0] for r in rows]
+
+    def delete_namespace(self, namespace: str) -> dict[str, int]:
+        from memory_substrate.storage.sqlite.purge import delete_namespace
+
+        if not namespace:
+            raise StorageError("a namespace is required")
+        with self._write_lock:  # queue behind this process's writers, as write sessions do
+            counts = delete_namespace(self._conn(), namespace)
+        self._vectors.forget(namespace)
+        return counts
 
     def create_token(self, token_hash: str, namespace: str, label: str) -> None:
         self._conn().execute(

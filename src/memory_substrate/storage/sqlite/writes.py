@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -209,9 +210,11 @@ class SessionWrites(SQLiteOutbox):
             ],
         )
         self.conn.execute(
-            "INSERT INTO vector_versions (namespace, owner_type, version) VALUES (?, ?, 1) "
+            # A fresh counter starts from the clock, not 1, so a namespace deleted and re-created
+            # never reuses a version another process may still hold a cached matrix for.
+            "INSERT INTO vector_versions (namespace, owner_type, version) VALUES (?, ?, ?) "
             "ON CONFLICT (namespace, owner_type) DO UPDATE SET version = version + 1",
-            (self.namespace, owner_type),
+            (self.namespace, owner_type, time.time_ns() // 1000),
         )
 
     def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:

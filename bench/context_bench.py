@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""Context compiler benchmark: evidence recall at a token budget on LoCoMo, and compile latency
+at scale, each beside a baseline measured in the same run.
+
+Recall (LoCoMo dev, categories 1-4): each session is ingested as one conversation through
+``Memory.ingest``; for each question the compiler is called through ``Memory.query("context")``
+with the question as ``task`` and a token budget; the score is the share of the question's gold
+evidence turns whose text is inside ``content`` (whitespace-normalised; in the XML package the
+text is compared in its escaped form, in JSON in its JSON-string form). The baseline is segment
+search (``result_unit: "segment"``, 200 items) whose excerpts are taken in rank order while
+their tokens (same counter) fit the same budget, with no markup at all around them.
+
+Latency: synthetic stores of 10k and 100k segments (the corpus of ``scale_bench.py``, plus 200
+knowledge items), compile p50/p95 beside segment search (10 items) in the same run.
+
+    .venv/bin/python bench/context_bench.py                  # recall at 1,500 and 4,096 tokens
+    .venv/bin/python bench/context_bench.py --scale 10000 100000
+    .venv/bin/python bench/context_bench.py --format xml json --budgets 1500 4096
+
+Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+for p in (REPO / "src", HERE):
+    if str(p) not in sys.path:
+        sys.path.insert(0, str(p))
+
+from locomo_bench import CATEGORIES, DEFAULT_DATA, Conversation, load_locomo  # noqa: E402
+
+from memory_substrate import Memory, Settings  # noqa: E402
+from memory_substrate.compiler.tokens import count_tokens  # noqa: E402
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _encoded(text: str, fmt: str) -> str:
+    if fmt == "xml":
+        return _norm(escape(text))
+    if fmt == "json":
+        return _norm(json.dumps(text, ensure_ascii=False)[1:-1])
+    return _norm(text)
+
+
+def _pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, math.ceil(p / 100 * len(xs)) - 1))]
+
+
+def ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
+    """Ingest every session; returns dia_id -> turn text as stored."""
+    texts = {}
+    for n, turns in sorted(conv.sessions.items()):
+        messages = [
+            {"role": "user", "name": t.speaker, "content": t.text,
+             **({"created_at": t.created_at.isoformat()} if t.created_at else {})}
+            for t in turns
+        ]
+        mem.ingest("conversation", {"title": f"{conv.sample_id} session {n}", "messages": messages})
+        texts.update({t.key: t.text for t in turns})
+    return texts
+
+
+def baseline_content(mem: Memory, question: str, budget: int) -> str:
+    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment"})
+    parts, used = [], 0
+    for item in found["items"]:
+        piece = item["excerpt"] + "\n"
+        cost = count_tokens(piece)
+        if used + cost > budget:
+            break  # top-k cut at the budget
+        parts.append(piece)
+        used += cost
+    return "".join(parts)
+
+
+def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None) -> dict[str, Any]:
+    root = tempfile.mkdtemp(prefix="ctxbench-")
+    settings = Settings(root=root, embedder="static", database_url=database_url)
+    systems = [f"compile-{f}" for f in formats] + ["segment-search"]
+    scores: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    latency: dict[str, list[float]] = defaultdict(list)
+    tokens: dict[tuple[str, int], list[int]] = defaultdict(list)
+    classes: dict[str, int] = defaultdict(int)
+    for conv in convs:
+        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
+        texts = ingest(mem, conv)
+        for q in conv.questions:
+            for budget in budgets:
+                for fmt in formats:
+                    t0 = time.perf_counter()
+                    out = mem.query("context", {"task": q.text}, {"budget_tokens": budget, "format": fmt})
+                    latency[f"compile-{fmt}"].append((time.perf_counter() - t0) * 1000)
+                    assert out["token_count"] <= budget, (out["token_count"], budget)
+                    content = _norm(out["content"])
+                    hit = sum(_encoded(texts[e], fmt) in content for e in q.evidence)
+                    scores[(f"compile-{fmt}", budget)][q.category].append(hit / len(q.evidence))
+                    tokens[(f"compile-{fmt}", budget)].append(out["token_count"])
+                    if budget == budgets[0] and fmt == formats[0]:
+                        classes[out["classification"]["primary"]["class"]] += 1
+                t0 = time.perf_counter()
+                content = _norm(baseline_content(mem, q.text, budget))
+                latency["segment-search"].append((time.perf_counter() - t0) * 1000)
+                hit = sum(_encoded(texts[e], "text") in content for e in q.evidence)
+                scores[("segment-search", budget)][q.category].append(hit / len(q.evidence))
+                tokens[("segment-search", budget)].append(count_tokens(content))
+        mem.close()
+    result: dict[str, Any] = {"questions": sum(len(c.questions) for c in convs), "systems": {}, "classes": dict(classes)}
+    for system in systems:
+        entry: dict[str, Any] = {}
+        for budget in budgets:
+            per_cat = scores[(system, budget)]
+            allr = [r for rs in per_cat.values() for r in rs]
+            entry[str(budget)] = {
+                "recall": statistics.fmean(allr),
+                "by_category": {CATEGORIES[c]: round(statistics.fmean(v), 4) for c, v in sorted(per_cat.items())},
+                "median_tokens": statistics.median(tokens[(system, budget)]),
+            }
+        lat = latency[system]
+        entry["latency_ms"] = {"p50": statistics.median(lat), "p95": _pct(lat, 95)}
+        result["systems"][system] = entry
+    return result
+
+
+def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
+    from scale_bench import TOPICS, _turn, _vocab
+
+    rng = random.Random(size)
+    vocab = _vocab(20_000, rng)
+    cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
+    with tempfile.TemporaryDirectory() as root:
+        mem = Memory(Settings(root=root, embedder="static", database_url=database_url),
+                     namespace=f"ctxscale-{size}-{uuid.uuid4().hex[:6]}")
+        for start in range(0, size, 100):
+            msgs = [{"role": "user", "content": _turn(rng, vocab, cum), "name": rng.choice(["ana", "ben", "cy"])}
+                    for _ in range(min(100, size - start))]
+            mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
+        batch = [{"mode": "knowledge", "input_data": {
+            "kind": "fact", "title": f"{rng.choice(TOPICS)} note {i}", "summary": _turn(rng, vocab, cum),
+            "reason": "bench", "memory_source": "user_declared", "scope_refs": ["scope:bench"]}} for i in range(200)]
+        mem.remember("batch", {"entries": batch})
+        queries = [f"why does the {rng.choice(TOPICS)} fail with {rng.choice(vocab[:2000])}?" for _ in range(60)]
+        mem.query("context", {"task": queries[0]})  # warm caches once, as a running server would have
+        mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
+        comp, seg = [], []
+        for q in queries:
+            t0 = time.perf_counter()
+            out = mem.query("context", {"task": q})
+            comp.append((time.perf_counter() - t0) * 1000)
+            assert out["token_count"] <= 4096
+            t0 = time.perf_counter()
+            mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
+            seg.append((time.perf_counter() - t0) * 1000)
+        mem.close()
+    return {"size": size, "compile_p50_ms": statistics.median(comp), "compile_p95_ms": _pct(comp, 95),
+            "segment_search_p50_ms": statistics.median(seg), "segment_search_p95_ms": _pct(seg, 95)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--budgets", type=int, nargs="+", default=[1500, 4096])
+    ap.add_argument("--format", nargs="+", default=["json", "xml"], choices=["json", "xml"])
+    ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--scale", type=int, nargs="*", default=None, help="also measure latency at these segment counts")
+    ap.add_argument("--no-recall", action="store_true")
+    ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
+    ap.add_argument("--out", type=Path, default=HERE / "results")
+    args = ap.parse_args(argv)
+    summary: dict[str, Any] = {}
+    if not args.no_recall:
+        convs = load_locomo(args.data)[: args.conversations]
+        res = recall_run(convs, args.budgets, args.format, args.database_url)
+        summary["recall"] = res
+        print(f"LoCoMo dev, {res['questions']} questions; evidence recall at budget (share of gold turns inside the package)")
+        head = f"{'system':16s}" + "".join(f"  @{b:<6d}" for b in args.budgets) + "  p50 ms  p95 ms"
+        print(head + "\n" + "-" * len(head))
+        for name, entry in res["systems"].items():
+            cells = "".join(f"  {entry[str(b)]['recall']:.3f} " for b in args.budgets)
+            print(f"{name:16s}{cells}  {entry['latency_ms']['p50']:6.1f}  {entry['latency_ms']['p95']:6.1f}")
+        for b in args.budgets:
+            base = res["systems"]["segment-search"][str(b)]["recall"]
+            for f in args.format:
+                print(f"  @{b}: compile-{f} / segment-search = {res['systems'][f'compile-{f}'][str(b)]['recall'] / base:.3f}")
+        print("by category:", json.dumps({n: {b: e[str(b)]["by_category"] for b in args.budgets}
+                                          for n, e in res["systems"].items()}))
+        print("task classes:", res["classes"])
+    if args.scale:
+        summary["scale"] = []
+        for size in args.scale:
+            r = scale_run(size, args.database_url)
+            summary["scale"].append(r)
+            print(f"{size:>8d} segments  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms   "
+                  f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms", flush=True)
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"context_{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {path.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

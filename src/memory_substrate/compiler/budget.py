@@ -1,0 +1,106 @@
+"""Fit the ranked candidates into the token budget; the package never exceeds it.
+
+Packing is a greedy knapsack (a heap, so it stays cheap at a few hundred candidates): at each step the candidate with the best value density is taken,
+``score / tokens ** DENSITY_EXPONENT``, where its tokens are what it adds to the package (its own
+element or line, plus its episode's opening if no turn of that episode is in yet). The exponent
+keeps the four-dimension score in charge (a turn of twice the score wins against one of twice
+the length) while a long turn cannot push out three short ones of nearly the same score, and
+turns of an episode already opened become cheaper. The sum of parts is an estimate, so the
+whole package is then rendered and counted, and the lowest-scored selections are dropped until
+the real count is within the budget.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_substrate.compiler import render as R
+from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.tokens import count_tokens
+from memory_substrate.models import MemoryObject
+
+OVER_BUDGET = "over budget"
+DENSITY_EXPONENT = 0.5
+
+
+@dataclass
+class Fitted:
+    content: str
+    token_count: int
+    selected: list[Candidate]
+    dropped: list[Candidate] = field(default_factory=list)
+    envelope_tokens: int = 0
+
+
+def _density(margin: float, tokens: int) -> float:
+    return margin / max(tokens, 1) ** DENSITY_EXPONENT
+
+
+def fit(
+    ranked: list[Candidate],
+    budget: int,
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
+) -> Fitted:
+    envelope = count_tokens(R.render(fmt, header, [], sources))
+    left = budget - envelope
+    opening: dict[str, int] = {}
+    for c in ranked:
+        c.tokens = count_tokens(R.item_text(fmt, c))
+        if c.segment is not None and c.segment.source_id not in opening:
+            sid = c.segment.source_id
+            opening[sid] = count_tokens(R.group_text(fmt, sid, sources.get(sid), c))
+    # Value is the score above the weakest candidate's: the four dimensions share a floor (every
+    # turn has the same provenance and nearly the same stability) that says nothing about value.
+    floor = min((c.score for c in ranked), default=0.0) - 0.01
+    by_source: dict[str, list[int]] = {}
+    for i, c in enumerate(ranked):
+        if c.segment is not None:
+            by_source.setdefault(c.segment.source_id, []).append(i)
+
+    def cost(i: int) -> int:
+        c = ranked[i]
+        sid = c.segment.source_id if c.segment is not None else None
+        return c.tokens + (opening[sid] if sid is not None and sid not in opened else 0)
+
+    # A max-heap of densities; an entry goes stale when its episode opens (it becomes cheaper and
+    # is pushed again). Budget left only shrinks, so what does not fit now never fits later,
+    # unless its episode opens first, which pushes it again.
+    opened: set[str] = set()
+    taken: set[int] = set()
+    heap = [(-_density(c.score - floor, cost(i)), i, cost(i)) for i, c in enumerate(ranked)]
+    heapq.heapify(heap)
+    selected: list[Candidate] = []
+    while heap:
+        _, i, c_cost = heapq.heappop(heap)
+        if i in taken or c_cost != cost(i) or c_cost > left:
+            continue
+        c = ranked[i]
+        taken.add(i)
+        left -= c_cost
+        selected.append(c)
+        opens = c.segment.source_id if c.segment is not None else None
+        if opens is not None and opens not in opened:
+            opened.add(opens)
+            for j in by_source[opens]:
+                if j not in taken:
+                    heapq.heappush(heap, (-_density(ranked[j].score - floor, cost(j)), j, cost(j)))
+    dropped = [c for i, c in enumerate(ranked) if i not in taken]
+    for c in dropped:
+        c.rejected = OVER_BUDGET
+    content = R.render(fmt, header, selected, sources)
+    total = count_tokens(content)
+    while total > budget and selected:
+        worst = min(selected, key=lambda c: (c.score, c.key))  # drop the lowest-scored first
+        selected.remove(worst)
+        worst.rejected = OVER_BUDGET
+        dropped.append(worst)
+        content = R.render(fmt, header, selected, sources)
+        total = count_tokens(content)
+    if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
+        content, total = "", 0
+    selected.sort(key=lambda c: (-c.score, c.key))
+    return Fitted(content, total, selected, dropped, envelope)

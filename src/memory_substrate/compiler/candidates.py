@@ -1,0 +1,63 @@
+"""A candidate of the context package: one fact, piece of knowledge, procedure or captured turn,
+with where it came from and (once ranked) its four scores or the reason it was left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_substrate.models import MemoryObject, Segment
+
+
+@dataclass
+class Candidate:
+    key: str  # object id, or "source_id#segment_id" for a captured turn
+    memory_type: str  # episodic | semantic | procedural
+    strategy: str  # graph | episode_recall | fact_lookup | procedure_assist (the provenance)
+    similarity: float  # 0..1, the strategy's own match strength
+    profile: str  # the task class whose profile retrieved it
+    obj: MemoryObject | None = None
+    segment: Segment | None = None
+    strategies: list[str] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    rejected: str | None = None
+    tokens: int = 0
+
+    @property
+    def kind(self) -> str:
+        if self.segment is not None:
+            return "turn"
+        assert self.obj is not None
+        return self.obj.kind if self.obj.object_type == "knowledge" else self.obj.object_type
+
+    @property
+    def status(self) -> str:
+        return self.obj.status if self.obj is not None else "captured"
+
+    @property
+    def occurred_at(self) -> str | None:
+        """When it happened: a turn's message time, a fact's valid_from, else when it was written."""
+        if self.segment is not None:
+            return self.segment.metadata.get("created_at") or self.segment.created_at or None
+        assert self.obj is not None
+        return self.obj.valid_from or self.obj.updated_at or self.obj.created_at or None
+
+    def trace_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "id": self.key,
+            "kind": self.kind,
+            "memory_type": self.memory_type,
+            "strategies": self.strategies or [self.strategy],
+            "profile": self.profile,
+            "status": self.status,
+            "similarity": round(self.similarity, 4),
+        }
+        if self.scores:
+            entry["scores"] = {k: round(v, 4) for k, v in self.scores.items()}
+            entry["score"] = round(self.score, 4)
+        if self.rejected:
+            entry["reason"] = self.rejected
+        if self.tokens:
+            entry["tokens"] = self.tokens
+        return entry

@@ -1,0 +1,269 @@
+"""The task-aware context compiler behind ``memory_query`` mode ``context`` (spec 004).
+
+classify -> retrieve per profile -> rank on four dimensions -> render -> fit the budget -> trace.
+No model call anywhere on this path. The result keeps every field of the spec-001 context
+result and adds ``classification``, ``format``, ``token_count``, ``trace_id`` and ``content``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from memory_substrate.compiler import retrieve as RT
+from memory_substrate.compiler import trace as TR
+from memory_substrate.compiler.budget import fit
+from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.classify import Classification, classify, given
+from memory_substrate.compiler.profiles import BACKFILL_BELOW, PROFILE_STRATEGIES, TYPE_WEIGHTS
+from memory_substrate.compiler.rank import rank
+from memory_substrate.compiler.render import pick_format
+from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
+from memory_substrate.query.schemas import ContextInput, ContextOptions
+from memory_substrate.query.search import SearchEngine
+from memory_substrate.query.shaping import take_within
+from memory_substrate.query.views import compact
+from memory_substrate.runtime import Runtime
+from memory_substrate.util import now_iso, parse_time
+
+POLICY_SNIPPETS = [
+    "Query memory before starting work; retry with expanded terms when results are weak.",
+    "Write durable memory only through memory_remember with reason, memory_source and scope_refs.",
+    "Treat candidate and contested items as unverified; check their evidence before relying on them.",
+]
+OPEN_WORK = ("open", "in_progress", "blocked")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.stages: dict[str, float] = {}
+        self._t = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.stages[stage] = self.stages.get(stage, 0.0) + (now - self._t) * 1000
+        self._t = now
+
+
+def _strategies(cls: Classification, *, episodes_allowed: bool) -> list[tuple[str, str]]:
+    """(strategy, class) pairs to run, each strategy once, led by the primary class."""
+    plan: list[tuple[str, str]] = []
+    for c in cls.classes:
+        for s in PROFILE_STRATEGIES[c]:
+            if s == "episode_recall" and not episodes_allowed:
+                continue
+            if s not in [p for p, _ in plan]:
+                plan.append((s, c))
+    if TYPE_WEIGHTS[cls.primary]["procedural"] > 0:
+        plan.append(("procedure_assist", cls.primary))
+    return plan
+
+
+def _present(counts: list[tuple[str, str, str, int]]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for otype, kind, _status, n in counts:
+        key = "procedure" if (otype == "knowledge" and kind == "procedure") else otype
+        out[key] = out.get(key, 0) + n
+    return out
+
+
+def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
+    """Compile a context package for ``data.task``. Raises ``ValidationError`` when a setting is
+    given twice with different values (input_data and options)."""
+    clock = _Clock()
+    req: CompileRequest = resolve(data, opts)
+    engine = SearchEngine(rt)
+    plan = engine.plan(data.task)
+    task = plan["clean"].text or data.task
+    emb = rt.embedder_or_none()
+    cls = given(req.task_class) if req.task_class else classify(task, emb)
+    clock.lap("classify")
+
+    with rt.read() as session:
+        config = session.get_config()
+        present = _present(session.count_objects())
+    if req.budget_tokens is not None:
+        budget, budget_source = req.budget_tokens, "request"
+    elif config.get("token_budget"):
+        budget, budget_source = int(config["token_budget"]), "namespace"
+    else:
+        budget, budget_source = DEFAULT_TOKEN_BUDGET, "default"
+    fmt = pick_format(req.model, req.format)
+    scope = data.scope
+    types_given = "object_types" in scope.model_fields_set
+    episodes_allowed = not types_given or "source" in scope.object_types
+
+    needs = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
+    has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
+    found: dict[str, Any] = {}
+    cands: list[Candidate] = []
+    profiles: list[dict[str, Any]] = []
+    ran: set[str] = set()
+
+    def run(strategy: str, cls_name: str, why: str | None = None) -> None:
+        need = needs[strategy]
+        empty = (not has_lookup) if strategy == "fact_lookup" else not present.get(need or "")
+        entry: dict[str, Any] = {"class": cls_name, "strategy": strategy}
+        if why:
+            entry["why"] = why
+        if empty:
+            entry.update(skipped="nothing of this memory type in the namespace", found=0)
+            profiles.append(entry)
+            return
+        before = len(cands)
+        if strategy == "fact_lookup":
+            cands.extend(RT.fact_lookup(engine, task, list(scope.object_types), cls_name, found))
+        else:
+            with rt.read() as session:
+                if strategy == "graph":
+                    cands.extend(RT.graph(session, task, cls_name, found))
+                elif strategy == "episode_recall":
+                    cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
+                else:
+                    cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
+        entry["found"] = len(cands) - before
+        profiles.append(entry)
+        ran.add(strategy)
+        clock.lap(f"retrieve.{strategy}")
+
+    for strategy, cls_name in _strategies(cls, episodes_allowed=episodes_allowed):
+        run(strategy, cls_name)
+    if "episode_recall" not in ran and episodes_allowed and len(cands) < BACKFILL_BELOW:
+        run("episode_recall", cls.primary, why=f"backfill: the profile's strategies found {len(cands)} candidates")
+
+    now = parse_time(now_iso())
+    eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now)
+    source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
+    with rt.read() as session:
+        sources = session.get_objects(source_ids)
+    _apply_scope(eligible, rejected, scope.scope_refs, scope.kinds, sources)
+    clock.lap("rank")
+
+    header = {"task_class": cls.primary}
+    if cls.dual and cls.secondary:
+        header["secondary_class"] = cls.secondary
+    fitted = fit(eligible, budget, fmt, header, sources)
+    rejected.extend(fitted.dropped)
+    clock.lap("render")
+
+    items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
+    data_trace = TR.build(
+        task=task, model=req.model, classification=cls.to_dict(), profiles=profiles, found=len(eligible) + len(rejected)
+        - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
+        budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
+        extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens},
+    )
+    trace_id = TR.record(rt, data_trace)
+    clock.lap("trace")
+    return _result(rt, task, plan, found, items, fitted, cls, fmt, budget, budget_source, trace_id, opts,
+                   scope.model_dump(), clock.stages, len(eligible) + len(rejected) - len(fitted.dropped))
+
+
+def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], scope_refs: list[str], kinds: list[str],
+                 sources: dict[str, Any]) -> None:
+    if not scope_refs and not kinds:
+        return
+    wanted = set(scope_refs)
+    keep: list[Candidate] = []
+    for c in eligible:
+        if c.obj is not None:
+            refs = set(c.obj.scope_refs)
+            if kinds and c.obj.kind not in kinds:
+                c.rejected = f"kind {c.obj.kind} outside scope.kinds"
+        else:
+            src = sources.get(c.segment.source_id) if c.segment else None
+            refs = set(src.scope_refs) if src is not None else set()
+        if c.rejected is None and wanted and not wanted & refs:
+            c.rejected = "outside scope_refs"
+        (rejected if c.rejected else keep).append(c)
+    eligible[:] = keep
+
+
+def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str],
+           scope_refs: list[str]) -> list[dict[str, Any]]:
+    """The spec-001 ``items``: selected memory objects, then open work in scope."""
+    items: list[dict[str, Any]] = []
+    for c in selected:
+        if c.obj is not None and len(items) < max_items:
+            item = compact(c.obj)
+            item["retrieval_sources"] = c.strategies or [c.strategy]
+            item["scores"] = {k: round(v, 4) for k, v in c.scores.items()}
+            items.append(item)
+    if "work_item" in object_types and len(items) < max_items:
+        with rt.read() as session:
+            open_work = session.list_objects(object_types=["work_item"], statuses=list(OPEN_WORK), limit=max_items)
+        have = {i["id"] for i in items}
+        for obj in open_work:
+            if len(items) >= max_items:
+                break
+            if obj.id in have or (scope_refs and not set(scope_refs) & set(obj.scope_refs)):
+                continue
+            item = compact(obj)
+            item["retrieval_sources"] = ["open_work"]
+            items.append(item)
+    return items
+
+
+ITEM_TOKENS = 600  # compact detail: the share of the response budget that lists items beside the package
+
+
+def _section(items: list[dict[str, Any]], predicate: Any) -> dict[str, Any]:
+    ids = [i["id"] for i in items if predicate(i)]
+    return {"field": "items", "count": len(ids), "ids": ids}
+
+
+def _result(rt: Runtime, task: str, plan: dict[str, Any], found: dict[str, Any], items: list[dict[str, Any]],
+            fitted: Any, cls: Classification, fmt: str, budget: int, budget_source: str, trace_id: str,
+            opts: ContextOptions, scope: dict[str, Any], stages: dict[str, float], candidates: int) -> dict[str, Any]:
+    evidence_ids: list[str] = [c.key for c in fitted.selected if c.segment is not None]
+    for c in fitted.selected:
+        if c.obj is not None:
+            evidence_ids.extend(f"{e['source_id']}#{e['segment_id']}" if e.get("segment_id") else e["source_id"]
+                                for e in c.obj.evidence_refs)
+    evidence_ids = list(dict.fromkeys(evidence_ids))
+    hints = [{"tool": "memory_query", "mode": "expand", "input_data": {"id": i["id"]}, "why": f"details of {i['title'][:60]}"}
+             for i in items[:3]]
+    for sid in list(dict.fromkeys(c.segment.source_id for c in fitted.selected if c.segment is not None))[: 3 - len(hints[:3])]:
+        hints.append({"tool": "memory_query", "mode": "page", "input_data": {"id": sid}, "why": "the whole episode"})
+    search = found.get("search") or {}
+    compact = opts.detail == "compact"
+    if compact:
+        # The package in `content` carries the material; `items` is its directory, cut to a share of
+        # the response budget (docs/context-compiler.md). `detail: "full"` lists every item.
+        items = take_within(items, ITEM_TOKENS)
+    return {
+        "result_type": "context_result",
+        "task": task,
+        "items": items,
+        "context_tiers": {
+            "policy": {"resource": "memory://policy", "snippets": POLICY_SNIPPETS},
+            "active_task": {"task": task, "scope": scope},
+            "decisions": _section(items, lambda i: i["kind"] == "decision"),
+            "procedures": _section(items, lambda i: i["kind"] == "procedure"),
+            "evidence": {"field": "evidence_refs", "count": len(evidence_ids), "ids": evidence_ids[: 8 if compact else 20]},
+            "open_work": _section(items, lambda i: i["object_type"] == "work_item" and i["status"] in OPEN_WORK),
+            "deep_search_hints": hints,
+        },
+        "context_budget": {
+            "max_items": opts.max_items,
+            "returned_items": len(items),
+            "candidate_items": candidates,
+            "detail": opts.detail,
+            "budget_tokens": budget,
+            "budget_source": budget_source,
+            "token_count": fitted.token_count,
+            "package_entries": len(fitted.selected),
+        },
+        "normalized_terms": search.get("normalized_terms", plan["terms"]),
+        "semantic_backend": search.get("semantic_backend") or rt.semantic_status(),
+        "query_sanitizer": plan["clean"].diagnostics(),
+        "classification": cls.to_dict(),
+        "format": fmt,
+        "token_count": fitted.token_count,
+        "trace_id": trace_id,
+        "content": fitted.content,
+        "latency_ms": {k: round(v, 2) for k, v in stages.items()},
+    }
+
+
+

@@ -1,0 +1,67 @@
+"""Entity neighbourhoods: the graph read the compiler needs, behind one small function.
+
+``entities_in`` finds the entities a task names (exact names and aliases through the lookup
+keys, then the full-text index); ``neighbourhood`` returns every fact whose subject or object is
+one of them, whatever its status (the ranker decides what is current and says why the rest is
+left out). A derived graph backend (issue 12's projections) can serve the same two calls.
+"""
+
+from __future__ import annotations
+
+import re
+
+from memory_substrate.graph.keys import entity_any_key, fact_object_key, fact_subject_key
+from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.models import MemoryObject
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import query_terms
+
+MAX_NGRAM = 4
+MAX_ENTITIES = 12
+MAX_FACTS = 200
+FULL_TEXT_MATCH = 0.8  # an entity found by full text only is a weaker match than its exact name
+
+_WORD = re.compile(r"[\w][\w\-.'/]*")
+
+
+def _ngrams(task: str) -> list[str]:
+    words = _WORD.findall(task)
+    out = []
+    for n in range(MAX_NGRAM, 0, -1):
+        for i in range(len(words) - n + 1):
+            phrase = normalize_name(" ".join(words[i : i + n]))
+            if len(phrase) >= 2:
+                out.append(phrase)
+    return list(dict.fromkeys(out))
+
+
+def entities_in(session: StoreSession, task: str) -> dict[str, float]:
+    """Entity id -> match strength (1.0 exact name or alias, ``FULL_TEXT_MATCH`` by full text)."""
+    found: dict[str, float] = {}
+    keys = [entity_any_key(p) for p in _ngrams(task)[:400]]
+    for _, oid in session.find_keys(keys):
+        found[oid] = 1.0
+    terms = query_terms(task)
+    if terms and len(found) < MAX_ENTITIES:
+        hits = session.search_objects_text(terms, limit=50)
+        objs = session.get_objects([h.object_id for h in hits if h.object_id.startswith("ent:")])
+        for h in hits:
+            obj = objs.get(h.object_id)
+            if obj is not None and obj.object_type == "entity" and h.object_id not in found:
+                found[h.object_id] = FULL_TEXT_MATCH
+            if len(found) >= MAX_ENTITIES:
+                break
+    live = session.get_objects(list(found))
+    return {k: v for k, v in found.items() if k in live and live[k].status == "active"}
+
+
+def neighbourhood(session: StoreSession, entity_ids: list[str]) -> list[tuple[MemoryObject, str]]:
+    """Facts about these entities (as subject or object), each with the entity that led to it."""
+    if not entity_ids:
+        return []
+    keys = [fact_subject_key(e) for e in entity_ids] + [fact_object_key(e) for e in entity_ids]
+    via: dict[str, str] = {}
+    for key, oid in session.find_keys(keys):
+        via.setdefault(oid, key.split(":", 2)[2])
+    facts = session.get_objects(list(via)[:MAX_FACTS])
+    return [(facts[k], via[k]) for k in via if k in facts and facts[k].object_type == "knowledge"]

@@ -1,0 +1,122 @@
+"""Four-dimension ranking (spec 004). Pure: no store, no clock except the ``now`` passed in.
+
+relevance  = similarity x memory-type weight of the task class
+recency    = linear decay from 1 (happened now) to 0 (90 days or more ago)
+stability  = 0.7 x evidence status score + 0.3 x salience
+provenance = the strategy that found it (procedure assist 0.9, fact lookup 0.8, graph 0.7, episode 0.6)
+
+The package order is the weighted sum of the four, and all four are kept on each candidate (and
+in the trace), so a reader can always see why something ranked where it did. Exclusions are
+decided before scoring and each carries its reason.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.profiles import (
+    DEFAULT_SALIENCE,
+    DIMENSION_WEIGHTS,
+    PROVENANCE,
+    RECENCY_DAYS,
+    SEGMENT_EVIDENCE_STATUS,
+    STABILITY_MIX,
+    TYPE_WEIGHTS,
+)
+from memory_substrate.graph.apply import evidence_score
+from memory_substrate.graph.taxonomy import EVIDENCE_SCORES
+from memory_substrate.util import parse_time
+
+UNVERIFIED = ("candidate", "contested")
+GONE = ("archived", "expired", "stale")
+
+
+def merge(cands: list[Candidate]) -> list[Candidate]:
+    """One candidate per key: the one with the strongest provenance x similarity keeps the slot,
+    and remembers every strategy that found it."""
+    best: dict[str, Candidate] = {}
+    strategies: dict[str, list[str]] = {}
+    for c in cands:
+        strategies.setdefault(c.key, [])
+        if c.strategy not in strategies[c.key]:
+            strategies[c.key].append(c.strategy)
+        cur = best.get(c.key)
+        if cur is None or PROVENANCE[c.strategy] * max(c.similarity, 1e-6) > PROVENANCE[cur.strategy] * max(cur.similarity, 1e-6):
+            best[c.key] = c
+    for key, c in best.items():
+        c.strategies = strategies[key]
+    return list(best.values())
+
+
+def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime) -> str | None:
+    """Why ``c`` may not enter the package, or None."""
+    if TYPE_WEIGHTS[primary][c.memory_type] == 0.0:
+        return f"hard exclude: {c.memory_type} memory has weight 0.0 for {primary} tasks"
+    obj = c.obj
+    if obj is None:
+        return None
+    if obj.status == "superseded" or obj.metadata.get("evidence_status") == "superseded":
+        by = obj.metadata.get("superseded_by")
+        return f"superseded{f' by {by}' if by else ''}"
+    if obj.valid_until and parse_time(obj.valid_until) <= now:
+        return f"no longer valid (valid_until {obj.valid_until})"
+    if obj.kind == "procedure" and obj.status != "active":
+        return f"procedure not promoted (status {obj.status}, {obj.payload.get('observation_count', 1)} observations)"
+    if obj.status in UNVERIFIED and not include_unverified:
+        return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
+    if obj.status in GONE:
+        return f"status {obj.status}"
+    if obj.object_type == "work_item" and obj.status in ("done", "cancelled"):
+        return f"work item {obj.status}"
+    return None
+
+
+def recency(occurred_at: str | None, now: datetime) -> float:
+    if not occurred_at:
+        return 0.0
+    try:
+        age_days = (now - parse_time(occurred_at)).total_seconds() / 86400.0
+    except ValueError:
+        return 0.0
+    return max(0.0, min(1.0, 1.0 - age_days / RECENCY_DAYS))
+
+
+def stability(c: Candidate) -> float:
+    if c.obj is None:
+        status_score, salience = EVIDENCE_SCORES[SEGMENT_EVIDENCE_STATUS], DEFAULT_SALIENCE
+    else:
+        status_score = evidence_score(c.obj)
+        raw = c.obj.metadata.get("salience")
+        salience = float(raw) if isinstance(raw, int | float) else DEFAULT_SALIENCE
+    w_status, w_salience = STABILITY_MIX
+    return w_status * status_score + w_salience * max(0.0, min(1.0, salience))
+
+
+def type_weight(c: Candidate, classes: list[str]) -> float:
+    """The weight of the candidate's memory type: the best among the profiles that ran."""
+    return max(TYPE_WEIGHTS[cls][c.memory_type] for cls in classes)
+
+
+def score(c: Candidate, classes: list[str], now: datetime) -> None:
+    c.scores = {
+        "relevance": c.similarity * type_weight(c, classes),
+        "recency": recency(c.occurred_at, now),
+        "stability": stability(c),
+        "provenance": PROVENANCE[c.strategy],
+    }
+    c.score = sum(DIMENSION_WEIGHTS[d] * v for d, v in c.scores.items())
+
+
+def rank(
+    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime
+) -> tuple[list[Candidate], list[Candidate]]:
+    """(eligible candidates best first, rejected candidates with their reason)."""
+    eligible: list[Candidate] = []
+    rejected: list[Candidate] = []
+    for c in merge(cands):
+        c.rejected = exclusion(c, classes[0], include_unverified, now)
+        score(c, classes, now)
+        (rejected if c.rejected else eligible).append(c)
+    eligible.sort(key=lambda c: (-c.score, c.key))
+    return eligible, rejected

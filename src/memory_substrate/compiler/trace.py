@@ -1,0 +1,59 @@
+"""The per-compile audit trace (spec 004): what was asked, how it was classified, which profiles
+ran, every candidate found with its four scores (selected) or its rejection reason, the compiled
+size and format, and the latency of each stage. Written as a ``compile`` trace row in its own
+short write session and read back with ``memory_query`` mode ``trace``."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.graph import jobs
+from memory_substrate.runtime import Runtime
+
+MAX_REJECTED = 200  # the rest are counted by reason, not listed
+
+
+def build(
+    *,
+    task: str,
+    model: str | None,
+    classification: dict[str, Any],
+    profiles: list[dict[str, Any]],
+    found: int,
+    selected: list[Candidate],
+    rejected: list[Candidate],
+    token_count: int,
+    budget_tokens: int,
+    budget_source: str,
+    fmt: str,
+    latency_ms: dict[str, float],
+    extra: dict[str, Any],
+) -> dict[str, Any]:
+    reasons = Counter((c.rejected or "").split(" (")[0] for c in rejected)
+    return {
+        "task": task[:2000],
+        "model": model,
+        "classification": classification,
+        "profiles": profiles,
+        "candidates": {
+            "found": found,
+            "selected_count": len(selected),
+            "rejected_count": len(rejected),
+            "rejected_by_reason": dict(reasons.most_common()),
+            "selected": [c.trace_entry() for c in selected],
+            "rejected": [c.trace_entry() for c in rejected[:MAX_REJECTED]],
+        },
+        "token_count": token_count,
+        "budget_tokens": budget_tokens,
+        "budget_source": budget_source,
+        "format": fmt,
+        "latency_ms": {k: round(v, 2) for k, v in latency_ms.items()},
+        **extra,
+    }
+
+
+def record(rt: Runtime, data: dict[str, Any]) -> str:
+    with rt.store.write(rt.namespace) as session:
+        return jobs.record(session, "compile", None, data).id
