@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
+from memory_substrate.remember.schemas import check_scope_refs
 from memory_substrate.validation import Strict
 
 NAMESPACE_GRAPH = "memory://namespace"
@@ -23,10 +24,7 @@ class GraphSnapshotInput(Strict):
     @field_validator("scope_refs")
     @classmethod
     def _scopes(cls, refs: list[str]) -> list[str]:
-        for ref in refs:
-            if not ref.startswith("scope:") or len(ref) < 7:
-                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
-        return list(dict.fromkeys(refs))
+        return check_scope_refs(refs)
 
 
 class PackageInput(Strict):

@@ -16,6 +16,7 @@ from memory_substrate.graph.report import knowledge_graph_section
 from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
+from memory_substrate.maintain.compact import REPORT_SECTIONS
 from memory_substrate.maintain.concepts import cross_source_concepts
 from memory_substrate.maintain.duplicates import duplicate_groups, group_view, soft_entry, soft_pairs
 from memory_substrate.maintain.fact_check import fact_check
@@ -95,15 +96,7 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         "procedures": sum(graph_section["procedures"]["by_status"].values()),
         "promoted_procedures": graph_section["procedures"]["promoted"],
     }
-    listed = (
-        "promotable_candidates",
-        "low_evidence_candidates",
-        "stale_candidates",
-        "duplicate_groups",
-        "soft_duplicate_candidates",
-        "concept_candidates",
-        "fact_check_issues",
-    )
+    listed = REPORT_SECTIONS
     totals: dict[str, int] = {name: counts[name] for name in listed}
     truncated = {name: total > cap for name, total in totals.items()}
     next_actions = []

@@ -37,6 +37,14 @@ class StructuredPayload(Strict):
         return self
 
 
+def check_scope_refs(refs: list[str]) -> list[str]:
+    """Scope refs look like ``scope:<name>``; duplicates are dropped, order kept."""
+    for ref in refs:
+        if not ref.startswith("scope:") or len(ref) < 7:
+            raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
+    return list(dict.fromkeys(refs))
+
+
 class Governance(Strict):
     """The governance fields every durable write carries (spec 001)."""
 
@@ -47,10 +55,7 @@ class Governance(Strict):
     @field_validator("scope_refs")
     @classmethod
     def _scopes(cls, refs: list[str]) -> list[str]:
-        for ref in refs:
-            if not ref.startswith("scope:") or len(ref) < 7:
-                raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
-        return list(dict.fromkeys(refs))
+        return check_scope_refs(refs)
 
 
 class GovernedCreate(Governance):
