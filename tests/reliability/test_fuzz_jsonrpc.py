@@ -157,5 +157,5 @@ def test_raw_frames_and_hostile_requests_over_stdio(tmp_path: Path) -> None:
         server.log.close()
     log = (tmp_path / "stdio-server.log").read_text(errors="replace")
     assert code == 0, log[-3000:]
-    assert "Traceback" not in log or "memory_internal_error" not in log, log[-3000:]
+    assert "Traceback" not in log, log[-3000:]
     report("fuzz_jsonrpc_stdio", **counts, crashes=0)

@@ -133,7 +133,11 @@ def fact_lookup(
 
 
 def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
-    procs = session.list_objects(object_types=["knowledge"], kinds=["procedure"], limit=PROCEDURE_SCAN)
+    # Promoted procedures first, so a pile of unpromoted candidates can never crowd them out; a few
+    # candidates follow so the trace can say why they were left out.
+    procs = session.list_objects(object_types=["knowledge"], kinds=["procedure"], statuses=["active"], limit=PROCEDURE_SCAN)
+    procs += session.list_objects(object_types=["knowledge"], kinds=["procedure"], statuses=["candidate"],
+                                  limit=max(10, PROCEDURE_SCAN - len(procs)) // 10)
     if not procs:
         return []
     terms = query_terms(task)

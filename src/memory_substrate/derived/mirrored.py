@@ -54,7 +54,7 @@ class MirroredStore:
             try:
                 self.mirror.drop(namespace, name)
             except Exception as exc:  # a down mirror must not undo a delete; repair reports it
-                self.mirror.last_error[name] = f"{type(exc).__name__}: {exc}"
+                self.mirror.last_error[namespace] = f"{name}: {type(exc).__name__}: {exc}"  # keyed as sync keys it
         return counts
 
     def schema_version(self) -> int:

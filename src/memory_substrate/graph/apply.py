@@ -25,6 +25,7 @@ from memory_substrate.graph.taxonomy import (
     EVIDENCE_SCORES,
     KNOWLEDGE_STATUS_OF,
     default_evidence_status,
+    evidence_status_of,
     generic_reason,
     normalize_name,
     normalize_predicate,
@@ -323,7 +324,4 @@ class ExtractionApplier:
 def evidence_score(obj: MemoryObject) -> float:
     """The evidence-status score of a claim (docs/knowledge-graph.md): its own status, else the one
     its source and citations earn."""
-    status = obj.metadata.get("evidence_status")
-    if isinstance(status, str) and status in EVIDENCE_SCORES:
-        return EVIDENCE_SCORES[status]
-    return EVIDENCE_SCORES[default_evidence_status(obj.memory_source, has_evidence=bool(obj.evidence_refs))]
+    return EVIDENCE_SCORES[evidence_status_of(obj.metadata, obj.memory_source, bool(obj.evidence_refs))]

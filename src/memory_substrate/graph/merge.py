@@ -12,7 +12,7 @@ from pydantic import Field
 
 from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
 from memory_substrate.graph.keys import fact_object_key, fact_subject_key
-from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.graph.taxonomy import MANY_VALUED_PREDICATES, normalize_name, normalize_predicate
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
@@ -61,6 +61,8 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
             key = claim_key(fact)
             if not key or fact.status not in LIVE_KNOWLEDGE_STATUSES:
                 continue
+            if normalize_predicate(str(fact.payload.get("predicate", ""))) in MANY_VALUED_PREDICATES:
+                continue  # a second value of a many-valued predicate is an addition, not a conflict
             for other in session.find_by_claim(key):
                 if other.id != fact.id and other.status in LIVE_KNOWLEDGE_STATUSES and claim_value(other) != claim_value(fact):
                     conflicts.append({"fact_id": fact.id, "conflicts_with": other.id, "predicate": fact.payload.get("predicate")})

@@ -22,7 +22,7 @@ RANK_DIMENSIONS = ("relevance", "recency", "stability", "provenance")
 
 
 def _read(mem: Memory) -> Any:
-    return mem.store.read(mem.namespace)
+    return mem.runtime.read()  # expired (TTL) objects are hidden here as in every other read
 
 
 def obj_row(obj: MemoryObject) -> dict[str, Any]:

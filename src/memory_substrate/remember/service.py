@@ -239,6 +239,8 @@ class RememberService:
                     f"knowledge {obj.id} conflicts with live claims {', '.join(rivals)}; supersede or contest them first",
                     details={"id": obj.id, "conflicting_ids": rivals},
                 )
+        if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
+            obj = replace(obj, metadata={**obj.metadata, "evidence_status": "promoted"})  # as graph/procedures.py does
         updated = patch.set_status(obj, "active", data.reason)
         return {"status": "promoted", "object_id": updated.id, "knowledge_status": "active", "previous_status": obj.status}
 
