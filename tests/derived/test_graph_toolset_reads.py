@@ -55,3 +55,39 @@ async def test_delete_node_leaves_no_drift_in_the_mirror(open_memory: Any) -> No
     drift = report["derived_indexes"]["derived_backends"]["backends"]["kuzu"]
     assert drift["in_line"] is True, drift
     assert drift["families"]["objects"]["backend"]["count"] == drift["families"]["objects"]["canonical"]["count"]
+
+
+async def test_delete_node_drops_its_vectors_from_lancedb(open_memory: Any) -> None:
+    mem = open_memory("file", "lancedb", embedder="static")
+    configure(mem, "file", "lancedb")
+    async with Client(build_server(mem, "graph")) as c:
+        await ok(c, "create_node", text="Kafka carries the order events", auto_link=False)
+        gone = (await ok(c, "create_node", text="Redis caches the sessions", auto_link=False))["node"]
+        await ok(c, "delete_node", node_id=gone["id"])
+    drift = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]["backends"]["lancedb"]
+    assert drift["in_line"] is True, drift
+
+
+async def test_expired_nodes_stay_hidden_when_a_derived_graph_answers(open_memory: Any) -> None:
+    from tests.graphmem.conftest import FixedClock
+
+    mem = open_memory("kuzu", embedder="static")
+    configure(mem, "kuzu")
+    clock = FixedClock()
+    mem.runtime.clock = clock
+    async with Client(build_server(mem, "graph")) as c:
+        t = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Acme"))["triplet"]
+        brief = (await ok(c, "create_node", text="Alice is on call this week", auto_link=False, ttl_days=1))["node"]
+        await ok(c, "create_relation", from_id=brief["id"], to_id=t["subject_id"], relation_type="ABOUT")
+        mem.maintain("reindex", {}, {"apply": True})
+        before = {n["id"] for n in (await ok(c, "get_context", node_id=t["subject_id"], depth=1))["nodes"]}
+        assert brief["id"] in before
+        clock.advance(days=2)
+        after = {n["id"] for n in (await ok(c, "get_context", node_id=t["subject_id"], depth=1))["nodes"]}
+        assert brief["id"] not in after and t["object_id"] in after
+    with mem.runtime.read() as session:
+        from memory_substrate.derived.access import graph_reader
+
+        reader = graph_reader(mem.runtime, session)
+        assert reader.name == "kuzu"
+        assert brief["id"] not in reader.neighbourhood([t["subject_id"]], depth=1, max_nodes=50).depth_of

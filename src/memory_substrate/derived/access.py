@@ -8,11 +8,14 @@ without a mirrored store, reads fall back to the canonical tables, which always 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
-from memory_substrate.derived.base import DerivedBackend, GraphReader, VectorIndex
+from memory_substrate.derived.base import DerivedBackend, GraphPath, GraphReader, Neighbourhood, VectorIndex
 from memory_substrate.derived.file_graph import FileGraph
 from memory_substrate.derived.mirror import Mirror
+from memory_substrate.derived.traversal import neighbourhood, shortest_paths
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.models import Relation
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
@@ -42,7 +45,8 @@ def graph_reader(rt: Runtime, session: StoreSession) -> GraphReader:
     if backend is None:
         return FileGraph(session)
     reader: GraphReader = backend.reader(rt.namespace)
-    return reader
+    hidden = _expired(session)
+    return _VisibleGraph(reader, hidden) if hidden else reader
 
 
 def vector_index(rt: Runtime, session: StoreSession) -> VectorIndex:
@@ -54,7 +58,44 @@ def vector_index(rt: Runtime, session: StoreSession) -> VectorIndex:
     if backend is None:
         return _Builtin(session)
     index: VectorIndex = backend.reader(rt.namespace)
-    return index
+    hidden = _expired(session)
+    return _VisibleVectors(index, hidden) if hidden else index
+
+
+def _expired(session: StoreSession) -> set[str]:
+    """Expired ids the read session hides (``expiry.VisibleSession``); a mirror still holds them
+    until the sweep archives them, so its answers are filtered the same way."""
+    expired = getattr(session, "expired_ids", None)
+    return set(expired()) if callable(expired) else set()
+
+
+class _VisibleGraph:
+    """A derived graph walked as if expired objects were gone: the shared traversal over its edges."""
+
+    def __init__(self, inner: GraphReader, hidden: set[str]) -> None:
+        self.inner, self.hidden, self.name = inner, hidden, inner.name
+
+    def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
+        rels = self.inner.relations_of([i for i in ids if i not in self.hidden], limit=limit)
+        return [r for r in rels if r.source_id not in self.hidden and r.target_id not in self.hidden]
+
+    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
+        return self._edges(object_ids, limit)
+
+    def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
+        return neighbourhood(self._edges, [i for i in object_ids if i not in self.hidden], depth=depth, max_nodes=max_nodes)
+
+    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
+        return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)
+
+
+class _VisibleVectors:
+    def __init__(self, inner: VectorIndex, hidden: set[str]) -> None:
+        self.inner, self.hidden, self.name = inner, hidden, inner.name
+
+    def vector_search(self, model, query, *, owner_type, limit):  # type: ignore[no-untyped-def]
+        hits = self.inner.vector_search(model, query, owner_type=owner_type, limit=limit + len(self.hidden))
+        return [h for h in hits if h[0] not in self.hidden and h[0].split("#", 1)[0] not in self.hidden][:limit]
 
 
 class _Builtin:

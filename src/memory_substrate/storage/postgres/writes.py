@@ -201,11 +201,13 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self._touch(OBJECT, [object_id])
         self._touch(RELATION, [r[0] for r in gone])
         self.conn.execute("DELETE FROM segments WHERE namespace = %s AND source_id = %s", (ns, object_id))
-        self.conn.execute(
+        gone_vectors = self.conn.execute(
             "DELETE FROM vectors WHERE namespace = %s AND (owner_id = %s OR "
-            "(owner_type = 'segment' AND owner_id >= %s AND owner_id < %s))",
+            "(owner_type = 'segment' AND owner_id >= %s AND owner_id < %s)) RETURNING owner_type, owner_id, model",
             (ns, object_id, object_id + "#", object_id + "#\U0010ffff"),
-        )
+        ).fetchall()
+        for owner_type, owner_id, model in gone_vectors:  # a vector mirror (LanceDB) drops them on replay
+            self._touch(f"vector:{owner_type}", [owner_id], model)
         return True
 
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:

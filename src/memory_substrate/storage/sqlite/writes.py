@@ -162,15 +162,19 @@ class SessionWrites(SQLiteOutbox):
         owner_types = [r[0] for r in self.conn.execute("SELECT owner_type FROM vector_versions WHERE namespace = ?", (ns,))]
         for owner_type in owner_types:
             if owner_type == "segment":
-                cur = self.conn.execute(
-                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = 'segment' AND owner_id >= ? AND owner_id < ?",
+                gone_vectors = self.conn.execute(
+                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = 'segment' AND owner_id >= ? AND owner_id < ? "
+                    "RETURNING owner_id, model",
                     (ns, object_id + "#", object_id + "#\U0010ffff"),
-                )
+                ).fetchall()
             else:
-                cur = self.conn.execute(
-                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = ? AND owner_id = ?", (ns, owner_type, object_id)
-                )
-            if cur.rowcount:  # cached matrices of this owner type are now stale
+                gone_vectors = self.conn.execute(
+                    "DELETE FROM vectors WHERE namespace = ? AND owner_type = ? AND owner_id = ? RETURNING owner_id, model",
+                    (ns, owner_type, object_id),
+                ).fetchall()
+            for owner_id, model in gone_vectors:  # a vector mirror (LanceDB) drops them on replay
+                self._touch(f"vector:{owner_type}", [owner_id], model)
+            if gone_vectors:  # cached matrices of this owner type are now stale
                 self.conn.execute(
                     "UPDATE vector_versions SET version = version + 1 WHERE namespace = ? AND owner_type = ?",
                     (ns, owner_type),
