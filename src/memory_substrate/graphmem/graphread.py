@@ -1,8 +1,7 @@
 """Graph reads for get_context and get_trace, over the canonical relations table.
 
-Two functions with a narrow contract, so that a derived graph backend (issue 12) can serve
-them later without touching the tools: ``neighbourhood`` (breadth-first, undirected, bounded by
-depth and node count) and ``paths`` (simple undirected paths between two nodes, shortest first).
+Two functions with a narrow contract, also served by a derived graph backend (``DerivedGraph``):
+``neighbourhood`` (breadth-first, undirected, bounded by depth and node count) and ``paths`` (simple undirected paths between two nodes, shortest first).
 Walks read light edges (``edges_of``: ids and types, no payload), one query per BFS level for
 the whole frontier; full relations are read once at the end for the edges returned
 (``relations_among``). Only graph nodes (facts, entities, nodes) are walked: evidence sources
@@ -11,10 +10,11 @@ and other families are not spec-002 nodes.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_substrate.derived.traversal import neighbourhood, shortest_paths
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
 
@@ -180,22 +180,21 @@ def _distances(start: str, adj: dict[str, dict[str, Edge]], limit: int) -> dict[
 class DerivedGraph:
     """The same two reads served by a derived graph backend (``derived.base.GraphReader``).
 
-    The backend walks every mirrored object; this keeps graph nodes only, as ``RelationGraph``
-    does, by dropping other nodes and the edges and paths that pass through them."""
+    The walk itself is the shared traversal (``derived/traversal.py``) over the backend's edges,
+    keeping only edges between graph nodes, so a route is never lost because the backend's
+    shortest path ran through a source. Paths are the shortest ones (the derived contract)."""
 
     def __init__(self, reader: Any, keep: Callable[[str], bool]) -> None:
         self.reader = reader
         self.keep = keep
 
+    def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
+        rels: list[Relation] = self.reader.relations_of(list(ids), limit=limit)
+        return [r for r in rels if self.keep(r.source_id) and self.keep(r.target_id)]
+
     def neighbourhood(self, ids: list[str], depth: int, max_nodes: int) -> Subgraph:
-        # Ask for more than max_nodes: some of what the backend returns is not a graph node.
-        got = self.reader.neighbourhood(ids, depth=depth, max_nodes=max_nodes * 4)
-        kept = {n: d for n, d in got.depth_of.items() if self.keep(n) or n in ids}
-        depth_of = dict(list(kept.items())[:max_nodes])
-        edges = [r for r in got.edges if r.source_id in depth_of and r.target_id in depth_of]
-        return Subgraph(depth_of, edges, truncated=got.truncated or len(kept) > max_nodes)
+        got = neighbourhood(self._edges, ids, depth=depth, max_nodes=max_nodes)
+        return Subgraph(dict(got.depth_of), list(got.edges), truncated=got.truncated)
 
     def paths(self, a: str, b: str, max_paths: int, max_depth: int) -> list[list[Relation]]:
-        found = self.reader.paths(a, b, max_paths=max_paths * 4, max_depth=max_depth)
-        out = [p.relations for p in found if all(self.keep(n) for n in p.node_ids[1:-1])]
-        return out[:max_paths]
+        return [p.relations for p in shortest_paths(self._edges, a, b, max_paths=max_paths, max_depth=max_depth)]
