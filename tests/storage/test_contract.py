@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 import itertools
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pytest
@@ -407,3 +408,62 @@ def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace:
     assert light["seg-1"].metadata == {"name": "ana", "created_at": "2024-05-01T10:00:00+00:00"}
     assert light["seg-2"].metadata == {} and light["seg-3"].metadata == {"name": "bo"}
     assert full["seg-1"].metadata["role"] == "user" and full["seg-1"].hash == "h1"
+
+
+def test_vector_search_after_many_writes_equals_a_cold_read(
+    store: Store, namespace: str, make_settings: Any
+) -> None:
+    """A warm process keeps its matrices current by applying its own commits (inserts,
+    replacements, deletes, a second model, a rolled-back write); every search must equal what a
+    freshly opened store, which loads everything from disk, answers."""
+    from memory_substrate.storage.factory import open_store
+
+    rng = np.random.default_rng(3)
+
+    def vec() -> np.ndarray:
+        v = rng.normal(size=8).astype(np.float32)
+        return v / np.linalg.norm(v)
+
+    queries = [vec() for _ in range(4)]
+    live: list[str] = []
+
+    def answers(s: StoreSession) -> list[list[tuple[str, float]]]:
+        out = [s.vector_search(m, q, owner_type="object", limit=7) for q in queries for m in ("m1", "m2")]
+        return [[(oid, round(score, 4)) for oid, score in hits] for hits in out]
+
+    for step in range(40):
+        with store.read(namespace) as s:
+            answers(s)  # keep the warm matrices cached at the current version
+        with store.write(namespace) as s:
+            action = step % 5
+            if action in (0, 1, 2) or not live:
+                fresh = [f"know:{step}-{j}" for j in range(int(rng.integers(1, 4)))]
+                for oid in fresh:
+                    s.insert_object(make_obj(oid), doc(title=oid), None)
+                again = (
+                    [str(o) for o in rng.choice(live, size=min(2, len(live)), replace=False)] if live else []
+                )
+                s.upsert_vectors("m1", "object", [(oid, vec()) for oid in fresh + again])
+                live.extend(fresh)
+            elif action == 3:
+                gone = str(rng.choice(live))
+                assert s.delete_object(gone)
+                live.remove(gone)
+            else:
+                s.upsert_vectors("m2", "object", [(oid, vec()) for oid in live[:3]])
+        if step % 7 == 6:  # a rolled-back write must leave no trace in the warm cache
+            with pytest.raises(RuntimeError), store.write(namespace) as s:
+                s.upsert_vectors("m1", "object", [("know:phantom", queries[0])])
+                raise RuntimeError("roll back")
+        cold = open_store(make_settings())
+        try:
+            with store.read(namespace) as warm_s, cold.read(namespace) as cold_s:
+                warm, fresh_answers = answers(warm_s), answers(cold_s)
+                assert warm == fresh_answers, f"step {step}"
+                assert all(oid != "know:phantom" for hits in warm for oid, _ in hits)
+                got = warm_s.get_vectors("m1", "object", live)
+                want = cold_s.get_vectors("m1", "object", live)
+                assert set(got) == set(want)
+                assert all(np.allclose(got[k], want[k]) for k in got)
+        finally:
+            cold.close()

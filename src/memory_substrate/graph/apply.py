@@ -56,6 +56,7 @@ class ExtractionApplier:
     def __init__(self, patch: Patch, embedder: Embedder | None) -> None:
         self.patch = patch
         self.session = patch.session
+        self._resolved: dict[str, MemoryObject] = {}  # entities of this extraction, as this patch left them
         self.embedder = embedder
 
     # --- episode -----------------------------------------------------------------------
@@ -160,6 +161,7 @@ class ExtractionApplier:
                     )
                 )
                 trace["entities"]["new"].append({"name": ent.name, "entity_id": entity.id, "type": ent.type})
+            self._resolved[entity.id] = entity  # the facts below read it without a round trip
             for n in [ent.name, *ent.aliases]:
                 names.setdefault(normalize_name(n), entity.id)
         return names
@@ -193,7 +195,7 @@ class ExtractionApplier:
             return obj
         norm = normalize_name(ref)
         if norm in names:
-            return self.session.get_object(names[norm])
+            return self._resolved.get(names[norm]) or self.session.get_object(names[norm])
         ids = sorted({oid for _, oid in self.session.find_keys([entity_any_key(ref)])})
         live = [o for o in self.session.get_objects(ids).values() if o.status == "active"]
         return live[0] if len(live) == 1 else None

@@ -25,10 +25,11 @@ from memory_substrate.models import (
     TextHit,
 )
 from memory_substrate.storage.ranges import merge_ranges
+from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
 from memory_substrate.storage.sqlite.graph import SessionGraph
 from memory_substrate.storage.sqlite.schema import migrate
 from memory_substrate.storage.sqlite.writes import SessionWrites
-from memory_substrate.storage.vector_cache import VectorCache
+from memory_substrate.storage.vector_cache import VectorCache, VectorStep
 from memory_substrate.util import now_iso
 
 OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
@@ -68,6 +69,7 @@ class SQLiteStore:
             ) from None
         self._local = threading.local()
         self._vectors = VectorCache()
+        self._checkpointer = Checkpointer(self.path)
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
@@ -86,6 +88,7 @@ class SQLiteStore:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")  # the checkpointer thread does it sooner
             self._local.conn = conn
             with self._lock:
                 self._all.append(conn)
@@ -120,6 +123,9 @@ class SQLiteStore:
                 raise
             else:
                 conn.execute("COMMIT")
+                self._vectors.advance(namespace, session.vector_steps)
+                if writable:
+                    self._checkpointer.poke()
 
     def read(self, namespace: str) -> Any:
         return self._session(namespace, False)
@@ -158,6 +164,7 @@ class SQLiteStore:
         return row[0] if row else None
 
     def close(self) -> None:
+        self._checkpointer.close()
         with self._lock:
             for conn in self._all:
                 conn.close()
@@ -181,6 +188,7 @@ class SQLiteSession(SessionWrites, SessionGraph):
         self.writable = writable
         self._vectors = vectors
         self.vectors_written = False  # set by upsert_vectors: this transaction's matrix is private
+        self.vector_steps: list[VectorStep] = []  # applied to the shared cache after commit
 
     # --- objects -------------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None:

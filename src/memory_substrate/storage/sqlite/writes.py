@@ -15,6 +15,7 @@ from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
+from memory_substrate.storage.vector_cache import VectorStep
 
 
 class SessionWrites(SQLiteOutbox):
@@ -22,6 +23,7 @@ class SessionWrites(SQLiteOutbox):
     namespace: str
     writable: bool
     vectors_written: bool
+    vector_steps: list[VectorStep]
 
     def _require_write(self) -> None:
         if not self.writable:
@@ -175,9 +177,13 @@ class SessionWrites(SQLiteOutbox):
             for owner_id, model in gone_vectors:  # a vector mirror (LanceDB) drops them on replay
                 self._touch(f"vector:{owner_type}", [owner_id], model)
             if gone_vectors:  # cached matrices of this owner type are now stale
-                self.conn.execute(
-                    "UPDATE vector_versions SET version = version + 1 WHERE namespace = ? AND owner_type = ?",
+                (version,) = self.conn.execute(
+                    "UPDATE vector_versions SET version = version + 1 WHERE namespace = ? AND owner_type = ? "
+                    "RETURNING version",
                     (ns, owner_type),
+                ).fetchone()
+                self.vector_steps.append(
+                    VectorStep(owner_type, version - 1, version, removals=[(o, m) for o, m in gone_vectors])
                 )
         return True
 
@@ -213,12 +219,17 @@ class SessionWrites(SQLiteOutbox):
                 for oid, v in rows
             ],
         )
-        self.conn.execute(
+        fresh = time.time_ns() // 1000
+        (version,) = self.conn.execute(
             # A fresh counter starts from the clock, not 1, so a namespace deleted and re-created
             # never reuses a version another process may still hold a cached matrix for.
             "INSERT INTO vector_versions (namespace, owner_type, version) VALUES (?, ?, ?) "
-            "ON CONFLICT (namespace, owner_type) DO UPDATE SET version = version + 1",
-            (self.namespace, owner_type, time.time_ns() // 1000),
+            "ON CONFLICT (namespace, owner_type) DO UPDATE SET version = version + 1 RETURNING version",
+            (self.namespace, owner_type, fresh),
+        ).fetchone()
+        # After commit the cache applies this step to a matrix cached at version - 1 (see vector_cache).
+        self.vector_steps.append(
+            VectorStep(owner_type, None if version == fresh else version - 1, version, model, list(rows))
         )
 
     def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:
