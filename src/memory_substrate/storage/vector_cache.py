@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.storage import vector_topk
+
 Loader = Callable[[], tuple[list[str], npt.NDArray[np.float32]]]
 
 
@@ -21,6 +23,7 @@ class VectorCache:
     def __init__(self) -> None:
         self._entries: dict[Any, tuple[int, list[str], npt.NDArray[np.float32]]] = {}
         self._positions: dict[Any, dict[str, int]] = {}
+        self._quantised: dict[Any, tuple[int, vector_topk.Quantised]] = {}
         self._lock = threading.Lock()
 
     def _entry(
@@ -39,6 +42,7 @@ class VectorCache:
             with self._lock:
                 self._entries[key] = entry
                 self._positions.pop(key, None)
+                self._quantised.pop(key, None)
         return entry
 
     def forget(self, namespace: str) -> None:
@@ -47,6 +51,7 @@ class VectorCache:
             for key in [k for k in self._entries if isinstance(k, tuple) and k and k[0] == namespace]:
                 self._entries.pop(key, None)
                 self._positions.pop(key, None)
+                self._quantised.pop(key, None)
 
     def lookup(
         self, key: Any, version: int, load: Loader, owner_ids: list[str], *, cache: bool = True
@@ -66,11 +71,24 @@ class VectorCache:
     def search(
         self, key: Any, version: int, load: Loader, query: npt.NDArray[np.float32], limit: int, *, cache: bool = True
     ) -> list[tuple[str, float]]:
-        _, ids, matrix = self._entry(key, version, load, cache)
+        """The ``limit`` best (owner id, cosine), best first, ties in stored order (exact)."""
+        version, ids, matrix = self._entry(key, version, load, cache)
         if not ids or matrix.shape[1] != query.shape[0]:
             return []
-        scores = matrix @ query.astype(np.float32)
-        k = min(limit, len(ids))
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-        top = top[np.argsort(-scores[top])]
-        return [(ids[i], float(scores[i])) for i in top]
+        quantised = self._quantised_of(key, version, matrix) if cache else None
+        return [(ids[i], score) for i, score in vector_topk.top_k(matrix, quantised, query, limit)]
+
+    def _quantised_of(self, key: Any, version: int, matrix: npt.NDArray[np.float32]) -> vector_topk.Quantised | None:
+        """The int8 companion of a cached matrix, built on first search of each version."""
+        if len(matrix) < vector_topk.QUANTISE_FROM or not vector_topk.available():
+            return None
+        with self._lock:
+            held = self._quantised.get(key)
+        if held is not None and held[0] == version:
+            return held[1]
+        quantised = vector_topk.quantise(matrix)
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is not None and entry[0] == version and entry[2] is matrix:
+                self._quantised[key] = (version, quantised)
+        return quantised
