@@ -14,10 +14,12 @@ Without ``simsimd`` (a platform with no wheel) or for small matrices, the plain 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+_simsimd: Any
 try:  # pragma: no cover - the import succeeds wherever the wheel exists
     import simsimd as _simsimd
 except ImportError:  # pragma: no cover
