@@ -46,8 +46,11 @@ def test_cache_search_uses_the_fast_path_and_agrees() -> None:
     ids = [f"s{i}" for i in range(len(m))]
     cache = VectorCache()
     q = m[3]
+    first = cache.search("k", 1, lambda: (ids, m), q, 50)
+    assert cache._quantised["k"] == (1, None)  # the first search of a version scans plainly
     got = cache.search("k", 1, lambda: (ids, m), q, 50)
-    assert cache._quantised["k"][0] == 1  # built for this version and kept
+    assert cache._quantised["k"][0] == 1 and cache._quantised["k"][1] is not None  # then built, kept
+    assert got == first
     assert [k for k, _ in got] == [ids[i] for i, _ in vector_topk.full_scan(m, q, 50)]
     # A private (uncommitted) matrix is scanned plainly and never cached.
     assert cache.search("p", 1, lambda: (ids, m), q, 50, cache=False) == got

@@ -23,7 +23,7 @@ class VectorCache:
     def __init__(self) -> None:
         self._entries: dict[Any, tuple[int, list[str], npt.NDArray[np.float32]]] = {}
         self._positions: dict[Any, dict[str, int]] = {}
-        self._quantised: dict[Any, tuple[int, vector_topk.Quantised]] = {}
+        self._quantised: dict[Any, tuple[int, vector_topk.Quantised | None]] = {}
         self._lock = threading.Lock()
 
     def _entry(
@@ -79,12 +79,20 @@ class VectorCache:
         return [(ids[i], score) for i, score in vector_topk.top_k(matrix, quantised, query, limit)]
 
     def _quantised_of(self, key: Any, version: int, matrix: npt.NDArray[np.float32]) -> vector_topk.Quantised | None:
-        """The int8 companion of a cached matrix, built on first search of each version."""
+        """The int8 companion of a cached matrix, built on the second search of a version.
+
+        The first search after a write scans in float32 as before, so a store that alternates
+        writes and searches never pays for a copy it would throw away; a version that is
+        searched again (the common, read-mostly case) gets it.
+        """
         if len(matrix) < vector_topk.QUANTISE_FROM or not vector_topk.available():
             return None
         with self._lock:
             held = self._quantised.get(key)
-        if held is not None and held[0] == version:
+            if held is None or held[0] != version:
+                self._quantised[key] = (version, None)  # seen once: build on the next search
+                return None
+        if held[1] is not None:
             return held[1]
         quantised = vector_topk.quantise(matrix)
         with self._lock:
