@@ -35,14 +35,26 @@ def count_tokens(text: str) -> int:
     per-word cache, and only words with other characters (accents, CJK, symbols such as "…")
     take the character-by-character BERT split.
     """
-    tok = _tokenizer()
+    cache = _PIECE_TOKENS
     n = 0
     for piece in _PIECES.findall(text.lower()):
-        if piece.isascii():
-            n += 1 if len(piece) == 1 and not piece.isalnum() else len(tok.word_ids(piece))
-        else:
-            n += sum(len(tok.word_ids(w)) for w in basic_split(piece))
+        c = cache.get(piece)
+        if c is None:
+            c = _piece_tokens(piece)
+            if len(cache) < 200_000:  # bounded: pieces of pathological inputs are not kept forever
+                cache[piece] = c
+        n += c
     return n
+
+
+_PIECE_TOKENS: dict[str, int] = {}  # piece -> token count; responses are shaped query after query
+
+
+def _piece_tokens(piece: str) -> int:
+    tok = _tokenizer()
+    if piece.isascii():
+        return 1 if len(piece) == 1 and not piece.isalnum() else len(tok.word_ids(piece))
+    return sum(len(tok.word_ids(w)) for w in basic_split(piece))
 
 
 def wire_json(value: Any) -> str:

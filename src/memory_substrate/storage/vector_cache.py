@@ -16,6 +16,10 @@ read reloads, as before.
 Advanced matrices are copy-on-write for readers: new rows go into spare capacity past the end
 of the published view, and a replaced or removed row is masked (its id becomes ``None``) rather
 than overwritten. Masked rows are compacted away once they pass a quarter of the matrix.
+
+From ``vector_topk.QUANTISE_FROM`` rows a matrix also gets an int8 companion (see
+``vector_topk``), built on the second search after a load and from then on extended row by row
+by the same steps (each row's codes depend on that row alone), so a write never throws it away.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from memory_substrate.storage import vector_topk
 
 Loader = Callable[[], tuple[list[str], npt.NDArray[np.float32]]]
 Matrix = npt.NDArray[np.float32]
@@ -52,6 +58,8 @@ class _Entry:
     dead: int = 0
     positions: dict[str, int] | None = field(default=None)
     dead_rows: npt.NDArray[np.intp] | None = field(default=None)
+    quant: _QuantBuf | None = None  # int8 companion, rows aligned with ``buf``
+    searched: bool = False  # searched once since its load: the next search builds ``quant``
 
     @property
     def matrix(self) -> Matrix:
@@ -70,10 +78,43 @@ class _Entry:
         return self.positions
 
 
-def _score(matrix: Matrix, query: Matrix) -> Matrix:
-    # einsum, not ``matrix @ query``: the BLAS matrix-vector product spins up its thread pool,
-    # which on a busy machine costs tens of milliseconds at p95 for a product that takes 0.1 ms.
-    return np.einsum("ij,j->i", matrix, query.astype(np.float32))
+@dataclass(frozen=True)
+class _QuantBuf:
+    """``vector_topk.Quantised`` arrays with spare capacity, appended to like ``_Entry.buf``."""
+
+    codes: npt.NDArray[np.int8]
+    inv_scale: Matrix
+    code_norm: Matrix
+    error_norm: Matrix
+
+    @classmethod
+    def of(cls, q: vector_topk.Quantised, capacity: int) -> _QuantBuf:
+        dim = q.codes.shape[1]
+        out = cls(
+            np.empty((capacity, dim), dtype=np.int8),
+            np.empty(capacity, dtype=np.float32),
+            np.empty(capacity, dtype=np.float32),
+            np.empty(capacity, dtype=np.float32),
+        )
+        out.put(0, q)
+        return out
+
+    def put(self, at: int, q: vector_topk.Quantised) -> None:
+        end = at + len(q.codes)
+        self.codes[at:end] = q.codes
+        self.inv_scale[at:end] = q.inv_scale
+        self.code_norm[at:end] = q.code_norm
+        self.error_norm[at:end] = q.error_norm
+
+    def view(self, n: int) -> vector_topk.Quantised:
+        return vector_topk.Quantised(self.codes[:n], self.inv_scale[:n], self.code_norm[:n], self.error_norm[:n])
+
+    def grown(self, n: int, capacity: int) -> _QuantBuf:
+        return _QuantBuf.of(self.view(n), capacity)
+
+    def taken(self, rows: list[int]) -> _QuantBuf:
+        q = vector_topk.Quantised(self.codes[rows], self.inv_scale[rows], self.code_norm[rows], self.error_norm[rows])
+        return _QuantBuf.of(q, len(rows))
 
 
 class VectorCache:
@@ -137,18 +178,36 @@ class VectorCache:
     def search(
         self, key: Any, version: int, load: Loader, query: Matrix, limit: int, *, cache: bool = True
     ) -> list[tuple[str, float]]:
+        """The ``limit`` best (owner id, cosine), best first, ties in stored order (exact)."""
         entry = self._entry(key, version, load, cache)
         ids, matrix = entry.ids, entry.matrix
         live = len(ids) - entry.dead
         if not live or matrix.shape[1] != query.shape[0]:
             return []
-        scores = _score(matrix, query)
-        if entry.dead:
-            scores[entry.masked()] = -np.inf
-        k = min(limit, live)
-        top = np.argpartition(-scores, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(oid, float(scores[i])) for i in top if (oid := ids[i]) is not None][:k]
+        quant = self._quantised(entry) if cache else None
+        masked = entry.masked() if entry.dead else None
+        hits = vector_topk.top_k(matrix, quant, query, min(limit, live), masked)
+        return [(oid, score) for i, score in hits if (oid := ids[i]) is not None]
+
+    def _quantised(self, entry: _Entry) -> vector_topk.Quantised | None:
+        """The int8 companion of a cached matrix, built on its second search.
+
+        The first search after a load scans in float32, so a matrix searched once and dropped
+        never pays for a copy; after that, commits of this process extend it (``_apply``).
+        """
+        n = len(entry.ids)
+        if n < vector_topk.QUANTISE_FROM or not vector_topk.available():
+            return None
+        if entry.quant is None:
+            if not entry.searched:
+                entry.searched = True
+                return None
+            built = _QuantBuf.of(vector_topk.quantise(entry.matrix), entry.buf.shape[0])
+            with self._lock:
+                if entry.quant is None:
+                    entry.quant = built
+        assert entry.quant is not None
+        return entry.quant.view(n)
 
 
 def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
@@ -158,11 +217,13 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
     if step.model != model:  # an owner holds one vector: writing it under another model replaces ours
         removed |= {oid for oid, _ in step.upserts}
     if not removed and not upserts:
-        return _Entry(step.v_to, entry.ids, entry.buf, entry.dead, entry.positions)
+        return _Entry(step.v_to, entry.ids, entry.buf, entry.dead, entry.positions, entry.dead_rows,
+                      entry.quant, entry.searched)
     if upserts and (len(entry.ids) == 0 or any(v.shape != (entry.buf.shape[1],) for _, v in upserts)):
         return None  # first rows of a partition, or a dimension change: a reload sets the shape
     ids = list(entry.ids)
     positions = dict(entry.index())
+    quant = entry.quant
     dead = entry.dead
     for oid in removed | {oid for oid, _ in upserts}:
         i = positions.pop(oid, None)
@@ -176,13 +237,18 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
         grown = np.empty((max(need, 2 * buf.shape[0], 64), buf.shape[1]), dtype=np.float32)
         grown[: len(ids)] = buf[: len(ids)]
         buf = grown
+        if quant is not None:
+            quant = quant.grown(len(ids), buf.shape[0])
+    start = len(ids)
     for oid, vec in latest.items():
         buf[len(ids)] = np.asarray(vec, dtype=np.float32)
         positions[oid] = len(ids)
         ids.append(oid)
+    if quant is not None and len(ids) > start:
+        quant.put(start, vector_topk.quantise(buf[start : len(ids)]))
     if dead > max(64, len(ids) // 4):
         keep = [i for i, oid in enumerate(ids) if oid is not None]
         compact = buf[keep]
         kept_ids = [ids[i] for i in keep]
-        return _Entry(step.v_to, list(kept_ids), compact, 0, None)
-    return _Entry(step.v_to, ids, buf, dead, positions)
+        return _Entry(step.v_to, list(kept_ids), compact, 0, None, quant=None if quant is None else quant.taken(keep))
+    return _Entry(step.v_to, ids, buf, dead, positions, quant=quant, searched=entry.searched)
