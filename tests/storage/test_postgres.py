@@ -73,27 +73,41 @@ def _unit(rng: np.random.Generator, dim: int) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def test_hnsw_index_per_dimension_and_used(pg: PostgresStore, postgres_url: str, namespace: str) -> None:
+def test_hnsw_index_per_dimension_and_used(postgres_url: str, namespace: str) -> None:
+    pg = PostgresStore(postgres_url, idle_build_s=None)  # the build below runs when the test says
+    try:
+        _hnsw_index_per_dimension_and_used(pg, postgres_url, namespace)
+    finally:
+        pg.close()
+
+
+def _hnsw_index_per_dimension_and_used(pg: PostgresStore, postgres_url: str, namespace: str) -> None:
     rng = np.random.default_rng(3)
     with pg.write(namespace) as s:
         s.upsert_vectors("small", "object", [(f"know:{i}", _unit(rng, 12)) for i in range(5)])
         s.upsert_vectors("big", "object", [(f"know:{i}", _unit(rng, 48)) for i in range(2000)])
     with psycopg.connect(postgres_url, autocommit=True) as conn:
         names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'vectors'")}
+    # The first write of a dimension makes its index; the 2000-row (bulk) write waits for a build.
+    assert {"vectors_hnsw_d12_w0", "vectors_hnsw_d48_w0"} <= names
+    assert pg.build_deferred_indexes().get("d48", 0) >= 2000
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        (watermark,) = conn.execute("SELECT watermark FROM vector_indexes WHERE dim = 48").fetchone() or (0,)
+        names = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename = 'vectors'")}
         conn.execute("ANALYZE vectors")
-    assert {"vectors_hnsw_d12", "vectors_hnsw_d48"} <= names
+    assert watermark > 0 and f"vectors_hnsw_d48_w{watermark}" in names and "vectors_hnsw_d48_w0" not in names
     query = _unit(rng, 48)
     with pg.read(namespace) as s:
         hits = s.vector_search("big", query, owner_type="object", limit=5)
         plan = s.conn.execute(
             "EXPLAIN SELECT owner_id FROM vectors WHERE namespace = %s AND owner_type = 'object' AND model = 'big' "
-            "AND dim = 48 ORDER BY (vec::vector(48)) <#> %s::vector(48) LIMIT 5",
+            f"AND dim = 48 AND batch <= {watermark} ORDER BY (vec::vector(48)) <#> %s::vector(48) LIMIT 5",
             (namespace, query),
         ).fetchall()
         exact = sorted(
             ((oid, float(v @ query)) for t, oid, m, v in s.iter_vectors() if m == "big"), key=lambda h: -h[1]
         )
-    assert "vectors_hnsw_d48" in " ".join(r[0] for r in plan)
+    assert f"vectors_hnsw_d48_w{watermark}" in " ".join(r[0] for r in plan)
     assert len({h[0] for h in hits} & {h[0] for h in exact[:5]}) >= 4  # approximate, but close
     assert hits[0][1] == pytest.approx(exact[0][1], abs=1e-4)
 

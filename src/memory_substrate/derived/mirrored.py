@@ -69,6 +69,9 @@ class MirroredStore:
     def namespace_for_token(self, token_hash: str) -> str | None:
         return self.inner.namespace_for_token(token_hash)
 
+    def build_deferred_indexes(self) -> dict[str, int]:
+        return self.inner.build_deferred_indexes()
+
     def close(self) -> None:
         self.indexes.close()
         self.inner.close()

@@ -255,19 +255,45 @@ class PostgresReads:
         if dim == 0 or limit <= 0:
             return []
         vec = np.asarray(query, dtype=np.float32)
-        if dim <= HNSW_MAX_DIM:
-            # Written so the partial expression index vectors_hnsw_d<dim> matches; the planner
-            # still prefers the exact (namespace, owner_type, model) scan for small namespaces.
-            settings = f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}"
-            if self.iterative_scan:  # pgvector >= 0.8: keep scanning until enough rows pass the filter
-                settings += "; SET LOCAL hnsw.iterative_scan = strict_order"
-            self.conn.execute(settings)  # no parameters: one round trip for both
-            distance = f"(vec::vector({dim})) <#> %s::vector({dim})"
-        else:
+        where = f"namespace = %s AND owner_type = %s AND model = %s AND dim = {dim}"
+        if dim > HNSW_MAX_DIM:
             distance = "vec <#> %s::vector"
+            return self._nearest(distance, where, vec, owner_type, model, limit)
+        settings = f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}; "
+        if self.iterative_scan:  # pgvector >= 0.8: keep scanning until enough rows pass the filter
+            settings += "SET LOCAL hnsw.iterative_scan = strict_order; "
+        # No parameters: one round trip for the settings and the watermark (the last result).
+        cur = self.conn.execute(settings + f"SELECT watermark FROM vector_indexes WHERE dim = {dim}")
+        while cur.nextset():
+            pass
+        row = cur.fetchone()
+        # Written so the partial expression index vectors_hnsw_d<dim>_w<watermark> matches; the
+        # planner still prefers the exact (namespace, owner_type, model) scan for small namespaces.
+        distance = f"(vec::vector({dim})) <#> %s::vector({dim})"
+        if row is None:  # no index for this dimension yet: every row is scanned exactly
+            return self._nearest(distance, where, vec, owner_type, model, limit)
+        watermark = int(row[0])
+        # Rows the index covers, from the index; rows of bulk writes since its build (pending,
+        # see vector_index.py), exactly. A row can come from both when a build switched the
+        # watermark after this session read it: keep one.
         rows = self._rows(
-            f"SELECT owner_id, -({distance}) AS score FROM vectors "
-            f"WHERE namespace = %s AND owner_type = %s AND model = %s AND dim = {dim} "
+            f"(SELECT owner_id, -({distance}) FROM vectors WHERE {where} AND batch <= {watermark} "
+            f"ORDER BY {distance} LIMIT %s) UNION ALL "
+            f"(SELECT owner_id, -({distance}) FROM vectors WHERE {where} AND batch > {watermark} "
+            f"ORDER BY {distance} LIMIT %s)",
+            (vec, self.namespace, owner_type, model, vec, limit) * 2,
+        )
+        best: dict[str, float] = {}
+        for oid, score in rows:
+            if oid not in best or score > best[oid]:
+                best[oid] = float(score)
+        return sorted(best.items(), key=lambda kv: -kv[1])[:limit]
+
+    def _nearest(
+        self, distance: str, where: str, vec: Any, owner_type: str, model: str, limit: int
+    ) -> list[tuple[str, float]]:
+        rows = self._rows(
+            f"SELECT owner_id, -({distance}) AS score FROM vectors WHERE {where} "
             f"ORDER BY {distance} LIMIT %s",  # a tie-breaker here would keep the index from being used
             (vec, self.namespace, owner_type, model, vec, limit),
         )

@@ -195,6 +195,37 @@ MIGRATIONS: list[tuple[int, str]] = [
         """,
     ),
     (
+        4,
+        # Issue 14: deferred HNSW maintenance (see vector_index.py). Rows written before this
+        # version get batch 1, pending until the first build; later small writes get batch 0.
+        # The per-dimension indexes of version 1 (``WHERE dim = D``) would take every bulk row
+        # row by row: they are dropped, and the first write or build makes the new ones.
+        f"""
+        ALTER TABLE vectors ADD COLUMN batch bigint NOT NULL DEFAULT 1;
+        ALTER TABLE vectors ALTER COLUMN batch SET DEFAULT 0;
+        CREATE SEQUENCE vectors_batch_seq START 2;
+        DROP INDEX IF EXISTS vectors_ns_model;
+        CREATE INDEX vectors_ns_model ON vectors (namespace, owner_type, model, dim, batch);
+        CREATE INDEX vectors_pending ON vectors (namespace, dim, batch) WHERE batch > 0;
+        -- Not sharded: one row per vector dimension (on Citus a reference table).
+        CREATE TABLE vector_indexes (
+            dim integer PRIMARY KEY,
+            watermark bigint NOT NULL,
+            built_at {_C} NOT NULL
+        );
+        DO $$
+        DECLARE name text;
+        BEGIN
+            FOR name IN SELECT indexname FROM pg_indexes
+                        WHERE tablename = 'vectors' AND indexname LIKE 'vectors\\_hnsw\\_d%'
+            LOOP
+                EXECUTE format('DROP INDEX %I', name);
+            END LOOP;
+        END
+        $$;
+        """,
+    ),
+    (
         5,
         # Issue 12: ids touched by a write, recorded in its transaction, replayed into derived backends.
         f"""

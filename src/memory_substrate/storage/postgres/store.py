@@ -17,6 +17,7 @@ import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import EllipsisType
 from typing import Any
 
 import psycopg
@@ -26,8 +27,13 @@ from psycopg_pool import ConnectionPool
 
 from memory_substrate.errors import StorageError
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_NAMESPACE, migrate
+from memory_substrate.storage.postgres.vector_index import IdleBuilder
+from memory_substrate.storage.postgres.vector_index import build as build_vector_indexes
 from memory_substrate.storage.postgres.writes import PostgresSession
 from memory_substrate.util import now_iso
+
+# Bulk vector writes pausing this long (seconds) start the deferred index build.
+IDLE_BUILD_S = 2.0
 
 
 def redact(url: str) -> str:
@@ -41,8 +47,20 @@ class PostgresStore:
 
     backend = "postgres"
 
-    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 10, timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_size: int = 1,
+        max_size: int = 10,
+        timeout: float = 30.0,
+        idle_build_s: float | EllipsisType | None = ...,
+    ) -> None:
         """Connect, migrate and open a connection pool.
+
+        ``idle_build_s``: seconds without bulk vector writes after which this process builds
+        the vector indexes those writes deferred (default ``IDLE_BUILD_S``; None: only
+        ``build_deferred_indexes`` does).
 
         Raises ``StorageError`` when the server cannot be reached or pgvector is missing.
         """
@@ -69,6 +87,17 @@ class PostgresStore:
             name="memory-substrate",
             open=True,
         )
+        idle = IDLE_BUILD_S if isinstance(idle_build_s, EllipsisType) else idle_build_s
+        self._builder = IdleBuilder(self.url, idle) if idle is not None else None
+        if self._builder is not None and self._has_pending():
+            self._builder.poke()  # left by an earlier process, or rows from before schema v4
+
+    def _has_pending(self) -> bool:
+        with self._pool.connection() as conn:
+            return conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM vector_indexes i JOIN LATERAL (SELECT 1 FROM vectors v "
+                "WHERE v.dim = i.dim AND v.batch > i.watermark LIMIT 1) p ON true)"
+            ).fetchone() == (True,)
 
     @contextmanager
     def _session(self, namespace: str, writable: bool) -> Iterator[PostgresSession]:
@@ -91,6 +120,8 @@ class PostgresStore:
                 yield session
                 if writable:
                     session.flush_outbox()  # in this transaction: committed with the writes or not at all
+        if session.pending_dims and self._builder is not None:
+            self._builder.poke()  # committed: index the bulk rows once writes pause
 
     def read(self, namespace: str) -> Any:
         """A read-only snapshot of one namespace."""
@@ -134,7 +165,20 @@ class PostgresStore:
             row = conn.execute("SELECT namespace FROM tokens WHERE token_hash = %s", (token_hash,)).fetchone()
         return row[0] if row else None
 
+    def build_deferred_indexes(self) -> dict[str, int]:
+        """Index the vectors bulk writes left pending (they are searched exactly meanwhile).
+
+        Runs now, in this thread (the idle builder does the same on its own once writes pause;
+        a build it has under way is waited for):
+        a new HNSW index per dimension when many rows are pending, else a fold into the live
+        one. Returns the rows newly indexed per dimension.
+        """
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            return build_vector_indexes(conn, wait=True)
+
     def close(self) -> None:
+        if self._builder is not None:
+            self._builder.close()
         with self._lock:
             if not self._pool.closed:
                 self._pool.close()

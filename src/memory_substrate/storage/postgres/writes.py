@@ -18,6 +18,8 @@ from memory_substrate.storage.postgres.graph import PostgresGraph
 from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
+from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS, index_sql
+from memory_substrate.util import now_iso
 
 OBJECT_TSV = (
     "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B') || "
@@ -50,6 +52,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
     """Writes; each checks that the session was opened for writing."""
 
     hnsw_dims: set[int]
+    pending_dims: set[int]  # dimensions this session wrote pending (bulk) rows of
 
     def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None:
         self._require_write()
@@ -230,42 +233,56 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             return
         data = [(oid, np.asarray(v, dtype=np.float32)) for oid, v in rows]
         self._touch(f"vector:{owner_type}", (oid for oid, _ in data), model)
-        for dim in sorted({int(v.shape[0]) for _, v in data}):
+        dims = sorted({int(v.shape[0]) for _, v in data})
+        for dim in dims:
             self._ensure_hnsw(dim)
         latest = {oid: v for oid, v in data}  # one row per owner, as the upsert semantics require
+        batch = 0
+        if len(latest) >= BULK_VECTOR_ROWS:
+            # A bulk write: its rows stay out of the HNSW index until the deferred build.
+            seq = self.conn.execute("SELECT nextval('vectors_batch_seq')").fetchone()
+            batch = int(seq[0]) if seq else 0
+            self.pending_dims.update(d for d in dims if 0 < d <= HNSW_MAX_DIM)
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS vectors_stage (owner_id text, dim integer, vec vector)"
         )
         with self.conn.cursor() as cur:
-            with cur.copy("COPY vectors_stage (owner_id, dim, vec) FROM STDIN") as copy:
+            # Binary COPY: pgvector's text form would be formatted float by float in Python.
+            with cur.copy("COPY vectors_stage (owner_id, dim, vec) FROM STDIN WITH (FORMAT BINARY)") as copy:
+                copy.set_types(["text", "int4", "vector"])
                 for oid, v in latest.items():
                     copy.write_row((oid, int(v.shape[0]), v))
             cur.execute(
-                "INSERT INTO vectors (namespace, owner_type, owner_id, model, dim, vec) "
-                "SELECT %s, %s, owner_id, %s, dim, vec FROM vectors_stage "
+                "INSERT INTO vectors (namespace, owner_type, owner_id, model, dim, vec, batch) "
+                "SELECT %s, %s, owner_id, %s, dim, vec, %s FROM vectors_stage "
                 "ON CONFLICT (namespace, owner_type, owner_id) DO UPDATE SET "
-                "model = excluded.model, dim = excluded.dim, vec = excluded.vec",
-                (self.namespace, owner_type, model),
+                "model = excluded.model, dim = excluded.dim, vec = excluded.vec, batch = excluded.batch",
+                (self.namespace, owner_type, model, batch),
             )
             cur.execute("DELETE FROM vectors_stage")
 
     def _ensure_hnsw(self, dim: int) -> None:
-        """Create the partial HNSW index for one dimension the first time it is written.
+        """Create the first HNSW index of a dimension (watermark 0) the first time it is written.
 
         Runs before this transaction touches ``vectors``: CREATE INDEX waits for writers
-        that already hold the table, and those never wait on us, so no deadlock.
+        that already hold the table, and those never wait on us, so no deadlock. Later
+        indexes of the dimension come from the deferred build (vector_index.py).
         """
         if dim in self.hnsw_dims or not 0 < dim <= HNSW_MAX_DIM:
             return
-        name = f"vectors_hnsw_d{dim}"
-        if self.conn.execute("SELECT to_regclass(%s)", (name,)).fetchone() != (None,):
+        if self.conn.execute("SELECT 1 FROM vector_indexes WHERE dim = %s", (dim,)).fetchone():
             self.hnsw_dims.add(dim)
             return
         self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, dim))
+        if self.conn.execute("SELECT 1 FROM vector_indexes WHERE dim = %s", (dim,)).fetchone():
+            return
+        self.conn.execute(index_sql(dim, 0, concurrently=False))
         self.conn.execute(
-            f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw ((vec::vector({dim})) vector_ip_ops) "
-            f"WHERE dim = {dim}"
+            "INSERT INTO vector_indexes (dim, watermark, built_at) VALUES (%s, 0, %s)", (dim, now_iso())
         )
+        # Rows of this dimension written before (under an older schema) are pending: a build indexes them.
+        if self.conn.execute(f"SELECT 1 FROM vectors WHERE dim = {dim} AND batch > 0 LIMIT 1").fetchone():
+            self.pending_dims.add(dim)
 
     def record_patch(self, patch: PatchRecord, events: Sequence[AuditEvent]) -> None:
         self._require_write()
@@ -321,3 +338,4 @@ class PostgresSession(PostgresWrites, PostgresGraph):
         self.writable = writable
         self.hnsw_dims = hnsw_dims
         self.iterative_scan = iterative_scan
+        self.pending_dims = set()

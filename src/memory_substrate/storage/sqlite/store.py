@@ -163,6 +163,10 @@ class SQLiteStore:
         row = self._conn().execute("SELECT namespace FROM tokens WHERE token_hash = ?", (token_hash,)).fetchone()
         return row[0] if row else None
 
+    def build_deferred_indexes(self) -> dict[str, int]:
+        """Nothing is deferred here: vectors are searched exactly from a cached matrix."""
+        return {}
+
     def close(self) -> None:
         self._checkpointer.close()
         with self._lock:

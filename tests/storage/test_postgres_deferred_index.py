@@ -1,0 +1,118 @@
+"""Bulk vector writes skip the HNSW index until a deferred build; search must not notice.
+
+A conversation ingest of at least BULK_VECTOR_ROWS turns writes its segment vectors as a bulk
+batch (pending). A search right after the ingest, before any build, must find the new turns
+(the pending rows are scanned exactly beside the index), and after the build it must return
+the same answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import psycopg
+import pytest
+
+from memory_substrate import Memory, Settings
+from memory_substrate.storage.postgres.store import PostgresStore
+from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS
+
+pytestmark = pytest.mark.postgres
+
+TOPICS = ["the ferry to the island leaves at dawn", "our violin teacher moved to Lisbon",
+          "the greenhouse tomatoes caught blight", "a telescope for the comet next spring"]
+
+
+def _pending(url: str, namespace: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT COUNT(*) FROM vectors v JOIN vector_indexes i ON i.dim = v.dim "
+            "WHERE v.namespace = %s AND v.batch > i.watermark",
+            (namespace,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _search(mem: Memory, query: str, unit: str) -> list[str]:
+    out = mem.query("search", {"query": query}, {"result_unit": unit, "max_items": 5, "detail": "full"})
+    return [str(item.get("id") or item.get("segment_id") or item) for item in out["items"]]
+
+
+def test_search_before_and_after_the_deferred_build(postgres_url: str, namespace: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)  # builds when told
+    mem = Memory(Settings(root=tmp_path, embedder="static", database_url=postgres_url), namespace=namespace)
+    try:
+        turns = [f"turn {i}: {TOPICS[i % len(TOPICS)]} (note {i})" for i in range(BULK_VECTOR_ROWS + 36)]
+        mem.ingest("conversation", {"title": "trip", "messages": [
+            {"role": "user", "name": "ana", "content": t} for t in turns]})
+        assert _pending(postgres_url, namespace) >= BULK_VECTOR_ROWS  # the bulk rows wait for a build
+
+        queries = ["ferry island dawn", "violin teacher Lisbon", "tomatoes blight", "comet telescope"]
+        # Vectors alone: the pending rows must come back from the exact scan.
+        qvec = mem.runtime.embedder_or_none().embed_query("violin teacher Lisbon")
+        with mem.store.read(namespace) as s:
+            before_vec = s.vector_search(mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10)
+            exact = sorted(((oid, float(v @ qvec)) for t, oid, _m, v in s.iter_vectors() if t == "segment"),
+                           key=lambda h: -h[1])[:10]
+        assert [h[0] for h in before_vec] == [h[0] for h in exact]
+        assert np.allclose([h[1] for h in before_vec], [h[1] for h in exact], atol=1e-5)
+        before = {(q, unit): _search(mem, q, unit) for q in queries for unit in ("segment", "object")}
+        assert all(before[(q, "segment")] for q in queries)
+
+        built = mem.store.build_deferred_indexes()
+        assert sum(built.values()) >= BULK_VECTOR_ROWS
+        assert _pending(postgres_url, namespace) == 0
+        with mem.store.read(namespace) as s:
+            after_vec = s.vector_search(mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10)
+        assert [h[0] for h in after_vec] == [h[0] for h in before_vec]
+        after = {(q, unit): _search(mem, q, unit) for q in queries for unit in ("segment", "object")}
+        assert after == before
+    finally:
+        mem.close()
+
+
+def test_a_bulk_rewrite_of_indexed_rows_is_found_once(postgres_url: str, namespace: str) -> None:
+    """Rows already in the index, rewritten in bulk, become pending: each owner comes back once."""
+    store = PostgresStore(postgres_url, idle_build_s=None)
+    rng = np.random.default_rng(5)
+    n = BULK_VECTOR_ROWS * 2
+    try:
+        with store.write(namespace) as s:
+            s.upsert_vectors("m", "object", [(f"o{i}", _unit(rng, 32)) for i in range(n)])
+        store.build_deferred_indexes()
+        new = [(f"o{i}", _unit(rng, 32)) for i in range(n)]
+        with store.write(namespace) as s:
+            s.upsert_vectors("m", "object", new)
+        assert _pending(postgres_url, namespace) == n
+        query = new[7][1]
+        with store.read(namespace) as s:
+            hits = s.vector_search("m", query, owner_type="object", limit=n)
+        assert len(hits) == n == len({h[0] for h in hits})
+        assert hits[0][0] == "o7" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+        want = sorted(((oid, float(v @ query)) for oid, v in new), key=lambda h: -h[1])
+        assert np.allclose([h[1] for h in hits], [h[1] for h in want], atol=1e-5)
+    finally:
+        store.close()
+
+
+def test_the_idle_builder_indexes_after_writes_pause(postgres_url: str, namespace: str) -> None:
+    store = PostgresStore(postgres_url, idle_build_s=0.2)
+    rng = np.random.default_rng(6)
+    try:
+        with store.write(namespace) as s:
+            s.upsert_vectors("m", "object", [(f"o{i}", _unit(rng, 24)) for i in range(BULK_VECTOR_ROWS)])
+        import time
+
+        deadline = time.monotonic() + 60
+        while _pending(postgres_url, namespace) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _pending(postgres_url, namespace) == 0
+    finally:
+        store.close()
+
+
+def _unit(rng: np.random.Generator, dim: int) -> np.ndarray:
+    v = rng.standard_normal(dim).astype(np.float32)
+    return v / np.linalg.norm(v)
