@@ -56,15 +56,20 @@ def find_paths(
     found: list[list[Edge]] = []
     read = 0
     for length in range(1, max_depth + 1):
+        budget = max(0, EXTRA_BUDGET - read) if found else LEVEL_LIMIT
         if walks[0].radius + walks[1].radius < length - 1:
-            budget = max(0, EXTRA_BUDGET - read) if found else LEVEL_LIMIT
             got = _grow(edges_of, walks, adj, budget, stop_when_over=bool(found))
             if got is None:
                 break  # longer paths would cost more than the budget left
             read += got
+        if length < max_depth and walks[0].radius + walks[1].radius < length:
+            # The next length needs this level anyway: when it is small, reading it now also
+            # covers this length, and the meet query (a round trip) is saved.
+            read += _grow(edges_of, walks, adj, budget, stop_when_over=True, probe_only=True) or 0
         if _apart(walks, a, b):
             break
-        _record(edges_between(walks[0].frontier, walks[1].frontier, MEET_LIMIT), adj)
+        if walks[0].radius + walks[1].radius < length:
+            _record(edges_between(walks[0].frontier, walks[1].frontier, MEET_LIMIT), adj)
         found += _enumerate(a, b, adj, length, max_paths - len(found))
         if len(found) >= max_paths:
             break
@@ -84,9 +89,10 @@ def _record(edges: list[Edge], adj: dict[str, dict[str, Edge]]) -> None:
 
 
 def _grow(edges_of: EdgesOf, walks: tuple[_Walk, _Walk], adj: dict[str, dict[str, Edge]], limit: int,
-          *, stop_when_over: bool) -> int | None:
+          *, stop_when_over: bool, probe_only: bool = False) -> int | None:
     """Grow one walk by a level; return the edges read, or None when the level does not fit in
-    ``limit`` and ``stop_when_over`` (looking for longer paths stops there)."""
+    ``limit`` and ``stop_when_over`` (looking for longer paths stops there), or, with
+    ``probe_only``, when neither walk's level fits in a probe."""
     live = [w for w in walks if w.frontier]
     if not live:  # both balls hold their whole component: a level costs nothing
         walks[0].radius += 1
@@ -102,6 +108,8 @@ def _grow(edges_of: EdgesOf, walks: tuple[_Walk, _Walk], adj: dict[str, dict[str
             break
         w.overflows = True
     if edges is None:
+        if probe_only:
+            return None
         side = min(live, key=lambda w: len(w.frontier))
         if stop_when_over and limit <= PROBE:
             return None
