@@ -27,6 +27,7 @@ import itertools
 import json
 import os
 import random
+import shutil
 import statistics
 import sys
 import tempfile
@@ -229,6 +230,7 @@ def run_backend(backend: str, url: str | None, relations: int, queries: int, bas
     res["trace_pairs_with_a_path"] = f"{found}/50"
     conn.close()
     memory.close()
+    shutil.rmtree(root, ignore_errors=True)  # the SQLite store is ~80 MB per run
     return res
 
 
