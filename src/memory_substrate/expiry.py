@@ -112,6 +112,12 @@ class VisibleSession:
         hidden = self.expired_ids()
         return self._inner.relations_among([i for i in object_ids if i not in hidden], limit=limit)
 
+    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        hidden = self.expired_ids()
+        return self._inner.edges_between(
+            [i for i in ids_a if i not in hidden], [i for i in ids_b if i not in hidden], limit=limit
+        )
+
     def edges_of(self, object_ids: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
         hidden = self.expired_ids()
         edges = self._inner.edges_of([i for i in object_ids if i not in hidden], limit=limit)

@@ -86,3 +86,36 @@ def test_edges_of_and_relations_among(store: Store, namespace: str) -> None:
         among = s.relations_among(["know:a", "know:b", "know:c"])
         assert [r.id for r in among] == ["rel:ab", "rel:bc"] and among[0].payload == {"properties": {"w": 1}}
         assert s.relations_among(["know:a"]) == [] and s.relations_among([]) == []
+
+
+def test_edge_reads_count_each_edge_once_and_edges_between_meets_two_sets(store: Store, namespace: str) -> None:
+    # a-b twice (two types), b-c, c-d, d-a, and b->b's twin in another namespace.
+    rels = [
+        Relation("rel:ab", "R", "know:a", "know:b", None, {}, TS),
+        Relation("rel:ab2", "S", "know:b", "know:a", None, {}, TS),
+        Relation("rel:bc", "R", "know:b", "know:c", None, {}, TS),
+        Relation("rel:cd", "R", "know:c", "know:d", None, {}, TS),
+        Relation("rel:da", "R", "know:d", "know:a", None, {}, TS),
+    ]
+    with store.write(namespace) as s:
+        s.insert_relations(rels)
+    with store.write(namespace + "-x") as s:
+        s.insert_relations([Relation("rel:ab", "R", "know:a", "know:b", None, {}, TS)])
+    with store.read(namespace) as s:
+        # Edges with both ends among the ids count once toward the limit: fewer than the limit
+        # means the read is complete (a graph walk relies on it).
+        every = s.edges_of(["know:a", "know:b"], limit=10)
+        assert sorted(e[0] for e in every) == ["rel:ab", "rel:ab2", "rel:bc", "rel:da"]
+        assert len(s.edges_of(["know:a", "know:b"], limit=4)) == 4
+        assert len({e[0] for e in s.edges_of(["know:a", "know:b"], limit=3)}) == 3
+        assert sorted(s.edges_between(["know:a"], ["know:b", "know:d"], limit=10)) == [
+            ("rel:ab", "R", "know:a", "know:b"), ("rel:ab2", "S", "know:b", "know:a"), ("rel:da", "R", "know:d", "know:a")
+        ]
+        # Either side may be the bigger one; an edge with both ends on both sides comes once.
+        assert sorted(e[0] for e in s.edges_between(["know:b", "know:c", "know:d"], ["know:c"], limit=10)) == [
+            "rel:bc", "rel:cd"
+        ]
+        both = s.edges_between(["know:a", "know:b"], ["know:a", "know:b", "know:c"], limit=10)
+        assert sorted(e[0] for e in both) == ["rel:ab", "rel:ab2", "rel:bc"]
+        assert len(s.edges_between(["know:a", "know:b"], ["know:a", "know:b", "know:c"], limit=2)) == 2
+        assert s.edges_between([], ["know:a"], limit=10) == [] and s.edges_between(["know:c"], ["know:a"], limit=10) == []

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_substrate.errors import ValidationError
+from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.edges import canonical_relation, relations_between
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.graphread import DerivedGraph, RelationGraph
 from memory_substrate.graphmem.nodes import create_node
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.models import MemoryObject
 from memory_substrate.util import now_iso
 
 MAX_DEPTH = 5
@@ -93,6 +94,14 @@ def get_context(
     return ok(root_id=root.id, nodes=nodes, edges=edges, truncated=sub.truncated)
 
 
+def _end(objs: dict[str, MemoryObject], node_id: str, field: str) -> MemoryObject:
+    """``GraphMemory.node`` over objects already read (both ends of a trace in one read)."""
+    obj = objs.get(node_id) if node_id else None
+    if obj is None or not V.is_graph_node(obj):
+        raise NotFoundError(f"{field}: node {node_id!r} not found", details={"id": node_id})
+    return obj
+
+
 def get_trace(
     g: GraphMemory, *, from_id: str, to_id: str, owner_id: str | None = None, max_paths: int = 5
 ) -> dict[str, Any]:
@@ -101,11 +110,12 @@ def get_trace(
         raise ValidationError(f"max_paths must be between 1 and {MAX_PATHS}")
     depth = g.limits.trace_max_depth
     with g.read(ns) as session:
-        a = g.node(session, from_id, "from_id")
-        b = g.node(session, to_id, "to_id")
+        ends = session.get_objects([i for i in (from_id, to_id) if i])  # one read for both ends
+        a = _end(ends, from_id, "from_id")
+        b = _end(ends, to_id, "to_id")
         found = _graph(g, session, ns).paths(a.id, b.id, max_paths, depth)
-        ids = sorted({i for p in found for r in p for i in (r.source_id, r.target_id)})
-        objs = session.get_objects(ids)
+        ids = sorted({i for p in found for r in p for i in (r.source_id, r.target_id)} - set(ends))
+        objs = {**ends, **session.get_objects(ids)} if ids else dict(ends)
     paths = []
     for p in found:
         node_ids = [a.id]

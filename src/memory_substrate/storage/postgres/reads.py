@@ -372,11 +372,25 @@ class PostgresReads:
         rows = self._rows(
             # UNION ALL stops at the limit; UNION would first collect every edge of a hub.
             "SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = %s AND source_id = ANY(%s) "
+            # The second half skips edges the first has: the limit counts distinct edges.
             "UNION ALL SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = %s "
-            "AND target_id = ANY(%s) LIMIT %s",
-            (self.namespace, ids, self.namespace, ids, limit),
+            "AND target_id = ANY(%s) AND NOT source_id = ANY(%s) LIMIT %s",
+            (self.namespace, ids, self.namespace, ids, ids, limit),
         )
-        return list({r[0]: (r[0], r[1], r[2], r[3]) for r in rows}.values())  # an edge between two ids comes twice
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        if not ids_a or not ids_b:
+            return []
+        a, b = list(ids_a), list(ids_b)
+        rows = self._rows(
+            "SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = %s AND source_id = ANY(%s) "
+            "AND target_id = ANY(%s) UNION ALL SELECT id, rel_type, source_id, target_id FROM relations "
+            "WHERE namespace = %s AND target_id = ANY(%s) AND source_id = ANY(%s) "
+            "AND NOT (source_id = ANY(%s) AND target_id = ANY(%s)) LIMIT %s",  # each edge once
+            (self.namespace, a, b, self.namespace, a, b, a, b, limit),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
 
     def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
         if not object_ids:

@@ -240,6 +240,18 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         """,
     ),
+    (
+        6,
+        # Issue 11: graph walks (get_trace, get_context) read edges by one end and test the other;
+        # with both ends, the type and the id in the key, an edge read (and a meet between two
+        # frontiers) is answered from the index. They replace the two single-end indexes.
+        """
+        DROP INDEX IF EXISTS relations_ns_source;
+        DROP INDEX IF EXISTS relations_ns_target;
+        CREATE INDEX relations_ns_source_edge ON relations (namespace, source_id, target_id, rel_type, id);
+        CREATE INDEX relations_ns_target_edge ON relations (namespace, target_id, source_id, rel_type, id);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -185,6 +185,18 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX derived_outbox_ns_seq ON derived_outbox (namespace, seq);
         """,
     ),
+    (
+        6,
+        # Issue 11: graph walks (get_trace, get_context) read edges by one end and test the other;
+        # covering indexes answer that from the index alone (no table row per edge), and replace
+        # the two single-end indexes they extend, so a write still maintains two.
+        """
+        DROP INDEX IF EXISTS relations_ns_source;
+        DROP INDEX IF EXISTS relations_ns_target;
+        CREATE INDEX relations_ns_source_edge ON relations (namespace, source_id, target_id, rel_type, id);
+        CREATE INDEX relations_ns_target_edge ON relations (namespace, target_id, source_id, rel_type, id);
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

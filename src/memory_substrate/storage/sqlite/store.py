@@ -518,12 +518,32 @@ class SQLiteSession(SessionWrites, SessionGraph):
         marks = ",".join("?" * len(object_ids))
         cols = "id, rel_type, source_id, target_id"
         # UNION ALL stops at the limit; UNION would first collect every edge of a hub (25x slower).
+        # The second half skips edges the first has (both ends among the ids), so the limit counts
+        # distinct edges and a read that returns fewer than ``limit`` is complete.
         rows = self.conn.execute(
             f"SELECT {cols} FROM relations WHERE namespace = ? AND source_id IN ({marks}) "
-            f"UNION ALL SELECT {cols} FROM relations WHERE namespace = ? AND target_id IN ({marks}) LIMIT ?",
-            (self.namespace, *object_ids, self.namespace, *object_ids, limit),
+            f"UNION ALL SELECT {cols} FROM relations WHERE namespace = ? AND target_id IN ({marks}) "
+            f"AND +source_id NOT IN ({marks}) LIMIT ?",
+            (self.namespace, *object_ids, self.namespace, *object_ids, *object_ids, limit),
         )
-        return list({r[0]: r for r in rows}.values())  # an edge between two of the ids comes twice
+        return list(rows)
+
+    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+        if not ids_a or not ids_b:
+            return []
+        # Driven from the smaller side's covering index; the other side's ids are tested, not
+        # sought ("+" keeps SQLite from seeking every (a, b) pair: |a| x |b| seeks).
+        small, big = (ids_a, ids_b) if len(ids_a) <= len(ids_b) else (ids_b, ids_a)
+        ms, mb = ",".join("?" * len(small)), ",".join("?" * len(big))
+        cols = "id, rel_type, source_id, target_id"
+        # The second half skips the edges the first has, so the limit counts distinct edges.
+        rows = self.conn.execute(
+            f"SELECT {cols} FROM relations WHERE namespace = ? AND source_id IN ({ms}) AND +target_id IN ({mb}) "
+            f"UNION ALL SELECT {cols} FROM relations WHERE namespace = ? AND target_id IN ({ms}) "
+            f"AND +source_id IN ({mb}) AND NOT (+source_id IN ({ms}) AND +target_id IN ({mb})) LIMIT ?",
+            (self.namespace, *small, *big, self.namespace, *small, *big, *small, *big, limit),
+        )
+        return list(rows)
 
     def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
         if not object_ids:
