@@ -7,8 +7,10 @@ Recall (LoCoMo dev, categories 1-4): each session is ingested as one conversatio
 with the question as ``task`` and a token budget; the score is the share of the question's gold
 evidence turns whose text is inside ``content`` (whitespace-normalised; in the XML package the
 text is compared in its escaped form, in JSON in its JSON-string form). The baseline is segment
-search (``result_unit: "segment"``, 200 items) whose excerpts are taken in rank order while
-their tokens (same counter) fit the same budget, with no markup at all around them.
+search (``result_unit: "segment"``, ``detail: "full"``, 200 items) whose excerpts are taken in rank order while
+their tokens (same counter) fit the same budget, with no markup at all around them. (``detail:
+"full"``: the default compact detail cuts a search page to the response budget, which would leave
+the baseline a few items and make it meaninglessly weak: 0.381 at both budgets.)
 
 Latency: synthetic stores of 10k and 100k segments (the corpus of ``scale_bench.py``, plus 200
 knowledge items), compile p50/p95 beside segment search (10 items) in the same run.
@@ -81,7 +83,7 @@ def ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
 
 
 def baseline_content(mem: Memory, question: str, budget: int) -> str:
-    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment"})
+    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment", "detail": "full"})
     parts, used = [], 0
     for item in found["items"]:
         piece = item["excerpt"] + "\n"
@@ -214,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"context_{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {path.relative_to(REPO)}")
+    print(f"saved {path}")
     return 0
 
 

@@ -227,3 +227,34 @@ async def test_with_the_default_embedder(make_settings: Any, namespace: str) -> 
             assert out["semantic_backend"]["enabled"] is True
     finally:
         mem.close()
+
+
+async def test_a_turn_line_is_citable_by_episode_id_and_number(memory: Memory) -> None:
+    """A turn line carries only its number; EPISODE_ID#seg-N (the root's cite rule) names the turn
+    everywhere else: in the evidence tier, and through memory_query page."""
+    async with Client(build_server(memory)) as c:
+        await _seed(c)
+        for model in ("claude-sonnet-4-5", "gpt-5"):
+            out = await call(c, "memory_query", "context", {"task": "What does the Webhook Gateway reject since the key rotation?"},
+                             {"model": model})
+            if out["format"] == "xml":
+                root = ET.fromstring(out["content"])
+                assert "EPISODE_ID#seg-N" in root.attrib["cite"]
+                episodes = [(e.attrib["id"], (e.text or "").strip().splitlines()) for e in root.findall("episode")]
+            else:
+                body = json.loads(out["content"])["memory_context"]
+                assert "EPISODE_ID#seg-N" in body["cite"]
+                episodes = [(e["id"], e["turns"]) for e in body["episodes"]]
+            assert episodes
+            cited = 0
+            for source_id, lines in episodes:
+                page = await call(c, "memory_query", "page", {"id": source_id}, {"detail": "full"})
+                texts = {s["segment_id"]: s["text"] for s in page["segments"]}
+                for line in lines:
+                    number, rest = line.split(" ", 1)
+                    ref = f"{source_id}#seg-{int(number)}"
+                    assert ref in out["context_tiers"]["evidence"]["ids"]
+                    speaker, text = rest.split(": ", 1)
+                    assert texts[f"seg-{int(number)}"] == text and speaker in ("dana", "eli")
+                    cited += 1
+            assert cited

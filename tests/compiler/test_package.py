@@ -10,7 +10,7 @@ import pytest
 
 from memory_substrate.compiler.budget import fit
 from memory_substrate.compiler.candidates import Candidate
-from memory_substrate.compiler.render import NOTE, pick_format, render
+from memory_substrate.compiler.render import CITE, NOTE, pick_format, render
 from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.models import MemoryObject, Segment
 
@@ -61,14 +61,28 @@ def test_json_is_compact_and_round_trips() -> None:
     body = json.loads(out)["memory_context"]
     assert out == json.dumps({"memory_context": body}, ensure_ascii=False, separators=(",", ":"))
     assert body["note"] == NOTE and body["knowledge"][0]["text"] == "a fact"
-    assert body["episodes"][0]["turns"] == [f"[seg-1] ann: {HOSTILE}"]
+    assert body["episodes"][0]["turns"] == [f"1 ann: {HOSTILE}"]
 
 
 def test_turns_are_grouped_per_episode_in_conversation_order() -> None:
     turns = [_turn(3, "third"), _turn(1, "first"), _turn(2, "second", source="src:2")]
     body = json.loads(render("json", {}, turns, SOURCES))["memory_context"]
     assert [e["id"] for e in body["episodes"]] == ["src:1", "src:2"]
-    assert body["episodes"][0]["turns"] == ["[seg-1] ann: first", "[seg-3] ann: third"]
+    assert body["episodes"][0]["turns"] == ["1 ann: first", "3 ann: third"]
+    assert body["cite"] == CITE  # the turn "3" of episode src:1 is src:1#seg-3
+
+
+def test_a_segment_id_of_another_form_is_rendered_whole() -> None:
+    c = _turn(1, "chunk text")
+    assert c.segment is not None
+    c.segment.id = "p2-c4"
+    body = json.loads(render("json", {}, [c], SOURCES))["memory_context"]
+    assert body["episodes"][0]["turns"] == ["[p2-c4] ann: chunk text"]
+
+
+def test_knowledge_only_packages_carry_no_cite_rule() -> None:
+    body = json.loads(render("json", {}, [_fact(1, "a fact")], SOURCES))["memory_context"]
+    assert "cite" not in body and "cite" not in ET.fromstring(render("xml", {}, [_fact(1, "a fact")], SOURCES)).attrib
 
 
 @pytest.mark.parametrize("fmt", ["xml", "json"])
