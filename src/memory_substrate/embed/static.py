@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import threading
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -127,7 +128,7 @@ class StaticEmbedder:
             bounds = [*local.tolist(), len(idx)]
             # One reduce per text: numpy's reduceat along axis 0 of a row-major array is several
             # times slower than that (the sums agree to float rounding, under 1e-6).
-            sums = np.stack([np.add.reduce(gathered[a:b], axis=0) for a, b in zip(bounds, bounds[1:], strict=False)])
+            sums = np.stack([np.add.reduce(gathered[a:b], axis=0) for a, b in pairwise(bounds)])
             norms = np.linalg.norm(sums, axis=1, keepdims=True)
             norms[norms == 0] = 1.0
             out[np.asarray(rows[first:last])] = sums / norms
