@@ -44,6 +44,7 @@ from memory_substrate.graph.taxonomy import (
     normalize_name,
     normalize_predicate,
 )
+from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import (
     DEFAULT_SCOPE,
     ImportReport,
@@ -53,7 +54,6 @@ from memory_substrate.importers.common import (
     part_done,
     store_part,
 )
-from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.ingest.captured import CapturedSegment
 
 FORMAT = "mcp-memory"
