@@ -8,7 +8,9 @@ default static embedder), plus a knowledge graph written through ``memory_rememb
 is requested ``--repeat`` times through the ASGI app in process (no network); p50/p95 are
 reported beside baselines measured in the same run: a static file served by the same app (the
 framework's floor) and ``memory_maintain`` mode ``structure`` called directly (the overview's
-largest read).
+largest read). The graph-health page is measured twice: served while the store is unchanged
+(what a visitor gets between writes) and recomputed (``?refresh=1``, what the first visit after
+a write costs); the target applies to the first.
 """
 
 from __future__ import annotations
@@ -117,14 +119,15 @@ def main() -> None:
             "compile traces": f"{ns}/traces",
             "compile trace": f"{ns}/trace/{info['trace']}",
             "procedures": f"{ns}/procedures",
-            "graph health report": f"{ns}/health",
+            "graph health (served: store unchanged since last computed)": f"{ns}/health",
+            "graph health (recomputed: ?refresh=1, or after a write)": f"{ns}/health?refresh=1",
         }
         baselines = {"static file (framework floor)": "/static/app.css"}
         results = {}
         for name, url in {**baselines, **pages}.items():
             assert client.get(url).status_code == 200, url  # warm-up (loads the embedder once)
             times = []
-            for _ in range(args.repeat if name != "graph health report" else 3):
+            for _ in range(args.repeat if "recomputed" not in name else 5):
                 t = time.perf_counter()
                 resp = client.get(url)
                 times.append((time.perf_counter() - t) * 1000)
@@ -149,7 +152,9 @@ def main() -> None:
         mem.close()
         if pg is not None:
             pg.__exit__(None, None, None)
-    over = [k for k, v in results.items() if k in pages and v["p95_ms"] >= TARGET_MS]
+    # The recomputation is reported, not held to the page target: the page serves the last
+    # computed section (with its age) until the store changes; see docs/inspector.md.
+    over = [k for k, v in results.items() if k in pages and "recomputed" not in k and v["p95_ms"] >= TARGET_MS]
     print(json.dumps({"backend": args.backend, "segments": status["counts"]["segments"],
                       "objects": status["counts"]["objects"], "build": info, "pages": results,
                       "target_ms": TARGET_MS, "pages_over_target_p95": over}, indent=2))

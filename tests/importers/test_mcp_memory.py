@@ -179,19 +179,21 @@ def test_an_interrupted_import_resumes_on_the_next_run(memory: Memory, monkeypat
     on the next run instead of being mistaken for an unchanged part."""
     import pytest
 
-    real = memory.remember
+    from memory_substrate.importers import mcp_memory
+
+    real = mcp_memory.apply_extractions
     calls = {"n": 0}
 
-    def dying(mode: str, data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def dying(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt  # after the first part's records, before the second part's
-        return real(mode, data, options)
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(memory, "remember", dying)
+    monkeypatch.setattr(mcp_memory, "apply_extractions", dying)
     with pytest.raises(KeyboardInterrupt):
         import_mcp_memory(memory, FIXTURE)
-    monkeypatch.setattr(memory, "remember", real)
+    monkeypatch.setattr(mcp_memory, "apply_extractions", real)
     resumed = import_mcp_memory(memory, FIXTURE)
     assert resumed["counts"]["parts_resumed"] == 1
     fresh = memory.for_namespace(memory.namespace + "-ref")

@@ -1,8 +1,9 @@
 """What every importer shares: the report it returns, part sources, and the governed-write helpers.
 
-Importers write only through the public ``Memory`` API (``memory_remember`` modes ``extraction``
-and ``batch``, ``memory_ingest``), with ``memory_source: "imported"``, so every write is a
-governed patch with its audit events. The one exception is storing a *part source*: a slice of
+Importers write only through governed paths, with ``memory_source: "imported"``: captures
+through ``memory_ingest``'s capture path, graph writes through the code of ``memory_remember``
+mode ``extraction`` (``bulk.apply_extractions``: its input model and ``ExtractionApplier``, several
+extraction groups in one patch), so every write is a governed patch with its audit events. The one exception is storing a *part source*: a slice of
 a large import file captured as a source with one segment per record, so evidence refs point at
 real segments without the whole file ever being held in memory. It goes through
 ``IngestService.store_capture``, the same path (and the same no-op on an unchanged fingerprint)

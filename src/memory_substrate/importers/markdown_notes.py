@@ -3,7 +3,8 @@
 Each note is captured by the ``markdown`` ingest mode (``document_chunker.v1`` segments; the
 frontmatter is kept as its own segment), so an unchanged note is a no-op and a changed one
 becomes a new source that supersedes the old capture. For each new capture the importer writes,
-through ``memory_remember`` mode ``extraction``:
+in one governed patch through the applier of ``memory_remember`` mode ``extraction``
+(``importers/bulk.py``):
 
 * the note as an entity of type ``document`` (named by its file stem, as wiki links name it;
   frontmatter ``title`` and ``aliases`` become aliases);
@@ -25,6 +26,7 @@ from typing import Any
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
+from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
 
 FORMAT = "markdown"
@@ -145,31 +147,29 @@ class MarkdownImporter:
                 self.report.skip(f"{'link' if predicate == 'links_to' else 'tag'}_{why}", path=str(path), target=target)
                 continue
             kept.append((target, etype, predicate, seg_id))
-        note_id: str | None = None
+        # Every group (an extraction holds 10 entities) lists the note itself, so each resolves
+        # it exactly; all groups of a note are applied in one governed patch.
+        note = {"name": name, "type": "document", "aliases": aliases,
+                "summary": f"Markdown note {path.relative_to(self.root)}"}
         batch_size = MAX_ENTITIES_PER_EPISODE - 1
+        groups = []
         for start in range(0, max(len(kept), 1), batch_size):
             chunk = kept[start:start + batch_size]
-            subject = note_id or name
-            entities = [] if note_id else [{"name": name, "type": "document", "aliases": aliases,
-                                            "summary": f"Markdown note {path.relative_to(self.root)}"}]
-            entities += [{"name": t, "type": e} for t, e, _, _ in chunk]
-            facts = [{"subject": subject, "predicate": p, "object": t, "segment_ids": [s]} for t, _, p, s in chunk]
-            result = self.memory.remember("extraction", {
-                "episode_id": source_id, "entities": entities, "facts": facts, "reason": self.reason,
-                "memory_source": "imported", "scope_refs": [self.scope],
+            groups.append({
+                "episode_id": source_id, "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
+                "entities": [note, *({"name": t, "type": e} for t, e, _, _ in chunk)],
+                "facts": [{"subject": name, "predicate": p, "object": t, "segment_ids": [s]} for t, _, p, s in chunk],
             })
-            self.report.patches += 1
-            self.report.add("entities_new", len(result["entities"]["new"]))
+        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT})
+        self.report.patches += 1
+        new_ids: set[str] = set()
+        for result in results:
+            new_ids.update(e["entity_id"] for e in result["entities"]["new"])
             self.report.add("relations_new", result["facts"].get("created", 0))
             self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
             for refused in result["entities"]["refused"]:
                 self.report.skip(f"entity_{refused['reason']}", path=str(path), name=refused["name"])
-            if note_id is None:
-                mine = [e for e in result["entities"]["new"] + result["entities"]["resolved"]
-                        if normalize_name(e["name"]) == normalize_name(name)]
-                note_id = mine[0]["entity_id"] if mine else None
-                if note_id is None:
-                    return
+        self.report.add("entities_new", len(new_ids))
         self.report.add("links_found", len(links))
         self.report.add("tags_found", len(tags))
 

@@ -44,6 +44,7 @@ from memory_substrate.graph.taxonomy import (
     normalize_name,
     normalize_predicate,
 )
+from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import (
     DEFAULT_SCOPE,
     ImportReport,
@@ -56,9 +57,15 @@ from memory_substrate.importers.common import (
 from memory_substrate.ingest.captured import CapturedSegment
 
 FORMAT = "mcp-memory"
-BOUNDARY_MODULUS = 7
-MAX_FACTS_PER_PART = 100
-MAX_OBSERVATIONS_PER_PART = 90  # one extraction holds at most 100 facts
+# A part (one captured source, one patch) ends after a record whose key hashes to 0 mod
+# BOUNDARY_MODULUS (content-defined, so an edit moves only nearby boundaries) or at a cap that
+# bounds its memory. Within a part, records are applied as extraction groups of at most
+# MAX_ENTITIES_PER_EPISODE entities and MAX_FACTS_PER_GROUP facts (what one extraction holds).
+BOUNDARY_MODULUS = 256
+MAX_PART_RECORDS = 1000
+MAX_PART_SEGMENTS = 4000
+MAX_PART_BYTES = 256 * 1024
+MAX_FACTS_PER_GROUP = 100
 OBSERVATION = "observation"  # the predicate of an imported observation (a fact with a literal value)
 OBSERVATION_CHARS = 10_000
 MAX_LINE_BYTES = 1_000_000
@@ -122,8 +129,9 @@ def map_predicate(raw: str) -> str | None:
 
 
 def _records(path: Path, wanted: str, report: ImportReport | None, progress: Progress | None,
-             done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, record) of every record of type ``wanted``, read one line at a time."""
+             done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any], int]]:
+    """(line number, record, its size in bytes) of every record of type ``wanted``, read one line
+    at a time."""
     with path.open("rb") as fh:
         read = reported = 0
         for lineno, raw in enumerate(fh, start=1):
@@ -148,13 +156,18 @@ def _records(path: Path, wanted: str, report: ImportReport | None, progress: Pro
                     report.skip("unknown_record_type", line=lineno, type=str(rec.get("type") if isinstance(rec, dict) else type(rec).__name__))
                 continue
             if rec["type"] == wanted:
-                yield lineno, rec
+                yield lineno, rec, len(raw)
         if progress is not None:
             progress(done_before + read, total, f"{wanted}s done")
 
 
 def _boundary(name: str) -> bool:
     return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % BOUNDARY_MODULUS == 0
+
+
+def _observation_count(rec: dict[str, Any]) -> int:
+    obs = rec.get("observations")
+    return len(obs) if isinstance(obs, list) else 0
 
 
 class McpMemoryImporter:
@@ -172,32 +185,52 @@ class McpMemoryImporter:
             raise ValidationError(f"{self.path} is not a file", details={"path": str(self.path)})
         total = os.path.getsize(self.path) * 2
         part: list[tuple[int, dict[str, Any]]] = []
-        for lineno, rec in _records(self.path, "entity", self.report, self.progress, 0, total):
+        segments = size = 0
+        for lineno, rec, nbytes in _records(self.path, "entity", self.report, self.progress, 0, total):
             name = rec.get("name")
             if not isinstance(name, str) or not name.strip():
                 self.report.skip("entity_without_name", line=lineno)
                 continue
             part.append((lineno, rec))
-            observations = sum(len(r.get("observations") or []) for _, r in part)
-            if observations > MAX_OBSERVATIONS_PER_PART and len(part) > 1:
-                self._entity_part(part[:-1])  # this entity's observations would overflow the part
-                part = part[-1:]
-                observations = len(rec.get("observations") or [])
-            if len(part) >= MAX_ENTITIES_PER_EPISODE or observations >= MAX_OBSERVATIONS_PER_PART or _boundary(name):
+            segments += 1 + _observation_count(rec)
+            size += nbytes
+            if (len(part) >= MAX_PART_RECORDS or segments >= MAX_PART_SEGMENTS or size >= MAX_PART_BYTES
+                    or _boundary(name)):
                 self._entity_part(part)
-                part = []
+                part, segments, size = [], 0, 0
         if part:
             self._entity_part(part)
-        part = []
-        for lineno, rec in _records(self.path, "relation", None, self.progress, total // 2, total):
+        part, size = [], 0
+        for lineno, rec, nbytes in _records(self.path, "relation", None, self.progress, total // 2, total):
             part.append((lineno, rec))
-            if len(part) >= MAX_FACTS_PER_PART or _boundary(f"{rec.get('from')}|{rec.get('relationType')}|{rec.get('to')}"):
+            size += nbytes
+            if (len(part) >= MAX_PART_RECORDS or size >= MAX_PART_BYTES
+                    or _boundary(f"{rec.get('from')}|{rec.get('relationType')}|{rec.get('to')}")):
                 self._relation_part(part)
-                part = []
+                part, size = [], 0
         if part:
             self._relation_part(part)
         self.report.notes["type_mapping"] = self.type_mapping
         return self.report.to_dict()
+
+    def _capture(self, part: list[tuple[int, dict[str, Any]]], records: str, segments: list[CapturedSegment],
+                 title: str) -> str | None:
+        """Capture the part as a source; its id, or None when it is unchanged and was applied."""
+        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
+        digest = content_hash(lines)
+        first, last = part[0][0], part[-1][0]
+        source_id, new = store_part(
+            self.memory, uri=f"{FORMAT}:{self.path}#{records}s:{digest[:20]}", fingerprint=digest,
+            title=f"{self.path.name}: {title} (lines {first}-{last})", segments=segments, adapter="mcp_memory_import",
+            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": records, "line_first": first,
+                     "line_last": last, "record_count": len(part)},
+        )
+        if not new and part_done(self.memory, source_id):
+            self.report.add("parts_unchanged")
+            return None
+        self.report.add("parts_new" if new else "parts_resumed")
+        self.report.patches += int(new)
+        return source_id
 
     # --- entities and observations --------------------------------------------------------------
     def _entity_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
@@ -220,22 +253,20 @@ class McpMemoryImporter:
                     metadata={"record": "observation", "name": rec["name"]},
                 ))
                 where[(lineno, i)] = f"seg-{len(segments)}"
-        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
-        digest = content_hash(lines)
-        first, last = part[0][0], part[-1][0]
-        source_id, new = store_part(
-            self.memory, uri=f"{FORMAT}:{self.path}#entities:{digest[:20]}", fingerprint=digest,
-            title=f"{self.path.name}: entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]} (lines {first}-{last})",
-            segments=segments, adapter="mcp_memory_import",
-            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "entity", "line_first": first,
-                     "line_last": last, "record_count": len(part)},
-        )
-        if not new and part_done(self.memory, source_id):
-            self.report.add("parts_unchanged")
+        title = f"entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]}"
+        source_id = self._capture(part, "entity", segments, title)
+        if source_id is None:
             return
-        self.report.add("parts_new" if new else "parts_resumed")
-        self.report.patches += int(new)
-        entities = []
+        groups: list[dict[str, Any]] = []
+        group_entities: list[dict[str, Any]] = []
+        group_facts: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            nonlocal group_entities, group_facts
+            if group_entities:
+                groups.append(self._group(source_id, group_entities, group_facts))
+            group_entities, group_facts = [], []
+
         for lineno, rec in part:
             raw_type = str(rec.get("entityType") or "")
             etype, matched = map_entity_type(raw_type)
@@ -245,15 +276,9 @@ class McpMemoryImporter:
                 self.report.skip(f"entity_{why}", line=lineno, name=rec["name"],
                                  observations=len(rec.get("observations") or []))
                 continue
-            entities.append({"name": rec["name"][:200], "type": etype,
-                             "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]})
-        if not entities:
-            return
-        kept = {normalize_name(e["name"]) for e in entities}
-        facts = []
-        for lineno, rec in part:
-            if normalize_name(rec["name"][:200]) not in kept:
-                continue
+            entity = {"name": rec["name"][:200], "type": etype,
+                      "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]}
+            facts = []
             for i, obs in enumerate(rec.get("observations") or []):
                 if not isinstance(obs, str) or not obs.strip():
                     self.report.skip("empty_observation", line=lineno, observation=i)
@@ -262,23 +287,40 @@ class McpMemoryImporter:
                 if len(text) > OBSERVATION_CHARS:
                     self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
                     text = text[:OBSERVATION_CHARS]
-                facts.append({"subject": rec["name"][:200], "predicate": OBSERVATION, "value": text,
+                facts.append({"subject": entity["name"], "predicate": OBSERVATION, "value": text,
                               "segment_ids": [where[(lineno, i)]]})
-        for start in range(0, max(len(facts), 1), MAX_FACTS_PER_PART):
-            # One entity with more observations than an extraction holds takes several calls;
-            # the entities resolve to themselves again after the first.
-            result = self.memory.remember("extraction", {
-                "episode_id": source_id, "entities": entities, "facts": facts[start:start + MAX_FACTS_PER_PART],
-                "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
-            })
-            self.report.patches += 1
+            # A name repeated in the file is listed once per group; in a later group it
+            # resolves exactly to the entity an earlier group created.
+            key = (etype, normalize_name(entity["name"]))
+            if len(group_entities) >= MAX_ENTITIES_PER_EPISODE or len(group_facts) + len(facts) > MAX_FACTS_PER_GROUP:
+                flush()
+            if key not in {(e["type"], normalize_name(e["name"])) for e in group_entities}:
+                group_entities.append(entity)
+            for start in range(0, len(facts), MAX_FACTS_PER_GROUP):
+                if start:  # one entity with more observations than an extraction holds takes several
+                    flush()
+                    group_entities.append(entity)
+                group_facts.extend(facts[start:start + MAX_FACTS_PER_GROUP])
+        flush()
+        if not groups:
+            return
+        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "entity"})
+        self.report.patches += 1
+        for result in results:
             self.report.add("observations_new", result["facts"].get("created", 0))
             self.report.add("observations_already_present", result["facts"].get("reinforced", 0))
-            if start == 0:
-                self.report.add("entities_new", len(result["entities"]["new"]))
-                self.report.add("entities_resolved", len(result["entities"]["resolved"]))
-                for refused in result["entities"]["refused"]:
-                    self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
+            self.report.add("entities_new", len(result["entities"]["new"]))
+            for refused in result["entities"]["refused"]:
+                self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
+        # An entity listed again in a later group (split observations, a repeated name) resolves
+        # to itself there: count each entity once, as new if any group created it.
+        new_ids = {e["entity_id"] for r in results for e in r["entities"]["new"]}
+        resolved = {e["entity_id"] for r in results for e in r["entities"]["resolved"]} - new_ids
+        self.report.add("entities_resolved", len(resolved))
+
+    def _group(self, source_id: str, entities: list[dict[str, Any]], facts: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"episode_id": source_id, "entities": entities, "facts": facts, "reason": self.reason,
+                "memory_source": "imported", "scope_refs": [self.scope]}
 
     # --- relations -------------------------------------------------------------------------------
     def _relation_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
@@ -289,20 +331,11 @@ class McpMemoryImporter:
                 locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "record": "relation"},
                 metadata={"record": "relation"},
             ))
-        lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
-        digest = content_hash(lines)
-        first, last = part[0][0], part[-1][0]
-        source_id, new = store_part(
-            self.memory, uri=f"{FORMAT}:{self.path}#relations:{digest[:20]}", fingerprint=digest,
-            title=f"{self.path.name}: relations (lines {first}-{last})", segments=segments, adapter="mcp_memory_import",
-            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": "relation", "line_first": first,
-                     "line_last": last, "record_count": len(part)},
-        )
-        if not new and part_done(self.memory, source_id):
-            self.report.add("parts_unchanged")
+        source_id = self._capture(part, "relation", segments, "relations")
+        if source_id is None:
             return
-        self.report.add("parts_new" if new else "parts_resumed")
-        self.report.patches += int(new)
+        names = {str(v) for _, rec in part for v in (rec.get("from"), rec.get("to")) if isinstance(v, str) and v.strip()}
+        known = self._entities(names)
         facts = []
         for i, (lineno, rec) in enumerate(part):
             src, dst, rtype = rec.get("from"), rec.get("to"), rec.get("relationType")
@@ -313,7 +346,7 @@ class McpMemoryImporter:
             if predicate is None:
                 self.report.skip("relation_type_unusable", line=lineno, relation_type=rtype)
                 continue
-            subject, target = self._entity(str(src)), self._entity(str(dst))
+            subject, target = known.get(str(src)), known.get(str(dst))
             if subject is None or target is None:
                 self.report.skip("relation_unknown_entity", line=lineno,
                                  name=str(src) if subject is None else str(dst))
@@ -323,25 +356,37 @@ class McpMemoryImporter:
                 self.report.notes.setdefault("predicate_mapping", {})[str(rtype)] = predicate
         if not facts:
             return
+        groups = [self._group(source_id, [], facts[start:start + MAX_FACTS_PER_GROUP])
+                  for start in range(0, len(facts), MAX_FACTS_PER_GROUP)]
         try:
-            result = self.memory.remember("extraction", {
-                "episode_id": source_id, "entities": [], "facts": facts, "reason": self.reason,
-                "memory_source": "imported", "scope_refs": [self.scope],
-            })
+            results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "relation"})
         except MemorySubstrateError as exc:
-            self.report.skip("relation_part_rejected", lines=[first, last], error=exc.message[:300])
+            self.report.skip("relation_part_rejected", lines=[part[0][0], part[-1][0]], error=exc.message[:300])
             return
         self.report.patches += 1
-        self.report.add("relations_new", result["facts"].get("created", 0))
-        self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
-        self.report.add("relations_contested", result["facts"].get("contested", 0))
+        for result in results:
+            self.report.add("relations_new", result["facts"].get("created", 0))
+            self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
+            self.report.add("relations_contested", result["facts"].get("contested", 0))
 
-    def _entity(self, name: str) -> str | None:
+    def _entities(self, names: set[str]) -> dict[str, str]:
+        """Each name that names exactly one live entity -> its id, read in one session."""
+        keys: dict[str, list[str]] = {}
+        for n in names:
+            keys.setdefault(entity_any_key(n), []).append(n)
+        out: dict[str, str] = {}
         with self.memory.store.read(self.memory.namespace) as s:
-            ids = sorted({oid for _, oid in s.find_keys([entity_any_key(name)])})
-            live = [o.id for o in s.get_objects(ids).values() if o.object_type == "entity" and o.status == "active"]
-        exact = live[:1] if len(live) == 1 else []
-        return exact[0] if exact else None
+            found: dict[str, set[str]] = {}
+            for key, oid in s.find_keys(sorted(keys)):
+                for n in keys[key]:
+                    found.setdefault(n, set()).add(oid)
+            objs = s.get_objects(sorted({oid for ids in found.values() for oid in ids}))
+        for name, ids in found.items():
+            live = [oid for oid in sorted(ids) if (o := objs.get(oid)) is not None
+                    and o.object_type == "entity" and o.status == "active"]
+            if len(live) == 1:
+                out[name] = live[0]
+        return out
 
 
 def import_mcp_memory(memory: Memory, path: str | Path, *, scope: str = DEFAULT_SCOPE,

@@ -31,6 +31,7 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.graph.taxonomy import ENTITY_TYPES
 from memory_substrate.inspect import data as D
+from memory_substrate.inspect.health_cache import HealthCache
 
 HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
@@ -51,6 +52,7 @@ class Inspector:
 
     def __init__(self, memory: Memory, *, require_token: bool, root_path: str = "") -> None:
         self.memory = memory
+        self.health_cache = HealthCache(D.HEALTH_ITEMS)  # graph health, reused until the store changes
         self.require_token = require_token
         self.root_path = root_path.rstrip("/")
         # Autoescape every template: stored text (titles, segments, payloads) is untrusted HTML.
@@ -142,7 +144,7 @@ class Inspector:
         return self.render(request, "overview.html", **self._ctx(request, allowed, mem, "overview"), o=D.overview(mem))
 
     def health(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        rep = D.health_report(mem)
+        rep = self.health_cache.get(mem, refresh=request.query_params.get("refresh") == "1")
         return self.render(request, "health.html", **self._ctx(request, allowed, mem, "overview"), r=rep,
                            json=D.pretty(rep["graph_health"]))
 

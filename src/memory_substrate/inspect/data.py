@@ -18,6 +18,7 @@ from memory_substrate.util import parse_time
 PAGE_SIZE = 50
 MAX_GRAPH_NODES = 150
 MAX_RELATIONS_SCANNED = 20_000
+HEALTH_ITEMS = 20
 RANK_DIMENSIONS = ("relevance", "recency", "stability", "provenance")
 
 
@@ -104,9 +105,11 @@ def overview(mem: Memory) -> dict[str, Any]:
 
 
 def health_report(mem: Memory) -> dict[str, Any]:
-    """The full ``report`` (graph health included): heavier than every other page, so on its own."""
-    report = mem.maintain("report", {}, {"max_items": 20, "detail": "full"})  # the page lists insights
-    return {"graph_health": report.get("graph_health", {}), "counts": report.get("counts", {}), "report": report}
+    """The ``graph_health`` section of ``memory_maintain`` mode ``report`` (max_items 20), computed
+    on its own: the page shows nothing else, and the other sections made it the slowest page."""
+    from memory_substrate.maintain.health_section import graph_health_section
+
+    return {"graph_health": graph_health_section(mem.runtime, HEALTH_ITEMS)}
 
 
 # --- search --------------------------------------------------------------------------------
