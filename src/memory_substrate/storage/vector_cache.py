@@ -234,7 +234,8 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
     buf = entry.buf
     need = len(ids) + len(latest)
     if need > buf.shape[0]:
-        grown = np.empty((max(need, 2 * buf.shape[0], 64), buf.shape[1]), dtype=np.float32)
+        # 1.25x: a copy every quarter of growth, and at most a quarter of the matrix held spare
+        grown = np.empty((max(need, buf.shape[0] + buf.shape[0] // 4, 64), buf.shape[1]), dtype=np.float32)
         grown[: len(ids)] = buf[: len(ids)]
         buf = grown
         if quant is not None:
