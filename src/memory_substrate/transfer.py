@@ -61,12 +61,18 @@ def _counts(session: StoreSession, vectors: bool) -> dict[str, int]:
     }
 
 
+def _segment_record(seg: Segment) -> dict[str, Any]:
+    data = asdict(seg)
+    data.pop("terms", None)  # derived from the text; the importing store computes its own
+    return data
+
+
 def _records(session: StoreSession, vectors: bool) -> Iterator[dict[str, Any]]:
     offset = 0
     while page := session.list_objects(order="created_asc", limit=_PAGE, offset=offset):
         offset += len(page)
         yield from ({"type": "object", "data": o.to_dict()} for o in page)
-    yield from ({"type": "segment", "data": asdict(s)} for s in session.iter_segments())
+    yield from ({"type": "segment", "data": _segment_record(s)} for s in session.iter_segments())
     yield from ({"type": "relation", "data": asdict(r)} for r in session.list_relations(limit=_ALL))
     yield from ({"type": "patch", "data": asdict(p)} for p in reversed(session.list_patches(limit=_ALL)))
     yield from ({"type": "event", "data": asdict(e)} for e in reversed(session.list_events(limit=_ALL)))
@@ -161,7 +167,7 @@ class _Importer:
             if keys:
                 self.s.set_object_keys(obj.id, keys)
         elif kind == "segment":
-            self.segments.append(Segment(**data))
+            self.segments.append(Segment(**{k: v for k, v in data.items() if k != "terms"}))
             if len(self.segments) >= _PAGE:
                 self.flush()
         elif kind == "relation":

@@ -71,14 +71,14 @@ class _Fetcher:
                 created_at=_said_at(created) if created else None,
                 speaker=seg.metadata.get("name") or None,
                 vector=vectors.get(key),
+                terms=tuple(seg.terms.split()) if seg.terms is not None else None,
             )
         self.ranked.update(out)
         return out
 
     def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
-        out = self._convert(self.session.get_segments_by_keys([_split(k) for k in keys]))
-        self.full.update(out)
-        return out
+        # Read light like the windows: only the answers are read whole (``whole``).
+        return self._convert(self.session.get_segments_by_keys([_split(k) for k in keys], light=True))
 
     def whole(self, keys: Sequence[str]) -> dict[str, Segment]:
         """Complete rows (locator, hash, metadata) for these keys, reading the light ones again."""

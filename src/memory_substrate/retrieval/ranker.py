@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -272,7 +271,9 @@ def rank_segments(
     terms = analysis.terms
     term_cache: dict[str, list[str]] = {}
 
-    def seg_terms(s: Segment) -> list[str]:
+    def seg_terms(s: Segment) -> list[str] | tuple[str, ...]:
+        if s.terms is not None:
+            return s.terms
         t = term_cache.get(s.id)
         if t is None:
             t = index_terms(s.text)
@@ -319,10 +320,10 @@ def rank_segments(
             st = term_stats(list(qterms))
             ndocs, df = max(1, st.doc_count), st.doc_freq
         else:
-            pool = [seg_terms(s) for s in known.values()]
-            ndocs = len(pool)
-            wanted = set(qterms)
-            df = Counter(t for doc in pool for t in set(doc) if t in wanted)
+            # Every known turn is a document: a term's frequency is the count of rows holding it.
+            ndocs = len(known_ids)
+            held = np.count_nonzero(turn_tf, axis=0)
+            df = {t: int(held[j]) for j, t in enumerate(terms)}  # only ever asked for ``terms``
         return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in qterms}
 
     def bm25(idf: Mapping[str, float]) -> npt.NDArray[np.float64]:

@@ -24,6 +24,8 @@ class Segment:
     created_at: datetime | None = None
     speaker: str | None = None
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
+    # ``retrieval.text.index_terms(text)`` when the store kept them (saves tokenising the turn)
+    terms: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

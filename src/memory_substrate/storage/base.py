@@ -57,7 +57,9 @@ class StoreSession(Protocol):
     def get_segments(
         self, source_id: str, *, segment_ids: Sequence[str] | None = None, limit: int | None = None, offset: int = 0
     ) -> list[Segment]: ...
-    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]: ...
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]], *, light: bool = False) -> list[Segment]:
+        """The segments of these (source_id, segment_id) keys; ``light`` as for ``segment_windows``."""
+        ...
     def count_segments(self, source_id: str | None = None) -> int: ...
     def iter_segments(self, *, batch_size: int = 1000) -> Iterator[Segment]:
         """Every segment of the namespace, ordered by (source_id, ordinal, id): bulk export."""
@@ -81,7 +83,8 @@ class StoreSession(Protocol):
         """Segments whose ordinal lies in any (source_id, first, last) range, inclusive.
 
         ``light``: for ranking only: ``locator`` empty, ``hash`` empty and ``metadata`` holding
-        just ``name`` and ``created_at`` (whichever are set), so no row's JSON is decoded whole.
+        just ``name`` and ``created_at`` (whichever are set), so no row's JSON is decoded whole;
+        ``terms`` holds the ranker's stored terms (None on rows stored before schema v8).
         """
         ...
     def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:

@@ -28,6 +28,8 @@ ORDERS = {
     "created_desc": "created_at DESC, id DESC",
 }
 SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
+# Light rows, for ranking only: no locator or hash, just the speaker and date of the metadata.
+LIGHT_COLS = "source_id, id, ordinal, text, metadata->>'name', metadata->>'created_at', created_at, terms"
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000
@@ -43,6 +45,14 @@ def _seg(r: Sequence[Any]) -> Segment:
         hash=r[5],
         metadata=r[6],
         created_at=r[7],
+    )
+
+
+def _light_seg(r: Sequence[Any]) -> Segment:
+    return Segment(
+        source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="",
+        metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
+        terms=r[7],
     )
 
 
@@ -160,23 +170,23 @@ class PostgresReads:
         )
         return [_seg(r) for r in self._rows(sql, params)]
 
-    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]], *, light: bool = False) -> list[Segment]:
         keys = list(dict.fromkeys(keys))
         if not keys:
             return []
         rows = self._rows(
-            f"SELECT {SEG_COLS} FROM segments WHERE namespace = %s "
+            f"SELECT {LIGHT_COLS if light else SEG_COLS} FROM segments WHERE namespace = %s "
             "AND (source_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             (self.namespace, [k[0] for k in keys], [k[1] for k in keys]),
         )
-        return [_seg(r) for r in rows]
+        return [_light_seg(r) for r in rows] if light else [_seg(r) for r in rows]
 
     def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         if not ranges:
             return []
         merged = merge_ranges(ranges)  # disjoint ranges: the join returns each segment once
         cols = (
-            "s.source_id, s.id, s.ordinal, s.text, s.metadata->>'name', s.metadata->>'created_at', s.created_at"
+            ", ".join("s." + c.strip() for c in LIGHT_COLS.split(","))
             if light
             else ", ".join("s." + c.strip() for c in SEG_COLS.split(","))
         )
@@ -185,15 +195,7 @@ class PostgresReads:
             "JOIN segments s ON s.namespace = %s AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
             ([r[0] for r in merged], [r[1] for r in merged], [r[2] for r in merged], self.namespace),
         )
-        if not light:
-            return [_seg(r) for r in rows]
-        return [
-            Segment(
-                source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="",
-                metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
-            )
-            for r in rows
-        ]
+        return [_light_seg(r) for r in rows] if light else [_seg(r) for r in rows]
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:

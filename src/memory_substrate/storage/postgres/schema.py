@@ -252,6 +252,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX relations_ns_target_edge ON relations (namespace, target_id, source_id, rel_type, id);
         """,
     ),
+    (
+        8,
+        # Issue 14: the segment ranker's normalised terms, stored at ingest (see the SQLite migration).
+        "ALTER TABLE segments ADD COLUMN IF NOT EXISTS terms text;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

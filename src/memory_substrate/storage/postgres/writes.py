@@ -12,6 +12,7 @@ import psycopg
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.postgres.fts import field_text
 from memory_substrate.storage.postgres.graph import PostgresGraph
@@ -112,6 +113,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
                 seg.created_at,
                 field_text(body),
                 field_text(meta),
+                lexical_document(seg.text),
             )
             for seg, body, meta in segments
         ]
@@ -124,19 +126,19 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS segments_stage (namespace text, source_id text, id text, "
             "ordinal integer, text json, locator json, hash text, metadata json, created_at text, "
-            "body text, meta text)"
+            "body text, meta text, terms text)"
         )
         with self.conn.cursor() as cur:
             with cur.copy(
                 "COPY segments_stage (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "body, meta) FROM STDIN"
+                "body, meta, terms) FROM STDIN"
             ) as copy:
                 for row in rows:
                     copy.write_row(row)
             cur.execute(
-                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, tsv) "
-                "SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B') "
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, tsv, "
+                "terms) SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
+                "setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B'), terms "
                 "FROM segments_stage"
             )
             cur.execute("DELETE FROM segments_stage")
@@ -218,9 +220,16 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self._require_write()
         done = 0
         for source_id, segment_id, body, meta in rows:
+            found = self.conn.execute(
+                "SELECT text FROM segments WHERE namespace = %s AND source_id = %s AND id = %s",
+                (self.namespace, source_id, segment_id),
+            ).fetchone()
+            if found is None:
+                continue
+            # The ranker's stored terms are rebuilt with the search row (and filled on rows from before v8).
             cur = self.conn.execute(
-                f"UPDATE segments SET tsv = {SEGMENT_TSV} WHERE namespace = %s AND source_id = %s AND id = %s",
-                (field_text(body), field_text(meta), self.namespace, source_id, segment_id),
+                f"UPDATE segments SET tsv = {SEGMENT_TSV}, terms = %s WHERE namespace = %s AND source_id = %s AND id = %s",
+                (field_text(body), field_text(meta), lexical_document(found[0]), self.namespace, source_id, segment_id),
             )
             done += cur.rowcount
         return done

@@ -197,6 +197,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE INDEX relations_ns_target_edge ON relations (namespace, target_id, source_id, rel_type, id);
         """,
     ),
+    (
+        8,
+        # Issue 14: the segment ranker's normalised terms (retrieval.text.lexical_document), stored at
+        # ingest so a search does not tokenise and stem every turn of its candidate windows. NULL on
+        # rows written before: the ranker computes those itself, and ``memory_maintain reindex`` fills them.
+        "ALTER TABLE segments ADD COLUMN terms TEXT;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -176,9 +176,18 @@ class SQLiteStore:
         self._local = threading.local()
 
 
+_LIGHT_COLS = (
+    "s.source_id, s.id, s.ordinal, s.text, json_extract(s.metadata, '$.name'), "
+    "json_extract(s.metadata, '$.created_at'), s.created_at, s.terms"
+)
+
+
 def _light_segment(r: tuple[Any, ...]) -> Segment:
     meta = {k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}
-    return Segment(source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6])
+    return Segment(
+        source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6],
+        terms=r[7],
+    )
 
 
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
@@ -294,10 +303,13 @@ class SQLiteSession(SessionWrites, SessionGraph):
         params.extend([-1 if limit is None else limit, offset])
         return [self._seg(r) for r in self.conn.execute(sql, params)]
 
-    def _segments_joined(self, rows: Sequence[tuple[Any, ...]], columns: str, join: str, batch: int) -> list[Segment]:
+    def _segments_joined(
+        self, rows: Sequence[tuple[Any, ...]], columns: str, join: str, batch: int, *, light: bool = False
+    ) -> list[Segment]:
         """Segments matched by a VALUES list of keys: SQLite probes the segment index once per row."""
         out: list[Segment] = []
-        cols = ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
+        cols = _LIGHT_COLS if light else ", ".join(f"s.{c.strip()}" for c in self._SEG_COLS.split(","))
+        convert = _light_segment if light else self._seg
         marks = "(" + ", ".join("?" * len(rows[0])) + ")" if rows else ""
         for i in range(0, len(rows), batch):
             chunk = rows[i : i + batch]
@@ -306,31 +318,18 @@ class SQLiteSession(SessionWrites, SessionGraph):
                 f"WITH k({columns}) AS (VALUES {','.join(marks for _ in chunk)}) SELECT {cols} FROM k "
                 f"JOIN segments s ON s.namespace = ? AND {join}"
             )
-            out.extend(self._seg(r) for r in self.conn.execute(sql, (*flat, self.namespace)))
+            out.extend(convert(r) for r in self.conn.execute(sql, (*flat, self.namespace)))
         return out
 
-    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]]) -> list[Segment]:
+    def get_segments_by_keys(self, keys: Sequence[tuple[str, str]], *, light: bool = False) -> list[Segment]:
         keys = list(dict.fromkeys(keys))
-        return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400)
+        return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400, light=light)
 
     def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         # Disjoint ranges, so no segment comes back twice, whichever batch its range falls in.
         merged = merge_ranges(ranges)
         join = "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi"
-        if not light:
-            return self._segments_joined(merged, "src, lo, hi", join, 300)
-        out: list[Segment] = []
-        for i in range(0, len(merged), 300):
-            chunk = merged[i : i + 300]
-            sql = (
-                f"WITH k(src, lo, hi) AS (VALUES {','.join('(?, ?, ?)' for _ in chunk)}) "
-                "SELECT s.source_id, s.id, s.ordinal, s.text, json_extract(s.metadata, '$.name'), "
-                "json_extract(s.metadata, '$.created_at'), s.created_at "
-                f"FROM k JOIN segments s ON s.namespace = ? AND {join}"
-            )
-            rows = self.conn.execute(sql, (*[v for r in chunk for v in r], self.namespace))
-            out.extend(_light_segment(r) for r in rows)
-        return out
+        return self._segments_joined(merged, "src, lo, hi", join, 300, light=light)
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
