@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_substrate.models import MemoryObject, Relation, TextHit
+from memory_substrate.models import MemoryObject, ObjectHead, Relation, TextHit
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import parse_time
 
@@ -74,6 +74,10 @@ class VisibleSession:
     def get_objects(self, object_ids: Sequence[str]) -> dict[str, MemoryObject]:
         found = self._inner.get_objects(object_ids)
         return {k: o for k, o in found.items() if not is_expired(o, self.now)}
+
+    def get_object_heads(self, object_ids: Sequence[str]) -> dict[str, ObjectHead]:
+        hidden = self.expired_ids()
+        return {k: h for k, h in self._inner.get_object_heads(object_ids).items() if k not in hidden}
 
     def list_objects(self, *, limit: int = 50, **kwargs: Any) -> list[MemoryObject]:
         hidden = len(self.expired_ids())

@@ -114,6 +114,18 @@ class SearchDoc:
 
 
 @dataclass
+class ObjectHead:
+    """What ranking needs of an object, read without decoding its whole record (search candidates)."""
+
+    id: str
+    object_type: str
+    kind: str
+    status: str
+    title: str
+    summary: str
+
+
+@dataclass
 class TextHit:
     object_id: str
     score: float

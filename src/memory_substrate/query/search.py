@@ -8,7 +8,7 @@ from typing import Any
 
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
-from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.models import MemoryObject, ObjectHead, Segment
 from memory_substrate.query.fusion import rrf
 from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
@@ -23,13 +23,14 @@ from memory_substrate.text import expand_terms, normalize_phrase, query_terms
 ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
 CANDIDATES = 100
+CHUNK_DEPTH = 50  # a segment hit deeper than this in its stream is not shown as a matched chunk
 SEMANTIC_FLOOR = 0.15  # minimum cosine for a semantic-only object hit
 # Compact detail: shorter summaries and fewer, shorter matched chunks per item.
 COMPACT = {"summary_chars": 160, "chunks": 2, "chunk_chars": 160}
 FULL = {"summary_chars": 240, "chunks": 3, "chunk_chars": 240}
 
 
-def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
+def _phrase_boost(obj: MemoryObject | ObjectHead, phrase: str) -> float:
     if not phrase or " " not in phrase:
         return 1.0
     if phrase in normalize_phrase(obj.title):
@@ -39,14 +40,22 @@ def _phrase_boost(obj: MemoryObject, phrase: str) -> float:
     return 1.0
 
 
-def object_matches(session: StoreSession, obj: MemoryObject, filters: dict[str, list[str]]) -> bool:
+REF_FILTERS = ("node_ids", "source_ids")  # filters that need an object's references (its whole record)
+
+
+def head_matches(obj: MemoryObject | ObjectHead, filters: dict[str, list[str]]) -> bool:
+    """The filters an object's head answers: type, kind and status."""
     if "object_types" in filters and obj.object_type not in filters["object_types"]:
         return False
     if "kinds" in filters and obj.kind not in filters["kinds"]:
         return False
-    if "statuses" in filters and obj.status not in filters["statuses"]:
+    return not ("statuses" in filters and obj.status not in filters["statuses"])
+
+
+def object_matches(session: StoreSession, obj: MemoryObject, filters: dict[str, list[str]]) -> bool:
+    if not head_matches(obj, filters):
         return False
-    for key in ("node_ids", "source_ids"):
+    for key in REF_FILTERS:
         wanted = filters.get(key)
         if not wanted:
             continue
@@ -133,21 +142,21 @@ class SearchEngine:
         n_chunks, chunk_chars = shape["chunks"], shape["chunk_chars"]
         lexical_terms = terms + plan["expansions"]
         streams: dict[str, list[tuple[str, float]]] = {}
-        # (segment, lexical score, semantic score) per source; made into views only for the answers.
-        chunks: dict[str, list[tuple[Segment, float | None, float | None]]] = defaultdict(list)
+        # (segment key, lexical score, semantic score) per source: the first matches of each source
+        # in stream order. Their rows are read only for the sources that end up in the answer.
+        chunks: dict[str, list[tuple[tuple[str, str], float | None, float | None]]] = defaultdict(list)
 
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(lexical_terms, limit=CANDIDATES)]
         for object_id in plan["ids"]:
             lexical.insert(0, (object_id, 1e6))
         # Segment hits count for their source (evidence found inside a capture).
         seg_hits = session.search_segments_text(terms, limit=CANDIDATES)
-        seg_rows = {(s.source_id, s.id): s for s in session.get_segments_by_keys([(h.source_id, h.segment_id) for h in seg_hits[:50]])}
-        for h in seg_hits:
+        for rank, h in enumerate(seg_hits):
             lexical.append((h.source_id, h.score * 0.5))
-            seg = seg_rows.get((h.source_id, h.segment_id))
-            if seg is not None and len(chunks[h.source_id]) < n_chunks:
-                chunks[h.source_id].append((seg, h.score, None))
-        objs = session.get_objects([k for k, _ in lexical])
+            if rank < CHUNK_DEPTH and len(chunks[h.source_id]) < n_chunks:
+                chunks[h.source_id].append(((h.source_id, h.segment_id), h.score, None))
+        # Candidates are ranked on their heads; only the answers' whole records are read.
+        objs = session.get_object_heads([k for k, _ in lexical])
         phrase = plan["phrase"]
         rescored = [(k, s * _phrase_boost(objs[k], phrase)) for k, s in lexical if k in objs]
         rescored.sort(key=lambda kv: -kv[1])
@@ -170,18 +179,15 @@ class SearchEngine:
                 if hit[1] >= SEMANTIC_FLOOR
             ]
             sem_sources: list[tuple[str, float]] = []
-            keys = [tuple(k.split("#", 1)) for k, _ in seg_sem[:50]]
-            seg_by_key = {segment_vector_id(s.source_id, s.id): s for s in session.get_segments_by_keys(keys)}  # type: ignore[arg-type]
-            for key, score in seg_sem:
-                source_id = key.split("#", 1)[0]
+            for rank, (key, score) in enumerate(seg_sem):
+                source_id, segment_id = key.split("#", 1)
                 sem_sources.append((source_id, score))
-                seg = seg_by_key.get(key)
                 if (
-                    seg is not None
+                    rank < CHUNK_DEPTH
                     and len(chunks[source_id]) < n_chunks
-                    and all(c[0].id != seg.id for c in chunks[source_id])
+                    and all(c[0][1] != segment_id for c in chunks[source_id])
                 ):
-                    chunks[source_id].append((seg, None, score))
+                    chunks[source_id].append(((source_id, segment_id), None, score))
             # One semantic list, best first: an object scores by its own vector or its best segment.
             best: dict[str, float] = {}
             for key, score in streams["semantic"] + sem_sources:
@@ -198,22 +204,29 @@ class SearchEngine:
 
         fused = rrf(streams)[: CANDIDATES * 2]
         missing = [f.key for f in fused if f.key not in objs]
-        all_objs = {**objs, **session.get_objects(missing)}
+        heads = {**objs, **session.get_object_heads(missing)}
+        passing = [f for f in fused if f.key in heads and head_matches(heads[f.key], filters)]
+        whole: dict[str, MemoryObject] = {}
+        if any(filters.get(key) for key in REF_FILTERS):
+            whole = session.get_objects([f.key for f in passing])
+            passing = [f for f in passing if f.key in whole and object_matches(session, whole[f.key], filters)]
         inferred = set(plan["inferred_types"])
         scored = []
-        for f in fused:
-            obj = all_objs.get(f.key)
-            if obj is None or not object_matches(session, obj, filters):
-                continue
+        for f in passing:
+            head = heads[f.key]
             score = f.rank_score
-            if obj.status in TERMINAL:
+            if head.status in TERMINAL:
                 score *= 0.5
-            if obj.object_type in inferred:
+            if head.object_type in inferred:
                 score *= 1.25
-            scored.append((score, f, obj))
+            scored.append((score, f, head))
         scored.sort(key=lambda t: (-t[0], t[2].id))
+        whole.update(session.get_objects([h.id for _, _, h in scored[:max_items] if h.id not in whole]))
+        shown = [(score, f, whole[h.id]) for score, f, h in scored[:max_items] if h.id in whole]
+        wanted = [key for _, _, obj in shown for key, _, _ in chunks.get(obj.id, ())]
+        rows = {(s.source_id, s.id): s for s in session.get_segments_by_keys(wanted)} if wanted else {}
         items = []
-        for score, f, obj in scored[:max_items]:
+        for score, f, obj in shown:
             item = compact(obj, summary_chars=shape["summary_chars"])
             item.update(
                 retrieval_sources=f.sources,
@@ -222,10 +235,11 @@ class SearchEngine:
                 lexical_score=round(f.scores["lexical"], 4) if "lexical" in f.scores else None,
                 semantic_score=round(f.scores["semantic"], 4) if "semantic" in f.scores else None,
             )
-            if chunks.get(obj.id):
+            found = [(rows[key], lex, sem) for key, lex, sem in chunks.get(obj.id, ()) if key in rows]
+            if found:
                 item["matched_chunks"] = [
                     self._chunk(seg, terms, chunk_chars, lexical_score=lex, semantic_score=sem)
-                    for seg, lex, sem in chunks[obj.id]
+                    for seg, lex, sem in found
                 ]
             items.append(item)
         return items

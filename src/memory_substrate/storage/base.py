@@ -19,6 +19,7 @@ from memory_substrate.models import (
     AuditEvent,
     Job,
     MemoryObject,
+    ObjectHead,
     PatchRecord,
     Relation,
     SearchDoc,
@@ -38,6 +39,10 @@ class StoreSession(Protocol):
     # --- objects -----------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None: ...
     def get_objects(self, object_ids: Sequence[str]) -> dict[str, MemoryObject]: ...
+    def get_object_heads(self, object_ids: Sequence[str]) -> dict[str, ObjectHead]:
+        """Type, kind, status, title and summary of these objects (absent ids left out), without
+        decoding whole records: search ranks a hundred candidates and shows ten."""
+        ...
     def list_objects(
         self,
         *,

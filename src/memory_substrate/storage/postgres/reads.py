@@ -13,6 +13,7 @@ from memory_substrate.errors import StorageError
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
+    ObjectHead,
     PatchRecord,
     Relation,
     Segment,
@@ -97,6 +98,17 @@ class PostgresReads:
             obj = MemoryObject.from_dict(data)
             out[obj.id] = obj
         return out
+
+    def get_object_heads(self, object_ids: Sequence[str]) -> dict[str, ObjectHead]:
+        ids = list(dict.fromkeys(object_ids))
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, object_type, kind, status, data->>'title', data->>'summary' FROM objects "
+            "WHERE namespace = %s AND id = ANY(%s)",
+            (self.namespace, ids),
+        )
+        return {r[0]: ObjectHead(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
 
     def list_objects(
         self,

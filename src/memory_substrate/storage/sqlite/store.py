@@ -18,6 +18,7 @@ from memory_substrate.errors import NotFoundError, StorageError
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
+    ObjectHead,
     PatchRecord,
     Relation,
     Segment,
@@ -221,6 +222,20 @@ class SQLiteSession(SessionWrites, SessionGraph):
             ):
                 obj = _obj(row)
                 out[obj.id] = obj
+        return out
+
+    def get_object_heads(self, object_ids: Sequence[str]) -> dict[str, ObjectHead]:
+        out: dict[str, ObjectHead] = {}
+        ids = list(dict.fromkeys(object_ids))
+        for i in range(0, len(ids), 500):
+            chunk = ids[i : i + 500]
+            rows = self.conn.execute(
+                "SELECT id, object_type, kind, status, json_extract(data, '$.title'), json_extract(data, '$.summary') "
+                f"FROM objects WHERE namespace = ? AND id IN ({','.join('?' * len(chunk))})",
+                (self.namespace, *chunk),
+            )
+            for r in rows:
+                out[r[0]] = ObjectHead(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "")
         return out
 
     def list_objects(
