@@ -55,23 +55,22 @@ class _Fetcher:
         self.ranked: dict[str, RankSegment] = {}
 
     def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
+        # Runs for every window turn of a search (several hundred): kept to plain local work.
+        keys = [f"{s.source_id}#{s.id}" for s in segs]  # = segment_vector_id
         vectors: Mapping[str, Any] = {}
-        keys = [_key(s) for s in segs]
         if self.model:
             vectors = self.session.get_vectors(self.model, "segment", keys)
+        vector_of = vectors.get
+        rows = self.rows
         out = {}
         for seg, key in zip(segs, keys, strict=True):
-            self.rows[key] = seg
-            created = seg.metadata.get("created_at")
+            rows[key] = seg
+            meta = seg.metadata
+            created = meta.get("created_at")
+            terms = seg.terms
             out[key] = RankSegment(
-                id=key,
-                text=seg.text,
-                source_id=seg.source_id,
-                index=seg.ordinal,
-                created_at=_said_at(created) if created else None,
-                speaker=seg.metadata.get("name") or None,
-                vector=vectors.get(key),
-                terms=tuple(seg.terms.split()) if seg.terms is not None else None,
+                key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
+                meta.get("name") or None, vector_of(key), terms.split() if terms is not None else None,
             )
         self.ranked.update(out)
         return out
@@ -95,10 +94,11 @@ class _Fetcher:
         # Ranking needs text, position, speaker and date only: read windows light, and only the
         # few segments that end up in the answer whole (see ``whole``).
         light = self.session.segment_windows(ranges, light=True)
-        self._convert([s for s in light if _key(s) not in self.ranked])  # full rows already read stay
-        window = {_key(s): self.ranked[_key(s)] for s in light}
+        keyed = [(f"{s.source_id}#{s.id}", s) for s in light]
+        self._convert([s for k, s in keyed if k not in self.ranked])  # rows already converted stay
         by_source: dict[str, list[RankSegment]] = defaultdict(list)
-        for seg in window.values():
+        for k, _ in keyed:
+            seg = self.ranked[k]
             by_source[seg.source_id].append(seg)
         out = {}
         for s in wanted:

@@ -271,7 +271,7 @@ def rank_segments(
     terms = analysis.terms
     term_cache: dict[str, list[str]] = {}
 
-    def seg_terms(s: Segment) -> list[str] | tuple[str, ...]:
+    def seg_terms(s: Segment) -> Sequence[str]:
         if s.terms is not None:
             return s.terms
         t = term_cache.get(s.id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,7 +26,7 @@ class Segment:
     speaker: str | None = None
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
     # ``retrieval.text.index_terms(text)`` when the store kept them (saves tokenising the turn)
-    terms: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
+    terms: Sequence[str] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

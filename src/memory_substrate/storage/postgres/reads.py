@@ -30,7 +30,7 @@ ORDERS = {
 }
 SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
 # Light rows, for ranking only: no locator or hash, just the speaker and date of the metadata.
-LIGHT_COLS = "source_id, id, ordinal, text, metadata->>'name', metadata->>'created_at', created_at, terms"
+LIGHT_COLS = "source_id, id, ordinal, text, speaker, said_at, created_at, terms"
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000

@@ -254,8 +254,13 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         8,
-        # Issue 14: the segment ranker's normalised terms, stored at ingest (see the SQLite migration).
-        "ALTER TABLE segments ADD COLUMN IF NOT EXISTS terms text;",
+        # Issue 14: what the segment ranker reads of each window turn, as columns (see the SQLite migration).
+        """
+        ALTER TABLE segments ADD COLUMN IF NOT EXISTS terms text,
+            ADD COLUMN IF NOT EXISTS speaker text, ADD COLUMN IF NOT EXISTS said_at text;
+        UPDATE segments SET speaker = metadata->>'name', said_at = metadata->>'created_at'
+            WHERE metadata->>'name' IS NOT NULL OR metadata->>'created_at' IS NOT NULL;
+        """,
     ),
 ]
 

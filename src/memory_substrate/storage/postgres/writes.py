@@ -20,6 +20,7 @@ from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS, index_sql
+from memory_substrate.storage.ranking import ranking_columns
 from memory_substrate.util import now_iso
 
 OBJECT_TSV = (
@@ -113,7 +114,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
                 seg.created_at,
                 field_text(body),
                 field_text(meta),
-                lexical_document(seg.text),
+                *ranking_columns(seg),
             )
             for seg, body, meta in segments
         ]
@@ -126,19 +127,20 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self.conn.execute(
             "CREATE TEMP TABLE IF NOT EXISTS segments_stage (namespace text, source_id text, id text, "
             "ordinal integer, text json, locator json, hash text, metadata json, created_at text, "
-            "body text, meta text, terms text)"
+            "body text, meta text, terms text, speaker text, said_at text)"
         )
         with self.conn.cursor() as cur:
             with cur.copy(
                 "COPY segments_stage (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "body, meta, terms) FROM STDIN"
+                "body, meta, terms, speaker, said_at) FROM STDIN"
             ) as copy:
                 for row in rows:
                     copy.write_row(row)
             cur.execute(
                 "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, tsv, "
-                "terms) SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B'), terms "
+                "terms, speaker, said_at) SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, "
+                "created_at, setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B'), "
+                "terms, speaker, said_at "
                 "FROM segments_stage"
             )
             cur.execute("DELETE FROM segments_stage")

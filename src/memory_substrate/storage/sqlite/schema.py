@@ -199,10 +199,17 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         8,
-        # Issue 14: the segment ranker's normalised terms (retrieval.text.lexical_document), stored at
-        # ingest so a search does not tokenise and stem every turn of its candidate windows. NULL on
-        # rows written before: the ranker computes those itself, and ``memory_maintain reindex`` fills them.
-        "ALTER TABLE segments ADD COLUMN terms TEXT;",
+        # Issue 14: what the segment ranker reads of every turn in its candidate windows, as columns:
+        # the normalised terms (retrieval.text.lexical_document), so a search does not tokenise and
+        # stem each turn, and the speaker and message date, so it does not parse each metadata JSON.
+        # Terms are NULL on rows written before (the ranker computes those itself, and
+        # ``memory_maintain reindex`` fills them); speaker and date are copied here.
+        """
+        ALTER TABLE segments ADD COLUMN terms TEXT;
+        ALTER TABLE segments ADD COLUMN speaker TEXT;
+        ALTER TABLE segments ADD COLUMN said_at TEXT;
+        UPDATE segments SET speaker = json_extract(metadata, '$.name'), said_at = json_extract(metadata, '$.created_at');
+        """,
     ),
 ]
 

@@ -177,10 +177,7 @@ class SQLiteStore:
         self._local = threading.local()
 
 
-_LIGHT_COLS = (
-    "s.source_id, s.id, s.ordinal, s.text, json_extract(s.metadata, '$.name'), "
-    "json_extract(s.metadata, '$.created_at'), s.created_at, s.terms"
-)
+_LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.created_at, s.terms"
 
 
 def _light_segment(r: tuple[Any, ...]) -> Segment:

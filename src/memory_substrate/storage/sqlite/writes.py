@@ -15,6 +15,7 @@ from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
 from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.storage.outbox import OBJECT, RELATION
+from memory_substrate.storage.ranking import ranking_columns
 from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
 from memory_substrate.storage.vector_cache import VectorStep
 
@@ -77,8 +78,8 @@ class SessionWrites(SQLiteOutbox):
         self._require_write()
         for seg, body, meta in segments:
             cur = self.conn.execute(
-                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, terms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
+                "terms, speaker, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.namespace,
                     seg.source_id,
@@ -89,7 +90,7 @@ class SessionWrites(SQLiteOutbox):
                     seg.hash,
                     json.dumps(seg.metadata, ensure_ascii=False),
                     seg.created_at,
-                    lexical_document(seg.text),
+                    *ranking_columns(seg),
                 ),
             )
             self.conn.execute(
