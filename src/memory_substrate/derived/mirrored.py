@@ -24,6 +24,7 @@ class MirroredStore:
         self.mirror = Mirror(inner, self.indexes)
         self.backend = inner.backend
         self.location = inner.location
+        self.parallel_reads = inner.parallel_reads
 
     def read(self, namespace: str) -> Any:
         return self.inner.read(namespace)

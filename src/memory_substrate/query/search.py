@@ -14,6 +14,7 @@ from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
 from memory_substrate.query.segments import search_segments
 from memory_substrate.query.shaping import excerpt
+from memory_substrate.query.streams import beside
 from memory_substrate.query.views import compact
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
@@ -146,6 +147,20 @@ class SearchEngine:
         # in stream order. Their rows are read only for the sources that end up in the answer.
         chunks: dict[str, list[tuple[tuple[str, str], float | None, float | None]]] = defaultdict(list)
 
+        emb = self.rt.embedder_or_none()
+        pending = None
+        if emb is not None:
+            qvec, model = emb.embed_query(plan["clean"].text), emb.name
+
+            def nearest(s: StoreSession) -> tuple[list[tuple[str, float]], list[tuple[str, float]]]:
+                vectors = vector_index(self.rt, s)
+                return (
+                    vectors.vector_search(model, qvec, owner_type="object", limit=CANDIDATES),
+                    vectors.vector_search(model, qvec, owner_type="segment", limit=CANDIDATES),
+                )
+
+            pending = beside(self.rt, session, nearest)  # beside the full-text streams (query/streams.py)
+
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(lexical_terms, limit=CANDIDATES)]
         for object_id in plan["ids"]:
             lexical.insert(0, (object_id, 1e6))
@@ -162,22 +177,12 @@ class SearchEngine:
         rescored.sort(key=lambda kv: -kv[1])
         streams["lexical"] = rescored
 
-        emb = self.rt.embedder_or_none()
-        if emb is not None:
-            qvec = emb.embed_query(plan["clean"].text)
-            vectors = vector_index(self.rt, session)
+        if pending is not None:
+            obj_near, seg_near = pending.result()
             # Below the floor a vector hit is noise (unrelated texts score about 0-0.1 with the default
             # model, related ones 0.3+); without it, weak hits would fill every result list.
-            streams["semantic"] = [
-                hit
-                for hit in vectors.vector_search(emb.name, qvec, owner_type="object", limit=CANDIDATES)
-                if hit[1] >= SEMANTIC_FLOOR
-            ]
-            seg_sem = [
-                hit
-                for hit in vectors.vector_search(emb.name, qvec, owner_type="segment", limit=CANDIDATES)
-                if hit[1] >= SEMANTIC_FLOOR
-            ]
+            streams["semantic"] = [hit for hit in obj_near if hit[1] >= SEMANTIC_FLOOR]
+            seg_sem = [hit for hit in seg_near if hit[1] >= SEMANTIC_FLOOR]
             sem_sources: list[tuple[str, float]] = []
             for rank, (key, score) in enumerate(seg_sem):
                 source_id, segment_id = key.split("#", 1)

@@ -17,6 +17,7 @@ from memory_substrate.derived.access import vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
 from memory_substrate.query.shaping import excerpt
+from memory_substrate.query.streams import beside
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import RankedSegment
@@ -123,18 +124,25 @@ def ranked_segments(
     context compiler's episode recall share it; the compiler asks for deeper candidate streams
     when its budget holds more turns than a search page)."""
     source_ids = filters.get("source_ids")
-    lexical = [
-        (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
-    ]
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
     qvec = None
+    pending = None
     if emb is not None:
         qvec = emb.embed_query(query)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
         wanted = depth * (4 if source_ids else 1)
-        vector = vector_index(rt, session).vector_search(emb.name, qvec, owner_type="segment", limit=wanted)
+        model, q = emb.name, qvec
+        # The vector stream runs beside the full-text one (see query/streams.py).
+        pending = beside(
+            rt, session, lambda s: vector_index(rt, s).vector_search(model, q, owner_type="segment", limit=wanted)
+        )
+    lexical = [
+        (segment_vector_id(h.source_id, h.segment_id), h.score)
+        for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
+    ]
+    if pending is not None:
+        vector = pending.result()
         if source_ids:
             allowed = set(source_ids)
             vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]

@@ -35,6 +35,7 @@ class StoreSession(Protocol):
     """Reads (and, in a write session, writes) inside one namespace and one transaction."""
 
     namespace: str
+    writable: bool  # a write session sees its own uncommitted writes; a second session would not
 
     # --- objects -----------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None: ...
@@ -194,6 +195,9 @@ class Store(Protocol):
 
     backend: str  # "sqlite" | "postgres"
     location: str  # a file path or a redacted URL
+    # True when a second read session beside an open one costs nothing and never waits on it
+    # (a thread's own SQLite connection); False where sessions share a bounded pool.
+    parallel_reads: bool
 
     def read(self, namespace: str) -> AbstractContextManager[StoreSession]: ...
     def write(self, namespace: str) -> AbstractContextManager[StoreSession]: ...

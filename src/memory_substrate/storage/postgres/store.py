@@ -46,6 +46,7 @@ class PostgresStore:
     """A PostgreSQL database holding any number of namespaces (see the module docstring)."""
 
     backend = "postgres"
+    parallel_reads = False  # sessions share a bounded pool: a second one could wait on the first
 
     def __init__(
         self,

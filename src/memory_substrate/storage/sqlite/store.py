@@ -47,6 +47,7 @@ def fts_query(terms: Sequence[str]) -> str:
 
 class SQLiteStore:
     backend = "sqlite"
+    parallel_reads = True  # each thread reads on its own connection (WAL: readers never wait)
 
     def __init__(self, path: Path, *, create: bool = True) -> None:
         """Open (and with ``create``, create) the store file and migrate it.
