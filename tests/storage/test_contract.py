@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 from memory_substrate.models import AuditEvent, PatchRecord, Relation
+from memory_substrate.retrieval.text import index_terms
 from memory_substrate.storage.base import Store, StoreSession
 from memory_substrate.text import index_text, query_terms
 from tests.storage.builders import doc, make_obj, seg, seg_row
@@ -408,6 +409,48 @@ def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace:
     assert light["seg-1"].metadata == {"name": "ana", "created_at": "2024-05-01T10:00:00+00:00"}
     assert light["seg-2"].metadata == {} and light["seg-3"].metadata == {"name": "bo"}
     assert full["seg-1"].metadata["role"] == "user" and full["seg-1"].hash == "h1"
+    # The ranker's stored terms come with light rows only: what index_terms makes of the text.
+    assert light["seg-2"].terms == " ".join(index_terms("no speaker here")) == "speaker"
+    assert light["seg-1"].terms == " ".join(index_terms("hello"))
+    assert all(g.terms is None for g in full.values())
+
+
+def test_light_reads_by_key_match_light_windows(store: Store, namespace: str) -> None:
+    rows = [
+        seg_row(seg("src:a", 1, "Running the migrations", name="ana", created_at="2024-05-01T10:00:00+00:00")),
+        seg_row(seg("src:a", 2, "de-stress before the release", name="bo")),
+        seg_row(seg("src:b", 1, "")),
+    ]
+    with store.write(namespace) as s:
+        s.insert_segments(rows)
+    with store.read(namespace) as s:
+        by_key = {(g.source_id, g.id): g for g in s.get_segments_by_keys(
+            [("src:a", "seg-1"), ("src:a", "seg-2"), ("src:b", "seg-1"), ("src:x", "seg-1")], light=True
+        )}
+        windows = {(g.source_id, g.id): g for g in s.segment_windows([("src:a", 0, 5), ("src:b", 0, 5)], light=True)}
+        whole = s.get_segments_by_keys([("src:a", "seg-1")])
+    assert set(by_key) == set(windows) == {("src:a", "seg-1"), ("src:a", "seg-2"), ("src:b", "seg-1")}
+    for key, g in by_key.items():
+        w = windows[key]
+        assert (g.text, g.ordinal, g.metadata, g.created_at, g.terms) == (w.text, w.ordinal, w.metadata, w.created_at, w.terms)
+    assert by_key[("src:a", "seg-2")].terms.split() == index_terms("de-stress before the release")
+    assert by_key[("src:b", "seg-1")].terms == ""
+    assert whole[0].locator == {"message_index": 0} and whole[0].terms is None
+
+
+def test_object_heads(store: Store, namespace: str) -> None:
+    a = make_obj("know:a", title="Alpha plan", summary="the first", status="contested", kind="decision")
+    b = make_obj("src:b", object_type="source", kind="conversation", title="Chat", summary="")
+    with store.write(namespace) as s:
+        s.insert_object(a, doc("Alpha plan"), None)
+        s.insert_object(b, doc("Chat"), None)
+    with store.read(namespace) as s:
+        heads = s.get_object_heads(["know:a", "src:b", "know:missing", "know:a"])
+        assert s.get_object_heads([]) == {}
+    assert set(heads) == {"know:a", "src:b"}
+    assert (heads["know:a"].object_type, heads["know:a"].kind, heads["know:a"].status) == ("knowledge", "decision", "contested")
+    assert (heads["know:a"].title, heads["know:a"].summary) == ("Alpha plan", "the first")
+    assert (heads["src:b"].object_type, heads["src:b"].title, heads["src:b"].summary) == ("source", "Chat", "")
 
 
 def test_vector_search_after_many_writes_equals_a_cold_read(
