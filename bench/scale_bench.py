@@ -13,6 +13,10 @@ topic words mixed in so queries have answers. Reported per size:
 - baseline: p50/p95 of the store's own full-text query for the same terms, measured in the same
   run (the floor any search on this backend pays);
 - peak RSS of the process.
+
+``--store-dir DIR`` keeps each store (``DIR/current-SIZE``, ``DIR/base-REF-SIZE``) and searches a
+kept one again without ingesting: build once (untimed), then time the searches in a quiet moment.
+A kept store must have been built by the code that searches it (same schema).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 TOPICS = [
     "database migration", "vector index", "graph traversal", "release schedule", "payment service",
@@ -71,19 +76,35 @@ def build_synthetic(mem, size: int) -> tuple[list[str], float]:
     return queries, ingest_s
 
 
-def run_one(size: int, backend: str, embedder: str, database_url: str | None) -> dict[str, float]:
+KEPT = "scale_bench.json"  # in a kept store's folder: its namespace, queries and ingest time
+
+
+def run_one(
+    size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None
+) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
     from memory_substrate.text import query_terms
 
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(keep or tmp)
+        kept = root / KEPT
         settings = Settings(root=root, embedder=embedder, database_url=database_url)
-        mem = Memory(settings, namespace=f"scale-{size}-{os.getpid()}")
-        queries, ingest_s = build_synthetic(mem, size)
-        # Index builds a backend deferred during the bulk load (PostgreSQL HNSW), timed apart;
-        # a revision without deferred builds has nothing to do here.
-        t0 = time.perf_counter()
-        getattr(mem.store, "build_deferred_indexes", dict)()
-        build_s = time.perf_counter() - t0
+        build_s: float | None = None
+        if kept.exists():  # a store this bench built and kept: search it again, no ingest
+            meta = json.loads(kept.read_text())
+            mem = Memory(settings, namespace=meta["namespace"])
+            queries, ingest_s = meta["queries"], meta["ingest_s"]
+        else:
+            namespace = f"scale-{size}-{os.getpid()}"
+            mem = Memory(settings, namespace=namespace)
+            queries, ingest_s = build_synthetic(mem, size)
+            # Index builds a backend deferred during the bulk load (PostgreSQL HNSW), timed apart;
+            # a revision without deferred builds has nothing to do here.
+            t0 = time.perf_counter()
+            getattr(mem.store, "build_deferred_indexes", dict)()
+            build_s = time.perf_counter() - t0
+            if keep:
+                kept.write_text(json.dumps({"namespace": namespace, "queries": queries, "ingest_s": ingest_s}))
         # Warm caches (vector matrix load; its int8 copy is built on the second search after a
         # load), as a long-running server would have.
         for _ in range(2):
@@ -105,9 +126,10 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None) ->
         "size": size,
         "backend": backend,
         "embedder": embedder,
+        "reused_store": build_s is None,
         "ingest_turns_per_s": size / ingest_s,
-        "index_build_s": build_s,
-        "load_turns_per_s": size / (ingest_s + build_s),
+        "index_build_s": build_s or 0.0,
+        "load_turns_per_s": size / (ingest_s + (build_s or 0.0)),
         "segment_search_p50_ms": statistics.median(seg_t),
         "segment_search_p95_ms": _pct(seg_t, 95),
         "object_search_p50_ms": statistics.median(obj_t),
@@ -128,10 +150,15 @@ def main() -> None:
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
     ap.add_argument("--baseline-ref", default=None,
                     help="git revision whose code is measured too, size by size, in the same run")
+    ap.add_argument("--store-dir", type=Path, default=None,
+                    help="keep each store under this folder (one per size and code) and, when it is "
+                         "already there, search it again without ingesting (a 1M store takes minutes "
+                         "to build; the ingest rate shown is then the one measured when it was built)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--keep", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url)))
+        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep)))
         return
     url = args.database_url
     stop = None
@@ -160,6 +187,10 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
             if url and backend == "postgres":
                 cmd += ["--database-url", url]
+            if args.store_dir and backend == "sqlite":
+                folder = args.store_dir / (f"base-{args.baseline_ref}-{size}" if src else f"current-{size}")
+                folder.mkdir(parents=True, exist_ok=True)
+                cmd += ["--keep", str(folder)]
             env = {**os.environ, "PYTHONPATH": src} if src else None
             out = subprocess.run(cmd, capture_output=True, text=True, env=env)
             if out.returncode != 0:
@@ -167,7 +198,8 @@ def main() -> None:
             rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})
             r = rows[-1]
             print(
-                f"{label:13s} {r['backend']:8s} {r['size']:>8d} segs  ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
+                f"{label:13s} {r['backend']:8s} {r['size']:>8d} segs  "
+                f"{'(kept store) ' if r.get('reused_store') else ''}ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
                 f"(+index build {r.get('index_build_s', 0):5.1f} s: {r.get('load_turns_per_s', r['ingest_turns_per_s']):6.0f}/s)  "
                 f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms  "
                 f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
