@@ -325,6 +325,10 @@ def index_terms(text: str, *, drop_stopwords: bool = True) -> list[str]:
 @lru_cache(maxsize=50_000)
 def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
     # Cached: the ranker re-reads the same candidate turns for query after query.
+    return _compute_terms(text, drop_stopwords)
+
+
+def _compute_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
     terms = []
     for tok in tokenize(text):
         if drop_stopwords and tok in STOPWORDS:
@@ -342,7 +346,9 @@ def lexical_document(text: str) -> str:
     Index this (not the raw text) with a plain whitespace/unicode61 tokenizer and no stemmer,
     and query with ``QueryAnalysis.lexical_query``: both sides then share one normalisation.
     """
-    return " ".join(index_terms(text))
+    # Not through the ranker's cache: a store computes this once per stored text (at ingest), and
+    # a bulk import would otherwise fill the cache with texts no search has asked for.
+    return " ".join(_compute_terms(text, True))
 
 
 def query_terms(query: str) -> list[str]:
