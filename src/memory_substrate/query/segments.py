@@ -55,12 +55,9 @@ class _Fetcher:
         self.ranked: dict[str, RankSegment] = {}
 
     def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
-        vectors: Mapping[str, Any] = {}
-        keys = [_key(s) for s in segs]
-        if self.model:
-            vectors = self.session.get_vectors(self.model, "segment", keys)
         out = {}
-        for seg, key in zip(segs, keys, strict=True):
+        for seg in segs:
+            key = _key(seg)
             self.rows[key] = seg
             created = seg.metadata.get("created_at")
             out[key] = RankSegment(
@@ -70,7 +67,6 @@ class _Fetcher:
                 index=seg.ordinal,
                 created_at=_said_at(created) if created else None,
                 speaker=seg.metadata.get("name") or None,
-                vector=vectors.get(key),
                 terms=tuple(seg.terms.split()) if seg.terms is not None else None,
             )
         self.ranked.update(out)
@@ -88,6 +84,10 @@ class _Fetcher:
                 self.rows[_key(seg)] = seg
                 self.full.add(_key(seg))
         return {k: self.rows[k] for k in keys if k in self.rows}
+
+    def vectors(self, keys: Sequence[str]) -> Mapping[str, Any]:
+        """Stored vectors of the ranker's candidates only (not of every window turn)."""
+        return self.session.get_vectors(self.model, "segment", keys) if self.model else {}
 
     def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         wanted = [self.rows[k] for k in keys if k in self.rows]
@@ -145,6 +145,7 @@ def ranked_segments(
         vector,
         fetch.segments,
         fetch_neighbours=fetch.neighbours,
+        fetch_vectors=fetch.vectors,
         query_vector=qvec,
         limit=max_items,
     )
