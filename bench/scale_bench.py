@@ -119,6 +119,17 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None) ->
     }
 
 
+def _database(url: str, name: str, *, drop: bool = False) -> str:
+    """Create (or drop) database ``name`` on the server of ``url``; its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}" if drop else f"CREATE DATABASE {name}")
+    return urlunsplit(urlsplit(url)._replace(path="/" + name))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -158,10 +169,17 @@ def main() -> None:
             (size, b, t) for size in args.sizes for b in args.backend for t in trees
         ]:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
+            fresh = None
             if url and backend == "postgres":
-                cmd += ["--database-url", url]
+                # On the embedded server each run gets a database of its own, as each SQLite run gets
+                # a fresh file: a later run must not share tables, indexes, statistics or caches
+                # with an earlier one (the HNSW index covers every namespace of a database).
+                fresh = f"scale_{len(rows)}" if stop is not None else None
+                cmd += ["--database-url", _database(url, fresh) if fresh else url]
             env = {**os.environ, "PYTHONPATH": src} if src else None
             out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if fresh:
+                _database(url, fresh, drop=True)
             if out.returncode != 0:
                 sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
             rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})

@@ -282,14 +282,18 @@ class PostgresReads:
         if exclude is not None:
             where += " AND NOT s.tsv @@ to_tsquery('simple', %s)"
             params.append(exclude)
-        source = f"segments s WHERE {where}"
+        source = f"segments s, to_tsquery('simple', %s) q WHERE {where}"
         if cap is not None:
-            source = f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s"
-            params.append(cap)
+            source = f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s, to_tsquery('simple', %s) q"
+            params = [*params, cap, query]
+        else:
+            params = [query, *params]
+        # The ranking query is a FROM item, parsed once: inside ts_rank() a generic plan (psycopg
+        # prepares a statement after a few runs) would parse it again for every matching row.
         rows = self._rows(
-            "SELECT s.source_id, s.id, ts_rank(%s::float4[], s.tsv, to_tsquery('simple', %s)) AS score "
+            "SELECT s.source_id, s.id, ts_rank(%s::float4[], s.tsv, q) AS score "
             f"FROM {source} ORDER BY score DESC, s.source_id, s.id LIMIT %s",
-            [SEGMENT_WEIGHTS, query, *params, limit],
+            [SEGMENT_WEIGHTS, *params, limit],
         )
         return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
 
