@@ -137,6 +137,8 @@ def main() -> None:
                     help="one or both; several are measured in one run, side by side")
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
+    ap.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for the embedded PostgreSQL server (repeatable), e.g. shared_buffers=1GB")
     ap.add_argument("--baseline-ref", default=None,
                     help="git revision whose code is measured too, size by size, in the same run")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -150,7 +152,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from tests.pg_server import running_postgres
 
-        ctx = running_postgres()
+        ctx = running_postgres(dict(kv.split("=", 1) for kv in args.pg_setting))
         url = ctx.__enter__()
         stop = ctx
     trees: list[tuple[str, str | None]] = [("current", None)]
