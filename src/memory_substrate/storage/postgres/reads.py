@@ -284,7 +284,10 @@ class PostgresReads:
             params.append(exclude)
         source = f"segments s, to_tsquery('simple', %s) q WHERE {where}"
         if cap is not None:
-            source = f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s, to_tsquery('simple', %s) q"
+            source = (
+                f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s, "
+                "to_tsquery('simple', %s) q"
+            )
             params = [*params, cap, query]
         else:
             params = [query, *params]
