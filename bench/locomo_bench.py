@@ -320,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--simulated", action="store_true", help="also run the ranker over the in-memory store")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--database-url", default=None, help="run the memory system on this PostgreSQL database")
     args = ap.parse_args(argv)
 
     convs = load_locomo(args.data)
@@ -334,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         systems = {"memory": memory_system}
     results = {}
     for name, make in systems.items():
-        prepare, retrieve = make()
+        prepare, retrieve = make(database_url=args.database_url) if name == "memory" else make()
         results[name] = run(retrieve, prepare, conversations=convs)
     print(format_table(results))
     main_system = "memory" if "memory" in results else "ranker"

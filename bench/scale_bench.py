@@ -141,6 +141,17 @@ def run_one(
     }
 
 
+def _database(url: str, name: str, *, drop: bool = False) -> str:
+    """Create (or drop) database ``name`` on the server of ``url``; its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name}" if drop else f"CREATE DATABASE {name}")
+    return urlunsplit(urlsplit(url)._replace(path="/" + name))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -148,6 +159,8 @@ def main() -> None:
                     help="one or both; several are measured in one run, side by side")
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
+    ap.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting for the embedded PostgreSQL server (repeatable), e.g. shared_buffers=1GB")
     ap.add_argument("--baseline-ref", default=None,
                     help="git revision whose code is measured too, size by size, in the same run")
     ap.add_argument("--store-dir", type=Path, default=None,
@@ -166,7 +179,7 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
         from tests.pg_server import running_postgres
 
-        ctx = running_postgres()
+        ctx = running_postgres(dict(kv.split("=", 1) for kv in args.pg_setting))
         url = ctx.__enter__()
         stop = ctx
     trees: list[tuple[str, str | None]] = [("current", None)]
@@ -185,14 +198,21 @@ def main() -> None:
             (size, b, t) for size in args.sizes for b in args.backend for t in trees
         ]:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
+            fresh = None
             if url and backend == "postgres":
-                cmd += ["--database-url", url]
+                # On the embedded server each run gets a database of its own, as each SQLite run gets
+                # a fresh file: a later run must not share tables, indexes, statistics or caches
+                # with an earlier one (the HNSW index covers every namespace of a database).
+                fresh = f"scale_{len(rows)}" if stop is not None else None
+                cmd += ["--database-url", _database(url, fresh) if fresh else url]
             if args.store_dir and backend == "sqlite":
                 folder = args.store_dir / (f"base-{args.baseline_ref}-{size}" if src else f"current-{size}")
                 folder.mkdir(parents=True, exist_ok=True)
                 cmd += ["--keep", str(folder)]
             env = {**os.environ, "PYTHONPATH": src} if src else None
             out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+            if fresh:
+                _database(url, fresh, drop=True)
             if out.returncode != 0:
                 sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
             rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})

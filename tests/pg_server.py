@@ -43,10 +43,11 @@ def _run(args: list[str], user: str | None, log: Path | None = None) -> None:
 
 
 @contextmanager
-def running_postgres() -> Iterator[str]:
+def running_postgres(settings: dict[str, str] | None = None) -> Iterator[str]:
     """Start PostgreSQL in a temporary directory, create a database, yield its URL, then stop.
 
     The server listens on a Unix socket inside the temporary directory only (no TCP port).
+    ``settings``: extra server settings (``{"shared_buffers": "1GB"}``), for benchmarks.
     Raises ``RuntimeError`` with the server log when it cannot start.
     """
     import psycopg
@@ -82,7 +83,7 @@ def running_postgres() -> Iterator[str]:
         )
         options = (
             f"-h '' -k {tmp} -F -c max_connections=300 -c full_page_writes=off -c synchronous_commit=off"
-        )
+        ) + "".join(f" -c {k}={v}" for k, v in (settings or {}).items())
         _run(
             [
                 str(bin_dir / "pg_ctl"),

@@ -57,21 +57,18 @@ class _Fetcher:
 
     def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
         # Runs for every window turn of a search (several hundred): kept to plain local work.
-        keys = [f"{s.source_id}#{s.id}" for s in segs]  # = segment_vector_id
-        vectors: Mapping[str, Any] = {}
-        if self.model:
-            vectors = self.session.get_vectors(self.model, "segment", keys)
-        vector_of = vectors.get
+        # Vectors are read for the ranker's candidates only (``vectors``).
         rows = self.rows
         out = {}
-        for seg, key in zip(segs, keys, strict=True):
+        for seg in segs:
+            key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
             rows[key] = seg
             meta = seg.metadata
             created = meta.get("created_at")
             terms = seg.terms
             out[key] = RankSegment(
                 key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-                meta.get("name") or None, vector_of(key), terms.split() if terms is not None else None,
+                meta.get("name") or None, None, terms.split() if terms is not None else None,
             )
         self.ranked.update(out)
         return out
@@ -88,6 +85,10 @@ class _Fetcher:
                 self.rows[_key(seg)] = seg
                 self.full.add(_key(seg))
         return {k: self.rows[k] for k in keys if k in self.rows}
+
+    def vectors(self, keys: Sequence[str]) -> Mapping[str, Any]:
+        """Stored vectors of the ranker's candidates only (not of every window turn)."""
+        return self.session.get_vectors(self.model, "segment", keys) if self.model else {}
 
     def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         wanted = [self.rows[k] for k in keys if k in self.rows]
@@ -153,6 +154,7 @@ def ranked_segments(
         vector,
         fetch.segments,
         fetch_neighbours=fetch.neighbours,
+        fetch_vectors=fetch.vectors,
         query_vector=qvec,
         limit=max_items,
     )

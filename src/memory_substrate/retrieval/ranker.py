@@ -42,6 +42,7 @@ from memory_substrate.retrieval.types import RankedSegment, Segment
 Hit = tuple[str, float]  # (segment id, stream score; higher is better)
 FetchSegments = Callable[[Sequence[str]], Mapping[str, Segment]]
 FetchNeighbours = Callable[[Sequence[str], int, int], Mapping[str, Sequence[Segment]]]
+FetchVectors = Callable[[Sequence[str]], Mapping[str, npt.NDArray[np.float32]]]
 
 
 @dataclass(frozen=True)
@@ -172,6 +173,7 @@ def rank_segments(
     fetch_segments: FetchSegments,
     *,
     fetch_neighbours: FetchNeighbours | None = None,
+    fetch_vectors: FetchVectors | None = None,
     term_stats: TermStatsFn | None = None,
     query_vector: npt.NDArray[np.float32] | None = None,
     embedder: _Embedder | None = None,
@@ -189,6 +191,9 @@ def rank_segments(
     * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
       segments of its source from ``before`` positions before it to ``after`` after it, in order,
       itself included. Without it, windows are the segment alone and no neighbour is added.
+    * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
+      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
+      times more turns than there are candidates, and only candidates are scored).
     * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
       content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
       from the fetched candidates and their neighbours.
@@ -344,10 +349,15 @@ def rank_segments(
         qvec = embedder.embed_query(analysis.semantic_text)
     if qvec is not None:
         qv = np.asarray(qvec, dtype=np.float32)
-        missing = [k for k, sid in enumerate(ids) if cands[sid].seg.vector is None]
+        stored: Mapping[str, npt.NDArray[np.float32]] = {}
+        if fetch_vectors is not None:
+            lacking = [sid for sid in ids if cands[sid].seg.vector is None]
+            stored = fetch_vectors(lacking) if lacking else {}
+        vec_of = {sid: cands[sid].seg.vector if cands[sid].seg.vector is not None else stored.get(sid) for sid in ids}
+        missing = [k for k, sid in enumerate(ids) if vec_of[sid] is None]
         vecs = np.zeros((n, qv.shape[0]), dtype=np.float32)
         for k, sid in enumerate(ids):
-            v = cands[sid].seg.vector
+            v = vec_of[sid]
             if v is not None:
                 vecs[k] = v
         if missing:
@@ -422,6 +432,7 @@ def rrf(
 __all__ = [
     "FetchNeighbours",
     "FetchSegments",
+    "FetchVectors",
     "Hit",
     "QueryAnalysis",
     "RankConfig",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -20,7 +21,8 @@ from memory_substrate.models import (
     SegmentHit,
     TextHit,
 )
-from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, tsquery
+from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, fold, tsquery
+from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.ranges import merge_ranges
 
 ORDERS = {
@@ -30,7 +32,8 @@ ORDERS = {
 }
 SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
 # Light rows, for ranking only: no locator or hash, just the speaker and date of the metadata.
-LIGHT_COLS = "source_id, id, ordinal, text, speaker, said_at, created_at, terms"
+# The text comes as its JSON literal, decoded for all rows at once (``_light_segs``).
+LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, terms"
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000
@@ -49,12 +52,18 @@ def _seg(r: Sequence[Any]) -> Segment:
     )
 
 
-def _light_seg(r: Sequence[Any]) -> Segment:
-    return Segment(
-        source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="",
-        metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
-        terms=r[7],
-    )
+def _light_segs(rows: Sequence[Sequence[Any]]) -> list[Segment]:
+    # The text column holds a JSON string (so NUL characters survive). One json.loads over all
+    # the rows' literals costs a fraction of the driver's decode per row (~700 rows a search).
+    texts = json.loads("[" + ",".join(r[3] for r in rows) + "]") if rows else []
+    return [
+        Segment(
+            source_id=r[0], id=r[1], ordinal=r[2], text=text, locator={}, hash="",
+            metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
+            terms=r[7],
+        )
+        for r, text in zip(rows, texts, strict=True)
+    ]
 
 
 def _as_array(value: Any) -> npt.NDArray[np.float32]:
@@ -75,6 +84,7 @@ class PostgresReads:
     namespace: str
     writable: bool
     iterative_scan: bool
+    term_stats: TermStats
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()
@@ -191,7 +201,7 @@ class PostgresReads:
             "AND (source_id, id) IN (SELECT * FROM unnest(%s::text[], %s::text[]))",
             (self.namespace, [k[0] for k in keys], [k[1] for k in keys]),
         )
-        return [_light_seg(r) for r in rows] if light else [_seg(r) for r in rows]
+        return _light_segs(rows) if light else [_seg(r) for r in rows]
 
     def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
         if not ranges:
@@ -207,7 +217,7 @@ class PostgresReads:
             "JOIN segments s ON s.namespace = %s AND s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi",
             ([r[0] for r in merged], [r[1] for r in merged], [r[2] for r in merged], self.namespace),
         )
-        return [_light_seg(r) for r in rows] if light else [_seg(r) for r in rows]
+        return _light_segs(rows) if light else [_seg(r) for r in rows]
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
@@ -248,17 +258,57 @@ class PostgresReads:
         query = tsquery(terms)
         if not query:
             return []
-        params: list[Any] = [SEGMENT_WEIGHTS, query, self.namespace]
-        extra = ""
-        if source_ids:
-            extra = " AND s.source_id = ANY(%s)"
-            params.append(list(source_ids))
-        params.append(limit)
+        if source_ids:  # the sources bound the scan: rank every match
+            return self._rank_segments(
+                query, query, limit, extra=" AND s.source_id = ANY(%s)", extra_params=[list(source_ids)]
+            )
+        folded = list(dict.fromkeys(fold(t) for t in terms if t and t.strip()))
+        selective, common = self.term_stats.selective(self.conn, self.namespace, folded)
+        if not common:
+            return self._rank_segments(query, query, limit)
+        # See fts_plan.py: rows holding a selective term, ranked by the whole query; rows holding
+        # only common terms fill the list when those are too few, from a capped scan.
+        narrow = tsquery(selective)
+        hits = self._rank_segments(query, narrow, limit)
+        if len(hits) < limit:
+            hits += self._rank_segments(
+                query, tsquery(common), limit - len(hits), exclude=narrow, cap=self.term_stats.budget
+            )
+        return hits
+
+    def _rank_segments(
+        self,
+        query: str,
+        match: str,
+        limit: int,
+        *,
+        extra: str = "",
+        extra_params: Sequence[Any] = (),
+        exclude: str | None = None,
+        cap: int | None = None,
+    ) -> list[SegmentHit]:
+        """Rows matching the tsquery ``match`` and not ``exclude``, best ``ts_rank`` for ``query``
+        first; with ``cap``, only the first ``cap`` matches the index scan finds are ranked."""
+        where = f"s.namespace = %s AND s.tsv @@ to_tsquery('simple', %s){extra}"
+        params: list[Any] = [self.namespace, match, *extra_params]
+        if exclude is not None:
+            where += " AND NOT s.tsv @@ to_tsquery('simple', %s)"
+            params.append(exclude)
+        source = f"segments s, to_tsquery('simple', %s) q WHERE {where}"
+        if cap is not None:
+            source = (
+                f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s, "
+                "to_tsquery('simple', %s) q"
+            )
+            params = [*params, cap, query]
+        else:
+            params = [query, *params]
+        # The ranking query is a FROM item, parsed once: inside ts_rank() a generic plan (psycopg
+        # prepares a statement after a few runs) would parse it again for every matching row.
         rows = self._rows(
             "SELECT s.source_id, s.id, ts_rank(%s::float4[], s.tsv, q) AS score "
-            "FROM segments s, to_tsquery('simple', %s) q "
-            f"WHERE s.namespace = %s AND s.tsv @@ q{extra} ORDER BY score DESC, s.source_id, s.id LIMIT %s",
-            params,
+            f"FROM {source} ORDER BY score DESC, s.source_id, s.id LIMIT %s",
+            [SEGMENT_WEIGHTS, *params, limit],
         )
         return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
 
@@ -318,13 +368,15 @@ class PostgresReads:
     ) -> dict[str, npt.NDArray[np.float32]]:
         if not owner_ids:
             return {}
-        # LATERAL makes each id one primary-key probe whatever the planner's row estimates say
-        # (a filter on ANY(), or a hash join on fresh stats, scans every vector of the namespace).
+        # Each id one primary-key probe whatever the planner's row estimates say (a filter on
+        # ANY(), or a hash join, scans every vector of the namespace). OFFSET 0 keeps the planner
+        # from pulling the LATERAL subquery up into a join: on a table not yet analysed it did,
+        # and hashed all 100k vectors of the namespace for 300 ids (~60 ms a call).
         # Binary results: pgvector's text format would be parsed float by float in Python.
         rows = self.conn.cursor(binary=True).execute(
             "SELECT v.owner_id, v.vec FROM unnest(%s::text[]) AS k(oid) CROSS JOIN LATERAL ("
             "SELECT owner_id, vec, model FROM vectors WHERE namespace = %s AND owner_type = %s "
-            "AND owner_id = k.oid) v WHERE v.model = %s",
+            "AND owner_id = k.oid OFFSET 0) v WHERE v.model = %s",
             (list(dict.fromkeys(owner_ids)), self.namespace, owner_type, model),
         ).fetchall()
         return {r[0]: _as_array(r[1]) for r in rows}

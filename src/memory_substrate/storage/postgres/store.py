@@ -26,6 +26,7 @@ from psycopg import IsolationLevel
 from psycopg_pool import ConnectionPool
 
 from memory_substrate.errors import StorageError
+from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_NAMESPACE, migrate
 from memory_substrate.storage.postgres.vector_index import IdleBuilder
 from memory_substrate.storage.postgres.vector_index import build as build_vector_indexes
@@ -77,6 +78,7 @@ class PostgresStore:
             ) from exc
         self._iterative_scan = _version_tuple(row[0] if row else "0") >= (0, 8)
         self._hnsw_dims: set[int] = set()
+        self._term_stats = TermStats()
         self._lock = threading.Lock()
         self._pool = ConnectionPool(
             self.url,
@@ -116,7 +118,8 @@ class PostgresStore:
                         "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS_NAMESPACE, namespace)
                     )
                 session = PostgresSession(
-                    conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan
+                    conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan,
+                    term_stats=self._term_stats,
                 )
                 yield session
                 if writable:

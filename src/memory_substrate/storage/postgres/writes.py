@@ -15,6 +15,7 @@ from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relat
 from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.postgres.fts import field_text
+from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.graph import PostgresGraph
 from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
@@ -41,6 +42,19 @@ def _doc(search: SearchDoc) -> tuple[str, str, str, str]:
         field_text(search.body),
         field_text(search.meta),
     )
+
+
+def _stage(conn: psycopg.Connection[Any], table: str) -> None:
+    """Create a per-connection staging table for COPY unless this connection has it.
+
+    Temp tables are never vacuumed: rows deleted from a stage stay in its heap as dead tuples,
+    and every later statement on the stage scans them (a stage emptied with DELETE after each
+    write grew by 100 rows per ingest, and the ingest slowed ~3x by 100k turns). ON COMMIT DELETE
+    ROWS truncates the file at each commit instead, and only in transactions that touched a
+    temp table (read sessions pay nothing). Callers still DELETE right after use, because one
+    transaction may stage twice (those dead rows go with the commit's truncate).
+    """
+    conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {table} ON COMMIT DELETE ROWS")
 
 
 def _no_nul(text: str, what: str) -> str:
@@ -121,13 +135,11 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         if not rows:
             return
         # COPY into a per-connection staging table, then one INSERT ... SELECT that computes the
-        # weighted tsvectors server-side: one round trip for the rows instead of one per row. The
-        # stage is emptied right after (not ON COMMIT DELETE ROWS, which truncates at every commit
-        # of the connection); a rollback empties it too.
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS segments_stage (namespace text, source_id text, id text, "
-            "ordinal integer, text json, locator json, hash text, metadata json, created_at text, "
-            "body text, meta text, terms text, speaker text, said_at text)"
+        # weighted tsvectors server-side: one round trip for the rows instead of one per row.
+        _stage(
+            self.conn,
+            "segments_stage (namespace text, source_id text, id text, ordinal integer, text json, locator json, "
+            "hash text, metadata json, created_at text, body text, meta text, terms text, speaker text, said_at text)",
         )
         with self.conn.cursor() as cur:
             with cur.copy(
@@ -254,9 +266,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             seq = self.conn.execute("SELECT nextval('vectors_batch_seq')").fetchone()
             batch = int(seq[0]) if seq else 0
             self.pending_dims.update(d for d in dims if 0 < d <= HNSW_MAX_DIM)
-        self.conn.execute(
-            "CREATE TEMP TABLE IF NOT EXISTS vectors_stage (owner_id text, dim integer, vec vector)"
-        )
+        _stage(self.conn, "vectors_stage (owner_id text, dim integer, vec vector)")
         with self.conn.cursor() as cur:
             # Binary COPY: pgvector's text form would be formatted float by float in Python.
             with cur.copy("COPY vectors_stage (owner_id, dim, vec) FROM STDIN WITH (FORMAT BINARY)") as copy:
@@ -343,10 +353,12 @@ class PostgresSession(PostgresWrites, PostgresGraph):
         *,
         hnsw_dims: set[int],
         iterative_scan: bool,
+        term_stats: TermStats,
     ) -> None:
         self.conn = conn
         self.namespace = namespace
         self.writable = writable
         self.hnsw_dims = hnsw_dims
         self.iterative_scan = iterative_scan
+        self.term_stats = term_stats
         self.pending_dims = set()
