@@ -39,7 +39,7 @@ EPISODE_POOL = (30, 200)
 # Candidate streams deepen from a search page's 50 to 100 only for budgets of 8k tokens and more.
 STREAM = (50, 100)
 STREAM_TOKENS = 80
-CONTEXT_TURNS = 5  # rank the turns this close to a seed hit ...
+CONTEXT_TURNS = 3  # rank the turns this close to a seed hit ...
 CONTEXT_SEEDS = 20  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
 EPISODE_TOP = 3
@@ -81,9 +81,10 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int) -> list[t
     """Ranked turns for ``task`` with their similarity, best first (at most the pool for ``budget``)."""
     pool = max(EPISODE_POOL[0], min(EPISODE_POOL[1], budget // TURN_TOKENS_GUESS))
     depth = max(STREAM[0], min(STREAM[1], budget // STREAM_TOKENS))
-    # Rank every candidate the expansion brings (more than the pool), then keep the pool: the
-    # episode score needs the whole ranked set to see which episodes hold several hits.
-    ranked = ranked_segments(rt, session, task, {}, 4 * pool, depth=depth, config=CONFIG)
+    # The episode score is taken over the largest pool (200 turns) whatever the budget, then the
+    # budget's pool is kept. (Over every ranked turn it recalled a little more at 1,500 tokens,
+    # but reading all of them whole cost a compile more than the gain was worth.)
+    ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, config=CONFIG)
     if not ranked:
         return []
     combined = episode_scores([seg.source_id for seg, _ in ranked], np.array([r.rank_score for _, r in ranked]))
