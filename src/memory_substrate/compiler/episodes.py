@@ -34,13 +34,13 @@ from memory_substrate.retrieval.types import RankedSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
-TURN_TOKENS_GUESS = 18  # a typical captured turn, to size the episode pool to the budget
+TURN_TOKENS_GUESS = 30  # a typical captured turn (LoCoMo: 30-45 tokens a line), to size the pool
 EPISODE_POOL = (30, 200)
 # Candidate streams deepen from a search page's 50 to 100 only for budgets of 8k tokens and more.
 STREAM = (50, 100)
 STREAM_TOKENS = 80
-CONTEXT_TURNS = 3  # rank the turns this close to a seed hit ...
-CONTEXT_SEEDS = 20  # ... of the best this many hits of each candidate stream
+CONTEXT_TURNS = 2  # rank the turns this close to a seed hit ...
+CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
 EPISODE_TOP = 3
 CONFIG = RankConfig(neighbour_candidates=CONTEXT_TURNS, neighbour_seeds=CONTEXT_SEEDS)
