@@ -13,9 +13,13 @@ retrieval ideas do that, both measured on the LoCoMo dev conversations (docs/con
 * **Episode-level relevance.** A conversation that holds several strong hits is about the task,
   and its other turns are likelier evidence than an equally scored turn of an unrelated
   conversation (passage retrieval interpolated with its document's score). Each turn's score is
-  its ranker score (z-scored over the pool) plus ``EPISODE_WEIGHT`` x the z-scored mean of the
-  best ``EPISODE_TOP`` turn scores of its episode. It also concentrates the package in fewer
+  its ranker score (z-scored over the ranked list) plus ``EPISODE_WEIGHT`` x the z-scored mean of
+  the best ``EPISODE_TOP`` turn scores of its episode. It also concentrates the package in fewer
   episodes, each of which costs an opening element.
+
+On LoCoMo dev (XML, 1,500 / 4,096 tokens) the two together raised recall from 0.835 / 0.898 to
+0.852 / 0.908; without the expansion 0.841 / 0.890, without the episode relevance 0.840 / 0.910.
+Search keeps its own ranking (one turn around the hits): only the compiler passes ``CONFIG``.
 
 The result is a similarity in 0..1 per turn (min-max over the pool), which rank.py turns into the
 relevance dimension; the four dimensions and their weights are unchanged.
@@ -39,7 +43,7 @@ EPISODE_POOL = (30, 200)
 # Candidate streams deepen from a search page's 50 to 100 only for budgets of 8k tokens and more.
 STREAM = (50, 100)
 STREAM_TOKENS = 80
-CONTEXT_TURNS = 2  # rank the turns this close to a seed hit ...
+CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
 EPISODE_TOP = 3
