@@ -120,10 +120,12 @@ def ranked_segments(
     max_items: int,
     *,
     depth: int = STREAM_DEPTH,
+    config: ranker.RankConfig | None = None,
 ) -> list[tuple[Segment, RankedSegment]]:
     """The segment ranker's answer with each segment's complete record, best first (search and the
     context compiler's episode recall share it; the compiler asks for deeper candidate streams
-    when its budget holds more turns than a search page)."""
+    when its budget holds more turns than a search page, and passes its own ``config`` to rank
+    more of the turns around the best hits)."""
     source_ids = filters.get("source_ids")
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -156,6 +158,7 @@ def ranked_segments(
         fetch_neighbours=fetch.neighbours,
         fetch_vectors=fetch.vectors,
         query_vector=qvec,
+        config=config,
         limit=max_items,
     )
     rows = fetch.whole([r.segment_id for r in ranked])  # windows were read light; answers whole
