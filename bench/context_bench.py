@@ -18,6 +18,7 @@ knowledge items), compile p50/p95 beside segment search (10 items) in the same r
     .venv/bin/python bench/context_bench.py                  # recall at 1,500 and 4,096 tokens
     .venv/bin/python bench/context_bench.py --scale 10000 100000
     .venv/bin/python bench/context_bench.py --format xml json --budgets 1500 4096
+    .venv/bin/python bench/context_bench.py --format xml --ceiling   # + the ranking's bare-text bound
 
 Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
 """
@@ -95,10 +96,27 @@ def baseline_content(mem: Memory, question: str, budget: int) -> str:
     return "".join(parts)
 
 
-def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None) -> dict[str, Any]:
+def ceiling_content(mem: Memory, question: str, budget: int) -> str:
+    """An upper bound for the compiler's ranking: its own episode-recall order (pool of 200
+    turns), bare turn texts with no markup at all (no ids, no episodes), as many as fit."""
+    from memory_substrate.compiler import episodes
+
+    with mem.runtime.read() as session:
+        ranked = episodes.recall(mem.runtime, session, question, episodes.EPISODE_POOL[1] * episodes.TURN_TOKENS_GUESS)
+    parts, used = [], 0
+    for seg, _, _ in ranked:
+        cost = count_tokens(seg.text + "\n")
+        if used + cost <= budget:
+            parts.append(seg.text + "\n")
+            used += cost
+    return "".join(parts)
+
+
+def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None,
+               ceiling: bool = False) -> dict[str, Any]:
     root = tempfile.mkdtemp(prefix="ctxbench-")
     settings = Settings(root=root, embedder="static", database_url=database_url)
-    systems = [f"compile-{f}" for f in formats] + ["segment-search"]
+    systems = [f"compile-{f}" for f in formats] + ["segment-search"] + (["ranking-bare-text"] if ceiling else [])
     scores: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     tokens: dict[tuple[str, int], list[int]] = defaultdict(list)
@@ -125,6 +143,13 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
                 hit = sum(_encoded(texts[e], "text") in content for e in q.evidence)
                 scores[("segment-search", budget)][q.category].append(hit / len(q.evidence))
                 tokens[("segment-search", budget)].append(count_tokens(content))
+                if ceiling:
+                    t0 = time.perf_counter()
+                    content = _norm(ceiling_content(mem, q.text, budget))
+                    latency["ranking-bare-text"].append((time.perf_counter() - t0) * 1000)
+                    hit = sum(_encoded(texts[e], "text") in content for e in q.evidence)
+                    scores[("ranking-bare-text", budget)][q.category].append(hit / len(q.evidence))
+                    tokens[("ranking-bare-text", budget)].append(count_tokens(content))
         mem.close()
     result: dict[str, Any] = {"questions": sum(len(c.questions) for c in convs), "systems": {}, "classes": dict(classes)}
     for system in systems:
@@ -185,13 +210,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--scale", type=int, nargs="*", default=None, help="also measure latency at these segment counts")
     ap.add_argument("--no-recall", action="store_true")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also report the compiler's ranking filled with bare turn texts (no markup): an upper bound")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
     summary: dict[str, Any] = {}
     if not args.no_recall:
         convs = load_locomo(args.data)[: args.conversations]
-        res = recall_run(convs, args.budgets, args.format, args.database_url)
+        res = recall_run(convs, args.budgets, args.format, args.database_url, args.ceiling)
         summary["recall"] = res
         print(f"LoCoMo dev, {res['questions']} questions; evidence recall at budget (share of gold turns inside the package)")
         head = f"{'system':16s}" + "".join(f"  @{b:<6d}" for b in args.budgets) + "  p50 ms  p95 ms"
