@@ -58,9 +58,9 @@ def test_every_index_leads_with_namespace(pg: PostgresStore, postgres_url: str) 
     with psycopg.connect(postgres_url) as conn:
         rows = conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' AND tablename IN "
-            "('objects', 'segments', 'relations', 'vectors', 'patches', 'audit_events', 'config')"
+            "('objects', 'segments', 'segment_search', 'relations', 'vectors', 'patches', 'audit_events', 'config')"
         ).fetchall()
-    assert len(rows) >= 15
+    assert len(rows) >= 17
     for name, definition in rows:
         if name.startswith("vectors_hnsw_"):  # HNSW indexes hold only the vector column
             continue
@@ -101,7 +101,7 @@ def _hnsw_index_per_dimension_and_used(pg: PostgresStore, postgres_url: str, nam
         hits = s.vector_search("big", query, owner_type="object", limit=5)
         plan = s.conn.execute(
             "EXPLAIN SELECT owner_id FROM vectors WHERE namespace = %s AND owner_type = 'object' AND model = 'big' "
-            f"AND dim = 48 AND batch <= {watermark} ORDER BY (vec::vector(48)) <#> %s::vector(48) LIMIT 5",
+            f"AND dim = 48 AND batch <= {watermark} ORDER BY (vec::halfvec(48)) <#> %s::halfvec(48) LIMIT 5",
             (namespace, query),
         ).fetchall()
         exact = sorted(
@@ -127,3 +127,25 @@ def test_nul_characters_survive(pg: PostgresStore, namespace: str) -> None:
         assert s.get_segments("src:1") == [segment]
         obj = s.get_object("know:1")
         assert obj is not None and obj.title == "t\x00" and obj.payload == {"k\x00": "v\x00"}
+
+
+def test_segment_search_rows_are_checked_and_rebuilt(pg: PostgresStore, namespace: str) -> None:
+    """Segment tsvectors live in segment_search (schema v9): a missing row is reported and
+    rebuilt by replace_segment_search, and deleting the source deletes its rows."""
+    segments = [seg("src:1", n, f"alpha note {n}") for n in range(1, 4)]
+    with pg.write(namespace) as s:
+        s.insert_segments([seg_row(x) for x in segments])
+        s.conn.execute("DELETE FROM segment_search WHERE namespace = %s AND id = %s", (namespace, segments[1].id))
+    with pg.read(namespace) as s:
+        assert s.segments_missing_search() == [("src:1", segments[1].id)]
+        assert {h.segment_id for h in s.search_segments_text(["alpha"], limit=10)} == {segments[0].id, segments[2].id}
+    with pg.write(namespace) as s:
+        assert s.replace_segment_search([("src:1", segments[1].id, "alpha note 2", "")]) == 1
+    with pg.read(namespace) as s:
+        assert s.segments_missing_search() == []
+        assert {h.segment_id for h in s.search_segments_text(["alpha"], limit=10)} == {x.id for x in segments}
+    with pg.write(namespace) as s:
+        s.insert_object(make_obj("src:1", object_type="source"), doc("t"), None)
+        assert s.delete_object("src:1")
+        left = s.conn.execute("SELECT COUNT(*) FROM segment_search WHERE namespace = %s", (namespace,)).fetchone()
+    assert left == (0,)

@@ -126,7 +126,7 @@ def test_source_filter_ranks_every_match(pg: PostgresStore, namespace: str) -> N
 def test_statistics_are_read_from_pg_stats(pg: PostgresStore, namespace: str, postgres_url: str) -> None:
     _fill(pg, namespace)
     with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute("ANALYZE segments")
+        conn.execute("ANALYZE segment_search")
     with pg.read(namespace) as s:
         stats = TermStats()._current(s.conn)
     assert stats.rows >= ROWS

@@ -8,7 +8,7 @@ half of them) turned the segment stream's query into a scan of the namespace (10
 from its index, and its bm25 gives such a term almost no weight anyway.
 
 So on a namespace large enough for it to matter, terms are taken rarest first, by the
-planner's own statistics (``pg_stats.most_common_elems`` of ``segments.tsv``, gathered by
+planner's own statistics (``pg_stats.most_common_elems`` of ``segment_search.tsv``, gathered by
 ANALYZE), while their estimated matches fit a budget of rows (``CANDIDATE_BUDGET``); the
 rarest term is always taken. The rest are *common*: they still count in ``ts_rank``, but a
 row that holds only common terms is a candidate only when the selective terms find fewer rows
@@ -36,7 +36,7 @@ STATS_TTL_S = 60.0
 @dataclass
 class _Stats:
     read_at: float = 0.0
-    rows: float = 0.0  # pg_class.reltuples of segments (<= 0: never analysed)
+    rows: float = 0.0  # pg_class.reltuples of segment_search (<= 0: never analysed)
     lexeme_freq: dict[str, float] = field(default_factory=dict)
     floor: float = 0.0  # the least frequency listed: an unlisted lexeme is rarer than this
     namespace_freq: dict[str, float] = field(default_factory=dict)
@@ -90,9 +90,9 @@ def _read(conn: psycopg.Connection[Any]) -> _Stats:
         "SELECT c.reltuples::float8, t.most_common_elems::text::text[], t.most_common_elem_freqs::float8[], "
         "ns.most_common_vals::text::text[], ns.most_common_freqs::float8[], ns.n_distinct::float8 "
         "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "LEFT JOIN pg_stats t ON t.schemaname = n.nspname AND t.tablename = 'segments' AND t.attname = 'tsv' "
-        "LEFT JOIN pg_stats ns ON ns.schemaname = n.nspname AND ns.tablename = 'segments' AND ns.attname = 'namespace' "
-        "WHERE c.oid = to_regclass('segments')"
+        "LEFT JOIN pg_stats t ON t.schemaname = n.nspname AND t.tablename = 'segment_search' AND t.attname = 'tsv' "
+        "LEFT JOIN pg_stats ns ON ns.schemaname = n.nspname AND ns.tablename = 'segment_search' AND ns.attname = 'namespace' "
+        "WHERE c.oid = to_regclass('segment_search')"
     ).fetchone()
     out = _Stats(read_at=time.monotonic())
     if row is None or row[0] is None or row[0] <= 0 or not row[1] or not row[2]:

@@ -23,6 +23,7 @@ from memory_substrate.models import (
 )
 from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, fold, tsquery
 from memory_substrate.storage.postgres.fts_plan import TermStats
+from memory_substrate.storage.postgres.vector_index import index_expression
 from memory_substrate.storage.ranges import merge_ranges
 
 ORDERS = {
@@ -37,6 +38,8 @@ LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, 
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000
+# Extra candidates asked of a half-precision index (at most as many as wanted), rescored exactly.
+RESCORE_EXTRA = 10
 
 
 def _seg(r: Sequence[Any]) -> Segment:
@@ -84,6 +87,7 @@ class PostgresReads:
     namespace: str
     writable: bool
     iterative_scan: bool
+    halfvec: bool
     term_stats: TermStats
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -294,10 +298,10 @@ class PostgresReads:
         if exclude is not None:
             where += " AND NOT s.tsv @@ to_tsquery('simple', %s)"
             params.append(exclude)
-        source = f"segments s, to_tsquery('simple', %s) q WHERE {where}"
+        source = f"segment_search s, to_tsquery('simple', %s) q WHERE {where}"
         if cap is not None:
             source = (
-                f"(SELECT s.source_id, s.id, s.tsv FROM segments s WHERE {where} LIMIT %s) s, "
+                f"(SELECT s.source_id, s.id, s.tsv FROM segment_search s WHERE {where} LIMIT %s) s, "
                 "to_tsquery('simple', %s) q"
             )
             params = [*params, cap, query]
@@ -323,11 +327,12 @@ class PostgresReads:
         if dim > HNSW_MAX_DIM:
             distance = "vec <#> %s::vector"
             return self._nearest(distance, where, vec, owner_type, model, limit)
-        settings = f"SET LOCAL hnsw.ef_search = {max(40, min(int(limit), 1000))}; "
+        fetch = limit + min(limit, RESCORE_EXTRA)  # see below
+        settings = f"SET LOCAL hnsw.ef_search = {max(40, min(fetch, 1000))}; "
         if self.iterative_scan:  # pgvector >= 0.8: keep scanning until enough rows pass the filter
             settings += "SET LOCAL hnsw.iterative_scan = strict_order; "
-        # No parameters: one round trip for the settings and the watermark (the last result).
-        cur = self.conn.execute(settings + f"SELECT watermark FROM vector_indexes WHERE dim = {dim}")
+        # No parameters: one round trip for the settings and the index (the last result).
+        cur = self.conn.execute(settings + f"SELECT watermark, halfvec FROM vector_indexes WHERE dim = {dim}")
         while cur.nextset():
             pass
         row = cur.fetchone()
@@ -336,22 +341,27 @@ class PostgresReads:
         distance = f"(vec::vector({dim})) <#> %s::vector({dim})"
         if row is None:  # no index for this dimension yet: every row is scanned exactly
             return self._nearest(distance, where, vec, owner_type, model, limit)
-        watermark = int(row[0])
+        watermark, half = int(row[0]), bool(row[1])
         # Rows the index covers, from the index; rows of bulk writes since its build (pending,
         # see vector_index.py), exactly. A row can come from both when a build switched the
-        # watermark after this session read it: keep one.
+        # watermark after this session read it: keep one. A half-precision index orders by its
+        # own rounded distance: it is asked for a few more candidates than wanted, all scored in
+        # full precision from the table, so scores are exact and the cut is made on them.
+        keys = (vec, self.namespace, owner_type, model, vec)
+        order = f"{index_expression(dim, half)} <#> %s::{'halfvec' if half else 'vector'}({dim})"
         rows = self._rows(
             f"(SELECT owner_id, -({distance}) FROM vectors WHERE {where} AND batch <= {watermark} "
-            f"ORDER BY {distance} LIMIT %s) UNION ALL "
+            f"ORDER BY {order} LIMIT %s) UNION ALL "
             f"(SELECT owner_id, -({distance}) FROM vectors WHERE {where} AND batch > {watermark} "
             f"ORDER BY {distance} LIMIT %s)",
-            (vec, self.namespace, owner_type, model, vec, limit) * 2,
+            (*keys, fetch if half else limit, *keys, limit),
         )
         best: dict[str, float] = {}
         for oid, score in rows:
             if oid not in best or score > best[oid]:
                 best[oid] = float(score)
-        return sorted(best.items(), key=lambda kv: -kv[1])[:limit]
+        # Equal scores in owner order: the index's candidate order is not the exact one.
+        return sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
 
     def _nearest(
         self, distance: str, where: str, vec: Any, owner_type: str, model: str, limit: int
@@ -401,8 +411,14 @@ class PostgresReads:
         return []
 
     def segments_missing_search(self, *, limit: int = 100_000) -> list[tuple[str, str]]:
-        """Always empty: the tsvector is a NOT NULL column of the segment row."""
-        return []
+        """Segments without a row in ``segment_search`` (written together, so only after damage)."""
+        rows = self._rows(
+            "SELECT s.source_id, s.id FROM segments s WHERE s.namespace = %s AND NOT EXISTS (SELECT 1 FROM "
+            "segment_search f WHERE f.namespace = s.namespace AND f.source_id = s.source_id AND f.id = s.id) "
+            "ORDER BY s.source_id, s.ordinal LIMIT %s",
+            (self.namespace, limit),
+        )
+        return [(r[0], r[1]) for r in rows]
 
     def iter_vectors(
         self, *, batch_size: int = 1000

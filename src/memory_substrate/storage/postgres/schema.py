@@ -262,6 +262,40 @@ MIGRATIONS: list[tuple[int, str]] = [
             WHERE metadata->>'name' IS NOT NULL OR metadata->>'created_at' IS NOT NULL;
         """,
     ),
+    (
+        9,
+        # Issue 14, round 4: the working set of a segment search in default shared buffers.
+        # - The segment tsvectors move to a narrow table of their own: ranking a full-text match
+        #   reads its row from the heap, and ~2,000 of the ~850-byte segment rows per query pushed
+        #   the HNSW index out of the cache; the narrow rows are a fraction of that.
+        # - vector_indexes records whether a dimension's HNSW index holds half-precision vectors
+        #   (pgvector >= 0.7: half the index). Indexes built before are full-precision; the next
+        #   deferred build replaces them (vector_index.py).
+        f"""
+        CREATE TABLE segment_search (
+            namespace {_C} NOT NULL,
+            source_id {_C} NOT NULL,
+            id {_C} NOT NULL,
+            tsv tsvector NOT NULL,
+            PRIMARY KEY (namespace, source_id, id)
+        );
+        INSERT INTO segment_search (namespace, source_id, id, tsv)
+            SELECT namespace, source_id, id, tsv FROM segments ORDER BY namespace, source_id, ordinal;
+        DROP INDEX IF EXISTS segments_fts;
+        ALTER TABLE segments DROP COLUMN tsv;
+        DO $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gin') THEN
+                EXECUTE 'CREATE INDEX segment_search_fts ON segment_search USING gin (namespace, tsv)';
+            ELSE
+                EXECUTE 'CREATE INDEX segment_search_fts ON segment_search USING gin (tsv)';
+            END IF;
+        END
+        $$;
+        ANALYZE segment_search;
+        ALTER TABLE vector_indexes ADD COLUMN halfvec boolean NOT NULL DEFAULT false;
+        """,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -28,7 +28,7 @@ from psycopg_pool import ConnectionPool
 from memory_substrate.errors import StorageError
 from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_NAMESPACE, migrate
-from memory_substrate.storage.postgres.vector_index import IdleBuilder
+from memory_substrate.storage.postgres.vector_index import IdleBuilder, halfvec_supported, pgvector_version
 from memory_substrate.storage.postgres.vector_index import build as build_vector_indexes
 from memory_substrate.storage.postgres.writes import PostgresSession
 from memory_substrate.util import now_iso
@@ -71,12 +71,13 @@ class PostgresStore:
         try:
             with psycopg.connect(self.url, autocommit=True) as conn:
                 self._version = migrate(conn)
-                row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+                pgvector = pgvector_version(conn)
         except psycopg.OperationalError as exc:
             raise StorageError(
                 f"cannot connect to PostgreSQL at {self.location}", details={"error": str(exc).strip()}
             ) from exc
-        self._iterative_scan = _version_tuple(row[0] if row else "0") >= (0, 8)
+        self._iterative_scan = pgvector >= (0, 8)
+        self._halfvec = halfvec_supported(pgvector)
         self._hnsw_dims: set[int] = set()
         self._term_stats = TermStats()
         self._lock = threading.Lock()
@@ -93,13 +94,16 @@ class PostgresStore:
         idle = IDLE_BUILD_S if isinstance(idle_build_s, EllipsisType) else idle_build_s
         self._builder = IdleBuilder(self.url, idle) if idle is not None else None
         if self._builder is not None and self._has_pending():
-            self._builder.poke()  # left by an earlier process, or rows from before schema v4
+            self._builder.poke()  # left by an earlier process, rows from before schema v4, old indexes
 
     def _has_pending(self) -> bool:
+        """Rows a build has to index, or an index of the other precision to replace (schema v9)."""
         with self._pool.connection() as conn:
             return conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM vector_indexes i JOIN LATERAL (SELECT 1 FROM vectors v "
-                "WHERE v.dim = i.dim AND v.batch > i.watermark LIMIT 1) p ON true)"
+                "SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE halfvec <> %s) OR "
+                "EXISTS (SELECT 1 FROM vector_indexes i JOIN LATERAL (SELECT 1 FROM vectors v "
+                "WHERE v.dim = i.dim AND v.batch > i.watermark LIMIT 1) p ON true)",
+                (self._halfvec,),
             ).fetchone() == (True,)
 
     @contextmanager
@@ -119,7 +123,7 @@ class PostgresStore:
                     )
                 session = PostgresSession(
                     conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan,
-                    term_stats=self._term_stats,
+                    halfvec=self._halfvec, term_stats=self._term_stats,
                 )
                 yield session
                 if writable:
@@ -187,6 +191,3 @@ class PostgresStore:
             if not self._pool.closed:
                 self._pool.close()
 
-
-def _version_tuple(text: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])

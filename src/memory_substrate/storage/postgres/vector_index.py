@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 from typing import Any
 
@@ -51,16 +52,42 @@ def index_name(dim: int, watermark: int) -> str:
     return f"vectors_hnsw_d{dim}_w{watermark}"
 
 
-def index_sql(dim: int, watermark: int, *, concurrently: bool) -> str:
+def index_expression(dim: int, halfvec: bool) -> str:
+    """What an index of dimension ``dim`` holds (and a search must order by to use it)."""
+    return f"(vec::halfvec({dim}))" if halfvec else f"(vec::vector({dim}))"
+
+
+def index_sql(dim: int, watermark: int, *, halfvec: bool, concurrently: bool) -> str:
+    """An HNSW index over the rows of one dimension up to a watermark.
+
+    ``halfvec`` (pgvector >= 0.7): the index holds the vectors in half precision, half the size
+    of full-precision ones, so it keeps its place in the server's cache beside the tables a
+    search reads. Its order is approximate anyway; searches rescore its candidates in full
+    precision from the table (``PostgresReads.vector_search``).
+    """
+    ops = "halfvec_ip_ops" if halfvec else "vector_ip_ops"
     return (
         f"CREATE INDEX {'CONCURRENTLY ' if concurrently else ''}IF NOT EXISTS {index_name(dim, watermark)} "
-        f"ON vectors USING hnsw ((vec::vector({dim})) vector_ip_ops) WHERE dim = {dim} AND batch <= {watermark}"
+        f"ON vectors USING hnsw ({index_expression(dim, halfvec)} {ops}) WHERE dim = {dim} AND batch <= {watermark}"
     )
 
 
-def _build_mem_mb(rows: int, dim: int) -> int:
+def version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+def pgvector_version(conn: psycopg.Connection[Any]) -> tuple[int, ...]:
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    return version_tuple(row[0] if row else "0")
+
+
+def halfvec_supported(version: tuple[int, ...]) -> bool:
+    return version >= (0, 7)
+
+
+def _build_mem_mb(rows: int, dim: int, halfvec: bool) -> int:
     # per element: the vector, about 2*m neighbour tuples at level 0, and bookkeeping
-    need = rows * (dim * 4 + 400) * 1.3 / 2**20
+    need = rows * (dim * (2 if halfvec else 4) + 400) * 1.3 / 2**20
     return int(min(MAX_BUILD_MEM_MB, max(MIN_BUILD_MEM_MB, need)))
 
 
@@ -75,6 +102,7 @@ def build(
     fold between chunks.
     """
     done: dict[str, int] = {}
+    halfvec = halfvec_supported(pgvector_version(conn))
     dims = [r[0] for r in conn.execute("SELECT dim FROM vector_indexes ORDER BY dim").fetchall()]
     for dim in dims:
         if stop is not None and stop.is_set():
@@ -88,7 +116,7 @@ def build(
             if not locked or not locked[0]:
                 continue
         try:
-            n = _catch_up(conn, dim, stop)
+            n = _catch_up(conn, dim, halfvec, stop)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS_DDL, BUILD_LOCK_BASE + dim))
         if n:
@@ -96,18 +124,20 @@ def build(
     return done
 
 
-def _catch_up(conn: psycopg.Connection[Any], dim: int, stop: threading.Event | None) -> int:
-    row = conn.execute("SELECT watermark FROM vector_indexes WHERE dim = %s", (dim,)).fetchone()
+def _catch_up(conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: threading.Event | None) -> int:
+    row = conn.execute("SELECT watermark, halfvec FROM vector_indexes WHERE dim = %s", (dim,)).fetchone()
     if row is None:
         return 0
-    watermark = int(row[0])
+    watermark, indexed_half = int(row[0]), bool(row[1])
     _drop_strays(conn, dim, watermark)
     pending = _count(conn, f"dim = {dim} AND batch > {watermark}")
+    if indexed_half != halfvec:  # built before schema v9 (or before a pgvector upgrade): rebuild
+        return _rebuild(conn, dim, watermark, halfvec)
     if pending == 0:
         return 0
     covered = _count(conn, f"dim = {dim} AND batch <= {watermark}")
     if pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
-        return _rebuild(conn, dim, watermark, pending + covered)
+        return _rebuild(conn, dim, watermark, halfvec)
     return _fold(conn, dim, watermark, stop)
 
 
@@ -116,17 +146,21 @@ def _count(conn: psycopg.Connection[Any], where: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, rows: int) -> int:
+def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool) -> int:
     """A new index up to the newest batch number, then the switch, then the old one dropped."""
     seq = conn.execute("SELECT last_value FROM vectors_batch_seq").fetchone()
     new = max(old + 1, int(seq[0]) if seq else 0)
-    conn.execute(f"SET maintenance_work_mem = '{_build_mem_mb(rows, dim)}MB'")
+    rows = _count(conn, f"dim = {dim}")
+    conn.execute(f"SET maintenance_work_mem = '{_build_mem_mb(rows, dim, halfvec)}MB'")
     try:
-        conn.execute(index_sql(dim, new, concurrently=True))
+        conn.execute(index_sql(dim, new, halfvec=halfvec, concurrently=True))
     finally:
         conn.execute("RESET maintenance_work_mem")
     before = _count(conn, f"dim = {dim} AND batch > {old}")
-    conn.execute("UPDATE vector_indexes SET watermark = %s, built_at = now()::text WHERE dim = %s", (new, dim))
+    conn.execute(
+        "UPDATE vector_indexes SET watermark = %s, halfvec = %s, built_at = now()::text WHERE dim = %s",
+        (new, halfvec, dim),
+    )
     # Readers that planned with the old watermark finish first; DROP ... CONCURRENTLY waits for them.
     conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {index_name(dim, old)}")
     left = _count(conn, f"dim = {dim} AND batch > {new}")
@@ -136,6 +170,7 @@ def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, rows: int) -> in
     # the searches' key probes (segment search ~0.75 s at 100k right after a load), and the
     # full-text candidate planning (fts_plan.py) reads the lexeme frequencies gathered here.
     conn.execute("ANALYZE segments")
+    conn.execute("ANALYZE segment_search")
     conn.execute("ANALYZE vectors")
     return max(0, before - left)
 

@@ -149,10 +149,15 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
                 for row in rows:
                     copy.write_row(row)
             cur.execute(
-                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, tsv, "
+                "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
                 "terms, speaker, said_at) SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, "
-                "created_at, setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B'), "
-                "terms, speaker, said_at "
+                "created_at, terms, speaker, said_at FROM segments_stage"
+            )
+            # The tsvectors live in a narrow table of their own (schema v9): a full-text search
+            # reads the rows it ranks, and these are a fraction of the size of segment rows.
+            cur.execute(
+                "INSERT INTO segment_search (namespace, source_id, id, tsv) SELECT namespace, source_id, id, "
+                "setweight(to_tsvector('simple', body), 'A') || setweight(to_tsvector('simple', meta), 'B') "
                 "FROM segments_stage"
             )
             cur.execute("DELETE FROM segments_stage")
@@ -220,6 +225,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self._touch(OBJECT, [object_id])
         self._touch(RELATION, [r[0] for r in gone])
         self.conn.execute("DELETE FROM segments WHERE namespace = %s AND source_id = %s", (ns, object_id))
+        self.conn.execute("DELETE FROM segment_search WHERE namespace = %s AND source_id = %s", (ns, object_id))
         gone_vectors = self.conn.execute(
             "DELETE FROM vectors WHERE namespace = %s AND (owner_id = %s OR "
             "(owner_type = 'segment' AND owner_id >= %s AND owner_id < %s)) RETURNING owner_type, owner_id, model",
@@ -241,9 +247,16 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             if found is None:
                 continue
             # The ranker's stored terms are rebuilt with the search row (and filled on rows from before v8).
+            key = (self.namespace, source_id, segment_id)
+            self.conn.execute(
+                "UPDATE segments SET terms = %s WHERE namespace = %s AND source_id = %s AND id = %s",
+                (lexical_document(found[0]), *key),
+            )
+            # An upsert: the search row is rebuilt even where it went missing.
             cur = self.conn.execute(
-                f"UPDATE segments SET tsv = {SEGMENT_TSV}, terms = %s WHERE namespace = %s AND source_id = %s AND id = %s",
-                (field_text(body), field_text(meta), lexical_document(found[0]), self.namespace, source_id, segment_id),
+                f"INSERT INTO segment_search (namespace, source_id, id, tsv) VALUES (%s, %s, %s, {SEGMENT_TSV}) "
+                "ON CONFLICT (namespace, source_id, id) DO UPDATE SET tsv = excluded.tsv",
+                (*key, field_text(body), field_text(meta)),
             )
             done += cur.rowcount
         return done
@@ -297,9 +310,10 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self.conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS_DDL, dim))
         if self.conn.execute("SELECT 1 FROM vector_indexes WHERE dim = %s", (dim,)).fetchone():
             return
-        self.conn.execute(index_sql(dim, 0, concurrently=False))
+        self.conn.execute(index_sql(dim, 0, halfvec=self.halfvec, concurrently=False))
         self.conn.execute(
-            "INSERT INTO vector_indexes (dim, watermark, built_at) VALUES (%s, 0, %s)", (dim, now_iso())
+            "INSERT INTO vector_indexes (dim, watermark, halfvec, built_at) VALUES (%s, 0, %s, %s)",
+            (dim, self.halfvec, now_iso()),
         )
         # Rows of this dimension written before (under an older schema) are pending: a build indexes them.
         if self.conn.execute(f"SELECT 1 FROM vectors WHERE dim = {dim} AND batch > 0 LIMIT 1").fetchone():
@@ -353,6 +367,7 @@ class PostgresSession(PostgresWrites, PostgresGraph):
         *,
         hnsw_dims: set[int],
         iterative_scan: bool,
+        halfvec: bool,
         term_stats: TermStats,
     ) -> None:
         self.conn = conn
@@ -360,5 +375,6 @@ class PostgresSession(PostgresWrites, PostgresGraph):
         self.writable = writable
         self.hnsw_dims = hnsw_dims
         self.iterative_scan = iterative_scan
+        self.halfvec = halfvec
         self.term_stats = term_stats
         self.pending_dims = set()
