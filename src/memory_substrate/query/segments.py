@@ -7,6 +7,7 @@ context, speaker awareness and time expressions resolved against message dates.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -20,7 +21,7 @@ from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.streams import beside
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
-from memory_substrate.retrieval.types import RankedSegment
+from memory_substrate.retrieval.types import RankedSegment, stored_segment
 from memory_substrate.retrieval.types import Segment as RankSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -34,6 +35,10 @@ STREAM_DEPTH = 50
 def _said_at(value: str) -> datetime:
     # The turns of one session share a few dates; parsing each once saves ~10% of a ranking.
     return parse_time(value)
+
+
+def _index(seg: RankSegment) -> int:
+    return seg.index or 0
 
 
 def _key(seg: Segment) -> str:
@@ -55,22 +60,25 @@ class _Fetcher:
         self.full: set[str] = set()  # keys whose row was read whole (the others are light)
         self.ranked: dict[str, RankSegment] = {}
 
-    def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
+    def _record(self, key: str, seg: Segment) -> RankSegment:
         # Runs for every window turn of a search (several hundred): kept to plain local work.
         # Vectors are read for the ranker's candidates only (``vectors``).
-        rows = self.rows
+        self.rows[key] = seg
+        meta = seg.metadata
+        created = meta.get("created_at")
+        terms = seg.terms
+        rec = stored_segment(
+            key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
+            meta.get("name") or None, terms.split() if terms is not None else None,
+        )
+        self.ranked[key] = rec
+        return rec
+
+    def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
         out = {}
         for seg in segs:
             key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
-            rows[key] = seg
-            meta = seg.metadata
-            created = meta.get("created_at")
-            terms = seg.terms
-            out[key] = RankSegment(
-                key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-                meta.get("name") or None, None, terms.split() if terms is not None else None,
-            )
-        self.ranked.update(out)
+            out[key] = self._record(key, seg)
         return out
 
     def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
@@ -95,20 +103,22 @@ class _Fetcher:
         ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in wanted]
         # Ranking needs text, position, speaker and date only: read windows light, and only the
         # few segments that end up in the answer whole (see ``whole``).
-        light = self.session.segment_windows(ranges, light=True)
-        keyed = [(f"{s.source_id}#{s.id}", s) for s in light]
-        self._convert([s for k, s in keyed if k not in self.ranked])  # rows already converted stay
+        ranked, record = self.ranked, self._record
         by_source: dict[str, list[RankSegment]] = defaultdict(list)
-        for k, _ in keyed:
-            seg = self.ranked[k]
-            by_source[seg.source_id].append(seg)
+        for seg in self.session.segment_windows(ranges, light=True):
+            key = f"{seg.source_id}#{seg.id}"
+            rec = ranked.get(key)  # rows already converted stay
+            by_source[seg.source_id].append(rec if rec is not None else record(key, seg))
+        # Each source's turns in order once; a window is then a slice of them.
+        placed: dict[str, tuple[list[int], list[RankSegment]]] = {}
+        for source_id, recs in by_source.items():
+            recs = sorted((w for w in recs if w.index is not None), key=_index)
+            placed[source_id] = ([w.index or 0 for w in recs], recs)
         out = {}
         for s in wanted:
-            lo, hi = s.ordinal - before, s.ordinal + after
-            out[_key(s)] = sorted(
-                (w for w in by_source[s.source_id] if w.index is not None and lo <= w.index <= hi),
-                key=lambda w: w.index or 0,
-            )
+            at, recs = placed.get(s.source_id, ([], []))
+            lo = bisect_left(at, s.ordinal - before)
+            out[_key(s)] = recs[lo : bisect_right(at, s.ordinal + after, lo)]
         return out
 
 

@@ -182,11 +182,14 @@ _LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.cre
 
 
 def _light_segment(r: tuple[Any, ...]) -> Segment:
-    meta = {k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}
-    return Segment(
-        source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6],
-        terms=r[7],
-    )
+    # Runs for every window row of a segment search (several hundred): positional arguments and
+    # no comprehension (a third of the cost of the keyword form).
+    meta = {}
+    if r[4] is not None:
+        meta["name"] = r[4]
+    if r[5] is not None:
+        meta["created_at"] = r[5]
+    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7])
 
 
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
