@@ -51,7 +51,12 @@ def _split(key: str) -> tuple[str, str]:
 
 
 class _Fetcher:
-    """Adapts a store session to the ranker's callables, caching what it has read."""
+    """Adapts a store session to the ranker's callables, caching what it has read.
+
+    Windows may be read early for some keys (``prefetch``: the full-text hits, while the vector
+    stream still runs); ``neighbours`` then reads only the windows it has not seen. Every row
+    comes from the one session, so a window is the same whichever read brought its rows.
+    """
 
     def __init__(self, session: StoreSession, model: str | None) -> None:
         self.session = session
@@ -59,6 +64,8 @@ class _Fetcher:
         self.rows: dict[str, Segment] = {}
         self.full: set[str] = set()  # keys whose row was read whole (the others are light)
         self.ranked: dict[str, RankSegment] = {}
+        self.by_source: dict[str, dict[str, RankSegment]] = defaultdict(dict)  # window rows read
+        self.spans: dict[str, tuple[int, int]] = {}  # key -> (before, after) of its window read
 
     def _record(self, key: str, seg: Segment) -> RankSegment:
         # Runs for every window turn of a search (several hundred): kept to plain local work.
@@ -74,16 +81,20 @@ class _Fetcher:
         self.ranked[key] = rec
         return rec
 
-    def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
-        out = {}
-        for seg in segs:
-            key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
-            out[key] = self._record(key, seg)
-        return out
-
     def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
-        # Read light like the windows: only the answers are read whole (``whole``).
-        return self._convert(self.session.get_segments_by_keys([_split(k) for k in keys], light=True))
+        # Read light like the windows: only the answers are read whole (``whole``). A key already
+        # read (a prefetched hit, or a turn of a prefetched window) is not read again.
+        ranked = self.ranked
+        missing = [k for k in keys if k not in ranked]
+        if missing:
+            for seg in self.session.get_segments_by_keys([_split(k) for k in missing], light=True):
+                key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
+                self._record(key, seg)
+        return {k: ranked[k] for k in keys if k in ranked}
+
+    def prefetch(self, keys: Sequence[str], before: int, after: int) -> None:
+        """Read these keys and their windows now (``neighbours`` will not read them again)."""
+        self.neighbours(list(self.segments(keys)), before, after, slice_out=False)
 
     def whole(self, keys: Sequence[str]) -> dict[str, Segment]:
         """Complete rows (locator, hash, metadata) for these keys, reading the light ones again."""
@@ -98,27 +109,38 @@ class _Fetcher:
         """Stored vectors of the ranker's candidates only (not of every window turn)."""
         return self.session.get_vectors(self.model, "segment", keys) if self.model else {}
 
-    def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
-        wanted = [self.rows[k] for k in keys if k in self.rows]
-        ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in wanted]
-        # Ranking needs text, position, speaker and date only: read windows light, and only the
-        # few segments that end up in the answer whole (see ``whole``).
-        ranked, record = self.ranked, self._record
-        by_source: dict[str, list[RankSegment]] = defaultdict(list)
-        for seg in self.session.segment_windows(ranges, light=True):
-            key = f"{seg.source_id}#{seg.id}"
-            rec = ranked.get(key)  # rows already converted stay
-            by_source[seg.source_id].append(rec if rec is not None else record(key, seg))
+    def neighbours(
+        self, keys: Sequence[str], before: int, after: int, *, slice_out: bool = True
+    ) -> dict[str, list[RankSegment]]:
+        wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
+        spans = self.spans
+        todo = [
+            s for k, s in wanted
+            if (span := spans.get(k)) is None or span[0] < before or span[1] < after
+        ]
+        if todo:
+            # Ranking needs text, position, speaker and date only: read windows light, and only
+            # the few segments that end up in the answer whole (see ``whole``).
+            ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in todo]
+            ranked, record, by_source = self.ranked, self._record, self.by_source
+            for seg in self.session.segment_windows(ranges, light=True):
+                key = f"{seg.source_id}#{seg.id}"
+                rec = ranked.get(key)  # rows already converted stay
+                by_source[seg.source_id][key] = rec if rec is not None else record(key, seg)
+            for s in todo:
+                spans[f"{s.source_id}#{s.id}"] = (before, after)
+        if not slice_out:
+            return {}
         # Each source's turns in order once; a window is then a slice of them.
         placed: dict[str, tuple[list[int], list[RankSegment]]] = {}
-        for source_id, recs in by_source.items():
-            recs = sorted((w for w in recs if w.index is not None), key=_index)
+        for source_id in {s.source_id for _, s in wanted}:
+            recs = sorted((w for w in self.by_source[source_id].values() if w.index is not None), key=_index)
             placed[source_id] = ([w.index or 0 for w in recs], recs)
         out = {}
-        for s in wanted:
-            at, recs = placed.get(s.source_id, ([], []))
+        for k, s in wanted:
+            at, recs = placed[s.source_id]
             lo = bisect_left(at, s.ordinal - before)
-            out[_key(s)] = recs[lo : bisect_right(at, s.ordinal + after, lo)]
+            out[k] = recs[lo : bisect_right(at, s.ordinal + after, lo)]
         return out
 
 
@@ -154,12 +176,15 @@ def ranked_segments(
         (segment_vector_id(h.source_id, h.segment_id), h.score)
         for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
     ]
+    fetch = _Fetcher(session, emb.name if emb is not None else None)
+    if pending is not None and not pending.done() and lexical:
+        # The full-text hits' windows are read while the vector stream still runs.
+        fetch.prefetch([k for k, _ in lexical], *ranker.context_span(config))
     if pending is not None:
         vector = pending.result()
         if source_ids:
             allowed = set(source_ids)
             vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]
-    fetch = _Fetcher(session, emb.name if emb is not None else None)
     ranked = ranker.rank_segments(
         query,
         lexical,

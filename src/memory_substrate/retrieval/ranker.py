@@ -159,6 +159,17 @@ def _zscore(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return (x - float(x.mean())) / sd
 
 
+def context_span(config: RankConfig | None = None) -> tuple[int, int]:
+    """(before, after): how far around each stream hit ``rank_segments`` asks ``fetch_neighbours``
+    to read (the hit's own window, and the windows of the neighbours it adds as candidates). A
+    caller may read these windows early, e.g. for the full-text hits while the vector stream runs."""
+    cfg = config or RankConfig()
+    return (
+        max(cfg.window_before, cfg.neighbour_candidates + cfg.window_before),
+        max(cfg.window_after, cfg.neighbour_candidates + cfg.window_after),
+    )
+
+
 def _position(s: Segment) -> tuple[int, str]:
     return (s.index if s.index is not None else 0, s.id)
 
@@ -216,8 +227,7 @@ def rank_segments(
     segs = dict(fetch_segments(stream_ids))
 
     # neighbours: context windows and extra candidates
-    before = max(cfg.window_before, cfg.neighbour_candidates + cfg.window_before)
-    after = max(cfg.window_after, cfg.neighbour_candidates + cfg.window_after)
+    before, after = context_span(cfg)
     neigh: Mapping[str, Sequence[Segment]] = {}
     if fetch_neighbours is not None and (before or after):
         neigh = fetch_neighbours(list(segs), before, after)
@@ -460,6 +470,7 @@ __all__ = [
     "RankConfig",
     "TermStats",
     "analyse_query",
+    "context_span",
     "rank_segments",
     "rrf",
 ]
