@@ -7,6 +7,7 @@ context, speaker awareness and time expressions resolved against message dates.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -20,7 +21,7 @@ from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.streams import beside
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
-from memory_substrate.retrieval.types import RankedSegment
+from memory_substrate.retrieval.types import RankedSegment, stored_segment
 from memory_substrate.retrieval.types import Segment as RankSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -36,6 +37,10 @@ def _said_at(value: str) -> datetime:
     return parse_time(value)
 
 
+def _index(seg: RankSegment) -> int:
+    return seg.index or 0
+
+
 def _key(seg: Segment) -> str:
     return segment_vector_id(seg.source_id, seg.id)
 
@@ -46,7 +51,12 @@ def _split(key: str) -> tuple[str, str]:
 
 
 class _Fetcher:
-    """Adapts a store session to the ranker's callables, caching what it has read."""
+    """Adapts a store session to the ranker's callables, caching what it has read.
+
+    Windows may be read early for some keys (``prefetch``: the full-text hits, while the vector
+    stream still runs); ``neighbours`` then reads only the windows it has not seen. Every row
+    comes from the one session, so a window is the same whichever read brought its rows.
+    """
 
     def __init__(self, session: StoreSession, model: str | None) -> None:
         self.session = session
@@ -54,28 +64,37 @@ class _Fetcher:
         self.rows: dict[str, Segment] = {}
         self.full: set[str] = set()  # keys whose row was read whole (the others are light)
         self.ranked: dict[str, RankSegment] = {}
+        self.by_source: dict[str, dict[str, RankSegment]] = defaultdict(dict)  # window rows read
+        self.spans: dict[str, tuple[int, int]] = {}  # key -> (before, after) of its window read
 
-    def _convert(self, segs: Sequence[Segment]) -> dict[str, RankSegment]:
+    def _record(self, key: str, seg: Segment) -> RankSegment:
         # Runs for every window turn of a search (several hundred): kept to plain local work.
         # Vectors are read for the ranker's candidates only (``vectors``).
-        rows = self.rows
-        out = {}
-        for seg in segs:
-            key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
-            rows[key] = seg
-            meta = seg.metadata
-            created = meta.get("created_at")
-            terms = seg.terms
-            out[key] = RankSegment(
-                key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-                meta.get("name") or None, None, terms.split() if terms is not None else None,
-            )
-        self.ranked.update(out)
-        return out
+        self.rows[key] = seg
+        meta = seg.metadata
+        created = meta.get("created_at")
+        terms = seg.terms
+        rec = stored_segment(
+            key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
+            meta.get("name") or None, terms.split() if terms is not None else None,
+        )
+        self.ranked[key] = rec
+        return rec
 
     def segments(self, keys: Sequence[str]) -> dict[str, RankSegment]:
-        # Read light like the windows: only the answers are read whole (``whole``).
-        return self._convert(self.session.get_segments_by_keys([_split(k) for k in keys], light=True))
+        # Read light like the windows: only the answers are read whole (``whole``). A key already
+        # read (a prefetched hit, or a turn of a prefetched window) is not read again.
+        ranked = self.ranked
+        missing = [k for k in keys if k not in ranked]
+        if missing:
+            for seg in self.session.get_segments_by_keys([_split(k) for k in missing], light=True):
+                key = f"{seg.source_id}#{seg.id}"  # = segment_vector_id
+                self._record(key, seg)
+        return {k: ranked[k] for k in keys if k in ranked}
+
+    def prefetch(self, keys: Sequence[str], before: int, after: int) -> None:
+        """Read these keys and their windows now (``neighbours`` will not read them again)."""
+        self.neighbours(list(self.segments(keys)), before, after, slice_out=False)
 
     def whole(self, keys: Sequence[str]) -> dict[str, Segment]:
         """Complete rows (locator, hash, metadata) for these keys, reading the light ones again."""
@@ -90,25 +109,38 @@ class _Fetcher:
         """Stored vectors of the ranker's candidates only (not of every window turn)."""
         return self.session.get_vectors(self.model, "segment", keys) if self.model else {}
 
-    def neighbours(self, keys: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
-        wanted = [self.rows[k] for k in keys if k in self.rows]
-        ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in wanted]
-        # Ranking needs text, position, speaker and date only: read windows light, and only the
-        # few segments that end up in the answer whole (see ``whole``).
-        light = self.session.segment_windows(ranges, light=True)
-        keyed = [(f"{s.source_id}#{s.id}", s) for s in light]
-        self._convert([s for k, s in keyed if k not in self.ranked])  # rows already converted stay
-        by_source: dict[str, list[RankSegment]] = defaultdict(list)
-        for k, _ in keyed:
-            seg = self.ranked[k]
-            by_source[seg.source_id].append(seg)
+    def neighbours(
+        self, keys: Sequence[str], before: int, after: int, *, slice_out: bool = True
+    ) -> dict[str, list[RankSegment]]:
+        wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
+        spans = self.spans
+        todo = [
+            s for k, s in wanted
+            if (span := spans.get(k)) is None or span[0] < before or span[1] < after
+        ]
+        if todo:
+            # Ranking needs text, position, speaker and date only: read windows light, and only
+            # the few segments that end up in the answer whole (see ``whole``).
+            ranges = [(s.source_id, max(0, s.ordinal - before), s.ordinal + after) for s in todo]
+            ranked, record, by_source = self.ranked, self._record, self.by_source
+            for seg in self.session.segment_windows(ranges, light=True):
+                key = f"{seg.source_id}#{seg.id}"
+                rec = ranked.get(key)  # rows already converted stay
+                by_source[seg.source_id][key] = rec if rec is not None else record(key, seg)
+            for s in todo:
+                spans[f"{s.source_id}#{s.id}"] = (before, after)
+        if not slice_out:
+            return {}
+        # Each source's turns in order once; a window is then a slice of them.
+        placed: dict[str, tuple[list[int], list[RankSegment]]] = {}
+        for source_id in {s.source_id for _, s in wanted}:
+            recs = sorted((w for w in self.by_source[source_id].values() if w.index is not None), key=_index)
+            placed[source_id] = ([w.index or 0 for w in recs], recs)
         out = {}
-        for s in wanted:
-            lo, hi = s.ordinal - before, s.ordinal + after
-            out[_key(s)] = sorted(
-                (w for w in by_source[s.source_id] if w.index is not None and lo <= w.index <= hi),
-                key=lambda w: w.index or 0,
-            )
+        for k, s in wanted:
+            at, recs = placed[s.source_id]
+            lo = bisect_left(at, s.ordinal - before)
+            out[k] = recs[lo : bisect_right(at, s.ordinal + after, lo)]
         return out
 
 
@@ -144,12 +176,15 @@ def ranked_segments(
         (segment_vector_id(h.source_id, h.segment_id), h.score)
         for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
     ]
+    fetch = _Fetcher(session, emb.name if emb is not None else None)
+    if pending is not None and not pending.done() and lexical:
+        # The full-text hits' windows are read while the vector stream still runs.
+        fetch.prefetch([k for k, _ in lexical], *ranker.context_span(config))
     if pending is not None:
         vector = pending.result()
         if source_ids:
             allowed = set(source_ids)
             vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]
-    fetch = _Fetcher(session, emb.name if emb is not None else None)
     ranked = ranker.rank_segments(
         query,
         lexical,

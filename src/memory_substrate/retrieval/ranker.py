@@ -159,6 +159,21 @@ def _zscore(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     return (x - float(x.mean())) / sd
 
 
+def context_span(config: RankConfig | None = None) -> tuple[int, int]:
+    """(before, after): how far around each stream hit ``rank_segments`` asks ``fetch_neighbours``
+    to read (the hit's own window, and the windows of the neighbours it adds as candidates). A
+    caller may read these windows early, e.g. for the full-text hits while the vector stream runs."""
+    cfg = config or RankConfig()
+    return (
+        max(cfg.window_before, cfg.neighbour_candidates + cfg.window_before),
+        max(cfg.window_after, cfg.neighbour_candidates + cfg.window_after),
+    )
+
+
+def _position(s: Segment) -> tuple[int, str]:
+    return (s.index if s.index is not None else 0, s.id)
+
+
 def _speaker_matches(speaker: str | None, named: Sequence[str]) -> bool:
     if not speaker or not named:
         return False
@@ -212,8 +227,7 @@ def rank_segments(
     segs = dict(fetch_segments(stream_ids))
 
     # neighbours: context windows and extra candidates
-    before = max(cfg.window_before, cfg.neighbour_candidates + cfg.window_before)
-    after = max(cfg.window_after, cfg.neighbour_candidates + cfg.window_after)
+    before, after = context_span(cfg)
     neigh: Mapping[str, Sequence[Segment]] = {}
     if fetch_neighbours is not None and (before or after):
         neigh = fetch_neighbours(list(segs), before, after)
@@ -222,16 +236,24 @@ def rank_segments(
     )
 
     # every segment we know, by source and position (for windows)
+    # (Plain loops and local names: this runs for every turn of every window, several hundred
+    # per search.)
     known: dict[str, Segment] = dict(segs)
     for lst in neigh.values():
         for s in lst:
-            known.setdefault(s.id, s)
+            if s.id not in known:
+                known[s.id] = s
     order: dict[str, list[Segment]] = {}
     for s in known.values():
-        order.setdefault(s.source_id, []).append(s)
+        group = order.get(s.source_id)
+        if group is None:
+            order[s.source_id] = [s]
+        else:
+            group.append(s)
     pos: dict[str, tuple[str, int]] = {}
     for src, lst in order.items():
-        lst.sort(key=lambda s: (s.index if s.index is not None else 0, s.id))
+        if len(lst) > 1:
+            lst.sort(key=_position)
         for i, s in enumerate(lst):
             pos[s.id] = (src, i)
 
@@ -290,23 +312,32 @@ def rank_segments(
     known_ids = list(known)
     kidx = {sid: k for k, sid in enumerate(known_ids)}
     nterms = len(terms)
-    turn_len = np.zeros(len(known_ids))
-    turn_tf = np.zeros((len(known_ids), nterms))
-    for k, sid in enumerate(known_ids):
-        toks = seg_terms(known[sid])
-        turn_len[k] = len(toks)
-        for j, t in enumerate(terms):
-            count = toks.count(t)
-            if count:
-                turn_tf[k, j] = count
+    # Built as Python lists and turned into arrays once: writing numpy elements one by one cost
+    # more than the counting itself (several hundred turns per search).
+    known_toks = [seg_terms(s) for s in known.values()]
+    turn_len = np.array([len(toks) for toks in known_toks], dtype=np.float64)
+    if nterms:
+        # Most window turns hold no query term: a set test skips their per-term counts.
+        qset, zero = frozenset(terms), [0] * nterms
+        turn_tf = np.array(
+            [zero if qset.isdisjoint(toks) else [toks.count(t) for t in terms] for toks in known_toks],
+            dtype=np.float64,
+        )
+        turn_tf = turn_tf.reshape(len(known_ids), nterms)
+    else:
+        turn_tf = np.zeros((len(known_ids), 0))
     win_rows: list[int] = []
     win_cols: list[int] = []
+    # Each source's turns as rows of ``known``, in order: a window is then a slice.
+    order_k = {src: [kidx[s.id] for s in lst] for src, lst in order.items()}
+    wb, wa1, extra = cfg.window_before, cfg.window_after + 1, cfg.center_extra
     for c_i, sid in enumerate(ids):
-        if sid in pos:
-            src, i = pos[sid]
-            members = [kidx[s.id] for s in order[src][max(0, i - cfg.window_before) : i + cfg.window_after + 1]]
+        at = pos.get(sid)
+        if at is not None:
+            i = at[1]
+            members = order_k[at[0]][max(0, i - wb) : i + wa1]
             # The turn itself counts extra, so a turn that matches outranks its neighbours.
-            members += [kidx[sid]] * cfg.center_extra
+            members += [kidx[sid]] * extra
         else:
             members = [kidx[sid]]
         win_rows.extend([c_i] * len(members))
@@ -368,7 +399,8 @@ def rank_segments(
                     stream_score = cands[ids[k]].semantic_score
                     vecs[k] = 0.0
                     sem[k] = stream_score if stream_score is not None else 0.0
-        have = [k for k in range(n) if k not in set(missing) or embedder is not None]
+        absent = set(missing) if embedder is None else set()
+        have = [k for k in range(n) if k not in absent]
         sem[have] = vecs[have] @ qv
     else:
         sem = np.array([cands[sid].semantic_score or 0.0 for sid in ids], dtype=np.float64)
@@ -438,6 +470,7 @@ __all__ = [
     "RankConfig",
     "TermStats",
     "analyse_query",
+    "context_span",
     "rank_segments",
     "rrf",
 ]

@@ -22,27 +22,15 @@ from memory_substrate.models import (
     PatchRecord,
     Relation,
     Segment,
-    SegmentHit,
-    TextHit,
 )
 from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
+from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
 from memory_substrate.storage.sqlite.graph import SessionGraph
 from memory_substrate.storage.sqlite.schema import migrate
 from memory_substrate.storage.sqlite.writes import SessionWrites
 from memory_substrate.storage.vector_cache import VectorCache, VectorStep
 from memory_substrate.util import now_iso
-
-OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
-SEGMENT_WEIGHTS = (1.0, 0.5)
-COMMON_TERM_SHARE = 0.05  # a query term in more segments than this is not worth ranking by
-OVERFETCH = 4  # index-ranked rows read per wanted row before the namespace filter
-
-
-def fts_query(terms: Sequence[str]) -> str:
-    """An OR query of quoted terms; quoting makes every token literal to FTS5."""
-    quoted = ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t]
-    return " OR ".join(quoted)
 
 
 class SQLiteStore:
@@ -92,6 +80,7 @@ class SQLiteStore:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")  # the checkpointer thread does it sooner
             self._local.conn = conn
+            self._local.term_docs = TermDocs()
             with self._lock:
                 self._all.append(conn)
         return conn
@@ -115,7 +104,7 @@ class SQLiteStore:
                     "the store is busy: another process kept it locked for more than 30 s; retry",
                     details={"location": self.location},
                 ) from None
-            session = SQLiteSession(conn, namespace, writable, self._vectors)
+            session = SQLiteSession(conn, namespace, writable, self._vectors, self._local.term_docs)
             try:
                 yield session
                 if writable:
@@ -182,20 +171,27 @@ _LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.cre
 
 
 def _light_segment(r: tuple[Any, ...]) -> Segment:
-    meta = {k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}
-    return Segment(
-        source_id=r[0], id=r[1], ordinal=r[2], text=r[3], locator={}, hash="", metadata=meta, created_at=r[6],
-        terms=r[7],
-    )
+    # Runs for every window row of a segment search (several hundred): positional arguments and
+    # no comprehension (a third of the cost of the keyword form).
+    meta = {}
+    if r[4] is not None:
+        meta["name"] = r[4]
+    if r[5] is not None:
+        meta["created_at"] = r[5]
+    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7])
 
 
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
     return MemoryObject.from_dict(json.loads(row[0]))
 
 
-class SQLiteSession(SessionWrites, SessionGraph):
-    def __init__(self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache) -> None:
+class SQLiteSession(SessionWrites, SessionGraph, SessionFullText):
+    def __init__(
+        self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache,
+        term_docs: TermDocs | None = None,
+    ) -> None:
         self.conn = conn
+        self.term_docs = term_docs
         self.namespace = namespace
         self.writable = writable
         self._vectors = vectors
@@ -363,72 +359,6 @@ class SQLiteSession(SessionWrites, SessionGraph):
             yield from (self._seg(r) for r in rows)
 
     # --- text and vectors ----------------------------------------------------------------
-    def search_objects_text(self, terms: Sequence[str], *, limit: int) -> list[TextHit]:
-        match = fts_query(terms)
-        if not match:
-            return []
-        w = OBJECT_WEIGHTS
-        rows = self.conn.execute(
-            f"SELECT o.id, -bm25(objects_fts, {w[0]}, {w[1]}, {w[2]}, {w[3]}) AS s FROM objects_fts "
-            "JOIN objects o ON o.pk = objects_fts.rowid "
-            "WHERE objects_fts MATCH ? AND o.namespace = ? ORDER BY s DESC LIMIT ?",
-            (match, self.namespace, limit),
-        )
-        return [TextHit(r[0], float(r[1])) for r in rows]
-
-    def search_segments_text(
-        self, terms: Sequence[str], *, limit: int, source_ids: Sequence[str] | None = None
-    ) -> list[SegmentHit]:
-        match = fts_query(self._selective_terms(terms))
-        if not match:
-            return []
-        w = SEGMENT_WEIGHTS
-        extra = ""
-        filters: list[Any] = [self.namespace]
-        if source_ids:
-            extra = f" AND s.source_id IN ({','.join('?' * len(source_ids))})"
-            filters.extend(source_ids)
-        # Rank inside the full-text index first and join only the best rows: joining every match
-        # before sorting dominates on large stores. If the namespace/source filter leaves too few
-        # of those, fall back to ranking every match (exact, slower).
-        inner = limit * OVERFETCH
-        rows = self.conn.execute(
-            f"SELECT s.source_id, s.id, -f.r FROM (SELECT rowid, bm25(segments_fts, {w[0]}, {w[1]}) AS r "
-            "FROM segments_fts WHERE segments_fts MATCH ? ORDER BY r LIMIT ?) f "
-            f"JOIN segments s ON s.pk = f.rowid WHERE s.namespace = ?{extra} ORDER BY f.r LIMIT ?",
-            (match, inner, *filters, limit),
-        ).fetchall()
-        if len(rows) < limit:
-            total = self.conn.execute(
-                "SELECT COUNT(*) FROM (SELECT rowid FROM segments_fts WHERE segments_fts MATCH ? LIMIT ?)",
-                (match, inner + 1),
-            ).fetchone()[0]
-            if total > inner:
-                rows = self.conn.execute(
-                    f"SELECT s.source_id, s.id, -bm25(segments_fts, {w[0]}, {w[1]}) AS score FROM segments_fts "
-                    "JOIN segments s ON s.pk = segments_fts.rowid "
-                    f"WHERE segments_fts MATCH ? AND s.namespace = ?{extra} ORDER BY score DESC LIMIT ?",
-                    (match, *filters, limit),
-                ).fetchall()
-        return [SegmentHit(r[0], r[1], float(r[2])) for r in rows]
-
-    def _selective_terms(self, terms: Sequence[str]) -> list[str]:
-        """Drop terms found in more than COMMON_TERM_SHARE of all segments, keeping at least one.
-
-        Such terms carry almost no BM25 weight, yet an OR query must rank every segment that
-        holds them; without them the candidate stream is the same and far cheaper.
-        """
-        terms = list(dict.fromkeys(t for t in terms if t))
-        if len(terms) < 2:
-            return terms
-        total = self.conn.execute("SELECT MAX(rowid) FROM segments_fts").fetchone()[0] or 0
-        if total < 1000:
-            return terms
-        marks = ",".join("?" * len(terms))
-        df = dict(self.conn.execute(f"SELECT term, doc FROM segments_vocab WHERE term IN ({marks})", terms).fetchall())
-        kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
-        return kept or [min(terms, key=lambda t: df.get(t, 0))]
-
     def _vector_version(self, owner_type: str) -> int:
         row = self.conn.execute(
             "SELECT version FROM vector_versions WHERE namespace = ? AND owner_type = ?", (self.namespace, owner_type)
