@@ -73,6 +73,38 @@ def test_search_before_and_after_the_deferred_build(postgres_url: str, namespace
         mem.close()
 
 
+def _gin_pending_pages(url: str, index: str) -> int:
+    """Pages in a GIN index's pending list, read from its metapage (pageinspect)."""
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        row = conn.execute("SELECT n_pending_pages FROM gin_metapage_info(get_raw_page(%s, 0))", (index,)).fetchone()
+    return int(row[0]) if row else 0
+
+
+def test_the_deferred_build_merges_the_full_text_pending_lists(postgres_url: str, namespace: str, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bulk ingest leaves its full-text entries in GIN's pending lists (scanned in full by every
+    query); the build that follows the bulk write merges them, and searches answer the same."""
+    monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)
+    mem = Memory(Settings(root=tmp_path, embedder="static", database_url=postgres_url), namespace=namespace)
+    try:
+        turns = [f"turn {i}: {TOPICS[i % len(TOPICS)]} (note {i})" for i in range(BULK_VECTOR_ROWS * 4)]
+        mem.ingest("conversation", {"title": "trip", "messages": [
+            {"role": "user", "name": "ana", "content": t} for t in turns]})
+        mem.remember("knowledge", {"kind": "fact", "title": "The ferry leaves at dawn", "summary": "From the island pier.", "reason": "test",
+                                   "memory_source": "user_declared", "scope_refs": ["scope:trip"]})
+        assert _gin_pending_pages(postgres_url, "segment_search_fts") > 0
+        assert _gin_pending_pages(postgres_url, "objects_fts") > 0
+        before = {unit: _search(mem, "ferry island dawn", unit) for unit in ("segment", "object")}
+        mem.store.build_deferred_indexes()
+        assert _gin_pending_pages(postgres_url, "segment_search_fts") == 0
+        assert _gin_pending_pages(postgres_url, "objects_fts") == 0
+        assert {unit: _search(mem, "ferry island dawn", unit) for unit in ("segment", "object")} == before
+        assert before["segment"] and before["object"]
+    finally:
+        mem.close()
+
+
 def test_a_bulk_rewrite_of_indexed_rows_is_found_once(postgres_url: str, namespace: str) -> None:
     """Rows already in the index, rewritten in bulk, become pending: each owner comes back once."""
     store = PostgresStore(postgres_url, idle_build_s=None)

@@ -9,13 +9,22 @@ query side, and every query term is quoted so no term can be read as tsquery syn
 
 from __future__ import annotations
 
+import logging
 import unicodedata
 from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+log = logging.getLogger(__name__)
 
 # Weights for ts_rank, in PostgreSQL's {D, C, B, A} order. Objects: title A, summary B,
 # body C, meta D (ratios as the embedded store's bm25 weights 10:4:2:1). Segments: body A, meta B.
 OBJECT_WEIGHTS = "{0.1,0.2,0.4,1.0}"
 SEGMENT_WEIGHTS = "{0.1,0.2,0.5,1.0}"
+
+# The GIN indexes of the full-text columns (schema.py).
+GIN_INDEXES = ("segment_search_fts", "objects_fts")
 
 # A tsvector holds at most 1 MB; index text beyond this many characters per field is not indexed.
 MAX_FIELD_CHARS = 200_000
@@ -63,3 +72,26 @@ def tsquery(terms: Sequence[str]) -> str:
             continue
         quoted.append("'" + term.replace("\\", "\\\\").replace("'", "''") + "'")
     return " | ".join(quoted)
+
+
+def merge_pending(conn: psycopg.Connection[Any]) -> int:
+    """Move the entries GIN keeps in its *pending list* into the full-text indexes proper.
+
+    GIN indexes take inserts into an unordered pending list (``fastupdate``, up to
+    ``gin_pending_list_limit``, 4 MB by default) that every full-text query scans in full until
+    (auto)VACUUM merges it. After a bulk load of 100k turns the two lists held 183 and 250 pages,
+    and the segment full-text query took 3.9 / 4.7 ms p50 / p95 against 3.0 / 3.8 ms once they
+    were merged. The deferred index build calls this after bulk writes, so the merge happens
+    there, off the search path, rather than whenever autovacuum gets to it. Returns the pages moved;
+    a role that does not own an index cannot merge it (autovacuum still will), which is logged,
+    not raised.
+    """
+    moved = 0
+    for index in GIN_INDEXES:
+        try:
+            row = conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,)).fetchone()
+        except psycopg.Error as exc:
+            log.info("full-text pending list of %s not merged: %s", index, exc)
+            continue
+        moved += int(row[0]) if row and row[0] else 0
+    return moved

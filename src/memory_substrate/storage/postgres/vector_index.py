@@ -17,6 +17,7 @@ building the index over rows already loaded runs several times faster. So:
   watermark and drops the old index; when few are, it folds them into the live index (batch
   set to 0, a chunk per transaction). ``IdleBuilder`` runs it once writes have paused, and
   ``PostgresStore.build_deferred_indexes`` runs it on demand (after a bulk load, in a bench).
+  It also merges the full-text indexes' GIN pending lists the same writes filled (fts.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any
 
 import psycopg
 
+from memory_substrate.storage.postgres.fts import merge_pending
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 
 log = logging.getLogger(__name__)
@@ -121,6 +123,9 @@ def build(
             conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS_DDL, BUILD_LOCK_BASE + dim))
         if n:
             done[f"d{dim}"] = n
+    # The bulk writes that left vectors pending left full-text entries in GIN's pending lists too.
+    if stop is None or not stop.is_set():
+        merge_pending(conn)
     return done
 
 
