@@ -12,6 +12,7 @@ from memory_substrate.errors import StorageError
 from memory_substrate.storage.postgres.fts import fold, tsquery
 from memory_substrate.storage.postgres.schema import MIGRATIONS, SCHEMA_VERSION
 from memory_substrate.storage.postgres.store import PostgresStore, redact
+from memory_substrate.storage.postgres.vector_index import index_expression
 from tests.storage.builders import doc, make_obj, seg, seg_row
 
 pytestmark = pytest.mark.postgres
@@ -97,11 +98,13 @@ def _hnsw_index_per_dimension_and_used(pg: PostgresStore, postgres_url: str, nam
         conn.execute("ANALYZE vectors")
     assert watermark > 0 and f"vectors_hnsw_d48_w{watermark}" in names and "vectors_hnsw_d48_w0" not in names
     query = _unit(rng, 48)
+    # The search orders by the indexed expression: half precision where pgvector has it (>= 0.7).
+    cast = "halfvec" if pg._halfvec else "vector"
     with pg.read(namespace) as s:
         hits = s.vector_search("big", query, owner_type="object", limit=5)
         plan = s.conn.execute(
             "EXPLAIN SELECT owner_id FROM vectors WHERE namespace = %s AND owner_type = 'object' AND model = 'big' "
-            f"AND dim = 48 AND batch <= {watermark} ORDER BY (vec::halfvec(48)) <#> %s::halfvec(48) LIMIT 5",
+            f"AND dim = 48 AND batch <= {watermark} ORDER BY {index_expression(48, pg._halfvec)} <#> %s::{cast}(48) LIMIT 5",
             (namespace, query),
         ).fetchall()
         exact = sorted(

@@ -10,6 +10,7 @@ query side, and every query term is quoted so no term can be read as tsquery syn
 from __future__ import annotations
 
 import logging
+import threading
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -74,7 +75,7 @@ def tsquery(terms: Sequence[str]) -> str:
     return " | ".join(quoted)
 
 
-def merge_pending(conn: psycopg.Connection[Any]) -> int:
+def merge_pending(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> int:
     """Move the entries GIN keeps in its *pending list* into the full-text indexes proper.
 
     GIN indexes take inserts into an unordered pending list (``fastupdate``, up to
@@ -84,10 +85,12 @@ def merge_pending(conn: psycopg.Connection[Any]) -> int:
     were merged. The deferred index build calls this after bulk writes, so the merge happens
     there, off the search path, rather than whenever autovacuum gets to it. Returns the pages moved;
     a role that does not own an index cannot merge it (autovacuum still will), which is logged,
-    not raised.
+    not raised. ``stop`` (the idle builder closing) ends it between indexes.
     """
     moved = 0
     for index in GIN_INDEXES:
+        if stop is not None and stop.is_set():
+            break
         try:
             row = conn.execute("SELECT gin_clean_pending_list(%s::regclass)", (index,)).fetchone()
         except psycopg.Error as exc:

@@ -271,7 +271,10 @@ MIGRATIONS: list[tuple[int, str]] = [
         # - vector_indexes records whether a dimension's HNSW index holds half-precision vectors
         #   (pgvector >= 0.7: half the index). Indexes built before are full-precision; the next
         #   deferred build replaces them (vector_index.py).
+        # Writers of segments wait (SHARE) while the rows are copied and indexed, so none is
+        # missed; readers go on until the old index and column are dropped, the last step.
         f"""
+        LOCK TABLE segments IN SHARE MODE;
         CREATE TABLE segment_search (
             namespace {_C} NOT NULL,
             source_id {_C} NOT NULL,
@@ -281,8 +284,6 @@ MIGRATIONS: list[tuple[int, str]] = [
         );
         INSERT INTO segment_search (namespace, source_id, id, tsv)
             SELECT namespace, source_id, id, tsv FROM segments ORDER BY namespace, source_id, ordinal;
-        DROP INDEX IF EXISTS segments_fts;
-        ALTER TABLE segments DROP COLUMN tsv;
         DO $$
         BEGIN
             IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'btree_gin') THEN
@@ -294,6 +295,8 @@ MIGRATIONS: list[tuple[int, str]] = [
         $$;
         ANALYZE segment_search;
         ALTER TABLE vector_indexes ADD COLUMN halfvec boolean NOT NULL DEFAULT false;
+        DROP INDEX IF EXISTS segments_fts;
+        ALTER TABLE segments DROP COLUMN tsv;
         """,
     ),
 ]

@@ -124,8 +124,7 @@ def build(
         if n:
             done[f"d{dim}"] = n
     # The bulk writes that left vectors pending left full-text entries in GIN's pending lists too.
-    if stop is None or not stop.is_set():
-        merge_pending(conn)
+    merge_pending(conn, stop)
     return done
 
 
