@@ -83,33 +83,35 @@ def ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
     return texts
 
 
-def baseline_content(mem: Memory, question: str, budget: int) -> str:
-    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment", "detail": "full"})
+def bare_text(texts: list[str], budget: int, *, skip_long: bool) -> str:
+    """Texts in order, one a line, no markup, while their tokens fit ``budget``: cut at the first
+    that does not fit (a top-k cut), or with ``skip_long`` skip it and try the next."""
     parts, used = [], 0
-    for item in found["items"]:
-        piece = item["excerpt"] + "\n"
+    for text in texts:
+        piece = text + "\n"
         cost = count_tokens(piece)
         if used + cost > budget:
-            break  # top-k cut at the budget
+            if skip_long:
+                continue
+            break
         parts.append(piece)
         used += cost
     return "".join(parts)
 
 
-def ceiling_content(mem: Memory, question: str, budget: int) -> str:
+def baseline_texts(mem: Memory, question: str) -> list[str]:
+    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment", "detail": "full"})
+    return [item["excerpt"] for item in found["items"]]
+
+
+def ceiling_texts(mem: Memory, question: str) -> list[str]:
     """An upper bound for the compiler's ranking: its own episode-recall order (pool of 200
-    turns), bare turn texts with no markup at all (no ids, no episodes), as many as fit."""
+    turns), to be filled as bare turn texts with no markup at all (no ids, no episodes)."""
     from memory_substrate.compiler import episodes
 
     with mem.runtime.read() as session:
         ranked = episodes.recall(mem.runtime, session, question, episodes.EPISODE_POOL[1] * episodes.TURN_TOKENS_GUESS)
-    parts, used = [], 0
-    for seg, _, _ in ranked:
-        cost = count_tokens(seg.text + "\n")
-        if used + cost <= budget:
-            parts.append(seg.text + "\n")
-            used += cost
-    return "".join(parts)
+    return [seg.text for seg, _, _ in ranked]
 
 
 def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None,
@@ -125,6 +127,13 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
         mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
         texts = ingest(mem, conv)
         for q in conv.questions:
+            # Bare-text systems: (name, ranked texts, ms to rank them, skip texts that do not fit).
+            bare = []
+            for name, rank, skip in (("segment-search", baseline_texts, False), ("ranking-bare-text", ceiling_texts, True)):
+                if name in systems:
+                    t0 = time.perf_counter()
+                    ranked_texts = rank(mem, q.text)
+                    bare.append((name, ranked_texts, (time.perf_counter() - t0) * 1000, skip))
             for budget in budgets:
                 for fmt in formats:
                     t0 = time.perf_counter()
@@ -137,19 +146,13 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
                     tokens[(f"compile-{fmt}", budget)].append(out["token_count"])
                     if budget == budgets[0] and fmt == formats[0]:
                         classes[out["classification"]["primary"]["class"]] += 1
-                t0 = time.perf_counter()
-                content = _norm(baseline_content(mem, q.text, budget))
-                latency["segment-search"].append((time.perf_counter() - t0) * 1000)
-                hit = sum(_encoded(texts[e], "text") in content for e in q.evidence)
-                scores[("segment-search", budget)][q.category].append(hit / len(q.evidence))
-                tokens[("segment-search", budget)].append(count_tokens(content))
-                if ceiling:
+                for name, ranked_texts, rank_ms, skip in bare:
                     t0 = time.perf_counter()
-                    content = _norm(ceiling_content(mem, q.text, budget))
-                    latency["ranking-bare-text"].append((time.perf_counter() - t0) * 1000)
+                    content = _norm(bare_text(ranked_texts, budget, skip_long=skip))
+                    latency[name].append(rank_ms + (time.perf_counter() - t0) * 1000)
                     hit = sum(_encoded(texts[e], "text") in content for e in q.evidence)
-                    scores[("ranking-bare-text", budget)][q.category].append(hit / len(q.evidence))
-                    tokens[("ranking-bare-text", budget)].append(count_tokens(content))
+                    scores[(name, budget)][q.category].append(hit / len(q.evidence))
+                    tokens[(name, budget)].append(count_tokens(content))
         mem.close()
     result: dict[str, Any] = {"questions": sum(len(c.questions) for c in convs), "systems": {}, "classes": dict(classes)}
     for system in systems:

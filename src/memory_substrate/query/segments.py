@@ -127,8 +127,10 @@ class _Fetcher:
                 key = f"{seg.source_id}#{seg.id}"
                 rec = ranked.get(key)  # rows already converted stay
                 by_source[seg.source_id][key] = rec if rec is not None else record(key, seg)
-            for s in todo:
-                spans[f"{s.source_id}#{s.id}"] = (before, after)
+            for s in todo:  # the widest window read around each key so far
+                k = f"{s.source_id}#{s.id}"
+                b, a = spans.get(k, (0, 0))
+                spans[k] = (max(b, before), max(a, after))
         if not slice_out:
             return {}
         # Each source's turns in order once; a window is then a slice of them.

@@ -135,13 +135,12 @@ def _catch_up(conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: thre
     watermark, indexed_half = int(row[0]), bool(row[1])
     _drop_strays(conn, dim, watermark)
     pending = _count(conn, f"dim = {dim} AND batch > {watermark}")
-    if indexed_half != halfvec:  # built before schema v9 (or before a pgvector upgrade): rebuild
-        return _rebuild(conn, dim, watermark, halfvec)
-    if pending == 0:
+    if pending == 0 and indexed_half == halfvec:
         return 0
     covered = _count(conn, f"dim = {dim} AND batch <= {watermark}")
-    if pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
-        return _rebuild(conn, dim, watermark, halfvec)
+    # An index built before schema v9 (or before a pgvector upgrade) is rebuilt in the other precision.
+    if indexed_half != halfvec or pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
+        return _rebuild(conn, dim, watermark, halfvec, pending + covered)
     return _fold(conn, dim, watermark, stop)
 
 
@@ -150,11 +149,10 @@ def _count(conn: psycopg.Connection[Any], where: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool) -> int:
+def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, rows: int) -> int:
     """A new index up to the newest batch number, then the switch, then the old one dropped."""
     seq = conn.execute("SELECT last_value FROM vectors_batch_seq").fetchone()
     new = max(old + 1, int(seq[0]) if seq else 0)
-    rows = _count(conn, f"dim = {dim}")
     conn.execute(f"SET maintenance_work_mem = '{_build_mem_mb(rows, dim, halfvec)}MB'")
     try:
         conn.execute(index_sql(dim, new, halfvec=halfvec, concurrently=True))
