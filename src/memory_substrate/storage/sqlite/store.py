@@ -23,6 +23,7 @@ from memory_substrate.models import (
     Relation,
     Segment,
 )
+from memory_substrate.storage.base import token_row
 from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
 from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
@@ -144,15 +145,34 @@ class SQLiteStore:
         self._vectors.forget(namespace)
         return counts
 
-    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
         self._conn().execute(
-            "INSERT INTO tokens (token_hash, namespace, label, created_at) VALUES (?, ?, ?, ?)",
-            (token_hash, namespace, label, now_iso()),
+            "INSERT INTO tokens (token_hash, namespace, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            (token_hash, namespace, label, now_iso(), expires_at),
         )
 
     def namespace_for_token(self, token_hash: str) -> str | None:
-        row = self._conn().execute("SELECT namespace FROM tokens WHERE token_hash = ?", (token_hash,)).fetchone()
+        row = self._conn().execute(
+            "SELECT namespace FROM tokens WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)",
+            (token_hash, now_iso()),
+        ).fetchone()
         return row[0] if row else None
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT token_hash, namespace, label, created_at, expires_at FROM tokens"
+            " WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, token_hash",
+            (namespace, namespace),
+        ).fetchall()
+        return [token_row(*r) for r in rows]
+
+    def revoke_tokens(self, token_hashes: list[str]) -> int:
+        with self._write_lock:
+            conn = self._conn()
+            n = 0
+            for h in token_hashes:
+                n += conn.execute("DELETE FROM tokens WHERE token_hash = ?", (h,)).rowcount
+            return n
 
     def build_deferred_indexes(self) -> dict[str, int]:
         """Nothing is deferred here: vectors are searched exactly from a cached matrix."""
