@@ -21,14 +21,17 @@ _CLI_TOOLS = (
     "redis-cli|mysql|mongosh|sqlite3|ffmpeg|openssl|memory-substrate"
 )
 _BACKTICK = re.compile(r"`([^`\n]{3,300})`")
-_PROMPT = re.compile(r"(?m)^\s*\$\s+(\S[^\n]{1,300})$")
+# [ \t], not \s: "\s*" at a line start ran over every following blank line (quadratic on " \n" * n).
+_PROMPT = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]{1,300})$")
 _CLI_START = re.compile(rf"^(?:sudo\s+)?(?:{_CLI_TOOLS})(?:\s|$)")
 _CLI_INLINE = re.compile(rf"(?<![\w/-])((?:sudo\s+)?(?:{_CLI_TOOLS})\s+[a-z\-][^\s,;`]*(?:\s+[^\s,;`]+){{0,8}})")
 _RESOURCE = re.compile(
     r"(arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:[\w\-/:.]+"  # AWS ARNs
     r"|/subscriptions/[0-9a-fA-F-]{36}(?:/[\w.\-]+){0,12}"  # Azure resource ids
     r"|projects/[a-z][\w-]{3,}(?:/[\w.\-]+){1,8}"  # GCP resource names
-    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|internal|local|svc|ai)\b)"  # host names
+    # host names, starting where a name can start: from every position inside "a.a.a..." the
+    # labels were re-read to the end (quadratic: 20k characters took 9 s)
+    r"|(?<![a-z0-9.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|internal|local|svc|ai)\b)"
 )
 _COUNT = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKmM]?)\s+"

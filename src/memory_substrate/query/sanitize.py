@@ -10,7 +10,7 @@ MAX_QUERY_CHARS = 300
 # on a long run of spaces), and sentences are cut at terminators in one pass instead of
 # ``findall(r"[^.!?]*[?]")``, which rescans the rest of a run from every position when no "?"
 # follows (100k characters without one took ~40 s).
-_LABEL_RE = re.compile(r"\s*(?:question|query|task|ask|request|goal|q)\s*[:：](.*)", re.IGNORECASE)
+_LABEL_RE = re.compile(r"(?:question|query|task|ask|request|goal|q)\s*[:：](.*)", re.IGNORECASE)
 _TERMINATOR_RE = re.compile(r"[.!?。！？\n]")
 
 
@@ -46,7 +46,7 @@ def sanitize_query(text: str, limit: int = MAX_QUERY_CHARS) -> Sanitized:
     n = len(text)
     if n <= limit:
         return Sanitized(text, False, "passthrough", n)
-    labeled = [m.group(1).strip() for line in text.splitlines() if (m := _LABEL_RE.match(line))]
+    labeled = [m.group(1).strip() for line in text.splitlines() if (m := _LABEL_RE.match(line.lstrip()))]
     labeled = [x for x in labeled if 0 < len(x) <= limit]
     if labeled:
         return Sanitized(labeled[-1], True, "labeled_line", n)
