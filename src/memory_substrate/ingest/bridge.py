@@ -67,7 +67,8 @@ def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptio
 def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.WebInput, input_data, "input_data")
     s = rt.settings
-    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private)
+    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private,
+                       allow=s.web_allow_hosts)
 
 
 ADAPTERS: dict[str, Callable[..., CapturedSource]] = {
