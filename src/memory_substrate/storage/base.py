@@ -219,7 +219,8 @@ class Store(Protocol):
         """The namespace of a live token (known and not expired), else None."""
         ...
     def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        """Tokens (never their hash in full): token_id (hash prefix), namespace, label, created_at, expires_at."""
+        """Tokens as ``token_row``: token_id (hash prefix, what people see), token_hash (to revoke by;
+        never printed), namespace, label, created_at, expires_at."""
         ...
     def revoke_tokens(self, token_hashes: list[str]) -> int:
         """Delete these tokens (by full hash); how many were deleted."""
