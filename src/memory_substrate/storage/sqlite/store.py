@@ -29,6 +29,7 @@ from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointe
 from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
 from memory_substrate.storage.sqlite.graph import SessionGraph
 from memory_substrate.storage.sqlite.schema import migrate
+from memory_substrate.storage.sqlite.writer_lock import WriterLock
 from memory_substrate.storage.sqlite.writes import SessionWrites
 from memory_substrate.storage.vector_cache import VectorCache, VectorStep
 from memory_substrate.util import now_iso
@@ -64,6 +65,7 @@ class SQLiteStore:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
+        self._process_lock = WriterLock(self.path)
         try:
             self._version = migrate(self._conn())
         except sqlite3.Error as exc:
@@ -95,11 +97,13 @@ class SQLiteStore:
         # sleeps and no order, so under many threads one writer could wait out the whole busy
         # timeout (seen with 50 HTTP clients). The busy timeout then covers other processes only.
         lock = self._write_lock if writable else contextlib.nullcontext()
-        with lock:
+        with lock, contextlib.ExitStack() as held:
             try:
+                if writable:  # then one queue across processes (writer_lock.py), released after COMMIT
+                    held.enter_context(self._process_lock.held())
                 conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+            except (sqlite3.OperationalError, TimeoutError) as exc:
+                if not isinstance(exc, TimeoutError) and "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 raise StorageError(
                     "the store is busy: another process kept it locked for more than 30 s; retry",
@@ -180,6 +184,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._checkpointer.close()
+        self._process_lock.close()
         with self._lock:
             for conn in self._all:
                 conn.close()
