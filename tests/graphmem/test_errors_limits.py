@@ -129,10 +129,15 @@ def test_limits_refuse_bad_values():
         GraphLimits.from_env({"CACHE_SEARCH_ENABLED": "perhaps"})
 
 
-async def test_schema_level_type_errors_are_refused_before_the_tool(gmem):
+async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):
+    """Spec 002: every failure, the SDK's own argument validation included, is
+    {"success": false, "error", "error_code"} (never the spec-001 error document)."""
     async with Client(build_server(gmem, "graph")) as c:
-        result = await c.call_tool("search", {"query": "q", "limit": "lots"})
-        assert result.is_error and "limit" in result.content[0].text
-        assert json.dumps(result.content[0].text).count("Traceback") == 0
+        for name, args, field in (("search", {"query": "q", "limit": "abc"}, "limit"),
+                                  ("get_node", {"node_id": 123}, "node_id"),
+                                  ("create_node", {"text": ["a"]}, "text"),
+                                  ("create_relation", {"from_id": "a"}, "to_id")):
+            out = await err(c, name, "memory_validation_error", **args)
+            assert field in out["error"] and "pydantic" not in out["error"], out
         out = await tool(c, "search", query="q")
         assert out["success"] is True
