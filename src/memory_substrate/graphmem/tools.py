@@ -18,7 +18,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from memory_substrate.graphmem import health, nodes, relations, search, triplets
-from memory_substrate.graphmem.errors import from_exception
+from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.mcp.wire import tool_result
 from memory_substrate.validation import check_text
@@ -76,6 +76,8 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
 
 def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
     def call(kwargs: dict[str, Any]) -> dict[str, Any]:
+        if g.config_error is not None and name not in ("test_connection", "health_check"):
+            return fail(g.config_error, VALIDATION)
         try:
             for arg, value in kwargs.items():
                 check_text(value, arg)
