@@ -377,7 +377,12 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import import_namespace
 
-    if is_graph_snapshot(file):
+    try:
+        graph = is_graph_snapshot(file)
+    except MemorySubstrateError as exc:
+        _fail(exc)
+        return
+    if graph:
         import_graph(ctx, file, scopes, reason, _memory, _emit, _fail)
         return
     try:
