@@ -1,5 +1,6 @@
 """Round trips are lossless: a namespace written through every surface (the four tools, the 18
-graph tools, extraction, both importers) with generated content exports as graph.v1, imports into
+graph tools, agent extraction and model extraction through the loopback stub model, both importers)
+with generated content exports as graph.v1, imports into
 a fresh namespace and exports again byte-identically, with the same counts by node kind, object
 type and relation type. The same for the JSON Lines backup. Both backends; Hypothesis with a fixed
 seed (a fresh random run only under MEMORY_SUBSTRATE_SOAK=1).
@@ -10,6 +11,7 @@ from __future__ import annotations
 import collections
 import io
 import json
+import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,7 @@ from memory_substrate.importers.markdown_notes import import_markdown
 from memory_substrate.importers.mcp_memory import import_mcp_memory
 from memory_substrate.mcp.server import build_server
 from memory_substrate.transfer import export_namespace, import_namespace
+from tests.graph.stub_llm import Reply, stub_llm
 from tests.graphmem.conftest import ok
 from tests.helpers import call, conversation, knowledge
 from tests.reliability.common import SOAK, scale
@@ -51,6 +54,7 @@ def plans(draw: st.DrawFn) -> dict[str, Any]:
         "outdated": draw(st.booleans()),
         "summary": draw(st.booleans()),
         "extraction": draw(st.booleans()),
+        "model_extraction": draw(st.booleans()),
         "mcp_import": draw(st.booleans()),
         "markdown_import": draw(st.booleans()),
     }
@@ -63,8 +67,22 @@ FULL = {
     "facts": ["Kafka carries billing events", "The ledger runs in Berlin", "Acme reviews quotas weekly"],
     "edges": [(i, i + 1, t, {"w": "edge metadata"} if i % 2 else {}) for i, t in enumerate(EDGE_TYPES)],
     "triplets": [("Alice", "WORKS_AT", "Acme"), ("Bob", "owns", "Ledger")],
-    "outdated": True, "summary": True, "extraction": True, "mcp_import": True, "markdown_import": True,
+    "outdated": True, "summary": True, "extraction": True, "model_extraction": True, "mcp_import": True,
+    "markdown_import": True,
 }
+
+
+def _model_answer(body: dict[str, Any]) -> Reply:
+    """The stub model: one service entity per window, running on a cluster, citing the first turn shown."""
+    seg = re.search(r"^(seg-\d+) ", body["messages"][1]["content"], re.M)
+    return Reply(content=json.dumps({
+        "entities": [{"name": "Ledger Service", "type": "service", "aliases": ["ledger svc"]},
+                     {"name": "Berlin Cluster", "type": "environment", "aliases": []}],
+        "facts": [{"subject": "Ledger Service", "predicate": "runs_on", "object": "Berlin Cluster",
+                   "segment_ids": [seg.group(1)] if seg else []}],
+        "procedures": [{"kind": "workflow", "title": "Roll back the ledger", "text": "Stop writes, then redeploy.",
+                        "segment_ids": [seg.group(1)] if seg else []}],
+    }))
 
 
 async def _write(mem: Memory, plan: dict[str, Any], tmp: Path) -> None:
@@ -96,6 +114,9 @@ async def _write(mem: Memory, plan: dict[str, Any], tmp: Path) -> None:
                 "facts": [{"subject": "Dana Smith", "predicate": "works_at", "object": "Berlin Office",
                            "segment_ids": ["seg-1"]}],
             })
+    if plan["model_extraction"]:  # the configured model: the loopback stub
+        done = mem.maintain("extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        assert done["counts"] == {"done": 1, "failed": 0}, done
     if plan["mcp_import"]:
         import_mcp_memory(mem, FIXTURES / "mcp_memory.jsonl")
     if plan["markdown_import"]:
@@ -126,7 +147,12 @@ def _relation_types(mem: Memory) -> collections.Counter[str]:
 
 
 def test_graph_v1_and_jsonl_round_trips_are_lossless(make_settings: Any, tmp_path: Path) -> None:
-    mem = Memory(make_settings(embedder="static"))
+    with stub_llm() as stub:
+        stub.respond = _model_answer
+        _round_trips(Memory(make_settings(embedder="static", llm_base_url=stub.url, llm_model="stub-model")), tmp_path)
+
+
+def _round_trips(mem: Memory, tmp_path: Path) -> None:
     examples = scale(8, 60)
     seen = collections.Counter[str]()
 
@@ -168,5 +194,5 @@ def test_graph_v1_and_jsonl_round_trips_are_lossless(make_settings: Any, tmp_pat
     # The namespaces held every type of edge the graph tools write, and relations derived from
     # object fields (about, evidence, predicates of extracted and imported claims) besides.
     assert set(EDGE_TYPES) <= set(seen), seen
-    assert {"about", "evidence"} <= set(seen) and len(set(seen) - set(EDGE_TYPES)) >= 4, seen
+    assert {"about", "evidence", "runs_on", "works_at"} <= set(seen), seen  # agent and model extraction
 
