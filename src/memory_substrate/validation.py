@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -49,18 +50,20 @@ class NoOptions(Strict):
     """Modes that take no options."""
 
 
+_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
 def _bad_char(text: str) -> str | None:
     if "\x00" in text:
         return "NUL"
-    for ch in text:
-        if "\ud800" <= ch <= "\udfff":
-            return "lone surrogate"
-    return None
+    if text.isascii() or _BAD_CHAR.search(text) is None:  # isascii is O(1); the search is C-speed
+        return None
+    return "lone surrogate"
 
 
 def _shown(text: str) -> str:
     """``text`` with NUL and surrogates escaped, so a path naming them is printable and encodable."""
-    return "".join(f"\\u{ord(c):04x}" if c == "\x00" or "\ud800" <= c <= "\udfff" else c for c in text)
+    return _BAD_CHAR.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def _bad_strings(value: Any, path: str, found: list[tuple[str, str]], depth: int = 0) -> None:
