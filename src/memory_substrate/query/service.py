@@ -18,6 +18,7 @@ from memory_substrate.query.shaping import (
     fit_list,
     fit_together,
     paginate,
+    say_shortfall,
     shape,
     take_within,
 )
@@ -74,9 +75,14 @@ class QueryService:
         detail: Any = getattr(opts, "detail", "compact")
         if mode not in UNPRUNED:
             result = shape(result, detail)
-        if detail == "compact" and mode in PAGED_LISTS:
-            # Whatever does not fit the response budget moves to the next page.
-            fit_list(result, PAGED_LISTS[mode], offset=offset, fingerprint=fingerprint)
+        if mode in PAGED_LISTS:
+            key = PAGED_LISTS[mode]
+            explicit = "max_items" in opts.model_fields_set
+            if detail == "compact" and not explicit:
+                # A default page: whatever does not fit the response budget moves to the next page.
+                # A number the caller chose is honoured whatever it costs.
+                fit_list(result, key, offset=offset, fingerprint=fingerprint)
+            say_shortfall(result, key, opts.max_items)
         return result
 
     def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> dict[str, Any]:
