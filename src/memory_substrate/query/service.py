@@ -82,7 +82,7 @@ class QueryService:
                 # A default page: whatever does not fit the response budget moves to the next page.
                 # A number the caller chose is honoured whatever it costs.
                 fit_list(result, key, offset=offset, fingerprint=fingerprint)
-            say_shortfall(result, key, opts.max_items)
+            say_shortfall(result, key, int(opts.model_dump()["max_items"]))
         return result
 
     def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> dict[str, Any]:
