@@ -209,7 +209,7 @@ def test_object_search_has_a_semantic_relevance_floor(make_settings, namespace):
         for i in range(5):
             mem.remember("knowledge", knowledge(title=f"Weather note {i}", summary="It rained all day in the city."))
         kuzu = mem.remember("knowledge", knowledge(title="Kuzu is our embedded graph store", summary="Graph data."))
-        out = mem.query("search", {"query": "which engine stores entity relations"})
+        out = mem.query("search", {"query": "which engine stores entity relations"}, {"detail": "full"})
         assert [i["id"] for i in out["items"]] == [kuzu["object_id"]]
         assert "semantic" in out["items"][0]["retrieval_sources"]
     finally:

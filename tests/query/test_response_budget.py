@@ -18,6 +18,7 @@ from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens, wire_json
 from tests.helpers import ToolFailed, call, knowledge
+from tests.query.search_keys import ranked_keys
 
 BUDGET = 1500
 WORDS = ["deploy", "pipeline", "database", "migration", "release", "schedule", "payment", "service", "login", "failure", "cache", "eviction", "search", "latency", "embedding", "model", "backup", "restore", "rate", "limiter", "schema", "change", "feature", "flag", "memory", "leak", "we", "should", "probably", "check", "the", "dashboards", "again", "tomorrow", "because", "the", "alert", "fired", "twice", "last", "night", "and", "nobody", "on", "call", "could", "tell", "whether", "the", "retry", "storm", "came", "from", "the", "gateway", "or", "from", "the", "worker", "pool"]
@@ -103,9 +104,7 @@ async def test_search_pages_lose_nothing(big: Memory) -> None:
         big.ingest("conversation", {"title": f"call {n}", "messages": msgs})
     query = {"query": "cache eviction search latency"}
     for unit in ("segment", "object"):
-        everything = big.query("search", query, {"result_unit": unit, "max_items": 200, "detail": "full"})["items"]
-        key = "segment_id" if unit == "segment" else "id"
-        want = [(i.get("source_id"), i[key]) for i in everything]
+        want = ranked_keys(big.query("search", query, {"result_unit": unit, "max_items": 200, "detail": "full"}))
         got: list[Any] = []
         # Segments page by the default size and the token budget; objects (four sources) by three.
         size: dict[str, Any] = {} if unit == "segment" else {"max_items": 3}
@@ -113,8 +112,9 @@ async def test_search_pages_lose_nothing(big: Memory) -> None:
         pages = 0
         while True:
             page = big.query("search", query, opts)
-            assert page["count"] == len(page["items"]) >= 1
-            got += [(i.get("source_id"), i[key]) for i in page["items"]]
+            keys = ranked_keys(page)
+            assert page["count"] == len(keys) >= 1
+            got += keys
             pages += 1
             if not page.get("next_cursor"):
                 break
