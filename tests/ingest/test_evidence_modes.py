@@ -81,7 +81,7 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
             "projection_count": 0,
             "reason": "repo_fingerprint_unchanged",
         }
-        forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True})
+        forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True, "detail": "full"})
         assert forced["status"] == "completed" and forced["superseded_source_id"] == clean["source_id"]
         suggestions = forced["memory_suggestions"]
         assert suggestions["agent_extraction"]["protocol"] == "agent_extraction.v1"

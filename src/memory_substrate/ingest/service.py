@@ -12,7 +12,7 @@ from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.ingest.conversation import capture_conversation
-from memory_substrate.ingest.suggestions import memory_suggestions
+from memory_substrate.ingest.suggestions import memory_suggestions, summarise
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
@@ -177,7 +177,7 @@ class IngestService:
             result["skipped"] = captured.skipped[:200]
             result["skipped_count"] = len(captured.skipped)
         result["memory_suggestions"] = memory_suggestions(source_id, segments)
-        return result
+        return summarise(result, opts.max_items) if opts.detail == "compact" else result
 
 
     def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
