@@ -5,6 +5,7 @@ Through the MCP tools (the SDK's in-process client), on both backends.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from typing import Any
@@ -101,3 +102,20 @@ async def test_every_id_in_a_compact_answer_goes_back_into_the_id_modes(chats: M
                 assert any(line.startswith(number + " ") for line in expand["lines"])
             else:
                 assert page["object"]["id"] == ref and expand["object"]["id"] == ref
+
+
+@pytest.mark.anyio
+async def test_context_answers_once(chats: Memory) -> None:
+    async with Client(build_server(chats)) as c:
+        task = {"task": "when did Caroline go to the pottery class"}
+        r = await c.call_tool("memory_query", {"args": {"mode": "context", "input_data": task}})
+        out = r.structured_content
+        assert out is not None and not r.is_error
+        assert "items" not in out and "context_tiers" not in out and out["content"]
+        # The package is its own text block, unescaped; the first block is the rest, as JSON.
+        assert [b.text for b in r.content][1] == out["content"]  # type: ignore[union-attr]
+        assert "content" not in json.loads(r.content[0].text)  # type: ignore[union-attr]
+        assert set(out["context_budget"]) >= {"budget_tokens", "package_entries"} and out["trace_id"]
+        for opts in ({"include_items": True}, {"detail": "full"}):
+            more = await call(c, "memory_query", "context", task, opts)
+            assert "items" in more and "context_tiers" in more and more["content"] == out["content"]

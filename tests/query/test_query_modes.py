@@ -161,7 +161,7 @@ async def test_context_spec_example(memory):
             "memory_query",
             "context",
             {"task": "inspect repository structure", "scope": {"object_types": ["knowledge", "activity", "work_item"]}},
-            {"max_items": 12},
+            {"max_items": 12, "include_items": True},
         )
     tiers = out["context_tiers"]
     assert set(tiers) == {"policy", "active_task", "decisions", "procedures", "evidence", "open_work", "deep_search_hints"}
