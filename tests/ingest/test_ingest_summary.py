@@ -82,3 +82,13 @@ async def test_this_repository_ingests_within_the_budget(mem: Memory) -> None:
         out = await call(c, "memory_ingest", "repo", {"path": str(REPO), "exclude_patterns": [".venv/**"]})
         assert out["segment_count"] > 500
         assert count_tokens(wire_json(out)) <= BUDGET, count_tokens(wire_json(out))
+        # What an agent reads next, by default, also fits: the repository's page and the report.
+        page = await call(c, "memory_query", "page", {"id": out["source_id"]})
+        report = await call(c, "memory_maintain", "report", {})
+        for answer in (page, report):
+            assert count_tokens(wire_json(answer)) <= BUDGET, (answer["result_type"], count_tokens(wire_json(answer)))
+        modules = page["object"]["payload"]["code_modules"]
+        assert modules["truncated"] and modules["total"] > len(modules["items"]) >= 1
+        # An explicit max_items is the caller's number.
+        more = await call(c, "memory_query", "page", {"id": out["source_id"]}, {"max_items": 20})
+        assert len(more["object"]["payload"]["code_modules"]["items"]) == 20

@@ -43,6 +43,7 @@ PAGED_LISTS = {"search": "items", "recent": "items"}  # the list a mode's cursor
 EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response budget
 GRAPH_NODE_TOKENS = 800  # compact graph: the nodes' share; edges among them take the rest
 LIST_SUMMARY_CHARS = 160  # summaries in compact lists; page shows the longer one
+PAGE_LIST_TOKENS = 160  # compact source page: each index list's share of the response budget
 
 
 def _get(session: StoreSession, object_id: str) -> MemoryObject:
@@ -228,7 +229,10 @@ class QueryService:
             view = compact(obj, summary_chars=max(opts.snippet_chars, 240))
             result: dict[str, Any] = {"result_type": "page_result", "detail": "compact", "object": view}
             if obj.object_type == "source":
-                view["payload"] = compact_source_payload(obj, opts.max_items, opts.snippet_chars)
+                explicit = "max_items" in opts.model_fields_set
+                view["payload"] = compact_source_payload(
+                    obj, opts.max_items, opts.snippet_chars, list_tokens=None if explicit else PAGE_LIST_TOKENS
+                )
                 view["metadata"] = {k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata}
                 if opts.include_segments:
                     offset, fingerprint = paging
