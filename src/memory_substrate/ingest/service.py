@@ -206,7 +206,7 @@ def _summary(captured: CapturedSource) -> str:
     if captured.kind == "conversation":
         n = captured.payload.get("message_count", len(captured.segments))
         speakers = ", ".join(captured.payload.get("speakers", [])[:6])
-        return f"Conversation of {n} messages between {speakers}."
+        return f"Conversation of {n} message{'' if n == 1 else 's'} between {speakers}."
     if captured.segments:
         return " ".join(captured.segments[0].text.split())[:400]
     return captured.title
