@@ -16,7 +16,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens, wire_json
-from tests.helpers import call, knowledge
+from tests.helpers import ToolFailed, call, knowledge
 from tests.query.search_keys import ranked_keys
 
 NAMES = ["Caroline", "Melanie"]
@@ -96,6 +96,13 @@ async def test_every_id_in_a_compact_answer_goes_back_into_the_id_modes(chats: M
             graph = await call(c, "memory_query", "graph", {"id": ref})
             assert graph["nodes"], ref
             if "#" in ref:
+                traces = []
+                for one in (ref, ref.split("#")[0]):  # a segment's trace is its episode's
+                    try:
+                        traces.append(await call(c, "memory_query", "trace", {"id": one}))
+                    except ToolFailed as exc:
+                        traces.append(exc.code)
+                assert traces[0] == traces[1]
                 assert page["segment"]["segment_id"] == ref.split("#")[1] and page["segment"]["text"]
                 assert page["source"]["id"] == ref.split("#")[0]
                 number = ref.split("#seg-")[1]

@@ -19,7 +19,7 @@ number, microsecond timestamps). The compact shape states shared fields once:
   and its ``segment_count`` (the summary states it).
 
 ``detail: "full"`` keeps the flat shape with every field. Every id shown (an object id, or
-``SOURCE_ID#seg-N`` rebuilt from a line) is accepted by ``page``, ``expand`` and ``graph``.
+``SOURCE_ID#seg-N`` rebuilt from a line) is accepted by ``page``, ``expand``, ``graph`` and ``trace``.
 """
 
 from __future__ import annotations

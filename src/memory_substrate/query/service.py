@@ -162,6 +162,8 @@ class QueryService:
             return G.facts_mode(session, data, opts)
 
     def _trace(self, data: G.TraceInput, opts: G.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        if "#" in data.id:  # SOURCE_ID#seg-N: its episode's trace
+            data = data.model_copy(update={"id": data.id.partition("#")[0]})
         with self.rt.read() as session:
             return G.trace_mode(session, data)
 
