@@ -58,9 +58,9 @@ def _segment_of(session: StoreSession, ref: str) -> tuple[MemoryObject, Any] | N
     source_id, sep, segment_id = ref.partition("#")
     if not sep:
         return None
-    source = _get(session, source_id)
-    segs = session.get_segments(source.id, segment_ids=[segment_id])
-    if not segs:
+    source = session.get_object(source_id)
+    segs = session.get_segments(source.id, segment_ids=[segment_id]) if source is not None else []
+    if source is None or not segs:  # the error names the id as the caller sent it, nothing more
         raise NotFoundError(f"segment {ref} not found", details={"id": ref})
     return source, segs[0]
 
@@ -162,10 +162,15 @@ class QueryService:
             return G.facts_mode(session, data, opts)
 
     def _trace(self, data: G.TraceInput, opts: G.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        if "#" in data.id:  # SOURCE_ID#seg-N: its episode's trace
-            data = data.model_copy(update={"id": data.id.partition("#")[0]})
-        with self.rt.read() as session:
-            return G.trace_mode(session, data)
+        if "#" not in data.id:
+            with self.rt.read() as session:
+                return G.trace_mode(session, data)
+        # SOURCE_ID#seg-N: its episode's trace; an error names the id as the caller sent it.
+        try:
+            with self.rt.read() as session:
+                return G.trace_mode(session, data.model_copy(update={"id": data.id.partition("#")[0]}))
+        except NotFoundError:
+            raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
         return build_context(self.rt, data, opts)
