@@ -82,7 +82,8 @@ class IngestService:
                 return unchanged
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
             if grown is not None:
-                return self._append(session, mode, grown, captured, seg_vectors, prepared)
+                appended = self._append(session, mode, grown, captured, seg_vectors, prepared)
+                return summarise(appended, opts.max_items) if opts.detail == "compact" else appended
             segments = [
                 Segment(
                     source_id=source_id,
