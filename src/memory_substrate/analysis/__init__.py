@@ -1,0 +1,130 @@
+"""Language-aware lexical analysis: detect a text's language, then stem and split its words.
+
+The lexical index and the ranker share one normalisation (``retrieval.text`` for the ranker's
+terms, ``text`` for the store's full-text rows); both call ``analyse`` first and keep their own,
+English-first path when it answers ``None``. So English text (and anything short or uncertain)
+is analysed exactly as before, and a German, Dutch, Swedish, Spanish, French, Italian,
+Portuguese or Russian text gets:
+
+* its language, from ``py3langid`` (a small offline naive-Bayes model, BSD-3) restricted to the
+  languages analysed here, trusted above ``MIN_CONFIDENCE`` only;
+* the language's function words dropped (``analysis.stopwords``);
+* Snowball stemming (``snowballstemmer``, BSD-3; PyStemmer's C stemmers when installed);
+* for German, Dutch and Swedish, compound heads (``analysis.compounds``): "Rechenzentrum" also
+  yields "zentrum", so a question about a "Zentrum" finds it.
+
+Chinese, Japanese and Korean runs keep the CJK character bigrams of the callers (every backend
+indexes them the same way). Everything here is deterministic, offline and cached per text.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from memory_substrate.analysis.compounds import compound_heads
+from memory_substrate.analysis.stopwords import STOPWORDS
+from memory_substrate.retrieval.text import fold
+
+# Languages analysed here, with their Snowball stemmer; "en" is detected so that English text is
+# recognised as such (and left to the English path), never stemmed here.
+SNOWBALL: dict[str, str] = {
+    "de": "german",
+    "nl": "dutch",
+    "sv": "swedish",
+    "es": "spanish",
+    "fr": "french",
+    "it": "italian",
+    "pt": "portuguese",
+    "ru": "russian",
+}
+DECOMPOUND = frozenset({"de", "nl", "sv"})
+MIN_HEAD_STEM = 4  # a stemmed head shorter than this ("erv", "ang") is a fragment, not a word
+DETECTED = ["en", *SNOWBALL]
+MIN_CONFIDENCE = 0.9
+MIN_LETTERS = 12  # shorter texts ("ok", "Ja!") are too short to tell
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_lock = threading.Lock()
+_identifier: Any = None
+_stemmers: dict[str, Any] = {}
+
+
+def _detector() -> Any:
+    global _identifier
+    if _identifier is None:
+        with _lock:
+            if _identifier is None:
+                from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+                ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+                ident.set_languages(DETECTED)
+                _identifier = ident
+    return _identifier
+
+
+@lru_cache(maxsize=20_000)
+def language_of(text: str) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among ``DETECTED``, or None when unsure.
+
+    Text in CJK scripts is not classified here (its callers index it as character bigrams).
+    """
+    if len(_LETTER.findall(text[:400])) < MIN_LETTERS:
+        return None
+    lang, confidence = _detector().classify(text[:2000])
+    return lang if confidence >= MIN_CONFIDENCE else None
+
+
+def _stemmer(lang: str) -> Any:
+    stemmer = _stemmers.get(lang)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _stemmers[lang] = snowballstemmer.stemmer(SNOWBALL[lang])
+    return stemmer
+
+
+@lru_cache(maxsize=100_000)
+def _word_terms(word: str, lang: str) -> tuple[str, ...]:
+    """The terms of one lower-cased word: its folded stem, and its compounds' heads."""
+    if not word.isalpha():  # numbers, codes: as they are
+        return (fold(word),)
+    stem = _stemmer(lang).stemWord
+    out = [fold(stem(word))]
+    if lang in DECOMPOUND:
+        heads = (fold(stem(head)) for head in compound_heads(word))
+        out.extend(h for h in heads if len(h) >= MIN_HEAD_STEM)
+    return tuple(dict.fromkeys(t for t in out if t))
+
+
+def analyse(text: str, *, drop_stopwords: bool = True) -> tuple[str, ...] | None:
+    """Terms of ``text`` in its language, or None when it is English, CJK, mixed or unsure.
+
+    Stopwords of the language are dropped when ``drop_stopwords``; numbers stay as they are.
+    """
+    words = analyse_words(text, drop_stopwords=drop_stopwords)
+    return None if words is None else tuple(t for _, terms in words for t in terms)
+
+
+def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Like ``analyse``, word by word: ``(lower-cased word, its terms)``."""
+    if not text or len(text) < MIN_LETTERS or (not text.isascii() and any(_is_cjk(ch) for ch in text)):
+        return None
+    lang = language_of(text)
+    if lang is None or lang == "en":
+        return None
+    stop = STOPWORDS.get(lang, frozenset())
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in _WORD.findall(text.lower()):
+        if drop_stopwords and fold(word) in stop:
+            continue
+        out.append((word, _word_terms(word, lang)))
+    return out
+
+
+def _is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return 0x3040 <= cp <= 0x30FF or 0x3400 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7AF or 0xF900 <= cp <= 0xFAFF
