@@ -1,6 +1,6 @@
 """Multilingual retrieval through MCP: each language's paraphrases, and English questions across languages.
 
-    .venv/bin/python bench/multilingual_bench.py [--baseline-ref 83345d8] [--embedder static]
+    .venv/bin/python bench/multilingual_bench.py [--baseline-ref 83345d8] [--embedder static] [--ingest 3000]
 
 One store holds the twelve statements of ``bench/data/multilingual.json`` in eight languages (96
 turns, one conversation per language). Every question is asked through the official MCP SDK's
@@ -88,8 +88,35 @@ async def _measure(embedder: str) -> dict[str, Any]:
             "turns": len(items) * len(langs), "ingest_s": ingest_s}
 
 
-def _run_tree(src: str | None, embedder: str) -> dict[str, Any]:
-    cmd = [sys.executable, __file__, "--one", "--embedder", embedder]
+def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float]:
+    """Turns per second through ``Memory.ingest("conversation")`` (embedding included), per language.
+
+    Each turn joins two or three statements of that language in a varying order, 100 turns a
+    conversation; every language gets the same number of turns in a fresh store.
+    """
+    import random
+
+    from memory_substrate import Memory, Settings
+
+    items = json.loads(DATA.read_text(encoding="utf-8"))["items"]
+    out: dict[str, float] = {}
+    for lang in langs:
+        rng = random.Random(7)
+        texts = [" ".join(it["statement"][lang] for it in rng.sample(items, rng.randint(2, 3))) for _ in range(turns)]
+        with tempfile.TemporaryDirectory() as root:
+            memory = Memory(Settings(root=root, embedder=embedder), namespace="ingest")
+            memory.ingest("conversation", {"title": "warm-up", "messages": [{"role": "user", "content": texts[0]}]})
+            t0 = time.perf_counter()
+            for k in range(0, turns, 100):
+                messages = [{"role": "user", "name": "me", "content": t} for t in texts[k : k + 100]]
+                memory.ingest("conversation", {"title": f"chat {k}", "messages": messages})
+            out[lang] = turns / (time.perf_counter() - t0)
+            memory.close()
+    return out
+
+
+def _run_tree(src: str | None, embedder: str, ingest: int) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--one", "--embedder", embedder, "--ingest", str(ingest)]
     env = {**os.environ, "PYTHONPATH": src} if src else None
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
@@ -101,10 +128,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
+    ap.add_argument("--ingest", type=int, default=0, metavar="TURNS",
+                    help="also time ingesting this many turns each of English, German and Japanese")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(asyncio.run(_measure(args.embedder))))
+        result = asyncio.run(_measure(args.embedder))
+        if args.ingest:
+            result["ingest_turns_per_s"] = _ingest_rate(args.embedder, args.ingest, ["en", "de", "ja"])
+        print(json.dumps(result))
         return
     runs: list[tuple[str, dict[str, Any]]] = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -114,8 +146,8 @@ def main() -> None:
                 check=True, capture_output=True,
             ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            runs.append((f"base {args.baseline_ref[:7]}", _run_tree(str(Path(tmp) / "src"), args.embedder)))
-        runs.append(("current", _run_tree(None, args.embedder)))
+            runs.append((f"base {args.baseline_ref[:7]}", _run_tree(str(Path(tmp) / "src"), args.embedder, args.ingest)))
+        runs.append(("current", _run_tree(None, args.embedder, args.ingest)))
     langs = list(runs[-1][1]["paraphrase_at_3"])
     head = f"{'language':10s}" + "".join(f" | {label + ' para@3':>20s} | {label + ' cross@10':>20s}" for label, _ in runs)
     print(head)
@@ -133,6 +165,10 @@ def main() -> None:
             f"cross@10 mean {sum(cross_values) / len(cross_values):.2f} min {min(cross_values):.2f}; "
             f"ingest {r['turns']} turns in {r['ingest_s']:.2f}s; misses {r['misses']}"
         )
+    if args.ingest:
+        for label, r in runs:
+            rates = "  ".join(f"{lang} {v:6.0f}" for lang, v in r["ingest_turns_per_s"].items())
+            print(f"{label}: ingest turns/s ({args.ingest} turns per language, embedder {args.embedder}): {rates}")
 
 
 if __name__ == "__main__":
