@@ -31,7 +31,7 @@ def test_language_is_detected_and_short_or_english_text_keeps_the_english_path()
     assert language_of(STATEMENTS[5]) == "en"
     assert language_of("ok, danke") is None  # too short to tell
     assert analyse(STATEMENTS[5]) is None and analyse("Ja!") is None
-    assert analyse("我们四月要飞去东京看樱花，然后回家。") is None  # CJK keeps its bigrams
+    assert analyse("한국어 문장입니다 그리고 더 많은 단어") is None  # Korean keeps its bigrams
     # English is analysed exactly as before this module existed
     assert index_terms(STATEMENTS[5]) == ["went", "hik", "mountain", "two", "dog", "last", "weekend"]
 
@@ -88,3 +88,26 @@ async def test_search_in_each_language_through_mcp_and_reindex_rebuilds_older_ro
         after = [await _rank_of(c, sources, q, i) for q, i in QUESTIONS]
     assert all(r == 1 for r in after), after
     assert before != after  # the old rows did not carry the analysed forms
+
+
+def test_chinese_and_japanese_are_cut_into_words_with_the_cjk_extra() -> None:
+    pytest.importorskip("jieba")
+    pytest.importorskip("fugashi")
+    zh = index_terms("每天夜里两点，备份任务会把客户数据库复制到法兰克福的数据中心。")
+    assert {"备份", "数据库", "法兰克福", "数据中心"} <= set(zh) and "的" not in zh
+    assert {"数据库", "备份"} <= set(index_terms("客户的数据库每晚几点备份？"))
+    ja = index_terms("十月の市民マラソンに備えて、週に三回走り始めました。")
+    assert "マラソン" in ja and "走る" in ja and "に" not in ja  # lemma; particles dropped
+    assert "走る" in index_terms("毎朝走ります")
+
+
+def test_without_a_segmenter_cjk_keeps_its_bigrams(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_substrate.analysis import cjk
+
+    monkeypatch.setattr(cjk, "_state", {"zh": None, "ja": None})
+    from memory_substrate.retrieval import text as retrieval_text
+
+    retrieval_text._index_terms.cache_clear()
+    assert analyse("我们四月要飞去东京看樱花") is None
+    assert index_terms("东京看樱花") == ["东京", "京看", "看樱", "樱花"]
+    retrieval_text._index_terms.cache_clear()

@@ -24,9 +24,10 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from memory_substrate.analysis import cjk
 from memory_substrate.analysis.compounds import compound_heads
 from memory_substrate.analysis.stopwords import STOPWORDS
-from memory_substrate.retrieval.text import fold
+from memory_substrate.retrieval.text import fold, stem
 
 # Languages analysed here, with their Snowball stemmer; "en" is detected so that English text is
 # recognised as such (and left to the English path), never stemmed here.
@@ -111,7 +112,11 @@ def analyse(text: str, *, drop_stopwords: bool = True) -> tuple[str, ...] | None
 
 def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, tuple[str, ...]]] | None:
     """Like ``analyse``, word by word: ``(lower-cased word, its terms)``."""
-    if not text or len(text) < MIN_LETTERS or (not text.isascii() and any(_is_cjk(ch) for ch in text)):
+    if not text:
+        return None
+    if not text.isascii() and any(_is_cjk(ch) for ch in text):
+        return _cjk_words(text)
+    if len(text) < MIN_LETTERS:
         return None
     lang = language_of(text)
     if lang is None or lang == "en":
@@ -122,6 +127,23 @@ def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, 
         if drop_stopwords and fold(word) in stop:
             continue
         out.append((word, _word_terms(word, lang)))
+    return out
+
+
+def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Chinese or Japanese words when the ``cjk`` extra is installed (else None: bigrams)."""
+    if any(0xAC00 <= ord(ch) <= 0xD7AF for ch in text):
+        return None  # Korean: bigrams
+    lang = "ja" if any(0x3040 <= ord(ch) <= 0x30FF for ch in text) else "zh"
+    words = cjk.segment(text, lang)
+    if words is None:
+        return None
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in words:
+        if word.isascii():  # Latin words inside CJK text: as the English path has them
+            out.append((word, (stem(fold(word)),)))
+        else:
+            out.append((word, (word,)))
     return out
 
 
