@@ -88,7 +88,7 @@ def language_of(text: str) -> str | None:
         # Most text here is English chat: its own function words say so at a fraction of the
         # detector's cost (words none of the other languages analysed here writes alone).
         words = _ASCII_WORDS.findall(sample.lower())
-        if len(words) >= 4 and sum(w in ENGLISH_MARKERS for w in words) >= ENGLISH_MARKER_SHARE * len(words):
+        if len(words) >= 4 and sum(map(ENGLISH_MARKERS.__contains__, words)) >= ENGLISH_MARKER_SHARE * len(words):
             return "en"
     lang, confidence = _detector().classify(sample)
     return lang if confidence >= MIN_CONFIDENCE else None
