@@ -25,6 +25,7 @@ from memory_substrate.compiler.profiles import (
     TYPE_WEIGHTS,
 )
 from memory_substrate.graph.apply import evidence_score
+from memory_substrate.graph.procedures import promotable, promotion_gap
 from memory_substrate.graph.taxonomy import EVIDENCE_SCORES
 from memory_substrate.util import parse_time
 
@@ -61,8 +62,10 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         return f"superseded{f' by {by}' if by else ''}"
     if obj.valid_until and parse_time(obj.valid_until) <= now:
         return f"no longer valid (valid_until {obj.valid_until})"
-    if obj.kind == "procedure" and obj.status != "active":
-        return f"procedure not promoted (status {obj.status}, {obj.payload.get('observation_count', 1)} observations)"
+    if obj.kind == "procedure" and (obj.status != "active" or not promotable(obj)):
+        gap = promotion_gap(obj)
+        return (f"procedure not promoted (status {obj.status}, {gap['distinct_episodes']} episode(s), "
+                f"confidence {gap['confidence']})")
     if obj.status in UNVERIFIED and not include_unverified:
         return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
     if obj.status in GONE:
