@@ -33,6 +33,10 @@ UNVERIFIED = ("candidate", "contested")
 GONE = ("archived", "expired", "stale")
 
 
+def _strength(c: Candidate) -> tuple[bool, float]:
+    return c.rejected is None, PROVENANCE[c.strategy] * max(c.similarity, 1e-6)
+
+
 def merge(cands: list[Candidate]) -> list[Candidate]:
     """One candidate per key: the one with the strongest provenance x similarity keeps the slot,
     and remembers every strategy that found it."""
@@ -43,7 +47,7 @@ def merge(cands: list[Candidate]) -> list[Candidate]:
         if c.strategy not in strategies[c.key]:
             strategies[c.key].append(c.strategy)
         cur = best.get(c.key)
-        if cur is None or PROVENANCE[c.strategy] * max(c.similarity, 1e-6) > PROVENANCE[cur.strategy] * max(cur.similarity, 1e-6):
+        if cur is None or _strength(c) > _strength(cur):
             best[c.key] = c
     for key, c in best.items():
         c.strategies = strategies[key]
@@ -118,7 +122,7 @@ def rank(
     eligible: list[Candidate] = []
     rejected: list[Candidate] = []
     for c in merge(cands):
-        c.rejected = exclusion(c, classes[0], include_unverified, now)
+        c.rejected = exclusion(c, classes[0], include_unverified, now) or c.rejected
         score(c, classes, now)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))

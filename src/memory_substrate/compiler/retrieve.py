@@ -12,6 +12,7 @@ ranking and exclusion happen later (rank.py), so every candidate found can be tr
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,6 +25,7 @@ from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.schemas import Filters, SearchInput, SearchOptions
 from memory_substrate.query.search import SearchEngine
+from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
@@ -31,6 +33,7 @@ from memory_substrate.text import query_terms
 FACT_LOOKUP_DEPTH = 40
 PROCEDURE_SCAN = 200
 PROCEDURE_FLOOR = 0.2  # below this similarity a procedure is unrelated to the task
+FACT_FLOOR = 0.4  # below this a fact is unrelated: static-vector cosines of a short unrelated phrase ("talked with") reach 0.35
 
 
 def memory_type(obj: MemoryObject) -> str:
@@ -44,6 +47,12 @@ def _overlap(terms: Sequence[str], text: str) -> float:
         return 0.0
     have = set(query_terms(text))
     return sum(t in have for t in terms) / len(terms)
+
+
+def _covered(text: str, terms: Sequence[str]) -> float:
+    """The share of ``text``'s terms that the task's terms cover (both stemmed)."""
+    own = {stem(t) for t in query_terms(text)}
+    return len(own & {stem(t) for t in terms}) / len(own) if own else 0.0
 
 
 def graph(session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
@@ -86,15 +95,59 @@ def fact_lookup(
         return []
     with engine.rt.read() as session:
         objs = session.get_objects([i["id"] for i in items])
-    out = []
-    n = len(items)
-    for pos, item in enumerate(items):
+        said = what_it_says(session, [o for o in objs.values() if o.object_type == "knowledge"], task)
+    terms = query_terms(task)
+    emb = engine.rt.embedder_or_none()
+    cos_said: dict[str, float] = {}
+    if emb is not None and said:
+        qvec = np.asarray(emb.embed_query(task), dtype=np.float32)
+        keys = list(said)
+        vecs = np.asarray(emb.embed_documents([said[k] for k in keys]), dtype=np.float32)
+        cos_said = {k: float(v @ qvec) for k, v in zip(keys, vecs, strict=True)}
+    out, below = [], 0
+    for item in items:
         obj = objs.get(item["id"])
         if obj is None:
             continue
-        cos = max(0.0, float(item.get("semantic_score") or 0.0))
-        sim = 0.5 * (1.0 - pos / n) + 0.5 * cos
-        out.append(Candidate(obj.id, memory_type(obj), "fact_lookup", sim, profile, obj=obj))
+        # How well it matches the task, not where it ranked: the first of forty unrelated
+        # imported facts is still unrelated, and the ranking compares it with turns. A fact is
+        # judged on what it says about its entities, not on their names: "Caroline talked with
+        # Melanie" shares a name with every question about Caroline and answers none of them.
+        if obj.id in said:
+            sim = max(cos_said.get(obj.id, 0.0), _covered(said[obj.id], terms))
+        else:
+            cos = max(0.0, float(item.get("semantic_score") or 0.0))
+            sim = max(cos, _overlap(terms, f"{obj.title} {obj.summary}"))
+        cand = Candidate(obj.id, memory_type(obj), "fact_lookup", min(1.0, sim), profile, obj=obj)
+        if sim < FACT_FLOOR:  # kept, rejected, so the trace says why it is not in the package
+            below += 1
+            cand.rejected = f"unrelated to the task (similarity {sim:.2f} < {FACT_FLOOR})"
+        out.append(cand)
+    found["facts_below_floor"] = below
+    return out
+
+
+def what_it_says(session: StoreSession, facts: list[MemoryObject], task: str) -> dict[str, str]:
+    """Fact id -> its text without the names (and aliases) of the linked entities that the task
+    names: what it says about them that the task does not already say. Only facts linking an
+    entity the task names are listed."""
+    linked = {f.id: [v for v in (f.payload.get("subject"), f.payload.get("object"))
+                     if isinstance(v, str) and v.startswith("ent:")] for f in facts}
+    ents = session.get_objects(sorted({e for ids in linked.values() for e in ids}))
+    folded = f" {' '.join(query_terms(task))} "
+    named: dict[str, list[str]] = {}
+    for eid, ent in ents.items():
+        names = [n for n in {ent.title, *(ent.payload.get("aliases") or [])} if n]
+        named[eid] = [n for n in names if f" {' '.join(query_terms(n))} " in folded and query_terms(n)]
+    out: dict[str, str] = {}
+    for f in facts:
+        cut = sorted({n for e in linked[f.id] for n in named.get(e, [])}, key=len, reverse=True)
+        if not cut:
+            continue
+        text = f.title if f.summary == f.title else f"{f.title} {f.summary}"
+        for n in cut:
+            text = re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", " ", text, flags=re.IGNORECASE)
+        out[f.id] = " ".join(text.split())
     return out
 
 
