@@ -54,7 +54,8 @@ def test_domain_expansion_finds_work_items_from_chinese(memory):
     ids = _seed(memory)
     out = memory.query("search", {"query": "待办项"})
     assert out["items"][0]["id"] == ids["task"]
-    assert out["inferred_filters"] == {"object_types": ["work_item"]}
+    assert out["inferred_filters"]["object_types"] == ["work_item"]
+    assert out["inferred_filters"]["effect"].startswith("boost") and "excludes nothing" in out["inferred_filters"]["effect"]
     assert "task" in out["suggested_retry_terms"]
     assert memory.query("search", {"query": "todo"})["items"][0]["id"] == ids["task"]
 
