@@ -122,7 +122,7 @@ def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> di
         else:
             with rt.read() as session:
                 if strategy == "graph":
-                    cands.extend(RT.graph(session, task, cls_name, found))
+                    cands.extend(RT.graph(rt, session, task, cls_name, found))
                 elif strategy == "episode_recall":
                     cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
                 else:
