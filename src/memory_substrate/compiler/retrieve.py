@@ -54,7 +54,7 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
     entities = entities_in(session, task)
     found["entities"] = [{"id": k, "match": v} for k, v in entities.items()]
     facts = neighbourhood(session, list(entities))
-    sims = judge(rt, session, task, [f for f, _ in facts], {})
+    sims = judge(rt, session, task, [f for f, _ in facts])
     return [Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * sims[fact.id]),
                       profile, obj=fact) for fact, via in facts]
 
@@ -87,8 +87,7 @@ def fact_lookup(
         return []
     with engine.rt.read() as session:
         objs = session.get_objects([i["id"] for i in items])
-        hints = {i["id"]: max(0.0, float(i.get("semantic_score") or 0.0)) for i in items}
-        sims = judge(engine.rt, session, task, [objs[i["id"]] for i in items if i["id"] in objs], hints)
+        sims = judge(engine.rt, session, task, [objs[i["id"]] for i in items if i["id"] in objs])
     out, below = [], 0
     for item in items:
         obj = objs.get(item["id"])
