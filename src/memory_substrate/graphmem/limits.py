@@ -3,7 +3,9 @@
 Spec 002 names its variables without a prefix (``MAX_TEXT_LENGTH``...); this project's
 convention is the ``MEMORY_SUBSTRATE_`` prefix. Both are read; the prefixed one wins, so a
 deployment can set the project's variable without touching a shared, unprefixed one.
-Read once when the toolset is built (never at import time).
+Spec 002 configures them in a ``.env`` file: ``.env`` in the working directory is read too,
+below the process environment (a variable set in the environment wins over the file). Read once
+when the toolset is built (never at import time).
 """
 
 from __future__ import annotations
@@ -11,7 +13,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
+
+from dotenv import dotenv_values
 
 from memory_substrate.errors import ValidationError
 
@@ -37,8 +42,9 @@ class GraphLimits:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> GraphLimits:
-        """Limits from ``env`` (default ``os.environ``); raises ValidationError on a bad value."""
-        env = os.environ if env is None else env
+        """Limits from ``env`` (default: ``./.env`` overlaid with ``os.environ``); raises
+        ValidationError naming the variable and its value on a bad value."""
+        env = dot_env_and_environ() if env is None else env
         values: dict[str, Any] = {}
         for f in fields(cls):
             name = f.name.upper()
@@ -64,3 +70,13 @@ def _parse(name: str, raw: str, kind: type) -> Any:
     if value < 0:
         raise ValidationError(f"{name} must not be negative")
     return value
+
+
+def dot_env_and_environ(directory: Path | None = None) -> dict[str, str]:
+    """``.env`` of ``directory`` (default the working directory), then the environment over it."""
+    path = (directory or Path.cwd()) / ".env"
+    try:
+        from_file = {k: v for k, v in dotenv_values(path).items() if v is not None} if path.is_file() else {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"cannot read {path}: {type(exc).__name__}: {exc}") from None
+    return {**from_file, **os.environ}

@@ -9,6 +9,7 @@ from typing import Any
 from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
+from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.ingest.conversation import capture_conversation
@@ -61,18 +62,11 @@ class IngestService:
         seg_vectors, prepared = self._embed_outside_lock(mode, captured)
         with self.rt.store.write(self.rt.namespace) as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
-            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
-                unchanged: dict[str, Any] = {
-                    "result_type": result_type,
-                    "status": "noop",
-                    "requires_decision": False,
-                    "patch_id": None,
-                    "source_id": previous.id,
-                    "applied_operations": 0,
-                    "audit_event_ids": [],
-                    "projection_count": 0,
-                    "reason": f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged",
-                }
+            same_path = previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
+            repeat = previous if same_path else repeats.same_content(session, mode, captured)
+            if repeat is not None:
+                reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
+                unchanged = repeats.noop_result(result_type, repeat.id, reason)
                 pending_again = (captured.metadata.get("preflight") or {}).get("pending_decisions") or []
                 if pending_again:
                     # Nothing new to write, but the preflight has not passed: the decision is still open.
@@ -86,6 +80,9 @@ class IngestService:
                         suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
                     )
                 return unchanged
+            grown = repeats.grown_from(session, captured) if mode == "conversation" else None
+            if grown is not None:
+                return self._append(session, mode, grown, captured, seg_vectors, prepared)
             segments = [
                 Segment(
                     source_id=source_id,
@@ -125,6 +122,7 @@ class IngestService:
                     },
                     "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
                     **({"supersedes": previous.id} if previous else {}),
+                    **({"thread": {"key": captured.thread}} if captured.thread else {}),
                     **({"specific_facts": specific} if specific else {}),
                 },
             )
@@ -180,6 +178,31 @@ class IngestService:
         return result
 
 
+    def _append(
+        self, session: Any, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
+        prepared: dict[str, Any],
+    ) -> dict[str, Any]:
+        patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
+                      prepared=prepared)
+        updated, segments = repeats.append_messages(session, patch, prev, captured, _summary(captured), seg_vectors)
+        record = patch.commit({"source_id": prev.id, "segments": len(segments), "appended": True})
+        return {
+            "result_type": f"{mode}_ingest_result",
+            "status": "completed",
+            "requires_decision": False,
+            "source_id": prev.id,
+            "patch_id": record.id,
+            "applied_operations": record.operations,
+            "audit_event_ids": patch.event_ids,
+            "segment_count": int(updated.metadata["segment_count"]),
+            "appended_messages": len(segments),
+            "projection_count": len(segments) + 1,
+            "extraction": {"status": "queued", "episode_id": prev.id,
+                           "specific_facts": len(updated.metadata.get("specific_facts", []))},
+            "warnings": list(captured.warnings),
+            "memory_suggestions": memory_suggestions(prev.id, segments),
+        }
+
     def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
         """Segment vectors and the source's vector, made before the write session opens.
 
@@ -191,10 +214,11 @@ class IngestService:
         emb = self.rt.embedder_or_none()
         if emb is None:
             return None, {}
-        if mode != "conversation":
-            with self.rt.store.read(self.rt.namespace) as session:
-                previous = session.find_source_by_uri(captured.uri)
+        with self.rt.store.read(self.rt.namespace) as session:
+            previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+                return None, {}
+            if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
         texts = [s.text for s in captured.segments]
         seg_vectors = emb.embed_documents(texts) if texts else None
