@@ -54,9 +54,12 @@ def _fact_text(subject: str, predicate: str, obj: str) -> str:
 
 
 class ExtractionApplier:
-    def __init__(self, patch: Patch, embedder: Embedder | None, *, episode_limit: bool = True) -> None:
-        """``episode_limit=False`` for imports (importers/bulk.py): an imported graph lands on one
-        source per part, which is not one episode's extraction."""
+    def __init__(self, patch: Patch, embedder: Embedder | None, *,
+                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE) -> None:
+        """``episode_limit``: distinct entities the episode may hold across extractions. None for
+        imports (importers/bulk.py: an imported graph lands on one source per part, which is not
+        one episode's extraction); the model extractor allows the limit per window of a long
+        episode (graph/extract.py)."""
         self.episode_limit = episode_limit
         self.patch = patch
         self.session = patch.session
@@ -177,14 +180,14 @@ class ExtractionApplier:
         limit is refused whole (the patch is not committed)."""
         linked = list(episode.metadata.get("entity_ids") or [])
         added = [e for e in dict.fromkeys(entity_ids) if e not in linked]
-        if not added or not self.episode_limit:
+        if not added or self.episode_limit is None:
             return
-        if len(linked) + len(added) > MAX_ENTITIES_PER_EPISODE:
+        if len(linked) + len(added) > self.episode_limit:
             raise ValidationError(
                 f"episode {episode.id} would hold {len(linked) + len(added)} entities; at most "
-                f"{MAX_ENTITIES_PER_EPISODE} per episode (it holds {len(linked)} from earlier extractions)",
+                f"{self.episode_limit} per episode (it holds {len(linked)} from earlier extractions)",
                 details={"episode_id": episode.id, "entities_linked": len(linked), "entities_added": len(added),
-                         "limit": MAX_ENTITIES_PER_EPISODE},
+                         "limit": self.episode_limit},
             )
         self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": [*linked, *added]}),
                           action="entities_linked", changes={"entity_ids": added}, derive=False, embed=False)
