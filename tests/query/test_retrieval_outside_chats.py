@@ -51,7 +51,7 @@ async def test_exact_tokens_find_their_episode_among_similar_ones(any_memory: Me
             chats[i] = out["source_id"]
         for i in (0, 5, 11):
             for token in (f"10.0.{i % 3}.{17 + i}", f"2.{i % 4}.{11 + i}", f"OPS-{1700 + i}", f"/var/log/svc-{i}/worker.log"):
-                found = await call(c, "memory_query", "search", {"query": token}, {"max_items": 5})
+                found = await call(c, "memory_query", "search", {"query": token}, {"max_items": 5, "detail": "full"})
                 assert found["items"][0]["id"] == chats[i], (token, [x["title"] for x in found["items"]])
                 assert "exact" in found["items"][0]["retrieval_sources"]
 

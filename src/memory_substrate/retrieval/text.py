@@ -329,6 +329,13 @@ def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
 
 
 def _compute_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
+    # Text in another language than English gets its own stemmer and stopwords (``analysis``);
+    # English, CJK and short or uncertain text take the path below, as before.
+    from memory_substrate.analysis import analyse  # imported here: analysis uses fold() from this module
+
+    analysed = analyse(text, drop_stopwords=drop_stopwords)
+    if analysed is not None:
+        return analysed
     terms = []
     for tok in tokenize(text):
         if drop_stopwords and tok in STOPWORDS:
