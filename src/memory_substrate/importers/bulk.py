@@ -46,7 +46,7 @@ def apply_extractions(memory: Memory, episode_id: str, groups: list[dict[str, An
     with rt.store.write(rt.namespace) as session:
         patch = Patch(session, tool="memory_remember", mode="extraction", reason=parsed[0].reason if parsed else None,
                       embedder=embedder)
-        applier = ExtractionApplier(patch, embedder)
+        applier = ExtractionApplier(patch, embedder, episode_limit=None)
         last_trace = None
         for data in parsed:
             gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),
