@@ -23,9 +23,15 @@ class Settings(BaseSettings):
     embedder: str = "static"  # "static" (bundled, offline), "none", or a registered provider
     embedder_model: str | None = None
     embedder_url: str | None = None
+    # Filesystem access for path-taking modes (docs/security.md): None reads any path (stdio/CLI
+    # default); a list reads only under those directories ([] = none, the HTTP default).
+    allow_paths: list[Path] | None = None
     max_file_bytes: int = 2_000_000  # larger files are skipped with a reason (repo) or refused (file)
     max_pdf_bytes: int = 100_000_000
     web_allow_private: bool = False
+    # Private hosts or networks web capture may fetch although private: names ("wiki.corp"),
+    # addresses or CIDRs ("10.1.2.0/24"). Checked against every resolved address at connect time.
+    web_allow_hosts: list[str] = Field(default_factory=list)
     web_timeout_s: float = 15.0
     web_max_bytes: int = 5_000_000
     # Optional extraction model (any OpenAI-compatible chat endpoint); never used on the hot path.

@@ -54,8 +54,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def http_server(env: dict[str, str], log: Path) -> Iterator[str]:
-    """Start a server on a free loopback port; yield its MCP URL; SIGTERM it and expect exit 0."""
+def http_server(env: dict[str, str], log: Path, *extra: str) -> Iterator[str]:
+    """Start a server on a free loopback port; yield its MCP URL; SIGTERM it and expect exit 0.
+
+    ``extra`` are more ``serve`` options (``--allow-path DIR``...)."""
     port = free_port()
     with log.open("w") as fh:
         proc = subprocess.Popen(
@@ -68,6 +70,7 @@ def http_server(env: dict[str, str], log: Path) -> Iterator[str]:
                 "http",
                 "--port",
                 str(port),
+                *extra,
             ],
             env=env,
             stdout=fh,

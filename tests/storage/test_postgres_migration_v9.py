@@ -19,6 +19,7 @@ import psycopg
 import pytest
 
 from memory_substrate import Memory, Settings
+from memory_substrate.storage.postgres.schema import SCHEMA_VERSION
 from memory_substrate.storage.postgres.store import PostgresStore
 from memory_substrate.storage.postgres.vector_index import index_name, index_sql
 
@@ -101,7 +102,7 @@ def test_a_v8_store_migrates_and_answers_the_same(database: str, tmp_path: Path,
     mem = Memory(settings, namespace="ns-v9")
     store = PostgresStore(database, idle_build_s=None)
     try:
-        assert store.schema_version() == 9
+        assert store.schema_version() == SCHEMA_VERSION  # v9 and every later migration
         with psycopg.connect(database) as conn:
             counts = conn.execute(
                 "SELECT (SELECT COUNT(*) FROM segments), (SELECT COUNT(*) FROM segment_search)"

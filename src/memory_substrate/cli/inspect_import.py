@@ -41,13 +41,24 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
     @click.pass_context
     def inspect_command(ctx: click.Context, host: str, port: int, require_token: bool) -> None:
         """Serve the read-only web inspector for this store (every namespace, or the token's)."""
+        from memory_substrate.errors import ValidationError
         from memory_substrate.inspect import serve_inspector
+        from memory_substrate.mcp.http import is_loopback, public_bind_check
 
-        if host not in ("127.0.0.1", "localhost", "::1") and not require_token:
-            click.echo("warning: serving beyond loopback without --require-token shows every namespace to anyone "
-                       "who can reach this port", err=True)
+        if not is_loopback(host) and not require_token:
+            fail(ValidationError(f"inspect on the non-loopback address {host!r} needs --require-token: without it "
+                                 "every namespace is shown to anyone who can reach this port (docs/security.md)"))
+            return
         try:
-            serve_inspector(memory_of(ctx), host=host, port=port, require_token=require_token)
+            memory = memory_of(ctx)
+            try:
+                line = public_bind_check(memory.store, host, "inspect")
+            except MemorySubstrateError:
+                memory.close()
+                raise
+            if line:
+                click.echo(line, err=True)
+            serve_inspector(memory, host=host, port=port, require_token=require_token)
         except MemorySubstrateError as exc:
             fail(exc)
 

@@ -175,8 +175,12 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
               envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
 @click.option("--inspector", is_flag=True, help="With --transport http: also serve the web inspector at /inspect/ (same tokens).")
+@click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory that path-taking modes (file, markdown, repo, pdf) may read; repeatable. Over http "
+                   "nothing is readable without it; over stdio it restricts reads to these directories.")
 @click.pass_context
-def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool) -> None:
+def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool,
+          allow_paths: tuple[Path, ...]) -> None:
     """Run the MCP server (stdio by default).
 
     Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
@@ -184,10 +188,23 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     When an extraction model is configured (MEMORY_SUBSTRATE_LLM_*), the server drains the
     extraction queue in the background.
     """
+    from memory_substrate.app import Memory
     from memory_substrate.graph.background import start_background_extraction
     from memory_substrate.mcp.server import build_server
 
-    memory = _memory(ctx)
+    settings = _settings(ctx)
+    if transport == "http" or allow_paths:
+        # Over http callers are not the machine's user: no filesystem unless allowed (docs/security.md).
+        settings = settings.model_copy(update={"allow_paths": [*(settings.allow_paths or []), *allow_paths]})
+    memory = Memory(settings)
+    if transport == "http":
+        from memory_substrate.mcp.http import public_bind_check
+
+        try:  # a public bind with no token refuses before anything is printed: one line, exit 2
+            public_bind_check(memory.store, host)
+        except MemorySubstrateError:
+            memory.close()
+            raise
     where = f" on {host}:{port}" if transport == "http" else ""
     store = memory.store  # its location is a file path or a URL with the password redacted
     click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
@@ -316,6 +333,10 @@ def doctor(ctx: click.Context) -> None:
     except MemorySubstrateError as exc:
         problems.append(f"store: {exc.message}")
         semantic = _semantic_without_store(settings)
+    from memory_substrate.ingest.pathpolicy import PathPolicy
+
+    report["filesystem"] = {**PathPolicy.from_settings(settings).describe(),
+                            "http": "no filesystem access unless `serve --allow-path DIR` or MEMORY_SUBSTRATE_ALLOW_PATHS"}
     report["embedder"] = settings.embedder
     report["semantic_backend"] = semantic
     if not semantic["enabled"] and settings.embedder.strip().lower() not in DISABLED_NAMES and not problems:
@@ -334,32 +355,6 @@ def _semantic_without_store(settings: Any) -> dict[str, Any]:
     if embedder is None:
         return {"enabled": False, "provider": settings.embedder, "reason": error or "disabled"}
     return {"enabled": True, "provider": settings.embedder, "model": embedder.name, "dimensions": embedder.dimensions}
-
-
-@main.group()
-def token() -> None:
-    """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
-
-
-@token.command(name="create")
-@click.option("--namespace", "token_namespace", required=True, help="The namespace the token may use.")
-@click.option("--label", default="", help="A note to recognise the token by (who or what uses it).")
-@click.pass_context
-def token_create(ctx: click.Context, token_namespace: str, label: str) -> None:
-    """Print a new random token; only its sha256 is stored, so keep the printed value."""
-    if not token_namespace.strip():
-        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
-    from memory_substrate.mcp.http import create_token
-    from memory_substrate.storage.factory import open_store
-
-    try:
-        store = open_store(_settings(ctx))
-        try:
-            click.echo(create_token(store, token_namespace, label))
-        finally:
-            store.close()
-    except MemorySubstrateError as exc:
-        _fail(exc)
 
 
 @main.command(name="export")
@@ -442,6 +437,9 @@ register_inspect_import(main, _memory, _fail)
 from memory_substrate.cli.namespaces import namespace  # noqa: E402  (own module, registered here)
 
 main.add_command(namespace)
+from memory_substrate.cli.tokens import register as _register_tokens  # noqa: E402
+
+_register_tokens(main, _settings, _fail)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

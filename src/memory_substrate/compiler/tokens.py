@@ -78,4 +78,22 @@ def count_tokens(text: str) -> int:
         return 0
     if len(text) <= 2_000:  # item-sized strings recur across compiles (the same turns, facts)
         return _cached(text)
-    return math.ceil(MARGIN * _estimate(text))
+    if len(text) <= PIECE_CHARS:
+        return math.ceil(MARGIN * _estimate(text))
+    # In pieces: one findall over a 200,000-character turn held the GIL for tens of ms, during
+    # which no other request of the server ran. Cuts fall after whitespace where there is some;
+    # a cut can only add a token (a split punctuation run), so the count stays an upper bound.
+    total = 0.0
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + PIECE_CHARS)
+        if end < len(text):
+            cut = max(text.rfind(" ", start, end), text.rfind("\n", start, end))
+            if cut > start:
+                end = cut + 1
+        total += _estimate(text[start:end])
+        start = end
+    return math.ceil(MARGIN * total)
+
+
+PIECE_CHARS = 16_384

@@ -64,11 +64,17 @@ class MirroredStore:
     def namespaces(self) -> list[str]:
         return self.inner.namespaces()
 
-    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
-        self.inner.create_token(token_hash, namespace, label)
+    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
+        self.inner.create_token(token_hash, namespace, label, expires_at)
 
     def namespace_for_token(self, token_hash: str) -> str | None:
         return self.inner.namespace_for_token(token_hash)
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        return self.inner.list_tokens(namespace)
+
+    def revoke_tokens(self, token_hashes: list[str]) -> int:
+        return self.inner.revoke_tokens(token_hashes)
 
     def build_deferred_indexes(self) -> dict[str, int]:
         return self.inner.build_deferred_indexes()

@@ -21,14 +21,17 @@ _CLI_TOOLS = (
     "redis-cli|mysql|mongosh|sqlite3|ffmpeg|openssl|memory-substrate"
 )
 _BACKTICK = re.compile(r"`([^`\n]{3,300})`")
-_PROMPT = re.compile(r"(?m)^\s*\$\s+(\S[^\n]{1,300})$")
+# [ \t], not \s: "\s*" at a line start ran over every following blank line (quadratic on " \n" * n).
+_PROMPT = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]{1,300})$")
 _CLI_START = re.compile(rf"^(?:sudo\s+)?(?:{_CLI_TOOLS})(?:\s|$)")
 _CLI_INLINE = re.compile(rf"(?<![\w/-])((?:sudo\s+)?(?:{_CLI_TOOLS})\s+[a-z\-][^\s,;`]*(?:\s+[^\s,;`]+){{0,8}})")
 _RESOURCE = re.compile(
     r"(arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:[\w\-/:.]+"  # AWS ARNs
     r"|/subscriptions/[0-9a-fA-F-]{36}(?:/[\w.\-]+){0,12}"  # Azure resource ids
     r"|projects/[a-z][\w-]{3,}(?:/[\w.\-]+){1,8}"  # GCP resource names
-    r"|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|internal|local|svc|ai)\b)"  # host names
+    # host names, starting where a name can start: from every position inside "a.a.a..." the
+    # labels were re-read to the end (quadratic: 20k characters took 9 s)
+    r"|(?<![a-z0-9.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|io|dev|app|cloud|internal|local|svc|ai)\b)"
 )
 _COUNT = re.compile(
     r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?[kKmM]?)\s+"
@@ -77,27 +80,71 @@ def _commands(text: str) -> Iterable[tuple[str, str]]:
             yield "cli", cmd
 
 
-def specific_facts(text: str) -> list[dict[str, str]]:
-    """Specific facts in one text, in order of kind then appearance, de-duplicated."""
-    found: list[tuple[str, str]] = []
-    found.extend(_ips(text))
+PIECE_CHARS = 16_384
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut at line ends (else at a space) into pieces of at most ~16 KB.
+
+    Each regex pass holds the GIL for as long as it scans; on a 200,000-character message that
+    was ~50 ms in which no other request of the server could run. Per piece it is a few ms.
+    A fact spanning a cut is lost only in a line longer than a piece with no space near its end.
+    """
+    if len(text) <= PIECE_CHARS:
+        return [text]
+    out = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + PIECE_CHARS)
+        if end < len(text):
+            cut = text.rfind("\n", start, end)
+            if cut <= start:
+                cut = text.rfind(" ", start, end)
+            if cut > start:
+                end = cut + 1
+        out.append(text[start:end])
+        start = end
+    return out
+
+
+def _ports(text: str) -> Iterable[tuple[str, str]]:
     for m in _PORT.finditer(text):
         port = m.group(1) or m.group(2)
         if port and 1 <= int(port) <= 65535:
-            found.append(("port", port))
-    ip_texts = {v for k, v in found if k == "ip"}
+            yield "port", port
+
+
+def _versions(text: str, ip_texts: set[str]) -> Iterable[tuple[str, str]]:
     for m in _VERSION.finditer(text):
         v = m.group(1)
         if any(v in ip for ip in ip_texts):
             continue
         if v.count(".") == 1 and not v.startswith("v") and not _NAMED_BEFORE.search(text[max(0, m.start() - 40) : m.start()]):
             continue  # "3.5" alone is a number; "version 3.5", "Python 3.11", "v3.5" and "1.2.3" are versions
-        found.append(("version", v))
-    found.extend(_commands(text))
+        yield "version", v
+
+
+def _resources(text: str) -> Iterable[tuple[str, str]]:
     for m in _RESOURCE.finditer(text):
-        found.append(("resource", m.group(1).rstrip(".:")))
+        yield "resource", m.group(1).rstrip(".:")
+
+
+def _counts(text: str) -> Iterable[tuple[str, str]]:
     for m in _COUNT.finditer(text):
-        found.append(("count", f"{m.group(1)} {m.group(2).lower()}"))
+        yield "count", f"{m.group(1)} {m.group(2).lower()}"
+
+
+def specific_facts(text: str) -> list[dict[str, str]]:
+    """Specific facts in one text, in order of kind then appearance, de-duplicated."""
+    pieces = _pieces(text)
+    found: list[tuple[str, str]] = []
+    found.extend(f for p in pieces for f in _ips(p))
+    found.extend(f for p in pieces for f in _ports(p))
+    ip_texts = {v for k, v in found if k == "ip"}
+    found.extend(f for p in pieces for f in _versions(p, ip_texts))
+    found.extend(f for p in pieces for f in _commands(p))
+    found.extend(f for p in pieces for f in _resources(p))
+    found.extend(f for p in pieces for f in _counts(p))
     out: list[dict[str, str]] = []
     seen: set[tuple[str, str]] = set()
     for kind, value in found:

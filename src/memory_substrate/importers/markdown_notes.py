@@ -28,6 +28,7 @@ from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
+from memory_substrate.ingest.pathpolicy import PathPolicy, is_within, leaves_root
 
 FORMAT = "markdown"
 SUFFIXES = (".md", ".markdown")
@@ -74,7 +75,8 @@ def _target_name(raw: str) -> str:
 class MarkdownImporter:
     def __init__(self, memory: Memory, root: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
         self.memory = memory
-        self.root = root.expanduser().resolve()
+        # The server's path policy decides whether this folder may be read (ingest/pathpolicy.py).
+        self.root = PathPolicy.from_settings(memory.settings).resolve(root, "directory")
         self.scope = scope
         self.progress = progress
         self.report = ImportReport(FORMAT, str(self.root))
@@ -86,7 +88,13 @@ class MarkdownImporter:
             rel = p.relative_to(self.root).parts
             if any(part in SKIP_DIRS or part.startswith(".") for part in rel[:-1]):
                 continue
-            if p.is_file() and p.suffix.lower() in SUFFIXES:
+            if p.suffix.lower() not in SUFFIXES:
+                continue
+            if leaves_root(p, self.root) or not is_within(p.resolve(), self.root):
+                # A symlinked note pointing outside the vault: never read (a vault is not a way out).
+                self.report.skip("symlink_outside_root", path=str(p.relative_to(self.root)))
+                continue
+            if p.is_file():
                 found.append(p)
         return found
 

@@ -55,6 +55,7 @@ from memory_substrate.importers.common import (
     store_part,
 )
 from memory_substrate.ingest.captured import CapturedSegment
+from memory_substrate.ingest.pathpolicy import PathPolicy
 
 FORMAT = "mcp-memory"
 # A part (one captured source, one patch) ends after a record whose key hashes to 0 mod
@@ -173,7 +174,7 @@ def _observation_count(rec: dict[str, Any]) -> int:
 class McpMemoryImporter:
     def __init__(self, memory: Memory, path: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
         self.memory = memory
-        self.path = path.expanduser().resolve()
+        self.path = PathPolicy.from_settings(memory.settings).resolve(path, "file")
         self.scope = scope
         self.progress = progress
         self.report = ImportReport(FORMAT, str(self.path))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from memory_substrate.errors import ValidationError
@@ -16,24 +15,26 @@ from memory_substrate.ingest.adapters import (
     capture_web,
 )
 from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.pathpolicy import Kind, PathPolicy
 from memory_substrate.ingest.service import Progress
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse
 
 
-def _path(raw: str) -> str:
-    # Relative paths are resolved against the server's working directory; the stored uri is absolute.
+def _path(rt: Runtime, raw: str, kind: Kind = "file") -> str:
+    # Relative paths are resolved against the server's working directory; the stored uri is
+    # absolute. The policy (ingest/pathpolicy.py) decides whether this caller may read it at all.
     try:
-        return str(Path(raw).expanduser().resolve())
-    except RuntimeError as exc:  # "~someone" names a user this machine does not have
-        raise ValidationError(f"input_data.path: {exc}", details={"path": raw}) from None
+        return str(PathPolicy.from_settings(rt.settings).resolve(raw, kind))
+    except ValidationError as exc:
+        raise ValidationError(f"input_data.{exc.message}", details=exc.details) from None
 
 
 def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.RepoInput, input_data, "input_data")
     captured = capture_repo(
-        _path(data.path),
+        _path(rt, data.path, "directory"),
         include_patterns=data.include_patterns,
         exclude_patterns=data.exclude_patterns,
         force=opts.force,
@@ -49,7 +50,7 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
 def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
     capture = capture_markdown if mode == "markdown" else capture_file
-    captured = capture(_path(data.path), max_bytes=rt.settings.max_file_bytes)
+    captured = capture(_path(rt, data.path), max_bytes=rt.settings.max_file_bytes)
     if data.title:
         captured.title = data.title
     return captured
@@ -57,7 +58,7 @@ def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.Ingest
 
 def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
-    captured = capture_pdf(_path(data.path), max_bytes=rt.settings.max_pdf_bytes, progress=progress)
+    captured = capture_pdf(_path(rt, data.path), max_bytes=rt.settings.max_pdf_bytes, progress=progress)
     if data.title:
         captured.title = data.title
     return captured
@@ -66,7 +67,8 @@ def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptio
 def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.WebInput, input_data, "input_data")
     s = rt.settings
-    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private)
+    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private,
+                       allow=s.web_allow_hosts)
 
 
 ADAPTERS: dict[str, Callable[..., CapturedSource]] = {

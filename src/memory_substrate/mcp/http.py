@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import secrets
 import signal
 import sys
-import time
 from collections.abc import AsyncIterator
 from types import FrameType
 from typing import Any
@@ -47,6 +47,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memory_substrate.app import Memory
+from memory_substrate.errors import ValidationError
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
@@ -66,33 +67,54 @@ def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(32)
 
 
-def create_token(store: Store, namespace: str, label: str = "") -> str:
+def create_token(store: Store, namespace: str, label: str = "", expires_at: str | None = None) -> str:
     """Create a token bound to ``namespace``; only its hash is stored. Returns the token."""
     token = new_token()
-    store.create_token(hash_token(token), namespace, label)
+    store.create_token(hash_token(token), namespace, label, expires_at)
     return token
 
 
-class StoreTokenVerifier:
-    """The SDK's ``TokenVerifier`` over the store's token table, with a short positive cache."""
+def is_loopback(host: str) -> bool:
+    """Whether binding ``host`` serves this machine only (a name that is not loopback counts as public)."""
+    if host.strip().lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
-    def __init__(self, store: Store, *, cache_s: float = 30.0) -> None:
+
+def public_bind_check(store: Store, host: str, what: str = "serve --transport http") -> str | None:
+    """None on loopback; else the one stderr line to print. Raises ``ValidationError`` with no token."""
+    if is_loopback(host):
+        return None
+    count = len(store.list_tokens())
+    if count == 0:
+        raise ValidationError(
+            f"{what} on the non-loopback address {host!r} needs at least one token: create one with "
+            "`memory-substrate token create --namespace NS` (docs/security.md)",
+            details={"host": host},
+        )
+    return (f"memory-substrate: listening on non-loopback {host}: {count} token(s) can reach it; "
+            "use TLS in front (docs/security.md)")
+
+
+class StoreTokenVerifier:
+    """The SDK's ``TokenVerifier`` over the store's token table.
+
+    No cache: every request looks its token up (one indexed read), so a token revoked or expired
+    by any process is refused on its next request.
+    """
+
+    def __init__(self, store: Store) -> None:
         self.store = store
-        self.cache_s = cache_s
-        self._cache: dict[str, tuple[float, str]] = {}
 
     async def verify_token(self, token: str) -> AccessToken | None:
         """The token's namespace as an ``AccessToken`` (in ``claims``), or None if unknown."""
         digest = hash_token(token)
-        now = time.monotonic()
-        hit = self._cache.get(digest)
-        if hit is not None and hit[0] > now:
-            namespace: str | None = hit[1]
-        else:
-            namespace = await anyio.to_thread.run_sync(self.store.namespace_for_token, digest)
-            if namespace is None:
-                return None
-            self._cache[digest] = (now + self.cache_s, namespace)
+        namespace = await anyio.to_thread.run_sync(self.store.namespace_for_token, digest)
+        if namespace is None:
+            return None
         # client_id identifies the token, so the SDK binds a stateful session to it.
         return AccessToken(
             token=digest, client_id=f"token:{digest[:16]}", scopes=[], claims={"namespace": namespace}
@@ -248,6 +270,11 @@ def serve_http(
     """
     import uvicorn
 
+    try:
+        public_line = public_bind_check(memory.store, host)
+    except ValidationError:
+        memory.close()
+        raise
     app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector)
     config = uvicorn.Config(
         app,
@@ -260,6 +287,8 @@ def serve_http(
     )
     server = _uvicorn_server(config)
     print(f"memory-substrate: serving MCP on http://{host}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
+    if public_line:
+        print(public_line, file=sys.stderr, flush=True)
     try:
         server.run()
     finally:

@@ -310,7 +310,9 @@ def stem(word: str) -> str:
     return w
 
 
-_HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+# Starts only where a word starts, and never gives back what it took: "A" * 100k + "-" was
+# quadratic (each start in the word re-scanned the rest of it).
+_HYPHENATED = re.compile(r"(?<![^\W_])[^\W_]++(?:-[^\W_]++)+")
 
 
 def index_terms(text: str, *, drop_stopwords: bool = True) -> list[str]:

@@ -30,6 +30,14 @@ from memory_substrate.models import (
 )
 from memory_substrate.storage.outbox import OutboxEntry
 
+TOKEN_ID_CHARS = 12  # a token is named by this many hex characters of its hash (never by itself)
+
+
+def token_row(token_hash: str, namespace: str, label: str, created_at: str, expires_at: str | None) -> dict[str, Any]:
+    """One row of ``Store.list_tokens``: ``token_id`` names it; ``token_hash`` is for revoking."""
+    return {"token_id": token_hash[:TOKEN_ID_CHARS], "namespace": namespace, "label": label,
+            "created_at": created_at, "expires_at": expires_at, "token_hash": token_hash}
+
 
 class StoreSession(Protocol):
     """Reads (and, in a write session, writes) inside one namespace and one transaction."""
@@ -206,8 +214,17 @@ class Store(Protocol):
     def delete_namespace(self, namespace: str) -> dict[str, int]:
         """Delete every row of ``namespace`` in every table, atomically; rows deleted per table."""
         ...
-    def create_token(self, token_hash: str, namespace: str, label: str) -> None: ...
-    def namespace_for_token(self, token_hash: str) -> str | None: ...
+    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None: ...
+    def namespace_for_token(self, token_hash: str) -> str | None:
+        """The namespace of a live token (known and not expired), else None."""
+        ...
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """Tokens as ``token_row``: token_id (hash prefix, what people see), token_hash (to revoke by;
+        never printed), namespace, label, created_at, expires_at."""
+        ...
+    def revoke_tokens(self, token_hashes: list[str]) -> int:
+        """Delete these tokens (by full hash); how many were deleted."""
+        ...
     def build_deferred_indexes(self) -> dict[str, int]:
         """Build now the indexes bulk writes deferred (searches stay exact meanwhile); rows
         newly indexed per index. A store that defers nothing returns {}."""

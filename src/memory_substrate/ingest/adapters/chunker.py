@@ -8,6 +8,7 @@ can always send a reader back to the exact lines of the file.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -129,7 +130,13 @@ def split_lines(text: str) -> list[str]:
 
 def _parser() -> MarkdownIt:
     # CommonMark plus GFM tables/strikethrough; "gfm-like" would pull in linkify-it-py.
-    return MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    # Block structure only: chunks need headings, fences and tables, never emphasis or links,
+    # and markdown-it's inline pass is quadratic on some text ("[[" * 200k took ~60 s).
+    # Heading titles are parsed inline on their own (``_inline_text``), with a length cap.
+    return MarkdownIt("commonmark").enable(["table", "strikethrough"]).disable("inline")
+
+
+MAX_INLINE_TITLE = 1000  # heading text longer than this is kept as written, not parsed inline
 
 
 def _frontmatter_end(lines: list[str]) -> int:
@@ -147,7 +154,10 @@ def _frontmatter_end(lines: list[str]) -> int:
 
 def _inline_text(tok: Token) -> str:
     parts: list[str] = []
-    for child in tok.children or []:
+    children = tok.children
+    if children is None and tok.content and len(tok.content) <= MAX_INLINE_TITLE:
+        children = (_inline_parser().parseInline(tok.content) or [tok])[0].children
+    for child in children or []:
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
         elif child.type in ("softbreak", "hardbreak"):
@@ -156,6 +166,11 @@ def _inline_text(tok: Token) -> str:
             parts.append(child.content)
     text = "".join(parts).strip()
     return text or tok.content.strip()
+
+
+@functools.cache
+def _inline_parser() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable(["strikethrough"])
 
 
 def _is_blank(line: str) -> bool:

@@ -49,17 +49,50 @@ def _httpx() -> Any:
 
 def is_blocked_address(ip: IPAddress) -> bool:
     """True for loopback, private, link-local, shared, reserved, multicast and unspecified addresses."""
-    if isinstance(ip, ipaddress.IPv6Address):
-        # ::ffff:127.0.0.1 and 64:ff9b::/96 (NAT64) would otherwise smuggle IPv4 targets through.
-        if ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        elif ip in ipaddress.IPv6Network("64:ff9b::/96"):
-            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    # ::ffff:127.0.0.1 and 64:ff9b::/96 (NAT64) would otherwise smuggle IPv4 targets through.
+    ip = _unmapped(ip)
     return not ip.is_global or ip.is_multicast
 
 
-def resolve_host(host: str, port: int, *, allow_private: bool) -> list[str]:
-    """Addresses for ``host`` in resolver order; raises ``web_blocked_address`` if any is non-public."""
+def _unmapped(ip: IPAddress) -> IPAddress:
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return ip.ipv4_mapped
+        if ip in ipaddress.IPv6Network("64:ff9b::/96"):
+            return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return ip
+
+
+def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...]) -> bool:
+    """Whether a non-public ``ip`` that ``host`` resolved to may be fetched under ``allow``.
+
+    An address or CIDR entry admits the addresses inside it, whatever name led there. A name
+    entry ("wiki.corp", or ".corp" for every name under it) admits only private-network
+    addresses (RFC 1918, unique local): never loopback, link-local (cloud metadata),
+    unspecified or multicast, so a name cannot be pointed at the server itself.
+    """
+    ip = _unmapped(ip)
+    name = host.lower().rstrip(".")
+    for entry in allow:
+        try:
+            net = ipaddress.ip_network(entry.strip().strip("[]"), strict=False)
+        except ValueError:
+            net = None
+        if net is not None:
+            if ip.version == net.version and ip in net:
+                return True
+            continue
+        want = entry.strip().lower().rstrip(".")
+        bare = want.lstrip("*.")
+        named = name == bare or (want.startswith((".", "*.")) and name.endswith("." + bare))
+        if named and ip.is_private and not (ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast):
+            return True
+    return False
+
+
+def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str, ...] = ()) -> list[str]:
+    """Addresses for ``host`` in resolver order; raises ``web_blocked_address`` if any is non-public
+    and not admitted by ``allow`` (see ``allowlisted``)."""
     try:
         literal: IPAddress | None = ipaddress.ip_address(host.strip("[]"))
     except ValueError:
@@ -67,7 +100,7 @@ def resolve_host(host: str, port: int, *, allow_private: bool) -> list[str]:
     name = host.lower().rstrip(".")
     if literal is not None:
         addrs = [literal]
-    elif not allow_private and (name == "localhost" or name.endswith(".localhost")):
+    elif not allow_private and not allow and (name == "localhost" or name.endswith(".localhost")):
         # RFC 6761: always loopback, whatever a resolver (or its absence) says.
         raise CaptureError("web_blocked_address", f"{host} is a loopback name; refused", details={"host": host})
     else:
@@ -78,7 +111,7 @@ def resolve_host(host: str, port: int, *, allow_private: bool) -> list[str]:
         addrs = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
     if not allow_private:
         # Any bad answer blocks the host: a mixed answer is how rebinding attacks start.
-        bad = [str(a) for a in addrs if is_blocked_address(a)]
+        bad = [str(a) for a in addrs if is_blocked_address(a) and not allowlisted(a, host, allow)]
         if bad:
             raise CaptureError(
                 "web_blocked_address",
@@ -99,7 +132,8 @@ class _Fetched:
 
 
 def _fetch(
-    url: str, *, timeout_s: float, max_bytes: int, allow_private: bool, max_redirects: int
+    url: str, *, timeout_s: float, max_bytes: int, allow_private: bool, max_redirects: int,
+    allow: tuple[str, ...] = (),
 ) -> _Fetched:
     httpx = _httpx()
     deadline = time.monotonic() + timeout_s
@@ -121,7 +155,7 @@ def _fetch(
                     "web_invalid_url", f"only absolute http(s) URLs can be captured: {current!r}"
                 )
             port = target.port or (443 if target.scheme == "https" else 80)
-            addresses = resolve_host(target.host, port, allow_private=allow_private)
+            addresses = resolve_host(target.host, port, allow_private=allow_private, allow=allow)
             response = _send(client, httpx, target, addresses)
             try:
                 location = response.headers.get("location")
@@ -196,6 +230,7 @@ def capture_web(
     allow_private: bool = False,
     max_redirects: int = DEFAULT_MAX_REDIRECTS,
     limits: ChunkLimits | None = None,
+    allow: tuple[str, ...] | list[str] = (),
 ) -> CapturedSource:
     """Fetch ``url`` (following redirects) and capture the page's main text.
 
@@ -211,6 +246,7 @@ def capture_web(
         max_bytes=max_bytes,
         allow_private=allow_private,
         max_redirects=max_redirects,
+        allow=tuple(allow),
     )
     text_body = decode_html(fetched.body, fetched.charset)
     looks_html = fetched.content_type in _HTML_TYPES or (

@@ -299,6 +299,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE segments DROP COLUMN tsv;
         """,
     ),
+    (
+        10,
+        # Issue 23: tokens may expire (NULL: never).
+        "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS expires_at text;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

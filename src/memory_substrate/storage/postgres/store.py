@@ -26,6 +26,7 @@ from psycopg import IsolationLevel
 from psycopg_pool import ConnectionPool
 
 from memory_substrate.errors import StorageError
+from memory_substrate.storage.base import token_row
 from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_NAMESPACE, migrate
 from memory_substrate.storage.postgres.vector_index import IdleBuilder, halfvec_supported, pgvector_version
@@ -158,20 +159,37 @@ class PostgresStore:
         with self._pool.connection() as conn:
             return delete_namespace(conn, namespace)
 
-    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
         """Store a token's hash bound to one namespace (the token itself is never stored)."""
         if not namespace:
             raise StorageError("a namespace is required")
         with self._pool.connection() as conn:
             conn.execute(
-                "INSERT INTO tokens (token_hash, namespace, label, created_at) VALUES (%s, %s, %s, %s)",
-                (token_hash, namespace, label, now_iso()),
+                "INSERT INTO tokens (token_hash, namespace, label, created_at, expires_at) VALUES (%s, %s, %s, %s, %s)",
+                (token_hash, namespace, label, now_iso(), expires_at),
             )
 
     def namespace_for_token(self, token_hash: str) -> str | None:
         with self._pool.connection() as conn:
-            row = conn.execute("SELECT namespace FROM tokens WHERE token_hash = %s", (token_hash,)).fetchone()
+            row = conn.execute(
+                "SELECT namespace FROM tokens WHERE token_hash = %s AND (expires_at IS NULL OR expires_at > %s)",
+                (token_hash, now_iso()),
+            ).fetchone()
         return row[0] if row else None
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT token_hash, namespace, label, created_at, expires_at FROM tokens"
+                " WHERE (%s::text IS NULL OR namespace = %s) ORDER BY created_at, token_hash",
+                (namespace, namespace),
+            ).fetchall()
+        return [token_row(*r) for r in rows]
+
+    def revoke_tokens(self, token_hashes: list[str]) -> int:
+        with self._pool.connection() as conn:
+            cur = conn.execute("DELETE FROM tokens WHERE token_hash = ANY(%s)", (list(token_hashes),))
+            return cur.rowcount
 
     def build_deferred_indexes(self) -> dict[str, int]:
         """Index the vectors bulk writes left pending (they are searched exactly meanwhile).

@@ -211,6 +211,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         UPDATE segments SET speaker = json_extract(metadata, '$.name'), said_at = json_extract(metadata, '$.created_at');
         """,
     ),
+    (
+        10,
+        # Issue 23: tokens may expire (NULL: never); `token list/revoke/rotate` read and delete rows.
+        "ALTER TABLE tokens ADD COLUMN expires_at TEXT;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

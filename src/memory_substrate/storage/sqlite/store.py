@@ -23,11 +23,13 @@ from memory_substrate.models import (
     Relation,
     Segment,
 )
+from memory_substrate.storage.base import token_row
 from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
 from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
 from memory_substrate.storage.sqlite.graph import SessionGraph
 from memory_substrate.storage.sqlite.schema import migrate
+from memory_substrate.storage.sqlite.writer_lock import WriterLock
 from memory_substrate.storage.sqlite.writes import SessionWrites
 from memory_substrate.storage.vector_cache import VectorCache, VectorStep
 from memory_substrate.util import now_iso
@@ -63,6 +65,7 @@ class SQLiteStore:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
+        self._process_lock = WriterLock(self.path)
         try:
             self._version = migrate(self._conn())
         except sqlite3.Error as exc:
@@ -94,11 +97,13 @@ class SQLiteStore:
         # sleeps and no order, so under many threads one writer could wait out the whole busy
         # timeout (seen with 50 HTTP clients). The busy timeout then covers other processes only.
         lock = self._write_lock if writable else contextlib.nullcontext()
-        with lock:
+        with lock, contextlib.ExitStack() as held:
             try:
+                if writable:  # then one queue across processes (writer_lock.py), released after COMMIT
+                    held.enter_context(self._process_lock.held())
                 conn.execute("BEGIN IMMEDIATE" if writable else "BEGIN")
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
+            except (sqlite3.OperationalError, TimeoutError) as exc:
+                if not isinstance(exc, TimeoutError) and "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 raise StorageError(
                     "the store is busy: another process kept it locked for more than 30 s; retry",
@@ -144,15 +149,34 @@ class SQLiteStore:
         self._vectors.forget(namespace)
         return counts
 
-    def create_token(self, token_hash: str, namespace: str, label: str) -> None:
+    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
         self._conn().execute(
-            "INSERT INTO tokens (token_hash, namespace, label, created_at) VALUES (?, ?, ?, ?)",
-            (token_hash, namespace, label, now_iso()),
+            "INSERT INTO tokens (token_hash, namespace, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
+            (token_hash, namespace, label, now_iso(), expires_at),
         )
 
     def namespace_for_token(self, token_hash: str) -> str | None:
-        row = self._conn().execute("SELECT namespace FROM tokens WHERE token_hash = ?", (token_hash,)).fetchone()
+        row = self._conn().execute(
+            "SELECT namespace FROM tokens WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)",
+            (token_hash, now_iso()),
+        ).fetchone()
         return row[0] if row else None
+
+    def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        rows = self._conn().execute(
+            "SELECT token_hash, namespace, label, created_at, expires_at FROM tokens"
+            " WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, token_hash",
+            (namespace, namespace),
+        ).fetchall()
+        return [token_row(*r) for r in rows]
+
+    def revoke_tokens(self, token_hashes: list[str]) -> int:
+        with self._write_lock:
+            conn = self._conn()
+            n = 0
+            for h in token_hashes:
+                n += conn.execute("DELETE FROM tokens WHERE token_hash = ?", (h,)).rowcount
+            return n
 
     def build_deferred_indexes(self) -> dict[str, int]:
         """Nothing is deferred here: vectors are searched exactly from a cached matrix."""
@@ -160,6 +184,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         self._checkpointer.close()
+        self._process_lock.close()
         with self._lock:
             for conn in self._all:
                 conn.close()

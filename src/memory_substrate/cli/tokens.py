@@ -1,0 +1,141 @@
+"""``token create|list|revoke|rotate``: bearer tokens of the HTTP transport and the inspector.
+
+A token is printed once, when it is made (``create``, ``rotate``); the store keeps only its
+sha256, and ``list`` names each token by the first characters of that hash (``token_id``).
+Revoking deletes the row: the server looks every request's token up, so the next request with
+it gets 401, whichever process serves it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import click
+
+from memory_substrate.errors import MemorySubstrateError, NotFoundError, ValidationError
+
+_DURATION = re.compile(r"^\s*(\d{1,6})\s*([smhdw])\s*$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+MIN_ID_CHARS = 6
+
+
+def expiry(expires_in: str | None) -> str | None:
+    """``30d``, ``12h``, ``90m``... as an ISO timestamp from now (UTC); None for no expiry."""
+    if expires_in is None:
+        return None
+    m = _DURATION.match(expires_in)
+    if not m or int(m.group(1)) == 0:
+        raise click.BadParameter("use a positive number and a unit: s, m, h, d or w (e.g. 30d)",
+                                 param_hint="--expires-in")
+    delta = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+    return (datetime.now(UTC) + delta).isoformat(timespec="microseconds")
+
+
+def _match(store: Any, token_id: str) -> dict[str, Any]:
+    """The one token whose id starts with ``token_id``; NotFound/Validation otherwise."""
+    wanted = token_id.strip().lower()
+    if len(wanted) < MIN_ID_CHARS or not re.fullmatch(r"[0-9a-f]+", wanted):
+        raise ValidationError(f"a token id is at least {MIN_ID_CHARS} hex characters, as `token list` shows it")
+    found = [t for t in store.list_tokens() if t["token_hash"].startswith(wanted)]
+    if not found:
+        raise NotFoundError(f"no token with id {token_id!r}", details={"token_id": token_id})
+    if len(found) > 1:
+        raise ValidationError(f"token id {token_id!r} names {len(found)} tokens; give more characters")
+    return found[0]
+
+
+def _public(row: dict[str, Any], now: str) -> dict[str, Any]:
+    out = {k: v for k, v in row.items() if k != "token_hash"}
+    out["expired"] = bool(row["expires_at"]) and row["expires_at"] <= now
+    return out
+
+
+def register(main: click.Group, settings_of: Any, fail: Any) -> None:
+    """Add the ``token`` group to ``main``; ``settings_of(ctx)`` gives Settings, ``fail(exc)`` reports."""
+
+    def with_store(ctx: click.Context, job: Any) -> Any:
+        from memory_substrate.storage.factory import open_store
+
+        try:
+            store = open_store(settings_of(ctx))
+            try:
+                return job(store)
+            finally:
+                store.close()
+        except MemorySubstrateError as exc:
+            fail(exc)
+            return None
+
+    @main.group()
+    def token() -> None:
+        """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
+
+    @token.command(name="create")
+    @click.option("--namespace", "token_namespace", required=True, help="The namespace the token may use.")
+    @click.option("--label", default="", help="A note to recognise the token by (who or what uses it).")
+    @click.option("--expires-in", default=None, help="Make the token expire after this long: 30d, 12h, 90m, 2w.")
+    @click.pass_context
+    def token_create(ctx: click.Context, token_namespace: str, label: str, expires_in: str | None) -> None:
+        """Print a new random token; only its sha256 is stored, so keep the printed value (it is never shown again)."""
+        if not token_namespace.strip():
+            raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
+        from memory_substrate.mcp.http import create_token
+
+        expires_at = expiry(expires_in)
+        value = with_store(ctx, lambda store: create_token(store, token_namespace, label, expires_at))
+        if value is not None:
+            click.echo(value)
+
+    @token.command(name="list")
+    @click.option("--namespace", "token_namespace", default=None, help="Only the tokens of this namespace.")
+    @click.pass_context
+    def token_list(ctx: click.Context, token_namespace: str | None) -> None:
+        """List tokens as JSON: token_id, namespace, label, created_at, expires_at, expired (never the token)."""
+        from memory_substrate.util import now_iso
+
+        rows = with_store(ctx, lambda store: store.list_tokens(token_namespace))
+        if rows is not None:
+            now = now_iso()
+            click.echo(json.dumps([_public(r, now) for r in rows], indent=2, ensure_ascii=False))
+
+    @token.command(name="revoke")
+    @click.argument("token_ids", nargs=-1, required=True)
+    @click.pass_context
+    def token_revoke(ctx: click.Context, token_ids: tuple[str, ...]) -> None:
+        """Revoke tokens by TOKEN_ID (from `token list`; a unique prefix of 6+ characters is enough).
+
+        Takes effect on the next request: a running server does not cache tokens."""
+
+        def job(store: Any) -> dict[str, Any]:
+            rows = [_match(store, t) for t in token_ids]  # all resolve before any is deleted
+            n = store.revoke_tokens([r["token_hash"] for r in rows])
+            return {"revoked": n, "token_ids": [r["token_id"] for r in rows]}
+
+        result = with_store(ctx, job)
+        if result is not None:
+            click.echo(json.dumps(result))
+
+    @token.command(name="rotate")
+    @click.argument("token_id")
+    @click.option("--expires-in", default=None, help="Expiry of the new token (default: none).")
+    @click.pass_context
+    def token_rotate(ctx: click.Context, token_id: str, expires_in: str | None) -> None:
+        """Replace TOKEN_ID by a new token of the same namespace and label; print the new token.
+
+        The old token is refused from the next request on."""
+        from memory_substrate.mcp.http import create_token
+
+        expires_at = expiry(expires_in)
+
+        def job(store: Any) -> str:
+            old = _match(store, token_id)
+            value = create_token(store, old["namespace"], old["label"], expires_at)
+            store.revoke_tokens([old["token_hash"]])
+            return value
+
+        value = with_store(ctx, job)
+        if value is not None:
+            click.echo(value)

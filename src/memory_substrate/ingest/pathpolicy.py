@@ -1,0 +1,130 @@
+"""Filesystem access as a capability: which local paths a caller may name.
+
+Every mode and command that takes a path (``memory_ingest`` ``file``/``markdown``/``repo``/``pdf``,
+the importers) resolves it here, and every walker checks each entry it meets with
+``PathPolicy.contains``. A path is resolved first (``~``, ``..`` and symlinks), then checked
+against the allowed roots; so a relative climb, a home-directory shortcut or a symlink cannot
+reach outside them.
+
+Two kinds of policy:
+
+* **open** (``roots is None``): any path the process can read. The default over stdio and in
+  the CLI, where the caller is the user on the user's own machine. ``doctor`` says so.
+* **restricted** (``roots`` a tuple, possibly empty): only paths under one of the roots, and
+  never under the store's own directory. The default over HTTP is the empty tuple, meaning no
+  filesystem access at all; ``serve --allow-path DIR`` (repeatable) or the setting
+  ``MEMORY_SUBSTRATE_ALLOW_PATHS`` opens directories.
+
+Under a restricted policy a refused path, a missing path, and a path of the wrong kind (a
+directory where a file is wanted) raise the *same* error with the same message, which names
+only what the caller sent: a caller cannot learn which paths exist on the server.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from memory_substrate.errors import ValidationError
+from memory_substrate.ingest.adapters.errors import CaptureError
+
+Kind = Literal["file", "directory"]
+UNAVAILABLE = "not_found"  # the one reason a restricted policy gives for every refusal
+
+
+def expand(raw: str | os.PathLike[str]) -> Path:
+    """``raw`` with ``~`` expanded and made absolute (against the working directory), symlinks resolved."""
+    try:
+        return Path(raw).expanduser().resolve()
+    except RuntimeError as exc:  # "~someone" names a user this machine does not have, or a symlink loop
+        raise ValidationError(f"path: {exc}", details={"path": str(raw)}) from None
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """Whether the resolved ``path`` is ``root`` or below it (both already resolved)."""
+    return path == root or root in path.parents
+
+
+@dataclass(frozen=True)
+class PathPolicy:
+    """Allowed roots (resolved); ``None`` means every path is allowed."""
+
+    roots: tuple[Path, ...] | None = None
+    denied: tuple[Path, ...] = ()
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> PathPolicy:
+        """The policy the settings describe: ``allow_paths`` None -> open, a list -> those roots.
+
+        The store's own directory is always denied under a restricted policy.
+        """
+        allow = getattr(settings, "allow_paths", None)
+        if allow is None:
+            return cls(None)
+        denied = (expand(settings.root),) if getattr(settings, "root", None) is not None else ()
+        return cls.restricted(allow, denied=denied)
+
+    @classmethod
+    def restricted(cls, roots: Iterable[str | os.PathLike[str]], *, denied: Iterable[Path] = ()) -> PathPolicy:
+        resolved = tuple(dict.fromkeys(expand(r) for r in roots))
+        return cls(resolved, tuple(denied))
+
+    @property
+    def is_open(self) -> bool:
+        return self.roots is None
+
+    def describe(self) -> dict[str, Any]:
+        """For ``doctor`` and logs: the mode and the roots."""
+        if self.roots is None:
+            return {"mode": "open", "allowed_roots": None,
+                    "note": "any path this process can read (stdio/CLI default); set MEMORY_SUBSTRATE_ALLOW_PATHS to restrict"}
+        return {"mode": "restricted" if self.roots else "closed", "allowed_roots": [str(r) for r in self.roots]}
+
+    def contains(self, resolved: Path) -> bool:
+        """Whether an already resolved path may be read."""
+        if self.roots is None:
+            return True
+        if any(is_within(resolved, d) for d in self.denied):
+            return False
+        return any(is_within(resolved, r) for r in self.roots)
+
+    def resolve(self, raw: str | os.PathLike[str], kind: Kind = "file") -> Path:
+        """The resolved path a caller named, if the policy lets it be read as ``kind``.
+
+        Under an open policy, only resolution happens (the adapters report a missing file
+        themselves). Under a restricted one, a path outside the roots, missing, or not of
+        ``kind`` raises one ``CaptureError`` whose message names only ``raw``.
+        """
+        if self.roots is None:
+            return expand(raw)
+        try:
+            path = expand(raw)
+        except ValidationError:
+            raise self.unavailable(raw) from None
+        ok = self.contains(path) and (path.is_file() if kind == "file" else path.is_dir())
+        if not ok:
+            raise self.unavailable(raw)
+        return path
+
+    @staticmethod
+    def unavailable(raw: str | os.PathLike[str]) -> CaptureError:
+        """The single refusal: the same for "outside the allowed roots" and "does not exist"."""
+        return CaptureError(
+            UNAVAILABLE,
+            f"no readable file or directory at {os.fspath(raw)!r} within this server's allowed paths",
+            details={"path": os.fspath(raw)},
+        )
+
+
+def leaves_root(entry: Path, root: Path) -> bool:
+    """Whether ``entry`` (a path met by a walker under ``root``) is a symlink that resolves outside it."""
+    if not entry.is_symlink():
+        return False
+    try:
+        target = entry.resolve()
+    except (OSError, RuntimeError):
+        return True
+    return not is_within(target, root)
