@@ -1,4 +1,18 @@
-"""The bundle every service receives: the store, the namespace, settings and a lazy embedder."""
+"""The bundle every service receives: the store, the namespace, settings and a lazy embedder.
+
+``Runtime`` owns the unit of work. Outside ``storage/``, this module and the derived-index mirror
+(``derived/mirror.py``, ``derived/mirrored.py``) nothing opens a store session:
+
+* ``read()`` — a read session in which expired objects do not exist (every read surface);
+* ``read_with_expired()`` — a read session that sees expired rows too, for the callers that must
+  (maintenance sweeps and counts, export, health, importers matching what is stored);
+* ``write(tool, mode, reason)`` — a write session and its ``Patch``; the patch (with its audit
+  events) is recorded when the block ends if the caller did not commit it, then the transaction
+  commits. Any error rolls everything back.
+
+``scripts/import_graph.py`` lists the places that open sessions; ``tests/test_layers.py`` keeps the
+list short.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +25,7 @@ from typing import Any, cast
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.expiry import VisibleSession, utc_now
+from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
 
@@ -58,6 +73,43 @@ class Runtime:
         """
         with self.store.read(self.namespace) as session:
             yield cast(StoreSession, VisibleSession(session, self.clock()))
+
+    @contextmanager
+    def read_with_expired(self) -> Iterator[StoreSession]:
+        """A read session of this namespace that also sees expired objects (no TTL filter).
+
+        For the few callers that must: maintenance (the expire sweep, counts, reports), export,
+        health figures, and importers comparing against what is stored.
+        """
+        with self.store.read(self.namespace) as session:
+            yield session
+
+    @contextmanager
+    def write(
+        self,
+        tool: str,
+        mode: str,
+        reason: str | None,
+        *,
+        embed: bool = True,
+        prepared: dict[str, Any] | None = None,
+        hide_expired: bool = False,
+        summary: dict[str, Any] | None = None,
+    ) -> Iterator[tuple[StoreSession, Patch]]:
+        """One unit of work: a write session of this namespace and the ``Patch`` writing through it.
+
+        The caller may ``patch.commit(summary)`` itself (to use the record); otherwise a patch that
+        wrote anything is recorded with its audit events (summary ``summary`` or ``{"mode": mode}``)
+        when the block ends. A patch that wrote nothing records nothing. ``hide_expired`` wraps the
+        session in ``VisibleSession`` so governance reads do not see expired objects.
+        """
+        with self.store.write(self.namespace) as raw:
+            session = cast(StoreSession, VisibleSession(raw, self.clock())) if hide_expired else raw
+            embedder = self.embedder_or_none() if embed else None
+            patch = Patch(session, tool=tool, mode=mode, reason=reason, embedder=embedder, prepared=prepared)
+            yield session, patch
+            if patch.committed is None and patch.operations:
+                patch.commit(summary if summary is not None else {"mode": mode})
 
     def for_namespace(self, namespace: str) -> Runtime:
         """A runtime sharing this store and embedder but bound to another namespace."""

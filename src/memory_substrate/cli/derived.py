@@ -51,7 +51,7 @@ def register(main: click.Group, memory: Any, fail: Any) -> None:
         from memory_substrate.derived.access import graph_reader
 
         try:
-            with memory(ctx) as mem, mem.store.read(mem.namespace) as session:
+            with memory(ctx) as mem, mem.runtime.read_with_expired() as session:
                 reader = graph_reader(mem.runtime, session)
                 if path_mode:
                     if len(ids) != 2:

@@ -33,14 +33,15 @@ def namespace() -> None:
 @click.pass_context
 def list_command(ctx: click.Context, table: bool) -> None:
     """Every namespace in the store with its object and segment counts."""
-    from memory_substrate.cli.main import _emit, _fail
+    from memory_substrate.cli.main import _emit, _fail, _settings
+    from memory_substrate.runtime import Runtime
 
     try:
         store = _open(ctx)
         try:
             rows = []
             for name in store.namespaces():
-                with store.read(name) as session:
+                with Runtime(store, name, _settings(ctx)).read_with_expired() as session:
                     objects = sum(n for *_, n in session.count_objects())
                     segments = session.count_segments()
                 rows.append({"namespace": name, "objects": objects, "segments": segments,

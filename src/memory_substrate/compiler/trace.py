@@ -55,5 +55,5 @@ def build(
 
 
 def record(rt: Runtime, data: dict[str, Any]) -> str:
-    with rt.store.write(rt.namespace) as session:
+    with rt.write("memory_query", "context", None, embed=False) as (session, _patch):
         return jobs.record(session, "compile", None, data).id

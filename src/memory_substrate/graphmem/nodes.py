@@ -287,7 +287,7 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
     """Versions newest first, read from the audit events of every patch that touched the node
     (either toolset). Works for a deleted node too: its history outlives it."""
     ns = g.namespace(owner_id)
-    with g.base.store.read(ns) as session:
+    with g.runtime(ns).read_with_expired() as session:
         events = session.list_events(object_id=node_id, limit=MAX_HISTORY) if node_id else []
         current = session.get_object(node_id) if node_id else None
     if not events or (current is not None and not V.is_graph_node(current)):

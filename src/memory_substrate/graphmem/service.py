@@ -98,13 +98,13 @@ class GraphMemory:
     def write(self, namespace: str, mode: str, reason: str | None = None) -> Iterator[Write]:
         """A write session (expired objects hidden) and a patch; commits the patch and
         invalidates the namespace's search cache on success."""
-        now = self.now()
-        with self.base.store.write(namespace) as raw:
-            session = cast(StoreSession, VisibleSession(raw, now))
-            patch = Patch(session, tool=TOOL, mode=mode, reason=reason or f"graph toolset {mode}", embedder=self.embedder())
-            yield Write(session, patch, now, raw)
-            if patch.operations:
-                patch.commit({"tool": mode})
+        rt = self.runtime(namespace)
+        with rt.write(TOOL, mode, reason or f"graph toolset {mode}", hide_expired=True, summary={"tool": mode}) as (
+            session,
+            patch,
+        ):
+            visible = cast(VisibleSession, session)
+            yield Write(session, patch, visible.now, visible.unfiltered)
         self.search_cache.invalidate(namespace)
 
     def change_marker(self, session: StoreSession) -> str | None:

@@ -116,7 +116,7 @@ class MarkdownImporter:
             self.report.patches += 1
             self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
         source_id = res["source_id"]
-        with self.memory.store.read(self.memory.namespace) as s:
+        with self.memory.runtime.read_with_expired() as s:
             segments = s.get_segments(source_id)
         name = path.stem
         front = _frontmatter(segments[0].text) if segments else {}

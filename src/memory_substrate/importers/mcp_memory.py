@@ -375,7 +375,7 @@ class McpMemoryImporter:
         for n in names:
             keys.setdefault(entity_any_key(n), []).append(n)
         out: dict[str, str] = {}
-        with self.memory.store.read(self.memory.namespace) as s:
+        with self.memory.runtime.read_with_expired() as s:
             found: dict[str, set[str]] = {}
             for key, oid in s.find_keys(sorted(keys)):
                 for n in keys[key]:
@@ -405,7 +405,7 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
     counts = {"entities": 0, "relations": 0, "observations": 0}
     offset = 0
     while True:
-        with memory.store.read(memory.namespace) as s:
+        with memory.runtime.read_with_expired() as s:
             ents = s.list_objects(object_types=["entity"], statuses=["active"], order="created_asc", limit=batch,
                                   offset=offset)
             if not ents:

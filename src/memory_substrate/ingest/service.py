@@ -14,7 +14,6 @@ from memory_substrate.ingest.captured import CapturedSource
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.suggestions import memory_suggestions
 from memory_substrate.models import MemoryObject, Segment
-from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import new_id, now_iso, sha256_text
 from memory_substrate.validation import parse
@@ -59,7 +58,7 @@ class IngestService:
         result_type = f"{mode}_ingest_result"
         source_id = new_id("source")
         seg_vectors, prepared = self._embed_outside_lock(mode, captured)
-        with self.rt.store.write(self.rt.namespace) as session:
+        with self.rt.write("memory_ingest", mode, None, prepared=prepared) as (session, patch):
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
                 unchanged: dict[str, Any] = {
@@ -128,10 +127,6 @@ class IngestService:
                     **({"specific_facts": specific} if specific else {}),
                 },
             )
-            patch = Patch(
-                session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
-                prepared=prepared,
-            )
             patch.create(source)
             patch.add_segments(segments, prepared_vectors=seg_vectors)
             if episode:
@@ -192,7 +187,7 @@ class IngestService:
         if emb is None:
             return None, {}
         if mode != "conversation":
-            with self.rt.store.read(self.rt.namespace) as session:
+            with self.rt.read_with_expired() as session:
                 previous = session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
                 return None, {}

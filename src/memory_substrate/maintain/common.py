@@ -43,12 +43,11 @@ def maintenance_session(
 ) -> Iterator[tuple[StoreSession, Patch | None]]:
     """A write session with a patch when applying, else a read session and no patch."""
     if not apply:
-        with rt.store.read(rt.namespace) as session:
+        with rt.read_with_expired() as session:
             yield session, None
         return
-    with rt.store.write(rt.namespace) as session:
-        embedder = rt.embedder_or_none() if embed else None
-        yield session, Patch(session, tool=TOOL, mode=mode, reason=reason, embedder=embedder)
+    with rt.write(TOOL, mode, reason, embed=embed) as (session, patch):
+        yield session, patch
 
 
 def commit_if_changed(patch: Patch | None, summary: dict[str, Any]) -> PatchRecord | None:

@@ -144,7 +144,7 @@ class MaintainService:
         parse(S.Empty, input_data, "input_data")
         parse(S.ReadOnlyOptions, options, "options")
         store = self.rt.store
-        with store.read(self.rt.namespace) as session:
+        with self.rt.read_with_expired() as session:
             rows = session.count_objects()
             segments = session.count_segments()
             relations = session.list_relations(limit=1_000_000)
@@ -186,7 +186,7 @@ class MaintainService:
         fingerprint = Cursor.fingerprint_of("audit", data.model_dump(), opts.model_dump())
         offset = Cursor.decode(opts.cursor, fingerprint)
         end = offset + opts.max_items
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read_with_expired() as session:
             events = session.list_events(object_id=data.object_id, limit=end + 1)
             patches = session.list_patches(limit=end + 1) if data.object_id is None else []
             if data.object_id is not None and session.get_object(data.object_id) is None and not events:

@@ -85,8 +85,7 @@ class RememberService:
         parse(NoOptions, options or {}, "options")
         data = parse(INPUT_MODELS[mode], input_data, "input_data")
         reason = getattr(data, "reason", None)
-        with self.rt.store.write(self.rt.namespace) as session:
-            patch = Patch(session, tool="memory_remember", mode=mode, reason=reason, embedder=self.rt.embedder_or_none())
+        with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             if mode == "batch":
                 assert isinstance(data, S.BatchInput)
                 result = self._batch(patch, data)
