@@ -19,6 +19,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
@@ -28,6 +29,18 @@ from memory_substrate.expiry import VisibleSession, utc_now
 from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
+
+
+@dataclass
+class _Snapshot:
+    store: Store
+    namespace: str
+    session: StoreSession
+    deferred: list[Callable[[], None]]
+
+
+# The read snapshot pinned by ``Runtime.snapshot()`` in this thread (worker threads start without one).
+_PINNED: ContextVar[_Snapshot | None] = ContextVar("memory_substrate_snapshot", default=None)
 
 
 @dataclass
@@ -69,10 +82,51 @@ class Runtime:
     def read(self) -> Iterator[StoreSession]:
         """A read session of this namespace in which expired objects do not exist (expiry.py).
 
-        Every read surface opens its sessions here, so TTL is enforced in one place.
+        Every read surface opens its sessions here, so TTL is enforced in one place. Inside
+        ``snapshot()`` every read of this namespace is that snapshot's session.
         """
+        pinned = self._pinned()
+        if pinned is not None:
+            yield pinned.session
+            return
         with self.store.read(self.namespace) as session:
             yield cast(StoreSession, VisibleSession(session, self.clock()))
+
+    def _pinned(self) -> _Snapshot | None:
+        pinned = _PINNED.get()
+        if pinned is not None and pinned.store is self.store and pinned.namespace == self.namespace:
+            return pinned
+        return None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[StoreSession]:
+        """One read transaction for a whole request: every ``read()`` of this namespace made in this
+        thread until the block ends gets the same session, so all its parts see one state.
+
+        Writes registered with ``after_snapshot`` run once the snapshot has closed (a request's
+        own records, such as the compile trace, are not part of its read transaction).
+        """
+        pinned = self._pinned()
+        if pinned is not None:  # already inside one: join it
+            yield pinned.session
+            return
+        deferred: list[Callable[[], None]] = []
+        with self.read() as session:
+            token = _PINNED.set(_Snapshot(self.store, self.namespace, session, deferred))
+            try:
+                yield session
+            finally:
+                _PINNED.reset(token)
+        for write in deferred:
+            write()
+
+    def after_snapshot(self, write: Callable[[], None]) -> None:
+        """Run ``write`` when the current snapshot of this namespace closes (now, outside one)."""
+        pinned = self._pinned()
+        if pinned is None:
+            write()
+        else:
+            pinned.deferred.append(write)
 
     @contextmanager
     def read_with_expired(self) -> Iterator[StoreSession]:

@@ -163,7 +163,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     from memory_substrate.mcp.server import build_server
 
     memory = _memory(ctx)
-    start_background_extraction(memory)
+    start_background_extraction(memory.runtime)
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 

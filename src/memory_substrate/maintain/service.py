@@ -15,7 +15,6 @@ from typing import Any
 
 from memory_substrate.errors import NotAvailableError, NotFoundError, UnsupportedModeError
 from memory_substrate.graph.extract import Extractor, configured_extractor, drain
-from memory_substrate.graph.merge import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
 from memory_substrate.maintain.backends import check_backend, effective
@@ -30,6 +29,7 @@ from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates
 from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.derived import switch_backends
 from memory_substrate.maintain.expire import expire
+from memory_substrate.maintain.merge_entities import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report

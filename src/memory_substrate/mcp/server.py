@@ -221,6 +221,6 @@ def sampling_extractor(ctx: Context) -> Any:
 
 
 def _version() -> str:
-    from memory_substrate import __version__
+    from memory_substrate.version import __version__
 
     return __version__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
@@ -10,7 +11,6 @@ from memory_substrate.errors import NotFoundError, UnsupportedModeError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes as G
 from memory_substrate.query import schemas as Q
-from memory_substrate.query.context import build_context
 from memory_substrate.query.search import SearchEngine, object_matches
 from memory_substrate.query.shaping import (
     RESPONSE_TOKENS,
@@ -55,10 +55,18 @@ def _relation_view(rel: Any) -> dict[str, Any]:
     }
 
 
+ContextCompiler = Callable[[Runtime, Q.ContextInput, Q.ContextOptions], dict[str, Any]]
+
+
 class QueryService:
-    def __init__(self, runtime: Runtime) -> None:
+    """``compile_context`` is mode ``context`` (the spec-004 compiler, ``compiler/``): the
+    composition root (``app.py``) passes it in, because the compiler builds on this package's
+    search engine and so sits above it."""
+
+    def __init__(self, runtime: Runtime, compile_context: ContextCompiler) -> None:
         self.rt = runtime
         self.engine = SearchEngine(runtime)
+        self.compile_context = compile_context
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         if mode not in MODES:
@@ -104,7 +112,7 @@ class QueryService:
             return G.trace_mode(session, data)
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        return build_context(self.rt, data, opts)
+        return self.compile_context(self.rt, data, opts)
 
     def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging

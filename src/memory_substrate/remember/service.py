@@ -42,7 +42,7 @@ INPUT_MODELS: dict[str, type[Strict]] = {
     "contest": S.ContestInput,
     "batch": S.BatchInput,
     "extraction": ExtractionInput,
-    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: contracts/snapshot_import.py
+    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: remember/snapshot_import.py
 }
 
 
@@ -207,7 +207,7 @@ class RememberService:
         return {"status": "created", "object_id": created.id, "object_type": "work_item", "work_status": created.status}
 
     def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> dict[str, Any]:
-        from memory_substrate.contracts.snapshot_import import import_snapshot  # loads the schema validators
+        from memory_substrate.remember.snapshot_import import import_snapshot  # loads the schema validators
 
         return import_snapshot(patch, data.snapshot, data.scope_refs, data.reason)
 
