@@ -10,10 +10,10 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
+from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import Extraction
-from memory_substrate.llm.prompts import extraction as prompt
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 

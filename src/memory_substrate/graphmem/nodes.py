@@ -7,14 +7,14 @@ from dataclasses import replace
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
-from memory_substrate.graph.keys import entity_name_key, fact_object_key, fact_subject_key
-from memory_substrate.graph.taxonomy import normalize_name
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.edges import canonical_relation, similar_facts
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
 from memory_substrate.indexing import embedding_text
+from memory_substrate.lookup_keys import entity_name_key, fact_object_key, fact_subject_key
 from memory_substrate.models import MemoryObject, Relation
+from memory_substrate.taxonomy import normalize_name
 from memory_substrate.util import new_id, now_iso
 
 _TYPE = re.compile(r"^[A-Za-z0-9_ \-]{1,64}$")

@@ -25,9 +25,9 @@ from typing import Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
+from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 
 FORMAT = "markdown"
 SUFFIXES = (".md", ".markdown")

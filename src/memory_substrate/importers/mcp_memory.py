@@ -35,15 +35,6 @@ from typing import IO, Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.graph.keys import entity_any_key
-from memory_substrate.graph.taxonomy import (
-    CANONICAL_PREDICATES,
-    ENTITY_TYPES,
-    MAX_ENTITIES_PER_EPISODE,
-    generic_reason,
-    normalize_name,
-    normalize_predicate,
-)
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import (
     DEFAULT_SCOPE,
@@ -55,6 +46,15 @@ from memory_substrate.importers.common import (
     store_part,
 )
 from memory_substrate.ingest.captured import CapturedSegment
+from memory_substrate.lookup_keys import entity_any_key
+from memory_substrate.taxonomy import (
+    CANONICAL_PREDICATES,
+    ENTITY_TYPES,
+    MAX_ENTITIES_PER_EPISODE,
+    generic_reason,
+    normalize_name,
+    normalize_predicate,
+)
 
 FORMAT = "mcp-memory"
 # A part (one captured source, one patch) ends after a record whose key hashes to 0 mod

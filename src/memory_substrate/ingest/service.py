@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -10,7 +9,7 @@ from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest import schemas as I
-from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.suggestions import memory_suggestions
 from memory_substrate.models import MemoryObject, Segment
@@ -22,8 +21,6 @@ MODES = ("repo", "file", "markdown", "web", "pdf", "conversation")
 EPISODE_MODES = ("conversation",)  # captures that are episodes of the knowledge graph
 ADAPTER_VERSION = "1"
 PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
-
-Progress = Callable[[int, int, str], None]
 
 
 class IngestService:

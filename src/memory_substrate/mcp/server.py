@@ -15,7 +15,7 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.errors import MemoryMCPServer
-from memory_substrate.mcp.wire import tool_result
+from memory_substrate.wire import tool_result
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "

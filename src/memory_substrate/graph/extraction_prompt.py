@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory_substrate.graph.schemas import extraction_json_schema
-from memory_substrate.graph.taxonomy import (
+from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     ENTITY_TYPES,
     MAX_ENTITIES_PER_EPISODE,
