@@ -18,6 +18,7 @@ counts, including those inside functions):
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import sys
 from collections import defaultdict
@@ -26,7 +27,9 @@ from pathlib import Path
 import grimp
 
 ROOT = "memory_substrate"
-SRC = Path(__file__).resolve().parent.parent / "src" / ROOT
+_SPEC = importlib.util.find_spec(ROOT)
+assert _SPEC is not None and _SPEC.origin is not None
+SRC = Path(_SPEC.origin).parent  # the package grimp reads (PYTHONPATH picks another checkout)
 
 
 def package_of(module: str) -> str:
