@@ -171,6 +171,14 @@ class Runtime:
         rt._embedder, rt._embedder_error, rt._loaded = self._embedder, self._embedder_error, self._loaded
         return rt
 
+    def with_embedder(self, namespace: str, embedder: Embedder | None) -> Runtime:
+        """A runtime sharing this store and clock, bound to ``namespace``, that embeds with
+        ``embedder`` (e.g. a caching wrapper of this one); None keeps why this one has none."""
+        rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
+        rt._embedder, rt._loaded = embedder, True
+        rt._embedder_error = None if embedder is not None else self.semantic_status().get("reason")
+        return rt
+
 
 def _build_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
     if settings.embedder in ("none", "", "disabled"):

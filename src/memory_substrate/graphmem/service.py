@@ -79,9 +79,8 @@ class GraphMemory:
         """The namespace's runtime, sharing the store and clock, with the caching embedder."""
         rt = self._runtimes.get(namespace)
         if rt is None:
-            rt = self.base.for_namespace(namespace)  # a copy: the caching embedder stays out of spec-001 reads
-            rt._embedder, rt._loaded = self.embedder(), True
-            rt._embedder_error = None if rt._embedder is not None else self.base.semantic_status().get("reason")
+            # a copy: the caching embedder stays out of spec-001 reads
+            rt = self.base.with_embedder(namespace, self.embedder())
             self._runtimes[namespace] = rt
         return rt
 
