@@ -96,7 +96,7 @@ async def test_service_and_connection_errors_carry_no_traceback(make_settings, n
         assert health["falkordb"] is False and health["vector_index"] is False
 
 
-async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch):
+async def test_limits_come_from_the_environment_prefixed_first(make_settings, namespace, monkeypatch):
     monkeypatch.setenv("MAX_TEXT_LENGTH", "50")
     monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TEXT_LENGTH", "40")
     monkeypatch.setenv("MAX_METADATA_SIZE", "30")
@@ -105,6 +105,7 @@ async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch
     monkeypatch.setenv("CACHE_SEARCH_MAXSIZE", "7")
     monkeypatch.setenv("CACHE_SEARCH_TTL", "5")
     monkeypatch.setenv("MEMORY_SUBSTRATE_CACHE_EMBEDDINGS_ENABLED", "false")
+    gmem = Memory(make_settings(embedder="static"), namespace=namespace)  # Settings read the environment now
     async with Client(build_server(gmem, "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="x" * 41)
         assert out["error"] == "Text too long (max 40 chars)"
@@ -117,16 +118,27 @@ async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch
         cache = (await ok(c, "health_check"))["cache"]
         assert cache["search"]["maxsize"] == 7 and cache["search"]["ttl"] == 5
         assert cache["embeddings"]["enabled"] is False
+    gmem.close()
 
 
-def test_limits_refuse_bad_values():
-    from memory_substrate.errors import ValidationError
+def test_limits_refuse_bad_values(monkeypatch):
+    from pydantic import ValidationError
 
-    assert GraphLimits.from_env({}) == GraphLimits()
+    from memory_substrate.settings import Settings
+
+    limits = GraphLimits.from_settings(Settings())
+    assert (limits.max_text_length, limits.max_ttl_days, limits.graph_scope) == (10_000, 3650.0, "scope:project")
+    monkeypatch.setenv("MAX_TEXT_LENGTH", "many")
     with pytest.raises(ValidationError, match="MAX_TEXT_LENGTH"):
-        GraphLimits.from_env({"MAX_TEXT_LENGTH": "many"})
+        Settings()
+    monkeypatch.delenv("MAX_TEXT_LENGTH")
+    monkeypatch.setenv("CACHE_SEARCH_ENABLED", "perhaps")
     with pytest.raises(ValidationError, match="CACHE_SEARCH_ENABLED"):
-        GraphLimits.from_env({"CACHE_SEARCH_ENABLED": "perhaps"})
+        Settings()
+    monkeypatch.setenv("CACHE_SEARCH_ENABLED", "off")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_SEARCH_DEFAULT_LIMIT", "-1")
+    with pytest.raises(ValidationError, match="SEARCH_DEFAULT_LIMIT"):
+        Settings()
 
 
 async def test_schema_level_type_errors_are_refused_before_the_tool(gmem):

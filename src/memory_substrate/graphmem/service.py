@@ -46,7 +46,7 @@ class GraphMemory:
     def __init__(self, memory: Memory, *, limits: GraphLimits | None = None, bound: bool = False) -> None:
         self.memory = memory
         self.base = memory.runtime
-        self.limits = limits or GraphLimits.from_env()
+        self.limits = limits or GraphLimits.from_settings(memory.settings)
         self.bound = bound
         lim = self.limits
         self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)
