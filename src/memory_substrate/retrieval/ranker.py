@@ -5,7 +5,8 @@ Pipeline (all backend-agnostic; numpy only):
 1. ``analyse_query(query, speakers, now)``: finds the participants the query names (speaker
    awareness) and the calendar periods it names (time expressions); what is left is the *content*
    of the query. The store should run its two candidate streams on the content: the lexical stream
-   with ``analysis.lexical_query`` (an FTS5 OR-of-terms expression) and the vector stream with the
+   with ``analysis.terms`` (the store builds its own full-text expression from them: the SQLite
+   one is ``storage/sqlite/fulltext.fts_query``) and the vector stream with the
    embedding of ``analysis.semantic_text``. Names are taken out because in a conversation a
    person's name mostly appears in the turns *addressed to* them, not in their own.
 2. ``rank_segments(analysis_or_query, lexical_hits, vector_hits, fetch_segments, ...)``:
@@ -35,7 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.retrieval.text import STOPWORDS, fold, fts5_or_query, index_terms, query_terms, tokenize
+from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, Segment
 
@@ -69,11 +70,6 @@ class QueryAnalysis:
     terms: list[str]  # normalised content terms (lexical matching)
     speakers: list[str]  # participants named in the query (as known to the store)
     periods: list[Period]  # calendar periods named in the query
-
-    @property
-    def lexical_query(self) -> str:
-        """FTS5 MATCH expression (OR of quoted content terms); "" means: skip the lexical stream."""
-        return fts5_or_query(self.terms)
 
     @property
     def semantic_text(self) -> str:
@@ -449,18 +445,6 @@ def rank_segments(
     return out
 
 
-def rrf(
-    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
-) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of several best-first id lists (kept for callers that only have ranks)."""
-    ws = list(weights) if weights is not None else [1.0] * len(rankings)
-    acc: dict[str, float] = {}
-    for w, ranking in zip(ws, rankings, strict=True):
-        for r, sid in enumerate(ranking, 1):
-            acc[sid] = acc.get(sid, 0.0) + w / (k + r)
-    return sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
 __all__ = [
     "FetchNeighbours",
     "FetchSegments",
@@ -472,5 +456,4 @@ __all__ = [
     "analyse_query",
     "context_span",
     "rank_segments",
-    "rrf",
 ]

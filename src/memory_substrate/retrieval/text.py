@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from functools import lru_cache
 
 # Words with little retrieval value in questions and chat turns (English). General function words
@@ -344,7 +343,7 @@ def lexical_document(text: str) -> str:
     """The string a store should put in its full-text index for ``text``.
 
     Index this (not the raw text) with a plain whitespace/unicode61 tokenizer and no stemmer,
-    and query with ``QueryAnalysis.lexical_query``: both sides then share one normalisation.
+    and query with ``QueryAnalysis.terms``: both sides then share one normalisation.
     """
     # Not through the ranker's cache: a store computes this once per stored text (at ingest), and
     # a bulk import would otherwise fill the cache with texts no search has asked for.
@@ -357,12 +356,3 @@ def query_terms(query: str) -> list[str]:
     for t in index_terms(query):
         seen.setdefault(t, None)
     return list(seen)
-
-
-def fts5_or_query(terms: Iterable[str]) -> str:
-    """An SQLite FTS5 MATCH expression OR-ing the given terms, each quoted as a string literal.
-
-    Returns "" when there is no term (the caller should then skip the lexical stream).
-    """
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
-    return " OR ".join(quoted)
