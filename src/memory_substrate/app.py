@@ -17,6 +17,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
+from memory_substrate.validation import check_text
 
 
 class Memory:
@@ -70,12 +71,15 @@ class Memory:
     def ingest(
         self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None, *, progress: Progress | None = None
     ) -> dict[str, Any]:
+        _check_args(input_data, options)
         return self._ingest.run(mode, input_data, options, progress=progress)
 
     def query(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        _check_args(input_data, options)
         return self._query.run(mode, input_data, options)
 
     def remember(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        _check_args(input_data, options)
         return self._remember.run(mode, input_data, options)
 
     def maintain(
@@ -87,6 +91,7 @@ class Memory:
         progress: Progress | None = None,
         extractor: Extractor | None = None,
     ) -> dict[str, Any]:
+        _check_args(input_data, options)
         return self._maintain.run(mode, input_data, options, progress=progress, extractor=extractor)
 
     def status(self) -> dict[str, Any]:
@@ -112,3 +117,9 @@ class Memory:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _check_args(input_data: Any, options: Any) -> None:
+    """NUL and lone surrogates are refused in every field of every mode, with the field's path."""
+    check_text(input_data, "input_data")
+    check_text(options, "options")

@@ -43,6 +43,16 @@ def specific_key(kind: str, value: str) -> str:
     return f"spec:{kind}:{value.strip().casefold()}"
 
 
+def source_fingerprint_key(kind: str, fingerprint: str) -> str:
+    """A current capture's content fingerprint: a repeat capture of the same content is a noop."""
+    return f"src:fp:{kind}:{fingerprint}"
+
+
+def conversation_thread_key(thread: str) -> str:
+    """A conversation's thread (its thread_id, or its title and origin): a grown one appends to it."""
+    return f"src:thread:{thread}"
+
+
 def keys_for(obj: MemoryObject) -> list[str]:
     keys: list[str] = []
     if obj.object_type == "entity":
@@ -69,6 +79,12 @@ def keys_for(obj: MemoryObject) -> list[str]:
         if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
             keys.append(procedure_key(str(obj.payload["procedure_kind"]), obj.title))
     elif obj.object_type == "source":
+        freshness = obj.metadata.get("freshness") or {}
+        if obj.status == "active" and freshness.get("is_current", True) and freshness.get("fingerprint"):
+            keys.append(source_fingerprint_key(obj.kind, str(freshness["fingerprint"])))
+            thread = (obj.metadata.get("thread") or {}).get("key")
+            if thread:
+                keys.append(conversation_thread_key(str(thread)))
         for fact in obj.metadata.get("specific_facts") or []:
             if isinstance(fact, dict) and fact.get("kind") and fact.get("value"):
                 keys.append(specific_key(str(fact["kind"]), str(fact["value"])))

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
 def default_root() -> Path:
     return Path.home() / "memory-substrate"
-
-
-def _spec002(name: str, default: Any, **constraints: Any) -> Any:
-    """A graph-toolset limit: spec 002 names its variables without a prefix (``MAX_TEXT_LENGTH``);
-    both names are read and the prefixed one wins."""
-    return Field(default, validation_alias=AliasChoices(f"MEMORY_SUBSTRATE_{name.upper()}", name.upper(), name),
-                 **constraints)
 
 
 class Settings(BaseSettings):
@@ -45,21 +37,6 @@ class Settings(BaseSettings):
     extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
     # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None
-    # Limits and caches of the spec-002 graph toolset (graphmem/limits.py, docs/graph-toolset.md).
-    max_text_length: int = _spec002("max_text_length", 10_000, ge=0)
-    max_metadata_size: int = _spec002("max_metadata_size", 100_000, ge=0)  # bytes of the metadata's UTF-8 JSON
-    min_ttl_days: float = _spec002("min_ttl_days", 0.0, ge=0)  # exclusive: ttl_days must be greater
-    max_ttl_days: float = _spec002("max_ttl_days", 3650.0, ge=0)
-    cache_embeddings_enabled: bool = _spec002("cache_embeddings_enabled", True)
-    cache_embeddings_maxsize: int = _spec002("cache_embeddings_maxsize", 1000, ge=0)
-    cache_search_enabled: bool = _spec002("cache_search_enabled", True)
-    cache_search_maxsize: int = _spec002("cache_search_maxsize", 100, ge=0)
-    cache_search_ttl: float = _spec002("cache_search_ttl", 60.0, ge=0)
-    search_default_limit: int = _spec002("search_default_limit", 10, ge=0)
-    similarity_threshold: float = _spec002("similarity_threshold", 0.75, ge=0)  # find_similar and auto_link default
-    subgraph_default_max_nodes: int = _spec002("subgraph_default_max_nodes", 20, ge=0)
-    trace_max_depth: int = _spec002("trace_max_depth", 4, ge=0)
-    graph_scope: str = _spec002("graph_scope", "scope:project")  # the scope label graph-toolset writes carry
 
     @property
     def derived_root(self) -> Path:

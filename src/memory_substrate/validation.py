@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
 
@@ -47,3 +48,50 @@ def parse(model: type[M], data: Any, prefix: str) -> M:
 
 class NoOptions(Strict):
     """Modes that take no options."""
+
+
+_BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
+
+
+def _bad_char(text: str) -> str | None:
+    if "\x00" in text:
+        return "NUL"
+    if text.isascii() or _BAD_CHAR.search(text) is None:  # isascii is O(1); the search is C-speed
+        return None
+    return "lone surrogate"
+
+
+def _shown(text: str) -> str:
+    """``text`` with NUL and surrogates escaped, so a path naming them is printable and encodable."""
+    return _BAD_CHAR.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _bad_strings(value: Any, path: str, found: list[tuple[str, str]], depth: int = 0) -> None:
+    if len(found) >= 20 or depth > 200:
+        return
+    if isinstance(value, str):
+        what = _bad_char(value)
+        if what:
+            found.append((path, what))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            key = _shown(str(k))
+            sub = f"{path}.{key}" if path else key
+            if isinstance(k, str) and (what := _bad_char(k)):
+                found.append((f"{sub} (key)", what))
+                continue
+            _bad_strings(v, sub, found, depth + 1)
+    elif isinstance(value, list | tuple):
+        for i, v in enumerate(value):
+            _bad_strings(v, f"{path}.{i}" if path else str(i), found, depth + 1)
+
+
+def check_text(value: Any, path: str) -> None:
+    """Refuse NUL characters and lone surrogates anywhere in ``value`` (strings, dict keys, nested
+    lists), naming each field's dotted path: one rule for every string of every mode and tool.
+    Nothing downstream (hashing, JSON, SQLite, PostgreSQL) can then fail on them half-way."""
+    found: list[tuple[str, str]] = []
+    _bad_strings(value, path, found)
+    if found:
+        errors = [{"field": p, "message": f"must not contain {w} characters", "type": "string_characters"} for p, w in found]
+        raise ValidationError("; ".join(f"{e['field']}: {e['message']}" for e in errors), details={"errors": errors})

@@ -87,3 +87,18 @@ def test_help_lists_modes_and_explains_tokens():
     assert "Bearer" in serve and "token create" in serve
     reference = runner.invoke(main, ["modes", "remember", "supersede"])
     assert reference.exit_code == 0 and "`old_knowledge_id`" in reference.output
+
+
+def test_import_of_an_empty_file_or_a_reordered_export_is_one_clear_line(tmp_path):
+    empty = tmp_path / "empty.json"
+    empty.write_text("")
+    _one_line(_run(tmp_path, "import", str(empty)), 2,
+              f"error [memory_validation_error]: {empty} is empty: nothing to import")
+    msg = {"title": "t", "messages": [{"role": "user", "content": "We pin numpy below three."}]}
+    assert _run(tmp_path, "ingest", "conversation", json.dumps(msg)).returncode == 0
+    export = tmp_path / "e.jsonl"
+    assert _run(tmp_path, "export", "-o", str(export)).returncode == 0
+    reversed_file = tmp_path / "reversed.jsonl"
+    reversed_file.write_text("".join(reversed(export.read_text().splitlines(keepends=True))))
+    _one_line(_run(tmp_path, "--namespace", "other", "import", str(reversed_file)), 2,
+              f"error [memory_validation_error]: {reversed_file} is a JSON Lines export whose header is on line")

@@ -20,6 +20,7 @@ import pytest
 from memory_substrate import Memory
 from memory_substrate.derived.access import graph_reader, mirror_of
 from memory_substrate.derived.falkordb_graph import PREFIX
+from memory_substrate.errors import BackendError
 from memory_substrate.storage.factory import open_store
 from tests.derived.conftest import configure
 from tests.maintain.conftest import claim, know
@@ -185,18 +186,19 @@ def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_u
     assert after["outbox_pending"] == 0 and after["backends"]["falkordb"]["in_line"] is True
 
 
-def test_configure_while_the_server_is_down_commits_and_builds_later(open_memory: Any, falkordb_url: str) -> None:
+def test_configure_while_the_server_is_down_saves_nothing_and_works_once_it_is_up(open_memory: Any, falkordb_url: str) -> None:
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()
     down = open_memory("falkordb", falkordb_url=f"redis://127.0.0.1:{port}")
     know(down, "A uses B", subject_refs=["node:a"], payload=claim("node:a", "uses", "node:b"))
-    result = down.maintain("configure", {"graph_backend": "falkordb"}, {"apply": True})
-    assert result["status"] == "applied" and result["derived_backends"]["pending"] == ["falkordb"]
-    assert result["derived_backends"]["error"]["code"] == "memory_backend_error"
-    assert down.query("graph", {"id": "node:a"}, {"depth": 1})["counts"]["nodes"] == 3  # canonical fallback
+    with pytest.raises(BackendError) as refused:  # atomic: the setting is saved only with a built index
+        down.maintain("configure", {"graph_backend": "falkordb"}, {"apply": True})
+    assert refused.value.details["backend"] == "falkordb" and "Nothing was saved" in refused.value.message
+    assert down.maintain("structure", {}, {})["config"].get("graph_backend") is None
+    assert down.query("graph", {"id": "node:a"}, {"depth": 1})["counts"]["nodes"] == 3  # canonical tables
     up = open_memory("falkordb", ns=down.namespace)
-    fixed = up.maintain("repair", {}, {"apply": True})
-    assert fixed["derived_backends_repaired"]["rebuilt"]["falkordb"]["relations"] == 2
+    result = up.maintain("configure", {"graph_backend": "falkordb"}, {"apply": True})
+    assert result["status"] == "applied" and result["derived_backends"]["built"]["falkordb"]["relations"] == 2
     assert up.maintain("repair", {})["derived_indexes"]["derived_backends"]["backends"]["falkordb"]["in_line"]

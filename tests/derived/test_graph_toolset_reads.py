@@ -91,3 +91,15 @@ async def test_expired_nodes_stay_hidden_when_a_derived_graph_answers(open_memor
         reader = graph_reader(mem.runtime, session)
         assert reader.name == "kuzu"
         assert brief["id"] not in reader.neighbourhood([t["subject_id"]], depth=1, max_nodes=50).depth_of
+
+
+async def test_health_check_probes_a_configured_falkordb(open_memory: Any, namespace: str) -> None:
+    mem = open_memory("falkordb")
+    configure(mem, "falkordb")
+    async with Client(build_server(mem, "graph")) as c:
+        health = await ok(c, "health_check")
+        assert health["falkordb"] is True and health["details"]["falkordb"].startswith("answered a ping"), health
+    dead = open_memory("file", ns=namespace + "-dead", falkordb_url="redis://127.0.0.1:1")
+    async with Client(build_server(dead, "graph")) as c:
+        health = await ok(c, "health_check")
+        assert health["falkordb"] is False and "unreachable" in health["details"]["falkordb"], health

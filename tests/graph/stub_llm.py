@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -26,6 +26,7 @@ class StubLLM:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     default: Reply | None = None
+    respond: Callable[[dict[str, Any]], Reply] | None = None  # answers from the request body, after the script
 
 
 @contextmanager
@@ -39,7 +40,7 @@ def stub_llm() -> Iterator[StubLLM]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
-            reply = stub.script.pop(0) if stub.script else stub.default
+            reply = stub.script.pop(0) if stub.script else stub.respond(body) if stub.respond else stub.default
             if self.path != "/v1/chat/completions" or reply is None:
                 self.send_response(404)
                 self.end_headers()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from mcp import Client
 
@@ -28,6 +26,8 @@ async def test_validation_errors(gmem):
         await ok(c, "create_node", text="t", metadata={"blob": "y" * 99_000}, auto_link=False)
         for ttl in (0, -1, 3650.5):
             await err(c, "create_node", "memory_validation_error", text="t", ttl_days=ttl)
+        out = await err(c, "create_node", "memory_validation_error", text="t", ttl_days=3650.001)
+        assert out["error"].endswith("(got 3650.001)"), out
         assert (await ok(c, "create_node", text="t", ttl_days=3650, auto_link=False))["node"]["ttl_days"] == 3650
         await err(c, "create_node", "memory_validation_error", text="t", expires_at=1000)  # in the past
         for owner in ("bad owner", "a/b", "x" * 200, ""):
@@ -44,7 +44,9 @@ async def test_validation_errors(gmem):
         await err(c, "update_node", "memory_validation_error", node_id=fact["id"], entity_type="PERSON")
         await err(c, "update_node", "memory_validation_error", node_id=fact["id"], text="z" * 10_001)
         await err(c, "create_triplet", "memory_validation_error", subject="", predicate="p", object_value="o")
-        await err(c, "create_triplet", "memory_validation_error", subject="s", predicate="p!", object_value="o")
+        for pred in ("p!", "bad-pred", "works at", ""):  # as create_relation refuses such a relation_type
+            await err(c, "create_triplet", "memory_validation_error", subject="s", predicate=pred, object_value="o")
+            await err(c, "create_relation", "memory_validation_error", from_id=fact["id"], to_id=fact["id"], relation_type=pred)
         await err(c, "create_triplet", "memory_validation_error", subject="s", predicate="p", object_value="o",
                   fact_id="know:missing")
         await err(c, "create_summary_fact", "memory_validation_error", fact_ids=[], summary_text="s")
@@ -96,7 +98,7 @@ async def test_service_and_connection_errors_carry_no_traceback(make_settings, n
         assert health["falkordb"] is False and health["vector_index"] is False
 
 
-async def test_limits_come_from_the_environment_prefixed_first(make_settings, namespace, monkeypatch):
+async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch):
     monkeypatch.setenv("MAX_TEXT_LENGTH", "50")
     monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TEXT_LENGTH", "40")
     monkeypatch.setenv("MAX_METADATA_SIZE", "30")
@@ -105,7 +107,6 @@ async def test_limits_come_from_the_environment_prefixed_first(make_settings, na
     monkeypatch.setenv("CACHE_SEARCH_MAXSIZE", "7")
     monkeypatch.setenv("CACHE_SEARCH_TTL", "5")
     monkeypatch.setenv("MEMORY_SUBSTRATE_CACHE_EMBEDDINGS_ENABLED", "false")
-    gmem = Memory(make_settings(embedder="static"), namespace=namespace)  # Settings read the environment now
     async with Client(build_server(gmem, "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="x" * 41)
         assert out["error"] == "Text too long (max 40 chars)"
@@ -118,33 +119,49 @@ async def test_limits_come_from_the_environment_prefixed_first(make_settings, na
         cache = (await ok(c, "health_check"))["cache"]
         assert cache["search"]["maxsize"] == 7 and cache["search"]["ttl"] == 5
         assert cache["embeddings"]["enabled"] is False
-    gmem.close()
 
 
-def test_limits_refuse_bad_values(monkeypatch):
-    from pydantic import ValidationError
-
-    from memory_substrate.settings import Settings
-
-    limits = GraphLimits.from_settings(Settings())
-    assert (limits.max_text_length, limits.max_ttl_days, limits.graph_scope) == (10_000, 3650.0, "scope:project")
-    monkeypatch.setenv("MAX_TEXT_LENGTH", "many")
-    with pytest.raises(ValidationError, match="MAX_TEXT_LENGTH"):
-        Settings()
-    monkeypatch.delenv("MAX_TEXT_LENGTH")
-    monkeypatch.setenv("CACHE_SEARCH_ENABLED", "perhaps")
-    with pytest.raises(ValidationError, match="CACHE_SEARCH_ENABLED"):
-        Settings()
-    monkeypatch.setenv("CACHE_SEARCH_ENABLED", "off")
-    monkeypatch.setenv("MEMORY_SUBSTRATE_SEARCH_DEFAULT_LIMIT", "-1")
-    with pytest.raises(ValidationError, match="SEARCH_DEFAULT_LIMIT"):
-        Settings()
-
-
-async def test_schema_level_type_errors_are_refused_before_the_tool(gmem):
+async def test_limits_are_read_from_dot_env_in_the_working_directory(gmem, tmp_path, monkeypatch):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / ".env").write_text("# spec 002 limits\nMAX_TEXT_LENGTH=25\nMAX_TTL_DAYS=5\n")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("MAX_TTL_DAYS", "7")  # the environment wins over the file
     async with Client(build_server(gmem, "graph")) as c:
-        result = await c.call_tool("search", {"query": "q", "limit": "lots"})
-        assert result.is_error and "limit" in result.content[0].text
-        assert json.dumps(result.content[0].text).count("Traceback") == 0
+        assert (await err(c, "create_node", "memory_validation_error", text="x" * 26))["error"] == "Text too long (max 25 chars)"
+        await err(c, "create_node", "memory_validation_error", text="t", ttl_days=7.5)
+        await ok(c, "create_node", text="t", ttl_days=7, auto_link=False)
+
+
+async def test_a_bad_limit_value_is_answered_not_a_dead_server(gmem, monkeypatch):
+    monkeypatch.setenv("MAX_TEXT_LENGTH", "abc")
+    async with Client(build_server(gmem, "graph")) as c:
+        out = await err(c, "create_node", "memory_validation_error", text="t")
+        assert "MAX_TEXT_LENGTH='abc' is not a valid int" in out["error"], out
+        health = await ok(c, "health_check")  # still answers, and says why
+        assert "MAX_TEXT_LENGTH='abc'" in health["details"]["config"]
+        await ok(c, "test_connection")
+
+
+def test_limits_refuse_bad_values():
+    from memory_substrate.errors import ValidationError
+
+    assert GraphLimits.from_env({}) == GraphLimits()
+    with pytest.raises(ValidationError, match="MAX_TEXT_LENGTH"):
+        GraphLimits.from_env({"MAX_TEXT_LENGTH": "many"})
+    with pytest.raises(ValidationError, match="CACHE_SEARCH_ENABLED"):
+        GraphLimits.from_env({"CACHE_SEARCH_ENABLED": "perhaps"})
+
+
+async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):
+    """Spec 002: every failure, the SDK's own argument validation included, is
+    {"success": false, "error", "error_code"} (never the spec-001 error document)."""
+    async with Client(build_server(gmem, "graph")) as c:
+        for name, args, field in (("search", {"query": "q", "limit": "abc"}, "limit"),
+                                  ("get_node", {"node_id": 123}, "node_id"),
+                                  ("create_node", {"text": ["a"]}, "text"),
+                                  ("create_relation", {"from_id": "a"}, "to_id")):
+            out = await err(c, name, "memory_validation_error", **args)
+            assert field in out["error"] and "pydantic" not in out["error"], out
         out = await tool(c, "search", query="q")
         assert out["success"] is True

@@ -56,6 +56,16 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
         assert history["versions"][0]["changes"]["status"] == {"from": "active", "to": "expired"}
         clock.advance(days=2)
         await err(c, "get_node", "memory_not_found", node_id=both["id"])
+        # An expired node answers memory_not_found to every tool that takes it, delete included...
+        await err(c, "update_node", "memory_not_found", node_id=both["id"], text="new text")
+        await err(c, "delete_node", "memory_not_found", node_id=both["id"])
+        # ...except an update that moves its expiry later: that revives it, swept or not.
+        revive = int(clock.now.timestamp() * 1000) + 3_600_000
+        assert (await ok(c, "update_node", node_id=both["id"], expires_at=revive))["node"]["expires_at"] == revive
+        assert (await ok(c, "get_node", node_id=both["id"]))["node"]["status"] == "active"
+        swept = await ok(c, "update_node", node_id=day["id"], ttl_days=2)
+        assert swept["node"]["status"] == "active" and swept["node"]["lifecycle_status"] == "active"
+        assert (await ok(c, "delete_node", node_id=day["id"]))["deleted_ids"] == [day["id"]]
         # Extending a node's life makes it readable again (a later expires_at).
         later = int(clock.now.timestamp() * 1000) + 86_400_000
         await ok(c, "update_node", node_id=keep["id"], expires_at=later)

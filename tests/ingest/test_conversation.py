@@ -72,10 +72,11 @@ async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
     assert objects["items"][0]["matched_chunks"][0]["locator"] == {"kind": "message", "index": 2}
 
 
-def test_each_call_is_its_own_source(memory):
+def test_a_different_conversation_under_the_same_title_is_its_own_source(memory):
     a = memory.ingest("conversation", SPEC_EXAMPLE)
-    b = memory.ingest("conversation", SPEC_EXAMPLE)
-    assert a["source_id"] != b["source_id"]
+    other = {**SPEC_EXAMPLE, "messages": [{**SPEC_EXAMPLE["messages"][0], "content": "Project Y uses LanceDB."}]}
+    b = memory.ingest("conversation", other)
+    assert a["source_id"] != b["source_id"] and b["status"] == "completed"
 
 
 def test_bad_conversation_input_writes_nothing(memory):

@@ -1,7 +1,7 @@
 """A small, realistic store for the inspector's tests and screenshots, written through the public API.
 
 Two episodes about a payments team (the second supersedes a fact of the first), a procedure,
-a Markdown source, and one compile trace recorded the way the context compiler records it.
+a Markdown source, and one compile trace, recorded by a real `memory_query context` compile.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate import Memory
-from memory_substrate.graph import jobs
 
 SCOPE = ["scope:payments"]
 XSS = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned=2">'
@@ -63,18 +62,7 @@ def seed(mem: Memory, *, with_trace: bool = True) -> dict[str, Any]:
     })
     out = {"episodes": [ep1, ep2, ep3], "decision": know["object_id"]}
     if with_trace:
-        ents = mem.query("entities", {"name": "Payments Gateway"}, {"max_facts": 5})["items"]
-        facts = ents[0]["facts"] if ents else []
-        candidates = [
-            {"id": f["id"], "title": f"{f['subject']['name']} {f['predicate']} {(f.get('object') or {}).get('name')}",
-             "dimensions": {"relevance": 0.9 - 0.2 * i, "recency": 0.8 - 0.1 * i, "stability": 1.0, "provenance": 0.7 + 0.1 * i},
-             "score": 0.85 - 0.1 * i, "selected": i < 2}
-            for i, f in enumerate(facts[:3])
-        ] + [{"id": know["object_id"], "title": "Ledger writes are idempotent",
-              "dimensions": {"relevance": 0.55, "recency": 0.3, "stability": 0.85, "provenance": 1.0},
-              "score": 0.61, "selected": True}]
-        with mem.store.write(mem.namespace) as session:
-            trace = jobs.record(session, "compile", None, {"task": "Why did the gateway change databases?",
-                                                           "candidates": candidates, "budget_tokens": 2000})
-        out["trace"] = trace.id
+        # A real compile: the context compiler records the trace as it always does.
+        compiled = mem.query("context", {"task": "Why did the gateway change databases?"}, {"budget_tokens": 2000})
+        out["trace"] = compiled["trace_id"]
     return out

@@ -141,14 +141,24 @@ def test_search_typed_into_the_playground_shows_results(site: dict[str, Any]) ->
 
 
 def test_compile_trace_draws_four_dimension_bars(site: dict[str, Any]) -> None:
+    """On a trace recorded by a real compile (memory_query context): /traces counts its
+    candidates, /trace/<id> lists each with its four ranking dimensions, selected or why not."""
     from selenium.webdriver.common.by import By
 
+    d = _open(site, "/ns/payments/traces")
+    row = next(r for r in d.find_elements(By.CSS_SELECTOR, "#traces tr") if site["trace"] in r.text)
+    found = int(row.find_elements(By.CSS_SELECTOR, "td.num")[0].text)
+    assert found >= 3, row.text
     d = _open(site, f"/ns/payments/trace/{site['trace']}")
     rows = d.find_elements(By.CSS_SELECTOR, "#candidates tr.cand")
-    assert len(rows) >= 2
+    assert len(rows) == found
     for dim in ("relevance", "recency", "stability", "provenance"):
         bars = d.find_elements(By.CSS_SELECTOR, f"#candidates rect.dbar.dim-{dim}")
-        assert len(bars) == len(rows) and all(b.size["width"] > 0 for b in bars)
+        assert len(bars) == len(rows) and any(b.size["width"] > 0 for b in bars), dim
+    values = [float(t.text) for t in d.find_elements(By.CSS_SELECTOR, "#candidates text.dval")]
+    assert len(values) == 4 * len(rows) and all(0.0 <= v <= 1.0 for v in values)
+    assert "Payments Gateway uses CockroachDB" in d.find_element(By.ID, "candidates").text  # titles resolved
+    assert d.find_elements(By.CSS_SELECTOR, "#candidates tr.cand.rejected .reason")  # why one was left out
 
 
 def test_namespace_picker_switches_namespace(site: dict[str, Any]) -> None:

@@ -90,8 +90,12 @@ def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any])
 
 def test_compile_trace_bars_read_the_trace_generically(memory: Memory, seeded: dict[str, Any]) -> None:
     text = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/trace/{seeded['trace']}").text
+    rows = len(re.findall(r'<tr class="cand', text))
+    assert rows >= 3  # the stored shape {found, selected, rejected, ...} of a real compile
     for dim in ("relevance", "recency", "stability", "provenance"):
-        assert len(re.findall(rf'class="dbar dim-{dim}"', text)) == 4
+        assert len(re.findall(rf'class="dbar dim-{dim}"', text)) == rows
+    listing = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/traces").text
+    assert f'<td class="num">{rows}</td>' in listing
     # Other plausible shapes of a compile trace: scores at the top level, selected/dropped lists.
     flat = compile_candidates({"selected": [{"id": "know:a", "relevance": 0.5, "recency": 0.2}],
                                "dropped": [{"object_id": "know:b", "scores": {"stability": 0.9}}]})

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import tool_error
-from tests.reliability.common import SRC, report, scale
+from tests.reliability.common import SOAK, SRC, report, scale
 from tests.reliability.hostile import KEYS, values
 
 GARBAGE_FRAMES = [
@@ -105,7 +105,7 @@ def test_raw_frames_and_hostile_requests_over_stdio(tmp_path: Path) -> None:
             counts["garbage_frames"] += 1
         server.alive_and_answering()
 
-        @settings(max_examples=scale(60, 600), deadline=None, database=None, suppress_health_check=list(HealthCheck))
+        @settings(max_examples=scale(60, 600), deadline=None, database=None, derandomize=not SOAK, suppress_health_check=list(HealthCheck))
         @given(st.one_of(
             st.tuples(st.sampled_from(["memory_query", "memory_remember", "memory_ingest", "memory_maintain", "nope"]),
                       st.dictionaries(st.sampled_from(["args", *"xyz"]), st.fixed_dictionaries(

@@ -4,12 +4,14 @@ Every tool the server lists, every mode in its schema (plus made-up ones), the f
 validates (plus made-up ones), filled with hostile values: wrong types, missing fields, huge and
 deeply nested values, NUL and lone surrogates, full-text operator characters, SQL-looking strings.
 The property: each call ends in a success or in a typed error document (never
-``memory_internal_error``), and the server still answers afterwards. Both backends.
+``memory_internal_error``), and the server still answers afterwards. Both backends. The run is
+deterministic (a fixed seed) in CI; under MEMORY_SUBSTRATE_SOAK=1 it draws fresh random examples.
 """
 
 from __future__ import annotations
 
 import collections
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +24,16 @@ from mcp import Client
 from memory_substrate.mcp.server import build_server
 from memory_substrate.modes_reference import collect
 from tests.helpers import call, conversation, knowledge, tool_error
-from tests.reliability.common import report, scale
+from tests.reliability.common import SOAK, report, scale
 from tests.reliability.hostile import KEYS, field_values, typed, values
+
+
+def _encodable(arguments: Any) -> bool:
+    try:
+        json.dumps(arguments, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _mode_enum(tool: Any) -> list[str]:
@@ -85,8 +95,9 @@ def test_hostile_calls_get_typed_errors_and_the_server_keeps_answering(
     outcomes: collections.Counter[str] = collections.Counter()
     examples = scale(120, 1500) if backend == "sqlite" else scale(50, 500)
 
+    server = build_server(memory)
     with anyio.from_thread.start_blocking_portal() as portal, portal.wrap_async_context_manager(
-        Client(build_server(memory))
+        Client(server)
     ) as client:
         # Something to find, so reads and lifecycle modes reach past "not found".
         src = portal.call(call, client, "memory_ingest", "conversation", conversation(["AND OR NOT near", "DROP TABLE"]))
@@ -96,12 +107,17 @@ def test_hostile_calls_get_typed_errors_and_the_server_keeps_answering(
         tools = {t.name: _mode_enum(t) for t in listed}
         fields = _fields()
 
-        @settings(max_examples=examples, deadline=None, database=None, derandomize=False,
+        @settings(max_examples=examples, deadline=None, database=None, derandomize=not SOAK,
                   suppress_health_check=list(HealthCheck))
         @given(calls(tools, fields, tmp_files, ids))
         def check(drawn: tuple[str, Any]) -> None:
             name, arguments = drawn
-            result = portal.call(client.call_tool, name, arguments)
+            if _encodable(arguments):
+                result = portal.call(client.call_tool, name, arguments)
+            else:
+                # A lone surrogate cannot be encoded by the SDK's client; over the wire it arrives as a
+                # JSON "\\ud800" escape, which the server parses into exactly these arguments.
+                result = portal.call(server.call_tool, name, arguments)
             if result.is_error:
                 error = tool_error(result.content[0].text)  # type: ignore[union-attr]
                 assert error["code"] != "memory_internal_error", (name, arguments, error)

@@ -174,10 +174,36 @@ def export_graph(ctx: click.Context, output: Path | None, query: str | None, set
 
 
 def is_graph_snapshot(file: Path) -> bool:
-    """True unless FILE starts like a JSON Lines export (whose first line names its format)."""
+    """True unless FILE starts like a JSON Lines export (whose first line names its format).
+    Raises ValidationError, one clear line, for an empty file and for a JSON Lines export whose
+    header is not its first line (reordered or damaged), instead of a parser error about YAML."""
+    from memory_substrate.errors import ValidationError
+
+    expected = "expected a memory-substrate JSON Lines export or a graph.v1 snapshot"
     with file.open(encoding="utf-8", errors="replace") as fh:
         first = fh.readline()
-    return '"memory-substrate.export"' not in first
+        if '"memory-substrate.export"' in first:
+            return False
+        if not first.strip() and not fh.read(4096).strip():
+            raise ValidationError(f"{file} is empty: nothing to import ({expected})")
+        if _json_object(first):
+            for number, line in enumerate(fh, start=2):
+                if '"memory-substrate.export"' in line and _json_object(line):
+                    raise ValidationError(
+                        f"{file} is a JSON Lines export whose header is on line {number}, not line 1: "
+                        "the file is reordered or damaged; import the export as it was written"
+                    )
+    return True
+
+
+def _json_object(line: str) -> bool:
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return False
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
 
 
 def import_graph(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason: str | None,

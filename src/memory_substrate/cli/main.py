@@ -207,6 +207,7 @@ def doctor(ctx: click.Context) -> None:
     from contextlib import closing
 
     from memory_substrate.app import Memory
+    from memory_substrate.derived.mirrored import mirrored
     from memory_substrate.embed.registry import DISABLED_NAMES, require_known
     from memory_substrate.errors import NotFoundError
     from memory_substrate.runtime import Runtime
@@ -220,10 +221,16 @@ def doctor(ctx: click.Context) -> None:
     except MemorySubstrateError as exc:
         problems.append(exc.message)
     try:
-        with closing(open_store(settings, create=False)) as store:
+        with closing(mirrored(open_store(settings, create=False), settings)) as store:
             runtime = Runtime(store, settings.namespace, settings)
-            report.update(Memory(settings, store=store, runtime=runtime).status())
+            memory = Memory(settings, store=store, runtime=runtime)
+            report.update(memory.status())
             semantic = runtime.semantic_status()
+            # Derived indexes (Kùzu, LanceDB, FalkorDB) that are unbuilt, failing or behind.
+            derived = memory.maintain("structure", {}, {}).get("derived_backends") or {}
+            if derived:
+                report["derived_backends"] = derived
+                problems.extend(derived.get("problems") or [])
     except NotFoundError as exc:
         # Not a fault: a fresh install has no store until the first write.
         report["storage"] = {"location": exc.details.get("location"), "exists": False}
@@ -328,7 +335,12 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import import_namespace
 
-    if is_graph_snapshot(file):
+    try:
+        graph = is_graph_snapshot(file)
+    except MemorySubstrateError as exc:
+        _fail(exc)
+        return
+    if graph:
         import_graph(ctx, file, scopes, reason, _memory, _emit, _fail)
         return
     try:

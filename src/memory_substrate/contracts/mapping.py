@@ -35,6 +35,15 @@ REL_TYPE_TO_EDGE = {
     "causes": "led_to",
     "impacts": "affects",
     "governed_by": "governs",
+    # typed edges of the graph toolset (spec 002), canonical relations
+    "SIMILAR_TO": "relates_to",
+    "RELATED_TO": "relates_to",
+    "SUMMARIZES": "derived_from",
+    "FOLLOWS_FROM": "derived_from",
+    "CONTRADICTS": "contradicts",
+    "MENTIONS_ENTITY": "mentions",
+    "DESCRIBES": "references",
+    "REFERENCES": "references",
 }
 
 ACTION_TO_EVENT = {
@@ -74,9 +83,17 @@ def node_kind_for(object_type: str, kind: str, *, conversation: bool = False) ->
 
 
 def edge_kind_for(rel_type: str) -> str:
+    """The graph.v1 edge kind of a relation type. Spec 003 fails unknown kinds, so every type maps
+    into its vocabulary; the exact type travels in the edge's ``attributes.rel_type`` and import
+    restores it from there (the round trip is lossless whatever the kind)."""
     if rel_type in vocab.EDGE_KINDS:
         return rel_type
-    return REL_TYPE_TO_EDGE.get(rel_type, "relates_to")
+    if rel_type in REL_TYPE_TO_EDGE:
+        return REL_TYPE_TO_EDGE[rel_type]
+    lower = rel_type.lower()
+    if lower in vocab.EDGE_KINDS:
+        return lower
+    return REL_TYPE_TO_EDGE.get(lower, "relates_to")
 
 
 def event_kind_for(action: str, data: dict[str, object]) -> str:

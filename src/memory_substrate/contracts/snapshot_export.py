@@ -147,7 +147,7 @@ def export_snapshot(
             continue
         schema = rel.payload.get("relation_schema", {})
         attributes = {"rel_type": rel.rel_type, "derivation": schema.get("derivation"), "origin": rel.origin_id,
-                      "field": schema.get("origin_field")}
+                      "field": schema.get("origin_field"), "properties": rel.payload.get("properties") or None}
         edges.append({"id": rel.id, "kind": edge_kind_for(rel.rel_type), "source": rel.source_id,
                       "target": rel.target_id, "attributes": {k: v for k, v in attributes.items() if v is not None}})
     edges.sort(key=lambda e: e["id"])

@@ -95,6 +95,15 @@ class FalkorDBBackend:
             ) from exc
         return list(result.result_set)
 
+    def ping(self) -> None:
+        """Round trip to the server (health_check); raises BackendError when it does not answer."""
+        try:
+            self._client().connection.ping()
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise BackendError(f"FalkorDB at {self.url} does not answer: {exc}", details={"backend": self.name}) from exc
+
     def close(self) -> None:
         if self._db is not None:
             self._db.connection.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +37,14 @@ COMPACT_EVERY = 200  # incremental applies per table between compactions (each a
 
 def _h(text: str) -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:16]
+
+
+def table_name(owner_type: str, namespace: str, model: str) -> str:
+    """A LanceDB table name for any owner type: letters, digits and ``_`` only (``entity:document``
+    owner types included), with a digest of the owner type so that two never share a name."""
+    safe = re.sub(r"[^A-Za-z0-9_]+", "_", owner_type).strip("_")[:40] or "owner"
+    suffix = "" if safe == owner_type else f"_{_h(owner_type)[:8]}"
+    return f"{safe}{suffix}_{_h(namespace)}_{_h(model)}"
 
 
 def _quote(ids: Sequence[str]) -> str:
@@ -104,7 +113,7 @@ class LanceDBBackend:
         info = state["tables"].get(key)
         if info is not None and info["dim"] == dim:
             return self._open(info["name"])
-        name = f"{owner_type}_{_h(namespace)}_{_h(model)}"
+        name = table_name(owner_type, namespace, model)
         schema = pa.schema([pa.field("id", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))])
         self._tables[name] = self._conn().create_table(name, schema=schema, mode="overwrite")
         state["tables"][key] = {"name": name, "dim": dim, "owner_type": owner_type, "model": model, "indexed": False}

@@ -51,17 +51,36 @@ def no_extractor_error() -> NotAvailableError:
     )
 
 
-def _episode_messages(rt: Runtime, episode_id: str) -> list[dict[str, str]] | None:
+def _episode_requests(rt: Runtime, episode_id: str) -> tuple[list[list[dict[str, str]]], dict[str, Any]] | None:
+    """One model request per window of the whole episode (every segment is read; a long episode
+    is cut into overlapping windows, never truncated), and the windowing facts for the trace."""
     with rt.read_with_expired() as session:
         ep = session.get_object(episode_id)
         if ep is None or ep.object_type != "source":
             return None
-        segs = session.get_segments(episode_id, limit=2000)
+        segs = session.get_segments(episode_id)
     lines = [
         prompt.EpisodeLine(s.id, str(s.metadata.get("name") or s.metadata.get("role") or "text"), s.metadata.get("created_at"), s.text)
         for s in segs
     ]
-    return prompt.messages(ep.title, lines)
+    return prompt.window_messages(ep.title, lines)
+
+
+def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """One trace for the windows of an episode: counts summed, lists joined, the rest from the first."""
+    merged: dict[str, Any] = {}
+    for trace in traces:
+        for key, value in trace.items():
+            have = merged.get(key)
+            if key not in merged:
+                merged[key] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
+            elif isinstance(value, dict) and isinstance(have, dict):
+                merged[key] = merge_traces([have, value])
+            elif isinstance(value, list) and isinstance(have, list):
+                have.extend(value)
+            elif isinstance(value, int | float) and not isinstance(value, bool) and isinstance(have, int | float):
+                merged[key] = have + value
+    return merged
 
 
 def _scope(session: Any, episode_id: str) -> str:
@@ -76,28 +95,36 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
     """Extract one episode; returns {episode_id, status, trace_id, ...}. Never raises for model trouble."""
     started = time.perf_counter()
     base: dict[str, Any] = {"episode_id": episode_id, "extractor": extractor.name, "prompt_version": prompt.VERSION}
-    msgs = _episode_messages(rt, episode_id)
+    requests = _episode_requests(rt, episode_id)
     error: dict[str, Any] | None = None
-    if msgs is None:
+    if requests is None:
         error = {"code": "memory_not_found", "message": f"episode {episode_id} not found"}
     else:
+        windowed, base["windowing"] = requests
+        extractions: list[Extraction] = []
+        raw = ""
         try:
-            extraction, raw = extractor.generate(msgs, Extraction, schema_name="extraction")
+            for msgs in windowed:  # every window or nothing: a failed window fails the episode
+                extraction, raw = extractor.generate(msgs, Extraction, schema_name="extraction")
+                extractions.append(extraction)
         except MemorySubstrateError as exc:
-            error = exc.to_dict()
+            error = {**exc.to_dict(), "window": len(extractions) + 1, "windows": len(windowed)}
         else:
             try:
                 with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
                     gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
                                      extractor=extractor.name, evidence_status="extracted")
-                    trace = ExtractionApplier(patch, rt.embedder_or_none()).apply(episode_id, extraction, gov)
+                    # Each window's result goes through the same resolution, in order, in one patch:
+                    # an entity a later window names again resolves to the one an earlier window made.
+                    applier = ExtractionApplier(patch, rt.embedder_or_none())
+                    trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions])
                     trace.update(base, patch_id=patch.id, latency_ms=round((time.perf_counter() - started) * 1000, 2))
                     record = jobs.record(session, "extraction", episode_id, trace)
                     jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name)
                     patch.commit({"episode_id": episode_id, "trace_id": record.id})
                 return {"episode_id": episode_id, "status": "done", "trace_id": record.id,
                         "entities": len(trace["entities"]["new"]) + len(trace["entities"]["resolved"]),
-                        "facts": len(trace["facts"]["created"])}
+                        "facts": len(trace["facts"]["created"]), "windows": base["windowing"]["windows"]}
             except MemorySubstrateError as exc:  # e.g. the model cited segments the episode lacks
                 error = {**exc.to_dict(), "raw": raw[:2000]}
     with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):

@@ -89,9 +89,12 @@ def health_check(g: GraphMemory) -> dict[str, Any]:
             details["vector_index"] = f"{type(exc).__name__}: {exc}"
     else:
         details["vector_index"] = "unavailable without a store and an embedder"
+    falkordb, details["falkordb"] = _falkordb(g)
+    if g.config_error:
+        details["config"] = g.config_error
     return ok(
         store=bool(store_ok["success"]),
-        falkordb=bool(store_ok["success"]),  # the spec's name for "the graph store is reachable"
+        falkordb=falkordb,  # true only when a FalkorDB server is configured and answered a ping now
         backend=g.base.store.backend,
         embeddings=embeddings,
         vector_index=vector_index,
@@ -101,3 +104,30 @@ def health_check(g: GraphMemory) -> dict[str, Any]:
         },
         details=details,
     )
+
+
+def _falkordb(g: GraphMemory) -> tuple[bool, str]:
+    """Whether FalkorDB is configured (graph_backend ``falkordb`` or a FalkorDB URL) and answers a
+    ping now. Without one, the spec's ``falkordb`` key is false: the store is the canonical database."""
+    from memory_substrate.derived.access import mirror_of
+
+    try:
+        with g.base.read_with_expired() as session:
+            selected = str(session.get_config().get("graph_backend") or "file")
+    except Exception as exc:  # the store is down: reported under "store"
+        return False, f"unknown: the store cannot be read ({type(exc).__name__})"
+    url = g.base.settings.falkordb_url
+    if selected != "falkordb" and not url:
+        return False, f"not configured (graph_backend is {selected!r}; the canonical store is {g.base.store.backend})"
+    mirror = mirror_of(g.base)
+    if mirror is None:
+        return False, "configured, but this store has no derived-index mirror"
+    try:
+        backend = mirror.indexes.backend("falkordb")
+        ping = getattr(backend, "ping", None)
+        if ping is None:
+            return False, "configured, but the backend cannot be probed"
+        ping()
+    except Exception as exc:
+        return False, f"configured but unreachable: {getattr(exc, 'message', None) or exc}"
+    return True, f"answered a ping at {url}"

@@ -184,8 +184,10 @@ def update_node(
     if all(v is None for v in (text, source, metadata, status, ttl_days, expires_at, entity_type)):
         raise ValidationError("nothing to update: give text, source, metadata, status, ttl_days, expires_at or entity_type")
     with g.write(ns, "update_node") as w:
-        obj = g.node(w.session, node_id)
+        obj = _visible_or_revived(g, w, node_id, exp)
         before = V.node_view(obj, ns)
+        if obj.status == "expired" and status is None:
+            status = "active"  # swept by the expire sweep, revived by a later expiry
         new = apply_update(obj, text=text, source=source, metadata=meta, status=status, ttl_days=ttl_days,
                            expires_at=expires_at, exp=exp, entity_type=entity_type)
         after = V.node_view(new, ns)
@@ -199,6 +201,20 @@ def update_node(
             changes["previous_version"] = obj.to_dict()  # the whole previous object: a kept version
         updated = w.patch.update(new, action="version" if versioning else "update", changes=changes)
     return ok(node=V.node_view(updated, ns))
+
+
+def _visible_or_revived(g: GraphMemory, w: Write, node_id: str, exp: str | None) -> MemoryObject:
+    """The node to update. An expired node does not exist for updates, as for every read, except
+    when the update moves its expiry later (into the future): that revives it (docs/graph-toolset.md)."""
+    try:
+        return g.node(w.session, node_id)
+    except NotFoundError:
+        if exp is None:
+            raise
+        obj = w.raw.get_object(node_id) if node_id else None
+        if obj is None or not V.is_graph_node(obj):
+            raise
+        return obj
 
 
 def apply_update(
@@ -263,10 +279,10 @@ def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) ->
     edges in a graph database; other objects that name it in subject/related refs lose the ref."""
     ns = g.namespace(owner_id)
     with g.write(ns, "delete_node") as w:
-        raw_session = w.raw  # expired nodes can still be deleted
-        obj = raw_session.get_object(node_id) if node_id else None
-        if obj is None or not V.is_graph_node(obj):
-            raise NotFoundError(f"node_id: node {node_id!r} not found", details={"id": node_id})
+        # An expired node does not exist here either, as for get_node and update_node (the expire
+        # sweep archives it); what a live entity takes with it is found expired or not.
+        obj = g.node(w.session, node_id)
+        raw_session = w.raw
         doomed = [obj]
         if obj.object_type in ("entity", "node"):
             keys = [fact_subject_key(obj.id), fact_object_key(obj.id)]

@@ -87,7 +87,7 @@ def expiry(ttl_days: float | None, expires_at_ms: int | None, limits: GraphLimit
     """The ISO expiry from an absolute ``expires_at`` (ms; wins) or a relative ``ttl_days``."""
     if ttl_days is not None and not (limits.min_ttl_days < ttl_days <= limits.max_ttl_days):
         raise ValidationError(
-            f"ttl_days must be > {limits.min_ttl_days:g} and <= {limits.max_ttl_days:g} (got {ttl_days:g})"
+            f"ttl_days must be > {limits.min_ttl_days:g} and <= {limits.max_ttl_days:g} (got {ttl_days!r})"
         )
     if expires_at_ms is not None:
         if expires_at_ms <= int(now.timestamp() * 1000):

@@ -20,6 +20,7 @@ from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.expiry import VisibleSession
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
+from memory_substrate.graphmem.errors import log
 from memory_substrate.graphmem.limits import GraphLimits
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
@@ -46,7 +47,17 @@ class GraphMemory:
     def __init__(self, memory: Memory, *, limits: GraphLimits | None = None, bound: bool = False) -> None:
         self.memory = memory
         self.base = memory.runtime
-        self.limits = limits or GraphLimits.from_settings(memory.settings)
+        # A bad limit value (MAX_TEXT_LENGTH=abc) must not kill the server before a client can hear
+        # why: the toolset starts with the defaults, logs the error, and every tool answers it.
+        self.config_error: str | None = None
+        if limits is None:
+            try:
+                limits = GraphLimits.from_env()
+            except ValidationError as exc:
+                self.config_error = f"graph toolset configuration: {exc.message}; fix the environment or .env and restart"
+                log.error("%s", self.config_error)
+                limits = GraphLimits()
+        self.limits = limits
         self.bound = bound
         lim = self.limits
         self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)

@@ -2,7 +2,8 @@
 
 Every call runs in a worker thread and is caught at this boundary: the client always gets the
 spec's envelope, never a traceback (errors.py). Arguments that do not match a tool's JSON
-schema (a string where an integer belongs) are refused by the SDK before the tool runs.
+schema (a string where an integer belongs) are refused by the SDK before the tool runs; the
+server answers those in the same envelope too (``envelope_tools`` of mcp/errors.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import ToolAnnotations
 
 from memory_substrate.graphmem import health, nodes, relations, search, triplets
-from memory_substrate.graphmem.errors import from_exception
+from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.validation import check_text
 from memory_substrate.wire import tool_result
 
 OWNER = " owner_id = namespace."
@@ -74,7 +76,11 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
 
 def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
     def call(kwargs: dict[str, Any]) -> dict[str, Any]:
+        if g.config_error is not None and name not in ("test_connection", "health_check"):
+            return fail(g.config_error, VALIDATION)
         try:
+            for arg, value in kwargs.items():
+                check_text(value, arg)
             return fn(g, **kwargs)
         except Exception as exc:  # the tool boundary: nothing escapes as a traceback
             return from_exception(exc, name)
@@ -106,7 +112,10 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def register_graph_tools(server: MCPServer, g: GraphMemory) -> None:
+    envelope_tools = getattr(server, "envelope_tools", None)
     for name, fn, hints, description in TOOLS:
+        if envelope_tools is not None:
+            envelope_tools.add(name)
         doc = description + ("" if name in ("test_connection", "health_check") else OWNER)
         server.add_tool(_tool(g, name, fn), name=name, description=doc, annotations=hints)
         # Argument validation uses the tool's pydantic model; ``parameters`` is only what

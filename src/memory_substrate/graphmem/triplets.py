@@ -9,7 +9,6 @@ one, the same triplet again is a duplicate and returns the existing one.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
@@ -30,16 +29,17 @@ from memory_substrate.taxonomy import (
 )
 from memory_substrate.util import new_id, now_iso
 
-PREDICATE = re.compile(r"^[a-z0-9_]{1,100}$")
 MAX_NAME = 500
 DEFAULT_CONFIDENCE = 0.7
 
 
 def _predicate(value: str) -> str:
-    pred = normalize_predicate(value)
-    if not PREDICATE.match(pred):
-        raise ValidationError(f"predicate {value!r} is invalid: use letters, digits and '_' (spaces become '_')")
-    return pred
+    """A predicate is the relation type of the Entity-Entity edge it makes (spec 002): validated
+    exactly as ``create_relation`` validates ``relation_type`` (letters, digits, ``_``), case kept.
+    Lookups (``search_triplets``, supersession) compare predicates case-insensitively."""
+    if not V.RELATION_TYPE.match(value):
+        raise ValidationError(f"predicate {value!r} is invalid: use letters, digits and '_' only")
+    return value
 
 
 def _name(value: str, field: str) -> str:
@@ -135,14 +135,14 @@ def create_triplet(
                 raise ValidationError(f"fact_id: {fact_id} is an Entity, not a Fact")
         subj = _resolve(w, g, subj_name, "subject")
         target = _resolve(w, g, obj_name, "object_value")
-        text = f"{subj.title} {pred.replace('_', ' ')} {target.title}"
+        text = f"{subj.title} {normalize_predicate(pred).replace('_', ' ')} {target.title}"
         fact = MemoryObject(
             id=new_id("knowledge"), object_type="knowledge", kind="fact", status=KNOWLEDGE_STATUS_OF[EVIDENCE_STATUS],
             title=text[:500], summary=text, memory_source=MEMORY_SOURCE, reason="create_triplet via graph toolset",
             confidence=DEFAULT_CONFIDENCE, scope_refs=[g.limits.graph_scope], subject_refs=[subj.id],
             payload={"subject": subj.id, "predicate": pred, "object": target.id, "value": None},
             metadata={
-                "evidence_status": EVIDENCE_STATUS, "salience": 0.5, "canonical_predicate": pred in CANONICAL_PREDICATES,
+                "evidence_status": EVIDENCE_STATUS, "salience": 0.5, "canonical_predicate": normalize_predicate(pred) in CANONICAL_PREDICATES,
                 "graph": {"node_type": "Fact", "source": "mcp", "metadata": meta, "ttl_days": None},
                 **({"source_fact_id": source_fact.id} if source_fact else {}),
             },

@@ -46,3 +46,7 @@ class CapturedSource:
     adapter_version: str = "1"
     declared_transformations: list[str] = field(default_factory=list)
     origin_classification: str = "local_file"
+    # Conversations: the fingerprint after each message (a grown conversation's prefix matches an
+    # earlier capture's fingerprint), and the thread key it is appended to when it grows.
+    prefix_fingerprints: list[str] = field(default_factory=list)
+    thread: str | None = None

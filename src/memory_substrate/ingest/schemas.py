@@ -27,6 +27,11 @@ class ConversationInput(Strict):
     title: str = Field(default="Conversation", min_length=1, max_length=500)
     messages: list[Message] = Field(min_length=1, max_length=20_000)
     origin: Origin | None = None
+    thread_id: str | None = Field(
+        default=None, min_length=1, max_length=200,
+        description="Identifies the conversation across captures; without it, title and origin do. "
+        "A capture that extends an earlier one of the same thread appends its new messages.",
+    )
 
 
 def _no_nul(path: str) -> str:

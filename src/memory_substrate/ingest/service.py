@@ -8,11 +8,13 @@ from typing import Any
 from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
+from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.suggestions import memory_suggestions
 from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import new_id, now_iso, sha256_text
 from memory_substrate.validation import parse
@@ -57,18 +59,11 @@ class IngestService:
         seg_vectors, prepared = self._embed_outside_lock(mode, captured)
         with self.rt.write("memory_ingest", mode, None, prepared=prepared) as (session, patch):
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
-            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
-                unchanged: dict[str, Any] = {
-                    "result_type": result_type,
-                    "status": "noop",
-                    "requires_decision": False,
-                    "patch_id": None,
-                    "source_id": previous.id,
-                    "applied_operations": 0,
-                    "audit_event_ids": [],
-                    "projection_count": 0,
-                    "reason": f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged",
-                }
+            same_path = previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
+            repeat = previous if same_path else repeats.same_content(session, mode, captured)
+            if repeat is not None:
+                reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
+                unchanged = repeats.noop_result(result_type, repeat.id, reason)
                 pending_again = (captured.metadata.get("preflight") or {}).get("pending_decisions") or []
                 if pending_again:
                     # Nothing new to write, but the preflight has not passed: the decision is still open.
@@ -82,6 +77,9 @@ class IngestService:
                         suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
                     )
                 return unchanged
+            grown = repeats.grown_from(session, captured) if mode == "conversation" else None
+            if grown is not None:
+                return self._append(patch, mode, grown, captured, seg_vectors)
             segments = [
                 Segment(
                     source_id=source_id,
@@ -121,6 +119,7 @@ class IngestService:
                     },
                     "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
                     **({"supersedes": previous.id} if previous else {}),
+                    **({"thread": {"key": captured.thread}} if captured.thread else {}),
                     **({"specific_facts": specific} if specific else {}),
                 },
             )
@@ -172,6 +171,28 @@ class IngestService:
         return result
 
 
+    def _append(
+        self, patch: Patch, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
+    ) -> dict[str, Any]:
+        updated, segments = repeats.append_messages(patch.session, patch, prev, captured, _summary(captured), seg_vectors)
+        record = patch.commit({"source_id": prev.id, "segments": len(segments), "appended": True})
+        return {
+            "result_type": f"{mode}_ingest_result",
+            "status": "completed",
+            "requires_decision": False,
+            "source_id": prev.id,
+            "patch_id": record.id,
+            "applied_operations": record.operations,
+            "audit_event_ids": patch.event_ids,
+            "segment_count": int(updated.metadata["segment_count"]),
+            "appended_messages": len(segments),
+            "projection_count": len(segments) + 1,
+            "extraction": {"status": "queued", "episode_id": prev.id,
+                           "specific_facts": len(updated.metadata.get("specific_facts", []))},
+            "warnings": list(captured.warnings),
+            "memory_suggestions": memory_suggestions(prev.id, segments),
+        }
+
     def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
         """Segment vectors and the source's vector, made before the write session opens.
 
@@ -183,10 +204,11 @@ class IngestService:
         emb = self.rt.embedder_or_none()
         if emb is None:
             return None, {}
-        if mode != "conversation":
-            with self.rt.read_with_expired() as session:
-                previous = session.find_source_by_uri(captured.uri)
+        with self.rt.read_with_expired() as session:
+            previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+                return None, {}
+            if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
         texts = [s.text for s in captured.segments]
         seg_vectors = emb.embed_documents(texts) if texts else None

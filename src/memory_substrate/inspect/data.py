@@ -331,11 +331,21 @@ def _dims(candidate: dict[str, Any]) -> dict[str, float]:
 
 
 def _candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The candidate entries of a compile trace. The compiler stores ``candidates`` as
+    ``{found, selected_count, rejected_count, rejected_by_reason, selected: [...], rejected: [...]}``
+    (compiler/trace.py); flat lists (``candidates``, ``ranked``, ``selected``/``dropped``) are read too."""
+    value = data.get("candidates")
+    out: list[dict[str, Any]] = []
+    if isinstance(value, dict):
+        for key in ("selected", "rejected"):
+            group = value.get(key)
+            if isinstance(group, list):
+                out.extend({**c, "_group": key} for c in group if isinstance(c, dict))
+        return out
     for key in ("candidates", "ranked", "items", "scored"):
         value = data.get(key)
         if isinstance(value, list) and value and all(isinstance(c, dict) for c in value):
             return value
-    out: list[dict[str, Any]] = []
     for key in ("selected", "dropped", "excluded"):
         value = data.get(key)
         if isinstance(value, list):
@@ -343,17 +353,34 @@ def _candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def compile_candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+def candidate_count(data: dict[str, Any]) -> int:
+    """How many candidates the compile considered: ``candidates.found`` when the trace has it (the
+    stored lists keep at most 200 rejected ones), else the entries listed."""
+    value = data.get("candidates")
+    if isinstance(value, dict):
+        found = value.get("found")
+        if isinstance(found, int):
+            return found
+        counts = [value.get("selected_count"), value.get("rejected_count")]
+        if all(isinstance(n, int) for n in counts):
+            return sum(n for n in counts if isinstance(n, int))
+    return len(_candidates(data))
+
+
+def compile_candidates(data: dict[str, Any], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
     rows = []
     for c in _candidates(data):
         dims = _dims(c)
         score = c.get("score", c.get("final_score", c.get("total")))
+        cid = str(c.get("id") or c.get("object_id") or c.get("ref") or "")
         rows.append({
-            "id": c.get("id") or c.get("object_id") or c.get("ref") or "",
-            "title": c.get("title") or c.get("text") or "",
+            "id": cid,
+            "title": c.get("title") or c.get("text") or (titles or {}).get(cid) or "",
             "dims": dims,
             "score": score if isinstance(score, int | float) else None,
             "selected": c.get("selected", c.get("_group") == "selected" if "_group" in c else None),
+            "reason": c.get("reason") or "",
+            "strategies": ", ".join(str(x) for x in c.get("strategies") or []),
         })
     return rows
 
@@ -363,17 +390,26 @@ def traces(mem: Memory, kind: str) -> list[dict[str, Any]]:
         found = s.list_traces(kind=kind, limit=PAGE_SIZE)
     return [{"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
              "task": t.data.get("task") or t.data.get("query") or t.data.get("episode_id") or "",
-             "candidates": len(_candidates(t.data))} for t in found]
+             "candidates": candidate_count(t.data)} for t in found]
 
 
 def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
     with _read(mem) as s:
         t = s.get_trace(trace_id)
-    if t is None:
-        return None
+        if t is None:
+            return None
+        # Candidate ids are object ids, or "src:...#seg-N" for a captured turn: title from the object.
+        ids = sorted({str(c.get("id") or "").partition("#")[0] for c in _candidates(t.data)} - {""})
+        objs = s.get_objects(ids) if ids else {}
+    titles: dict[str, str] = {}
+    for c in _candidates(t.data):
+        cid = str(c.get("id") or "")
+        obj = objs.get(cid.partition("#")[0])
+        if obj is not None:
+            titles[cid] = obj.title + (f" ({cid.partition('#')[2]})" if "#" in cid else "")
     return {"trace": {"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
-                      "task": t.data.get("task") or t.data.get("query") or ""},
-            "candidates": compile_candidates(t.data), "dimensions": RANK_DIMENSIONS, "json": pretty(t.data)}
+                      "task": t.data.get("task") or t.data.get("query") or "", "found": candidate_count(t.data)},
+            "candidates": compile_candidates(t.data, titles), "dimensions": RANK_DIMENSIONS, "json": pretty(t.data)}
 
 
 def procedures(mem: Memory) -> list[dict[str, Any]]:

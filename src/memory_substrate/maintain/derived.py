@@ -1,7 +1,9 @@
 """What ``configure``, ``reindex`` and ``repair`` do with derived backends (FalkorDB, Kùzu, LanceDB).
 
-* ``configure`` (applied): a backend no longer selected is dropped (its copy would go stale);
-  a newly selected one is built from scratch right away, so reads switch to a complete mirror.
+* ``configure`` (applied): a newly selected backend is built from scratch *inside* the
+  transaction that saves the setting (``build_selected``): if any build fails, the transaction
+  rolls back, so nothing is saved, the half-built copy is dropped, and the error names the
+  backend and what failed. Only after the commit is a backend no longer selected dropped.
 * ``reindex`` (applied): every configured or requested derived backend is rebuilt from scratch
   in the reindex transaction, after the canonical indexes are rewritten.
 * ``repair``: ``derived_indexes.derived_backends`` reports, per configured backend, counts and
@@ -16,34 +18,59 @@ from typing import Any
 
 from memory_substrate.derived.access import mirror_of
 from memory_substrate.derived.registry import BUILTIN
-from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.errors import BackendError, MemorySubstrateError
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
 log = logging.getLogger(__name__)
 
 
-def switch_backends(rt: Runtime, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """After a committed configure: drop deselected derived backends, build newly selected ones."""
+def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Inside configure's write session, after the new setting is written: build every derived
+    backend it turns on. Raises ``BackendError`` (naming the backend and the failure) when one
+    cannot be built, so that the caller's transaction rolls back and nothing is saved."""
+    mirror = mirror_of(rt)
+    names = [str(c["to"]) for k, c in changes.items() if k.endswith("_backend") and c.get("to") not in BUILTIN]
+    if mirror is None or not names:
+        return {}
+    built: dict[str, Any] = {}
+    for name in names:
+        try:
+            built.update(mirror.rebuild_in(session, rt.namespace, [name]))
+        except Exception as exc:
+            message = exc.message if isinstance(exc, MemorySubstrateError) else f"{type(exc).__name__}: {exc}"
+            for started in [*built, name]:  # no half-built copy is left behind
+                try:
+                    mirror.drop(rt.namespace, started)
+                except Exception as drop_exc:  # best effort: the setting is not saved either way
+                    log.warning("could not drop the partial %s copy of %r: %s", started, rt.namespace, drop_exc)
+            raise BackendError(
+                f"configure: building the {name} derived index of namespace {rt.namespace!r} failed: {message}. "
+                "Nothing was saved; the previous configuration stands.",
+                details={"backend": name, "namespace": rt.namespace, "error": message,
+                         **({"cause": exc.to_dict()} if isinstance(exc, MemorySubstrateError) else {})},
+            ) from exc
+    if set(mirror.indexes.configured(session.get_config())) <= set(names):
+        # Every configured backend now reflects this transaction: pending entries are moot.
+        session.outbox_delete([e.seq for e in session.outbox_pending(limit=10**9)])
+    return built
+
+
+def drop_deselected(rt: Runtime, changes: dict[str, dict[str, Any]], built: dict[str, Any]) -> dict[str, Any]:
+    """After a committed configure: drop the derived backends no longer selected."""
     mirror = mirror_of(rt)
     if mirror is None:
         return {}
     dropped = []
-    for change in changes.values():
+    for key, change in changes.items():
         old = change.get("from")
-        if old and old not in BUILTIN:
+        if key.endswith("_backend") and old and old not in BUILTIN and old != change.get("to"):
             try:
                 mirror.drop(rt.namespace, str(old))
                 dropped.append(old)
             except MemorySubstrateError as exc:  # an unreachable old backend must not block the switch
                 log.warning("could not drop the %s copy of %r: %s", old, rt.namespace, exc.message)
-    built = [str(c["to"]) for c in changes.values() if c.get("to") not in BUILTIN]
-    try:
-        return {"dropped": dropped, "built": mirror.rebuild(rt.namespace, built) if built else {}}
-    except MemorySubstrateError as exc:
-        # The configuration is committed; reads use the canonical tables until a build succeeds,
-        # which the next write (or repair / reindex) retries.
-        return {"dropped": dropped, "built": {}, "pending": built, "error": exc.to_dict()}
+    return {"dropped": dropped, "built": built}
 
 
 def wanted(*names: str) -> list[str]:
@@ -100,8 +127,28 @@ def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
 
 
 def health(rt: Runtime, session: StoreSession) -> dict[str, Any]:
-    """For ``structure``: each configured derived backend's reachability and the outbox backlog."""
+    """For ``structure`` and ``doctor``: each configured derived backend's reachability, whether
+    it is built, the outbox backlog, and ``problems``: one line per index that is unreachable,
+    not built, failing to sync, or behind its outbox (reads then fall back to the canonical
+    tables, so it is a problem to fix, not an outage)."""
     mirror = mirror_of(rt)
     if mirror is None or not mirror.indexes.configured(session.get_config()):
         return {}
-    return mirror.health(session, rt.namespace)
+    out = mirror.health(session, rt.namespace)
+    problems: list[str] = []
+    for name, entry in out.items():
+        if not isinstance(entry, dict):
+            continue
+        if not entry.get("reachable"):
+            error = (entry.get("error") or {}).get("message", "unreachable")
+            problems.append(f"derived index {name}: unreachable: {error}")
+        elif not entry.get("built"):
+            problems.append(f"derived index {name}: configured but not built (maintain repair or reindex with apply builds it)")
+    failing = mirror.last_error.get(rt.namespace)
+    if failing:
+        out["last_sync_error"] = failing
+        problems.append(f"derived index sync failing: {failing}")
+    if out.get("outbox_pending"):
+        problems.append(f"derived indexes behind the store: {out['outbox_pending']} writes not yet mirrored (outbox)")
+    out["problems"] = problems
+    return out

@@ -26,8 +26,8 @@ from memory_substrate.maintain.common import (
 )
 from memory_substrate.maintain.compact import shape_maintenance
 from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates, promote_candidates
+from memory_substrate.maintain.derived import build_selected, drop_deselected
 from memory_substrate.maintain.derived import health as derived_health
-from memory_substrate.maintain.derived import switch_backends
 from memory_substrate.maintain.expire import expire
 from memory_substrate.maintain.merge_entities import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain.reindex import Progress, reindex
@@ -114,13 +114,17 @@ class MaintainService:
         ):
             current = session.get_config()
             changes = {k: {"from": current.get(k), "to": v} for k, v in wanted.items() if current.get(k) != v}
+            built: dict[str, Any] = {}
             if patch is not None:
                 for key, change in changes.items():
                     session.set_config(key, change["to"])
                     maintenance_event(patch, f"config:{key}", "configure", change)
+                # Every derived index the setting turns on is built in this transaction; a failure
+                # raises and rolls the setting back (maintain/derived.py).
+                built = build_selected(self.rt, session, changes)
             record = commit_if_changed(patch, {"changes": changes})
             config = {**current, **{k: c["to"] for k, c in changes.items()}} if record else current
-        derived = switch_backends(self.rt, changes) if record is not None else {}
+        derived = drop_deselected(self.rt, changes, built) if record is not None else {}
         return mutation_result(
             "configure",
             apply=apply,

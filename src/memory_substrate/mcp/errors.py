@@ -102,7 +102,13 @@ def _dumps(document: dict[str, Any]) -> str:
 
 
 class MemoryMCPServer(MCPServer):
-    """``MCPServer`` whose tool errors are JSON documents (see the module docstring)."""
+    """``MCPServer`` whose tool errors are JSON documents (see the module docstring). Tools named
+    in ``envelope_tools`` (the spec-002 graph toolset) answer every failure, the SDK's own
+    argument validation included, in their ``{"success": false, "error", "error_code"}`` envelope."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.envelope_tools: set[str] = set()
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -114,6 +120,15 @@ class MemoryMCPServer(MCPServer):
         except ToolError as exc:
             known = sorted(t.name for t in self._tool_manager.list_tools())
             document, anticipated = error_document(name, exc, known)
+            if name in self.envelope_tools:
+                from memory_substrate.graphmem.errors import fail
+                from memory_substrate.wire import tool_result
+
+                code = document["code"] if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR) else VALIDATION_ERROR
+                if code == INTERNAL_ERROR:
+                    logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
+                    code = "memory_service_error"
+                return tool_result(fail(document["message"], code))
             if anticipated:
                 logger.debug("tool %r failed: %s", name, document["code"])
             else:

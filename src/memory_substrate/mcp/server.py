@@ -15,6 +15,7 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.errors import MemoryMCPServer
+from memory_substrate.validation import check_text
 from memory_substrate.wire import tool_result
 
 INSTRUCTIONS = (
@@ -86,6 +87,8 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
             try:
+                check_text(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
+                check_text(a.options, "options")
                 if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                     extractor = sampling_extractor(ctx)
                     return tool_result(await anyio.to_thread.run_sync(  # type: ignore[return-value]

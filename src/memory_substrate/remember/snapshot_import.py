@@ -26,6 +26,7 @@ from memory_substrate.contracts.mapping import SEGMENT_NODE_KINDS, object_for_no
 from memory_substrate.contracts.snapshot_export import IMPORT_EVENT, IMPORT_KEY, segment_node_id
 from memory_substrate.contracts.validate import validate
 from memory_substrate.errors import EvidenceError, ValidationError
+from memory_substrate.graph.canonical import canonical_relation
 from memory_substrate.indexing import _rel_id, claim_key, claim_value
 from memory_substrate.models import (
     KNOWLEDGE_STATUSES,
@@ -53,6 +54,7 @@ STATUSES = {
 # Creation order: things others point at first (stubs and entities, then evidence).
 ORDER = ("node", "entity", "source", "knowledge", "activity", "work_item")
 REPORT_CAP = 500
+CANONICAL = "canonical_relation"  # relation_schema.derivation of relations with no origin object
 GOVERNED = ("knowledge", "activity", "work_item")  # written through memory_remember's input models
 MEMORY_SOURCES = ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported")
 
@@ -100,6 +102,7 @@ class SnapshotImporter:
         self.edge_map: dict[str, str] = {}  # foreign edge id -> id of the relation derived from its link
         self.created: dict[str, int] = {}
         self.plans: list[_Plan] = []
+        self.canonical: list[dict[str, Any]] = []  # exported canonical relations (graph-toolset edges)
         self.report: dict[str, list[dict[str, Any]]] = {
             "already_present": [], "duplicates": [], "conflicts": [], "normalized": [], "approximated": [],
             "nodes_not_imported": [], "edges_not_imported": [], "events_not_imported": [],
@@ -188,7 +191,11 @@ class SnapshotImporter:
 
     def _edges_to_links(self, plans: dict[str, _Plan]) -> None:
         for edge in self.snapshot.get("edges", []):
-            if {"derivation", "rel_type"} & set(edge.get("attributes") or {}):
+            attrs = edge.get("attributes") or {}
+            if attrs.get("derivation") == CANONICAL and isinstance(attrs.get("rel_type"), str) and not attrs.get("origin"):
+                self.canonical.append(edge)  # typed edges with no origin object: written as they were
+                continue
+            if {"derivation", "rel_type"} & set(attrs):
                 continue  # derived by this store from object fields: rebuilt when the object is written
             src, tgt = plans[edge["source"]], plans[edge["target"]]
             if src.object_type == "segment" and edge["kind"] == "belongs_to" and tgt.object_type == "source":
@@ -228,6 +235,7 @@ class SnapshotImporter:
                     self.id_map.pop(seg["id"], None)
                 self._not_imported("nodes", plan.node["id"], exc.message)
         self._link()
+        self._canonical_relations()
         self._events()
         changed = {k: v for k, v in self.id_map.items() if k != v}
         # Lists are capped so that a large import still fits a tool response; counts are exact.
@@ -261,6 +269,26 @@ class SnapshotImporter:
             if len(links) != len(plan.written.metadata.get("links") or []):
                 obj = replace(plan.written, metadata={**plan.written.metadata, "links": links})
                 plan.written = self.patch.update(obj, action="link", changes={"links": len(links)})
+
+    def _canonical_relations(self) -> None:
+        """Relations with no origin object (the graph toolset's typed edges) are not rebuilt from
+        any object: they are written again with their type, ends and properties, so their ids (a
+        digest of type and ends) come back the same when the node ids do."""
+        rels = []
+        for edge in self.canonical:
+            attrs = edge["attributes"]
+            source, target = self.id_map.get(edge["source"]), self.id_map.get(edge["target"])
+            if source is None or target is None or "#" in source or "#" in target:
+                self._not_imported("edges", edge["id"], "one of its ends was not imported as an object")
+                continue
+            props = attrs.get("properties") if isinstance(attrs.get("properties"), dict) else {}
+            rel = canonical_relation(str(attrs["rel_type"]), source, target, props, now_iso())
+            rels.append(rel)
+            self.edge_map[edge["id"]] = rel.id
+        for rel in rels:
+            self.patch.relate([rel], object_id=rel.source_id)
+        if rels:
+            self._count("relations", len(rels))
 
     def _count(self, what: str, n: int = 1) -> None:
         self.created[what] = self.created.get(what, 0) + n
@@ -378,7 +406,10 @@ class SnapshotImporter:
                                              "evidence_refs": evidence, "confidence": obj.confidence,
                                              "payload": payload or None}, where)
             obj.subject_refs = list(dict.fromkeys(claim.subject_refs))
-            obj.evidence_refs = check_evidence(self.session, claim.evidence_refs)
+            checked = check_evidence(self.session, claim.evidence_refs)
+            # Our own nodes carry their refs exactly as stored (checked all the same): a round trip
+            # must not add the hash and locator that the check fills in.
+            obj.evidence_refs = evidence if plan.ours else checked
             obj.status = self._status(plan, "candidate" if declared == "agent_inferred" else "active")
             if declared == "agent_inferred" and obj.status == "active" and not plan.ours:
                 obj.status = "candidate"
@@ -403,8 +434,12 @@ class SnapshotImporter:
         key = claim_key(obj)
         if not key:
             return False
+        # Claims written by this same import are not rivals or duplicates of each other: the
+        # snapshot is one consistent state (an export held them side by side); only what the
+        # namespace held before the import is compared.
+        ours = {p.store_id for p in self.plans}
         live = [o for o in self.session.find_by_claim(key)
-                if o.status in LIVE_KNOWLEDGE_STATUSES and set(o.scope_refs) & set(obj.scope_refs)]
+                if o.status in LIVE_KNOWLEDGE_STATUSES and set(o.scope_refs) & set(obj.scope_refs) and o.id not in ours]
         for other in live:
             if claim_value(other) == claim_value(obj) and obj.status in LIVE_KNOWLEDGE_STATUSES:
                 self.id_map[plan.node["id"]] = other.id

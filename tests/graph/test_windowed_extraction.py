@@ -1,0 +1,67 @@
+"""A long episode is extracted whole, in overlapping windows, against a stub model on loopback:
+a 3,000-turn conversation with facts at turns 50 and 2,900 yields both. Both backends."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from memory_substrate.graph import extraction_prompt as prompt
+from memory_substrate.mcp.server import build_server
+from tests.graph.stub_llm import Reply
+from tests.graph.test_model_extraction import llm, llm_memory  # noqa: F401  (fixtures)
+from tests.helpers import call
+
+pytestmark = pytest.mark.anyio
+
+FACTS = {50: ("Zephyr Ledger", "Falcon Cluster"), 2900: ("Orion Gateway", "Vega Store")}
+
+
+def _turns(n: int) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        if i in FACTS:
+            subject, obj = FACTS[i]
+            text = f"For the record: {subject} runs on {obj} since the migration."
+        else:
+            text = f"Turn {i}: we talked about the weather and the lunch menu again, nothing durable here."
+        out.append({"role": "user" if i % 2 == 0 else "assistant", "content": text, "name": "alice" if i % 2 == 0 else "bob"})
+    return out
+
+
+def _answer(body: dict[str, Any]) -> Reply:
+    """A model that extracts exactly the 'X runs on Y' sentences of the window it is shown."""
+    text = body["messages"][1]["content"]
+    entities: dict[str, dict[str, Any]] = {}
+    facts = []
+    for seg, subject, obj in re.findall(r"^(seg-\d+) \w+: For the record: (.+?) runs on (.+?) since", text, re.M):
+        entities[subject] = {"name": subject, "type": "service", "aliases": []}
+        entities[obj] = {"name": obj, "type": "technology", "aliases": []}
+        facts.append({"subject": subject, "predicate": "runs_on", "object": obj, "segment_ids": [seg]})
+    return Reply(content=json.dumps({"entities": list(entities.values()), "facts": facts, "procedures": []}))
+
+
+async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_memory):  # noqa: F811
+    llm.respond = _answer
+    async with Client(build_server(llm_memory)) as c:
+        ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)})
+        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        assert done["counts"] == {"done": 1, "failed": 0}, done
+        windows = done["runs"][0]["windows"]
+        assert windows == len(llm.requests) and windows >= 5, windows
+        prompts = [r["body"]["messages"][1]["content"] for r in llm.requests]
+        assert all(len(p) <= prompt.MAX_EPISODE_CHARS for p in prompts)
+        assert "seg-3000 " in prompts[-1] and "seg-1 " in prompts[0]  # the whole episode was read
+        first, second = (set(re.findall(r"^(seg-\d+) ", p, re.M)) for p in prompts[:2])
+        assert len(first & second) == prompt.OVERLAP_TURNS  # consecutive windows overlap
+        for subject, obj in FACTS.values():
+            found = await call(c, "memory_query", "facts", {"subject": subject})
+            assert [f["object"]["name"] for f in found["items"]] == [obj], found
+        trace = (await call(c, "memory_query", "trace", {"id": ep["source_id"]}))["trace"]
+        assert trace["windowing"]["windows"] == windows and trace["windowing"]["turns"] == 3000
+        assert trace["windowing"]["overlap_turns"] == prompt.OVERLAP_TURNS and trace["windowing"]["clipped_segments"] == []
+        assert trace["facts"]["extracted"] == 2 and len(trace["facts"]["created"]) == 2
