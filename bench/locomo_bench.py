@@ -274,9 +274,19 @@ def ranker_system(**options):
     return prepare, retrieve
 
 
-def memory_system(backend: str = "sqlite", database_url: str | None = None):
+def _compact_keys(found: dict[str, Any]) -> list[tuple[str, int]]:
+    """(source id, 0-based turn index) in rank order, read from the compact answer's lines."""
+    ranked = []
+    for source in found["sources"]:
+        for rank, line in zip(source["ranks"], source["lines"], strict=True):
+            ranked.append((rank, (source["id"], int(line.split(" ", 1)[0]) - 1)))
+    return [key for _, key in sorted(ranked)]
+
+
+def memory_system(backend: str = "sqlite", database_url: str | None = None, detail: str = "full"):
     """The product: each session ingested as one conversation through ``Memory.ingest``, each
-    question asked through ``Memory.query("search", result_unit="segment")``."""
+    question asked through ``Memory.query("search", result_unit="segment")`` with ``max_items``
+    k, in ``detail`` full (the flat items) or compact (the default: sources with their lines)."""
     import tempfile
     import uuid
 
@@ -305,9 +315,11 @@ def memory_system(backend: str = "sqlite", database_url: str | None = None):
 
     def retrieve(state, question: str, k: int) -> list[str]:
         mem, keys = state
-        # detail "full": the first k in one response (compact detail may defer some to next_cursor).
-        opts = {"max_items": k, "result_unit": "segment", "detail": "full"}
+        # An explicit max_items is honoured in either detail (docs/responses.md).
+        opts = {"max_items": k, "result_unit": "segment", "detail": detail}
         found = mem.query("search", {"query": question}, opts)
+        if detail == "compact":
+            return [keys[key] for key in _compact_keys(found)]
         return [keys[(i["source_id"], i["locator"]["index"])] for i in found["items"]]
 
     return prepare, retrieve
@@ -321,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--database-url", default=None, help="run the memory system on this PostgreSQL database")
+    ap.add_argument("--compact", action="store_true",
+                    help="also run the memory system through the default compact answers (memory-compact)")
     args = ap.parse_args(argv)
 
     convs = load_locomo(args.data)
@@ -333,9 +347,15 @@ def main(argv: list[str] | None = None) -> int:
         systems = {"ranker": ranker_system}
     elif args.only == "memory":
         systems = {"memory": memory_system}
+    if args.compact:
+        systems["memory-compact"] = memory_system
     results = {}
     for name, make in systems.items():
-        prepare, retrieve = make(database_url=args.database_url) if name == "memory" else make()
+        if name.startswith("memory"):
+            detail = "compact" if name == "memory-compact" else "full"
+            prepare, retrieve = make(database_url=args.database_url, detail=detail)
+        else:
+            prepare, retrieve = make()
         results[name] = run(retrieve, prepare, conversations=convs)
     print(format_table(results))
     main_system = "memory" if "memory" in results else "ranker"

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+from memory_substrate.analysis import analyse_words
 from memory_substrate.retrieval.text import STOPWORDS
 from memory_substrate.retrieval.text import stem as _stem
 
@@ -53,11 +54,27 @@ def tokens(text: str) -> list[str]:
     return out
 
 
+def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
+    """Surface words and their terms for text in a language ``analysis`` handles (else None)."""
+    words = analyse_words(text, drop_stopwords=drop_stopwords)
+    if words is None:
+        return None
+    out: list[str] = []
+    for word, terms in words:
+        out.append(unicodedata.normalize("NFKC", word))  # as ``tokens`` gives it, for unanalysed queries
+        out.extend(t for t in terms if t != out[-1])
+    return out
+
+
 def index_text(*parts: str | None) -> str:
     """The string a full-text index stores for some text: tokens plus their stems."""
     words: list[str] = []
     for part in parts:
         if not part:
+            continue
+        analysed = _analysed(part, drop_stopwords=False)
+        if analysed is not None:
+            words.extend(analysed)
             continue
         for tok in tokens(part):
             words.append(tok)
@@ -69,6 +86,9 @@ def index_text(*parts: str | None) -> str:
 
 def query_terms(text: str) -> list[str]:
     """Content terms of a query (stopwords dropped unless nothing else is left), stems included."""
+    analysed = _analysed(text, drop_stopwords=True)
+    if analysed:
+        return list(dict.fromkeys(analysed))
     toks = tokens(text)
     content = [t for t in toks if t not in STOPWORDS] or toks
     out: list[str] = []

@@ -8,7 +8,20 @@ from mcp.types import CallToolResult, TextContent
 
 from memory_substrate.tokens import wire_json
 
+# Results whose main field is a text meant to be read as it is (a compiled context package): the
+# field travels as a text block of its own, unescaped, after the JSON of everything else. The
+# structured content still holds the whole object.
+TEXT_FIELDS = {"context_result": "content"}
+
 
 def tool_result(value: dict[str, Any]) -> CallToolResult:
     """Structured content plus its compact JSON text (the SDK's default text is indented)."""
+    field = TEXT_FIELDS.get(str(value.get("result_type")))
+    text = value.get(field) if field else None
+    if isinstance(text, str) and text:
+        rest = {k: v for k, v in value.items() if k != field}
+        return CallToolResult(
+            content=[TextContent(type="text", text=wire_json(rest)), TextContent(type="text", text=text)],
+            structured_content=value,
+        )
     return CallToolResult(content=[TextContent(type="text", text=wire_json(value))], structured_content=value)

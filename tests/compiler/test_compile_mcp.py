@@ -79,8 +79,8 @@ async def test_debug_task_compiles_xml_with_graph_episodes_and_procedures(memory
         ids = await _seed(c)
         out = await call(c, "memory_query", "context",
                          {"task": "Why does the Webhook Gateway return 401 errors for Stripe events?"},
-                         {"model": "claude-sonnet-4-5"})
-        # spec-001 fields are all still there
+                         {"model": "claude-sonnet-4-5", "include_items": True})
+        # spec-001 fields are all there when asked for (include_items; docs/responses.md)
         for key in ("result_type", "task", "items", "context_tiers", "context_budget", "normalized_terms",
                     "semantic_backend", "query_sanitizer"):
             assert key in out
@@ -206,7 +206,7 @@ async def test_empty_namespace_still_compiles_and_traces(memory: Memory) -> None
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_query", "context", {"task": "write release notes for 2.0"})
         assert out["classification"]["primary"]["class"] == "writing"
-        assert out["items"] == [] and out["token_count"] <= 4096
+        assert out["context_budget"]["package_entries"] == 0 and out["token_count"] <= 4096
         body = json.loads(out["content"])["memory_context"]
         assert set(body) == {"task_class", "note"} | ({"secondary_class"} if "secondary_class" in body else set())
         trace = await _trace(c, out["trace_id"])
@@ -236,7 +236,7 @@ async def test_a_turn_line_is_citable_by_episode_id_and_number(memory: Memory) -
         await _seed(c)
         for model in ("claude-sonnet-4-5", "gpt-5"):
             out = await call(c, "memory_query", "context", {"task": "What does the Webhook Gateway reject since the key rotation?"},
-                             {"model": model})
+                             {"model": model, "include_items": True})
             if out["format"] == "xml":
                 root = ET.fromstring(out["content"])
                 assert "EPISODE_ID#seg-N" in root.attrib["cite"]

@@ -90,11 +90,11 @@ async def test_semantic_search_over_mcp_returns_the_same_items(open_memory: Any,
             rows: list[list[str]] = []
             scores: list[list[float]] = []
             for query in QUERIES:
-                out = await call(client, "memory_query", "search", {"query": query}, {"max_items": 5})
+                out = await call(client, "memory_query", "search", {"query": query}, {"max_items": 5, "detail": "full"})
                 rows.append([i["title"] for i in out["items"]])
                 scores.append([i.get("semantic_score") or 0.0 for i in out["items"]])
                 seg = await call(client, "memory_query", "search", {"query": query}, {"result_unit": "segment"})
-                rows.append([i["excerpt"] for i in seg["items"]])
+                rows.append([line for s in seg["sources"] for line in s["lines"]])  # the compact shape
             results.append(rows)
             all_scores.append(scores)
     assert results[0] == results[1]

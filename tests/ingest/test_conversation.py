@@ -64,10 +64,10 @@ async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
     assert [s["locator"]["index"] for s in segs] == [0, 1, 2]
     assert [s["text"] for s in segs] == texts
     assert full["object"]["payload"]["origin"] == {"host": "claude-code", "project": "p1"}
-    found = memory.query("search", {"query": "pgvector recall"}, {"result_unit": "segment"})
+    found = memory.query("search", {"query": "pgvector recall"}, {"result_unit": "segment", "detail": "full"})
     assert found["items"][0]["source_id"] == out["source_id"]
     assert found["items"][0]["locator"] == {"kind": "message", "index": 1}
-    objects = memory.query("search", {"query": "HNSW"})
+    objects = memory.query("search", {"query": "HNSW"}, {"detail": "full"})
     assert objects["items"][0]["id"] == out["source_id"]
     assert objects["items"][0]["matched_chunks"][0]["locator"] == {"kind": "message", "index": 2}
 

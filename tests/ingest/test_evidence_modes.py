@@ -57,7 +57,7 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
         assert not any(p.startswith(("node_modules", ".codex")) for p in paths)
         full = await call(c, "memory_query", "page", {"id": out["source_id"]}, {"detail": "full"})
         assert full["result_type"] == "page_unavailable" and full["status"] == "unsupported"
-        found = await call(c, "memory_query", "search", {"query": "compile_context"}, {"result_unit": "segment"})
+        found = await call(c, "memory_query", "search", {"query": "compile_context"}, {"result_unit": "segment", "detail": "full"})
         loc = found["items"][0]["locator"]
         assert loc["path"] == "pkg/core.py" and loc["line_start"] == 11 and loc["line_end"] == 13
         # Unchanged, but the preflight still has not passed: nothing is written, the decision stays open.
@@ -81,7 +81,7 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
             "projection_count": 0,
             "reason": "repo_fingerprint_unchanged",
         }
-        forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True})
+        forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True, "detail": "full"})
         assert forced["status"] == "completed" and forced["superseded_source_id"] == clean["source_id"]
         suggestions = forced["memory_suggestions"]
         assert suggestions["agent_extraction"]["protocol"] == "agent_extraction.v1"
@@ -136,7 +136,7 @@ def test_pdf_pages_and_errors(memory, tmp_path):
     pdf = tmp_path / "doc.pdf"
     pdf.write_bytes(make_pdf(["Alpha page about graphs", "Beta page about vectors"]))
     out = memory.ingest("pdf", {"path": str(pdf)})
-    hits = memory.query("search", {"query": "vectors"}, {"result_unit": "segment"})
+    hits = memory.query("search", {"query": "vectors"}, {"result_unit": "segment", "detail": "full"})
     assert hits["items"][0]["locator"] == {"kind": "page", "page": 2}
     assert out["segment_count"] == 2
     broken = tmp_path / "broken.pdf"
@@ -194,7 +194,7 @@ async def test_mcp_errors_for_capture_failures(memory, tmp_path):
 def test_ingest_this_repository_and_find_a_function(memory):
     out = memory.ingest("repo", {"path": str(REPO_ROOT), "exclude_patterns": [".venv", "bench/results"]})
     assert out["status"] in ("completed", "completed_with_pending_decisions")
-    hits = memory.query("search", {"query": "sanitize_query"}, {"result_unit": "segment"})
+    hits = memory.query("search", {"query": "sanitize_query"}, {"result_unit": "segment", "detail": "full"})
     top = hits["items"][0]["locator"]
     assert top["path"] == "src/memory_substrate/query/sanitize.py"
     source_lines = (REPO_ROOT / top["path"]).read_text().splitlines()

@@ -21,7 +21,7 @@ def test_the_same_conversation_twice_is_one_source(memory):
     assert again["status"] == "noop" and again["source_id"] == first["source_id"] and again["patch_id"] is None
     assert again["reason"] == "source_fingerprint_unchanged"
     hits = memory.query("search", {"query": "ledger Fridays"})["items"]
-    assert [h["id"] for h in hits if h["object_type"] == "source"] == [first["source_id"]]
+    assert [h["id"] for h in hits if h["id"].startswith("src:")] == [first["source_id"]]
     assert len(_sources(memory)) == 1
 
 
@@ -31,6 +31,7 @@ def test_a_grown_conversation_appends_its_new_turns_to_the_same_episode(memory):
     assert grown["status"] == "completed" and grown["source_id"] == first["source_id"], grown
     assert grown["appended_messages"] == 1 and grown["segment_count"] == 3
     assert grown["extraction"] == {"status": "queued", "episode_id": first["source_id"], "specific_facts": 0}
+    assert {"review_guidance", "more"} <= set(grown["memory_suggestions"])  # summarised like any capture
     page = memory.query("page", {"id": first["source_id"]}, {"detail": "full"})
     assert [s["text"] for s in page["segments"]] == TURNS
     assert [s["segment_id"] for s in page["segments"]] == ["seg-1", "seg-2", "seg-3"]

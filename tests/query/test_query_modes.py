@@ -161,7 +161,7 @@ async def test_context_spec_example(memory):
             "memory_query",
             "context",
             {"task": "inspect repository structure", "scope": {"object_types": ["knowledge", "activity", "work_item"]}},
-            {"max_items": 12},
+            {"max_items": 12, "include_items": True},
         )
     tiers = out["context_tiers"]
     assert set(tiers) == {"policy", "active_task", "decisions", "procedures", "evidence", "open_work", "deep_search_hints"}
@@ -209,7 +209,7 @@ def test_object_search_has_a_semantic_relevance_floor(make_settings, namespace):
         for i in range(5):
             mem.remember("knowledge", knowledge(title=f"Weather note {i}", summary="It rained all day in the city."))
         kuzu = mem.remember("knowledge", knowledge(title="Kuzu is our embedded graph store", summary="Graph data."))
-        out = mem.query("search", {"query": "which engine stores entity relations"})
+        out = mem.query("search", {"query": "which engine stores entity relations"}, {"detail": "full"})
         assert [i["id"] for i in out["items"]] == [kuzu["object_id"]]
         assert "semantic" in out["items"][0]["retrieval_sources"]
     finally:

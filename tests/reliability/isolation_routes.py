@@ -72,6 +72,10 @@ def routes(a: dict[str, Any], fake: dict[str, Any], b_knowledge: str) -> list[tu
         ("memory_query", "page", {"id": i["node"]}, {}),
         ("memory_query", "expand", {"id": i["cited"]}, {}),
         ("memory_query", "expand", {"id": i["source"]}, {}),
+        ("memory_query", "page", {"id": i["source"] + "#seg-1"}, {}),
+        ("memory_query", "expand", {"id": i["source"] + "#seg-1"}, {}),
+        ("memory_query", "graph", {"id": i["source"] + "#seg-1"}, {}),
+        ("memory_query", "trace", {"id": i["source"] + "#seg-1"}, {}),
         ("memory_query", "graph", {"id": i["cited"]}, {}),
         ("memory_query", "graph", {"id": i["node"]}, {}),
         ("memory_query", "search", {"query": SECRET}, {}),
@@ -177,7 +181,8 @@ async def run_routes(client: Client, seeded: dict[str, Any], b_knowledge: str,
             if secret in text and not any(secret in s for s in sent):
                 leaks.append(f"{tool}.{mode}: response contains A's text {secret!r}")
         for oid in a_all - sent:
-            if oid in text:
+            # As for texts: an id sent inside another (SOURCE_ID#seg-N) was sent; echoing it is no leak.
+            if oid in text and not any(oid in s for s in sent):
                 leaks.append(f"{tool}.{mode}: response names A's id {oid}")
         if code != fcode or _normalise(text, [data, options]) != _normalise(ftext, [fdata, foptions]):
             leaks.append(f"{tool}.{mode}: A's ids answered {code}, unknown ids {fcode} (existence oracle)")

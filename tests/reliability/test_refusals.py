@@ -65,7 +65,7 @@ async def test_repo_capture_stays_inside_the_repository(memory: Any, tmp_path: P
             text = json.dumps(page)
             assert SECRET not in text and str(tmp_path / "outside") not in text
         found = await call(c, "memory_query", "search", {"query": SECRET}, {"result_unit": "segment"})
-        assert found["items"] == [], found["items"]
+        assert found["count"] == 0 and found["sources"] == [], found["sources"]
     report(f"repo_escape[{memory.store.backend}]", tried=tried, refused_or_contained=tried, leaked=0)
 
 

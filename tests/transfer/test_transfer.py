@@ -158,7 +158,7 @@ def test_imported_namespace_is_searchable(make_settings: Any, tmp_path: Path, na
         result = _import(mem.store, lines, namespace=namespace)
         assert result["namespace"] == namespace and result["source_namespace"] == "origin"
         hits = mem.query("search", {"query": "数据库"})["items"]
-        assert any(i["object_type"] == "source" for i in hits)
+        assert any(i["id"].startswith("src:") for i in hits)  # compact items: the id prefix names the type
         assert (
             next(i["title"] for i in mem.query("search", {"query": "rotate keys"})["items"]) == "Rotate keys"
         )

@@ -48,16 +48,41 @@ def load_json(value: str | None, what: str) -> dict[str, Any]:
     return data
 
 
+def _table_rows(result: dict[str, Any]) -> list[tuple[str, str, str]] | None:
+    """(id, kind, text) per entry of a list answer: its items, or a compact segment search's lines
+    (id ``SOURCE_ID#seg-N``). None when the answer has no list to show."""
+    if isinstance(result.get("sources"), list):
+        rows = []
+        for source in result["sources"]:
+            for line in source.get("lines", []):
+                number, _, text = str(line).partition(" ")
+                ref = f"{source['id']}#seg-{number}" if number.isdigit() else str(source["id"])
+                rows.append((ref, str(source.get("kind", "conversation")), text))
+        return rows
+    if isinstance(result.get("items"), list):
+        rows = []
+        for item in result["items"]:
+            ref = item.get("id") or f"{item.get('source_id', '')}#{item.get('segment_id', '')}"
+            kind = " ".join(str(item[k]) for k in ("kind", "status") if item.get(k))
+            rows.append((str(ref), kind, str(item.get("title") or item.get("excerpt") or "")))
+        return rows
+    return None
+
+
 def emit(result: Any, table: bool = False) -> None:
-    if table and isinstance(result, dict) and isinstance(result.get("items"), list):
+    rows = _table_rows(result) if table and isinstance(result, dict) else None
+    if rows is not None:
         from rich.console import Console
         from rich.table import Table
 
+        # Ids are shown whole (never cut with an ellipsis) so they can be copied into the next
+        # command; the text column wraps in what is left of the terminal.
         t = Table(show_lines=False)
-        for col in ("id", "object_type", "kind", "status", "title"):
-            t.add_column(col)
-        for item in result["items"]:
-            t.add_row(*(str(item.get(c, item.get("segment_id", ""))) for c in ("id", "object_type", "kind", "status", "title")))
+        t.add_column("id", no_wrap=True, min_width=max((len(r[0]) for r in rows), default=2))
+        t.add_column("kind")
+        t.add_column("title / text", overflow="fold")
+        for row in rows:
+            t.add_row(*row)
         Console().print(t)
         return
     click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))

@@ -114,6 +114,10 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     from memory_substrate.mcp.server import build_server
 
     memory = _memory(ctx)
+    where = f" on {host}:{port}" if transport == "http" else ""
+    store = memory.store  # its location is a file path or a URL with the password redacted
+    click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
+               f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
     start_background_extraction(memory.runtime)
     if transport == "http":
         from memory_substrate.mcp.http import serve_http

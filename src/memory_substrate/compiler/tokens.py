@@ -22,29 +22,49 @@ from functools import lru_cache
 SHORT_WORD = 7  # letters a common word can have and still be one token
 LETTERS_PER_EXTRA_TOKEN = 4.0
 CAPITALISED_EXTRA = 0.2  # long capitalised words (names) split a little more often
-NON_LATIN_PER_CHAR = 0.9
+# Text in another language written in Latin script (German, Spanish...): BPE vocabularies learnt
+# mostly from English hold fewer of its words whole, so words split sooner and into more pieces.
+OTHER_SHORT_WORD = 3
+OTHER_LETTERS_PER_EXTRA_TOKEN = 2.5
+CJK_PER_CHAR = 1.2  # Han, kana, hangul: about a token a character, more for rare characters
+OTHER_SCRIPT_PER_CHAR = 0.6  # Cyrillic, Greek, ...: a word of several letters is a few pieces
 MARGIN = 1.02  # a little over, so prose that fits here fits the Claude tokenizer too
 
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
+_LATIN_WORD = re.compile(r"[A-Za-z\u00c0-\u024f]+")
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]{4,}")
 _CONTRACTION = re.compile(r"'(?:s|t|re|ve|m|ll|d)\b")  # one token, not a quote plus a word
 _DIGITS = re.compile(r"\d{1,3}")
 _PUNCT = re.compile(r"[^\w\s]+")
-_NON_LATIN = re.compile(r"[^\x00-\u024f\s\d\W]|[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+_OTHER_SCRIPT = re.compile(r"[^\x00-\u024f\s\d\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
 _UNDERSCORES = re.compile(r"_+")
 _SPACE_RUNS = re.compile(r" {2,}")
 
 
 def _estimate(text: str) -> float:
-    lengths = [len(w) for w in _ASCII_WORD.findall(text)]
-    total = len(lengths) + sum(n - SHORT_WORD for n in lengths if n > SHORT_WORD) / LETTERS_PER_EXTRA_TOKEN
+    if not _is_other_latin(text):
+        lengths = [len(w) for w in _ASCII_WORD.findall(text)]
+        short, per_extra = SHORT_WORD, LETTERS_PER_EXTRA_TOKEN
+    else:
+        lengths = [len(w) for w in _LATIN_WORD.findall(text)]
+        short, per_extra = OTHER_SHORT_WORD, OTHER_LETTERS_PER_EXTRA_TOKEN
+    total = len(lengths) + sum(n - short for n in lengths if n > short) / per_extra
     total += CAPITALISED_EXTRA * len(_CAPITALISED.findall(text))
     total += len(_DIGITS.findall(text)) - len(_CONTRACTION.findall(text))
     total += sum(math.ceil(len(run) / 2) if run.isascii() else len(run) for run in _PUNCT.findall(text))
     total += text.count("\n") + len(_SPACE_RUNS.findall(text)) + len(_UNDERSCORES.findall(text))
     if not text.isascii():
-        total += NON_LATIN_PER_CHAR * len(_NON_LATIN.findall(text))
+        total += CJK_PER_CHAR * len(_CJK.findall(text)) + OTHER_SCRIPT_PER_CHAR * len(_OTHER_SCRIPT.findall(text))
     return total
+
+
+def _is_other_latin(text: str) -> bool:
+    """Whether ``text`` is in a language other than English that is written in Latin script."""
+    from memory_substrate.analysis import language_of  # light: the detector loads on first use
+
+    lang = language_of(text[:2000])
+    return lang is not None and lang not in ("en", "ru")
 
 
 @lru_cache(maxsize=65_536)

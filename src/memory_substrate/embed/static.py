@@ -1,9 +1,15 @@
 """The bundled, offline default embedder: static token vectors, numpy only.
 
-The model (``embed/data/``) holds one vector per WordPiece token, distilled from
-``sentence-transformers/all-MiniLM-L6-v2`` by ``scripts/build_static_model.py`` (see its
-docstring and ``data/NOTICE`` for attribution). A text's vector is the mean of its token vectors,
-L2-normalised. Nothing is loaded until the first ``embed_*`` call.
+Two bundled models share this code, told apart by their folder's ``manifest.json``:
+
+* ``embed/data/``: one vector per WordPiece token, distilled from
+  ``sentence-transformers/all-MiniLM-L6-v2`` by ``scripts/build_static_model.py`` (English);
+* ``embed/data/use_m3/``: one vector per SentencePiece piece, distilled from Google's Universal
+  Sentence Encoder multilingual v3 by ``scripts/build_multilingual_static_model.py`` (sixteen
+  languages in one vector space, so a question finds statements written in another language).
+
+See each script's docstring and the folders' ``NOTICE`` for attribution. A text's vector is the
+mean of its token vectors, L2-normalised. Nothing is loaded until the first ``embed_*`` call.
 """
 
 from __future__ import annotations
@@ -16,9 +22,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.embed.sentencepiece import UnigramTokenizer
 from memory_substrate.embed.wordpiece import WordPieceTokenizer
 
-DATA_DIR = Path(__file__).resolve().parent / "data"
+ENGLISH_DIR = Path(__file__).resolve().parent / "data"
+MULTILINGUAL_DIR = ENGLISH_DIR / "use_m3"
+DATA_DIR = ENGLISH_DIR
 MODEL_FILE = "minilm_l6_static.npz"
 VOCAB_FILE = "vocab.txt"
 MANIFEST_FILE = "manifest.json"
@@ -42,7 +51,7 @@ class StaticEmbedder:
         self.max_chars = max_chars
         self._lock = threading.Lock()
         self._matrix: npt.NDArray[np.float32] | None = None
-        self._tokenizer: WordPieceTokenizer | None = None
+        self._tokenizer: WordPieceTokenizer | UnigramTokenizer | None = None
         self._manifest: dict | None = None
 
     # -- identity (reads only the manifest, never the vectors) -------------------------------
@@ -69,15 +78,17 @@ class StaticEmbedder:
         return self._matrix is not None
 
     # -- loading --------------------------------------------------------------------------
-    def _load(self) -> tuple[npt.NDArray[np.float32], WordPieceTokenizer]:
+    def _load(self) -> tuple[npt.NDArray[np.float32], WordPieceTokenizer | UnigramTokenizer]:
         if self._matrix is None or self._tokenizer is None:
             with self._lock:
                 if self._matrix is None or self._tokenizer is None:
+                    m = self._read_manifest()
                     try:
-                        with np.load(self.model_dir / MODEL_FILE) as npz:
+                        with np.load(self.model_dir / m.get("model_file", MODEL_FILE)) as npz:
                             q = npz["vectors"]
                             scales = npz["scales"]
-                        vocab = (self.model_dir / VOCAB_FILE).read_text(encoding="utf-8").splitlines()
+                        vocab_path = self.model_dir / m.get("vocab_file", VOCAB_FILE)
+                        vocab = vocab_path.read_text(encoding="utf-8").splitlines()
                     except FileNotFoundError as exc:
                         raise StaticModelMissing(
                             f"static embedding model not found in {self.model_dir}"
@@ -87,7 +98,12 @@ class StaticEmbedder:
                         raise StaticModelMissing(
                             f"model/vocab mismatch in {self.model_dir}: {matrix.shape[0]} rows, {len(vocab)} tokens"
                         )
-                    self._tokenizer = WordPieceTokenizer(vocab)
+                    if m.get("tokenizer") == "sentencepiece-unigram":
+                        # One "piece<TAB>log-probability" line per row.
+                        pairs = [line.rsplit("\t", 1) for line in vocab]
+                        self._tokenizer = UnigramTokenizer((p, float(sc)) for p, sc in pairs)
+                    else:
+                        self._tokenizer = WordPieceTokenizer(vocab)
                     self._matrix = np.ascontiguousarray(matrix)
         assert self._matrix is not None and self._tokenizer is not None
         return self._matrix, self._tokenizer

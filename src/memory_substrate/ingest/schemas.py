@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field
 
@@ -61,3 +61,7 @@ class WebInput(Strict):
 
 class IngestOptions(Strict):
     force: bool = False
+    # compact (default): counts, the first ``max_items`` of each list and of the concept
+    # candidates, shared guidance once; full: every list whole, each candidate in spec 001's shape.
+    detail: Literal["compact", "full"] = "compact"
+    max_items: int = Field(default=5, ge=1, le=200)

@@ -12,7 +12,7 @@ from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
-from memory_substrate.ingest.suggestions import memory_suggestions
+from memory_substrate.ingest.suggestions import memory_suggestions, summarise
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
@@ -79,7 +79,8 @@ class IngestService:
                 return unchanged
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
             if grown is not None:
-                return self._append(patch, mode, grown, captured, seg_vectors)
+                appended = self._append(patch, mode, grown, captured, seg_vectors)
+                return summarise(appended, opts.max_items) if opts.detail == "compact" else appended
             segments = [
                 Segment(
                     source_id=source_id,
@@ -168,7 +169,7 @@ class IngestService:
             result["skipped"] = captured.skipped[:200]
             result["skipped_count"] = len(captured.skipped)
         result["memory_suggestions"] = memory_suggestions(source_id, segments)
-        return result
+        return summarise(result, opts.max_items) if opts.detail == "compact" else result
 
 
     def _append(
@@ -220,7 +221,7 @@ def _summary(captured: CapturedSource) -> str:
     if captured.kind == "conversation":
         n = captured.payload.get("message_count", len(captured.segments))
         speakers = ", ".join(captured.payload.get("speakers", [])[:6])
-        return f"Conversation of {n} messages between {speakers}."
+        return f"Conversation of {n} message{'' if n == 1 else 's'} between {speakers}."
     if captured.segments:
         return " ".join(captured.segments[0].text.split())[:400]
     return captured.title

@@ -188,3 +188,49 @@ def memory_suggestions(source_id: str, segments: list[Segment]) -> dict[str, Any
             "call_memory_remember_if_durable",
         ],
     }
+
+
+def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
+    """An ingest answer as counts and the first ``max_items`` of each list (``detail: compact``).
+
+    The capture itself is not summarised (every segment is stored); only what the answer repeats
+    is: each list cut keeps its first entries and its total in ``counts`` (``skipped_count`` for
+    skipped files); concept candidates keep
+    their title, score, occurrences and segment ids (their source is the answer's
+    ``source_id``), and the guidance every candidate shared is stated once. ``memory_maintain
+    report`` lists every candidate with a write skeleton; ``detail: "full"`` keeps spec 001's
+    per-candidate shape and every list whole.
+    """
+    counts: dict[str, int] = {}
+    for key in ("warnings", "withheld", "skipped"):
+        value = result.get(key)
+        if isinstance(value, list) and len(value) > max_items:
+            if key != "skipped":  # skipped_count already states its total
+                counts[key] = len(value)
+            result[key] = value[:max_items]
+    if counts:
+        result["counts"] = counts
+    full = result.get("memory_suggestions")
+    if not isinstance(full, dict):
+        return result
+    candidates = full.get("concept_candidates") or []
+    extraction = full.get("agent_extraction") or {}
+    result["memory_suggestions"] = {
+        "concept_candidates": [
+            {
+                "title": c["title"],
+                "score": c["score"],
+                "occurrences": c["occurrences"],
+                "segment_ids": [e["segment_id"] for e in c.get("evidence_refs", [])],
+            }
+            for c in candidates[:max_items]
+        ],
+        "suggested_memory": {"tool": "memory_remember", "mode": "knowledge", "kind": "concept", "status": "candidate",
+                             "evidence_refs": "source_id + each segment_id"},
+        "review_guidance": REVIEW_GUIDANCE,
+        "agent_extraction": {k: extraction[k] for k in ("protocol", "source_id", "resource") if k in extraction},
+        "counts": {**full.get("counts", {}), "concept_candidates": min(len(candidates), max_items)},
+        "more": {"tool": "memory_maintain", "mode": "report",
+                 "why": "every candidate across sources, each with a write skeleton to review"},
+    }
+    return result

@@ -25,14 +25,22 @@ INSTRUCTIONS = (
 )
 
 
+def _no_titles(schema: dict[str, Any]) -> None:
+    """Pydantic's generated titles restate the field names; an agent pays for each one."""
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        prop.pop("title", None)
+
+
 def _args_model(name: str, modes: tuple[str, ...]) -> type[BaseModel]:
     mode_type = Literal[modes]  # type: ignore[valid-type]
 
     class Args(BaseModel):
-        model_config = ConfigDict(extra="forbid", title=f"{name}_args")
-        mode: mode_type = Field(description="One of: " + ", ".join(modes))  # type: ignore[valid-type]
-        input_data: dict[str, Any] = Field(description="Mode-specific input; required even when empty ({}).")
-        options: dict[str, Any] = Field(default_factory=dict, description="Mode-specific options.")
+        # The mode's enum lists the modes; memory://mcp-api-summary and docs/modes.md describe each.
+        model_config = ConfigDict(extra="forbid", json_schema_extra=_no_titles)
+        mode: mode_type  # type: ignore[valid-type]
+        input_data: dict[str, Any] = Field(description="Mode-specific; {} when a mode takes none.")
+        options: dict[str, Any] = Field(default_factory=dict)
 
     Args.__name__ = f"{name.title().replace('_', '')}Args"
     return Args
@@ -119,7 +127,7 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         QUERY_MODES,
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope, model, format, budget_tokens, task_class} -> content, a budgeted package; "
-        "page {id}; expand {id}; recent {}; graph {id}; entities {name|id|type}; facts {subject?, predicate?, object?, "
+        "page {id}; expand {id}; graph {id} (id: an object's, or SOURCE_ID#seg-N); recent {}; entities {name|id|type}; facts {subject?, predicate?, object?, "
         "as_of?, include_superseded?}; trace {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
         "Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),

@@ -124,6 +124,8 @@ class ContextOptions(CompileSettings):
     detail: Detail = "compact"
     # Candidate and contested knowledge are unverified: left out of the package unless asked for.
     include_unverified: bool = False
+    # The structured directory of the package (spec 001's items and context_tiers) beside it.
+    include_items: bool = False
 
 
 MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {

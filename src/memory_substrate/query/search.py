@@ -262,4 +262,5 @@ class SearchEngine:
             "distance": round(1.0 - semantic_score, 4) if semantic_score is not None else None,
             "semantic_score": round(semantic_score, 4) if semantic_score is not None else None,
             "lexical_score": round(lexical_score, 4) if lexical_score is not None else None,
+            **{k: seg.metadata[k] for k in ("name", "role", "created_at") if seg.metadata.get(k)},
         }

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
@@ -11,6 +10,15 @@ from memory_substrate.errors import NotFoundError, UnsupportedModeError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes as G
 from memory_substrate.query import schemas as Q
+from memory_substrate.query.compact_search import (
+    CITE,
+    compact_object,
+    date_of,
+    fit_count,
+    group_segments,
+    segment_line,
+)
+from memory_substrate.query.context import ContextCompiler, build_context
 from memory_substrate.query.search import SearchEngine, object_matches
 from memory_substrate.query.shaping import (
     RESPONSE_TOKENS,
@@ -18,6 +26,7 @@ from memory_substrate.query.shaping import (
     fit_list,
     fit_together,
     paginate,
+    say_shortfall,
     shape,
     take_within,
 )
@@ -34,6 +43,7 @@ PAGED_LISTS = {"search": "items", "recent": "items"}  # the list a mode's cursor
 EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response budget
 GRAPH_NODE_TOKENS = 800  # compact graph: the nodes' share; edges among them take the rest
 LIST_SUMMARY_CHARS = 160  # summaries in compact lists; page shows the longer one
+PAGE_LIST_TOKENS = 160  # compact source page: each index list's share of the response budget
 
 
 def _get(session: StoreSession, object_id: str) -> MemoryObject:
@@ -41,6 +51,18 @@ def _get(session: StoreSession, object_id: str) -> MemoryObject:
     if obj is None:
         raise NotFoundError(f"object {object_id} not found", details={"id": object_id})
     return obj
+
+
+def _segment_of(session: StoreSession, ref: str) -> tuple[MemoryObject, Any] | None:
+    """``SOURCE_ID#seg-N`` (the id of a search line or a cited turn): its source and segment."""
+    source_id, sep, segment_id = ref.partition("#")
+    if not sep:
+        return None
+    source = session.get_object(source_id)
+    segs = session.get_segments(source.id, segment_ids=[segment_id]) if source is not None else []
+    if source is None or not segs:  # the error names the id as the caller sent it, nothing more
+        raise NotFoundError(f"segment {ref} not found", details={"id": ref})
+    return source, segs[0]
 
 
 def _relation_view(rel: Any) -> dict[str, Any]:
@@ -53,9 +75,6 @@ def _relation_view(rel: Any) -> dict[str, Any]:
         "derivation": schema.get("derivation"),
         "relation_schema": schema,
     }
-
-
-ContextCompiler = Callable[[Runtime, Q.ContextInput, Q.ContextOptions], dict[str, Any]]
 
 
 class QueryService:
@@ -82,10 +101,50 @@ class QueryService:
         detail: Any = getattr(opts, "detail", "compact")
         if mode not in UNPRUNED:
             result = shape(result, detail)
-        if detail == "compact" and mode in PAGED_LISTS:
-            # Whatever does not fit the response budget moves to the next page.
-            fit_list(result, PAGED_LISTS[mode], offset=offset, fingerprint=fingerprint)
+        if mode in PAGED_LISTS:
+            key = PAGED_LISTS[mode]
+            explicit = "max_items" in opts.model_fields_set
+            requested = int(opts.model_dump()["max_items"])
+            if mode == "search" and detail == "compact":
+                return self._compact_search(result, requested, explicit, (offset, fingerprint))
+            if detail == "compact" and not explicit:
+                # A default page: whatever does not fit the response budget moves to the next page.
+                # A number the caller chose is honoured whatever it costs.
+                fit_list(result, key, offset=offset, fingerprint=fingerprint)
+            say_shortfall(result, key, requested)
         return result
+
+    def _compact_search(
+        self, result: dict[str, Any], requested: int, explicit: bool, paging: tuple[int, str]
+    ) -> dict[str, Any]:
+        """The compact search shape (query/compact_search.py), cut to the budget on default pages."""
+        offset, fingerprint = paging
+        if result.get("result_unit") != "segment":
+            result["items"] = [compact_object(i) for i in result["items"]]
+            if any("lines" in i for i in result["items"]):
+                result["cite"] = CITE
+            if not explicit:
+                fit_list(result, "items", offset=offset, fingerprint=fingerprint)
+            return say_shortfall(result, "items", requested)
+        items = result["items"]
+        with self.rt.read() as session:
+            heads = session.get_object_heads(list(dict.fromkeys(i["source_id"] for i in items)))
+
+        def render(n: int) -> dict[str, Any]:
+            out: dict[str, Any] = {}
+            for k, v in result.items():
+                if k == "items":
+                    out["cite"] = CITE
+                    out["sources"] = group_segments(items[:n], heads)
+                else:
+                    out[k] = n if k == "count" else v
+            return out
+
+        n = len(items) if explicit or not items else fit_count(render, len(items), RESPONSE_TOKENS)
+        if n < len(items):
+            result["next_cursor"] = Cursor(offset + n, fingerprint).encode()
+        shaped = render(n)
+        return say_shortfall(shaped, "items", requested, returned=n)
 
     def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> dict[str, Any]:
         from memory_substrate.contracts.store_package import store_package  # loads the schema validators
@@ -108,11 +167,18 @@ class QueryService:
             return G.facts_mode(session, data, opts)
 
     def _trace(self, data: G.TraceInput, opts: G.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        with self.rt.read() as session:
-            return G.trace_mode(session, data)
+        if "#" not in data.id:
+            with self.rt.read() as session:
+                return G.trace_mode(session, data)
+        # SOURCE_ID#seg-N: its episode's trace; an error names the id as the caller sent it.
+        try:
+            with self.rt.read() as session:
+                return G.trace_mode(session, data.model_copy(update={"id": data.id.partition("#")[0]}))
+        except NotFoundError:
+            raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        return self.compile_context(self.rt, data, opts)
+        return build_context(self.compile_context, self.rt, data, opts)
 
     def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging
@@ -148,6 +214,14 @@ class QueryService:
 
     def _page(self, data: Q.IdInput, opts: Q.PageOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
+            hit = _segment_of(session, data.id)
+            if hit is not None:  # one segment, whole, with its source named
+                source, seg = hit
+                view = segment_view(seg, snippet_chars=0, full_text=True)
+                if opts.detail == "compact":
+                    view.pop("hash", None)
+                return {"result_type": "page_result", "detail": opts.detail, "id": data.id,
+                        "source": {"id": source.id, "kind": source.kind, "title": source.title}, "segment": view}
             obj = _get(session, data.id)
             if opts.detail == "full":
                 if obj.object_type == "source" and obj.kind == "repo":
@@ -167,7 +241,10 @@ class QueryService:
             view = compact(obj, summary_chars=max(opts.snippet_chars, 240))
             result: dict[str, Any] = {"result_type": "page_result", "detail": "compact", "object": view}
             if obj.object_type == "source":
-                view["payload"] = compact_source_payload(obj, opts.max_items, opts.snippet_chars)
+                explicit = "max_items" in opts.model_fields_set
+                view["payload"] = compact_source_payload(
+                    obj, opts.max_items, opts.snippet_chars, list_tokens=None if explicit else PAGE_LIST_TOKENS
+                )
                 view["metadata"] = {k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata}
                 if opts.include_segments:
                     offset, fingerprint = paging
@@ -190,6 +267,9 @@ class QueryService:
         summary_chars = LIST_SUMMARY_CHARS if opts.detail == "compact" else 240
         more = False
         with self.rt.read() as session:
+            hit = _segment_of(session, data.id)
+            if hit is not None:
+                return self._expand_segment(session, data.id, *hit, opts, paging)
             obj = _get(session, data.id)
             rels = graph_reader(self.rt, session).relations_of([obj.id], limit=end + 1)
             more |= len(rels) > end
@@ -230,9 +310,32 @@ class QueryService:
         result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
         return result
 
+    def _expand_segment(
+        self, session: StoreSession, ref: str, source: MemoryObject, seg: Any, opts: Q.ExpandOptions,
+        paging: tuple[int, str],
+    ) -> dict[str, Any]:
+        """A segment in its place: the segments around it (``max_items`` before and after)."""
+        around = opts.max_items
+        segs = session.segment_windows([(source.id, max(0, seg.ordinal - around), seg.ordinal + around)])
+        segs.sort(key=lambda s: s.ordinal)
+        views = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
+        result: dict[str, Any] = {"result_type": "expand_result", "id": ref, "object": compact(source)}
+        if opts.detail == "compact":
+            date = date_of(views)
+            result["date"] = date
+            result["cite"] = CITE
+            result["lines"] = [segment_line(v, date=date) for v in views]
+            fits = fit_together(result, ("lines",), RESPONSE_TOKENS - 400)
+            if fits is not None:
+                result["truncated"] = True
+        else:
+            result["segments"] = views
+        return result
+
     def _graph(self, data: Q.IdInput, opts: Q.GraphOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
-            root = _get(session, data.id)
+            hit = _segment_of(session, data.id)
+            root = hit[0] if hit is not None else _get(session, data.id)
             # The configured graph backend walks the graph (derived/base.py states the rules).
             hood = graph_reader(self.rt, session).neighbourhood([root.id], depth=opts.depth, max_nodes=opts.max_items)
             seen, truncated = hood.depth_of, hood.truncated

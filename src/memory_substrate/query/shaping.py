@@ -169,6 +169,20 @@ def fit_list(
     return result
 
 
+def say_shortfall(result: dict[str, Any], key: str, requested: int, *, returned: int | None = None) -> dict[str, Any]:
+    """State ``requested``, ``returned`` and the reason when a page holds fewer than asked.
+
+    ``response_budget``: a default page was cut to the response budget, ``next_cursor`` brings
+    the rest of the same ranked list; ``no_more_results``: fewer exist (after filters).
+    """
+    if returned is None:
+        returned = len(result.get(key) or [])
+    if returned < requested:
+        result["requested"], result["returned"] = requested, returned
+        result["shortfall_reason"] = "response_budget" if result.get("next_cursor") else "no_more_results"
+    return result
+
+
 def take_within(items: Sequence[Any], budget: int) -> list[Any]:
     """The longest prefix of ``items`` whose compact JSON fits ``budget`` tokens (at least one)."""
     from memory_substrate.tokens import count_tokens, wire_json

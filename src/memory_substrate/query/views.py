@@ -64,8 +64,16 @@ def segment_view(seg: Segment, *, snippet_chars: int, full_text: bool = False) -
 INDEX_LISTS = ("code_index", "code_modules", "doc_index", "document_sections")
 
 
-def compact_source_payload(obj: MemoryObject, max_items: int, snippet_chars: int) -> dict[str, Any]:
-    """Bounded index lists for a source page: first ``max_items`` of each, plus totals."""
+def compact_source_payload(
+    obj: MemoryObject, max_items: int, snippet_chars: int, *, list_tokens: int | None = None
+) -> dict[str, Any]:
+    """Bounded index lists for a source page: first ``max_items`` of each, plus totals.
+
+    ``list_tokens`` (a default page): each list is also cut to what fits that many tokens, so a
+    repository's page stays within the response budget; an explicit ``max_items`` is honoured.
+    """
+    from memory_substrate.query.shaping import take_within
+
     out: dict[str, Any] = {}
     for key, value in obj.payload.items():
         if isinstance(value, list):
@@ -75,7 +83,9 @@ def compact_source_payload(obj: MemoryObject, max_items: int, snippet_chars: int
                     {**s, "excerpt": snippet(str(s.get("excerpt", "")), snippet_chars)} if isinstance(s, dict) else s
                     for s in items
                 ]
-            out[key] = {"total": len(value), "items": items, "truncated": len(value) > max_items}
+            if list_tokens is not None and items:
+                items = take_within([_flat(i) for i in items], list_tokens)
+            out[key] = {"total": len(value), "items": items, "truncated": len(value) > len(items)}
         elif isinstance(value, str):
             out[key] = snippet(value, snippet_chars)
         elif isinstance(value, dict):
@@ -83,3 +93,18 @@ def compact_source_payload(obj: MemoryObject, max_items: int, snippet_chars: int
         else:
             out[key] = value
     return out
+
+
+def _flat(entry: Any) -> Any:
+    """An index entry with its nested lists as counts (``imports_count``): a default page names
+    files and modules; ``max_items`` or ``detail: "full"`` show what they hold."""
+    if not isinstance(entry, dict):
+        return entry
+    out: dict[str, Any] = {}
+    for k, v in entry.items():
+        if isinstance(v, list) and k != "heading_path":
+            out[f"{k}_count"] = len(v)
+        elif not isinstance(v, dict):
+            out[k] = v
+    return out
+

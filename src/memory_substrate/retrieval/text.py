@@ -8,8 +8,9 @@ The same ``index_terms`` must be applied to indexed text and to queries.
 from __future__ import annotations
 
 import re
-import unicodedata
 from functools import lru_cache
+
+from memory_substrate.analysis.english import fold, stem
 
 # Words with little retrieval value in questions and chat turns (English). General function words
 # and question words only; no domain vocabulary.
@@ -233,14 +234,6 @@ def _is_cjk_char(ch: str) -> bool:
     )
 
 
-def fold(text: str) -> str:
-    """Lower-case and strip accents (NFKD, combining marks removed)."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-
-
 def cjk_bigrams(run: str) -> list[str]:
     """Overlapping character bigrams of a run of CJK characters (a single char stays itself)."""
     if len(run) <= 1:
@@ -275,40 +268,6 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-_VOWEL = re.compile(r"[aeiouy]")
-
-
-@lru_cache(maxsize=65_536)
-def stem(word: str) -> str:
-    """A light, conservative English suffix stemmer (plural / -ing / -ed / -ly).
-
-    Not Porter: it only folds inflections so that "paintings", "painting", "painted" and "paint"
-    meet, and leaves short words, numbers and non-Latin words alone.
-    """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    w = word
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and _VOWEL.search(w[: -len(suffix)]):
-            w = w[: -len(suffix)]
-            if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run
-                w = w[:-1]
-            elif w.endswith(("at", "bl", "iz")):  # created -> create
-                w = w + "e"
-            break
-    if w.endswith("ly") and len(w) > 5:
-        w = w[:-2]
-    if w.endswith("e") and len(w) >= 4:  # create/creat, hike/hik meet
-        w = w[:-1]
-    return w
-
-
 _HYPHENATED = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
 
 
@@ -328,6 +287,13 @@ def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
 
 
 def _compute_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
+    # Text in another language than English gets its own stemmer and stopwords (``analysis``);
+    # English, CJK and short or uncertain text take the path below, as before.
+    from memory_substrate.analysis import analyse  # imported on first use: it loads language models
+
+    analysed = analyse(text, drop_stopwords=drop_stopwords)
+    if analysed is not None:
+        return analysed
     terms = []
     for tok in tokenize(text):
         if drop_stopwords and tok in STOPWORDS:

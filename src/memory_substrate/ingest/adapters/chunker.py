@@ -8,6 +8,7 @@ can always send a reader back to the exact lines of the file.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,9 +20,57 @@ CHUNKER_NAME = "document_chunker.v1"
 _FRONTMATTER_FENCES = {"---": ("---", "..."), "+++": ("+++",)}
 
 
+# Chinese, Japanese and Korean characters carry about as much text as four Latin ones (about a
+# token each, where English averages four characters a token), so ``max_chars`` counts each as
+# ``WIDE_CHAR_WEIGHT`` characters: a chunk of CJK text holds as much as a chunk of English text.
+WIDE_CHAR_WEIGHT = 4
+_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+# Where a line too long for one chunk may be cut: after a sentence end (CJK full stops need no
+# space after them), else after a space.
+_SENTENCE_END = re.compile(r"[。！？!?.;；][」』）)\"']*(?:\s+|(?=[^\x00-\x7f]))")
+
+
+def text_size(text: str) -> int:
+    """The length ``ChunkLimits.max_chars`` bounds: characters, each CJK character counted 4 times."""
+    if text.isascii():
+        return len(text)
+    return len(text) + (WIDE_CHAR_WEIGHT - 1) * len(_WIDE.findall(text))
+
+
+def _cut_long(text: str, max_size: int) -> list[str]:
+    """Cut ``text`` into pieces of at most ``max_size`` (``text_size``), at sentence ends if possible."""
+    out: list[str] = []
+    while text_size(text) > max_size:
+        # The longest prefix within the bound (one character at least).
+        lo, hi = 1, len(text)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if text_size(text[:mid]) <= max_size:
+                lo = mid
+            else:
+                hi = mid - 1
+        cut = lo
+        half = lo // 2
+        ends = [m.end() for m in _SENTENCE_END.finditer(text, half, lo) if m.end() <= lo]
+        if ends:
+            cut = ends[-1]
+        else:
+            space = text.rfind(" ", half, lo)
+            if space > 0:
+                cut = space + 1
+        out.append(text[:cut])
+        text = text[cut:]
+    if text:
+        out.append(text)
+    return out
+
+
 @dataclass(frozen=True)
 class ChunkLimits:
-    """Bounds for one chunk; a section past either bound is split with ``overlap_lines``."""
+    """Bounds for one chunk; a section past either bound is split with ``overlap_lines``.
+
+    ``max_chars`` is measured by ``text_size``: CJK characters count four times.
+    """
 
     max_lines: int = 60
     max_chars: int = 4000
@@ -131,7 +180,7 @@ def _windows(
     while True:
         stop, chars = cur, 0
         while stop <= end:
-            add = len(lines[stop]) + 1
+            add = text_size(lines[stop]) + 1
             if stop > cur and (stop - cur + 1 > lim.max_lines or chars + add > lim.max_chars):
                 break
             chars += add
@@ -163,12 +212,12 @@ def _emit(
     pieces: list[tuple[int, int, str]] = []
     for s, e in _windows(lines, start, end, breaks, lim):
         text = "\n".join(lines[s : e + 1])
-        if len(text) <= lim.max_chars:
+        if text_size(text) <= lim.max_chars:
             pieces.append((s, e, text))
             continue
-        # One line longer than the cap (minified code, a data URI): same locator, cut by chars.
-        for i in range(0, len(text), lim.max_chars):
-            pieces.append((s, e, text[i : i + lim.max_chars]))
+        # One line longer than the cap (minified code, a data URI, a paragraph of Chinese written
+        # as one line): same locator, cut at sentence ends where there are some.
+        pieces.extend((s, e, part) for part in _cut_long(text, lim.max_chars))
     many = len(pieces) > 1
     return [
         Chunk(
@@ -255,7 +304,7 @@ def chunk_text(text: str, path: str = "", *, limits: ChunkLimits | None = None) 
     group: tuple[int, int] | None = None
 
     def fits(s: int, e: int) -> bool:
-        return e - s + 1 <= lim.max_lines and sum(len(x) + 1 for x in lines[s : e + 1]) <= lim.max_chars
+        return e - s + 1 <= lim.max_lines and sum(text_size(x) + 1 for x in lines[s : e + 1]) <= lim.max_chars
 
     def flush() -> None:
         if group is not None:

@@ -1,0 +1,183 @@
+"""Multilingual retrieval through MCP: each language's paraphrases, and English questions across languages.
+
+    .venv/bin/python bench/multilingual_bench.py [--baseline-ref 83345d8] [--embedder static] [--ingest 3000] [--core-only]
+
+One store holds the twelve statements of ``bench/data/multilingual.json`` in eight languages (96
+turns, one conversation per language). Every question is asked through the official MCP SDK's
+in-process client (``memory_query`` ``search``, ``result_unit`` segment), with the default install:
+
+- paraphrase@3: the question in language L finds the same statement in language L in the top 3;
+- cross@10: the English question finds the statement's translation in language L in the top 10
+  (for each L other than English).
+
+With ``--baseline-ref`` the same run also measures that revision's code (its ``src`` extracted by
+``git archive`` and put first on the path of a subprocess) and prints both columns side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parent / "data" / "multilingual.json"
+
+
+async def _measure(embedder: str) -> dict[str, Any]:
+    from mcp import Client
+
+    from memory_substrate import Memory, Settings
+    from memory_substrate.mcp.server import build_server
+
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    langs: list[str] = data["languages"]
+    items: list[dict[str, Any]] = data["items"]
+    with tempfile.TemporaryDirectory() as root:
+        memory = Memory(Settings(root=root, embedder=embedder), namespace="multilingual-bench")
+        where: dict[tuple[str, int], tuple[str, str]] = {}
+        async with Client(build_server(memory)) as client:
+
+            async def call(tool: str, mode: str, input_data: dict, options: dict | None = None) -> dict:
+                args: dict[str, Any] = {"mode": mode, "input_data": input_data}
+                if options is not None:
+                    args["options"] = options
+                result = await client.call_tool(tool, {"args": args})
+                if result.is_error:
+                    raise RuntimeError(result.content[0].text)  # type: ignore[union-attr]
+                assert result.structured_content is not None
+                return result.structured_content
+
+            t0 = time.perf_counter()
+            for lang in langs:
+                messages = [{"role": "user", "name": "me", "content": it["statement"][lang]} for it in items]
+                out = await call("memory_ingest", "conversation", {"title": f"notes ({lang})", "messages": messages})
+                for i, it in enumerate(items):
+                    where[(out["source_id"], i)] = (it["id"], lang)
+            ingest_s = time.perf_counter() - t0
+
+            async def ranked(question: str) -> list[tuple[str, str]]:
+                opts = {"max_items": 10, "result_unit": "segment", "detail": "full"}
+                found = await call("memory_query", "search", {"query": question}, opts)
+                return [where[(i["source_id"], i["locator"]["index"])] for i in found["items"]]
+
+            para: dict[str, float] = {}
+            cross: dict[str, float] = {}
+            misses: dict[str, list[str]] = {}
+            english: dict[str, list[tuple[str, str]]] = {}
+            for it in items:
+                english[it["id"]] = await ranked(it["question"]["en"])
+            for lang in langs:
+                hits = 0
+                for it in items:
+                    top = (await ranked(it["question"][lang]))[:3]
+                    if (it["id"], lang) in top:
+                        hits += 1
+                    else:
+                        misses.setdefault(lang, []).append(it["id"])
+                para[lang] = hits / len(items)
+                if lang != "en":
+                    cross[lang] = sum((it["id"], lang) in english[it["id"]] for it in items) / len(items)
+    return {"paraphrase_at_3": para, "cross_at_10": cross, "misses": misses,
+            "turns": len(items) * len(langs), "ingest_s": ingest_s}
+
+
+def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float]:
+    """Turns per second through ``Memory.ingest("conversation")`` (embedding included), per language.
+
+    Each turn joins two or three statements of that language in a varying order, 100 turns a
+    conversation; every language gets the same number of turns in a fresh store.
+    """
+    import random
+
+    from memory_substrate import Memory, Settings
+
+    items = json.loads(DATA.read_text(encoding="utf-8"))["items"]
+    out: dict[str, float] = {}
+    for lang in langs:
+        rng = random.Random(7)
+        texts = [" ".join(it["statement"][lang] for it in rng.sample(items, rng.randint(2, 3))) for _ in range(turns)]
+        with tempfile.TemporaryDirectory() as root:
+            memory = Memory(Settings(root=root, embedder=embedder), namespace="ingest")
+            memory.ingest("conversation", {"title": "warm-up", "messages": [{"role": "user", "content": texts[0]}]})
+            t0 = time.perf_counter()
+            for k in range(0, turns, 100):
+                messages = [{"role": "user", "name": "me", "content": t} for t in texts[k : k + 100]]
+                memory.ingest("conversation", {"title": f"chat {k}", "messages": messages})
+            out[lang] = turns / (time.perf_counter() - t0)
+            memory.close()
+    return out
+
+
+def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool) -> dict[str, Any]:
+    cmd = [sys.executable, __file__, "--one", "--embedder", embedder, "--ingest", str(ingest)]
+    cmd += ["--core-only"] if core_only else []
+    env = {**os.environ, "PYTHONPATH": src} if src else None
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        sys.exit(f"run failed ({src or 'current'}):\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--embedder", default="static")
+    ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
+    ap.add_argument("--ingest", type=int, default=0, metavar="TURNS",
+                    help="also time ingesting this many turns each of English, German and Japanese")
+    ap.add_argument("--core-only", action="store_true",
+                    help="measure as the default install does: hide the cjk extra's segmenters if installed")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one and args.core_only:
+        for name in ("jieba", "fugashi"):
+            sys.modules[name] = None  # type: ignore[assignment]  # import fails: CJK bigrams
+    if args.one:
+        result = asyncio.run(_measure(args.embedder))
+        if args.ingest:
+            result["ingest_turns_per_s"] = _ingest_rate(args.embedder, args.ingest, ["en", "de", "ja"])
+        print(json.dumps(result))
+        return
+    runs: list[tuple[str, dict[str, Any]]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.baseline_ref:
+            archive = subprocess.run(
+                ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
+                check=True, capture_output=True,
+            ).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            runs.append((f"base {args.baseline_ref[:7]}", _run_tree(str(Path(tmp) / "src"), args.embedder, args.ingest, args.core_only)))
+        runs.append(("current", _run_tree(None, args.embedder, args.ingest, args.core_only)))
+    langs = list(runs[-1][1]["paraphrase_at_3"])
+    head = f"{'language':10s}" + "".join(f" | {label + ' para@3':>20s} | {label + ' cross@10':>20s}" for label, _ in runs)
+    print(head)
+    print("-" * len(head))
+    for lang in langs:
+        row = f"{lang:10s}"
+        for _, r in runs:
+            cross = r["cross_at_10"].get(lang)
+            row += f" | {r['paraphrase_at_3'][lang]:20.2f} | {'—' if cross is None else f'{cross:.2f}':>20s}"
+        print(row)
+    for label, r in runs:
+        cross_values = list(r["cross_at_10"].values())
+        print(
+            f"{label}: paraphrase@3 min {min(r['paraphrase_at_3'].values()):.2f}, "
+            f"cross@10 mean {sum(cross_values) / len(cross_values):.2f} min {min(cross_values):.2f}; "
+            f"ingest {r['turns']} turns in {r['ingest_s']:.2f}s; misses {r['misses']}"
+        )
+    if args.ingest:
+        for label, r in runs:
+            rates = "  ".join(f"{lang} {v:6.0f}" for lang, v in r["ingest_turns_per_s"].items())
+            print(f"{label}: ingest turns/s ({args.ingest} turns per language, embedder {args.embedder}): {rates}")
+
+
+if __name__ == "__main__":
+    if "--one" in sys.argv and os.environ.get("PYTHONPATH"):
+        sys.path.insert(0, os.environ["PYTHONPATH"].split(os.pathsep)[0])  # before the editable install
+    main()

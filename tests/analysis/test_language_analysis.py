@@ -1,0 +1,113 @@
+"""Language-aware lexical analysis: detection, stemming, compounds; search through MCP on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mcp import Client
+
+from memory_substrate import Memory, analysis
+from memory_substrate.analysis import analyse, language_of
+from memory_substrate.analysis.compounds import compound_heads
+from memory_substrate.mcp.server import build_server
+from memory_substrate.retrieval.text import index_terms
+from tests.helpers import call, conversation
+
+STATEMENTS = [
+    "Mein Arzt hat mir wegen einer Knieverletzung geraten, einen Monat lang nicht zu laufen.",
+    "Letzte Woche ist die Sicherung des Dateiservers fehlgeschlagen, weil die Festplatte voll war.",
+    "Im März haben wir alle Datenbankserver in ein neues Rechenzentrum in Amsterdam umgezogen.",
+    "Mi hermana trabaja como enfermera en el hospital infantil de la ciudad.",
+    "Ночное резервное копирование переносит базу данных клиентов в дата-центр во Франкфурте.",
+    "I went hiking in the mountains with my two dogs last weekend.",
+]
+
+
+def test_language_is_detected_and_short_or_english_text_keeps_the_english_path() -> None:
+    assert language_of(STATEMENTS[0]) == "de"
+    assert language_of(STATEMENTS[3]) == "es"
+    assert language_of(STATEMENTS[4]) == "ru"
+    assert language_of(STATEMENTS[5]) == "en"
+    assert language_of("ok, danke") is None  # too short to tell
+    assert analyse(STATEMENTS[5]) is None and analyse("Ja!") is None
+    assert analyse("한국어 문장입니다 그리고 더 많은 단어") is None  # Korean keeps its bigrams
+    # English is analysed exactly as before this module existed
+    assert index_terms(STATEMENTS[5]) == ["went", "hik", "mountain", "two", "dog", "last", "weekend"]
+
+
+def test_inflections_meet_stopwords_drop_and_compounds_offer_their_head() -> None:
+    doc = set(index_terms(STATEMENTS[1]))
+    assert {"dateiserv", "sicher", "festplatt"} <= doc
+    assert "die" not in doc and "des" not in doc and "weil" not in doc
+    assert "dateiserv" in index_terms("Warum hat das Backup vom Dateiserver nicht funktioniert?")
+    assert "zentrum" in index_terms(STATEMENTS[2]) and "verletz" in index_terms(STATEMENTS[0])
+    assert "verletz" in index_terms("Welche Verletzung hat der Arzt bei mir festgestellt?")
+    assert compound_heads("rechenzentrum")[:3] == ["enzentrum", "nzentrum", "zentrum"]
+    assert compound_heads("haus") == [] and compound_heads("wöchentlich") == []
+    ru = index_terms("Куда перенесли базы данных клиентов?")
+    assert {"баз", "дан", "клиент"} <= set(ru)
+
+
+
+async def _rank_of(client: Client, sources: dict[str, int], question: str, expected: int) -> int:
+    found = await call(client, "memory_query", "search", {"query": question},
+                       {"max_items": 10, "result_unit": "segment", "detail": "full"})
+    order = [i["locator"]["index"] for i in found["items"] if i["source_id"] in sources]
+    return order.index(expected) + 1 if expected in order else 99
+
+
+QUESTIONS = [
+    ("Welche Verletzung am Knie hat mein Arzt erwähnt?", 0),
+    ("Warum hat die Sicherung vom Dateiserver nicht funktioniert?", 1),
+    ("In welches Zentrum kamen die Server der Datenbanken?", 2),
+    ("¿Dónde trabaja de enfermera mi hermana?", 3),
+    ("Куда переносят базы данных клиентов?", 4),
+]
+
+
+@pytest.mark.anyio
+async def test_search_in_each_language_through_mcp_and_reindex_rebuilds_older_rows(
+    memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rows written by the English-only analysis (as before this module), then reindexed.
+    monkeypatch.setattr(analysis, "analyse_words", lambda text, **kw: None)
+    monkeypatch.setattr("memory_substrate.text.analyse_words", lambda text, **kw: None)
+    monkeypatch.setattr(analysis, "analyse", lambda text, **kw: None)
+    async with Client(build_server(memory)) as c:
+        out: dict[str, Any] = await call(c, "memory_ingest", "conversation", conversation(STATEMENTS))
+    monkeypatch.undo()
+    from memory_substrate.retrieval import text as retrieval_text
+
+    retrieval_text._index_terms.cache_clear()
+    sources = {out["source_id"]: 0}
+    async with Client(build_server(memory)) as c:
+        before = [await _rank_of(c, sources, q, i) for q, i in QUESTIONS]
+        done = await call(c, "memory_maintain", "reindex", {}, {"apply": True})
+        assert done
+        after = [await _rank_of(c, sources, q, i) for q, i in QUESTIONS]
+    assert all(r == 1 for r in after), after
+    assert before != after  # the old rows did not carry the analysed forms
+
+
+def test_chinese_and_japanese_are_cut_into_words_with_the_cjk_extra() -> None:
+    pytest.importorskip("jieba")
+    pytest.importorskip("fugashi")
+    zh = index_terms("每天夜里两点，备份任务会把客户数据库复制到法兰克福的数据中心。")
+    assert {"备份", "数据库", "法兰克福", "数据中心"} <= set(zh) and "的" not in zh
+    assert {"数据库", "备份"} <= set(index_terms("客户的数据库每晚几点备份？"))
+    ja = index_terms("十月の市民マラソンに備えて、週に三回走り始めました。")
+    assert "マラソン" in ja and "走る" in ja and "に" not in ja  # lemma; particles dropped
+    assert "走る" in index_terms("毎朝走ります")
+
+
+def test_without_a_segmenter_cjk_keeps_its_bigrams(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_substrate.analysis import cjk
+
+    monkeypatch.setattr(cjk, "_state", {"zh": None, "ja": None})
+    from memory_substrate.retrieval import text as retrieval_text
+
+    retrieval_text._index_terms.cache_clear()
+    assert analyse("我们四月要飞去东京看樱花") is None
+    assert index_terms("东京看樱花") == ["东京", "京看", "看樱", "樱花"]
+    retrieval_text._index_terms.cache_clear()
