@@ -243,11 +243,16 @@ def main(argv: list[str] | None = None) -> int:
             summary["scale"].append(r)
             print(f"{size:>8d} segments  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms   "
                   f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms", flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"context_{time.strftime('%Y%m%d-%H%M%S')}.json"
-    path.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    print(f"saved {path}")
+    save(args.out, "context", summary)
     return 0
+
+
+def save(out: Path, prefix: str, data: dict[str, Any]) -> None:
+    """Write ``data`` as ``out/prefix_<time>.json`` and say where."""
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"{prefix}_{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    print(f"saved {path}")
 
 
 if __name__ == "__main__":

@@ -63,11 +63,17 @@ async def _seed(c: Client) -> dict[str, str]:
                 "segment_ids": ["seg-2"], "salience": 0.9}],
         procedures=[{"kind": "troubleshooting", "title": "Stripe 401 on the gateway",
                      "text": "Reload the signing secret, then restart the gateway pods.", "segment_ids": ["seg-3"]}]))
-    promoted = await call(c, "memory_remember", "knowledge", {
+    ep3 = (await call(c, "memory_ingest", "conversation", _chat([
+        "Drained the Webhook Gateway pods one at a time, then restarted them.",
+    ], "gateway restart", 5)))["source_id"]
+    written = await call(c, "memory_remember", "knowledge", {
         "kind": "procedure", "title": "Restart gateway pods safely",
-        "summary": "Drain the Webhook Gateway pods one at a time before restarting them.",
+        "summary": "Drain the Webhook Gateway pods one at a time before restarting them.", "confidence": 0.9,
+        "evidence_refs": [{"source_id": ep, "segment_id": "seg-1"} for ep in (ep1, ep2, ep3)],
         "reason": "team practice", "memory_source": "user_declared", "scope_refs": ["scope:project"]})
-    return {"ep1": ep1, "ep2": ep2, "promoted": promoted["object_id"]}
+    assert written["knowledge_status"] == "candidate"  # procedures earn trust: promoted with evidence only
+    await call(c, "memory_remember", "promote", {"knowledge_id": written["object_id"], "reason": "seen in 3 episodes"})
+    return {"ep1": ep1, "ep2": ep2, "promoted": written["object_id"]}
 
 
 async def _trace(c: Client, trace_id: str) -> dict[str, Any]:

@@ -65,3 +65,20 @@ async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_
         assert trace["windowing"]["windows"] == windows and trace["windowing"]["turns"] == 3000
         assert trace["windowing"]["overlap_turns"] == prompt.OVERLAP_TURNS and trace["windowing"]["clipped_segments"] == []
         assert trace["facts"]["extracted"] == 2 and len(trace["facts"]["created"]) == 2
+
+
+async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memory):  # noqa: F811
+    # 8 facts, 16 entities over the windows of one long episode: spec 004's 10 entities per
+    # episode hold per window (what one request sees), so the episode is extracted whole.
+    many = {t: (f"Ledger {t}", f"Cluster {t}") for t in (50, 60, 700, 710, 1400, 1410, 2100, 2900)}
+    turns = _turns(3000)
+    for t, (subject, obj) in many.items():
+        turns[t]["content"] = f"For the record: {subject} runs on {obj} since the migration."
+    llm.respond = _answer
+    async with Client(build_server(llm_memory)) as c:
+        ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": turns})
+        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        assert done["counts"] == {"done": 1, "failed": 0}, done
+        for subject, obj in many.values():
+            found = await call(c, "memory_query", "facts", {"subject": subject})
+            assert [f["object"]["name"] for f in found["items"]] == [obj], found

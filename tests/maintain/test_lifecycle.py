@@ -51,9 +51,16 @@ def test_decay_expires_past_validity_and_stales_unreviewed_candidates(memory: Me
     assert status_of(memory, cand_dated) == "expired"
     assert status_of(memory, cand_old) == "stale"
     assert status_of(memory, active_old) == "active"
-    # Stale knowledge can be promoted again after review.
+    # Decay deprecates the evidence (spec 004's lifecycle: ... promoted -> deprecated -> superseded).
+    evidence = {k: memory.query("page", {"id": k}, {"detail": "full"})["object"]["metadata"].get("evidence_status")
+                for k in (active_dated, cand_dated, cand_old, active_old)}
+    assert evidence[active_dated] == evidence[cand_dated] == evidence[cand_old] == "deprecated"
+    assert evidence[active_old] != "deprecated"
+    # Stale knowledge can be promoted again after review, and gets its evidence status back.
     memory.remember("promote", {"knowledge_id": cand_old, "reason": "checked"})
     assert status_of(memory, cand_old) == "active"
+    meta = memory.query("page", {"id": cand_old}, {"detail": "full"})["object"]["metadata"]
+    assert meta.get("evidence_status") != "deprecated" and "evidence_status_before_decay" not in meta
 
 
 def test_archive_source_spec_example(memory: Memory) -> None:

@@ -54,7 +54,8 @@ def test_domain_expansion_finds_work_items_from_chinese(memory):
     ids = _seed(memory)
     out = memory.query("search", {"query": "待办项"})
     assert out["items"][0]["id"] == ids["task"]
-    assert out["inferred_filters"] == {"object_types": ["work_item"]}
+    assert out["inferred_filters"]["object_types"] == ["work_item"]
+    assert out["inferred_filters"]["effect"].startswith("boost") and "excludes nothing" in out["inferred_filters"]["effect"]
     assert "task" in out["suggested_retry_terms"]
     assert memory.query("search", {"query": "todo"})["items"][0]["id"] == ids["task"]
 
@@ -154,7 +155,12 @@ def test_expand_graph_recent(memory):
 async def test_context_spec_example(memory):
     ids = _seed(memory)
     memory.remember("knowledge", knowledge(kind="decision", title="Repository structure is src layout", summary="src/ layout."))
-    memory.remember("knowledge", knowledge(kind="procedure", title="Inspect repository structure", summary="Run tree."))
+    episodes = [memory.ingest("conversation", conversation([f"Ran tree to inspect the repository ({i})."]))["source_id"]
+                for i in range(3)]
+    proc = memory.remember("knowledge", knowledge(
+        kind="procedure", title="Inspect repository structure", summary="Run tree.", confidence=0.9,
+        evidence_refs=[{"source_id": ep, "segment_id": "seg-1"} for ep in episodes]))["object_id"]
+    memory.remember("promote", {"knowledge_id": proc, "reason": "seen in three episodes"})
     async with Client(build_server(memory)) as c:
         out = await call(
             c,

@@ -24,6 +24,8 @@ from memory_substrate.models import MemoryObject
 
 OVER_BUDGET = "over budget"
 DENSITY_EXPONENT = 0.25
+CITED_COST = 0.5
+CITED_PER_FACT = 3  # a fact's best-scored cited turns in the pool (a reinforced fact cites dozens)
 
 
 @dataclass
@@ -69,28 +71,47 @@ def fit(
         sid = c.segment.source_id if c.segment is not None else None
         return c.tokens + (opening[sid] if sid is not None and sid not in opened else 0)
 
-    # A max-heap of densities; an entry goes stale when its episode opens (it becomes cheaper and
-    # is pushed again). Budget left only shrinks, so what does not fit now never fits later,
-    # unless its episode opens first, which pushes it again.
+    def entry(i: int) -> tuple[float, int, int, bool]:
+        # A turn whose citing fact is in the package counts at CITED_COST of its tokens: the
+        # fact carries its evidence, and the turn is what a reader checks the fact against.
+        cheap = i in cited_by_taken
+        weighed = cost(i) * (CITED_COST if cheap else 1.0)
+        return (-_density(ranked[i].score - floor, max(1, round(weighed))), i, cost(i), cheap)
+
+    by_key = {c.key: i for i, c in enumerate(ranked) if c.segment is not None}
+    cites: dict[int, list[int]] = {}
+    for i, c in enumerate(ranked):
+        if c.obj is not None and c.obj.evidence_refs:
+            refs = [f"{e.get('source_id')}#{e.get('segment_id')}" for e in c.obj.evidence_refs if e.get("segment_id")]
+            cited = sorted({by_key[k] for k in refs if k in by_key}, key=lambda j: (-ranked[j].score, j))
+            cites[i] = cited[:CITED_PER_FACT]
+    cited_by_taken: set[int] = set()
+
+    # A max-heap of densities; an entry goes stale when its episode opens or its citing fact is
+    # taken (it becomes cheaper and is pushed again). Budget left only shrinks, so what does not
+    # fit now never fits later, unless its episode opens first, which pushes it again.
     opened: set[str] = set()
     taken: set[int] = set()
-    heap = [(-_density(c.score - floor, cost(i)), i, cost(i)) for i, c in enumerate(ranked)]
+    heap = [entry(i) for i in range(len(ranked))]
     heapq.heapify(heap)
     selected: list[Candidate] = []
     while heap:
-        _, i, c_cost = heapq.heappop(heap)
-        if i in taken or c_cost != cost(i) or c_cost > left:
+        _, i, c_cost, cheap = heapq.heappop(heap)
+        if i in taken or c_cost != cost(i) or cheap != (i in cited_by_taken) or c_cost > left:
             continue
         c = ranked[i]
         taken.add(i)
         left -= c_cost
         selected.append(c)
+        renew = [j for j in cites.get(i, []) if j not in taken and j not in cited_by_taken]
+        cited_by_taken.update(renew)
         opens = c.segment.source_id if c.segment is not None else None
         if opens is not None and opens not in opened:
             opened.add(opens)
-            for j in by_source[opens]:
-                if j not in taken:
-                    heapq.heappush(heap, (-_density(ranked[j].score - floor, cost(j)), j, cost(j)))
+            renew += by_source[opens]
+        for j in dict.fromkeys(renew):
+            if j not in taken:
+                heapq.heappush(heap, entry(j))
     dropped = [c for i, c in enumerate(ranked) if i not in taken]
     for c in dropped:
         c.rejected = OVER_BUDGET

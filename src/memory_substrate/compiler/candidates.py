@@ -4,9 +4,13 @@ with where it came from and (once ranked) its four scores or the reason it was l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.util import parse_time
+
+IMPORT_STAMP = timedelta(hours=1)
 
 
 @dataclass
@@ -37,11 +41,25 @@ class Candidate:
 
     @property
     def occurred_at(self) -> str | None:
-        """When it happened: a turn's message time, a fact's valid_from, else when it was written."""
+        """When it happened, if that is known: a turn's message time (else when its conversation
+        was captured), a fact's valid_from, else when it was written, unless it was imported.
+        The time a file, a code chunk or an imported fact was read in is not when anything
+        happened: giving those full recency let a fresh import outrank every older conversation
+        (None scores recency 0, like anything older than 90 days)."""
         if self.segment is not None:
-            return self.segment.metadata.get("created_at") or self.segment.created_at or None
-        assert self.obj is not None
-        return self.obj.valid_from or self.obj.updated_at or self.obj.created_at or None
+            meta = self.segment.metadata
+            if meta.get("created_at"):
+                return str(meta["created_at"])
+            return (self.segment.created_at or None) if meta.get("role") or meta.get("name") else None
+        obj = self.obj
+        assert obj is not None
+        if obj.memory_source == "imported":
+            # An import stamps what has no time of its own with the capture's time: only a
+            # valid_from from before the import is an event time.
+            if obj.valid_from and obj.created_at and parse_time(obj.valid_from) < parse_time(obj.created_at) - IMPORT_STAMP:
+                return obj.valid_from
+            return None
+        return obj.valid_from or obj.updated_at or obj.created_at or None
 
     def trace_entry(self) -> dict[str, Any]:
         entry: dict[str, Any] = {

@@ -15,7 +15,7 @@ from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.budget import fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
-from memory_substrate.compiler.profiles import BACKFILL_BELOW, PROFILE_STRATEGIES, TYPE_WEIGHTS
+from memory_substrate.compiler.profiles import ALWAYS, PROFILE_STRATEGIES, TYPE_WEIGHTS
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
@@ -45,17 +45,23 @@ class _Clock:
         self._t = now
 
 
-def _strategies(cls: Classification, *, episodes_allowed: bool) -> list[tuple[str, str]]:
-    """(strategy, class) pairs to run, each strategy once, led by the primary class."""
-    plan: list[tuple[str, str]] = []
+def _strategies(cls: Classification, *, episodes_allowed: bool) -> list[tuple[str, str, str | None]]:
+    """(strategy, class, why) to run, each strategy once, led by the primary class's profile.
+    Every strategy adds candidates to one pool and the four-dimension ranking decides: a
+    strategy never switches another off. Episode recall runs for every class (each gives
+    episodic memory a weight); before, a profile that found 8 candidates elsewhere dropped it,
+    and a store holding a few notes that matched the task compiled to those notes alone."""
+    plan: list[tuple[str, str, str | None]] = []
     for c in cls.classes:
         for s in PROFILE_STRATEGIES[c]:
             if s == "episode_recall" and not episodes_allowed:
                 continue
-            if s not in [p for p, _ in plan]:
-                plan.append((s, c))
+            if s not in [p for p, _, _ in plan]:
+                plan.append((s, c, None))
+    if episodes_allowed and ALWAYS not in [p for p, _, _ in plan]:
+        plan.append((ALWAYS, cls.primary, "every class gives episodic memory a weight: turns join the pool"))
     if TYPE_WEIGHTS[cls.primary]["procedural"] > 0:
-        plan.append(("procedure_assist", cls.primary))
+        plan.append(("procedure_assist", cls.primary, None))
     return plan
 
 
@@ -123,7 +129,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         else:
             with rt.read() as session:
                 if strategy == "graph":
-                    cands.extend(RT.graph(session, task, cls_name, found))
+                    cands.extend(RT.graph(rt, session, task, cls_name, found))
                 elif strategy == "episode_recall":
                     cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
                 else:
@@ -133,10 +139,8 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         ran.add(strategy)
         clock.lap(f"retrieve.{strategy}")
 
-    for strategy, cls_name in _strategies(cls, episodes_allowed=episodes_allowed):
-        run(strategy, cls_name)
-    if "episode_recall" not in ran and episodes_allowed and len(cands) < BACKFILL_BELOW:
-        run("episode_recall", cls.primary, why=f"backfill: the profile's strategies found {len(cands)} candidates")
+    for strategy, cls_name, why in _strategies(cls, episodes_allowed=episodes_allowed):
+        run(strategy, cls_name, why)
 
     now = parse_time(now_iso())
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now)

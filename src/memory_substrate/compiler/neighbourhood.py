@@ -1,7 +1,9 @@
 """Entity neighbourhoods: the graph read the compiler needs, behind one small function.
 
-``entities_in`` finds the entities a task names (exact names and aliases through the lookup
-keys, then the full-text index); ``neighbourhood`` returns every fact whose subject or object is
+``entities_in`` finds the entities a task names: exact names and aliases through the lookup
+keys, nothing fuzzier. A full-text match is not evidence that a task is about an entity (any task
+containing "svc-3" matched a note "Project Atlas" that mentions it, and the package filled with
+that note's links); ``neighbourhood`` returns every fact whose subject or object is
 one of them, whatever its status (the ranker decides what is current and says why the rest is
 left out). A derived graph backend (issue 12's projections) can serve the same two calls.
 """
@@ -14,12 +16,10 @@ from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_s
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import normalize_name
-from memory_substrate.text import query_terms
 
 MAX_NGRAM = 4
 MAX_ENTITIES = 12
 MAX_FACTS = 200
-FULL_TEXT_MATCH = 0.8  # an entity found by full text only is a weaker match than its exact name
 
 _WORD = re.compile(r"[\w][\w\-.'/]*")
 
@@ -36,21 +36,13 @@ def _ngrams(task: str) -> list[str]:
 
 
 def entities_in(session: StoreSession, task: str) -> dict[str, float]:
-    """Entity id -> match strength (1.0 exact name or alias, ``FULL_TEXT_MATCH`` by full text)."""
+    """Entity id -> match strength (1.0: the task names it, by exact name or alias)."""
     found: dict[str, float] = {}
     keys = [entity_any_key(p) for p in _ngrams(task)[:400]]
     for _, oid in session.find_keys(keys):
+        if len(found) >= MAX_ENTITIES:
+            break
         found[oid] = 1.0
-    terms = query_terms(task)
-    if terms and len(found) < MAX_ENTITIES:
-        hits = session.search_objects_text(terms, limit=50)
-        objs = session.get_objects([h.object_id for h in hits if h.object_id.startswith("ent:")])
-        for h in hits:
-            obj = objs.get(h.object_id)
-            if obj is not None and obj.object_type == "entity" and h.object_id not in found:
-                found[h.object_id] = FULL_TEXT_MATCH
-            if len(found) >= MAX_ENTITIES:
-                break
     live = session.get_objects(list(found))
     return {k: v for k, v in found.items() if k in live and live[k].status == "active"}
 

@@ -40,6 +40,6 @@ STABILITY_MIX = (0.7, 0.3)  # evidence status score, salience
 DEFAULT_SALIENCE = 0.5
 # Captured evidence is a verbatim record of what was said: the "observed" evidence status.
 SEGMENT_EVIDENCE_STATUS = "observed"
-# A profile whose own strategies find fewer candidates than this backfills with episode recall
-# (every class gives episodic memory a non-zero weight, so a store of conversations is never empty).
-BACKFILL_BELOW = 8
+# Every class gives episodic memory a non-zero weight, so episode recall adds its turns to the pool
+# whatever the profile (compile.py): strategies add candidates, the ranking decides.
+ALWAYS = "episode_recall"

@@ -25,11 +25,16 @@ from memory_substrate.compiler.profiles import (
     TYPE_WEIGHTS,
 )
 from memory_substrate.graph.apply import evidence_score
+from memory_substrate.graph.procedures import promotable, promotion_gap
 from memory_substrate.taxonomy import EVIDENCE_SCORES
 from memory_substrate.util import parse_time
 
 UNVERIFIED = ("candidate", "contested")
 GONE = ("archived", "expired", "stale")
+
+
+def _strength(c: Candidate) -> tuple[bool, float]:
+    return c.rejected is None, PROVENANCE[c.strategy] * max(c.similarity, 1e-6)
 
 
 def merge(cands: list[Candidate]) -> list[Candidate]:
@@ -42,7 +47,7 @@ def merge(cands: list[Candidate]) -> list[Candidate]:
         if c.strategy not in strategies[c.key]:
             strategies[c.key].append(c.strategy)
         cur = best.get(c.key)
-        if cur is None or PROVENANCE[c.strategy] * max(c.similarity, 1e-6) > PROVENANCE[cur.strategy] * max(cur.similarity, 1e-6):
+        if cur is None or _strength(c) > _strength(cur):
             best[c.key] = c
     for key, c in best.items():
         c.strategies = strategies[key]
@@ -61,8 +66,10 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         return f"superseded{f' by {by}' if by else ''}"
     if obj.valid_until and parse_time(obj.valid_until) <= now:
         return f"no longer valid (valid_until {obj.valid_until})"
-    if obj.kind == "procedure" and obj.status != "active":
-        return f"procedure not promoted (status {obj.status}, {obj.payload.get('observation_count', 1)} observations)"
+    if obj.kind == "procedure" and (obj.status != "active" or not promotable(obj)):
+        gap = promotion_gap(obj)
+        return (f"procedure not promoted (status {obj.status}, {gap['distinct_episodes']} episode(s), "
+                f"confidence {gap['confidence']})")
     if obj.status in UNVERIFIED and not include_unverified:
         return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
     if obj.status in GONE:
@@ -115,7 +122,7 @@ def rank(
     eligible: list[Candidate] = []
     rejected: list[Candidate] = []
     for c in merge(cands):
-        c.rejected = exclusion(c, classes[0], include_unverified, now)
+        c.rejected = exclusion(c, classes[0], include_unverified, now) or c.rejected
         score(c, classes, now)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))

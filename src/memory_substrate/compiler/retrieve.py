@@ -12,7 +12,6 @@ ranking and exclusion happen later (rank.py), so every candidate found can be tr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -20,6 +19,7 @@ import numpy as np
 from memory_substrate.compiler import episodes
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
+from memory_substrate.compiler.relevance import FACT_FLOOR, judge, overlap
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.schemas import Filters, SearchInput, SearchOptions
@@ -39,23 +39,24 @@ def memory_type(obj: MemoryObject) -> str:
     return "episodic" if obj.object_type == "activity" else "semantic"
 
 
-def _overlap(terms: Sequence[str], text: str) -> float:
-    if not terms:
-        return 0.0
-    have = set(query_terms(text))
-    return sum(t in have for t in terms) / len(terms)
+def _floor(cand: Candidate, sim: float) -> int:
+    """Reject (with its reason, so the trace says why) a candidate below ``FACT_FLOOR``."""
+    if sim >= FACT_FLOOR:
+        return 0
+    cand.rejected = f"unrelated to the task (similarity {sim:.2f} < {FACT_FLOOR})"
+    return 1
 
 
-def graph(session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
+def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
+    """Facts around the entities the task names. The link is half the evidence, what the fact
+    says (judged like fact lookup's, relevance.py) the other half: similarity = strength x (0.5 +
+    0.5 x judged). They join the pool as candidates and the ranking decides."""
     entities = entities_in(session, task)
     found["entities"] = [{"id": k, "match": v} for k, v in entities.items()]
-    terms = query_terms(task)
-    out = []
-    for fact, via in neighbourhood(session, list(entities)):
-        strength = entities.get(via, 0.5)
-        sim = strength * (0.7 + 0.3 * _overlap(terms, fact.title))
-        out.append(Candidate(fact.id, memory_type(fact), "graph", sim, profile, obj=fact))
-    return out
+    facts = neighbourhood(session, list(entities))
+    sims = judge(rt, session, task, [f for f, _ in facts])
+    return [Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * sims[fact.id]),
+                      profile, obj=fact) for fact, via in facts]
 
 
 def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int) -> list[Candidate]:
@@ -86,15 +87,16 @@ def fact_lookup(
         return []
     with engine.rt.read() as session:
         objs = session.get_objects([i["id"] for i in items])
-    out = []
-    n = len(items)
-    for pos, item in enumerate(items):
+        sims = judge(engine.rt, session, task, [objs[i["id"]] for i in items if i["id"] in objs])
+    out, below = [], 0
+    for item in items:
         obj = objs.get(item["id"])
         if obj is None:
             continue
-        cos = max(0.0, float(item.get("semantic_score") or 0.0))
-        sim = 0.5 * (1.0 - pos / n) + 0.5 * cos
-        out.append(Candidate(obj.id, memory_type(obj), "fact_lookup", sim, profile, obj=obj))
+        cand = Candidate(obj.id, memory_type(obj), "fact_lookup", sims[obj.id], profile, obj=obj)
+        below += _floor(cand, sims[obj.id])
+        out.append(cand)
+    found["facts_below_floor"] = below
     return out
 
 
@@ -115,7 +117,7 @@ def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str
         cos = {k: float(v @ qvec) for k, v in vectors.items()}
     out, below = [], 0
     for p in procs:
-        sim = max(cos.get(p.id, 0.0), _overlap(terms, f"{p.title} {p.payload.get('text') or p.summary}"))
+        sim = max(cos.get(p.id, 0.0), overlap(terms, f"{p.title} {p.payload.get('text') or p.summary}"))
         if sim < PROCEDURE_FLOOR:
             below += 1
             continue

@@ -26,6 +26,7 @@ from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     EVIDENCE_SCORES,
     KNOWLEDGE_STATUS_OF,
+    MAX_ENTITIES_PER_EPISODE,
     default_evidence_status,
     evidence_status_of,
     generic_reason,
@@ -53,7 +54,13 @@ def _fact_text(subject: str, predicate: str, obj: str) -> str:
 
 
 class ExtractionApplier:
-    def __init__(self, patch: Patch, embedder: Embedder | None) -> None:
+    def __init__(self, patch: Patch, embedder: Embedder | None, *,
+                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE) -> None:
+        """``episode_limit``: distinct entities the episode may hold across extractions. None for
+        imports (importers/bulk.py: an imported graph lands on one source per part, which is not
+        one episode's extraction); the model extractor allows the limit per window of a long
+        episode (graph/extract.py)."""
+        self.episode_limit = episode_limit
         self.patch = patch
         self.session = patch.session
         self._resolved: dict[str, MemoryObject] = {}  # entities of this extraction, as this patch left them
@@ -164,7 +171,26 @@ class ExtractionApplier:
             self._resolved[entity.id] = entity  # the facts below read it without a round trip
             for n in [ent.name, *ent.aliases]:
                 names.setdefault(normalize_name(n), entity.id)
+        self._link_entities(episode, [e.id for e in self._resolved.values()])
         return names
+
+    def _link_entities(self, episode: MemoryObject, entity_ids: list[str]) -> None:
+        """Spec 004's limit of ``MAX_ENTITIES_PER_EPISODE`` holds per episode, across extraction
+        calls: the episode remembers its entities, and an extraction that would take it over the
+        limit is refused whole (the patch is not committed)."""
+        linked = list(episode.metadata.get("entity_ids") or [])
+        added = [e for e in dict.fromkeys(entity_ids) if e not in linked]
+        if not added or self.episode_limit is None:
+            return
+        if len(linked) + len(added) > self.episode_limit:
+            raise ValidationError(
+                f"episode {episode.id} would hold {len(linked) + len(added)} entities; at most "
+                f"{self.episode_limit} per episode (it holds {len(linked)} from earlier extractions)",
+                details={"episode_id": episode.id, "entities_linked": len(linked), "entities_added": len(added),
+                         "limit": self.episode_limit},
+            )
+        self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": [*linked, *added]}),
+                          action="entities_linked", changes={"entity_ids": added}, derive=False, embed=False)
 
     def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str) -> MemoryObject:
         """A resolved mention: learn new aliases, count the mention, remember the episode."""

@@ -16,6 +16,7 @@ from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import Extraction
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
+from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 
 Progress = Callable[[int, int, str], None]
 SYSTEM_REASON = "extracted from a captured episode by the configured model"
@@ -116,7 +117,9 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
                                      extractor=extractor.name, evidence_status="extracted")
                     # Each window's result goes through the same resolution, in order, in one patch:
                     # an entity a later window names again resolves to the one an earlier window made.
-                    applier = ExtractionApplier(patch, rt.embedder_or_none())
+                    # Spec 004's 10 entities hold per window of a long episode (what one request sees).
+                    applier = ExtractionApplier(patch, rt.embedder_or_none(),
+                                                episode_limit=MAX_ENTITIES_PER_EPISODE * len(windowed))
                     trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions])
                     trace.update(base, patch_id=patch.id, latency_ms=round((time.perf_counter() - started) * 1000, 2))
                     record = jobs.record(session, "extraction", episode_id, trace)

@@ -43,7 +43,7 @@ def apply_extractions(memory: Memory, episode_id: str, groups: list[dict[str, An
     embedder = rt.embedder_or_none()
     results: list[dict[str, Any]] = []
     with rt.write("memory_remember", "extraction", parsed[0].reason if parsed else None) as (session, patch):
-        applier = ExtractionApplier(patch, embedder)
+        applier = ExtractionApplier(patch, embedder, episode_limit=None)
         last_trace = None
         for data in parsed:
             gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),

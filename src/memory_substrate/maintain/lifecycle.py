@@ -16,6 +16,7 @@ Every comparison is against ``reference_time`` (default: now), so tests pin time
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -30,8 +31,9 @@ def is_expired(obj: MemoryObject, ref: datetime) -> bool:
 
 
 def is_promotable(obj: MemoryObject, min_confidence: float, min_evidence: int, ref: datetime) -> bool:
-    if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
-        # Extracted procedures earn promotion by observation only (graph/procedures.py), never by a sweep.
+    if obj.kind == "procedure":
+        # Procedures earn promotion by observation (graph/procedures.py) or a manual promote with the
+        # same evidence, never by a sweep.
         return False
     return (
         obj.status == "candidate"
@@ -77,10 +79,24 @@ def promote_step(ws: Workspace, min_confidence: float, min_evidence: int, ref: d
     }
 
 
+def deprecated(obj: MemoryObject) -> MemoryObject:
+    """``obj`` with evidence status ``deprecated`` (spec 004's lifecycle step after ``promoted``),
+    the status it had kept in ``evidence_status_before_decay`` (a promote restores it)."""
+    meta = dict(obj.metadata)
+    before = meta.get("evidence_status")
+    if before != "deprecated":
+        meta["evidence_status_before_decay"] = before
+    meta["evidence_status"] = "deprecated"
+    return replace(obj, metadata=meta)
+
+
 def decay_step(ws: Workspace, ref: datetime, stale_after_days: int) -> dict[str, Any]:
+    """Expire or stale what decays; either way its evidence status becomes ``deprecated``."""
     expired: list[str] = []
     stale: list[str] = []
     for obj in _ordered(list(ws.items.values())):
+        if is_expired(obj, ref) or is_stale_candidate(obj, ref, stale_after_days):
+            obj = deprecated(obj)
         if is_expired(obj, ref):
             ws.set_status(
                 obj, "expired", f"decay_stale: valid_until {obj.valid_until} <= {ref.isoformat()}", rule="validity_ended"

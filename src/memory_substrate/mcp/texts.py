@@ -124,7 +124,8 @@ Portable memory (spec 003; docs/contracts.md):
   imported`; duplicates skipped, conflicts contested); the result lists `created`, `id_map`,
   `duplicates`, `conflicts`, `normalized` and every node, edge or event `*_not_imported`.
 
-Search responses include `normalized_terms`, `applied_filters`, `inferred_filters`,
+Search responses include `normalized_terms`, `applied_filters`, `inferred_filters` (object
+types the query's words suggest: a boost, never a filter; its `effect` says so),
 `suggested_retry_terms`, `semantic_backend`, `query_sanitizer`. Compact items state shared
 fields once: a matched segment is a line `"N speaker: text"` whose id is `SOURCE_ID#seg-N`
 (`page`, `expand` and `graph` take it); `result_unit: segment` lists each source once

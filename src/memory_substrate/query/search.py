@@ -9,6 +9,7 @@ from typing import Any
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, ObjectHead, Segment
+from memory_substrate.query.exact import exact_matches
 from memory_substrate.query.fusion import rrf
 from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
@@ -24,6 +25,8 @@ from memory_substrate.text import expand_terms, normalize_phrase, query_terms
 ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
 CANDIDATES = 100
+INFERRED_BOOST = 1.25
+INFERRED_EFFECT = f"boost x{INFERRED_BOOST}: ranks these types higher, excludes nothing"
 CHUNK_DEPTH = 50  # a segment hit deeper than this in its stream is not shown as a matched chunk
 SEMANTIC_FLOOR = 0.15  # minimum cosine for a semantic-only object hit
 # Compact detail: shorter summaries and fewer, shorter matched chunks per item.
@@ -118,7 +121,10 @@ class SearchEngine:
             "count": len(items),
             "normalized_terms": terms,
             "applied_filters": filters,
-            "inferred_filters": {"object_types": plan["inferred_types"]} if plan["inferred_types"] else {},
+            # Inferred from query words ("facts", "todo"): a boost, never a filter (the words also
+            # name what a repo or a document explains), and the diagnostics say so.
+            "inferred_filters": {"object_types": plan["inferred_types"], "effect": INFERRED_EFFECT}
+            if plan["inferred_types"] else {},
             "suggested_retry_terms": self._retry_terms(plan, items),
             "semantic_backend": semantic,
             "query_sanitizer": sanitizer,
@@ -170,12 +176,16 @@ class SearchEngine:
             lexical.append((h.source_id, h.score * 0.5))
             if rank < CHUNK_DEPTH and len(chunks[h.source_id]) < n_chunks:
                 chunks[h.source_id].append(((h.source_id, h.segment_id), h.score, None))
+        exact = exact_matches(session, plan["clean"].text, seg_hits)  # query/exact.py
+        lexical[:0] = [(k, 1e6) for k in exact]
         # Candidates are ranked on their heads; only the answers' whole records are read.
         objs = session.get_object_heads([k for k, _ in lexical])
         phrase = plan["phrase"]
         rescored = [(k, s * _phrase_boost(objs[k], phrase)) for k, s in lexical if k in objs]
         rescored.sort(key=lambda kv: -kv[1])
         streams["lexical"] = rescored
+        if exact:
+            streams["exact"] = [(k, 1.0) for k in exact if k in objs]
 
         if pending is not None:
             obj_near, seg_near = pending.result()
@@ -223,7 +233,7 @@ class SearchEngine:
             if head.status in TERMINAL:
                 score *= 0.5
             if head.object_type in inferred:
-                score *= 1.25
+                score *= INFERRED_BOOST
             scored.append((score, f, head))
         scored.sort(key=lambda t: (-t[0], t[2].id))
         whole.update(session.get_objects([h.id for _, _, h in scored[:max_items] if h.id not in whole]))

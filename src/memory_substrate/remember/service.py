@@ -150,6 +150,12 @@ class RememberService:
             normalized.append(
                 {"field": "status", "from": "active", "to": "candidate", "rule": "agent_inferred_claims_start_as_candidates"}
             )
+        elif data.kind == "procedure" and requested == "active":
+            # Procedures earn trust through observation (spec 004, graph/procedures.py): a written one
+            # is a candidate until promoted with evidence from 3 episodes and confidence >= 0.8.
+            status = "candidate"
+            normalized.append({"field": "status", "from": "active", "to": "candidate",
+                               "rule": "procedures_start_as_candidates"})
         if data.valid_from and data.valid_until and data.valid_until <= data.valid_from:
             raise ValidationError("input_data.valid_until must be after valid_from")
         evidence = check_evidence(session, data.evidence_refs)
@@ -218,9 +224,10 @@ class RememberService:
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
         if obj.status not in ("candidate", "contested", "stale"):
             raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id})
-        if obj.kind == "procedure" and obj.payload.get("procedure_kind") and not promotable(obj):
+        if obj.kind == "procedure" and not promotable(obj):
             raise ConflictError(
-                f"procedure {obj.id} has not earned promotion: it needs 3 distinct episodes and confidence >= 0.8",
+                f"procedure {obj.id} has not earned promotion: it needs 3 distinct episodes (observed in or cited "
+                "as evidence) and confidence >= 0.8",
                 details={"id": obj.id, **promotion_gap(obj)},
             )
         key = claim_key(obj)
@@ -238,8 +245,12 @@ class RememberService:
                     f"knowledge {obj.id} conflicts with live claims {', '.join(rivals)}; supersede or contest them first",
                     details={"id": obj.id, "conflicting_ids": rivals},
                 )
-        if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
+        if obj.kind == "procedure":
             obj = replace(obj, metadata={**obj.metadata, "evidence_status": "promoted"})  # as graph/procedures.py does
+        elif obj.metadata.get("evidence_status") == "deprecated":  # decayed, now reviewed: back to what it was
+            meta = {k: v for k, v in obj.metadata.items() if k != "evidence_status_before_decay"}
+            meta["evidence_status"] = obj.metadata.get("evidence_status_before_decay")
+            obj = replace(obj, metadata={k: v for k, v in meta.items() if v is not None})
         updated = patch.set_status(obj, "active", data.reason)
         return {"status": "promoted", "object_id": updated.id, "knowledge_status": "active", "previous_status": obj.status}
 

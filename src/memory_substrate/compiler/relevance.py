@@ -1,0 +1,98 @@
+"""How relevant a piece of knowledge is to a task, on one scale for every strategy that finds it
+(fact lookup, graph), so the four-dimension ranking can weigh it against the turns.
+
+Similarity is how well the item matches the task, not where a search ranked it (the first of
+forty unrelated imported facts is still unrelated): max(cosine, share of the task's terms in it).
+A fact that links an entity the task names is judged on what it says beyond those names: the
+cosine of the rest of its text, or the share of the rest's terms the task covers (stemmed).
+"Caroline talked with Melanie" shares a name with every question about Caroline and answers none
+of them; "Customer Portal uses LangChain" answers "Which technology does the Customer Portal use?".
+A cosine counts from ``COSINE_FLOOR`` (below it the static vectors cannot tell related from
+unrelated short texts); below ``FACT_FLOOR`` an item is unrelated (traced with that reason, left
+out by fact lookup).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory_substrate.models import MemoryObject
+from memory_substrate.retrieval.text import stem
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import query_terms
+
+# Below this an item is unrelated to the task.
+FACT_FLOOR = 0.4
+# A cosine alone is evidence only from here: with the static vectors short unrelated texts reach
+# 0.35-0.41 against a question ("talked with"; "PostgreSQL links to Project Atlas" against "How
+# long did it take for Jon to open his studio?"). Term matches count from FACT_FLOOR.
+COSINE_FLOOR = 0.5
+_DIGITS = re.compile(r"\d+")
+
+
+def overlap(terms: Sequence[str], text: str) -> float:
+    if not terms:
+        return 0.0
+    have = set(query_terms(text))
+    return sum(t in have for t in terms) / len(terms)
+
+
+def _covered(text: str, terms: Sequence[str]) -> float:
+    """The share of ``text``'s terms that the task's terms cover (both stemmed)."""
+    own = {stem(t) for t in query_terms(text)}
+    return len(own & {stem(t) for t in terms}) / len(own) if own else 0.0
+
+
+def _no_digits(text: str) -> str:
+    return " ".join(_DIGITS.sub(" ", text).split())
+
+
+def judge(rt: Runtime, session: StoreSession, task: str, objs: Sequence[MemoryObject]) -> dict[str, float]:
+    """Object id -> similarity to ``task`` in 0..1: max(cosine, term match). The cosine compares
+    the texts without their digits (numbers match exactly, through the terms): with the static
+    vectors "May 23, 2023" and "Fiwenlo 0000026 authored Ondislo 0000024" have a cosine of 0.53,
+    and imported facts full of ids filled packages for questions that named a date."""
+    said = what_it_says(session, [o for o in objs if o.object_type == "knowledge"], task)
+    texts = {o.id: said.get(o.id) or (o.title if o.summary == o.title else f"{o.title} {o.summary}") for o in objs}
+    terms = query_terms(task)
+    cos: dict[str, float] = {}
+    emb = rt.embedder_or_none()
+    if emb is not None and texts:
+        qvec = np.asarray(emb.embed_query(_no_digits(task)), dtype=np.float32)
+        keys = list(texts)
+        vecs = np.asarray(emb.embed_documents([_no_digits(texts[k]) or "-" for k in keys]), dtype=np.float32)
+        cos = {k: float(v @ qvec) for k, v in zip(keys, vecs, strict=True)}
+    out = {}
+    for obj in objs:
+        lexical = _covered(said[obj.id], terms) if obj.id in said else overlap(terms, texts[obj.id])
+        semantic = cos.get(obj.id, 0.0)
+        out[obj.id] = max(0.0, min(1.0, max(semantic if semantic >= COSINE_FLOOR else 0.0, lexical)))
+    return out
+
+
+def what_it_says(session: StoreSession, facts: list[MemoryObject], task: str) -> dict[str, str]:
+    """Fact id -> its text without the names (and aliases) of the linked entities that the task
+    names: what it says about them that the task does not already say. Only facts linking an
+    entity the task names are listed."""
+    linked = {f.id: [v for v in (f.payload.get("subject"), f.payload.get("object"))
+                     if isinstance(v, str) and v.startswith("ent:")] for f in facts}
+    ents = session.get_objects(sorted({e for ids in linked.values() for e in ids}))
+    folded = f" {' '.join(query_terms(task))} "
+    named: dict[str, list[str]] = {}
+    for eid, ent in ents.items():
+        names = [n for n in {ent.title, *(ent.payload.get("aliases") or [])} if n]
+        named[eid] = [n for n in names if f" {' '.join(query_terms(n))} " in folded and query_terms(n)]
+    out: dict[str, str] = {}
+    for f in facts:
+        cut = sorted({n for e in linked[f.id] for n in named.get(e, [])}, key=len, reverse=True)
+        if not cut:
+            continue
+        text = f.title if f.summary == f.title else f"{f.title} {f.summary}"
+        for n in cut:
+            text = re.sub(rf"(?<!\w){re.escape(n)}(?!\w)", " ", text, flags=re.IGNORECASE)
+        out[f.id] = " ".join(text.split())
+    return out
