@@ -5,7 +5,7 @@
   "BM25 over the same turns".
 * ``SimulatedStore``: what the real store is assumed to offer the ranker: a lexical stream (by
   default real SQLite FTS5 ``bm25()`` over ``lexical_document(text)``, queried with the OR-of-terms
-  ``QueryAnalysis.lexical_query``; or a Python BM25 with the same normalisation), cosine top-N over
+  the SQLite store's ``fts_query`` of ``QueryAnalysis.terms``; or a Python BM25 with the same normalisation), cosine top-N over
   stored normalised vectors, and segment records / neighbours by id.
 """
 
@@ -21,12 +21,12 @@ import numpy as np
 
 from memory_substrate.retrieval.text import (
     STOPWORDS,
-    fts5_or_query,
     index_terms,
     lexical_document,
     query_terms,
 )
 from memory_substrate.retrieval.types import Segment
+from memory_substrate.storage.sqlite.fulltext import fts_query
 
 _PLAIN_WORD = re.compile(r"[a-z0-9]+")
 
@@ -149,7 +149,7 @@ class SimulatedStore:
         """``query``: text (normalised here) or already-normalised terms (an OR query)."""
         terms = query_terms(query) if isinstance(query, str) else query
         if self.db is not None:
-            match = fts5_or_query(terms)
+            match = fts_query(terms)
             if not match:
                 return []
             rows = self.db.execute(

@@ -3,6 +3,6 @@
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.settings import Settings
+from memory_substrate.version import __version__
 
-__all__ = ["Memory", "MemorySubstrateError", "Settings"]
-__version__ = "0.1.0"
+__all__ = ["Memory", "MemorySubstrateError", "Settings", "__version__"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memory_substrate.compiler import compile_context
 from memory_substrate.derived.mirrored import mirrored
 from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.graph.extract import Extractor
@@ -53,7 +54,7 @@ class Memory:
         if runtime is None:
             wrapped.replay_pending(self.runtime.namespace)
         self._ingest = IngestService(self.runtime)
-        self._query = QueryService(self.runtime)
+        self._query = QueryService(self.runtime, compile_context)
         self._remember = RememberService(self.runtime)
         self._maintain = MaintainService(self.runtime)
 

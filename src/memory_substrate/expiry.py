@@ -59,6 +59,11 @@ class VisibleSession:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
+    @property
+    def unfiltered(self) -> StoreSession:
+        """The session this view wraps, in which expired objects still exist."""
+        return self._inner
+
     def expired_ids(self) -> set[str]:
         """Ids of the objects of this namespace that have expired (computed once per session)."""
         if self._expired is None:

@@ -210,7 +210,7 @@ def lookup_keys(obj: MemoryObject) -> list[str]:
     and predicates, procedure signatures, an episode's specific facts). Derived like the rest,
     so ``reindex`` can rebuild them."""
     from memory_substrate.expiry import TTL_KEY
-    from memory_substrate.graph.keys import keys_for
+    from memory_substrate.lookup_keys import keys_for
 
     keys = keys_for(obj)
     if obj.metadata.get("expires_at"):

@@ -50,6 +50,7 @@ class Patch:
         self.events: list[AuditEvent] = []
         self.operations = 0
         self.created_ids: list[str] = []
+        self.committed: PatchRecord | None = None  # set by commit()
         self._pending_vectors: list[MemoryObject] = []
         # Vectors embedded before the write session opened, by embedding text: a writer should not
         # hold the namespace's write lock while a model runs.
@@ -167,6 +168,7 @@ class Patch:
             summary=summary or {},
         )
         self.session.record_patch(record, self.events)
+        self.committed = record
         return record
 
     @property

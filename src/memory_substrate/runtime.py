@@ -1,18 +1,46 @@
-"""The bundle every service receives: the store, the namespace, settings and a lazy embedder."""
+"""The bundle every service receives: the store, the namespace, settings and a lazy embedder.
+
+``Runtime`` owns the unit of work. Outside ``storage/``, this module and the derived-index mirror
+(``derived/mirror.py``, ``derived/mirrored.py``) nothing opens a store session:
+
+* ``read()`` — a read session in which expired objects do not exist (every read surface);
+* ``read_with_expired()`` — a read session that sees expired rows too, for the callers that must
+  (maintenance sweeps and counts, export, health, importers matching what is stored);
+* ``write(tool, mode, reason)`` — a write session and its ``Patch``; the patch (with its audit
+  events) is recorded when the block ends if the caller did not commit it, then the transaction
+  commits. Any error rolls everything back.
+
+``scripts/import_graph.py`` lists the places that open sessions; ``tests/test_layers.py`` keeps the
+list short.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, cast
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.expiry import VisibleSession, utc_now
+from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
+
+
+@dataclass
+class _Snapshot:
+    store: Store
+    namespace: str
+    session: StoreSession
+    deferred: list[Callable[[], None]]
+
+
+# The read snapshot pinned by ``Runtime.snapshot()`` in this thread (worker threads start without one).
+_PINNED: ContextVar[_Snapshot | None] = ContextVar("memory_substrate_snapshot", default=None)
 
 
 @dataclass
@@ -54,15 +82,101 @@ class Runtime:
     def read(self) -> Iterator[StoreSession]:
         """A read session of this namespace in which expired objects do not exist (expiry.py).
 
-        Every read surface opens its sessions here, so TTL is enforced in one place.
+        Every read surface opens its sessions here, so TTL is enforced in one place. Inside
+        ``snapshot()`` every read of this namespace is that snapshot's session.
         """
+        pinned = self._pinned()
+        if pinned is not None:
+            yield pinned.session
+            return
         with self.store.read(self.namespace) as session:
             yield cast(StoreSession, VisibleSession(session, self.clock()))
+
+    def _pinned(self) -> _Snapshot | None:
+        pinned = _PINNED.get()
+        if pinned is not None and pinned.store is self.store and pinned.namespace == self.namespace:
+            return pinned
+        return None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[StoreSession]:
+        """One read transaction for a whole request: every ``read()`` of this namespace made in this
+        thread until the block ends gets the same session, so all its parts see one state.
+
+        Writes registered with ``after_snapshot`` run once the snapshot has closed (a request's
+        own records, such as the compile trace, are not part of its read transaction).
+        """
+        pinned = self._pinned()
+        if pinned is not None:  # already inside one: join it
+            yield pinned.session
+            return
+        deferred: list[Callable[[], None]] = []
+        with self.read() as session:
+            token = _PINNED.set(_Snapshot(self.store, self.namespace, session, deferred))
+            try:
+                yield session
+            finally:
+                _PINNED.reset(token)
+        for write in deferred:
+            write()
+
+    def after_snapshot(self, write: Callable[[], None]) -> None:
+        """Run ``write`` when the current snapshot of this namespace closes (now, outside one)."""
+        pinned = self._pinned()
+        if pinned is None:
+            write()
+        else:
+            pinned.deferred.append(write)
+
+    @contextmanager
+    def read_with_expired(self) -> Iterator[StoreSession]:
+        """A read session of this namespace that also sees expired objects (no TTL filter).
+
+        For the few callers that must: maintenance (the expire sweep, counts, reports), export,
+        health figures, and importers comparing against what is stored.
+        """
+        with self.store.read(self.namespace) as session:
+            yield session
+
+    @contextmanager
+    def write(
+        self,
+        tool: str,
+        mode: str,
+        reason: str | None,
+        *,
+        embed: bool = True,
+        prepared: dict[str, Any] | None = None,
+        hide_expired: bool = False,
+        summary: dict[str, Any] | None = None,
+    ) -> Iterator[tuple[StoreSession, Patch]]:
+        """One unit of work: a write session of this namespace and the ``Patch`` writing through it.
+
+        The caller may ``patch.commit(summary)`` itself (to use the record); otherwise a patch that
+        wrote anything is recorded with its audit events (summary ``summary`` or ``{"mode": mode}``)
+        when the block ends. A patch that wrote nothing records nothing. ``hide_expired`` wraps the
+        session in ``VisibleSession`` so governance reads do not see expired objects.
+        """
+        with self.store.write(self.namespace) as raw:
+            session = cast(StoreSession, VisibleSession(raw, self.clock())) if hide_expired else raw
+            embedder = self.embedder_or_none() if embed else None
+            patch = Patch(session, tool=tool, mode=mode, reason=reason, embedder=embedder, prepared=prepared)
+            yield session, patch
+            if patch.committed is None and patch.operations:
+                patch.commit(summary if summary is not None else {"mode": mode})
 
     def for_namespace(self, namespace: str) -> Runtime:
         """A runtime sharing this store and embedder but bound to another namespace."""
         rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
         rt._embedder, rt._embedder_error, rt._loaded = self._embedder, self._embedder_error, self._loaded
+        return rt
+
+    def with_embedder(self, namespace: str, embedder: Embedder | None) -> Runtime:
+        """A runtime sharing this store and clock, bound to ``namespace``, that embeds with
+        ``embedder`` (e.g. a caching wrapper of this one); None keeps why this one has none."""
+        rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
+        rt._embedder, rt._loaded = embedder, True
+        rt._embedder_error = None if embedder is not None else self.semantic_status().get("reason")
         return rt
 
 

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client, types
 
 from memory_substrate import Memory
-from memory_substrate.llm.prompts import extraction as prompt
+from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.mcp.server import build_server
 from tests.graph.stub_llm import Reply, StubLLM, stub_llm
 from tests.helpers import ToolFailed, call

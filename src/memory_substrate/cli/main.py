@@ -10,91 +10,17 @@ from typing import Any
 
 import click
 
+from memory_substrate.cli.common import EXIT_ERROR
+from memory_substrate.cli.common import emit as _emit
+from memory_substrate.cli.common import fail as _fail
+from memory_substrate.cli.common import load_json as _load_json
+from memory_substrate.cli.common import open_memory as _memory
+from memory_substrate.cli.common import settings_of as _settings
 from memory_substrate.cli.contracts import contracts as contracts_group
 from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
-from memory_substrate.errors import MemorySubstrateError, ValidationError
-
-EXIT_VALIDATION = 2
-EXIT_ERROR = 1
-
-
-def _settings(ctx: click.Context) -> Any:
-    from memory_substrate.settings import Settings
-
-    overrides = {k: v for k, v in ctx.obj.items() if v is not None}
-    return Settings(**overrides)
-
-
-def _memory(ctx: click.Context) -> Any:
-    from memory_substrate.app import Memory
-
-    return Memory(_settings(ctx))
-
-
-def _load_json(value: str | None, what: str) -> dict[str, Any]:
-    if value is None:
-        return {}
-    text = value
-    if value.startswith("@"):
-        try:
-            text = sys.stdin.read() if value == "@-" else Path(value[1:]).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ValidationError(f"{what}: cannot read {value[1:] or 'stdin'}: {reason}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(f"{what} is not valid JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise ValidationError(f"{what} must be a JSON object")
-    return data
-
-
-def _table_rows(result: dict[str, Any]) -> list[tuple[str, str, str]] | None:
-    """(id, kind, text) per entry of a list answer: its items, or a compact segment search's lines
-    (id ``SOURCE_ID#seg-N``). None when the answer has no list to show."""
-    if isinstance(result.get("sources"), list):
-        rows = []
-        for source in result["sources"]:
-            for line in source.get("lines", []):
-                number, _, text = str(line).partition(" ")
-                ref = f"{source['id']}#seg-{number}" if number.isdigit() else str(source["id"])
-                rows.append((ref, str(source.get("kind", "conversation")), text))
-        return rows
-    if isinstance(result.get("items"), list):
-        rows = []
-        for item in result["items"]:
-            ref = item.get("id") or f"{item.get('source_id', '')}#{item.get('segment_id', '')}"
-            kind = " ".join(str(item[k]) for k in ("kind", "status") if item.get(k))
-            rows.append((str(ref), kind, str(item.get("title") or item.get("excerpt") or "")))
-        return rows
-    return None
-
-
-def _emit(result: Any, table: bool = False) -> None:
-    rows = _table_rows(result) if table and isinstance(result, dict) else None
-    if rows is not None:
-        from rich.console import Console
-        from rich.table import Table
-
-        # Ids are shown whole (never cut with an ellipsis) so they can be copied into the next
-        # command; the text column wraps in what is left of the terminal.
-        t = Table(show_lines=False)
-        t.add_column("id", no_wrap=True, min_width=max((len(r[0]) for r in rows), default=2))
-        t.add_column("kind")
-        t.add_column("title / text", overflow="fold")
-        for row in rows:
-            t.add_row(*row)
-        Console().print(t)
-        return
-    click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
-
-
-def _fail(exc: MemorySubstrateError) -> None:
-    click.echo(f"error [{exc.code}]: {exc.message}", err=True)
-    sys.exit(EXIT_VALIDATION if isinstance(exc, ValidationError) else EXIT_ERROR)
+from memory_substrate.errors import MemorySubstrateError
 
 
 class _Group(click.Group):
@@ -209,7 +135,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     store = memory.store  # its location is a file path or a URL with the password redacted
     click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
                f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
-    start_background_extraction(memory)
+    start_background_extraction(memory.runtime)
     if transport == "http":
         from memory_substrate.mcp.http import serve_http
 

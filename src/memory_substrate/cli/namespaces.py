@@ -17,7 +17,7 @@ PROTECTED = frozenset({"default"})
 
 
 def _open(ctx: click.Context) -> Any:
-    from memory_substrate.cli.main import _settings
+    from memory_substrate.cli.common import settings_of as _settings
     from memory_substrate.storage.factory import open_store
 
     return open_store(_settings(ctx))
@@ -33,14 +33,17 @@ def namespace() -> None:
 @click.pass_context
 def list_command(ctx: click.Context, table: bool) -> None:
     """Every namespace in the store with its object and segment counts."""
-    from memory_substrate.cli.main import _emit, _fail
+    from memory_substrate.cli.common import emit as _emit
+    from memory_substrate.cli.common import fail as _fail
+    from memory_substrate.cli.common import settings_of as _settings
+    from memory_substrate.runtime import Runtime
 
     try:
         store = _open(ctx)
         try:
             rows = []
             for name in store.namespaces():
-                with store.read(name) as session:
+                with Runtime(store, name, _settings(ctx)).read_with_expired() as session:
                     objects = sum(n for *_, n in session.count_objects())
                     segments = session.count_segments()
                 rows.append({"namespace": name, "objects": objects, "segments": segments,
@@ -70,7 +73,8 @@ def list_command(ctx: click.Context, table: bool) -> None:
 @click.pass_context
 def delete_command(ctx: click.Context, name: str, yes: bool) -> None:
     """Delete namespace NAME and every row of it, in every table. Cannot be undone."""
-    from memory_substrate.cli.main import _emit, _fail
+    from memory_substrate.cli.common import emit as _emit
+    from memory_substrate.cli.common import fail as _fail
 
     try:
         if name in PROTECTED:

@@ -74,6 +74,13 @@ def _present(counts: list[tuple[str, str, str, int]]) -> dict[str, int]:
 
 
 def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
+    """``memory_query`` mode ``context``: one compile, read in one snapshot of the namespace; its
+    trace is written after the snapshot closes (compiler/trace.py)."""
+    with rt.snapshot():
+        return _compile(rt, data, opts)
+
+
+def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
     """Compile a context package for ``data.task``. Raises ``ValidationError`` when a setting is
     given twice with different values (input_data and options)."""
     clock = _Clock()

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from memory_substrate.graph.keys import entity_any_key, fact_object_key, fact_subject_key
-from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_subject_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.taxonomy import normalize_name
 
 MAX_NGRAM = 4
 MAX_ENTITIES = 12

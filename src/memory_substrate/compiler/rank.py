@@ -26,7 +26,7 @@ from memory_substrate.compiler.profiles import (
 )
 from memory_substrate.graph.apply import evidence_score
 from memory_substrate.graph.procedures import promotable, promotion_gap
-from memory_substrate.graph.taxonomy import EVIDENCE_SCORES
+from memory_substrate.taxonomy import EVIDENCE_SCORES
 from memory_substrate.util import parse_time
 
 UNVERIFIED = ("candidate", "contested")

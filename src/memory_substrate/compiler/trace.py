@@ -1,7 +1,7 @@
 """The per-compile audit trace (spec 004): what was asked, how it was classified, which profiles
 ran, every candidate found with its four scores (selected) or its rejection reason, the compiled
 size and format, and the latency of each stage. Written as a ``compile`` trace row in its own
-short write session and read back with ``memory_query`` mode ``trace``."""
+short write session, after the compile's read snapshot has closed, and read back with ``memory_query`` mode ``trace``."""
 
 from __future__ import annotations
 
@@ -55,5 +55,13 @@ def build(
 
 
 def record(rt: Runtime, data: dict[str, Any]) -> str:
-    with rt.store.write(rt.namespace) as session:
-        return jobs.record(session, "compile", None, data).id
+    """The trace's id; the row is written in its own write transaction once the compile's read
+    snapshot has closed (``Runtime.after_snapshot``), never inside the request's reads."""
+    trace = jobs.new_trace("compile", None, data)
+
+    def write() -> None:
+        with rt.write("memory_query", "context", None, embed=False) as (session, _patch):
+            session.record_trace(trace)
+
+    rt.after_snapshot(write)
+    return trace.id

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, StrictBool, field_validator
 
-from memory_substrate.remember.schemas import check_scope_refs
+from memory_substrate.governance import check_scope_refs
 from memory_substrate.validation import Strict
 
 NAMESPACE_GRAPH = "memory://namespace"

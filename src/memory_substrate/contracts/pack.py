@@ -23,6 +23,7 @@ from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import Diagnostic, has_errors, sort_diagnostics
 from memory_substrate.contracts.loader import DocumentError, load_document
 from memory_substrate.contracts.validate import check_selection_against_graph, validate
+from memory_substrate.version import __version__
 
 TOKEN_METHOD = "utf8_chars_div_4_ceil"
 NODE_FIELDS = ("status", "created_at", "valid_from", "valid_until", "confidence", "tags", "provenance", "attributes")
@@ -151,8 +152,6 @@ def _hashable_selection(selection: dict[str, Any], resolved: Resolved) -> dict[s
 
 def build_package(resolved: Resolved, override: dict[str, int | None] | None = None) -> dict[str, Any]:
     """The ContextPackage of a resolved selection whose diagnostics hold no error."""
-    from memory_substrate import __version__
-
     selection, graph = resolved.selection, resolved.graph or {}
     nodes = {n["id"]: n for n in graph.get("nodes", [])}
     edges = {e["id"]: e for e in graph.get("edges", [])}

@@ -33,10 +33,10 @@ from memory_substrate.derived.graph_rows import (
 )
 from memory_substrate.derived.traversal import neighbourhood, shortest_paths
 from memory_substrate.errors import BackendError
-from memory_substrate.maintain.common import ALL, load_objects
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.outbox import OBJECT, RELATION, VECTOR_OBJECT, OutboxEntry
+from memory_substrate.storage.paging import ALL, load_objects
 
 PREFIX = "memory_substrate:"
 BATCH = 2000

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from typing import Any
 
 from memory_substrate.derived.base import Fingerprint, object_digest, relation_digest, vector_digest
-from memory_substrate.maintain.common import ALL, load_objects
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.storage.paging import ALL, load_objects
 
 SAMPLE = 20
 

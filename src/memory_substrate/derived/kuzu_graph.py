@@ -27,10 +27,10 @@ from memory_substrate.derived.graph_rows import (
 )
 from memory_substrate.derived.traversal import neighbourhood, shortest_paths
 from memory_substrate.errors import BackendError
-from memory_substrate.maintain.common import ALL, load_objects
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.outbox import OBJECT, RELATION, OutboxEntry
+from memory_substrate.storage.paging import ALL, load_objects
 
 BATCH = 1000
 _NODE_COLS = "id STRING, object_type STRING, kind STRING, status STRING, title STRING, updated_at STRING, version INT64, placeholder BOOLEAN, PRIMARY KEY(id)"

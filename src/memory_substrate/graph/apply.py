@@ -17,10 +17,12 @@ from memory_substrate.embed.base import Embedder
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import procedures
 from memory_substrate.graph.claims import apply_settlement, settle, trust_of
-from memory_substrate.graph.keys import entity_any_key
 from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graph.schemas import ExtractedFact, Extraction
-from memory_substrate.graph.taxonomy import (
+from memory_substrate.lookup_keys import entity_any_key
+from memory_substrate.models import MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     EVIDENCE_SCORES,
     KNOWLEDGE_STATUS_OF,
@@ -31,8 +33,6 @@ from memory_substrate.graph.taxonomy import (
     normalize_name,
     normalize_predicate,
 )
-from memory_substrate.models import MemoryObject
-from memory_substrate.patch import Patch
 from memory_substrate.util import new_id
 
 DEFAULT_FACT_CONFIDENCE = 0.7

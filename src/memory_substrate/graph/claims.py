@@ -18,11 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memory_substrate.graph.taxonomy import MANY_VALUED_PREDICATES, normalize_predicate, trust_rank
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.taxonomy import MANY_VALUED_PREDICATES, normalize_predicate, trust_rank
 from memory_substrate.util import parse_time
 
 

@@ -10,14 +10,13 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
+from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import Extraction
-from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE
-from memory_substrate.llm.prompts import extraction as prompt
-from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
+from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 
 Progress = Callable[[int, int, str], None]
 SYSTEM_REASON = "extracted from a captured episode by the configured model"
@@ -56,7 +55,7 @@ def no_extractor_error() -> NotAvailableError:
 def _episode_requests(rt: Runtime, episode_id: str) -> tuple[list[list[dict[str, str]]], dict[str, Any]] | None:
     """One model request per window of the whole episode (every segment is read; a long episode
     is cut into overlapping windows, never truncated), and the windowing facts for the trace."""
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         ep = session.get_object(episode_id)
         if ep is None or ep.object_type != "source":
             return None
@@ -113,9 +112,7 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
             error = {**exc.to_dict(), "window": len(extractions) + 1, "windows": len(windowed)}
         else:
             try:
-                with rt.store.write(rt.namespace) as session:
-                    patch = Patch(session, tool="memory_maintain", mode="extract", reason=SYSTEM_REASON,
-                                  embedder=rt.embedder_or_none())
+                with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
                     gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
                                      extractor=extractor.name, evidence_status="extracted")
                     # Each window's result goes through the same resolution, in order, in one patch:
@@ -133,7 +130,7 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
                         "facts": len(trace["facts"]["created"]), "windows": base["windowing"]["windows"]}
             except MemorySubstrateError as exc:  # e.g. the model cited segments the episode lacks
                 error = {**exc.to_dict(), "raw": raw[:2000]}
-    with rt.store.write(rt.namespace) as session:
+    with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):
         trace = {**base, "errors": [error], "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
         record = jobs.record(session, "extraction", episode_id, trace)
         job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message")))
@@ -149,7 +146,7 @@ def drain(
     apply: bool,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         if episode_ids:
             missing = [e for e in episode_ids if (o := session.get_object(e)) is None or o.object_type != "source"]
             if missing:
@@ -179,7 +176,7 @@ def drain(
         runs.append(extract_one(rt, episode_id, extractor))
         if progress is not None:
             progress(i, len(todo), "extract:episodes")
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         result["queue"] = jobs.queue_status(session)
     result.update(
         status="applied",

@@ -42,8 +42,12 @@ def finish(session: StoreSession, episode_id: str, *, trace_id: str, extractor: 
     return job
 
 
+def new_trace(kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
+    return Trace(new_id("trace"), kind, subject_id, now_iso(), data)
+
+
 def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
-    trace = Trace(new_id("trace"), kind, subject_id, now_iso(), data)
+    trace = new_trace(kind, subject_id, data)
     session.record_trace(trace)
     return trace
 

@@ -30,14 +30,14 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
-from memory_substrate.graph.keys import procedure_key
-from memory_substrate.graph.taxonomy import (
+from memory_substrate.lookup_keys import procedure_key
+from memory_substrate.models import MemoryObject
+from memory_substrate.patch import Patch
+from memory_substrate.taxonomy import (
     PROCEDURE_PROMOTION_CONFIDENCE,
     PROCEDURE_PROMOTION_EPISODES,
     PROCEDURE_START_CONFIDENCE,
 )
-from memory_substrate.models import MemoryObject
-from memory_substrate.patch import Patch
 from memory_substrate.util import new_id
 
 SAME_PATTERN_SIMILARITY = 0.9

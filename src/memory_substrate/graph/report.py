@@ -7,8 +7,8 @@ from collections import Counter
 from typing import Any
 
 from memory_substrate.graph import jobs
-from memory_substrate.graph.keys import CUSTOM_PREDICATE_PREFIX
 from memory_substrate.graph.procedures import promotion_gap
+from memory_substrate.lookup_keys import CUSTOM_PREDICATE_PREFIX
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
-from memory_substrate.graph.keys import entity_alias_key, entity_name_key
-from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.lookup_keys import entity_alias_key, entity_name_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.taxonomy import normalize_name
 
 SEMANTIC_THRESHOLD = 0.92
 SEMANTIC_GAP = 0.03

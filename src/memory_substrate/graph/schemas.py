@@ -8,8 +8,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE
-from memory_substrate.remember.schemas import Governance
+from memory_substrate.governance import Governance
+from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 from memory_substrate.validation import Strict
 
 EntityType = Literal[

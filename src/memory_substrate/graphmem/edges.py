@@ -3,12 +3,10 @@ create_node's auto_link, find_similar and create_summary_fact)."""
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.graph.canonical import canonical_relation  # noqa: F401  (the toolset's edges)
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.storage.base import StoreSession
@@ -16,35 +14,6 @@ from memory_substrate.util import object_type_of
 
 FACT_EDGES = ("SIMILAR_TO", "RELATED_TO", "SUMMARIZES", "FOLLOWS_FROM", "CONTRADICTS")
 FACT_ENTITY_EDGES = ("MENTIONS_ENTITY", "DESCRIBES", "REFERENCES")
-
-
-def canonical_relation(rel_type: str, source: str, target: str, properties: dict[str, Any], created_at: str) -> Relation:
-    """One edge per (type, from, to): creating it again replaces its properties.
-
-    Canonical relations have no origin object, so ``reindex`` never rewrites or removes them
-    (maintain/reindex.py ``is_derived``); ``repair`` removes one whose endpoint is gone.
-    """
-    digest = hashlib.sha256(f"canonical|{rel_type}|{source}|{target}".encode()).hexdigest()[:20]
-    return Relation(
-        id=f"rel:{digest}",
-        rel_type=rel_type,
-        source_id=source,
-        target_id=target,
-        origin_id=None,
-        payload={
-            "relation_schema": {
-                "version": 1,
-                "derivation": "canonical_relation",
-                "origin_object_type": None,
-                "origin_object_id": None,
-                "origin_field": "graph_toolset",
-                "source_object_type": object_type_of(source) or "unknown",
-                "target_object_type": object_type_of(target) or "unknown",
-            },
-            "properties": properties,
-        },
-        created_at=created_at,
-    )
 
 
 def relations_between(session: StoreSession, a: str, b: str, rel_type: str | None = None) -> list[Relation]:

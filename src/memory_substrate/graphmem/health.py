@@ -18,7 +18,7 @@ ALL = 10_000_000
 def test_connection(g: GraphMemory) -> dict[str, Any]:
     store = g.base.store
     try:
-        with store.read(g.base.namespace) as session:
+        with g.base.read_with_expired() as session:
             session.list_patches(limit=1)
         version = store.schema_version()
     except Exception as exc:  # any failure to reach the store is a connection error here
@@ -30,7 +30,7 @@ def test_connection(g: GraphMemory) -> dict[str, Any]:
 
 def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
     ns = g.namespace(owner_id)
-    with g.base.store.read(ns) as session:
+    with g.runtime(ns).read_with_expired() as session:
         rows = session.count_objects()
         relations = session.list_relations(limit=ALL)
         ttl_ids = sorted({oid for _, oid in session.find_keys([TTL_KEY])})
@@ -112,7 +112,7 @@ def _falkordb(g: GraphMemory) -> tuple[bool, str]:
     from memory_substrate.derived.access import mirror_of
 
     try:
-        with g.base.store.read(g.base.namespace) as session:
+        with g.base.read_with_expired() as session:
             selected = str(session.get_config().get("graph_backend") or "file")
     except Exception as exc:  # the store is down: reported under "store"
         return False, f"unknown: the store cannot be read ({type(exc).__name__})"

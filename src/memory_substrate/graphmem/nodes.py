@@ -7,14 +7,15 @@ from dataclasses import replace
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
-from memory_substrate.graph.keys import entity_name_key, fact_object_key, fact_subject_key
-from memory_substrate.graph.taxonomy import normalize_name
+from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.edges import canonical_relation, similar_facts
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
 from memory_substrate.indexing import embedding_text
+from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
 from memory_substrate.models import MemoryObject, Relation
+from memory_substrate.taxonomy import normalize_name
 from memory_substrate.util import new_id, now_iso
 
 _TYPE = re.compile(r"^[A-Za-z0-9_ \-]{1,64}$")
@@ -132,10 +133,12 @@ def create_node(
 
 
 def _existing_entity(w: Write, kind: str, name: str) -> MemoryObject | None:
-    """An entity of the same type and name already in the namespace (spec 002 dedups entities)."""
-    ids = sorted({oid for _, oid in w.session.find_keys([entity_name_key(kind, name)])})
-    live = [o for o in w.session.get_objects(ids).values() if o.status == "active"]
-    return live[0] if len(live) == 1 else None
+    """The entity this name and type already denote (spec 002 dedups entities), resolved by the
+    knowledge graph's ``EntityResolver``: the rule extraction uses, so a node created here and an
+    entity extracted from a conversation are one entity. Its exact-name and alias passes only: the
+    caller names the entity outright, and a doubtful semantic match would merge two things."""
+    found = EntityResolver(w.session, None).resolve(name.strip(), kind, [])
+    return w.session.get_object(found.entity_id) if found.entity_id else None
 
 
 def _link_edges(w: Write, created: MemoryObject, links: list[dict[str, Any]]) -> list[Relation]:
@@ -303,7 +306,7 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
     """Versions newest first, read from the audit events of every patch that touched the node
     (either toolset). Works for a deleted node too: its history outlives it."""
     ns = g.namespace(owner_id)
-    with g.base.store.read(ns) as session:
+    with g.runtime(ns).read_with_expired() as session:
         events = session.list_events(object_id=node_id, limit=MAX_HISTORY) if node_id else []
         current = session.get_object(node_id) if node_id else None
     if not events or (current is not None and not V.is_graph_node(current)):

@@ -90,9 +90,8 @@ class GraphMemory:
         """The namespace's runtime, sharing the store and clock, with the caching embedder."""
         rt = self._runtimes.get(namespace)
         if rt is None:
-            rt = self.base.for_namespace(namespace)  # a copy: the caching embedder stays out of spec-001 reads
-            rt._embedder, rt._loaded = self.embedder(), True
-            rt._embedder_error = None if rt._embedder is not None else self.base.semantic_status().get("reason")
+            # a copy: the caching embedder stays out of spec-001 reads
+            rt = self.base.with_embedder(namespace, self.embedder())
             self._runtimes[namespace] = rt
         return rt
 
@@ -109,13 +108,13 @@ class GraphMemory:
     def write(self, namespace: str, mode: str, reason: str | None = None) -> Iterator[Write]:
         """A write session (expired objects hidden) and a patch; commits the patch and
         invalidates the namespace's search cache on success."""
-        now = self.now()
-        with self.base.store.write(namespace) as raw:
-            session = cast(StoreSession, VisibleSession(raw, now))
-            patch = Patch(session, tool=TOOL, mode=mode, reason=reason or f"graph toolset {mode}", embedder=self.embedder())
-            yield Write(session, patch, now, raw)
-            if patch.operations:
-                patch.commit({"tool": mode})
+        rt = self.runtime(namespace)
+        with rt.write(TOOL, mode, reason or f"graph toolset {mode}", hide_expired=True, summary={"tool": mode}) as (
+            session,
+            patch,
+        ):
+            visible = cast(VisibleSession, session)
+            yield Write(session, patch, visible.now, visible.unfiltered)
         self.search_cache.invalidate(namespace)
 
     def change_marker(self, session: StoreSession) -> str | None:

@@ -20,8 +20,8 @@ from mcp.types import ToolAnnotations
 from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
-from memory_substrate.mcp.wire import tool_result
 from memory_substrate.validation import check_text
+from memory_substrate.wire import tool_result
 
 OWNER = " owner_id = namespace."
 READ = ToolAnnotations(read_only_hint=True)

@@ -13,20 +13,20 @@ from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph.claims import apply_settlement, settle
-from memory_substrate.graph.keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
-from memory_substrate.graph.taxonomy import (
+from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem.edges import canonical_relation
+from memory_substrate.graphmem.errors import ok
+from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
+from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
+from memory_substrate.models import MemoryObject
+from memory_substrate.query.graph_modes import select_facts
+from memory_substrate.storage.base import StoreSession
+from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     KNOWLEDGE_STATUS_OF,
     normalize_name,
     normalize_predicate,
 )
-from memory_substrate.graphmem import schemas as V
-from memory_substrate.graphmem.edges import canonical_relation
-from memory_substrate.graphmem.errors import ok
-from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
-from memory_substrate.models import MemoryObject
-from memory_substrate.query.graph_modes import select_facts
-from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso
 
 MAX_NAME = 500

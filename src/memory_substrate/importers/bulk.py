@@ -25,7 +25,6 @@ from memory_substrate.app import Memory
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import ExtractionInput
-from memory_substrate.patch import Patch
 from memory_substrate.remember.service import summarize
 from memory_substrate.validation import parse
 
@@ -43,9 +42,7 @@ def apply_extractions(memory: Memory, episode_id: str, groups: list[dict[str, An
     rt = memory.runtime
     embedder = rt.embedder_or_none()
     results: list[dict[str, Any]] = []
-    with rt.store.write(rt.namespace) as session:
-        patch = Patch(session, tool="memory_remember", mode="extraction", reason=parsed[0].reason if parsed else None,
-                      embedder=embedder)
+    with rt.write("memory_remember", "extraction", parsed[0].reason if parsed else None) as (session, patch):
         applier = ExtractionApplier(patch, embedder, episode_limit=None)
         last_trace = None
         for data in parsed:

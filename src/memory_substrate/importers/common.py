@@ -97,7 +97,7 @@ def part_done(memory: Memory, source_id: str) -> bool:
     """Whether a captured part's records were applied. Applying them finishes the part's
     extraction job; a part captured by an import that stopped before that (a crash, an error)
     is applied again on the next run, which is safe because extraction reinforces what exists."""
-    with memory.store.read(memory.namespace) as s:
+    with memory.runtime.read_with_expired() as s:
         job = s.get_job("extract", source_id)
     return job is not None and job.status == "done"
 

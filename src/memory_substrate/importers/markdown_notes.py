@@ -25,10 +25,10 @@ from typing import Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.graph.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
 from memory_substrate.ingest.pathpolicy import PathPolicy, is_within, leaves_root
+from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 
 FORMAT = "markdown"
 SUFFIXES = (".md", ".markdown")
@@ -124,7 +124,7 @@ class MarkdownImporter:
             self.report.patches += 1
             self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
         source_id = res["source_id"]
-        with self.memory.store.read(self.memory.namespace) as s:
+        with self.memory.runtime.read_with_expired() as s:
             segments = s.get_segments(source_id)
         name = path.stem
         front = _frontmatter(segments[0].text) if segments else {}

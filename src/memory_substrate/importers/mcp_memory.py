@@ -35,15 +35,6 @@ from typing import IO, Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.graph.keys import entity_any_key
-from memory_substrate.graph.taxonomy import (
-    CANONICAL_PREDICATES,
-    ENTITY_TYPES,
-    MAX_ENTITIES_PER_EPISODE,
-    generic_reason,
-    normalize_name,
-    normalize_predicate,
-)
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import (
     DEFAULT_SCOPE,
@@ -56,6 +47,15 @@ from memory_substrate.importers.common import (
 )
 from memory_substrate.ingest.captured import CapturedSegment
 from memory_substrate.ingest.pathpolicy import PathPolicy
+from memory_substrate.lookup_keys import entity_any_key
+from memory_substrate.taxonomy import (
+    CANONICAL_PREDICATES,
+    ENTITY_TYPES,
+    MAX_ENTITIES_PER_EPISODE,
+    generic_reason,
+    normalize_name,
+    normalize_predicate,
+)
 
 FORMAT = "mcp-memory"
 # A part (one captured source, one patch) ends after a record whose key hashes to 0 mod
@@ -376,7 +376,7 @@ class McpMemoryImporter:
         for n in names:
             keys.setdefault(entity_any_key(n), []).append(n)
         out: dict[str, str] = {}
-        with self.memory.store.read(self.memory.namespace) as s:
+        with self.memory.runtime.read_with_expired() as s:
             found: dict[str, set[str]] = {}
             for key, oid in s.find_keys(sorted(keys)):
                 for n in keys[key]:
@@ -406,7 +406,7 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
     counts = {"entities": 0, "relations": 0, "observations": 0}
     offset = 0
     while True:
-        with memory.store.read(memory.namespace) as s:
+        with memory.runtime.read_with_expired() as s:
             ents = s.list_objects(object_types=["entity"], statuses=["active"], order="created_asc", limit=batch,
                                   offset=offset)
             if not ents:

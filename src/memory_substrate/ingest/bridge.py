@@ -14,9 +14,8 @@ from memory_substrate.ingest.adapters import (
     capture_repo,
     capture_web,
 )
-from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.pathpolicy import Kind, PathPolicy
-from memory_substrate.ingest.service import Progress
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse

@@ -7,8 +7,11 @@ storage and suggestions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+Progress = Callable[[int, int, str], None]  # (done, total, stage): adapters and imports report through it
 
 
 @dataclass

@@ -16,9 +16,9 @@ from dataclasses import replace
 from typing import Any
 
 from memory_substrate.graph import jobs
-from memory_substrate.graph.keys import conversation_thread_key, source_fingerprint_key
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.lookup_keys import conversation_thread_key, source_fingerprint_key
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.patch import Patch
 from memory_substrate.storage.base import StoreSession

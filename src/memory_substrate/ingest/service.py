@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -11,7 +10,7 @@ from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
-from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.suggestions import memory_suggestions, summarise
 from memory_substrate.models import MemoryObject, Segment
@@ -24,8 +23,6 @@ MODES = ("repo", "file", "markdown", "web", "pdf", "conversation")
 EPISODE_MODES = ("conversation",)  # captures that are episodes of the knowledge graph
 ADAPTER_VERSION = "1"
 PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
-
-Progress = Callable[[int, int, str], None]
 
 
 class IngestService:
@@ -60,7 +57,7 @@ class IngestService:
         result_type = f"{mode}_ingest_result"
         source_id = new_id("source")
         seg_vectors, prepared = self._embed_outside_lock(mode, captured)
-        with self.rt.store.write(self.rt.namespace) as session:
+        with self.rt.write("memory_ingest", mode, None, prepared=prepared) as (session, patch):
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             same_path = previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
             repeat = previous if same_path else repeats.same_content(session, mode, captured)
@@ -82,7 +79,7 @@ class IngestService:
                 return unchanged
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
             if grown is not None:
-                appended = self._append(session, mode, grown, captured, seg_vectors, prepared)
+                appended = self._append(patch, mode, grown, captured, seg_vectors)
                 return summarise(appended, opts.max_items) if opts.detail == "compact" else appended
             segments = [
                 Segment(
@@ -126,10 +123,6 @@ class IngestService:
                     **({"thread": {"key": captured.thread}} if captured.thread else {}),
                     **({"specific_facts": specific} if specific else {}),
                 },
-            )
-            patch = Patch(
-                session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
-                prepared=prepared,
             )
             patch.create(source)
             patch.add_segments(segments, prepared_vectors=seg_vectors)
@@ -180,12 +173,9 @@ class IngestService:
 
 
     def _append(
-        self, session: Any, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
-        prepared: dict[str, Any],
+        self, patch: Patch, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
     ) -> dict[str, Any]:
-        patch = Patch(session, tool="memory_ingest", mode=mode, reason=None, embedder=self.rt.embedder_or_none(),
-                      prepared=prepared)
-        updated, segments = repeats.append_messages(session, patch, prev, captured, _summary(captured), seg_vectors)
+        updated, segments = repeats.append_messages(patch.session, patch, prev, captured, _summary(captured), seg_vectors)
         record = patch.commit({"source_id": prev.id, "segments": len(segments), "appended": True})
         return {
             "result_type": f"{mode}_ingest_result",
@@ -215,7 +205,7 @@ class IngestService:
         emb = self.rt.embedder_or_none()
         if emb is None:
             return None, {}
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read_with_expired() as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
                 return None, {}

@@ -28,10 +28,11 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from memory_substrate.app import Memory
+from memory_substrate.bearer import hash_token
 from memory_substrate.errors import MemorySubstrateError
-from memory_substrate.graph.taxonomy import ENTITY_TYPES
 from memory_substrate.inspect import data as D
 from memory_substrate.inspect.health_cache import HealthCache
+from memory_substrate.taxonomy import ENTITY_TYPES
 
 HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
@@ -83,8 +84,6 @@ class Inspector:
         token = self._token(request)
         if not token:
             return None
-        from memory_substrate.mcp.http import hash_token
-
         ns = self.memory.store.namespace_for_token(hash_token(token))
         return [ns] if ns else None
 
@@ -235,8 +234,6 @@ class Inspector:
         form = await request.form()
         token = str(form.get("token", "")).strip()
         from starlette.concurrency import run_in_threadpool
-
-        from memory_substrate.mcp.http import hash_token
 
         ns = await run_in_threadpool(self.memory.store.namespace_for_token, hash_token(token)) if token else None
         if ns is None:

@@ -35,7 +35,7 @@ class Cached:
 
 
 def fingerprint(mem: Memory) -> str:
-    with mem.store.read(mem.namespace) as s:
+    with mem.runtime.read_with_expired() as s:
         patches = s.list_patches(limit=1)
         counts = s.count_objects()
         latest = s.list_objects(order="updated_desc", limit=1)

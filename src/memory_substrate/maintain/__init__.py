@@ -1,0 +1,1 @@
+"""memory_maintain: governed upkeep of a namespace (merge, decay, expire, reindex, repair, report, backends)."""

@@ -28,11 +28,10 @@ from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.storage.paging import ALL, PAGE, load_objects  # noqa: F401  (re-exported for maintain/)
 from memory_substrate.util import new_id, now_iso, parse_time
 
 TOOL = "memory_maintain"
-PAGE = 2000
-ALL = 1_000_000_000  # "no limit" for port calls that take one
 STATUS_RANK = {"active": 3, "contested": 2, "candidate": 1}
 
 
@@ -43,12 +42,11 @@ def maintenance_session(
 ) -> Iterator[tuple[StoreSession, Patch | None]]:
     """A write session with a patch when applying, else a read session and no patch."""
     if not apply:
-        with rt.store.read(rt.namespace) as session:
+        with rt.read_with_expired() as session:
             yield session, None
         return
-    with rt.store.write(rt.namespace) as session:
-        embedder = rt.embedder_or_none() if embed else None
-        yield session, Patch(session, tool=TOOL, mode=mode, reason=reason, embedder=embedder)
+    with rt.write(TOOL, mode, reason, embed=embed) as (session, patch):
+        yield session, patch
 
 
 def commit_if_changed(patch: Patch | None, summary: dict[str, Any]) -> PatchRecord | None:
@@ -92,22 +90,6 @@ def mutation_result(
 
 
 # --- loading -------------------------------------------------------------------------------
-def load_objects(
-    session: StoreSession, *, object_types: list[str] | None = None, statuses: list[str] | None = None
-) -> list[MemoryObject]:
-    """Every matching object of the namespace, read in pages (one consistent transaction)."""
-    out: list[MemoryObject] = []
-    offset = 0
-    while True:
-        page = session.list_objects(
-            object_types=object_types, statuses=statuses, order="updated_desc", limit=PAGE, offset=offset
-        )
-        out.extend(page)
-        if len(page) < PAGE:
-            return out
-        offset += PAGE
-
-
 # --- time and small predicates -----------------------------------------------------------
 def reference(value: datetime | None) -> datetime:
     return value if value is not None else datetime.now(UTC)

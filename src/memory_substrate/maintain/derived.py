@@ -107,7 +107,7 @@ def repair_in(rt: Runtime, session: StoreSession) -> dict[str, Any]:
 def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
     """For ``report``'s graph health: the derived graph backend's counts beside the canonical ones."""
     mirror = mirror_of(rt)
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         name = str(session.get_config().get("graph_backend") or "file")
         if mirror is None or name in BUILTIN:
             return None

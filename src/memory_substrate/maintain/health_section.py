@@ -20,7 +20,7 @@ from memory_substrate.runtime import Runtime
 
 def graph_health_section(rt: Runtime, max_items: int) -> dict[str, Any]:
     """``report``'s ``graph_health`` for ``rt``'s namespace, read in one read transaction."""
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         objects = load_objects(session)
         relations = session.list_relations(limit=ALL)
         config = session.get_config()

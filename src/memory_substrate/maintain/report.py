@@ -45,7 +45,7 @@ def build_report(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[st
 def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any]:
     ref = reference(data.reference_time)
     cap = opts.max_items
-    with rt.store.read(rt.namespace) as session:
+    with rt.read_with_expired() as session:
         objects = load_objects(session)
         relations = session.list_relations(limit=ALL)
         config = session.get_config()

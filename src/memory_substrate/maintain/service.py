@@ -15,7 +15,6 @@ from typing import Any
 
 from memory_substrate.errors import NotAvailableError, NotFoundError, UnsupportedModeError
 from memory_substrate.graph.extract import Extractor, configured_extractor, drain
-from memory_substrate.graph.merge import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
 from memory_substrate.maintain.backends import check_backend, effective
@@ -30,6 +29,7 @@ from memory_substrate.maintain.cycle import cycle, decay_stale, merge_duplicates
 from memory_substrate.maintain.derived import build_selected, drop_deselected
 from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.expire import expire
+from memory_substrate.maintain.merge_entities import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -148,7 +148,7 @@ class MaintainService:
         parse(S.Empty, input_data, "input_data")
         parse(S.ReadOnlyOptions, options, "options")
         store = self.rt.store
-        with store.read(self.rt.namespace) as session:
+        with self.rt.read_with_expired() as session:
             rows = session.count_objects()
             segments = session.count_segments()
             relations = session.list_relations(limit=1_000_000)
@@ -190,7 +190,7 @@ class MaintainService:
         fingerprint = Cursor.fingerprint_of("audit", data.model_dump(), opts.model_dump())
         offset = Cursor.decode(opts.cursor, fingerprint)
         end = offset + opts.max_items
-        with self.rt.store.read(self.rt.namespace) as session:
+        with self.rt.read_with_expired() as session:
             events = session.list_events(object_id=data.object_id, limit=end + 1)
             patches = session.list_patches(limit=end + 1) if data.object_id is None else []
             if data.object_id is not None and session.get_object(data.object_id) is None and not events:

@@ -122,7 +122,7 @@ class MemoryMCPServer(MCPServer):
             document, anticipated = error_document(name, exc, known)
             if name in self.envelope_tools:
                 from memory_substrate.graphmem.errors import fail
-                from memory_substrate.mcp.wire import tool_result
+                from memory_substrate.wire import tool_result
 
                 code = document["code"] if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR) else VALIDATION_ERROR
                 if code == INTERNAL_ERROR:

@@ -22,9 +22,7 @@ managers and close the store; the process then exits 0.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import ipaddress
-import secrets
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -47,31 +45,14 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memory_substrate.app import Memory
+from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401  (the HTTP API)
 from memory_substrate.errors import ValidationError
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
 INSPECT_PATH = "/inspect"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-TOKEN_PREFIX = "mst_"
 GRACEFUL_SHUTDOWN_S = 10
-
-
-def hash_token(token: str) -> str:
-    """The stored form of a token: its sha256, hex."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
-
-
-def new_token() -> str:
-    """A new random bearer token (256 bits)."""
-    return TOKEN_PREFIX + secrets.token_urlsafe(32)
-
-
-def create_token(store: Store, namespace: str, label: str = "", expires_at: str | None = None) -> str:
-    """Create a token bound to ``namespace``; only its hash is stored. Returns the token."""
-    token = new_token()
-    store.create_token(hash_token(token), namespace, label, expires_at)
-    return token
 
 
 def is_loopback(host: str) -> bool:

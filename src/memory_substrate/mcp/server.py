@@ -15,8 +15,8 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.errors import MemoryMCPServer
-from memory_substrate.mcp.wire import tool_result
 from memory_substrate.validation import check_text
+from memory_substrate.wire import tool_result
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -232,6 +232,6 @@ def sampling_extractor(ctx: Context) -> Any:
 
 
 def _version() -> str:
-    from memory_substrate import __version__
+    from memory_substrate.version import __version__
 
     return __version__

@@ -6,22 +6,25 @@ The answer states the package once. By default (``detail: "compact"``) the packa
 task class); the structured ``items`` and ``context_tiers`` (spec 001's directory of the same
 memory) come only with ``include_items: true`` or ``detail: "full"``; ``memory_query trace``
 with the ``trace_id`` explains what was chosen and why. Over MCP the package also travels as a
-text block of its own, unescaped (mcp/wire.py).
+text block of its own, unescaped (wire.py).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memory_substrate.query.schemas import ContextInput, ContextOptions
 from memory_substrate.runtime import Runtime
 
+ContextCompiler = Callable[[Runtime, ContextInput, ContextOptions], dict[str, Any]]
+
 BUDGET_KEYS = ("budget_tokens", "budget_source", "package_entries", "candidate_items")
 
 
-def build_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
-    from memory_substrate.compiler import compile_context
-
+def build_context(compile_context: ContextCompiler, rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
+    """The compiler's package (``compile_context``, handed in by ``app.py``: the compiler builds on
+    this package's search engine, so query does not import it), answered once when compact."""
     result = compile_context(rt, data, opts)
     if opts.detail == "full" or opts.include_items:
         return result

@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memory_substrate.graph.keys import specific_key
 from memory_substrate.graph.specific import specific_facts
+from memory_substrate.lookup_keys import specific_key
 from memory_substrate.models import SegmentHit
 from memory_substrate.storage.base import StoreSession
 

@@ -8,10 +8,10 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from memory_substrate.errors import NotFoundError
-from memory_substrate.graph.keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
-from memory_substrate.graph.taxonomy import normalize_predicate
+from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.taxonomy import normalize_predicate
 from memory_substrate.text import query_terms
 from memory_substrate.util import now_iso, parse_time
 from memory_substrate.validation import Strict

@@ -18,7 +18,7 @@ from memory_substrate.query.compact_search import (
     group_segments,
     segment_line,
 )
-from memory_substrate.query.context import build_context
+from memory_substrate.query.context import ContextCompiler, build_context
 from memory_substrate.query.search import SearchEngine, object_matches
 from memory_substrate.query.shaping import (
     RESPONSE_TOKENS,
@@ -78,9 +78,14 @@ def _relation_view(rel: Any) -> dict[str, Any]:
 
 
 class QueryService:
-    def __init__(self, runtime: Runtime) -> None:
+    """``compile_context`` is mode ``context`` (the spec-004 compiler, ``compiler/``): the
+    composition root (``app.py``) passes it in, because the compiler builds on this package's
+    search engine and so sits above it."""
+
+    def __init__(self, runtime: Runtime, compile_context: ContextCompiler) -> None:
         self.rt = runtime
         self.engine = SearchEngine(runtime)
+        self.compile_context = compile_context
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         if mode not in MODES:
@@ -173,7 +178,7 @@ class QueryService:
             raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
     def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        return build_context(self.rt, data, opts)
+        return build_context(self.compile_context, self.rt, data, opts)
 
     def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging

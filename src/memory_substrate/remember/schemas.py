@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import ConfigDict, Field, field_validator, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
+from memory_substrate.governance import Governance
 from memory_substrate.validation import Strict
 
-MemorySource = Literal["user_declared", "human_curated", "agent_inferred", "system_generated", "imported"]
 KIND_PATTERN = r"^[a-z][a-z0-9_\-]{0,63}$"
 
 
@@ -35,27 +35,6 @@ class StructuredPayload(Strict):
         if bool(self.subject) != bool(self.predicate):
             raise ValueError("a structured payload needs both subject and predicate")
         return self
-
-
-def check_scope_refs(refs: list[str]) -> list[str]:
-    """Scope refs look like ``scope:<name>``; duplicates are dropped, order kept."""
-    for ref in refs:
-        if not ref.startswith("scope:") or len(ref) < 7:
-            raise ValueError(f"scope refs look like 'scope:<name>', got {ref!r}")
-    return list(dict.fromkeys(refs))
-
-
-class Governance(Strict):
-    """The governance fields every durable write carries (spec 001)."""
-
-    reason: str = Field(min_length=1, max_length=4000)
-    memory_source: MemorySource
-    scope_refs: list[str] = Field(min_length=1, max_length=50)
-
-    @field_validator("scope_refs")
-    @classmethod
-    def _scopes(cls, refs: list[str]) -> list[str]:
-        return check_scope_refs(refs)
 
 
 class GovernedCreate(Governance):

@@ -42,7 +42,7 @@ INPUT_MODELS: dict[str, type[Strict]] = {
     "contest": S.ContestInput,
     "batch": S.BatchInput,
     "extraction": ExtractionInput,
-    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: contracts/snapshot_import.py
+    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: remember/snapshot_import.py
 }
 
 
@@ -85,8 +85,7 @@ class RememberService:
         parse(NoOptions, options or {}, "options")
         data = parse(INPUT_MODELS[mode], input_data, "input_data")
         reason = getattr(data, "reason", None)
-        with self.rt.store.write(self.rt.namespace) as session:
-            patch = Patch(session, tool="memory_remember", mode=mode, reason=reason, embedder=self.rt.embedder_or_none())
+        with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             if mode == "batch":
                 assert isinstance(data, S.BatchInput)
                 result = self._batch(patch, data)
@@ -214,7 +213,7 @@ class RememberService:
         return {"status": "created", "object_id": created.id, "object_type": "work_item", "work_status": created.status}
 
     def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> dict[str, Any]:
-        from memory_substrate.contracts.snapshot_import import import_snapshot  # loads the schema validators
+        from memory_substrate.remember.snapshot_import import import_snapshot  # loads the schema validators
 
         return import_snapshot(patch, data.snapshot, data.scope_refs, data.reason)
 

@@ -6,7 +6,6 @@ from memory_substrate.retrieval.ranker import (
     TermStats,
     analyse_query,
     rank_segments,
-    rrf,
 )
 from memory_substrate.retrieval.types import RankedSegment, Segment
 
@@ -18,5 +17,4 @@ __all__ = [
     "TermStats",
     "analyse_query",
     "rank_segments",
-    "rrf",
 ]

@@ -5,7 +5,8 @@ Pipeline (all backend-agnostic; numpy only):
 1. ``analyse_query(query, speakers, now)``: finds the participants the query names (speaker
    awareness) and the calendar periods it names (time expressions); what is left is the *content*
    of the query. The store should run its two candidate streams on the content: the lexical stream
-   with ``analysis.lexical_query`` (an FTS5 OR-of-terms expression) and the vector stream with the
+   with ``analysis.terms`` (the store builds its own full-text expression from them: the SQLite
+   one is ``storage/sqlite/fulltext.fts_query``) and the vector stream with the
    embedding of ``analysis.semantic_text``. Names are taken out because in a conversation a
    person's name mostly appears in the turns *addressed to* them, not in their own.
 2. ``rank_segments(analysis_or_query, lexical_hits, vector_hits, fetch_segments, ...)``:
@@ -35,7 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.retrieval.text import STOPWORDS, fold, fts5_or_query, index_terms, query_terms, tokenize
+from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, Segment
 
@@ -69,11 +70,6 @@ class QueryAnalysis:
     terms: list[str]  # normalised content terms (lexical matching)
     speakers: list[str]  # participants named in the query (as known to the store)
     periods: list[Period]  # calendar periods named in the query
-
-    @property
-    def lexical_query(self) -> str:
-        """FTS5 MATCH expression (OR of quoted content terms); "" means: skip the lexical stream."""
-        return fts5_or_query(self.terms)
 
     @property
     def semantic_text(self) -> str:
@@ -190,49 +186,31 @@ def _speaker_matches(speaker: str | None, named: Sequence[str]) -> bool:
     return any(fold(n).strip() == s for n in named)
 
 
-def rank_segments(
-    query: str | QueryAnalysis,
+@dataclass
+class _Pool:
+    """Stage 1's result: the candidates and every segment known around them."""
+
+    cands: dict[str, _Cand]
+    known: dict[str, Segment]  # candidates and their neighbours, by id
+    order: dict[str, list[Segment]]  # each source's known segments in position order
+    pos: dict[str, tuple[str, int]]  # segment id -> (source, index in ``order[source]``)
+
+
+def _gather(
     lexical_hits: Sequence[Hit],
     vector_hits: Sequence[Hit],
     fetch_segments: FetchSegments,
-    *,
-    fetch_neighbours: FetchNeighbours | None = None,
-    fetch_vectors: FetchVectors | None = None,
-    term_stats: TermStatsFn | None = None,
-    query_vector: npt.NDArray[np.float32] | None = None,
-    embedder: _Embedder | None = None,
-    speakers: Iterable[str] | None = None,
-    now: datetime | None = None,
-    config: RankConfig | None = None,
-    limit: int = 10,
-) -> list[RankedSegment]:
-    """Rank segments for ``query``; returns at most ``limit`` results, best first.
-
-    * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
-      (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
-    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
-      created_at, speaker; ``vector`` when at hand).
-    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
-      segments of its source from ``before`` positions before it to ``after`` after it, in order,
-      itself included. Without it, windows are the segment alone and no neighbour is added.
-    * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
-      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
-      times more turns than there are candidates, and only candidates are scored).
-    * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
-      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
-      from the fetched candidates and their neighbours.
-    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
-      or by embedding the segment text); without both, the vector stream's scores are used.
-    * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
-      default the speakers of the candidate segments.
-    """
-    cfg = config or RankConfig()
+    fetch_neighbours: FetchNeighbours | None,
+    cfg: RankConfig,
+) -> _Pool | None:
+    """Stage 1, candidates: both streams' hits, their context windows' segments, and the
+    neighbouring turns of the best hits as extra candidates. None when there is nothing to rank."""
     cands: dict[str, _Cand] = {}
     lex_rank = {sid: r for r, (sid, _) in enumerate(lexical_hits, 1)}
     vec_rank = {sid: r for r, (sid, _) in enumerate(vector_hits, 1)}
     stream_ids = list(dict.fromkeys([sid for sid, _ in lexical_hits] + [sid for sid, _ in vector_hits]))
     if not stream_ids:
-        return []
+        return None
     segs = dict(fetch_segments(stream_ids))
 
     # neighbours: context windows and extra candidates
@@ -289,7 +267,71 @@ def rank_segments(
                 if nb.id not in cands:
                     cands[nb.id] = _Cand(nb, sources=["context"])
     if not cands:
+        return None
+    return _Pool(cands, known, order, pos)
+
+
+def _speaker_and_time(
+    segs: Sequence[Segment], analysis: QueryAnalysis, cfg: RankConfig
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Stage 4, speaker and time features: 1 when the segment's speaker is a participant the query
+    names (0 for all when every candidate matches), 1 when it was said in a period the query names."""
+    spk = np.array([1.0 if _speaker_matches(s.speaker, analysis.speakers) else 0.0 for s in segs])
+    if analysis.speakers and spk.all():
+        spk[:] = 0.0
+    tim = np.zeros(len(segs))
+    if analysis.periods:
+        slack = timedelta(days=cfg.time_after_slack_days)
+        for k, seg in enumerate(segs):
+            when = seg.created_at
+            if when is not None:
+                when = when.replace(tzinfo=None) if when.tzinfo is not None else when
+                if any(p.start - timedelta(days=1) <= when <= p.end + slack for p in analysis.periods):
+                    tim[k] = 1.0
+    return spk, tim
+
+
+def rank_segments(
+    query: str | QueryAnalysis,
+    lexical_hits: Sequence[Hit],
+    vector_hits: Sequence[Hit],
+    fetch_segments: FetchSegments,
+    *,
+    fetch_neighbours: FetchNeighbours | None = None,
+    fetch_vectors: FetchVectors | None = None,
+    term_stats: TermStatsFn | None = None,
+    query_vector: npt.NDArray[np.float32] | None = None,
+    embedder: _Embedder | None = None,
+    speakers: Iterable[str] | None = None,
+    now: datetime | None = None,
+    config: RankConfig | None = None,
+    limit: int = 10,
+) -> list[RankedSegment]:
+    """Rank segments for ``query``; returns at most ``limit`` results, best first.
+
+    * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
+      (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
+    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
+      created_at, speaker; ``vector`` when at hand).
+    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
+      segments of its source from ``before`` positions before it to ``after`` after it, in order,
+      itself included. Without it, windows are the segment alone and no neighbour is added.
+    * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
+      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
+      times more turns than there are candidates, and only candidates are scored).
+    * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
+      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
+      from the fetched candidates and their neighbours.
+    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
+      or by embedding the segment text); without both, the vector stream's scores are used.
+    * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
+      default the speakers of the candidate segments.
+    """
+    cfg = config or RankConfig()
+    pool = _gather(lexical_hits, vector_hits, fetch_segments, fetch_neighbours, cfg)
+    if pool is None:
         return []
+    cands, known, order, pos = pool.cands, pool.known, pool.order, pool.pos
 
     analysis = query if isinstance(query, QueryAnalysis) else None
     if analysis is None:
@@ -420,21 +462,7 @@ def rank_segments(
         if not vector_hits:
             sem[:] = 0.0
 
-    # --- speaker and time
-    spk = np.array(
-        [1.0 if _speaker_matches(cands[sid].seg.speaker, analysis.speakers) else 0.0 for sid in ids]
-    )
-    if analysis.speakers and spk.all():
-        spk[:] = 0.0
-    tim = np.zeros(n)
-    if analysis.periods:
-        slack = timedelta(days=cfg.time_after_slack_days)
-        for k, sid in enumerate(ids):
-            when = cands[sid].seg.created_at
-            if when is not None:
-                when = when.replace(tzinfo=None) if when.tzinfo is not None else when
-                if any(p.start - timedelta(days=1) <= when <= p.end + slack for p in analysis.periods):
-                    tim[k] = 1.0
+    spk, tim = _speaker_and_time([cands[sid].seg for sid in ids], analysis, cfg)
 
     score = (
         cfg.w_lexical * _zscore(lex) + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
@@ -462,18 +490,6 @@ def rank_segments(
     return out
 
 
-def rrf(
-    rankings: Sequence[Sequence[str]], k: int = 60, weights: Sequence[float] | None = None
-) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of several best-first id lists (kept for callers that only have ranks)."""
-    ws = list(weights) if weights is not None else [1.0] * len(rankings)
-    acc: dict[str, float] = {}
-    for w, ranking in zip(ws, rankings, strict=True):
-        for r, sid in enumerate(ranking, 1):
-            acc[sid] = acc.get(sid, 0.0) + w / (k + r)
-    return sorted(acc.items(), key=lambda kv: (-kv[1], kv[0]))
-
-
 __all__ = [
     "FetchNeighbours",
     "FetchSegments",
@@ -485,5 +501,4 @@ __all__ = [
     "analyse_query",
     "context_span",
     "rank_segments",
-    "rrf",
 ]

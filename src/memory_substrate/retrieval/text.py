@@ -8,9 +8,9 @@ The same ``index_terms`` must be applied to indexed text and to queries.
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Iterable
 from functools import lru_cache
+
+from memory_substrate.analysis.english import fold, stem
 
 # Words with little retrieval value in questions and chat turns (English). General function words
 # and question words only; no domain vocabulary.
@@ -234,14 +234,6 @@ def _is_cjk_char(ch: str) -> bool:
     )
 
 
-def fold(text: str) -> str:
-    """Lower-case and strip accents (NFKD, combining marks removed)."""
-    text = text.lower()
-    if text.isascii():
-        return text
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
-
-
 def cjk_bigrams(run: str) -> list[str]:
     """Overlapping character bigrams of a run of CJK characters (a single char stays itself)."""
     if len(run) <= 1:
@@ -276,40 +268,6 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-_VOWEL = re.compile(r"[aeiouy]")
-
-
-@lru_cache(maxsize=65_536)
-def stem(word: str) -> str:
-    """A light, conservative English suffix stemmer (plural / -ing / -ed / -ly).
-
-    Not Porter: it only folds inflections so that "paintings", "painting", "painted" and "paint"
-    meet, and leaves short words, numbers and non-Latin words alone.
-    """
-    if len(word) <= 3 or not word.isascii() or not word.isalpha():
-        return word
-    w = word
-    if w.endswith("ies") and len(w) > 4:
-        w = w[:-3] + "y"
-    elif w.endswith("sses"):
-        w = w[:-2]
-    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        w = w[:-1]
-    for suffix in ("ing", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3 and _VOWEL.search(w[: -len(suffix)]):
-            w = w[: -len(suffix)]
-            if len(w) >= 3 and w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run
-                w = w[:-1]
-            elif w.endswith(("at", "bl", "iz")):  # created -> create
-                w = w + "e"
-            break
-    if w.endswith("ly") and len(w) > 5:
-        w = w[:-2]
-    if w.endswith("e") and len(w) >= 4:  # create/creat, hike/hik meet
-        w = w[:-1]
-    return w
-
-
 # Starts only where a word starts, and never gives back what it took: "A" * 100k + "-" was
 # quadratic (each start in the word re-scanned the rest of it).
 _HYPHENATED = re.compile(r"(?<![^\W_])[^\W_]++(?:-[^\W_]++)+")
@@ -333,7 +291,7 @@ def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
 def _compute_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
     # Text in another language than English gets its own stemmer and stopwords (``analysis``);
     # English, CJK and short or uncertain text take the path below, as before.
-    from memory_substrate.analysis import analyse  # imported here: analysis uses fold() from this module
+    from memory_substrate.analysis import analyse  # imported on first use: it loads language models
 
     analysed = analyse(text, drop_stopwords=drop_stopwords)
     if analysed is not None:
@@ -353,7 +311,7 @@ def lexical_document(text: str) -> str:
     """The string a store should put in its full-text index for ``text``.
 
     Index this (not the raw text) with a plain whitespace/unicode61 tokenizer and no stemmer,
-    and query with ``QueryAnalysis.lexical_query``: both sides then share one normalisation.
+    and query with ``QueryAnalysis.terms``: both sides then share one normalisation.
     """
     # Not through the ranker's cache: a store computes this once per stored text (at ingest), and
     # a bulk import would otherwise fill the cache with texts no search has asked for.
@@ -366,12 +324,3 @@ def query_terms(query: str) -> list[str]:
     for t in index_terms(query):
         seen.setdefault(t, None)
     return list(seen)
-
-
-def fts5_or_query(terms: Iterable[str]) -> str:
-    """An SQLite FTS5 MATCH expression OR-ing the given terms, each quoted as a string literal.
-
-    Returns "" when there is no term (the caller should then skip the lexical stream).
-    """
-    quoted = ['"' + t.replace('"', '""') + '"' for t in terms if t]
-    return " OR ".join(quoted)

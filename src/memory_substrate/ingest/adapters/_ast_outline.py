@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from memory_substrate.ingest.adapters.code_symbols import Outline, Symbol
+from memory_substrate.ingest.adapters.outline import Outline, Symbol
 
 _MAX = 300
 

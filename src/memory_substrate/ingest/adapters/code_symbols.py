@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from memory_substrate.ingest.adapters.outline import Outline, Symbol
+
 _GRAMMARS: dict[str, tuple[str, str]] = {
     "python": ("tree_sitter_python", "language"),
     "javascript": ("tree_sitter_javascript", "language"),
@@ -118,38 +120,6 @@ _GENERIC = _Spec(
     },
     containers=frozenset({"class_definition", "class_declaration", "class_specifier", "class", "module"}),
 )
-
-
-@dataclass
-class Symbol:
-    """One definition in a file; ``name`` is qualified by its container (``Class.method``)."""
-
-    name: str
-    kind: str
-    line_start: int
-    line_end: int
-    signature: str
-    doc: str = ""
-
-    def brief(self) -> dict[str, Any]:
-        """The compact form stored in the repo map."""
-        return {
-            "name": self.name,
-            "kind": self.kind,
-            "line_start": self.line_start,
-            "line_end": self.line_end,
-        }
-
-
-@dataclass
-class Outline:
-    """What the parser could say about one file."""
-
-    module: str
-    parser: str  # tree-sitter | ast | none
-    imports: list[str] = field(default_factory=list)
-    symbols: list[Symbol] = field(default_factory=list)
-    parse_errors: bool = False
 
 
 @functools.cache

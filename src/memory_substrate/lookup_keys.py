@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memory_substrate.graph.taxonomy import CANONICAL_PREDICATES, normalize_name, normalize_predicate
 from memory_substrate.models import MemoryObject
+from memory_substrate.taxonomy import CANONICAL_PREDICATES, normalize_name, normalize_predicate
 
 MERGED_STATUSES = ("archived", "merged")
 

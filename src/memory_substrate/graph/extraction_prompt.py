@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_substrate.graph.schemas import extraction_json_schema
-from memory_substrate.graph.taxonomy import (
+from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     ENTITY_TYPES,
     MAX_ENTITIES_PER_EPISODE,

@@ -11,12 +11,12 @@ from typing import Any
 from pydantic import Field
 
 from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
-from memory_substrate.graph.keys import fact_object_key, fact_subject_key
-from memory_substrate.graph.taxonomy import MANY_VALUED_PREDICATES, normalize_name, normalize_predicate
 from memory_substrate.indexing import claim_key, claim_value
+from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
 from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.runtime import Runtime
+from memory_substrate.taxonomy import MANY_VALUED_PREDICATES, normalize_name, normalize_predicate
 from memory_substrate.validation import Strict
 
 

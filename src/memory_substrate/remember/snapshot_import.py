@@ -26,7 +26,7 @@ from memory_substrate.contracts.mapping import SEGMENT_NODE_KINDS, object_for_no
 from memory_substrate.contracts.snapshot_export import IMPORT_EVENT, IMPORT_KEY, segment_node_id
 from memory_substrate.contracts.validate import validate
 from memory_substrate.errors import EvidenceError, ValidationError
-from memory_substrate.graphmem.edges import canonical_relation
+from memory_substrate.graph.canonical import canonical_relation
 from memory_substrate.indexing import _rel_id, claim_key, claim_value
 from memory_substrate.models import (
     KNOWLEDGE_STATUSES,

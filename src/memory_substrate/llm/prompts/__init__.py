@@ -1,1 +1,0 @@
-"""Prompts are code: one module per task, a version string stored with every run."""
