@@ -131,6 +131,10 @@ def test_policy_resolves_before_checking(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="allowed paths"):
         inside_store.resolve(tmp_path / "store" / "memory.sqlite3")
     assert PathPolicy(None).resolve("~") == Path.home().resolve()
+    # A name too long for the filesystem inside an allowed root: the same refusal, not an OSError.
+    with pytest.raises(Exception) as info:
+        policy.resolve(paths["allowed"] / ("a" * 300))
+    assert getattr(info.value, "code", None) == "memory_capture_not_found"
 
 
 def test_markdown_import_refuses_symlinks_out_of_the_vault(memory: Memory, tmp_path: Path) -> None:
