@@ -70,3 +70,17 @@ def test_the_same_markdown_and_pdf_content_at_another_path_is_a_noop(memory, tmp
     p1 = memory.ingest("pdf", {"path": str(tmp_path / "r.pdf")})
     p2 = memory.ingest("pdf", {"path": str(tmp_path / "r2.pdf")})
     assert p2["status"] == "noop" and p2["source_id"] == p1["source_id"], p2
+
+
+def test_a_changed_file_whose_new_content_is_held_elsewhere_supersedes_its_own_capture(memory, tmp_path):
+    # a.md now holds b.md's text: a noop answering with b.md would leave a.md's old text current.
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text("# Alpha\n\nThe launch code is red.\n")
+    b.write_text("# Beta\n\nThe launch code is blue.\n")
+    first = memory.ingest("markdown", {"path": str(a)})
+    memory.ingest("markdown", {"path": str(b)})
+    a.write_text(b.read_text())
+    again = memory.ingest("markdown", {"path": str(a)})
+    assert again["status"] == "completed" and again["superseded_source_id"] == first["source_id"], again
+    old = memory.query("page", {"id": first["source_id"]}, {"detail": "full"})["object"]
+    assert old["status"] == "superseded"

@@ -69,3 +69,18 @@ async def test_a_chinese_document_ingests_in_bounded_chunks_through_mcp(memory: 
     assert out["segment_count"] >= 4
     parts = {i["locator"].get("part") for i in found["items"]}
     assert len(parts) >= 4
+
+
+def test_a_long_cjk_line_is_cut_in_linear_time() -> None:
+    # A 1.2 MB file of one CJK line (under max_file_bytes): measuring every candidate prefix anew
+    # took ~20 s; summing the prefix sizes once takes a fraction of a second.
+    import time
+
+    text = ("这是一个测试句子。" * 44_445)[:400_000]
+    t0 = time.perf_counter()
+    chunks = chunk_text(text + "\n")
+    elapsed = time.perf_counter() - t0
+    assert "".join(c.text for c in chunks) == text
+    assert all(text_size(c.text) <= ChunkLimits().max_chars for c in chunks)
+    assert all(c.text.endswith("。") for c in chunks[:-1])  # cut at sentence ends
+    assert elapsed < 5.0, elapsed

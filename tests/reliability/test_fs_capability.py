@@ -131,6 +131,10 @@ def test_policy_resolves_before_checking(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="allowed paths"):
         inside_store.resolve(tmp_path / "store" / "memory.sqlite3")
     assert PathPolicy(None).resolve("~") == Path.home().resolve()
+    # A name too long for the filesystem inside an allowed root: the same refusal, not an OSError.
+    with pytest.raises(Exception) as info:
+        policy.resolve(paths["allowed"] / ("a" * 300))
+    assert getattr(info.value, "code", None) == "memory_capture_not_found"
 
 
 def test_markdown_import_refuses_symlinks_out_of_the_vault(memory: Memory, tmp_path: Path) -> None:
@@ -150,3 +154,24 @@ def test_markdown_import_refuses_symlinks_out_of_the_vault(memory: Memory, tmp_p
     assert skipped.get("p.md") == "symlink_outside_root" and skipped.get("s.md") == "symlink_outside_root", report
     assert memory.query("search", {"query": SECRET})["count"] == 0
     assert "root:" not in json.dumps(memory.query("search", {"query": "root daemon bin"})["items"])
+
+
+def test_walkers_never_enter_the_store_directory_below_an_allowed_root(tmp_path: Path) -> None:
+    # The store's directory is denied although it lies under the allowed root: a direct path into
+    # it is refused, and so is a walk of the root (repo capture, Markdown import) reaching it.
+    from memory_substrate.importers.markdown_notes import import_markdown
+    from memory_substrate.settings import Settings
+
+    (tmp_path / "notes.md").write_text("# Notes\n\nAllowed text.\n")
+    memory = Memory(Settings(root=tmp_path / "store", embedder="none", allow_paths=[tmp_path]))
+    try:
+        memory.ingest("conversation", {"messages": [{"role": "user", "content": "hello"}]})  # creates the store
+        (tmp_path / "store" / "leak.md").write_text(f"# Leak\n\n{SECRET}\n")
+        with pytest.raises(Exception, match="allowed paths"):
+            memory.ingest("markdown", {"path": str(tmp_path / "store" / "leak.md")})
+        memory.ingest("repo", {"path": str(tmp_path)})
+        import_markdown(memory, tmp_path)
+        assert memory.query("search", {"query": "Allowed text"})["count"] > 0
+        assert memory.query("search", {"query": SECRET})["count"] == 0
+    finally:
+        memory.close()

@@ -76,7 +76,8 @@ class MarkdownImporter:
     def __init__(self, memory: Memory, root: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
         self.memory = memory
         # The server's path policy decides whether this folder may be read (ingest/pathpolicy.py).
-        self.root = PathPolicy.from_settings(memory.settings).resolve(root, "directory")
+        self.policy = PathPolicy.from_settings(memory.settings)
+        self.root = self.policy.resolve(root, "directory")
         self.scope = scope
         self.progress = progress
         self.report = ImportReport(FORMAT, str(self.root))
@@ -94,6 +95,8 @@ class MarkdownImporter:
                 # A symlinked note pointing outside the vault: never read (a vault is not a way out).
                 self.report.skip("symlink_outside_root", path=str(p.relative_to(self.root)))
                 continue
+            if not self.policy.contains(p.resolve()):
+                continue  # under a directory the policy denies (the store's own), though below the vault
             if p.is_file():
                 found.append(p)
         return found

@@ -34,6 +34,7 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
     data = parse(I.RepoInput, input_data, "input_data")
     captured = capture_repo(
         _path(rt, data.path, "directory"),
+        denied=PathPolicy.from_settings(rt.settings).denied,  # the store's own directory, even below an allowed one
         include_patterns=data.include_patterns,
         exclude_patterns=data.exclude_patterns,
         force=opts.force,

@@ -102,9 +102,11 @@ class PathPolicy:
             return expand(raw)
         try:
             path = expand(raw)
-        except ValidationError:
+            # is_file/is_dir raise on a name too long or a directory this process may not search:
+            # that too is the one refusal, not an error telling the caller the path is there.
+            ok = self.contains(path) and (path.is_file() if kind == "file" else path.is_dir())
+        except (ValidationError, OSError):
             raise self.unavailable(raw) from None
-        ok = self.contains(path) and (path.is_file() if kind == "file" else path.is_dir())
         if not ok:
             raise self.unavailable(raw)
         return path

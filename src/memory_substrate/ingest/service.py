@@ -60,7 +60,9 @@ class IngestService:
         with self.rt.write("memory_ingest", mode, None, prepared=prepared) as (session, patch):
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
             same_path = previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
-            repeat = previous if same_path else repeats.same_content(session, mode, captured)
+            # Content seen elsewhere is a noop only for a new path: a path already captured with other
+            # content must supersede its own old capture, or that stale capture would stay current.
+            repeat = previous if same_path else (repeats.same_content(session, mode, captured) if previous is None else None)
             if repeat is not None:
                 reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
                 unchanged = repeats.noop_result(result_type, repeat.id, reason)

@@ -186,8 +186,11 @@ def capture_repo(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
     limits: ChunkLimits | None = None,
+    denied: tuple[Path, ...] = (),
 ) -> CapturedSource:
     """Capture a repository map rooted at ``root``.
+
+    ``denied``: resolved directories never walked into (the path policy's, e.g. the store's own).
 
     Generated directories and ``.gitignore``d paths are skipped; ``include_patterns`` and
     ``exclude_patterns`` are fnmatch globs tried on relative paths and basenames. Top-level
@@ -202,7 +205,7 @@ def capture_repo(
         raise CaptureError("not_a_directory", f"not a directory: {base}")
     base = base.resolve()
     includes, excludes = normalize_patterns(include_patterns), normalize_patterns(exclude_patterns)
-    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force)
+    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force, denied=denied)
 
     builder = _MapBuilder(limits)
     builder.skipped.extend(walked.skipped)

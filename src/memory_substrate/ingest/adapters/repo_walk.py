@@ -117,8 +117,13 @@ def walk_repo(
     include_patterns: list[str],
     exclude_patterns: list[str],
     force: bool,
+    denied: tuple[Path, ...] = (),
 ) -> WalkResult:
-    """List the files a repo capture should read, honouring skips, patterns and .gitignore."""
+    """List the files a repo capture should read, honouring skips, patterns and .gitignore.
+
+    ``root`` is resolved and symlinked directories are never entered, so each directory met is
+    its own resolved path: one in ``denied`` (resolved) is passed over, whatever its name."""
+    deny = {os.fspath(d) for d in denied}
     ignores = _GitIgnores()
     if (root / ".gitignore").is_file():
         ignores.load("", root / ".gitignore")
@@ -145,7 +150,7 @@ def walk_repo(
             if d in DEFAULT_SKIP_DIRS or (not rel_dir and d in preflight.excluded):
                 continue
             # Symlinked directories could lead outside the root or loop.
-            if os.path.islink(os.path.join(dirpath, d)):
+            if os.path.islink(os.path.join(dirpath, d)) or os.path.join(dirpath, d) in deny:
                 continue
             if matches_any(rel, exclude_patterns) or ignores.ignored(rel, True):
                 continue
