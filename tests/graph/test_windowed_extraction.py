@@ -82,3 +82,35 @@ async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memo
         for subject, obj in many.values():
             found = await call(c, "memory_query", "facts", {"subject": subject})
             assert [f["object"]["name"] for f in found["items"]] == [obj], found
+
+
+async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  # noqa: F811
+    # The model re-reads the whole episode after it grows, so its answer replaces the episode's
+    # entity list: 8 entities, then 10 of which 6 are new, is 10 (not 14) against the limit.
+    def fact(i: int) -> str:
+        return f"For the record: Ledger {i} runs on Cluster {i} since the migration."
+
+    first = [{"role": "user", "name": "alice", "content": fact(i)} for i in range(4)]
+    grown = first + [{"role": "user", "name": "alice", "content": fact(i)} for i in range(4, 7)]
+
+    def answer(body: dict[str, Any]) -> Reply:
+        text = body["messages"][1]["content"]
+        seen = [int(i) for i in re.findall(r"Ledger (\d+) runs on", text)]
+        keep = seen if len(seen) <= 4 else seen[2:]  # the second read names only 5 of its 7 facts
+        entities = [e for i in keep for e in ({"name": f"Ledger {i}", "type": "service", "aliases": []},
+                                              {"name": f"Cluster {i}", "type": "technology", "aliases": []})]
+        facts = [{"subject": f"Ledger {i}", "predicate": "runs_on", "object": f"Cluster {i}", "segment_ids": []}
+                 for i in keep]
+        return Reply(content=json.dumps({"entities": entities, "facts": facts, "procedures": []}))
+
+    llm.respond = answer
+    async with Client(build_server(llm_memory)) as c:
+        ep = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": first})
+        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        assert done["counts"] == {"done": 1, "failed": 0}, done
+        again = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": grown})
+        assert again["source_id"] == ep["source_id"]
+        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        assert done["counts"] == {"done": 1, "failed": 0}, done
+        found = await call(c, "memory_query", "facts", {"subject": "Ledger 6"})
+        assert [f["object"]["name"] for f in found["items"]] == ["Cluster 6"], found

@@ -55,12 +55,19 @@ def _fact_text(subject: str, predicate: str, obj: str) -> str:
 
 class ExtractionApplier:
     def __init__(self, patch: Patch, embedder: Embedder | None, *,
-                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE) -> None:
+                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE, whole_episode: bool = False) -> None:
         """``episode_limit``: distinct entities the episode may hold across extractions. None for
         imports (importers/bulk.py: an imported graph lands on one source per part, which is not
         one episode's extraction); the model extractor allows the limit per window of a long
-        episode (graph/extract.py)."""
+        episode (graph/extract.py).
+
+        ``whole_episode``: this extraction read the whole episode (the model path; a conversation
+        that grew is extracted again), so its entities replace the episode's earlier link list
+        instead of adding to it, and the limit counts what this extraction links. Entities of an
+        earlier run keep their own record of the episode; nothing is unlinked from them."""
         self.episode_limit = episode_limit
+        self.whole_episode = whole_episode
+        self._links: dict[str, list[str]] = {}  # episode id -> its entity links as this extraction left them
         self.patch = patch
         self.session = patch.session
         self._resolved: dict[str, MemoryObject] = {}  # entities of this extraction, as this patch left them
@@ -177,19 +184,25 @@ class ExtractionApplier:
     def _link_entities(self, episode: MemoryObject, entity_ids: list[str]) -> None:
         """Spec 004's limit of ``MAX_ENTITIES_PER_EPISODE`` holds per episode, across extraction
         calls: the episode remembers its entities, and an extraction that would take it over the
-        limit is refused whole (the patch is not committed)."""
-        linked = list(episode.metadata.get("entity_ids") or [])
+        limit is refused whole (the patch is not committed). A whole-episode extraction starts the
+        count afresh (see ``whole_episode``)."""
+        stored = list(episode.metadata.get("entity_ids") or [])
+        if episode.id not in self._links:
+            self._links[episode.id] = [] if self.whole_episode else stored
+        linked = self._links[episode.id]
         added = [e for e in dict.fromkeys(entity_ids) if e not in linked]
-        if not added or self.episode_limit is None:
-            return
-        if len(linked) + len(added) > self.episode_limit:
+        if self.episode_limit is not None and len(linked) + len(added) > self.episode_limit:
+            before = "" if self.whole_episode else f" (it holds {len(linked)} from earlier extractions)"
             raise ValidationError(
                 f"episode {episode.id} would hold {len(linked) + len(added)} entities; at most "
-                f"{self.episode_limit} per episode (it holds {len(linked)} from earlier extractions)",
+                f"{self.episode_limit} per episode{before}",
                 details={"episode_id": episode.id, "entities_linked": len(linked), "entities_added": len(added),
                          "limit": self.episode_limit},
             )
-        self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": [*linked, *added]}),
+        self._links[episode.id] = links = [*linked, *added]
+        if self.episode_limit is None or links == stored:
+            return
+        self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": links}),
                           action="entities_linked", changes={"entity_ids": added}, derive=False, embed=False)
 
     def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str) -> MemoryObject:

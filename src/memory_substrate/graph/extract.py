@@ -119,7 +119,8 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
                     # an entity a later window names again resolves to the one an earlier window made.
                     # Spec 004's 10 entities hold per window of a long episode (what one request sees).
                     applier = ExtractionApplier(patch, rt.embedder_or_none(),
-                                                episode_limit=MAX_ENTITIES_PER_EPISODE * len(windowed))
+                                                episode_limit=MAX_ENTITIES_PER_EPISODE * len(windowed),
+                                                whole_episode=True)
                     trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions])
                     trace.update(base, patch_id=patch.id, latency_ms=round((time.perf_counter() - started) * 1000, 2))
                     record = jobs.record(session, "extraction", episode_id, trace)
