@@ -175,3 +175,22 @@ def test_walkers_never_enter_the_store_directory_below_an_allowed_root(tmp_path:
         assert memory.query("search", {"query": SECRET})["count"] == 0
     finally:
         memory.close()
+
+
+def test_an_http_app_built_in_code_is_closed_unless_paths_are_allowed(memory: Memory, tmp_path: Path) -> None:
+    # build_app is public: an app built from a default (stdio, open) Memory must not read the disk
+    # either; one built with allowed roots keeps exactly those.
+    from memory_substrate.errors import MemorySubstrateError
+    from memory_substrate.mcp.http import closed_unless_allowed
+
+    note = tmp_path / "note.md"
+    note.write_text(f"# Note\n\n{SECRET}\n")
+    assert memory.settings.allow_paths is None
+    served = closed_unless_allowed(memory)
+    with pytest.raises(MemorySubstrateError) as info:
+        served.ingest("file", {"path": str(note)})
+    assert info.value.code == "memory_capture_not_found"
+    assert memory.ingest("file", {"path": str(note)})["source_id"]  # the caller's own Memory is unchanged
+    allowed = memory.settings.model_copy(update={"allow_paths": [tmp_path]})
+    opened = Memory(allowed, runtime=memory.runtime.for_namespace(memory.namespace))
+    assert closed_unless_allowed(opened) is opened

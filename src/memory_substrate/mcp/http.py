@@ -22,6 +22,7 @@ managers and close the store; the process then exits 0.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ipaddress
 import signal
 import sys
@@ -63,6 +64,16 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
+
+
+def closed_unless_allowed(memory: Memory) -> Memory:
+    """``memory`` as HTTP callers may use it: with no allowed roots configured (``allow_paths``
+    None, the stdio default), no path-taking mode reads the server's disk (docs/security.md).
+    The `serve` command already closes it; this holds for every caller of ``build_app``."""
+    if memory.settings.allow_paths is not None:
+        return memory
+    closed = memory.settings.model_copy(update={"allow_paths": []})
+    return Memory(closed, runtime=dataclasses.replace(memory.runtime, settings=closed))
 
 
 def public_bind_check(store: Store, host: str, what: str = "serve --transport http") -> str | None:
@@ -182,6 +193,7 @@ def build_app(
 
     The app does not close the store; the caller owns ``memory``.
     """
+    memory = closed_unless_allowed(memory)
     servers = NamespaceServers(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset)
 
     async def route_to_namespace(scope: Scope, receive: Receive, send: Send) -> None:
