@@ -46,6 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from build_static_model import quantise_int8  # scripts/ is on sys.path when a script runs
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "src" / "memory_substrate" / "embed" / "data" / "use_m3"
@@ -98,13 +99,6 @@ def pca(vectors: np.ndarray, dims: int) -> np.ndarray:
     comp = vecs[:, order]
     comp *= np.sign(comp[np.argmax(np.abs(comp), axis=0), np.arange(dims)])  # deterministic sign
     return (x @ comp).astype(np.float32)
-
-
-def quantise_int8(vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    maxabs = np.abs(vectors).max(axis=1)
-    scale = np.where(maxabs > 0, maxabs / 127.0, 1.0).astype(np.float32)
-    q = np.clip(np.rint(vectors / scale[:, None]), -127, 127).astype(np.int8)
-    return q, scale
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,13 +43,23 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 def _wait(pred: Any, timeout: float = 15.0) -> Any:
     """Poll ``pred`` until truthy; an element that went stale or is not there yet (the page is
     still navigating) counts as not yet."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.common.exceptions import (
+        NoSuchElementException,
+        StaleElementReferenceException,
+        WebDriverException,
+    )
 
     deadline = time.monotonic() + timeout
     while True:
         try:
             value = pred()
         except (StaleElementReferenceException, NoSuchElementException):
+            value = None
+        except WebDriverException as exc:
+            # Chromium sometimes reports an element detached by the navigation as this generic
+            # error rather than as a stale reference: the same condition, so also "not yet".
+            if "does not belong to the document" not in str(exc):
+                raise
             value = None
         if value:
             return value

@@ -59,26 +59,9 @@ class IngestService:
         seg_vectors, prepared = self._embed_outside_lock(mode, captured)
         with self.rt.write("memory_ingest", mode, None, prepared=prepared) as (session, patch):
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
-            same_path = previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
-            # Content seen elsewhere is a noop only for a new path: a path already captured with other
-            # content must supersede its own old capture, or that stale capture would stay current.
-            repeat = previous if same_path else (repeats.same_content(session, mode, captured) if previous is None else None)
+            repeat = _repeat_of(session, mode, captured, previous)
             if repeat is not None:
-                reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
-                unchanged = repeats.noop_result(result_type, repeat.id, reason)
-                pending_again = (captured.metadata.get("preflight") or {}).get("pending_decisions") or []
-                if pending_again:
-                    # Nothing new to write, but the preflight has not passed: the decision is still open.
-                    preflight = captured.metadata["preflight"]
-                    unchanged.update(
-                        status="completed_with_pending_decisions",
-                        requires_decision=True,
-                        excluded_by_preflight=preflight.get("excluded_by_preflight", []),
-                        pending_decisions=pending_again,
-                        warnings=preflight.get("warnings", []),
-                        suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
-                    )
-                return unchanged
+                return _unchanged(result_type, mode, repeat, captured)
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
             if grown is not None:
                 appended = self._append(patch, mode, grown, captured, seg_vectors)
@@ -228,3 +211,31 @@ def _summary(captured: CapturedSource) -> str:
         return " ".join(captured.segments[0].text.split())[:400]
     return captured.title
 
+
+def _repeat_of(session: Any, mode: str, captured: CapturedSource, previous: MemoryObject | None) -> MemoryObject | None:
+    """The current source this capture repeats: its own path's capture when the content is the same;
+    for a path never captured before, a source holding the same content. A path captured before with
+    other content is not a repeat even when that content stands elsewhere: it must supersede its
+    own old capture, or that stale capture would stay current."""
+    if previous is not None:
+        same = previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
+        return previous if same else None
+    return repeats.same_content(session, mode, captured)
+
+
+def _unchanged(result_type: str, mode: str, repeat: MemoryObject, captured: CapturedSource) -> dict[str, Any]:
+    """The noop answer to a repeat; a preflight that has not passed keeps its decision open."""
+    reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
+    unchanged = repeats.noop_result(result_type, repeat.id, reason)
+    preflight = captured.metadata.get("preflight") or {}
+    pending_again = preflight.get("pending_decisions") or []
+    if pending_again:
+        unchanged.update(
+            status="completed_with_pending_decisions",
+            requires_decision=True,
+            excluded_by_preflight=preflight.get("excluded_by_preflight", []),
+            pending_decisions=pending_again,
+            warnings=preflight.get("warnings", []),
+            suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
+        )
+    return unchanged
