@@ -68,3 +68,18 @@ def knowledge(**overrides: Any) -> dict[str, Any]:
     }
     data.update(overrides)
     return data
+
+
+def xml_episodes(root: Any) -> list[tuple[str, str, list[str]]]:
+    """The episodes of an XML context package: (episode id, its ``##`` header line, its turn lines
+    with their continuation lines joined), read from the ``<episodes>`` element of ``root``."""
+    block = root.find("episodes")
+    out: list[tuple[str, str, list[str]]] = []
+    for line in (block.text or "").strip("\n").split("\n") if block is not None else []:
+        if line.startswith("## "):
+            out.append((line.split()[1], line, []))
+        elif line.startswith(" ") and out and out[-1][2]:
+            out[-1][2][-1] += "\n" + line[1:]
+        elif out:
+            out[-1][2].append(line)
+    return out
