@@ -41,6 +41,32 @@ def _density(margin: float, tokens: int) -> float:
     return margin / max(tokens, 1) ** DENSITY_EXPONENT
 
 
+def _top_up(left: list[tuple[Candidate, int]], selected: list[Candidate], dropped: list[Candidate], budget: int,
+            total: int, content: str, rendered: Any) -> tuple[str, int]:
+    """Fill the room the estimate left: the sum of parts rounds every part up, so a package
+    usually ends 20-30 tokens under its budget. The best remaining candidates (by density,
+    ``left`` with their estimated cost as packing left them) whose estimates fit the real room
+    are added, and the package is rendered and counted once more; should the real count exceed
+    the budget (a part can count a little more inside the whole), the additions are undone."""
+    room, added = budget - total, []
+    for c, estimate in left:
+        if estimate <= room:
+            added.append(c)
+            room -= estimate
+    if not added:
+        return content, total
+    selected.extend(added)
+    trial = rendered()
+    n = count_tokens(trial)
+    if n > budget:
+        del selected[-len(added):]
+        return content, total
+    for c in added:
+        dropped.remove(c)
+        c.rejected = None
+    return trial, n
+
+
 def fit(
     ranked: list[Candidate],
     budget: int,
@@ -126,5 +152,10 @@ def fit(
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0
+    elif selected:
+        order = sorted((i for i in range(len(ranked)) if i not in taken),
+                       key=lambda i: (-_density(ranked[i].score - floor, cost(i)), i))
+        content, total = _top_up([(ranked[i], cost(i)) for i in order], selected, dropped, budget, total, content,
+                                 lambda: R.render(fmt, header, selected, sources))
     selected.sort(key=lambda c: (-c.score, c.key))
     return Fitted(content, total, selected, dropped, envelope)
