@@ -7,7 +7,7 @@ and a write path and a rebuild can never disagree.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -173,11 +173,23 @@ def embed_objects(embedder: Embedder | None, objs: Sequence[MemoryObject]) -> li
     return [(o.id, vecs[i]) for i, o in enumerate(objs)]
 
 
+def segment_embedding_text(text: str, metadata: Mapping[str, Any]) -> str:
+    """What a segment's vector is made of: its text, except for a code symbol with a docstring,
+    whose vector is made of its header (kind, qualified name, file) and docstring. A typed
+    parameter list (``url: URL | str, *, params: QueryParamTypes | None = None, ...``) can be most
+    of a symbol's words and pulls its vector towards every other signature; what the symbol does
+    is in its name and docstring. The full-text index still holds the whole text."""
+    at = metadata.get("doc_at")
+    if metadata.get("segment_kind") == "code_symbol" and isinstance(at, int) and 0 < at < len(text):
+        return text.split("\n", 1)[0] + "\n" + text[at:]
+    return text
+
+
 def embed_segments(embedder: Embedder | None, segs: Iterable[Segment]) -> list[tuple[str, np.ndarray]]:
     segs = list(segs)
     if embedder is None or not segs:
         return []
-    vecs = embedder.embed_documents([s.text for s in segs])
+    vecs = embedder.embed_documents([segment_embedding_text(s.text, s.metadata) for s in segs])
     return [(segment_vector_id(s.source_id, s.id), vecs[i]) for i, s in enumerate(segs)]
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_substrate.indexing import segment_embedding_text
 from memory_substrate.ingest.adapters import _ast_outline, code_symbols
 from memory_substrate.ingest.adapters.code_symbols import outline
 from memory_substrate.ingest.adapters.errors import CaptureError
@@ -203,6 +204,19 @@ def test_symbol_segments_are_short_excerpts(repo: Path) -> None:
                             "line_end": 15, "symbol": "Circle.area", "symbol_kind": "method"}  # fmt: skip
     assert "def area(self) -> float:" in area.text and "Area of the circle." in area.text
     assert all(BODY_MARKER not in s.text for s in src.segments)
+
+
+def test_a_symbol_vector_is_made_of_its_header_and_docstring(repo: Path) -> None:
+    """The parameter list stays in the text (and the full-text index), not in the vector."""
+    src = capture_repo(repo)
+    area = next(s for s in src.segments if s.locator.get("symbol") == "Circle.area")
+    header = area.text.split("\n", 1)[0]
+    assert segment_embedding_text(area.text, area.metadata) == f"{header}\nArea of the circle."
+    assert "def area" not in segment_embedding_text(area.text, area.metadata)
+    undocumented = next(s for s in src.segments if s.metadata.get("segment_kind") == "code_symbol"
+                        and "doc_at" not in s.metadata)
+    assert segment_embedding_text(undocumented.text, undocumented.metadata) == undocumented.text
+    assert segment_embedding_text("a turn", {"name": "ann"}) == "a turn"
 
 
 def test_document_sections_and_doc_index(repo: Path) -> None:

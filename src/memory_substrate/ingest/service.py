@@ -8,6 +8,7 @@ from typing import Any
 from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
+from memory_substrate.indexing import segment_embedding_text
 from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource, Progress
@@ -196,7 +197,7 @@ class IngestService:
                 return None, {}
             if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
-        texts = [s.text for s in captured.segments]
+        texts = [segment_embedding_text(s.text, s.metadata) for s in captured.segments]
         seg_vectors = emb.embed_documents(texts) if texts else None
         source_text = f"{captured.title}. {_summary(captured)}".strip()
         return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}

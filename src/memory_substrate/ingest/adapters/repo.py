@@ -152,9 +152,11 @@ class _MapBuilder:
         )
         for s in out.symbols:
             # The header names the qualified symbol and file, which the bare signature lacks.
-            body = f"{s.kind} {s.name} ({rel}:{s.line_start})\n{s.signature}" + (
-                f"\n{s.doc}" if s.doc else ""
-            )
+            header = f"{s.kind} {s.name} ({rel}:{s.line_start})"
+            body = f"{header}\n{s.signature}" + (f"\n{s.doc}" if s.doc else "")
+            # Where the docstring starts: the symbol's vector is made of its header and docstring
+            # (indexing.segment_embedding_text), not of its parameter list.
+            doc_at = {"doc_at": len(header) + len(s.signature) + 2} if s.doc else {}
             self.segments.append(
                 CapturedSegment(
                     text=body,
@@ -166,7 +168,7 @@ class _MapBuilder:
                         "symbol": s.name,
                         "symbol_kind": s.kind,
                     },
-                    metadata={"segment_kind": "code_symbol", "language": language, "module": out.module},
+                    metadata={"segment_kind": "code_symbol", "language": language, "module": out.module, **doc_at},
                 )
             )
 
