@@ -19,7 +19,8 @@ Metrics per store:
 * evidence-free packages: the share of chat questions whose package holds no turn at all;
 * (c) only, first conversation's namespace: code questions (a public function's docstring, first
   sentence, with its name removed) answered when its ``def`` line and docstring are in the
-  package at 1,500 tokens, and in segment search's top 5; exact-token queries (each token
+  package at 1,500 tokens, and in segment search's top 5 (also printed: answered by any function
+  whose question is the same, as "Send a ` ` request." is for get, post, put...); exact-token queries (each token
   of the operations chats) answered when object search's top 5 holds its chat.
 
     .venv/bin/python bench/mixed_bench.py                   # every dev conversation
@@ -126,8 +127,10 @@ def add_code_and_docs(mem: Memory, work: Path, rng: random.Random) -> tuple[list
 
 
 # --- code questions ---------------------------------------------------------------------------
-def code_questions(limit: int) -> list[tuple[str, str, str]]:
-    """(question, def line, docstring's first line) for public functions with a docstring."""
+def code_questions(limit: int) -> list[tuple[str, str, str, list[tuple[str, str]]]]:
+    """(question, def line, docstring's first line, every (def line, docstring line) whose question
+    is the same) for public functions with a docstring. With its name removed, "Send a `GET`
+    request." asks what "Send a `POST` request." asks: such a question has several answers."""
     out = []
     for name in REPOS:
         for path in sorted((SITE / name).rglob("*.py")):
@@ -145,8 +148,11 @@ def code_questions(limit: int) -> list[tuple[str, str, str]]:
                 question = re.sub(re.escape(node.name), " ", " ".join(first.split()), flags=re.I).strip()
                 if len(question.split()) >= 4:
                     out.append((question, f"def {node.name}(", doc.strip().splitlines()[0].strip()))
+    answers: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    for question, def_line, doc_line in out:
+        answers[question].append((def_line, doc_line))
     random.Random(22).shuffle(out)
-    return out[:limit]
+    return [(q, d, doc, answers[q]) for q, d, doc in out[:limit]]
 
 
 # --- measuring ---------------------------------------------------------------------------------
@@ -167,9 +173,9 @@ def measure_chat(mem: Memory, conv: Conversation, texts: dict[str, str], budgets
                 acc["compile_ms"].append(elapsed)
 
 
-def measure_code(mem: Memory, questions: list[tuple[str, str, str]], budget: int) -> dict[str, float]:
-    ctx, top5 = [], []
-    for question, def_line, doc_line in questions:
+def measure_code(mem: Memory, questions: list[tuple[str, str, str, list[tuple[str, str]]]], budget: int) -> dict[str, float]:
+    ctx, top5, top5_any = [], [], []
+    for question, def_line, doc_line, answers in questions:
         out = mem.query("context", {"task": question}, {"budget_tokens": budget, "format": "xml"})
         content = out["content"]
         ctx.append(float(def_line in content and _encoded(doc_line, "xml")[:60] in _norm(content)))
@@ -178,8 +184,10 @@ def measure_code(mem: Memory, questions: list[tuple[str, str, str]], budget: int
             segs = session.get_segments_by_keys(sorted({(i["source_id"], i["segment_id"]) for i in found["items"]}))
         whole = [_norm(s.text) for s in segs]
         top5.append(float(any(def_line in t and _norm(doc_line)[:60] in t for t in whole)))
+        top5_any.append(float(any(d in t and _norm(doc)[:60] in t for t in whole for d, doc in answers)))
     return {"context": statistics.fmean(ctx) if ctx else 0.0, "segment_search_top5": statistics.fmean(top5) if top5 else 0.0,
-            "n": len(questions)}
+            "segment_search_top5_any_answer": statistics.fmean(top5_any) if top5_any else 0.0,
+            "ambiguous": sum(len(a) > 1 for *_, a in questions), "n": len(questions)}
 
 
 def measure_tokens(mem: Memory, tokens: list[tuple[str, str]]) -> dict[str, float]:
@@ -248,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
     if "code" in res:
         c = res["code"]
         print(f"code questions (n={c['n']}): in the package at {b0}: {c['context']:.3f}; segment search top 5: "
-              f"{c['segment_search_top5']:.3f}")
+              f"{c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} (any function "
+              f"the question fits: {c['ambiguous']} questions fit several)")
         e = res["exact_tokens"]
         print("exact-token queries, object search top 5: " + ", ".join(f"{k} {v:.3f}" for k, v in e.items() if k != "n")
               + f" (n={e['n']})")
