@@ -21,8 +21,7 @@ from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.streams import beside
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
-from memory_substrate.retrieval.types import RankedSegment, stored_segment
-from memory_substrate.retrieval.types import Segment as RankSegment
+from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
