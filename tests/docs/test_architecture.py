@@ -17,8 +17,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 # The only places outside storage/ that open a store session: the unit of work, the derived-index
-# mirror (it replays committed writes into other engines) and whole-namespace export/import.
-SESSION_OWNERS = {"runtime.py", "derived/mirror.py", "transfer.py"}
+# mirror (it replays committed writes into other engines). Export/import go through Runtime too.
+SESSION_OWNERS = {"runtime.py", "derived/mirror.py"}
 PATCH_OWNERS = {"runtime.py"}
 
 
