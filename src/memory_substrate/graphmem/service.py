@@ -1,4 +1,7 @@
-"""The graph toolset's domain core: which namespace a call reaches, sessions, patches, caches.
+"""The graph toolset's surface state: which namespace a call reaches, its units of work, caches.
+
+What a write does to the graph is graph/'s (graph/nodes.py, graph/triplets.py); this module
+opens the unit of work (``Runtime.write``) the tools write through and says who states it.
 
 One ``GraphMemory`` serves one MCP server. ``owner_id`` is the namespace. A server built for
 a local client (stdio, in-process) may reach any namespace of its store, as the CLI can; a
@@ -18,6 +21,7 @@ from memory_substrate.app import Memory
 from memory_substrate.embed.base import Embedder
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.expiry import VisibleSession
+from memory_substrate.graph.apply import Governance
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
 from memory_substrate.graphmem.errors import log
@@ -116,6 +120,11 @@ class GraphMemory:
             visible = cast(VisibleSession, session)
             yield Write(session, patch, visible.now, visible.unfiltered)
         self.search_cache.invalidate(namespace)
+
+    def governance(self, reason: str) -> Governance:
+        """Who states a graph-toolset write (graph/nodes.py, graph/triplets.py write it)."""
+        return Governance(reason=reason, memory_source=MEMORY_SOURCE, scope_refs=[self.limits.graph_scope],
+                          extractor="graph_toolset", evidence_status=EVIDENCE_STATUS)
 
     def change_marker(self, session: StoreSession) -> str | None:
         latest = session.list_patches(limit=1)
