@@ -25,10 +25,10 @@ from memory_substrate.graph.apply import Governance
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
 from memory_substrate.graphmem.errors import log
-from memory_substrate.graphmem.limits import GraphLimits
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
+from memory_substrate.settings import Settings
 from memory_substrate.storage.base import StoreSession
 
 TOOL = "graph_memory"
@@ -48,20 +48,18 @@ class Write:
 
 
 class GraphMemory:
-    def __init__(self, memory: Memory, *, limits: GraphLimits | None = None, bound: bool = False) -> None:
+    def __init__(self, memory: Memory, *, bound: bool = False) -> None:
         self.memory = memory
         self.base = memory.runtime
-        # A bad limit value (MAX_TEXT_LENGTH=abc) must not kill the server before a client can hear
-        # why: the toolset starts with the defaults, logs the error, and every tool answers it.
+        # The limits are the Memory's settings (settings.py reads them, .env included). A bad value
+        # (MAX_TEXT_LENGTH=abc) must not kill the server before a client can hear why: that limit
+        # keeps its default, the error is logged, and every tool answers it.
+        self.limits: Settings = memory.settings
         self.config_error: str | None = None
-        if limits is None:
-            try:
-                limits = GraphLimits.from_env()
-            except ValidationError as exc:
-                self.config_error = f"graph toolset configuration: {exc.message}; fix the environment or .env and restart"
-                log.error("%s", self.config_error)
-                limits = GraphLimits()
-        self.limits = limits
+        if memory.settings.config_error is not None:
+            self.config_error = (f"graph toolset configuration: {memory.settings.config_error}; "
+                                 "fix the environment or .env and restart")
+            log.error("%s", self.config_error)
         self.bound = bound
         lim = self.limits
         self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)
