@@ -14,12 +14,13 @@ the real count is within the budget.
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from memory_substrate.compiler import render as R
 from memory_substrate.compiler.candidates import Candidate
-from memory_substrate.compiler.tokens import count_tokens
+from memory_substrate.compiler.tokens import count_tokens, part_tokens
 from memory_substrate.models import MemoryObject
 
 OVER_BUDGET = "over budget"
@@ -37,34 +38,8 @@ class Fitted:
     envelope_tokens: int = 0
 
 
-def _density(margin: float, tokens: int) -> float:
-    return margin / max(tokens, 1) ** DENSITY_EXPONENT
-
-
-def _top_up(left: list[tuple[Candidate, int]], selected: list[Candidate], dropped: list[Candidate], budget: int,
-            total: int, content: str, rendered: Any) -> tuple[str, int]:
-    """Fill the room the estimate left: the sum of parts rounds every part up, so a package
-    usually ends 20-30 tokens under its budget. The best remaining candidates (by density,
-    ``left`` with their estimated cost as packing left them) whose estimates fit the real room
-    are added, and the package is rendered and counted once more; should the real count exceed
-    the budget (a part can count a little more inside the whole), the additions are undone."""
-    room, added = budget - total, []
-    for c, estimate in left:
-        if estimate <= room:
-            added.append(c)
-            room -= estimate
-    if not added:
-        return content, total
-    selected.extend(added)
-    trial = rendered()
-    n = count_tokens(trial)
-    if n > budget:
-        del selected[-len(added):]
-        return content, total
-    for c in added:
-        dropped.remove(c)
-        c.rejected = None
-    return trial, n
+def _density(margin: float, tokens: float) -> float:
+    return margin / max(tokens, 1.0) ** DENSITY_EXPONENT
 
 
 def fit(
@@ -77,13 +52,19 @@ def fit(
     envelope = count_tokens(R.render(fmt, header, [], sources))
     if any(c.segment is not None for c in ranked):
         envelope += count_tokens(R.cite_text(fmt))
-    left = budget - envelope
-    opening: dict[str, int] = {}
+    # Parts are weighed unrounded (tokens.part_tokens): they then add up to the whole's count,
+    # less the whole's own rounding up (one token, kept aside), where parts rounded up one by one
+    # left packages 20-30 tokens under their budget.
+    left = budget - envelope - 1.0
+    opening: dict[str, float] = {}
+    size: list[float] = []
     for c in ranked:
-        c.tokens = count_tokens(R.item_text(fmt, c))
+        part = part_tokens(R.item_text(fmt, c))
+        c.tokens = math.ceil(part)
+        size.append(part)
         if c.segment is not None and c.segment.source_id not in opening:
             sid = c.segment.source_id
-            opening[sid] = count_tokens(R.group_text(fmt, sid, sources.get(sid), c))
+            opening[sid] = part_tokens(R.group_text(fmt, sid, sources.get(sid), c))
     # Value is the score above the weakest candidate's: the four dimensions share a floor (every
     # turn has the same provenance and nearly the same stability) that says nothing about value.
     floor = min((c.score for c in ranked), default=0.0) - 0.01
@@ -92,17 +73,17 @@ def fit(
         if c.segment is not None:
             by_source.setdefault(c.segment.source_id, []).append(i)
 
-    def cost(i: int) -> int:
+    def cost(i: int) -> float:
         c = ranked[i]
         sid = c.segment.source_id if c.segment is not None else None
-        return c.tokens + (opening[sid] if sid is not None and sid not in opened else 0)
+        return size[i] + (opening[sid] if sid is not None and sid not in opened else 0.0)
 
-    def entry(i: int) -> tuple[float, int, int, bool]:
+    def entry(i: int) -> tuple[float, int, float, bool]:
         # A turn whose citing fact is in the package counts at CITED_COST of its tokens: the
         # fact carries its evidence, and the turn is what a reader checks the fact against.
         cheap = i in cited_by_taken
         weighed = cost(i) * (CITED_COST if cheap else 1.0)
-        return (-_density(ranked[i].score - floor, max(1, round(weighed))), i, cost(i), cheap)
+        return (-_density(ranked[i].score - floor, max(1.0, weighed)), i, cost(i), cheap)
 
     by_key = {c.key: i for i, c in enumerate(ranked) if c.segment is not None}
     cites: dict[int, list[int]] = {}
@@ -152,10 +133,5 @@ def fit(
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0
-    elif selected:
-        order = sorted((i for i in range(len(ranked)) if i not in taken),
-                       key=lambda i: (-_density(ranked[i].score - floor, cost(i)), i))
-        content, total = _top_up([(ranked[i], cost(i)) for i in order], selected, dropped, budget, total, content,
-                                 lambda: R.render(fmt, header, selected, sources))
     selected.sort(key=lambda c: (-c.score, c.key))
     return Fitted(content, total, selected, dropped, envelope)

@@ -72,6 +72,23 @@ def _cached(text: str) -> int:
     return math.ceil(MARGIN * _estimate(text))
 
 
+@lru_cache(maxsize=65_536)
+def _cached_part(text: str) -> float:
+    return MARGIN * _estimate(text)
+
+
+def part_tokens(text: str) -> float:
+    """What ``text`` adds to a longer text's count, unrounded: the estimate is a sum over the
+    text's pieces, so the parts of a package (its lines and elements) add up to the whole's count
+    to within its final rounding, where rounding every part up overstates the whole by about half
+    a token a part (20-30 tokens in a package of 1,500)."""
+    if not text:
+        return 0.0
+    if len(text) <= 2_000:
+        return _cached_part(text)
+    return float(count_tokens(text))
+
+
 def count_tokens(text: str) -> int:
     """Estimated tokens of ``text`` (see the module docstring for how close it is)."""
     if not text:
