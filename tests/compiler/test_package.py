@@ -117,6 +117,18 @@ def test_a_package_never_exceeds_its_budget(fmt: str) -> None:
         assert all(c.rejected == "over budget" for c in fitted.dropped)
 
 
+def test_a_package_is_filled_close_to_its_budget() -> None:
+    """Parts weighed unrounded add up to the whole: with plenty of candidates a package ends
+    within a few tokens of its budget, not 20-30 under it."""
+    rng = random.Random(3)
+    words = ["the", "deploy", "failed", "because", "cache", "was", "stale", "Ana", "restarted", "gateway", "pods"]
+    for budget in (300, 700, 1500):
+        cands = [_turn(i + 1, " ".join(rng.choices(words, k=rng.randint(3, 12))), source=f"src:{i % 5}")
+                 for i in range(400)]
+        fitted = fit(cands, budget, "xml", {"task_class": "chat"}, SOURCES)
+        assert budget - 8 <= fitted.token_count <= budget, (budget, fitted.token_count)
+
+
 def test_budget_prefers_higher_scores() -> None:
     cands = [_turn(i, f"turn number {i} with the same length") for i in range(1, 30)]
     fitted = fit(cands, 200, "xml", {}, SOURCES)
