@@ -16,8 +16,8 @@ continues on lines that start with a space, so no recalled text can pose as a tu
 In XML every episode is a header line inside one ``<episodes>`` element,
 ``## EPISODE_ID "title" 2023-05-08 13:56`` (UTC, to the minute), not an element of its own:
 an element with ``id``, ``title`` and ``occurred_at`` attributes and its closing tag cost about 50
-tokens an episode where the header line costs about 33, and a package of 1,500 tokens opens six
-or seven episodes (docs/context-compiler.md, round 6). JSON keeps one object per episode.
+tokens an episode where the header line costs about 33, and a LoCoMo package of 1,500 tokens
+opens about eight (docs/context-compiler.md, round 6). JSON keeps one object per episode.
 """
 
 from __future__ import annotations
