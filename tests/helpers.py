@@ -74,12 +74,26 @@ def xml_episodes(root: Any) -> list[tuple[str, str, list[str]]]:
     """The episodes of an XML context package: (episode id, its ``##`` header line, its turn lines
     with their continuation lines joined), read from the ``<episodes>`` element of ``root``."""
     block = root.find("episodes")
+    lines = (block.text or "").strip("\n").split("\n") if block is not None else []
+    joined: list[str] = []
+    for line in lines:
+        if line.startswith(" ") and joined:
+            joined[-1] += "\n" + line[1:]
+        else:
+            joined.append(line)
+    return episode_groups(joined)
+
+
+def json_episodes(body: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    """The same for a JSON package's ``memory_context`` (one list entry per header or turn)."""
+    return episode_groups([line.replace("\n ", "\n") for line in body.get("episodes", [])])
+
+
+def episode_groups(lines: list[str]) -> list[tuple[str, str, list[str]]]:
     out: list[tuple[str, str, list[str]]] = []
-    for line in (block.text or "").strip("\n").split("\n") if block is not None else []:
+    for line in lines:
         if line.startswith("## "):
             out.append((line.split()[1], line, []))
-        elif line.startswith(" ") and out and out[-1][2]:
-            out[-1][2][-1] += "\n" + line[1:]
         elif out:
             out[-1][2].append(line)
     return out

@@ -15,7 +15,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.mcp.server import build_server
-from tests.helpers import ToolFailed, call, xml_episodes
+from tests.helpers import ToolFailed, call, json_episodes, xml_episodes
 
 pytestmark = pytest.mark.anyio
 
@@ -204,8 +204,8 @@ async def test_recalled_text_cannot_break_out_of_the_package(memory: Memory) -> 
                 (_, header, lines), = xml_episodes(root)
                 assert header.endswith(' "hostile <title>"' + header.split('"')[-1]) and any(hostile in t for t in lines)
             else:
-                episodes = json.loads(out["content"])["memory_context"]["episodes"]
-                assert any(hostile in t for t in episodes[0]["turns"])
+                (_, _, lines), = json_episodes(json.loads(out["content"])["memory_context"])
+                assert any(hostile in t for t in lines)
 
 
 async def test_empty_namespace_still_compiles_and_traces(memory: Memory) -> None:
@@ -250,7 +250,7 @@ async def test_a_turn_line_is_citable_by_episode_id_and_number(memory: Memory) -
             else:
                 body = json.loads(out["content"])["memory_context"]
                 assert "EPISODE_ID#seg-N" in body["cite"]
-                episodes = [(e["id"], e["turns"]) for e in body["episodes"]]
+                episodes = [(sid, lines) for sid, _, lines in json_episodes(body)]
             assert episodes
             cited = 0
             for source_id, lines in episodes:

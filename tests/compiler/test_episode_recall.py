@@ -15,7 +15,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.compiler import episodes
 from memory_substrate.mcp.server import build_server
-from tests.helpers import call
+from tests.helpers import call, json_episodes
 
 pytestmark = pytest.mark.anyio
 
@@ -28,7 +28,7 @@ def _chat(title: str, texts: list[str]) -> dict[str, Any]:
 
 def _turns(content: str) -> list[str]:
     body = json.loads(content)["memory_context"]
-    return [line for e in body.get("episodes", []) for line in e["turns"]]
+    return [line for _, _, lines in json_episodes(body) for line in lines]
 
 
 async def test_a_reply_two_turns_after_the_hit_is_ranked_and_packed(memory: Memory) -> None:
