@@ -36,6 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.analysis import across_languages
 from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, Segment
@@ -464,8 +465,10 @@ def rank_segments(
 
     spk, tim = _speaker_and_time([cands[sid].seg for sid in ids], analysis, cfg)
 
+    # A turn in another language than the query's is given the lexical evidence of an average one.
+    zlex = across_languages(analysis.text, [cands[sid].seg.text for sid in ids], _zscore(lex))
     score = (
-        cfg.w_lexical * _zscore(lex) + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
+        cfg.w_lexical * zlex + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
     )
     order_idx = np.lexsort((np.arange(n), -score))[:limit]
     out: list[RankedSegment] = []
