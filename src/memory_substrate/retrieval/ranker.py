@@ -275,7 +275,7 @@ def _gather(
 def _speaker_and_time(
     segs: Sequence[Segment], analysis: QueryAnalysis, cfg: RankConfig
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
-    """Stage 4, speaker and time features: 1 when the segment's speaker is a participant the query
+    """Stage 5, speaker and time features: 1 when the segment's speaker is a participant the query
     names (0 for all when every candidate matches), 1 when it was said in a period the query names."""
     spk = np.array([1.0 if _speaker_matches(s.speaker, analysis.speakers) else 0.0 for s in segs])
     if analysis.speakers and spk.all():
@@ -292,62 +292,21 @@ def _speaker_and_time(
     return spk, tim
 
 
-def rank_segments(
-    query: str | QueryAnalysis,
-    lexical_hits: Sequence[Hit],
-    vector_hits: Sequence[Hit],
-    fetch_segments: FetchSegments,
-    *,
-    fetch_neighbours: FetchNeighbours | None = None,
-    fetch_vectors: FetchVectors | None = None,
-    term_stats: TermStatsFn | None = None,
-    query_vector: npt.NDArray[np.float32] | None = None,
-    embedder: _Embedder | None = None,
-    speakers: Iterable[str] | None = None,
-    now: datetime | None = None,
-    config: RankConfig | None = None,
-    limit: int = 10,
-) -> list[RankedSegment]:
-    """Rank segments for ``query``; returns at most ``limit`` results, best first.
+@dataclass
+class _Windows:
+    """Stage 3's counts: each candidate's context window as weighted sums of its turns' rows."""
 
-    * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
-      (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
-    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
-      created_at, speaker; ``vector`` when at hand).
-    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
-      segments of its source from ``before`` positions before it to ``after`` after it, in order,
-      itself included. Without it, windows are the segment alone and no neighbour is added.
-    * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
-      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
-      times more turns than there are candidates, and only candidates are scored).
-    * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
-      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
-      from the fetched candidates and their neighbours.
-    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
-      or by embedding the segment text); without both, the vector stream's scores are used.
-    * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
-      default the speakers of the candidate segments.
-    """
-    cfg = config or RankConfig()
-    pool = _gather(lexical_hits, vector_hits, fetch_segments, fetch_neighbours, cfg)
-    if pool is None:
-        return []
-    cands, known, order, pos = pool.cands, pool.known, pool.order, pool.pos
+    lens: npt.NDArray[np.float64]  # window length per candidate (weighted term count)
+    tf: npt.NDArray[np.float64]  # (candidates, query terms): weighted term frequency per window
+    turn_tf: npt.NDArray[np.float64]  # (known turns, query terms): each turn's own term frequency
 
-    analysis = query if isinstance(query, QueryAnalysis) else None
-    if analysis is None:
-        participants = (
-            list(speakers)
-            if speakers is not None
-            else sorted({s.speaker for s in known.values() if s.speaker})
-        )
-        analysis = analyse_query(str(query), participants, now)
 
-    ids = list(cands)
+def _windows(pool: _Pool, ids: Sequence[str], terms: Sequence[str], cfg: RankConfig) -> _Windows:
+    """Stage 3a, context windows: each candidate's turn (``1 + center_extra`` times) and the turns
+    around it in its source (``neighbour_weight`` each, ``neighbour_weight_turns`` in a
+    conversation), counted for the query terms."""
+    known, order, pos = pool.known, pool.order, pool.pos
     n = len(ids)
-
-    # --- lexical: BM25 over context windows
-    terms = analysis.terms
     term_cache: dict[str, list[str]] = {}
 
     def seg_terms(s: Segment) -> Sequence[str]:
@@ -405,68 +364,100 @@ def rank_segments(
     win_tf = np.zeros((n, nterms))
     if nterms:
         np.add.at(win_tf, rows_a, turn_tf[cols_a] * w_a[:, None])
-    avg_len = float(lens.mean()) if n and lens.mean() > 0 else 1.0
+    return _Windows(lens, win_tf, turn_tf)
 
-    def idf_of(qterms: Sequence[str]) -> dict[str, float]:
-        if term_stats is not None:
-            st = term_stats(list(qterms))
-            ndocs, df = max(1, st.doc_count), st.doc_freq
-        else:
-            # Every known turn is a document: a term's frequency is the count of rows holding it.
-            ndocs = len(known_ids)
-            held = np.count_nonzero(turn_tf, axis=0)
-            df = {t: int(held[j]) for j, t in enumerate(terms)}  # only ever asked for ``terms``
-        return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in qterms}
 
-    def bm25(idf: Mapping[str, float]) -> npt.NDArray[np.float64]:
-        norm = cfg.k1 * (1.0 - cfg.b + cfg.b * lens / avg_len)
-        out = np.zeros(n)
-        for j, t in enumerate(terms):
-            f = win_tf[:, j]
-            out += idf[t] * f * (cfg.k1 + 1.0) / (f + norm)
-        return out
-
-    idf = idf_of(terms) if terms else {}
-    lex = bm25(idf) if terms else np.zeros(n)
-
-    # --- semantic: cosine to the segment's own vector
-    sem = np.zeros(n)
-    qvec = query_vector
-    if qvec is None and embedder is not None:
-        qvec = embedder.embed_query(analysis.semantic_text)
-    if qvec is not None:
-        qv = np.asarray(qvec, dtype=np.float32)
-        stored: Mapping[str, npt.NDArray[np.float32]] = {}
-        if fetch_vectors is not None:
-            lacking = [sid for sid in ids if cands[sid].seg.vector is None]
-            stored = fetch_vectors(lacking) if lacking else {}
-        vec_of = {sid: cands[sid].seg.vector if cands[sid].seg.vector is not None else stored.get(sid) for sid in ids}
-        missing = [k for k, sid in enumerate(ids) if vec_of[sid] is None]
-        vecs = np.zeros((n, qv.shape[0]), dtype=np.float32)
-        for k, sid in enumerate(ids):
-            v = vec_of[sid]
-            if v is not None:
-                vecs[k] = v
-        if missing:
-            if embedder is not None:
-                vecs[missing] = embedder.embed_documents([cands[ids[k]].seg.text for k in missing])
-            else:
-                for k in missing:  # fall back on the stream's score where there is one
-                    stream_score = cands[ids[k]].semantic_score
-                    vecs[k] = 0.0
-                    sem[k] = stream_score if stream_score is not None else 0.0
-        absent = set(missing) if embedder is None else set()
-        have = [k for k in range(n) if k not in absent]
-        sem[have] = vecs[have] @ qv
+def _idf(terms: Sequence[str], windows: _Windows, term_stats: TermStatsFn | None) -> dict[str, float]:
+    """Stage 3b, idf: from the store's corpus statistics, else from the known turns (each a document)."""
+    if term_stats is not None:
+        st = term_stats(list(terms))
+        ndocs, df = max(1, st.doc_count), st.doc_freq
     else:
+        # Every known turn is a document: a term's frequency is the count of rows holding it.
+        ndocs = windows.turn_tf.shape[0]
+        held = np.count_nonzero(windows.turn_tf, axis=0)
+        df = {t: int(held[j]) for j, t in enumerate(terms)}
+    return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+
+
+def _lexical(
+    pool: _Pool, ids: Sequence[str], terms: Sequence[str], term_stats: TermStatsFn | None, cfg: RankConfig
+) -> npt.NDArray[np.float64]:
+    """Stage 3, lexical feature: BM25 of each candidate's context window against the content terms."""
+    n = len(ids)
+    windows = _windows(pool, ids, terms, cfg)
+    if not terms:
+        return np.zeros(n)
+    idf = _idf(terms, windows, term_stats)
+    lens = windows.lens
+    avg_len = float(lens.mean()) if n and lens.mean() > 0 else 1.0
+    norm = cfg.k1 * (1.0 - cfg.b + cfg.b * lens / avg_len)
+    out = np.zeros(n)
+    for j, t in enumerate(terms):
+        f = windows.tf[:, j]
+        out += idf[t] * f * (cfg.k1 + 1.0) / (f + norm)
+    return out
+
+
+def _semantic(
+    cands: Mapping[str, _Cand],
+    ids: Sequence[str],
+    qvec: npt.NDArray[np.float32] | None,
+    embedder: _Embedder | None,
+    fetch_vectors: FetchVectors | None,
+    has_vector_stream: bool,
+) -> npt.NDArray[np.float64]:
+    """Stage 4, semantic feature: cosine between the query vector and each candidate's vector
+    (stored, fetched, or embedded now); without a query vector, the vector stream's scores."""
+    n = len(ids)
+    if qvec is None:
         sem = np.array([cands[sid].semantic_score or 0.0 for sid in ids], dtype=np.float64)
-        if not vector_hits:
+        if not has_vector_stream:
             sem[:] = 0.0
+        return sem
+    sem = np.zeros(n)
+    qv = np.asarray(qvec, dtype=np.float32)
+    stored: Mapping[str, npt.NDArray[np.float32]] = {}
+    if fetch_vectors is not None:
+        lacking = [sid for sid in ids if cands[sid].seg.vector is None]
+        stored = fetch_vectors(lacking) if lacking else {}
+    vec_of = {sid: cands[sid].seg.vector if cands[sid].seg.vector is not None else stored.get(sid) for sid in ids}
+    missing = [k for k, sid in enumerate(ids) if vec_of[sid] is None]
+    vecs = np.zeros((n, qv.shape[0]), dtype=np.float32)
+    for k, sid in enumerate(ids):
+        v = vec_of[sid]
+        if v is not None:
+            vecs[k] = v
+    if missing:
+        if embedder is not None:
+            vecs[missing] = embedder.embed_documents([cands[ids[k]].seg.text for k in missing])
+        else:
+            for k in missing:  # fall back on the stream's score where there is one
+                stream_score = cands[ids[k]].semantic_score
+                vecs[k] = 0.0
+                sem[k] = stream_score if stream_score is not None else 0.0
+    absent = set(missing) if embedder is None else set()
+    have = [k for k in range(n) if k not in absent]
+    sem[have] = vecs[have] @ qv
+    return sem
 
-    spk, tim = _speaker_and_time([cands[sid].seg for sid in ids], analysis, cfg)
 
-    # A turn in another language than the query's is given the lexical evidence of an average one.
-    zlex = across_languages(analysis.text, [cands[sid].seg.text for sid in ids], _zscore(lex))
+def _fuse_and_cut(
+    cands: Mapping[str, _Cand],
+    ids: Sequence[str],
+    features: Mapping[str, npt.NDArray[np.float64]],
+    cfg: RankConfig,
+    limit: int,
+    *,
+    scored_semantically: bool,
+    query: str = "",
+) -> list[RankedSegment]:
+    """Stage 6, fusion and cut: weighted sum of the z-normalised lexical and semantic features plus
+    the speaker and time bonuses; the best ``limit``, ties in candidate order. A candidate in another
+    language than the ``query``'s gets the lexical evidence of an average one (``across_languages``)."""
+    lex, sem, spk, tim = features["lexical"], features["semantic"], features["speaker"], features["time"]
+    n = len(ids)
+    zlex = across_languages(query, [cands[sid].seg.text for sid in ids], _zscore(lex)) if query else _zscore(lex)
     score = (
         cfg.w_lexical * zlex + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
     )
@@ -481,7 +472,7 @@ def rank_segments(
                 retrieval_sources=list(c.sources),
                 retrieval_ranks=dict(c.ranks),
                 lexical_score=c.lexical_score,
-                semantic_score=float(sem[k]) if qvec is not None else c.semantic_score,
+                semantic_score=float(sem[k]) if scored_semantically else c.semantic_score,
                 features={
                     "lexical": float(lex[k]),
                     "semantic": float(sem[k]),
@@ -491,6 +482,70 @@ def rank_segments(
             )
         )
     return out
+
+
+def rank_segments(
+    query: str | QueryAnalysis,
+    lexical_hits: Sequence[Hit],
+    vector_hits: Sequence[Hit],
+    fetch_segments: FetchSegments,
+    *,
+    fetch_neighbours: FetchNeighbours | None = None,
+    fetch_vectors: FetchVectors | None = None,
+    term_stats: TermStatsFn | None = None,
+    query_vector: npt.NDArray[np.float32] | None = None,
+    embedder: _Embedder | None = None,
+    speakers: Iterable[str] | None = None,
+    now: datetime | None = None,
+    config: RankConfig | None = None,
+    limit: int = 10,
+) -> list[RankedSegment]:
+    """Rank segments for ``query``; returns at most ``limit`` results, best first.
+
+    * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
+      (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
+    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
+      created_at, speaker; ``vector`` when at hand).
+    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
+      segments of its source from ``before`` positions before it to ``after`` after it, in order,
+      itself included. Without it, windows are the segment alone and no neighbour is added.
+    * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
+      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
+      times more turns than there are candidates, and only candidates are scored).
+    * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
+      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
+      from the fetched candidates and their neighbours.
+    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
+      or by embedding the segment text); without both, the vector stream's scores are used.
+    * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
+      default the speakers of the candidate segments.
+
+    Stages: gather candidates (``_gather``), analyse the query, lexical (``_lexical``), semantic
+    (``_semantic``), speaker and time (``_speaker_and_time``), fuse and cut (``_fuse_and_cut``).
+    """
+    cfg = config or RankConfig()
+    pool = _gather(lexical_hits, vector_hits, fetch_segments, fetch_neighbours, cfg)
+    if pool is None:
+        return []
+    analysis = query if isinstance(query, QueryAnalysis) else None
+    if analysis is None:
+        participants = (
+            list(speakers)
+            if speakers is not None
+            else sorted({s.speaker for s in pool.known.values() if s.speaker})
+        )
+        analysis = analyse_query(str(query), participants, now)
+    ids = list(pool.cands)
+    lex = _lexical(pool, ids, analysis.terms, term_stats, cfg)
+    qvec = query_vector
+    if qvec is None and embedder is not None:
+        qvec = embedder.embed_query(analysis.semantic_text)
+    sem = _semantic(pool.cands, ids, qvec, embedder, fetch_vectors, bool(vector_hits))
+    spk, tim = _speaker_and_time([pool.cands[sid].seg for sid in ids], analysis, cfg)
+    features = {"lexical": lex, "semantic": sem, "speaker": spk, "time": tim}
+    return _fuse_and_cut(
+        pool.cands, ids, features, cfg, limit, scored_semantically=qvec is not None, query=analysis.text
+    )
 
 
 __all__ = [
