@@ -1,11 +1,12 @@
 """Multilingual retrieval through MCP: each language's paraphrases, and English questions across languages.
 
     .venv/bin/python bench/multilingual_bench.py [--baseline-ref f2967fb] [--embedder static-multilingual]
-        [--baseline-embedder static] [--ingest 3000] [--core-only] [--show-misses]
+        [--baseline-embedder static] [--ingest 3000] [--core-only] [--show-misses] [--items 12]
 
-One store holds the twelve statements of ``bench/data/multilingual.json`` in eight languages (96
-turns, one conversation per language). Every question is asked through the official MCP SDK's
-in-process client (``memory_query`` ``search``, ``result_unit`` segment), with the default install:
+One store holds the eighteen statements of ``bench/data/multilingual.json`` (six topics, three
+near misses each) in eight languages (144 turns, one conversation per language). Every question
+is asked through the official MCP SDK's in-process client (``memory_query`` ``search``,
+``result_unit`` segment), with the default install:
 
 - paraphrase@3: the question in language L finds the same statement in language L in the top 3;
 - cross@10: the English question finds the statement's translation in language L in the top 10
@@ -39,7 +40,7 @@ async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
 
     data = json.loads(DATA.read_text(encoding="utf-8"))
     langs: list[str] = data["languages"]
-    items: list[dict[str, Any]] = data["items"]
+    items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
     with tempfile.TemporaryDirectory() as root:
         memory = Memory(Settings(root=root, embedder=embedder), namespace="multilingual-bench")
         where: dict[tuple[str, int], tuple[str, str]] = {}
@@ -142,9 +143,13 @@ def main() -> None:
                     help="also time ingesting this many turns each of English, German and Japanese")
     ap.add_argument("--core-only", action="store_true",
                     help="measure as the default install does: hide the cjk extra's segmenters if installed")
+    ap.add_argument("--items", type=int, default=0, metavar="N",
+                    help="only the first N statements (12: the set measured before the last six were added)")
     ap.add_argument("--show-misses", action="store_true", help="print each missed paraphrase's top 3")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.items:
+        os.environ["MULTILINGUAL_BENCH_ITEMS"] = str(args.items)  # the measuring subprocesses read it
     if args.one and args.core_only:
         for name in ("jieba", "fugashi"):
             sys.modules[name] = None  # type: ignore[assignment]  # import fails: CJK bigrams
