@@ -89,7 +89,7 @@ SELECT path, len FROM paths WHERE node = %s ORDER BY len LIMIT 5
 
 
 def build_graph(memory: Any, relations: int, rng: random.Random) -> tuple[list[str], dict[str, list[str]]]:
-    from memory_substrate.graphmem.edges import canonical_relation
+    from memory_substrate.graph.canonical import canonical_relation
     from memory_substrate.models import MemoryObject, SearchDoc
     from memory_substrate.text import index_text
 

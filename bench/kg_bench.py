@@ -102,8 +102,9 @@ def run_pipeline(embedder: str, seq: list[dict[str, Any]]) -> dict[str, Any]:
         resolved: list[str | None] = []
         created: dict[str, str] = {}
         refused = 0
-        for group in episodes(seq):
-            ep = mem.ingest("conversation", {"title": "bench", "messages": [{"role": "user", "content": "mentions"}]})
+        for g, group in enumerate(episodes(seq)):
+            # each group its own episode: an identical capture would be the same episode (a noop)
+            ep = mem.ingest("conversation", {"title": "bench", "messages": [{"role": "user", "content": f"mentions {g}"}]})
             out = mem.remember("extraction", {"episode_id": ep["source_id"], **GOV,
                                               "entities": [{"name": m["name"], "type": m["type"], "aliases": m["aliases"]} for m in group]})
             got = {r["name"]: r["entity_id"] for r in out["entities"]["resolved"]}
@@ -139,7 +140,7 @@ def _seed(mem: Memory, n: int, rng: random.Random) -> list[str]:
     names = [f"Component {i:05d} {rng.choice(['Gateway', 'Worker', 'Store', 'Router', 'Indexer'])}" for i in range(n)]
     types = ["service", "technology", "project", "person", "organization"]
     for start in range(0, n, 10):
-        ep = mem.ingest("conversation", {"title": "seed", "messages": [{"role": "user", "content": "seed"}]})
+        ep = mem.ingest("conversation", {"title": "seed", "messages": [{"role": "user", "content": f"seed {start}"}]})
         mem.remember("extraction", {"episode_id": ep["source_id"], **GOV,
                                     "entities": [{"name": names[i], "type": types[i % 5]} for i in range(start, min(n, start + 10))]})
     return names
@@ -169,10 +170,10 @@ def time_apply(entities: int, runs: int, embedder: str, warmup: int = 5) -> dict
         names = _seed(mem, entities, rng)
         seed_s = time.perf_counter() - t0
         eps = [
-            mem.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "x"}]})[
+            mem.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": f"x {i}"}]})[
                 "source_id"
             ]
-            for _ in range(runs + warmup)
+            for i in range(runs + warmup)
         ]
         emb = mem.runtime.embedder_or_none()
         samples, floor = [], []

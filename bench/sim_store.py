@@ -25,7 +25,7 @@ from memory_substrate.retrieval.text import (
     lexical_document,
     query_terms,
 )
-from memory_substrate.retrieval.types import Segment
+from memory_substrate.retrieval.types import RankSegment
 from memory_substrate.storage.sqlite.fulltext import fts_query
 
 _PLAIN_WORD = re.compile(r"[a-z0-9]+")
@@ -87,14 +87,14 @@ class SimulatedStore:
     """One conversation's segments, with the lookups the ranker expects from the real store."""
 
     def __init__(
-        self, segments: list[Segment], keys: list[str], vectors: np.ndarray, *, fts5: bool = False
+        self, segments: list[RankSegment], keys: list[str], vectors: np.ndarray, *, fts5: bool = False
     ) -> None:
         self.segments = segments
         self.by_id = {s.id: s for s in segments}
         self.keys = dict(zip([s.id for s in segments], keys, strict=True))
         self.vectors = vectors
         self.lex = BM25Index([index_terms(s.text) for s in segments])
-        self.by_source: dict[str, list[Segment]] = defaultdict(list)
+        self.by_source: dict[str, list[RankSegment]] = defaultdict(list)
         for s in segments:
             self.by_source[s.source_id].append(s)
         for lst in self.by_source.values():
@@ -119,7 +119,7 @@ class SimulatedStore:
         for t in conv.turns:
             sid = f"{conv.sample_id}/{t.key}"
             segments.append(
-                Segment(
+                RankSegment(
                     id=sid,
                     text=t.text,
                     source_id=f"{conv.sample_id}/session_{t.session}",
@@ -164,10 +164,10 @@ class SimulatedStore:
         order = np.argsort(-sims, kind="stable")[:n]
         return [(self.segments[i].id, float(sims[i])) for i in order]
 
-    def fetch_segments(self, ids: Sequence[str]) -> dict[str, Segment]:
+    def fetch_segments(self, ids: Sequence[str]) -> dict[str, RankSegment]:
         return {i: self.by_id[i] for i in ids if i in self.by_id}
 
-    def fetch_neighbours(self, ids: Sequence[str], before: int, after: int) -> dict[str, list[Segment]]:
+    def fetch_neighbours(self, ids: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         """For each id, the segments of its source from ``index-before`` to ``index+after`` (itself included)."""
         out = {}
         for i in ids:

@@ -10,7 +10,7 @@
   events) is recorded when the block ends if the caller did not commit it, then the transaction
   commits. Any error rolls everything back.
 
-``scripts/import_graph.py`` lists the places that open sessions; ``tests/test_layers.py`` keeps the
+``scripts/import_graph.py`` lists the places that open sessions; ``tests/docs/test_architecture.py`` keeps the
 list short.
 """
 
@@ -119,6 +119,10 @@ class Runtime:
                 _PINNED.reset(token)
         for write in deferred:
             write()
+
+    def in_snapshot(self) -> bool:
+        """Whether a ``snapshot()`` of this namespace is open in this thread (its reads are pinned)."""
+        return self._pinned() is not None
 
     def after_snapshot(self, write: Callable[[], None]) -> None:
         """Run ``write`` when the current snapshot of this namespace closes (now, outside one)."""

@@ -1,11 +1,63 @@
-"""One settings object, read once by the composition root (never at import time)."""
+"""One settings object, read once by the composition root (never at import time).
+
+Every setting comes from a ``MEMORY_SUBSTRATE_`` environment variable. The graph toolset's limits
+(spec 002) are settings too, read as spec 002 names them as well: ``MAX_TEXT_LENGTH`` or
+``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH`` (the prefixed one wins), from the environment or from ``.env``
+in the working directory (the environment wins over the file; only these limits are read from the
+file). A bad limit value does not stop the settings from loading: that limit keeps its default,
+and ``config_error`` says why, so the graph toolset can answer it on every call (graphmem/).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, Field, PrivateAttr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    DotEnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+PREFIX = "MEMORY_SUBSTRATE_"
+# The graph toolset's limits (spec 002): field -> default.
+GRAPH_LIMITS: dict[str, Any] = {
+    "max_text_length": 10_000,
+    "max_metadata_size": 100_000,  # bytes of the metadata's UTF-8 JSON
+    "min_ttl_days": 0.0,  # exclusive: ttl_days must be greater
+    "max_ttl_days": 3650.0,
+    "cache_embeddings_enabled": True,
+    "cache_embeddings_maxsize": 1000,
+    "cache_search_enabled": True,
+    "cache_search_maxsize": 100,
+    "cache_search_ttl": 60.0,
+    "search_default_limit": 10,
+    "similarity_threshold": 0.75,  # find_similar and auto_link default (cosine)
+    "subgraph_default_max_nodes": 20,
+    "trace_max_depth": 4,
+    "graph_scope": "scope:project",  # the scope label graph-toolset writes carry
+}
+# The key a limit's value arrives under from any source: its first alias.
+_LIMIT_KEYS = {PREFIX + name.upper(): name for name in GRAPH_LIMITS}
+_KIND = {"int_parsing": "int", "float_parsing": "float", "bool_parsing": "bool"}
+
+
+def _limit(name: str) -> Any:
+    """A graph-toolset limit: ``MEMORY_SUBSTRATE_NAME``, else spec 002's ``NAME``; never negative."""
+    default = GRAPH_LIMITS[name]
+    alias = AliasChoices(PREFIX + name.upper(), name.upper(), name)
+    if isinstance(default, str):
+        return Field(default, validation_alias=alias)
+    return Field(default, ge=0, validation_alias=alias)
+
+
+class _LimitsDotEnv(DotEnvSettingsSource):
+    """``.env`` of the working directory, for the graph-toolset limits only."""
+
+    def __call__(self) -> dict[str, Any]:
+        return {k: v for k, v in super().__call__().items() if k in _LIMIT_KEYS}
 
 
 def default_root() -> Path:
@@ -15,7 +67,7 @@ def default_root() -> Path:
 class Settings(BaseSettings):
     """Runtime configuration; environment variables use the ``MEMORY_SUBSTRATE_`` prefix."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMORY_SUBSTRATE_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=PREFIX, extra="ignore", populate_by_name=True)
 
     root: Path = Field(default_factory=default_root)
     namespace: str = "default"
@@ -43,6 +95,53 @@ class Settings(BaseSettings):
     extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
     # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None
+    # The graph toolset's limits (spec 002), see the module docstring.
+    max_text_length: int = _limit("max_text_length")
+    max_metadata_size: int = _limit("max_metadata_size")
+    min_ttl_days: float = _limit("min_ttl_days")
+    max_ttl_days: float = _limit("max_ttl_days")
+    cache_embeddings_enabled: bool = _limit("cache_embeddings_enabled")
+    cache_embeddings_maxsize: int = _limit("cache_embeddings_maxsize")
+    cache_search_enabled: bool = _limit("cache_search_enabled")
+    cache_search_maxsize: int = _limit("cache_search_maxsize")
+    cache_search_ttl: float = _limit("cache_search_ttl")
+    search_default_limit: int = _limit("search_default_limit")
+    similarity_threshold: float = _limit("similarity_threshold")
+    subgraph_default_max_nodes: int = _limit("subgraph_default_max_nodes")
+    trace_max_depth: int = _limit("trace_max_depth")
+    graph_scope: str = _limit("graph_scope")
+    _config_error: str | None = PrivateAttr(default=None)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Read when the settings are built: ``.env`` of the working directory at that moment.
+        return init_settings, env_settings, _LimitsDotEnv(settings_cls, env_file=Path.cwd() / ".env"), file_secret_settings
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _bad_limits_keep_their_defaults(cls, data: Any, handler: Any) -> Any:
+        try:
+            return handler(data)
+        except ValidationError as exc:
+            bad = [e for e in exc.errors() if e["loc"] and _limit_name(e["loc"][0]) is not None]
+            if not isinstance(data, dict) or len(bad) != len(exc.errors()):
+                raise
+            reasons = [_reason(e) for e in bad]
+            settings = handler({k: v for k, v in data.items() if k not in {e["loc"][0] for e in bad}})
+            settings._config_error = "; ".join(reasons)
+            return settings
+
+    @property
+    def config_error(self) -> str | None:
+        """Why a graph-toolset limit was refused (it kept its default), or None."""
+        return self._config_error
 
     @property
     def derived_root(self) -> Path:
@@ -51,3 +150,17 @@ class Settings(BaseSettings):
     @property
     def sqlite_path(self) -> Path:
         return Path(self.root).expanduser() / "memory.sqlite3"
+
+
+def _limit_name(key: Any) -> str | None:
+    return _LIMIT_KEYS.get(key) or (key if key in GRAPH_LIMITS else None)
+
+
+def _reason(error: Any) -> str:
+    name = str(_limit_name(error["loc"][0])).upper()
+    kind = _KIND.get(error["type"])
+    if kind is not None:
+        return f"{name}={error['input']!r} is not a valid {kind}"
+    if error["type"] == "greater_than_equal":
+        return f"{name} must not be negative"
+    return f"{name}={error['input']!r}: {error['msg']}"

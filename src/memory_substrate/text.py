@@ -1,29 +1,24 @@
-"""Deterministic text normalisation shared by the write path (indexing) and the read path (queries).
+"""The full-text index's terms, shared by the write path (indexing) and the read path (queries).
 
 Both sides produce the same terms, so a store only needs a whitespace-token full-text index:
-latin words are lower-cased with a light stem added, and CJK runs become overlapping bigrams
-(plus single characters for one-character runs), which makes Chinese, Japanese and Korean
-searchable without a language-specific tokenizer on any backend.
+words are normalised (``fold``: lower case, NFKC, accents stripped) and split by the one
+tokenizer (``retrieval.text.tokenize``: CJK runs become overlapping bigrams, single characters
+for one-character runs, which makes Chinese, Japanese and Korean searchable without a
+language-specific tokenizer on any backend), with a light stem added.
+
+One normaliser, two term sets (docs/architecture.md, "Text"): this module's terms keep each
+word's surface form beside its stem, for the full-text candidate streams; ``retrieval.text``'s
+``index_terms`` keep the stems alone, stopwords dropped, for the ranker's BM25.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Iterable
 
 from memory_substrate.analysis import analyse_words
-from memory_substrate.retrieval.text import STOPWORDS
+from memory_substrate.analysis.english import fold
+from memory_substrate.retrieval.text import STOPWORDS, tokenize
 from memory_substrate.retrieval.text import stem as _stem
-
-_CJK = (
-    r"\u3040-\u30ff"  # hiragana, katakana
-    r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
-    r"\uac00-\ud7af"  # hangul
-)
-_TOKEN_RE = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_CJK_RE = re.compile(rf"^[{_CJK}]+$")
-
 
 # Domain vocabulary: a query term pulls in its group (and a type hint) so that an agent asking
 # for "待办项" finds work items titled "task" and the reverse.
@@ -39,19 +34,8 @@ DOMAIN_GROUPS: list[tuple[frozenset[str], str | None]] = [
 
 
 def tokens(text: str) -> list[str]:
-    """Surface tokens in order: lower-cased words, and CJK runs as bigrams."""
-    text = unicodedata.normalize("NFKC", text).lower()
-    out: list[str] = []
-    for match in _TOKEN_RE.finditer(text):
-        tok = match.group(0)
-        if _CJK_RE.match(tok):
-            if len(tok) == 1:
-                out.append(tok)
-            else:
-                out.extend(tok[i : i + 2] for i in range(len(tok) - 1))
-        else:
-            out.append(tok)
-    return out
+    """Surface tokens in order: normalised words, and CJK runs as bigrams (``retrieval.text.tokenize``)."""
+    return tokenize(text)
 
 
 def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
@@ -61,7 +45,7 @@ def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
         return None
     out: list[str] = []
     for word, terms in words:
-        out.append(unicodedata.normalize("NFKC", word))  # as ``tokens`` gives it, for unanalysed queries
+        out.append(fold(word))  # as ``tokens`` gives it, for unanalysed queries
         out.extend(t for t in terms if t != out[-1])
     return out
 
@@ -102,7 +86,7 @@ def query_terms(text: str) -> list[str]:
 
 def expand_terms(text: str, terms: Iterable[str]) -> tuple[list[str], list[str]]:
     """Domain expansions of a query: (extra terms, inferred object types)."""
-    lowered = unicodedata.normalize("NFKC", text).lower()
+    lowered = fold(text)
     have = set(terms)
     extra: list[str] = []
     types: list[str] = []

@@ -34,7 +34,8 @@ import numpy as np
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.indexing import claim_key, lookup_keys, search_doc, segment_search_text
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
-from memory_substrate.storage.base import Store, StoreSession
+from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import now_iso
 
 FORMAT = "memory-substrate.export"
@@ -91,14 +92,16 @@ def _records(session: StoreSession, vectors: bool) -> Iterator[dict[str, Any]]:
             yield {"type": "vector", "data": data}
 
 
-def export_namespace(store: Store, namespace: str, out: IO[str], *, vectors: bool = True) -> dict[str, Any]:
-    """Write ``namespace`` to ``out`` from one consistent snapshot.
+def export_namespace(runtime: Runtime, out: IO[str], *, vectors: bool = True) -> dict[str, Any]:
+    """Write the runtime's namespace to ``out`` from one consistent snapshot, expired rows included
+    (a backup keeps everything: ``Runtime.read_with_expired``).
 
     Returns ``{"namespace", "counts", "content_sha256"}``; the hash covers every record
     line (not the header), so two exports of the same content have the same hash.
     """
     digest = hashlib.sha256()
-    with store.read(namespace) as session:
+    store, namespace = runtime.store, runtime.namespace
+    with runtime.read_with_expired() as session:
         counts = _counts(session, vectors)
         header = {
             "format": FORMAT,
@@ -211,8 +214,10 @@ def _numbered(lines: IO[str]) -> Iterator[tuple[int, str]]:
         raise ValidationError(f"line {number + 1}: not UTF-8 text ({exc.reason}); the file is damaged") from None
 
 
-def import_namespace(store: Store, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
-    """Import an export into an empty namespace (the header's, or ``namespace``) in one transaction.
+def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
+    """Import an export into an empty namespace (the header's, or ``namespace``) of the runtime's
+    store in one transaction: one ``Runtime.write`` unit of work whose rows are the export's own
+    (its patches and audit events included), so its ``Patch`` records nothing of its own.
 
     Raises ``ValidationError`` (and writes nothing) when the file is not a supported export,
     a record is malformed or cannot be stored, the end record is missing or does not match the
@@ -224,7 +229,8 @@ def import_namespace(store: Store, lines: IO[str], *, namespace: str | None = No
         raise ValidationError(f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})") from None
     header = read_header(first)
     target = namespace or header["namespace"]
-    with store.write(target) as session:
+    unit = runtime if target == runtime.namespace else runtime.for_namespace(target)
+    with unit.write("cli", "import", f"import of namespace {header['namespace']!r}", embed=False) as (session, _):
         if (
             session.count_objects()
             or session.count_segments()

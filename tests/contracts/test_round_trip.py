@@ -179,11 +179,11 @@ def _round_trips(mem: Memory, tmp_path: Path) -> None:
         assert _relation_types(target) == stored  # every relation type the store held came back
 
         backup = io.StringIO()
-        summary = export_namespace(mem.store, ns, backup, vectors=True)
-        imported = import_namespace(mem.store, io.StringIO(backup.getvalue()), namespace=ns + "-j")
+        summary = export_namespace(mem.for_namespace(ns).runtime, backup, vectors=True)
+        imported = import_namespace(mem.runtime, io.StringIO(backup.getvalue()), namespace=ns + "-j")
         assert imported["namespace"] == ns + "-j"
         again = io.StringIO()
-        summary2 = export_namespace(mem.store, ns + "-j", again, vectors=True)
+        summary2 = export_namespace(mem.for_namespace(ns + "-j").runtime, again, vectors=True)
         assert summary2["counts"] == summary["counts"] and summary2["content_sha256"] == summary["content_sha256"]
         assert _relation_types(mem.for_namespace(ns + "-j")) == stored
 

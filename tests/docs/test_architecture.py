@@ -17,8 +17,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 # The only places outside storage/ that open a store session: the unit of work, the derived-index
-# mirror (it replays committed writes into other engines) and whole-namespace export/import.
-SESSION_OWNERS = {"runtime.py", "derived/mirror.py", "transfer.py"}
+# mirror (it replays committed writes into other engines). Export/import go through Runtime too.
+SESSION_OWNERS = {"runtime.py", "derived/mirror.py"}
 PATCH_OWNERS = {"runtime.py"}
 
 
@@ -69,3 +69,22 @@ def test_layer_table_is_generated_from_the_contract() -> None:
     spec.loader.exec_module(gen)
     page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
     assert gen.updated(page) == page, "docs/architecture.md is stale: run python scripts/gen_architecture_doc.py"
+
+
+def test_the_graph_toolset_writes_only_through_graph() -> None:
+    """graphmem/ is a surface: it checks arguments and shapes answers; objects, relations and
+    patch operations are made by graph/ (graph/nodes.py, graph/triplets.py), so the toolset
+    shares extraction's resolver, claims rule and edges."""
+    import ast
+
+    made: list[str] = []
+    for path in sorted((REPO / "src" / "memory_substrate" / "graphmem").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
+            on_patch = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and f.value.attr == "patch"
+            if name in ("MemoryObject", "Relation", "canonical_relation", "settle") or on_patch:
+                made.append(f"{path.name}:{node.lineno} {name}")
+    assert made == []

@@ -38,9 +38,9 @@ def test_reindex_rebuilds_lost_lookup_keys(memory: Memory) -> None:
 def test_export_import_keeps_the_graph_resolvable(memory: Memory, vectors: bool) -> None:
     _graph(memory)
     buf = io.StringIO()
-    export_namespace(memory.store, memory.namespace, buf, vectors=vectors)
+    export_namespace(memory.runtime, buf, vectors=vectors)
     target = memory.namespace + "-copy"
-    import_namespace(memory.store, io.StringIO(buf.getvalue()), namespace=target)
+    import_namespace(memory.runtime, io.StringIO(buf.getvalue()), namespace=target)
     copy = memory.for_namespace(target)
     assert copy.query("entities", {"name": "ATL"})["items"][0]["facts"][0]["object"]["name"] == "Redis"
     ep = copy.ingest("conversation", {"title": "t2", "messages": [{"role": "user", "content": "atlas again"}]})["source_id"]

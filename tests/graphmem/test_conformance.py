@@ -224,3 +224,34 @@ async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gm
         # an alias the extraction recorded names the same entity here too
         by_alias = await ok(c, "create_node", text="AE", node_type="Entity", metadata={"type": "technology"})
         assert by_alias["existing"] is True and by_alias["node"]["id"] == engine_id
+
+
+async def test_triplets_and_extraction_name_entities_by_one_rule(gmem):
+    """create_triplet and an extraction's facts refer to an entity by a bare name through one rule
+    (graph/resolve.py ``EntityResolver.named``): a name one of them wrote is the same entity in the
+    other, and a name several entities answer to means the one named exactly so."""
+    from tests.graph.conftest import episode, extract
+    from tests.helpers import call
+
+    async with Client(build_server(gmem, "all")) as c:
+        grace = (await ok(c, "create_triplet", subject="Grace Hopper", predicate="works_at", object_value="Navy"))["triplet"]
+        ep = await episode(c, "Grace Hopper wrote the FLOW-MATIC compiler.")
+        out = await extract(c, ep, entities=[{"name": "FLOW-MATIC", "type": "technology", "aliases": ["Business Language version 0"]}],
+                            facts=[{"subject": "Grace Hopper", "predicate": "created", "object": "FLOW-MATIC", "segment_ids": ["seg-1"]}])
+        a0 = out["entities"]["new"][0]["entity_id"]
+        about = (await ok(c, "search_triplets", subject=grace["subject_id"]))["triplets"]
+        assert {(t["predicate"], t["object_id"]) for t in about} == {("works_at", grace["object_id"]), ("created", a0)}
+        runs = (await ok(c, "create_triplet", subject="Business Language version 0", predicate="runs_on", object_value="UNIVAC"))["triplet"]
+        assert runs["subject_id"] == a0  # the alias the extraction recorded
+
+        # "Mercury" names a project and is an alias of a service: the exact name wins, in both.
+        ep2 = await episode(c, "Project Mercury ships next month. The Quicksilver service was once called Mercury.")
+        out = await extract(c, ep2, entities=[{"name": "Mercury", "type": "project"},
+                                              {"name": "Quicksilver", "type": "service", "aliases": ["Mercury"]}])
+        project = next(e["entity_id"] for e in out["entities"]["new"] if e["name"] == "Mercury")
+        owner = (await ok(c, "create_triplet", subject="Mercury", predicate="owned_by", object_value="Platform team"))["triplet"]
+        assert owner["subject_id"] == project
+        ep3 = await episode(c, "Mercury has two milestones left.")
+        await extract(c, ep3, facts=[{"subject": "Mercury", "predicate": "milestones_left", "value": 2, "segment_ids": ["seg-1"]}])
+        facts = await call(c, "memory_query", "facts", {"subject": project, "predicate": "milestones_left"})
+        assert len(facts["items"]) == 1

@@ -5,8 +5,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from memory_substrate import Memory
-from memory_substrate.graphmem.limits import GraphLimits
+from memory_substrate import Memory, Settings
 from memory_substrate.mcp.server import build_server
 from tests.graphmem.conftest import err, ok, tool
 
@@ -98,7 +97,12 @@ async def test_service_and_connection_errors_carry_no_traceback(make_settings, n
         assert health["falkordb"] is False and health["vector_index"] is False
 
 
-async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch):
+def _memory(make_settings, namespace):
+    """A Memory built now: the limits are settings, read when the settings are built."""
+    return Memory(make_settings(embedder="static"), namespace=namespace)
+
+
+async def test_limits_come_from_the_environment_prefixed_first(make_settings, namespace, monkeypatch):
     monkeypatch.setenv("MAX_TEXT_LENGTH", "50")
     monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TEXT_LENGTH", "40")
     monkeypatch.setenv("MAX_METADATA_SIZE", "30")
@@ -107,7 +111,7 @@ async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch
     monkeypatch.setenv("CACHE_SEARCH_MAXSIZE", "7")
     monkeypatch.setenv("CACHE_SEARCH_TTL", "5")
     monkeypatch.setenv("MEMORY_SUBSTRATE_CACHE_EMBEDDINGS_ENABLED", "false")
-    async with Client(build_server(gmem, "graph")) as c:
+    async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="x" * 41)
         assert out["error"] == "Text too long (max 40 chars)"
         await ok(c, "create_node", text="x" * 40, auto_link=False)
@@ -121,21 +125,21 @@ async def test_limits_come_from_the_environment_prefixed_first(gmem, monkeypatch
         assert cache["embeddings"]["enabled"] is False
 
 
-async def test_limits_are_read_from_dot_env_in_the_working_directory(gmem, tmp_path, monkeypatch):
+async def test_limits_are_read_from_dot_env_in_the_working_directory(make_settings, namespace, tmp_path, monkeypatch):
     work = tmp_path / "work"
     work.mkdir()
     (work / ".env").write_text("# spec 002 limits\nMAX_TEXT_LENGTH=25\nMAX_TTL_DAYS=5\n")
     monkeypatch.chdir(work)
     monkeypatch.setenv("MAX_TTL_DAYS", "7")  # the environment wins over the file
-    async with Client(build_server(gmem, "graph")) as c:
+    async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
         assert (await err(c, "create_node", "memory_validation_error", text="x" * 26))["error"] == "Text too long (max 25 chars)"
         await err(c, "create_node", "memory_validation_error", text="t", ttl_days=7.5)
         await ok(c, "create_node", text="t", ttl_days=7, auto_link=False)
 
 
-async def test_a_bad_limit_value_is_answered_not_a_dead_server(gmem, monkeypatch):
+async def test_a_bad_limit_value_is_answered_not_a_dead_server(make_settings, namespace, monkeypatch):
     monkeypatch.setenv("MAX_TEXT_LENGTH", "abc")
-    async with Client(build_server(gmem, "graph")) as c:
+    async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="t")
         assert "MAX_TEXT_LENGTH='abc' is not a valid int" in out["error"], out
         health = await ok(c, "health_check")  # still answers, and says why
@@ -143,14 +147,30 @@ async def test_a_bad_limit_value_is_answered_not_a_dead_server(gmem, monkeypatch
         await ok(c, "test_connection")
 
 
-def test_limits_refuse_bad_values():
-    from memory_substrate.errors import ValidationError
+def test_limits_refuse_bad_values(tmp_path, monkeypatch):
+    """A refused limit keeps its default and ``config_error`` names it; other settings load."""
+    monkeypatch.chdir(tmp_path)  # no .env here
+    clean = Settings(root=tmp_path)
+    assert clean.config_error is None and clean.max_text_length == 10_000 and clean.cache_search_enabled is True
+    monkeypatch.setenv("MAX_TEXT_LENGTH", "many")
+    monkeypatch.setenv("CACHE_SEARCH_ENABLED", "perhaps")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TTL_DAYS", "-3")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_NAMESPACE", "kept")
+    bad = Settings(root=tmp_path)
+    assert bad.namespace == "kept" and bad.max_text_length == 10_000 and bad.cache_search_enabled is True
+    assert bad.max_ttl_days == 3650.0
+    assert bad.config_error is not None
+    for why in ("MAX_TEXT_LENGTH='many' is not a valid int", "CACHE_SEARCH_ENABLED='perhaps' is not a valid bool",
+                "MAX_TTL_DAYS must not be negative"):
+        assert why in bad.config_error, bad.config_error
 
-    assert GraphLimits.from_env({}) == GraphLimits()
-    with pytest.raises(ValidationError, match="MAX_TEXT_LENGTH"):
-        GraphLimits.from_env({"MAX_TEXT_LENGTH": "many"})
-    with pytest.raises(ValidationError, match="CACHE_SEARCH_ENABLED"):
-        GraphLimits.from_env({"CACHE_SEARCH_ENABLED": "perhaps"})
+
+def test_only_the_limits_are_read_from_dot_env(tmp_path, monkeypatch):
+    (tmp_path / ".env").write_text("MEMORY_SUBSTRATE_NAMESPACE=from-file\nMEMORY_SUBSTRATE_SEARCH_DEFAULT_LIMIT=3\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMORY_SUBSTRATE_NAMESPACE", raising=False)
+    settings = Settings(root=tmp_path)
+    assert settings.search_default_limit == 3 and settings.namespace == "default"
 
 
 async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):

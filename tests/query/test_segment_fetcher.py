@@ -10,8 +10,7 @@ from typing import Any
 
 from memory_substrate import Memory
 from memory_substrate.query.segments import _Fetcher
-from memory_substrate.retrieval.types import Segment as RankSegment
-from memory_substrate.retrieval.types import stored_segment
+from memory_substrate.retrieval.types import RankSegment, stored_segment
 
 
 def test_stored_segment_equals_the_constructor() -> None:

@@ -70,7 +70,7 @@ def _empty(memory: Memory) -> bool:
 def test_damaged_exports_are_refused_and_leave_nothing(memory: Memory, backend: str) -> None:
     _fill(memory)
     buf = io.StringIO()
-    export_namespace(memory.store, memory.namespace, buf)
+    export_namespace(memory.runtime, buf)
     good = buf.getvalue()
     rng = random.Random(1234)
     refused: dict[str, str] = {}
@@ -79,7 +79,7 @@ def test_damaged_exports_are_refused_and_leave_nothing(memory: Memory, backend: 
     for name, text in _damaged(good, rng).items():
         target = memory.for_namespace(f"{memory.namespace}-{len(refused) + len(accepted)}")
         try:
-            import_namespace(memory.store, io.StringIO(text), namespace=target.namespace)
+            import_namespace(memory.runtime, io.StringIO(text), namespace=target.namespace)
         except MemorySubstrateError as exc:
             refused[name] = exc.code
         except Exception as exc:  # collected, so one run shows every kind of damage that crashes
@@ -92,7 +92,7 @@ def test_damaged_exports_are_refused_and_leave_nothing(memory: Memory, backend: 
     assert accepted == [], f"damaged exports accepted: {accepted}"
     assert set(refused.values()) == {"memory_validation_error"}, refused
     # The undamaged file still imports.
-    done = import_namespace(memory.store, io.StringIO(good), namespace=memory.namespace + "-good")
+    done = import_namespace(memory.runtime, io.StringIO(good), namespace=memory.namespace + "-good")
     assert done["counts"]["object"] > 0
     report(f"transfer_faults[{backend}]", tried=len(refused), refused=len(refused), accepted=0, left_behind=0)
 
@@ -115,10 +115,10 @@ def test_cli_refuses_a_truncated_file_in_one_line(tmp_path: Path) -> None:
 def test_version_1_files_without_an_end_record_still_import(memory: Memory) -> None:
     _fill(memory)
     buf = io.StringIO()
-    export_namespace(memory.store, memory.namespace, buf)
+    export_namespace(memory.runtime, buf)
     lines = buf.getvalue().splitlines(keepends=True)
     header = json.loads(lines[0])
     header["version"] = 1
     old = json.dumps(header) + "\n" + "".join(lines[1:-1])
-    done = import_namespace(memory.store, io.StringIO(old), namespace=memory.namespace + "-v1")
+    done = import_namespace(memory.runtime, io.StringIO(old), namespace=memory.namespace + "-v1")
     assert done["counts"]["object"] == header["counts"]["object"]

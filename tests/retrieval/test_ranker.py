@@ -11,7 +11,7 @@ import pytest
 from memory_substrate.embed import StaticEmbedder
 from memory_substrate.retrieval import (
     RankConfig,
-    Segment,
+    RankSegment,
     TermStats,
     analyse_query,
     rank_segments,
@@ -26,7 +26,7 @@ class TinyStore:
         self, turns: list[tuple[str, str]], *, source: str = "conv1", dates: list[datetime] | None = None
     ):
         self.segs = [
-            Segment(
+            RankSegment(
                 id=f"s{i}",
                 text=text,
                 source_id=source,
@@ -47,10 +47,10 @@ class TinyStore:
         scored.sort(key=lambda x: (-x[1], x[0]))
         return scored[:n]
 
-    def fetch(self, ids: Sequence[str]) -> dict[str, Segment]:
+    def fetch(self, ids: Sequence[str]) -> dict[str, RankSegment]:
         return {i: self.by_id[i] for i in ids if i in self.by_id}
 
-    def neighbours(self, ids: Sequence[str], before: int, after: int) -> dict[str, list[Segment]]:
+    def neighbours(self, ids: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         out = {}
         for i in ids:
             k = self.segs.index(self.by_id[i])
@@ -182,7 +182,7 @@ def test_semantic_scores_from_embedder_and_vectors() -> None:
     store = TinyStore(turns)
     vecs = emb.embed_documents([t for _, t in turns])
     store.segs = [
-        Segment(s.id, s.text, s.source_id, s.index, s.created_at, s.speaker, vector=v)
+        RankSegment(s.id, s.text, s.source_id, s.index, s.created_at, s.speaker, vector=v)
         for s, v in zip(store.segs, vecs, strict=True)
     ]
     store.by_id = {s.id: s for s in store.segs}

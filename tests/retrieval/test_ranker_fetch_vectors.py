@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from memory_substrate.retrieval import RankConfig, Segment, rank_segments
+from memory_substrate.retrieval import RankConfig, RankSegment, rank_segments
 
 TEXTS = [
     "the deployment pipeline failed on friday",
@@ -26,22 +26,22 @@ TEXTS = [
 ]
 
 
-def _segments() -> list[Segment]:
+def _segments() -> list[RankSegment]:
     rng = np.random.default_rng(7)
     out = []
     for i, text in enumerate(TEXTS):
         v = rng.normal(size=16).astype(np.float32)
-        out.append(Segment(id=f"c#s{i}", text=text, source_id="c", index=i, vector=v / np.linalg.norm(v)))
+        out.append(RankSegment(id=f"c#s{i}", text=text, source_id="c", index=i, vector=v / np.linalg.norm(v)))
     return out
 
 
-def _rank(segs: list[Segment], **kw):
+def _rank(segs: list[RankSegment], **kw):
     by_id = {s.id: s for s in segs}
 
-    def fetch(ids: Sequence[str]) -> dict[str, Segment]:
+    def fetch(ids: Sequence[str]) -> dict[str, RankSegment]:
         return {i: by_id[i] for i in ids if i in by_id}
 
-    def neighbours(ids: Sequence[str], before: int, after: int) -> dict[str, list[Segment]]:
+    def neighbours(ids: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         return {i: [s for s in segs if by_id[i].index - before <= s.index <= by_id[i].index + after] for i in ids}
 
     qv = np.ones(16, dtype=np.float32) / 4.0

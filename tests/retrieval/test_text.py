@@ -44,3 +44,17 @@ def test_lexical_document_matches_query_terms() -> None:
     doc = lexical_document("We were painting sunrises at the lake!")
     assert doc.split() == ["paint", "sunris", "lak"]  # stems, the same on both sides
     assert set(query_terms("Who paints a sunrise?")) <= set(doc.split())
+
+
+def test_one_normaliser_for_the_full_text_terms_and_the_ranker_terms() -> None:
+    """The full-text index's terms (memory_substrate.text) and the ranker's (retrieval.text) come
+    from one tokenizer: the same words, accents folded, full-width forms unified, kana voicing and
+    Hangul syllables kept whole (NFKD used to split them: が became か, 한 became jamo)."""
+    from memory_substrate import text as fulltext
+
+    for sample in ("Café NAÏVE, re-use: 2023!", "ＡＢＣ１２３ ﬁle", "ｶﾞｷﾞ が 한국", "数据库迁移"):
+        assert fulltext.tokens(sample) == tokenize(sample)
+    assert tokenize("ｶﾞｷﾞ が") == ["ガギ", "が"]
+    assert tokenize("한국") == ["한국"]
+    assert fulltext.query_terms("café paintings") == ["cafe", "caf", "paintings", "paint"]  # surface and stem
+    assert query_terms("café paintings") == ["caf", "paint"]  # the ranker: stems only

@@ -77,3 +77,34 @@ def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after
     out = memory.query("context", {"task": "how are billing events delivered?"})
     trace = memory.query("trace", {"id": out["trace_id"]})["trace"]
     assert trace["kind"] == "compile" and trace["task"] == out["task"]
+
+
+def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_settings, namespace):
+    """With an embedder the searches' vector streams run too: inside the compile's snapshot they
+    read in its session (query/streams.py), so the whole compile is one read transaction."""
+    from memory_substrate import Memory
+
+    with Memory(make_settings(embedder="static"), namespace=namespace) as memory:
+        memory.ingest("conversation", {"title": "billing", "messages": [
+            {"role": "user", "name": "ana", "content": "Billing events go through Kafka now."},
+            {"role": "assistant", "name": "ben", "content": "Then the invoice job reads the billing topic."}]})
+        memory.remember("knowledge", {"kind": "decision", "title": "Use Kafka for billing events",
+                                      "summary": "Billing events go through Kafka.", "reason": "test",
+                                      "memory_source": "user_declared", "scope_refs": ["scope:test"]})
+        store = memory.runtime.store
+        opened: list[str] = []
+        read, write = store.read, store.write
+
+        def counted(kind, inner):
+            def open_session(*args, **kwargs):
+                opened.append(kind)
+                return inner(*args, **kwargs)
+            return open_session
+
+        store.read, store.write = counted("read", read), counted("write", write)  # type: ignore[method-assign]
+        try:
+            out = memory.query("context", {"task": "how are billing events delivered?"})
+        finally:
+            store.read, store.write = read, write  # type: ignore[method-assign]
+        assert out["token_count"] > 0 and "Kafka" in out["content"]
+        assert opened == ["read", "write"]

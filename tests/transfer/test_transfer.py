@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from memory_substrate import Memory, Settings
 from memory_substrate.cli.main import main
 from memory_substrate.errors import ValidationError
+from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
 from memory_substrate.transfer import FORMAT, export_namespace, import_namespace
@@ -105,13 +106,17 @@ def _fill(memory: Memory) -> None:
 
 def _export(store: Store, namespace: str, vectors: bool = True) -> tuple[dict[str, Any], list[str]]:
     buf = io.StringIO()
-    summary = export_namespace(store, namespace, buf, vectors=vectors)
+    summary = export_namespace(_runtime(store, namespace), buf, vectors=vectors)
     lines = buf.getvalue().splitlines()
     return summary, lines
 
 
 def _import(store: Store, lines: list[str], namespace: str | None = None) -> dict[str, Any]:
-    return import_namespace(store, io.StringIO("\n".join(lines) + "\n"), namespace=namespace)
+    return import_namespace(_runtime(store, "default"), io.StringIO("\n".join(lines) + "\n"), namespace=namespace)
+
+
+def _runtime(store: Store, namespace: str) -> Runtime:
+    return Runtime(store, namespace, Settings(embedder="none"))
 
 
 def test_sqlite_postgres_sqlite_round_trip(tmp_path: Path, postgres_url: str, namespace: str) -> None:

@@ -9,12 +9,24 @@ import unicodedata
 from functools import lru_cache
 
 
+def _kana(ch: str) -> bool:
+    return 0x3040 <= ord(ch) <= 0x30FF
+
+
 def fold(text: str) -> str:
-    """Lower-case and strip accents (NFKD, combining marks removed)."""
+    """The one normalisation of every lexical term (full-text rows, queries, the ranker's terms):
+    lower case, compatibility forms unified (full-width letters, ligatures: NFKC) and accents
+    stripped. The voicing marks of kana are part of the letter and stay (が is not か), and Hangul
+    syllables stay whole (NFKD takes them apart into jamo; NFC puts them back)."""
     text = text.lower()
     if text.isascii():
         return text
-    return "".join(ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch))
+    out: list[str] = []
+    for ch in unicodedata.normalize("NFKD", text):
+        if unicodedata.combining(ch) and not (out and _kana(out[-1])):
+            continue
+        out.append(ch)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 _VOWEL = re.compile(r"[aeiouy]")

@@ -293,6 +293,7 @@ def _semantic_without_store(settings: Any) -> dict[str, Any]:
 @click.pass_context
 def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None) -> None:
     """Export the namespace as JSON Lines (format: docs/postgres.md) a graph.v1 snapshot or an mcp-memory file; a summary goes to stderr."""
+    from memory_substrate.runtime import Runtime
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
@@ -309,11 +310,12 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
         settings = _settings(ctx)
         store = open_store(settings)
         try:
+            runtime = Runtime(store, settings.namespace, settings)
             if output is None:
-                summary = export_namespace(store, settings.namespace, sys.stdout, vectors=not no_vectors)
+                summary = export_namespace(runtime, sys.stdout, vectors=not no_vectors)
             else:
                 with output.open("w", encoding="utf-8") as fh:
-                    summary = export_namespace(store, settings.namespace, fh, vectors=not no_vectors)
+                    summary = export_namespace(runtime, fh, vectors=not no_vectors)
         finally:
             store.close()
     except MemorySubstrateError as exc:
@@ -331,6 +333,7 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
     """Import FILE: a JSON Lines export into an empty namespace (--namespace if given, else the file's own),
     or a graph.v1 snapshot (YAML or JSON) into the namespace through governed writes."""
     from memory_substrate.cli.contracts import import_graph, is_graph_snapshot
+    from memory_substrate.runtime import Runtime
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import import_namespace
 
@@ -343,10 +346,11 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
         import_graph(ctx, file, scopes, reason, _memory, _emit, _fail)
         return
     try:
-        store = open_store(_settings(ctx))
+        settings = _settings(ctx)
+        store = open_store(settings)
         try:
             with file.open(encoding="utf-8") as fh:
-                result = import_namespace(store, fh, namespace=ctx.obj.get("namespace"))
+                result = import_namespace(Runtime(store, settings.namespace, settings), fh, namespace=ctx.obj.get("namespace"))
         finally:
             store.close()
     except MemorySubstrateError as exc:

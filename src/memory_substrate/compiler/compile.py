@@ -19,8 +19,9 @@ from memory_substrate.compiler.profiles import ALWAYS, PROFILE_STRATEGIES, TYPE_
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
+from memory_substrate.query.results import SearchPlan
 from memory_substrate.query.schemas import ContextInput, ContextOptions
-from memory_substrate.query.search import SearchEngine
+from memory_substrate.query.search import SearchEngine, semantic_backend
 from memory_substrate.query.shaping import take_within
 from memory_substrate.query.views import compact
 from memory_substrate.runtime import Runtime
@@ -87,7 +88,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     req: CompileRequest = resolve(data, opts)
     engine = SearchEngine(rt)
     plan = engine.plan(data.task)
-    task = plan["clean"].text or data.task
+    task = plan.clean.text or data.task
     emb = rt.embedder_or_none()
     cls = given(req.task_class) if req.task_class else classify(task, emb)
     clock.lap("classify")
@@ -124,16 +125,15 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
             profiles.append(entry)
             return
         before = len(cands)
-        if strategy == "fact_lookup":
-            cands.extend(RT.fact_lookup(engine, task, list(scope.object_types), cls_name, found))
-        else:
-            with rt.read() as session:
-                if strategy == "graph":
-                    cands.extend(RT.graph(rt, session, task, cls_name, found))
-                elif strategy == "episode_recall":
-                    cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
-                else:
-                    cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
+        with rt.read() as session:  # the compile's snapshot
+            if strategy == "fact_lookup":
+                cands.extend(RT.fact_lookup(engine, session, plan, task, list(scope.object_types), cls_name, found))
+            elif strategy == "graph":
+                cands.extend(RT.graph(rt, session, task, cls_name, found))
+            elif strategy == "episode_recall":
+                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
+            else:
+                cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
         entry["found"] = len(cands) - before
         profiles.append(entry)
         ran.add(strategy)
@@ -223,7 +223,7 @@ def _section(items: list[dict[str, Any]], predicate: Any) -> dict[str, Any]:
     return {"field": "items", "count": len(ids), "ids": ids}
 
 
-def _result(rt: Runtime, task: str, plan: dict[str, Any], found: dict[str, Any], items: list[dict[str, Any]],
+def _result(rt: Runtime, task: str, plan: SearchPlan, found: dict[str, Any], items: list[dict[str, Any]],
             fitted: Any, cls: Classification, fmt: str, budget: int, budget_source: str, trace_id: str,
             opts: ContextOptions, scope: dict[str, Any], stages: dict[str, float], candidates: int) -> dict[str, Any]:
     evidence_ids: list[str] = [c.key for c in fitted.selected if c.segment is not None]
@@ -236,7 +236,6 @@ def _result(rt: Runtime, task: str, plan: dict[str, Any], found: dict[str, Any],
              for i in items[:3]]
     for sid in list(dict.fromkeys(c.segment.source_id for c in fitted.selected if c.segment is not None))[: 3 - len(hints[:3])]:
         hints.append({"tool": "memory_query", "mode": "page", "input_data": {"id": sid}, "why": "the whole episode"})
-    search = found.get("search") or {}
     compact = opts.detail == "compact"
     if compact:
         # The package in `content` carries the material; `items` is its directory, cut to a share of
@@ -265,9 +264,9 @@ def _result(rt: Runtime, task: str, plan: dict[str, Any], found: dict[str, Any],
             "token_count": fitted.token_count,
             "package_entries": len(fitted.selected),
         },
-        "normalized_terms": search.get("normalized_terms", plan["terms"]),
-        "semantic_backend": search.get("semantic_backend") or rt.semantic_status(),
-        "query_sanitizer": plan["clean"].diagnostics(),
+        "normalized_terms": plan.terms,
+        "semantic_backend": semantic_backend(rt, opts.detail),
+        "query_sanitizer": plan.clean.diagnostics(),
         "classification": cls.to_dict(),
         "format": fmt,
         "token_count": fitted.token_count,

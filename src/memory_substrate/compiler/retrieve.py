@@ -22,7 +22,8 @@ from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
 from memory_substrate.compiler.relevance import FACT_FLOOR, judge, overlap
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject
-from memory_substrate.query.schemas import Filters, SearchInput, SearchOptions
+from memory_substrate.query.results import SearchPlan
+from memory_substrate.query.schemas import Filters
 from memory_substrate.query.search import SearchEngine
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -72,27 +73,24 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
 
 
 def fact_lookup(
-    engine: SearchEngine, task: str, object_types: list[str], profile: str, found: dict[str, Any]
+    engine: SearchEngine, session: StoreSession, plan: SearchPlan, task: str, object_types: list[str], profile: str,
+    found: dict[str, Any],
 ) -> list[Candidate]:
+    """Object search (``SearchEngine.find_objects``, typed matches read in the compile's session)
+    over the knowledge, activity and work-item types asked for; procedures are left to procedure
+    assist. Each fact is judged for relevance (relevance.py) and floored."""
     types = [t for t in object_types if t in ("knowledge", "activity", "work_item")]
     if not types:
         return []
-    result = engine.search(
-        SearchInput(query=task),
-        SearchOptions(max_items=FACT_LOOKUP_DEPTH, filters=Filters(object_types=types)),  # type: ignore[arg-type]
-    )
-    found["search"] = result
-    items = [i for i in result["items"] if i["kind"] != "procedure"]
-    if not items:
+    filters = Filters(object_types=types).merged()  # type: ignore[arg-type]
+    # Matched chunks are a search answer's excerpts; the compiler reads the facts themselves.
+    matches = engine.find_objects(session, plan, filters, FACT_LOOKUP_DEPTH, n_chunks=0)
+    objs = [m.obj for m in matches if m.obj.kind != "procedure"]
+    if not objs:
         return []
-    with engine.rt.read() as session:
-        objs = session.get_objects([i["id"] for i in items])
-        sims = judge(engine.rt, session, task, [objs[i["id"]] for i in items if i["id"] in objs])
+    sims = judge(engine.rt, session, task, objs)
     out, below = [], 0
-    for item in items:
-        obj = objs.get(item["id"])
-        if obj is None:
-            continue
+    for obj in objs:
         cand = Candidate(obj.id, memory_type(obj), "fact_lookup", sims[obj.id], profile, obj=obj)
         below += _floor(cand, sims[obj.id])
         out.append(cand)

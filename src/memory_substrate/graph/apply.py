@@ -19,7 +19,6 @@ from memory_substrate.graph import procedures
 from memory_substrate.graph.claims import apply_settlement, settle, trust_of
 from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graph.schemas import ExtractedFact, Extraction
-from memory_substrate.lookup_keys import entity_any_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.taxonomy import (
@@ -235,9 +234,8 @@ class ExtractionApplier:
         norm = normalize_name(ref)
         if norm in names:
             return self._resolved.get(names[norm]) or self.session.get_object(names[norm])
-        ids = sorted({oid for _, oid in self.session.find_keys([entity_any_key(ref)])})
-        live = [o for o in self.session.get_objects(ids).values() if o.status == "active"]
-        return live[0] if len(live) == 1 else None
+        named = EntityResolver(self.session, None).named(ref)
+        return named[0] if len(named) == 1 else None
 
     # --- facts ---------------------------------------------------------------------------
     def _fact(

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
-from memory_substrate.lookup_keys import entity_alias_key, entity_name_key
+from memory_substrate.lookup_keys import entity_alias_key, entity_any_key, entity_name_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import normalize_name
@@ -58,6 +58,16 @@ class EntityResolver:
             if e is not None and e.object_type == "entity" and e.status == "active":
                 out[e.id] = e
         return list(out.values())
+
+    def named(self, ref: str) -> list[MemoryObject]:
+        """The live entities a bare name (no type) denotes: the one whose name is exactly ``ref``
+        when there is one, else every live entity of any type named or aliased so. One rule for
+        the names a claim refers to, from an extraction (``apply.py``) or stated directly
+        (``triplets.py``); the caller decides what none or several mean."""
+        ids = sorted({oid for _, oid in self.session.find_keys([entity_any_key(ref)])})
+        live = [o for o in self.session.get_objects(ids).values() if o.status == "active"]
+        exact = [o for o in live if normalize_name(o.title) == normalize_name(ref)]
+        return exact if len(exact) == 1 else live
 
     def resolve(self, name: str, entity_type: str, aliases: list[str]) -> Resolution:
         # Pass 1: exact name + type + namespace, case-insensitive.

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
-from memory_substrate.graph.resolve import EntityResolver
+from memory_substrate.graph import nodes as graph
 from memory_substrate.graphmem import schemas as V
-from memory_substrate.graphmem.edges import canonical_relation, similar_facts
 from memory_substrate.graphmem.errors import ok
-from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
-from memory_substrate.indexing import embedding_text
-from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
-from memory_substrate.models import MemoryObject, Relation
-from memory_substrate.taxonomy import normalize_name
-from memory_substrate.util import new_id, now_iso
+from memory_substrate.graphmem.service import GraphMemory, Write
+from memory_substrate.models import MemoryObject
 
 _TYPE = re.compile(r"^[A-Za-z0-9_ \-]{1,64}$")
 MAX_LINKS = 100
 MAX_HISTORY = 1000
-
-
-def _title(text: str) -> str:
-    first = text.strip().splitlines()[0] if text.strip() else text
-    return first[:200]
 
 
 def entity_kind(label: str | None) -> str:
@@ -37,7 +26,7 @@ def entity_kind(label: str | None) -> str:
     return re.sub(r"[\s\-]+", "_", str(label).strip().lower())
 
 
-def _graph_meta(source: str, metadata: dict[str, Any], ttl_days: float | None, node_type: str) -> dict[str, Any]:
+def graph_attributes(source: str, metadata: dict[str, Any], ttl_days: float | None, node_type: str) -> dict[str, Any]:
     return {"node_type": node_type, "source": source, "metadata": metadata, "ttl_days": ttl_days}
 
 
@@ -95,54 +84,28 @@ def create_node(
     wanted_links = _links(links)
     threshold = _threshold(semantic_threshold, g.limits.similarity_threshold, "semantic_threshold")
     exp = V.expiry(ttl_days, expires_at, g.limits, g.now())
-    graph = _graph_meta(source, meta, ttl_days if expires_at is None else None, label)
-    sys_meta: dict[str, Any] = {"evidence_status": EVIDENCE_STATUS, "graph": graph}
-    if exp:
-        sys_meta["expires_at"] = exp
+    attrs = graph_attributes(source, meta, ttl_days if expires_at is None else None, label)
+    extra: dict[str, Any] = {"graph": attrs, **({"expires_at": exp} if exp else {})}
+    gov = g.governance(f"create_node via graph toolset (source {source})")
     with g.write(ns, "create_node") as w:
         if label == "Fact":
-            obj = MemoryObject(
-                id=new_id("knowledge"), object_type="knowledge", kind="fact", status=lifecycle, title=_title(body),
-                summary=body, memory_source=MEMORY_SOURCE, reason=f"create_node via graph toolset (source {source})",
-                scope_refs=[g.limits.graph_scope], metadata=sys_meta,
-            )
+            created = graph.create_fact(w.patch, body, gov, status=lifecycle, metadata=extra)
         else:
             type_label = meta.get("type") or meta.get("entity_type")
             kind = entity_kind(str(type_label) if type_label is not None else None)
-            existing = _existing_entity(w, kind, body)
+            existing = graph.existing_entity(w.session, body, kind)
             if existing is not None:
                 return ok(node=V.node_view(existing, ns), existing=True, edges=[])
-            graph["type_label"] = type_label
-            obj = MemoryObject(
-                id=new_id("entity"), object_type="entity", kind=kind, status=lifecycle, title=body.strip(),
-                summary=f"{kind}: {body.strip()}", memory_source=MEMORY_SOURCE,
-                reason=f"create_node via graph toolset (source {source})", scope_refs=[g.limits.graph_scope],
-                payload={"name": body.strip(), "entity_type": kind, "aliases": []}, metadata=sys_meta,
-            )
-        created = w.patch.create(obj)
-        edges = _link_edges(w, created, wanted_links)
-        emb = g.embedder()
-        if auto_link and label == "Fact" and emb is not None:
-            vec = emb.embed_documents([embedding_text(created)])[0]
-            for other, score in similar_facts(w.session, emb, vec, threshold=threshold, limit=10, exclude={created.id}):
-                edges.append(canonical_relation("SIMILAR_TO", created.id, other.id,
-                                                {"score": round(score, 4), "auto_link": True}, now_iso()))
-        if edges:
-            w.patch.relate(edges, object_id=created.id)
+            attrs["type_label"] = type_label
+            created = graph.create_entity(w.patch, body, kind, gov, status=lifecycle, metadata=extra)
+        similar = g.embedder() if auto_link and label == "Fact" else None
+        edges = graph.attach(w.patch, created, _link_targets(w, wanted_links), embedder=similar, threshold=threshold)
     return ok(node=V.node_view(created, ns), edges=[V.edge_view(r) for r in edges])
 
 
-def _existing_entity(w: Write, kind: str, name: str) -> MemoryObject | None:
-    """The entity this name and type already denote (spec 002 dedups entities), resolved by the
-    knowledge graph's ``EntityResolver``: the rule extraction uses, so a node created here and an
-    entity extracted from a conversation are one entity. Its exact-name and alias passes only: the
-    caller names the entity outright, and a doubtful semantic match would merge two things."""
-    found = EntityResolver(w.session, None).resolve(name.strip(), kind, [])
-    return w.session.get_object(found.entity_id) if found.entity_id else None
-
-
-def _link_edges(w: Write, created: MemoryObject, links: list[dict[str, Any]]) -> list[Relation]:
-    edges = []
+def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(relation type, target id) of each link, once its target is a node of the type it names."""
+    out = []
     for i, link in enumerate(links):
         try:
             target = GraphMemory.node(w.session, link["node_id"], f"links[{i}].node_id")
@@ -150,8 +113,8 @@ def _link_edges(w: Write, created: MemoryObject, links: list[dict[str, Any]]) ->
             raise ValidationError(exc.message, details=exc.details) from None
         if link.get("node_type") and V.node_type(str(link["node_type"])) != V.node_type_of(target):
             raise ValidationError(f"links[{i}]: node {target.id} is a {V.node_type_of(target)}, not a {link['node_type']}")
-        edges.append(canonical_relation(link["relation_type"], created.id, target.id, {}, now_iso()))
-    return edges
+        out.append((link["relation_type"], target.id))
+    return out
 
 
 def get_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
@@ -188,18 +151,15 @@ def update_node(
         before = V.node_view(obj, ns)
         if obj.status == "expired" and status is None:
             status = "active"  # swept by the expire sweep, revived by a later expiry
-        new = apply_update(obj, text=text, source=source, metadata=meta, status=status, ttl_days=ttl_days,
-                           expires_at=expires_at, exp=exp, entity_type=entity_type)
+        new = _revised(obj, text=text, source=source, metadata=meta, status=status, ttl_days=ttl_days,
+                       expires_at=expires_at, exp=exp, entity_type=entity_type)
         after = V.node_view(new, ns)
         changes: dict[str, Any] = {
             k: {"from": before[k], "to": after[k]}
             for k in ("text", "source", "metadata", "status", "ttl_days", "expires_at", "type", "lifecycle_status")
             if k in after and before.get(k) != after.get(k)
         }
-        if versioning:
-            changes["versioning"] = True
-            changes["previous_version"] = obj.to_dict()  # the whole previous object: a kept version
-        updated = w.patch.update(new, action="version" if versioning else "update", changes=changes)
+        updated = graph.save_revision(w.patch, obj, new, changes, versioning=versioning)
     return ok(node=V.node_view(updated, ns))
 
 
@@ -217,7 +177,7 @@ def _visible_or_revived(g: GraphMemory, w: Write, node_id: str, exp: str | None)
         return obj
 
 
-def apply_update(
+def _revised(
     obj: MemoryObject,
     *,
     text: str | None,
@@ -229,35 +189,23 @@ def apply_update(
     exp: str | None,
     entity_type: str | None,
 ) -> MemoryObject:
-    graph = dict(obj.metadata.get("graph") or {})
-    sys_meta = dict(obj.metadata)
-    new = obj
-    if text is not None:
-        if obj.object_type == "knowledge":
-            new = replace(new, title=_title(text), summary=text)
-        else:
-            old = obj.title
-            aliases = list(obj.payload.get("aliases") or [])
-            if normalize_name(old) != normalize_name(text) and old not in aliases:
-                aliases.append(old)  # a renamed entity still resolves by its old name
-            new = replace(new, title=text.strip(), payload={**obj.payload, "name": text.strip(), "aliases": aliases})
+    """The spec-002 update as a revision of the object (``graph.revised``): the node's
+    ``metadata.graph`` attributes, its spec status mapped to a lifecycle status, its kind."""
+    attrs = dict(obj.metadata.get("graph") or {})
+    kind = None
     if entity_type is not None:
-        if obj.object_type == "knowledge":
-            raise ValidationError("entity_type applies to Entity nodes only")
         kind = entity_kind(entity_type)
-        graph["type_label"] = entity_type
-        new = replace(new, kind=kind, payload={**new.payload, "entity_type": kind}, summary=f"{kind}: {new.title}")
+        attrs["type_label"] = entity_type
     if source is not None:
-        graph["source"] = source
+        attrs["source"] = source
     if metadata is not None:
-        graph["metadata"] = metadata
-    if status is not None and obj.status not in V.STATUS_TO_LIFECYCLE[status]:
-        new = replace(new, status=V.STATUS_TO_LIFECYCLE[status][0])
+        attrs["metadata"] = metadata
     if exp is not None:
-        sys_meta["expires_at"] = exp
-        graph["ttl_days"] = ttl_days if expires_at is None else None
-    sys_meta["graph"] = graph
-    return replace(new, metadata=sys_meta)
+        attrs["ttl_days"] = ttl_days if expires_at is None else None
+    lifecycle = None
+    if status is not None and obj.status not in V.STATUS_TO_LIFECYCLE[status]:
+        lifecycle = V.STATUS_TO_LIFECYCLE[status][0]
+    return graph.revised(obj, text=text, kind=kind, status=lifecycle, graph=attrs, expires_at=exp)
 
 
 def mark_outdated(g: GraphMemory, *, fact_id: str, owner_id: str | None = None, reason: str | None = None) -> dict[str, Any]:
@@ -268,37 +216,17 @@ def mark_outdated(g: GraphMemory, *, fact_id: str, owner_id: str | None = None, 
         obj = g.node(w.session, fact_id, "fact_id")
         if obj.status in V.STATUS_TO_LIFECYCLE["outdated"]:
             return ok(node=V.node_view(obj, ns), unchanged=True)
-        meta = {**obj.metadata, "outdated_reason": reason}
-        updated = w.patch.set_status(replace(obj, metadata=meta), "stale", reason or "marked outdated via graph toolset")
+        updated = graph.mark_outdated(w.patch, obj, reason)
     return ok(node=V.node_view(updated, ns))
 
 
 def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
-    """Delete a node, its derived rows and its edges. Deleting an entity also deletes the
-    triplets (structured facts) it is the subject or object of, as deleting a node deletes its
-    edges in a graph database; other objects that name it in subject/related refs lose the ref."""
+    """Delete a node, its derived rows and its edges, an entity's triplets too (``graph.delete_node``)."""
     ns = g.namespace(owner_id)
     with g.write(ns, "delete_node") as w:
         # An expired node does not exist here either, as for get_node and update_node (the expire
         # sweep archives it); what a live entity takes with it is found expired or not.
-        obj = g.node(w.session, node_id)
-        raw_session = w.raw
-        doomed = [obj]
-        if obj.object_type in ("entity", "node"):
-            keys = [fact_subject_key(obj.id), fact_object_key(obj.id)]
-            fact_ids = sorted({oid for _, oid in raw_session.find_keys(keys)} - {obj.id})
-            doomed += list(raw_session.get_objects(fact_ids).values())
-        gone = {o.id for o in doomed}
-        referrers = {r.origin_id for r in raw_session.relations_of(sorted(gone), limit=100_000)
-                     if r.origin_id and r.origin_id not in gone and r.target_id in gone}
-        for ref_obj in raw_session.get_objects(sorted(r for r in referrers if r)).values():
-            subj = [r for r in ref_obj.subject_refs if r not in gone]
-            rel = [r for r in ref_obj.related_node_refs if r not in gone]
-            if subj != ref_obj.subject_refs or rel != ref_obj.related_node_refs:
-                w.patch.update(replace(ref_obj, subject_refs=subj, related_node_refs=rel), action="unlink",
-                               changes={"removed_refs": sorted(gone & (set(ref_obj.subject_refs) | set(ref_obj.related_node_refs)))})
-        for o in doomed:
-            w.patch.delete(o, f"delete_node {node_id}" if o.id != node_id else "delete_node")
+        doomed = graph.delete_node(w.patch, w.raw, g.node(w.session, node_id))
     return ok(deleted_ids=[o.id for o in doomed])
 
 

@@ -5,14 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
+from memory_substrate.graph import nodes as graph
 from memory_substrate.graphmem import schemas as V
-from memory_substrate.graphmem.edges import canonical_relation, relations_between
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.graphread import DerivedGraph, RelationGraph
-from memory_substrate.graphmem.nodes import create_node
+from memory_substrate.graphmem.nodes import graph_attributes
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.models import MemoryObject
-from memory_substrate.util import now_iso
 
 MAX_DEPTH = 5
 MAX_NODES = 500
@@ -37,8 +36,7 @@ def create_relation(
     with g.write(ns, "create_relation") as w:
         src = g.node(w.session, from_id, "from_id")
         tgt = g.node(w.session, to_id, "to_id")
-        rel = canonical_relation(relation_type, src.id, tgt.id, props, now_iso())
-        w.patch.relate([rel], object_id=src.id)
+        rel = graph.relate(w.patch, relation_type, src.id, tgt.id, props)
     return ok(relation_type=relation_type, relation=V.edge_view(rel))
 
 
@@ -52,12 +50,8 @@ def delete_relation(
     if relation_type is not None:
         V.relation_type(relation_type)
     with g.write(ns, "delete_relation") as w:
-        rels = relations_between(w.session, from_id, to_id, relation_type)
-        canonical = [r for r in rels if r.origin_id is None]
-        derived = [r for r in rels if r.origin_id is not None]
-        if canonical:
-            w.patch.unrelate(canonical, object_id=from_id)
-    return ok(deleted=len(canonical), kept_derived=[V.edge_view(r) for r in derived])
+        deleted, derived = graph.unrelate(w.patch, from_id, to_id, relation_type)
+    return ok(deleted=deleted, kept_derived=[V.edge_view(r) for r in derived])
 
 
 def _graph(g: GraphMemory, session: Any, namespace: str) -> RelationGraph | DerivedGraph:
@@ -140,12 +134,9 @@ def create_summary_fact(
     if len(ids) > MAX_SUMMARISED:
         raise ValidationError(f"fact_ids: at most {MAX_SUMMARISED}")
     V.text(summary_text, g.limits, "summary_text")
-    with g.read(ns) as session:
-        for i, fid in enumerate(ids):
-            obj = session.get_object(fid)
-            if obj is None or obj.object_type != "knowledge":
-                raise ValidationError(f"fact_ids[{i}]: fact {fid!r} not found", details={"id": fid})
-    links = [{"node_id": fid, "node_type": "Fact", "relation_type": "SUMMARIZES"} for fid in ids]
-    result = create_node(g, text=summary_text, node_type="Fact", owner_id=ns, source="summary",
-                         metadata={"summarizes": ids}, auto_link=False, links=links)
-    return result
+    metadata = V.metadata({"summarizes": ids}, g.limits)
+    attrs = graph_attributes("summary", metadata, None, "Fact")
+    with g.write(ns, "create_node") as w:  # the summary is a created node (its history says create_node)
+        fact, edges = graph.create_summary(w.patch, ids, summary_text, g.governance(
+            "create_node via graph toolset (source summary)"), metadata={"graph": attrs})
+    return ok(node=V.node_view(fact, ns), edges=[V.edge_view(r) for r in edges])

@@ -19,8 +19,8 @@ from typing import Any
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.expiry import expires_at
-from memory_substrate.graphmem.limits import GraphLimits
 from memory_substrate.models import MemoryObject, Relation
+from memory_substrate.settings import Settings
 from memory_substrate.util import parse_time
 
 OWNER_ID = re.compile(r"^[A-Za-z0-9_@\-]{1,128}$")
@@ -50,7 +50,7 @@ def relation_type(value: str) -> str:
     return value
 
 
-def text(value: str | None, limits: GraphLimits, field: str = "text") -> str:
+def text(value: str | None, limits: Settings, field: str = "text") -> str:
     if value is None or not value.strip():
         raise ValidationError(f"{field} is required and must not be empty")
     if len(value) > limits.max_text_length:
@@ -58,7 +58,7 @@ def text(value: str | None, limits: GraphLimits, field: str = "text") -> str:
     return value
 
 
-def metadata(value: dict[str, Any] | None, limits: GraphLimits, field: str = "metadata") -> dict[str, Any]:
+def metadata(value: dict[str, Any] | None, limits: Settings, field: str = "metadata") -> dict[str, Any]:
     if value is None:
         return {}
     try:
@@ -83,7 +83,7 @@ def node_type(value: str) -> str:
     return found
 
 
-def expiry(ttl_days: float | None, expires_at_ms: int | None, limits: GraphLimits, now: datetime) -> str | None:
+def expiry(ttl_days: float | None, expires_at_ms: int | None, limits: Settings, now: datetime) -> str | None:
     """The ISO expiry from an absolute ``expires_at`` (ms; wins) or a relative ``ttl_days``."""
     if ttl_days is not None and not (limits.min_ttl_days < ttl_days <= limits.max_ttl_days):
         raise ValidationError(

@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.errors import ValidationError
+from memory_substrate.graph.nodes import relations_between, similar_facts
 from memory_substrate.graphmem import schemas as V
-from memory_substrate.graphmem.edges import relations_between, similar_facts
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.query.schemas import Filters, SearchInput, SearchOptions

@@ -1,4 +1,7 @@
-"""The graph toolset's domain core: which namespace a call reaches, sessions, patches, caches.
+"""The graph toolset's surface state: which namespace a call reaches, its units of work, caches.
+
+What a write does to the graph is graph/'s (graph/nodes.py, graph/triplets.py); this module
+opens the unit of work (``Runtime.write``) the tools write through and says who states it.
 
 One ``GraphMemory`` serves one MCP server. ``owner_id`` is the namespace. A server built for
 a local client (stdio, in-process) may reach any namespace of its store, as the CLI can; a
@@ -18,13 +21,14 @@ from memory_substrate.app import Memory
 from memory_substrate.embed.base import Embedder
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.expiry import VisibleSession
+from memory_substrate.graph.apply import Governance
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
 from memory_substrate.graphmem.errors import log
-from memory_substrate.graphmem.limits import GraphLimits
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
+from memory_substrate.settings import Settings
 from memory_substrate.storage.base import StoreSession
 
 TOOL = "graph_memory"
@@ -44,20 +48,18 @@ class Write:
 
 
 class GraphMemory:
-    def __init__(self, memory: Memory, *, limits: GraphLimits | None = None, bound: bool = False) -> None:
+    def __init__(self, memory: Memory, *, bound: bool = False) -> None:
         self.memory = memory
         self.base = memory.runtime
-        # A bad limit value (MAX_TEXT_LENGTH=abc) must not kill the server before a client can hear
-        # why: the toolset starts with the defaults, logs the error, and every tool answers it.
+        # The limits are the Memory's settings (settings.py reads them, .env included). A bad value
+        # (MAX_TEXT_LENGTH=abc) must not kill the server before a client can hear why: that limit
+        # keeps its default, the error is logged, and every tool answers it.
+        self.limits: Settings = memory.settings
         self.config_error: str | None = None
-        if limits is None:
-            try:
-                limits = GraphLimits.from_env()
-            except ValidationError as exc:
-                self.config_error = f"graph toolset configuration: {exc.message}; fix the environment or .env and restart"
-                log.error("%s", self.config_error)
-                limits = GraphLimits()
-        self.limits = limits
+        if memory.settings.config_error is not None:
+            self.config_error = (f"graph toolset configuration: {memory.settings.config_error}; "
+                                 "fix the environment or .env and restart")
+            log.error("%s", self.config_error)
         self.bound = bound
         lim = self.limits
         self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)
@@ -116,6 +118,11 @@ class GraphMemory:
             visible = cast(VisibleSession, session)
             yield Write(session, patch, visible.now, visible.unfiltered)
         self.search_cache.invalidate(namespace)
+
+    def governance(self, reason: str) -> Governance:
+        """Who states a graph-toolset write (graph/nodes.py, graph/triplets.py write it)."""
+        return Governance(reason=reason, memory_source=MEMORY_SOURCE, scope_refs=[self.limits.graph_scope],
+                          extractor="graph_toolset", evidence_status=EVIDENCE_STATUS)
 
     def change_marker(self, session: StoreSession) -> str | None:
         latest = session.list_patches(limit=1)

@@ -1,10 +1,8 @@
 """create_triplet and search_triplets: a triplet is a temporal fact of the knowledge graph.
 
-``create_triplet`` resolves (or creates) the subject and object entities by name, then writes
-a fact {subject, predicate, object} with ``valid_from`` = now and settles it against live claims
-exactly as an extraction does (graph/claims.py): a new object for a single-valued predicate
-supersedes the old one (``valid_until`` closed), a lower-trust claim never overrides a higher
-one, the same triplet again is a duplicate and returns the existing one.
+``create_triplet`` checks its arguments and writes through ``graph.triplets.record_triplet``:
+the subject and object resolve (or are created) by the rule extraction uses, and the fact settles
+against live claims exactly as an extraction's does (graph/claims.py).
 """
 
 from __future__ import annotations
@@ -12,25 +10,16 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
-from memory_substrate.graph.claims import apply_settlement, settle
+from memory_substrate.graph.triplets import record_triplet
 from memory_substrate.graphmem import schemas as V
-from memory_substrate.graphmem.edges import canonical_relation
 from memory_substrate.graphmem.errors import ok
-from memory_substrate.graphmem.service import EVIDENCE_STATUS, MEMORY_SOURCE, GraphMemory, Write
+from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.graph_modes import select_facts
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.taxonomy import (
-    CANONICAL_PREDICATES,
-    KNOWLEDGE_STATUS_OF,
-    normalize_name,
-    normalize_predicate,
-)
-from memory_substrate.util import new_id, now_iso
 
 MAX_NAME = 500
-DEFAULT_CONFIDENCE = 0.7
 
 
 def _predicate(value: str) -> str:
@@ -54,34 +43,6 @@ def _entity_ids(session: StoreSession, ref: str) -> list[str]:
     if ref.startswith(("ent:", "node:")):
         return [ref]
     return sorted({oid for _, oid in session.find_keys([entity_any_key(ref)])})
-
-
-def _resolve(w: Write, g: GraphMemory, ref: str, field: str) -> MemoryObject:
-    """An entity by id, by its unique name or alias, or a new untyped entity of that name."""
-    if ref.startswith(("ent:", "node:")):
-        obj = w.session.get_object(ref)
-        if obj is None or obj.object_type not in ("entity", "node"):
-            raise ValidationError(f"{field}: entity {ref} not found", details={"id": ref})
-        return obj
-    live = [o for o in w.session.get_objects(_entity_ids(w.session, ref)).values() if o.status == "active"]
-    exact = [o for o in live if normalize_name(o.title) == normalize_name(ref)]
-    pick = exact if len(exact) == 1 else live
-    if len(pick) == 1:
-        return pick[0]
-    if len(pick) > 1:
-        raise ValidationError(
-            f"{field}: {ref!r} names several entities ({', '.join(o.id for o in pick[:5])}); pass an entity id",
-            details={"entity_ids": [o.id for o in pick]},
-        )
-    return w.patch.create(
-        MemoryObject(
-            id=new_id("entity"), object_type="entity", kind="unspecified", status="active", title=ref,
-            summary=f"unspecified: {ref}", memory_source=MEMORY_SOURCE, reason="create_triplet via graph toolset",
-            scope_refs=[g.limits.graph_scope], payload={"name": ref, "entity_type": "unspecified", "aliases": []},
-            metadata={"evidence_status": EVIDENCE_STATUS, "graph": {"node_type": "Entity", "source": "mcp",
-                                                                   "metadata": {}, "ttl_days": None}},
-        )
-    )
 
 
 def triplet_view(fact: MemoryObject, names: dict[str, MemoryObject], namespace: str) -> dict[str, Any]:
@@ -133,34 +94,18 @@ def create_triplet(
                 raise ValidationError(exc.message, details=exc.details) from None
             if source_fact.object_type != "knowledge":
                 raise ValidationError(f"fact_id: {fact_id} is an Entity, not a Fact")
-        subj = _resolve(w, g, subj_name, "subject")
-        target = _resolve(w, g, obj_name, "object_value")
-        text = f"{subj.title} {normalize_predicate(pred).replace('_', ' ')} {target.title}"
-        fact = MemoryObject(
-            id=new_id("knowledge"), object_type="knowledge", kind="fact", status=KNOWLEDGE_STATUS_OF[EVIDENCE_STATUS],
-            title=text[:500], summary=text, memory_source=MEMORY_SOURCE, reason="create_triplet via graph toolset",
-            confidence=DEFAULT_CONFIDENCE, scope_refs=[g.limits.graph_scope], subject_refs=[subj.id],
-            payload={"subject": subj.id, "predicate": pred, "object": target.id, "value": None},
-            metadata={
-                "evidence_status": EVIDENCE_STATUS, "salience": 0.5, "canonical_predicate": normalize_predicate(pred) in CANONICAL_PREDICATES,
-                "graph": {"node_type": "Fact", "source": "mcp", "metadata": meta, "ttl_days": None},
-                **({"source_fact_id": source_fact.id} if source_fact else {}),
-            },
+        done = record_triplet(
+            w.patch, subj_name, pred, obj_name, g.governance("create_triplet via graph toolset"),
             valid_from=w.now.isoformat(timespec="microseconds"),
+            metadata={"graph": {"node_type": "Fact", "source": "mcp", "metadata": meta, "ttl_days": None}},
+            entity_metadata={"graph": {"node_type": "Entity", "source": "mcp", "metadata": {}, "ttl_days": None}},
+            source_fact=source_fact,
         )
-        settled = settle(w.session, fact)
-        names = {subj.id: subj, target.id: target}
-        if settled.duplicate_of is not None:
-            return ok(triplet=triplet_view(settled.duplicate_of, names, ns), existing=True)
-        created = w.patch.create(settled.obj)
-        apply_settlement(w.patch, created, settled)
-        if source_fact is not None:
-            stamp = now_iso()
-            edges = [canonical_relation("MENTIONS_ENTITY", source_fact.id, e.id, {}, stamp) for e in (subj, target)]
-            edges.append(canonical_relation("FOLLOWS_FROM", created.id, source_fact.id, {}, stamp))
-            w.patch.relate(edges, object_id=created.id)
-    view = triplet_view(created, names, ns)
-    view["superseded"] = [o.id for o in settled.supersede]
+    names = {done.subject.id: done.subject, done.object.id: done.object}
+    if done.existing:
+        return ok(triplet=triplet_view(done.fact, names, ns), existing=True)
+    view = triplet_view(done.fact, names, ns)
+    view["superseded"] = [o.id for o in done.settlement.supersede]
     return ok(triplet=view)
 
 

@@ -21,8 +21,7 @@ from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.streams import beside
 from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
-from memory_substrate.retrieval.types import RankedSegment, stored_segment
-from memory_substrate.retrieval.types import Segment as RankSegment
+from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
@@ -202,21 +201,15 @@ def ranked_segments(
     return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
 
 
-def search_segments(
-    rt: Runtime, session: StoreSession, query: str, filters: dict[str, list[str]], max_items: int,
-    *, excerpt_chars: int = 400,
-) -> list[dict[str, Any]]:
-    terms = query_terms(query)
-    items = []
-    for seg, r in ranked_segments(rt, session, query, filters, max_items):
-        view = segment_view(seg, snippet_chars=excerpt_chars)
-        view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)
-        view.update(
-            retrieval_sources=r.retrieval_sources,
-            retrieval_ranks=r.retrieval_ranks,
-            rank_score=round(r.rank_score, 6),
-            lexical_score=round(r.lexical_score, 4) if r.lexical_score is not None else None,
-            semantic_score=round(r.semantic_score, 4) if r.semantic_score is not None else None,
-        )
-        items.append(view)
-    return items
+def segment_item(seg: Segment, r: RankedSegment, terms: list[str], excerpt_chars: int) -> dict[str, Any]:
+    """A segment search item: the segment's view with its excerpt and how it was ranked."""
+    view = segment_view(seg, snippet_chars=excerpt_chars)
+    view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)
+    view.update(
+        retrieval_sources=r.retrieval_sources,
+        retrieval_ranks=r.retrieval_ranks,
+        rank_score=round(r.rank_score, 6),
+        lexical_score=round(r.lexical_score, 4) if r.lexical_score is not None else None,
+        semantic_score=round(r.semantic_score, 4) if r.semantic_score is not None else None,
+    )
+    return view

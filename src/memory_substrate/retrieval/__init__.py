@@ -7,13 +7,14 @@ from memory_substrate.retrieval.ranker import (
     analyse_query,
     rank_segments,
 )
-from memory_substrate.retrieval.types import RankedSegment, Segment
+from memory_substrate.retrieval.types import RankedSegment, RankSegment
+from memory_substrate.retrieval.types import Segment as Segment  # the old name of RankSegment
 
 __all__ = [
     "QueryAnalysis",
     "RankConfig",
+    "RankSegment",
     "RankedSegment",
-    "Segment",
     "TermStats",
     "analyse_query",
     "rank_segments",

@@ -39,11 +39,11 @@ import numpy.typing as npt
 from memory_substrate.analysis import across_languages
 from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
-from memory_substrate.retrieval.types import RankedSegment, Segment
+from memory_substrate.retrieval.types import RankedSegment, RankSegment
 
 Hit = tuple[str, float]  # (segment id, stream score; higher is better)
-FetchSegments = Callable[[Sequence[str]], Mapping[str, Segment]]
-FetchNeighbours = Callable[[Sequence[str], int, int], Mapping[str, Sequence[Segment]]]
+FetchSegments = Callable[[Sequence[str]], Mapping[str, RankSegment]]
+FetchNeighbours = Callable[[Sequence[str], int, int], Mapping[str, Sequence[RankSegment]]]
 FetchVectors = Callable[[Sequence[str]], Mapping[str, npt.NDArray[np.float32]]]
 
 
@@ -149,7 +149,7 @@ class RankConfig:
 
 @dataclass
 class _Cand:
-    seg: Segment
+    seg: RankSegment
     sources: list[str] = field(default_factory=list)
     ranks: dict[str, int] = field(default_factory=dict)
     lexical_score: float | None = None
@@ -176,7 +176,7 @@ def context_span(config: RankConfig | None = None) -> tuple[int, int]:
     )
 
 
-def _position(s: Segment) -> tuple[int, str]:
+def _position(s: RankSegment) -> tuple[int, str]:
     return (s.index if s.index is not None else 0, s.id)
 
 
@@ -192,8 +192,8 @@ class _Pool:
     """Stage 1's result: the candidates and every segment known around them."""
 
     cands: dict[str, _Cand]
-    known: dict[str, Segment]  # candidates and their neighbours, by id
-    order: dict[str, list[Segment]]  # each source's known segments in position order
+    known: dict[str, RankSegment]  # candidates and their neighbours, by id
+    order: dict[str, list[RankSegment]]  # each source's known segments in position order
     pos: dict[str, tuple[str, int]]  # segment id -> (source, index in ``order[source]``)
 
 
@@ -216,7 +216,7 @@ def _gather(
 
     # neighbours: context windows and extra candidates
     before, after = context_span(cfg)
-    neigh: Mapping[str, Sequence[Segment]] = {}
+    neigh: Mapping[str, Sequence[RankSegment]] = {}
     if fetch_neighbours is not None and (before or after):
         neigh = fetch_neighbours(list(segs), before, after)
     seeds = set(sid for sid, _ in lexical_hits[: cfg.neighbour_seeds]) | set(
@@ -226,12 +226,12 @@ def _gather(
     # every segment we know, by source and position (for windows)
     # (Plain loops and local names: this runs for every turn of every window, several hundred
     # per search.)
-    known: dict[str, Segment] = dict(segs)
+    known: dict[str, RankSegment] = dict(segs)
     for lst in neigh.values():
         for s in lst:
             if s.id not in known:
                 known[s.id] = s
-    order: dict[str, list[Segment]] = {}
+    order: dict[str, list[RankSegment]] = {}
     for s in known.values():
         group = order.get(s.source_id)
         if group is None:
@@ -273,7 +273,7 @@ def _gather(
 
 
 def _speaker_and_time(
-    segs: Sequence[Segment], analysis: QueryAnalysis, cfg: RankConfig
+    segs: Sequence[RankSegment], analysis: QueryAnalysis, cfg: RankConfig
 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Stage 5, speaker and time features: 1 when the segment's speaker is a participant the query
     names (0 for all when every candidate matches), 1 when it was said in a period the query names."""
@@ -309,7 +309,7 @@ def _windows(pool: _Pool, ids: Sequence[str], terms: Sequence[str], cfg: RankCon
     n = len(ids)
     term_cache: dict[str, list[str]] = {}
 
-    def seg_terms(s: Segment) -> Sequence[str]:
+    def seg_terms(s: RankSegment) -> Sequence[str]:
         if s.terms is not None:
             return s.terms
         t = term_cache.get(s.id)
@@ -504,18 +504,18 @@ def rank_segments(
 
     * ``lexical_hits`` / ``vector_hits``: the store's streams, ``(segment_id, score)`` best first
       (lexical score = FTS5 ``-bm25()``, vector score = cosine). Either may be empty.
-    * ``fetch_segments(ids) -> {id: Segment}``: segment records (text, source_id, index,
+    * ``fetch_segments(ids) -> {id: RankSegment}``: segment records (text, source_id, index,
       created_at, speaker; ``vector`` when at hand).
-    * ``fetch_neighbours(ids, before, after) -> {id: [Segment, ...]}`` (optional): for each id, the
+    * ``fetch_neighbours(ids, before, after) -> {id: [RankSegment, ...]}`` (optional): for each id, the
       segments of its source from ``before`` positions before it to ``after`` after it, in order,
       itself included. Without it, windows are the segment alone and no neighbour is added.
     * ``fetch_vectors(ids) -> {id: vector}`` (optional): stored vectors of the candidates whose
-      ``Segment.vector`` is None, asked once, for the candidates only (a window holds several
+      ``RankSegment.vector`` is None, asked once, for the candidates only (a window holds several
       times more turns than there are candidates, and only candidates are scored).
     * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
       content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
       from the fetched candidates and their neighbours.
-    * ``query_vector`` or ``embedder``: to score segments semantically (from ``Segment.vector``
+    * ``query_vector`` or ``embedder``: to score segments semantically (from ``RankSegment.vector``
       or by embedding the segment text); without both, the vector stream's scores are used.
     * ``speakers``: participant names for ``analyse_query`` when ``query`` is a string; by
       default the speakers of the candidate segments.

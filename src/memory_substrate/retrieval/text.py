@@ -1,8 +1,10 @@
-"""Query and text normalisation shared by lexical indexing and ranking.
+"""The one text normaliser: the tokenizer every lexical term goes through, and the ranker's terms.
 
-Pure functions, no state: tokenise (lower-case, accents stripped, Unicode letters/digits), drop
-stopwords, light suffix stemming, CJK character bigrams, and building an SQLite FTS5 OR-query.
-The same ``index_terms`` must be applied to indexed text and to queries.
+Pure functions, no state: ``tokenize`` (``fold``: lower case, NFKC, accents stripped; Unicode
+letters and digits; CJK character bigrams), stopwords, light suffix stemming. ``index_terms``
+(stems, stopwords dropped) must be applied to ranked text and to queries alike; the full-text
+index's terms (``memory_substrate.text``: surface forms beside stems) are built on the same
+``tokenize``. Each backend turns terms into its own full-text expression under ``storage/``.
 """
 
 from __future__ import annotations

@@ -11,11 +11,15 @@ import numpy.typing as npt
 
 
 @dataclass(frozen=True)
-class Segment:
-    """What the ranker needs to know about one stored segment (a message turn, a chunk).
+class RankSegment:
+    """What the ranker reads of one stored segment (``models.Segment``: a message turn, a chunk).
 
-    ``index`` is the segment's position in its source (``locator["index"]`` for messages);
-    ``vector`` is its stored L2-normalised embedding when the store has one at hand (optional).
+    Not a second segment type: a read-only projection of the stored record, keyed for ranking.
+    ``id`` is the segment's key across sources (``SOURCE_ID#seg-N``); ``index`` its position in
+    its source (``locator["index"]`` for messages); ``created_at`` the message date
+    (``metadata.created_at``), parsed; ``speaker`` ``metadata.name``; ``vector`` its stored
+    L2-normalised embedding when the store has one at hand (optional). ``query/segments.py``
+    builds them from store rows, ``bench/sim_store.py`` from LoCoMo turns.
     """
 
     id: str
@@ -37,12 +41,12 @@ def stored_segment(
     created_at: datetime | None,
     speaker: str | None,
     terms: Sequence[str] | None,
-) -> Segment:
-    """``Segment(id, text, source_id, index, created_at, speaker, None, terms)``, built at less
+) -> RankSegment:
+    """``RankSegment(id, text, source_id, index, created_at, speaker, None, terms)``, built at less
     than half the cost: a frozen dataclass's ``__init__`` sets each field through
     ``object.__setattr__``, and a search builds one record per window turn (several hundred).
     """
-    seg = _new(Segment)
+    seg = _new(RankSegment)
     seg.__dict__.update(
         id=id, text=text, source_id=source_id, index=index, created_at=created_at, speaker=speaker, vector=None,
         terms=terms,
@@ -51,6 +55,8 @@ def stored_segment(
 
 
 _new = object.__new__
+
+Segment = RankSegment  # the name before round 6, for code written against it; new code: RankSegment
 
 
 @dataclass
