@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import tempfile
+from typing import Any
 
 import numpy as np
 import pytest
 
-from memory_substrate import Memory, Settings
+from memory_substrate import Memory
 from memory_substrate.analysis import main_language
 from memory_substrate.embed import Embedder, create_embedder
 from memory_substrate.embed.gated import SLOTS, LanguageGatedEmbedder, language_slot
@@ -81,25 +81,27 @@ def test_name_names_both_models_and_the_gate(gated: LanguageGatedEmbedder) -> No
     assert other is not None and other.name != gated.name  # a changed gate is a new model: reindex
 
 
-def test_through_mcp_an_english_question_finds_a_german_turn() -> None:
+def test_through_mcp_an_english_question_finds_a_german_turn(make_settings: Any, namespace: str) -> None:
+    """On both backends, with the default embedder: the German turn is the English question's answer."""
     from mcp import Client
 
     from memory_substrate.mcp.server import build_server
 
-    async def run(root: str) -> list[str]:
-        memory = Memory(Settings(root=root, embedder="static-multilingual"), namespace="gated")
-        async with Client(build_server(memory)) as client:
-            messages = [{"role": "user", "content": t} for t in [*GERMAN, *ENGLISH[2:3]]]
-            args = {"mode": "conversation", "input_data": {"title": "notizen", "messages": messages}}
-            out = await client.call_tool("memory_ingest", {"args": args})
-            assert not out.is_error
-            query = {"mode": "search", "input_data": {"query": "Why did the backup of the file server not work?"},
-                     "options": {"result_unit": "segment", "max_items": 1, "detail": "full"}}
-            found = await client.call_tool("memory_query", {"args": query})
-            assert not found.is_error and found.structured_content is not None
+    async def run() -> list[str]:
+        memory = Memory(make_settings(embedder="static-multilingual"), namespace=namespace)
+        try:
+            async with Client(build_server(memory)) as client:
+                messages = [{"role": "user", "content": t} for t in [*GERMAN, *ENGLISH[2:3]]]
+                args = {"mode": "conversation", "input_data": {"title": "notizen", "messages": messages}}
+                out = await client.call_tool("memory_ingest", {"args": args})
+                assert not out.is_error
+                query = {"mode": "search", "input_data": {"query": "Why did the backup of the file server not work?"},
+                         "options": {"result_unit": "segment", "max_items": 1, "detail": "full"}}
+                found = await client.call_tool("memory_query", {"args": query})
+                assert not found.is_error and found.structured_content is not None
+                return [json.dumps(i, ensure_ascii=False) for i in found.structured_content["items"]]
+        finally:
             memory.close()
-            return [json.dumps(i, ensure_ascii=False) for i in found.structured_content["items"]]
 
-    with tempfile.TemporaryDirectory() as root:
-        items = asyncio.run(run(root))
+    items = asyncio.run(run())
     assert len(items) == 1 and "Dateiservers" in items[0]
