@@ -1,7 +1,8 @@
 """Two models, one vector space, chosen per text by its language: English stays English.
 
-A vector is ``[a·E, b·M, c·L]``, unit length: the English model's vector ``E``, the multilingual
-model's ``M``, and ``L``, a one-hot coordinate naming the text's language. The weights depend
+A vector is ``[a·E, b·M, c·L]``, unit length (an English query excepted): the English model's
+vector ``E``, the multilingual model's ``M``, and ``L``, a one-hot coordinate naming the text's
+language. The weights depend
 on the language (``analysis.main_language``) and on whether the text is a stored document or a
 query:
 
@@ -12,9 +13,12 @@ query:
 
 So:
 
-* an English query scores an English document exactly as the English model alone does (the dot
-  product is ``cos_E``, and every English document has the same norm): English-only stores rank
-  as before;
+* an English query scores an English document exactly as the English model alone does: the dot
+  product is ``cos_E`` itself (the query vector is not unit length: its English part is, and
+  its multilingual part comes on top), so English-only stores rank as before and absolute
+  thresholds on English scores keep their meaning. Stores compare by inner product; a derived
+  vector backend that compares by cosine (LanceDB, FalkorDB) divides every score of an English
+  query by the same constant (√(1 + 1.49) ≈ 1.58): same order, lower values;
 * an English query meets a document in another language through the multilingual model
   (``QUERY_MULTILINGUAL · cos_M``): cross-lingual search;
 * a query in another language meets documents in every non-English language through the
@@ -112,6 +116,9 @@ class LanguageGatedEmbedder:
             # scaled back here, an English query meets it at QUERY_MULTILINGUAL · cos_M.
             scale = self.query_multilingual * float(np.sqrt(1.0 + self.same_language**2))
             out[d_en : d_en + d_ml] *= np.float32(scale)
-        else:
-            out[d_en + d_ml + language_slot(lang)] = self.same_language
-        return out / np.float32(np.linalg.norm(out))
+            # Not made unit length: its English part is, so its product with an English document
+            # is the English cosine itself and thresholds set on it (entity resolution's 0.92, the
+            # task classifier's prototype scores) keep their meaning.
+            return out
+        out[d_en + d_ml + language_slot(lang)] = self.same_language
+        return out / np.float32(np.linalg.norm(out))  # as its document: the same text scores 1
