@@ -57,8 +57,13 @@ def _limit(name: str) -> Any:
 class _LimitsDotEnv(DotEnvSettingsSource):
     """``.env`` of the working directory, for the graph-toolset limits only."""
 
-    def __init__(self, settings_cls: type[BaseSettings], env_file: Path) -> None:
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
         self.unread: str | None = None
+        try:
+            env_file = Path.cwd() / ".env"  # when the settings are built
+        except FileNotFoundError:  # the working directory was removed: no .env to read
+            super().__init__(settings_cls, env_file=None)
+            return
         try:  # the file is read here
             super().__init__(settings_cls, env_file=env_file)
         except (OSError, UnicodeDecodeError) as exc:
@@ -135,7 +140,7 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Read when the settings are built: ``.env`` of the working directory at that moment.
-        return init_settings, env_settings, _LimitsDotEnv(settings_cls, env_file=Path.cwd() / ".env"), file_secret_settings
+        return init_settings, env_settings, _LimitsDotEnv(settings_cls), file_secret_settings
 
     @model_validator(mode="wrap")
     @classmethod

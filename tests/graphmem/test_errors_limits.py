@@ -199,3 +199,14 @@ async def test_an_unreadable_dot_env_is_answered_not_a_dead_process(make_setting
     async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="t")
         assert "cannot read" in out["error"], out
+
+
+def test_settings_load_in_a_working_directory_that_is_gone(tmp_path, monkeypatch):
+    """``.env`` is looked for in the working directory; when that directory was removed (a shell
+    left in a deleted folder) the settings still load, as they did before they read ``.env``."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    settings = Settings(root=tmp_path)
+    assert settings.max_text_length == 10_000 and settings.config_error is None
