@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
 
 from memory_substrate.analysis import analyse_words
 from memory_substrate.analysis.english import fold
@@ -40,6 +41,11 @@ def tokens(text: str) -> list[str]:
     return tokenize(text)
 
 
+# Words repeat: a long text's words are folded once each (a 200,000-character Chinese message
+# is about 180,000 words).
+_fold_word = lru_cache(maxsize=65_536)(fold)
+
+
 def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
     """Surface words and their terms for text in a language ``analysis`` handles (else None)."""
     words = analyse_words(text, drop_stopwords=drop_stopwords)
@@ -47,7 +53,7 @@ def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
         return None
     out: list[str] = []
     for word, terms in words:
-        out.append(fold(word))  # as ``tokens`` gives it, for unanalysed queries
+        out.append(_fold_word(word))  # as ``tokens`` gives it, for unanalysed queries
         out.extend(t for t in terms if t != out[-1])
     return out
 
