@@ -2,9 +2,10 @@
 
 Every setting comes from a ``MEMORY_SUBSTRATE_`` environment variable. The graph toolset's limits
 (spec 002) are settings too, read as spec 002 names them as well: ``MAX_TEXT_LENGTH`` or
-``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH`` (the prefixed one wins), from the environment or from ``.env``
-in the working directory (the environment wins over the file; only these limits are read from the
-file). A bad limit value does not stop the settings from loading: that limit keeps its default,
+``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH``, from the environment or from ``.env`` in the working
+directory (only these limits are read from the file). The source decides first: anything in the
+environment wins over the file, so an unprefixed variable in the environment wins over a prefixed
+one in ``.env``; within one source the prefixed name wins. A bad limit value does not stop the settings from loading: that limit keeps its default,
 and ``config_error`` says why, so the graph toolset can answer it on every call (graphmem/).
 """
 
