@@ -283,7 +283,9 @@ def _compact_keys(found: dict[str, Any]) -> list[tuple[str, int]]:
     return [key for _, key in sorted(ranked)]
 
 
-def memory_system(backend: str = "sqlite", database_url: str | None = None, detail: str = "full"):
+def memory_system(
+    backend: str = "sqlite", database_url: str | None = None, detail: str = "full", embedder: str | None = None
+):
     """The product: each session ingested as one conversation through ``Memory.ingest``, each
     question asked through ``Memory.query("search", result_unit="segment")`` with ``max_items``
     k, in ``detail`` full (the flat items) or compact (the default: sources with their lines)."""
@@ -293,7 +295,7 @@ def memory_system(backend: str = "sqlite", database_url: str | None = None, deta
     from memory_substrate import Memory, Settings
 
     root = tempfile.mkdtemp(prefix="locomo-")
-    settings = Settings(root=root, embedder="static", database_url=database_url)
+    settings = Settings(root=root, database_url=database_url, **({"embedder": embedder} if embedder else {}))
 
     def prepare(conv: Conversation):
         mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
@@ -332,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--simulated", action="store_true", help="also run the ranker over the in-memory store")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     ap.add_argument("--no-save", action="store_true")
+    ap.add_argument("--embedder", default=None, help="the memory system's embedder (default: the product's)")
     ap.add_argument("--database-url", default=None, help="run the memory system on this PostgreSQL database")
     ap.add_argument("--compact", action="store_true",
                     help="also run the memory system through the default compact answers (memory-compact)")
@@ -353,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, make in systems.items():
         if name.startswith("memory"):
             detail = "compact" if name == "memory-compact" else "full"
-            prepare, retrieve = make(database_url=args.database_url, detail=detail)
+            prepare, retrieve = make(database_url=args.database_url, detail=detail, embedder=args.embedder)
         else:
             prepare, retrieve = make()
         results[name] = run(retrieve, prepare, conversations=convs)

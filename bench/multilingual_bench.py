@@ -1,10 +1,12 @@
 """Multilingual retrieval through MCP: each language's paraphrases, and English questions across languages.
 
-    .venv/bin/python bench/multilingual_bench.py [--baseline-ref 83345d8] [--embedder static] [--ingest 3000] [--core-only]
+    .venv/bin/python bench/multilingual_bench.py [--baseline-ref f2967fb] [--embedder static-multilingual]
+        [--baseline-embedder static] [--ingest 3000] [--core-only] [--show-misses] [--items 12]
 
-One store holds the twelve statements of ``bench/data/multilingual.json`` in eight languages (96
-turns, one conversation per language). Every question is asked through the official MCP SDK's
-in-process client (``memory_query`` ``search``, ``result_unit`` segment), with the default install:
+One store holds the eighteen statements of ``bench/data/multilingual.json`` (six topics, three
+near misses each) in eight languages (144 turns, one conversation per language). Every question
+is asked through the official MCP SDK's in-process client (``memory_query`` ``search``,
+``result_unit`` segment), with the default install:
 
 - paraphrase@3: the question in language L finds the same statement in language L in the top 3;
 - cross@10: the English question finds the statement's translation in language L in the top 10
@@ -30,7 +32,7 @@ from typing import Any
 DATA = Path(__file__).resolve().parent / "data" / "multilingual.json"
 
 
-async def _measure(embedder: str) -> dict[str, Any]:
+async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
     from mcp import Client
 
     from memory_substrate import Memory, Settings
@@ -38,7 +40,7 @@ async def _measure(embedder: str) -> dict[str, Any]:
 
     data = json.loads(DATA.read_text(encoding="utf-8"))
     langs: list[str] = data["languages"]
-    items: list[dict[str, Any]] = data["items"]
+    items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
     with tempfile.TemporaryDirectory() as root:
         memory = Memory(Settings(root=root, embedder=embedder), namespace="multilingual-bench")
         where: dict[tuple[str, int], tuple[str, str]] = {}
@@ -81,6 +83,9 @@ async def _measure(embedder: str) -> dict[str, Any]:
                         hits += 1
                     else:
                         misses.setdefault(lang, []).append(it["id"])
+                        if show_misses:
+                            got = ", ".join(f"{i}/{la}" for i, la in top)
+                            print(f"miss {lang} {it['id']}: top 3 {got}", file=sys.stderr)
                 para[lang] = hits / len(items)
                 if lang != "en":
                     cross[lang] = sum((it["id"], lang) in english[it["id"]] for it in items) / len(items)
@@ -115,31 +120,41 @@ def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float
     return out
 
 
-def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool) -> dict[str, Any]:
+def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show_misses: bool = False) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", "--embedder", embedder, "--ingest", str(ingest)]
     cmd += ["--core-only"] if core_only else []
+    cmd += ["--show-misses"] if show_misses else []
     env = {**os.environ, "PYTHONPATH": src} if src else None
     out = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if out.returncode != 0:
         sys.exit(f"run failed ({src or 'current'}):\n{out.stderr[-4000:]}")
+    if show_misses:
+        print(f"[{src or 'current'}]\n" + "\n".join(line for line in out.stderr.splitlines() if line.startswith("miss ")))
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embedder", default="static")
+    ap.add_argument("--embedder", default="static-multilingual")
+    ap.add_argument("--baseline-embedder", default="static",
+                    help="the embedder of the --baseline-ref run (default: static, the default before it)")
     ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
     ap.add_argument("--ingest", type=int, default=0, metavar="TURNS",
                     help="also time ingesting this many turns each of English, German and Japanese")
     ap.add_argument("--core-only", action="store_true",
                     help="measure as the default install does: hide the cjk extra's segmenters if installed")
+    ap.add_argument("--items", type=int, default=0, metavar="N",
+                    help="only the first N statements (12: the set measured before the last six were added)")
+    ap.add_argument("--show-misses", action="store_true", help="print each missed paraphrase's top 3")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.items:
+        os.environ["MULTILINGUAL_BENCH_ITEMS"] = str(args.items)  # the measuring subprocesses read it
     if args.one and args.core_only:
         for name in ("jieba", "fugashi"):
             sys.modules[name] = None  # type: ignore[assignment]  # import fails: CJK bigrams
     if args.one:
-        result = asyncio.run(_measure(args.embedder))
+        result = asyncio.run(_measure(args.embedder, args.show_misses))
         if args.ingest:
             result["ingest_turns_per_s"] = _ingest_rate(args.embedder, args.ingest, ["en", "de", "ja"])
         print(json.dumps(result))
@@ -152,8 +167,9 @@ def main() -> None:
                 check=True, capture_output=True,
             ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-            runs.append((f"base {args.baseline_ref[:7]}", _run_tree(str(Path(tmp) / "src"), args.embedder, args.ingest, args.core_only)))
-        runs.append(("current", _run_tree(None, args.embedder, args.ingest, args.core_only)))
+            base = _run_tree(str(Path(tmp) / "src"), args.baseline_embedder, args.ingest, args.core_only)
+            runs.append((f"base {args.baseline_ref[:7]}", base))
+        runs.append(("current", _run_tree(None, args.embedder, args.ingest, args.core_only, args.show_misses)))
     langs = list(runs[-1][1]["paraphrase_at_3"])
     head = f"{'language':10s}" + "".join(f" | {label + ' para@3':>20s} | {label + ' cross@10':>20s}" for label, _ in runs)
     print(head)
@@ -174,7 +190,7 @@ def main() -> None:
     if args.ingest:
         for label, r in runs:
             rates = "  ".join(f"{lang} {v:6.0f}" for lang, v in r["ingest_turns_per_s"].items())
-            print(f"{label}: ingest turns/s ({args.ingest} turns per language, embedder {args.embedder}): {rates}")
+            print(f"{label}: ingest turns/s ({args.ingest} turns per language): {rates}")
 
 
 if __name__ == "__main__":

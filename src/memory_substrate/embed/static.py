@@ -50,7 +50,9 @@ class StaticEmbedder:
         self.model_dir = Path(model_dir) if model_dir is not None else DATA_DIR
         self.max_chars = max_chars
         self._lock = threading.Lock()
-        self._matrix: npt.NDArray[np.float32] | None = None
+        # The int8 rows and their scales, as stored: a row's vector is ``codes[i] * scales[i]``,
+        # made for the rows a batch needs (a float32 copy of the multilingual model is 65 MB).
+        self._matrix: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
         self._tokenizer: WordPieceTokenizer | UnigramTokenizer | None = None
         self._manifest: dict | None = None
 
@@ -78,7 +80,7 @@ class StaticEmbedder:
         return self._matrix is not None
 
     # -- loading --------------------------------------------------------------------------
-    def _load(self) -> tuple[npt.NDArray[np.float32], WordPieceTokenizer | UnigramTokenizer]:
+    def _load(self) -> tuple[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]], WordPieceTokenizer | UnigramTokenizer]:
         if self._matrix is None or self._tokenizer is None:
             with self._lock:
                 if self._matrix is None or self._tokenizer is None:
@@ -93,10 +95,9 @@ class StaticEmbedder:
                         raise StaticModelMissing(
                             f"static embedding model not found in {self.model_dir}"
                         ) from exc
-                    matrix = q.astype(np.float32) * scales.astype(np.float32)[:, None]
-                    if matrix.shape[0] != len(vocab):
+                    if q.shape[0] != len(vocab) or scales.shape[0] != len(vocab):
                         raise StaticModelMissing(
-                            f"model/vocab mismatch in {self.model_dir}: {matrix.shape[0]} rows, {len(vocab)} tokens"
+                            f"model/vocab mismatch in {self.model_dir}: {q.shape[0]} rows, {len(vocab)} tokens"
                         )
                     if m.get("tokenizer") == "sentencepiece-unigram":
                         # One "piece<TAB>log-probability" line per row.
@@ -104,7 +105,7 @@ class StaticEmbedder:
                         self._tokenizer = UnigramTokenizer((p, float(sc)) for p, sc in pairs)
                     else:
                         self._tokenizer = WordPieceTokenizer(vocab)
-                    self._matrix = np.ascontiguousarray(matrix)
+                    self._matrix = (np.ascontiguousarray(q, dtype=np.int8), scales.astype(np.float32))
         assert self._matrix is not None and self._tokenizer is not None
         return self._matrix, self._tokenizer
 
@@ -114,8 +115,8 @@ class StaticEmbedder:
         return tok.encode(text[: self.max_chars])
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        matrix, tok = self._load()
-        dims = matrix.shape[1]
+        (codes, scales), tok = self._load()
+        dims = codes.shape[1]
         out = np.zeros((len(texts), dims), dtype=np.float32)
         if not texts:
             return out
@@ -140,7 +141,7 @@ class StaticEmbedder:
             end = starts[last] if last < len(rows) else len(ids)
             idx = np.asarray(ids[starts[first]:end], dtype=np.int64)
             local = np.asarray(starts[first:last], dtype=np.int64) - starts[first]
-            gathered = matrix[idx]
+            gathered = codes[idx].astype(np.float32) * scales[idx][:, None]
             bounds = [*local.tolist(), len(idx)]
             # One reduce per text: numpy's reduceat along axis 0 of a row-major array is several
             # times slower than that (the sums agree to float rounding, under 1e-6).

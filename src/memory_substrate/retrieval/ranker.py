@@ -36,6 +36,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.analysis import across_languages
 from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, RankSegment
@@ -449,13 +450,16 @@ def _fuse_and_cut(
     limit: int,
     *,
     scored_semantically: bool,
+    query: str = "",
 ) -> list[RankedSegment]:
     """Stage 6, fusion and cut: weighted sum of the z-normalised lexical and semantic features plus
-    the speaker and time bonuses; the best ``limit``, ties in candidate order."""
+    the speaker and time bonuses; the best ``limit``, ties in candidate order. A candidate in another
+    language than the ``query``'s gets the lexical evidence of an average one (``across_languages``)."""
     lex, sem, spk, tim = features["lexical"], features["semantic"], features["speaker"], features["time"]
     n = len(ids)
+    zlex = across_languages(query, [cands[sid].seg.text for sid in ids], _zscore(lex)) if query else _zscore(lex)
     score = (
-        cfg.w_lexical * _zscore(lex) + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
+        cfg.w_lexical * zlex + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
     )
     order_idx = np.lexsort((np.arange(n), -score))[:limit]
     out: list[RankedSegment] = []
@@ -539,7 +543,9 @@ def rank_segments(
     sem = _semantic(pool.cands, ids, qvec, embedder, fetch_vectors, bool(vector_hits))
     spk, tim = _speaker_and_time([pool.cands[sid].seg for sid in ids], analysis, cfg)
     features = {"lexical": lex, "semantic": sem, "speaker": spk, "time": tim}
-    return _fuse_and_cut(pool.cands, ids, features, cfg, limit, scored_semantically=qvec is not None)
+    return _fuse_and_cut(
+        pool.cands, ids, features, cfg, limit, scored_semantically=qvec is not None, query=analysis.text
+    )
 
 
 __all__ = [

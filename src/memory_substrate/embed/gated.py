@@ -1,0 +1,124 @@
+"""Two models, one vector space, chosen per text by its language: English stays English.
+
+A vector is ``[a·E, b·M, c·L]``, unit length (an English query excepted): the English model's
+vector ``E``, the multilingual model's ``M``, and ``L``, a one-hot coordinate naming the text's
+language. The weights depend
+on the language (``analysis.main_language``) and on whether the text is a stored document or a
+query:
+
+| text | document ``(a, b, c)`` | query ``(a, b, c)`` |
+| --- | --- | --- |
+| English, or too short / unsure to tell | ``(1, 0, 0)`` | ``(1, QUERY_MULTILINGUAL, 0)`` |
+| any other language (CJK included) | ``(0, 1, SAME_LANGUAGE)`` | ``(0, 1, SAME_LANGUAGE)`` |
+
+So:
+
+* an English query scores an English document exactly as the English model alone does: the dot
+  product is ``cos_E`` itself (the query vector is not unit length: its English part is, and
+  its multilingual part comes on top), so English-only stores rank as before and absolute
+  thresholds on English scores keep their meaning. Stores compare by inner product; a derived
+  vector backend that compares by cosine (LanceDB, FalkorDB) divides every score of an English
+  query by the same constant (√(1 + 1.49) ≈ 1.58): same order, lower values;
+* an English query meets a document in another language through the multilingual model
+  (``QUERY_MULTILINGUAL · cos_M``): cross-lingual search;
+* a query in another language meets documents in every non-English language through the
+  multilingual model, those in its own language first (the ``L`` coordinates add
+  ``SAME_LANGUAGE²`` to their products): the multilingual model puts a statement's translations
+  as near as its paraphrases, and a German question is better answered in German first.
+
+A foreign query does not reach English documents through the vectors: the English model cannot
+read it, and giving English documents a multilingual part changes English-to-English scores
+(docs/multilingual.md has the measurements). Only one model runs for each stored text, so
+ingest costs what that model costs.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.embed.base import Embedder
+
+QUERY_MULTILINGUAL = 1.0  # an English query's multilingual part, beside its English part (1.0)
+SAME_LANGUAGE = 0.7  # the language coordinate of a non-English text (its square: the bonus)
+LANGUAGES = ("de", "nl", "sv", "es", "fr", "it", "pt", "ru", "zh", "ja", "ko", "pl", "tr", "ar")
+SLOTS = 16  # languages not in LANGUAGES share the last two slots by a stable hash
+
+
+def language_slot(lang: str) -> int:
+    if lang in LANGUAGES:
+        return LANGUAGES.index(lang)
+    return len(LANGUAGES) + zlib.crc32(lang.encode()) % (SLOTS - len(LANGUAGES))
+
+
+class LanguageGatedEmbedder:
+    def __init__(
+        self,
+        english: Embedder,
+        multilingual: Embedder,
+        *,
+        language: Callable[[str], str | None] | None = None,
+        query_multilingual: float = QUERY_MULTILINGUAL,
+        same_language: float = SAME_LANGUAGE,
+    ) -> None:
+        if language is None:
+            from memory_substrate.analysis import main_language
+
+            language = main_language
+        self.english = english
+        self.multilingual = multilingual
+        self.language = language
+        self.query_multilingual = float(query_multilingual)
+        self.same_language = float(same_language)
+
+    @property
+    def name(self) -> str:
+        return (
+            f"gated:{self.english.name}|{self.multilingual.name}"
+            f"|q{self.query_multilingual:g}|l{self.same_language:g}"
+        )
+
+    @property
+    def dimensions(self) -> int:
+        return self.english.dimensions + self.multilingual.dimensions + SLOTS
+
+    def _foreign(self, text: str) -> str | None:
+        """The text's language when it is not English (nor unsure), else None."""
+        lang = self.language(text)
+        return None if lang in (None, "en") else lang
+
+    def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
+        d_en, d_ml = self.english.dimensions, self.multilingual.dimensions
+        out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
+        langs = [self._foreign(t) for t in texts]
+        english = [i for i, lang in enumerate(langs) if lang is None]
+        other = [i for i, lang in enumerate(langs) if lang is not None]
+        if english:
+            out[english, :d_en] = self.english.embed_documents([texts[i] for i in english])
+        if other:
+            out[other, d_en : d_en + d_ml] = self.multilingual.embed_documents([texts[i] for i in other])
+            for i in other:
+                out[i, d_en + d_ml + language_slot(langs[i] or "")] = self.same_language
+            out[other] /= np.linalg.norm(out[other], axis=1, keepdims=True)
+        return out
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        d_en, d_ml = self.english.dimensions, self.multilingual.dimensions
+        out = np.zeros(self.dimensions, dtype=np.float32)
+        out[d_en : d_en + d_ml] = self.multilingual.embed_query(text)
+        lang = self._foreign(text)
+        if lang is None:
+            out[:d_en] = self.english.embed_query(text)
+            # A foreign document's multilingual part is 1/sqrt(1 + SAME_LANGUAGE²) of its length:
+            # scaled back here, an English query meets it at QUERY_MULTILINGUAL · cos_M.
+            scale = self.query_multilingual * float(np.sqrt(1.0 + self.same_language**2))
+            out[d_en : d_en + d_ml] *= np.float32(scale)
+            # Not made unit length: its English part is, so its product with an English document
+            # is the English cosine itself and thresholds set on it (entity resolution's 0.92, the
+            # task classifier's prototype scores) keep their meaning.
+            return out
+        out[d_en + d_ml + language_slot(lang)] = self.same_language
+        return out / np.float32(np.linalg.norm(out))  # as its document: the same text scores 1
