@@ -2,9 +2,10 @@
 
 Every setting comes from a ``MEMORY_SUBSTRATE_`` environment variable. The graph toolset's limits
 (spec 002) are settings too, read as spec 002 names them as well: ``MAX_TEXT_LENGTH`` or
-``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH`` (the prefixed one wins), from the environment or from ``.env``
-in the working directory (the environment wins over the file; only these limits are read from the
-file). A bad limit value does not stop the settings from loading: that limit keeps its default,
+``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH``, from the environment or from ``.env`` in the working
+directory (only these limits are read from the file). The source decides first: anything in the
+environment wins over the file, so an unprefixed variable in the environment wins over a prefixed
+one in ``.env``; within one source the prefixed name wins. A bad limit value does not stop the settings from loading: that limit keeps its default,
 and ``config_error`` says why, so the graph toolset can answer it on every call (graphmem/).
 """
 
@@ -41,6 +42,7 @@ GRAPH_LIMITS: dict[str, Any] = {
 }
 # The key a limit's value arrives under from any source: its first alias.
 _LIMIT_KEYS = {PREFIX + name.upper(): name for name in GRAPH_LIMITS}
+_DOTENV_ERROR = "__dotenv_error__"  # why ``.env`` could not be read (a key no field has)
 _KIND = {"int_parsing": "int", "float_parsing": "float", "bool_parsing": "bool"}
 
 
@@ -56,7 +58,24 @@ def _limit(name: str) -> Any:
 class _LimitsDotEnv(DotEnvSettingsSource):
     """``.env`` of the working directory, for the graph-toolset limits only."""
 
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        self.unread: str | None = None
+        try:
+            env_file = Path.cwd() / ".env"  # when the settings are built
+        except FileNotFoundError:  # the working directory was removed: no .env to read
+            super().__init__(settings_cls, env_file=None)
+            return
+        try:  # the file is read here
+            super().__init__(settings_cls, env_file=env_file)
+        except (OSError, UnicodeDecodeError) as exc:
+            # Another tool's file may sit there: the settings still load and the limits keep their
+            # defaults; the graph toolset answers why (``config_error``).
+            super().__init__(settings_cls, env_file=None)
+            self.unread = f"cannot read {env_file}: {type(exc).__name__}: {exc}"
+
     def __call__(self) -> dict[str, Any]:
+        if self.unread is not None:
+            return {_DOTENV_ERROR: self.unread}
         return {k: v for k, v in super().__call__().items() if k in _LIMIT_KEYS}
 
 
@@ -122,21 +141,26 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         # Read when the settings are built: ``.env`` of the working directory at that moment.
-        return init_settings, env_settings, _LimitsDotEnv(settings_cls, env_file=Path.cwd() / ".env"), file_secret_settings
+        return init_settings, env_settings, _LimitsDotEnv(settings_cls), file_secret_settings
 
     @model_validator(mode="wrap")
     @classmethod
     def _bad_limits_keep_their_defaults(cls, data: Any, handler: Any) -> Any:
+        unread = data.pop(_DOTENV_ERROR, None) if isinstance(data, dict) else None
         try:
-            return handler(data)
+            settings = handler(data)
+            reasons = []
         except ValidationError as exc:
             bad = [e for e in exc.errors() if e["loc"] and _limit_name(e["loc"][0]) is not None]
             if not isinstance(data, dict) or len(bad) != len(exc.errors()):
                 raise
             reasons = [_reason(e) for e in bad]
             settings = handler({k: v for k, v in data.items() if k not in {e["loc"][0] for e in bad}})
+        if unread is not None:
+            reasons.insert(0, unread)
+        if reasons:
             settings._config_error = "; ".join(reasons)
-            return settings
+        return settings
 
     @property
     def config_error(self) -> str | None:

@@ -13,6 +13,8 @@ word's surface form beside its stem, for the full-text candidate streams; ``retr
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 
@@ -88,6 +90,43 @@ def query_terms(text: str) -> list[str]:
         if stem != tok:
             out.append(stem)
     return list(dict.fromkeys(out))
+
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def _latin_folded(word: str) -> str:
+    """``word`` with the accents of its Latin letters removed: what both backends' full-text indexes
+    fold themselves (SQLite FTS5 ``remove_diacritics 2``, ``storage/postgres/fts.py``)."""
+    out = []
+    for ch in word:
+        parts = unicodedata.normalize("NFD", ch)
+        latin = len(parts) > 1 and ord(parts[0]) < 0x250 and all(unicodedata.combining(c) for c in parts[1:])
+        out.append(parts[0] if latin else ch)
+    return "".join(out)
+
+
+def older_forms(text: str, terms: Iterable[str]) -> list[str]:
+    """The forms that full-text rows written before round 6 hold for ``terms`` (``query_terms(text)``)
+    where ``fold`` now strips an accent no backend's index folds (Greek tonos, Cyrillic й and ё):
+    those rows kept each word as NFKC gave it (``καλημέρα``), the query now says ``καλημερα``.
+    Asked beside the terms, they keep a store written before round 6 searchable until ``reindex``
+    rewrites its rows; Latin accents need none (the indexes fold them on both sides)."""
+    wanted = set(terms)
+    out: list[str] = []
+    for word in _WORD.findall(unicodedata.normalize("NFKC", text).lower()):
+        if word.isascii():
+            continue
+        new = fold(word)
+        if new in wanted and new != word and _latin_folded(word) != new and word not in out:
+            out.append(word)
+    return out
+
+
+def full_text_terms(text: str) -> list[str]:
+    """``query_terms(text)`` and their ``older_forms``: the terms a full-text query asks for."""
+    terms = query_terms(text)
+    return terms + older_forms(text, terms)
 
 
 def expand_terms(text: str, terms: Iterable[str]) -> tuple[list[str], list[str]]:

@@ -185,3 +185,28 @@ async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):
             assert field in out["error"] and "pydantic" not in out["error"], out
         out = await tool(c, "search", query="q")
         assert out["success"] is True
+
+
+async def test_an_unreadable_dot_env_is_answered_not_a_dead_process(make_settings, namespace, tmp_path, monkeypatch):
+    """A ``.env`` in the working directory that is not UTF-8 (another tool's file) must not stop the
+    settings from loading: every other command works, and the graph toolset answers why (f2967fb
+    raised a typed error in the graph toolset only)."""
+    (tmp_path / ".env").write_bytes(b"MAX_TEXT_LENGTH=\xff\xfe12\n")
+    monkeypatch.chdir(tmp_path)
+    settings = Settings(root=tmp_path)
+    assert settings.max_text_length == 10_000
+    assert settings.config_error is not None and "cannot read" in settings.config_error and ".env" in settings.config_error
+    async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
+        out = await err(c, "create_node", "memory_validation_error", text="t")
+        assert "cannot read" in out["error"], out
+
+
+def test_settings_load_in_a_working_directory_that_is_gone(tmp_path, monkeypatch):
+    """``.env`` is looked for in the working directory; when that directory was removed (a shell
+    left in a deleted folder) the settings still load, as they did before they read ``.env``."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    settings = Settings(root=tmp_path)
+    assert settings.max_text_length == 10_000 and settings.config_error is None

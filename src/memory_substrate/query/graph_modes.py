@@ -12,7 +12,7 @@ from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_p
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import normalize_predicate
-from memory_substrate.text import query_terms
+from memory_substrate.text import full_text_terms
 from memory_substrate.util import now_iso, parse_time
 from memory_substrate.validation import Strict
 
@@ -191,7 +191,7 @@ def entities_mode(session: StoreSession, data: EntitiesInput, opts: EntitiesOpti
         ids = _entities_named(session, data.name)
         matched_by = "name_or_alias"
         if not ids:  # no exact name: full-text over entity names, summaries and aliases
-            hits = session.search_objects_text(query_terms(data.name), limit=opts.max_items * 5)
+            hits = session.search_objects_text(full_text_terms(data.name), limit=opts.max_items * 5)
             ids = [h.object_id for h in hits]
             matched_by = "full_text"
     else:

@@ -22,7 +22,7 @@ from memory_substrate.query.views import compact
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.text import expand_terms, normalize_phrase, query_terms
+from memory_substrate.text import expand_terms, normalize_phrase, older_forms, query_terms
 
 ID_RE = re.compile(r"\b(?:src|know|act|work|node|rel):[A-Za-z0-9_\-.]+")
 TERMINAL = {"superseded", "archived", "expired", "stale"}
@@ -105,6 +105,7 @@ class SearchEngine:
             inferred_types=inferred_types,
             phrase=normalize_phrase(clean.text),
             ids=ID_RE.findall(clean.text),
+            older_forms=older_forms(clean.text, terms),
         )
 
     def find(self, data: SearchInput, opts: SearchOptions, *, limit: int | None = None) -> SearchResult:
@@ -205,11 +206,12 @@ class SearchEngine:
         for their source) with the phrase boost, and the exact stream (query/exact.py); with the
         heads of the objects they name."""
         terms = plan.terms
-        lexical = [(h.object_id, h.score) for h in session.search_objects_text(terms + plan.expansions, limit=CANDIDATES)]
+        asked = terms + plan.expansions + plan.older_forms
+        lexical = [(h.object_id, h.score) for h in session.search_objects_text(asked, limit=CANDIDATES)]
         for object_id in plan.ids:
             lexical.insert(0, (object_id, 1e6))
         # Segment hits count for their source (evidence found inside a capture).
-        seg_hits = session.search_segments_text(terms, limit=CANDIDATES)
+        seg_hits = session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES)
         for rank, h in enumerate(seg_hits):
             lexical.append((h.source_id, h.score * 0.5))
             found.chunk(rank, h.source_id, h.segment_id, h.score, None)

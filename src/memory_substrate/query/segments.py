@@ -24,7 +24,7 @@ from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.text import query_terms
+from memory_substrate.text import full_text_terms
 from memory_substrate.util import parse_time
 
 STREAM_DEPTH = 50
@@ -175,7 +175,7 @@ def ranked_segments(
         )
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
-        for h in session.search_segments_text(query_terms(query), limit=depth, source_ids=source_ids)
+        for h in session.search_segments_text(full_text_terms(query), limit=depth, source_ids=source_ids)
     ]
     fetch = _Fetcher(session, emb.name if emb is not None else None)
     if pending is not None and not pending.done() and lexical:

@@ -6,7 +6,7 @@ from typing import Any
 
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.text import STOPWORDS, query_terms, tokens
+from memory_substrate.text import STOPWORDS, older_forms, query_terms, tokens
 
 THRESHOLD = 0.5
 
@@ -51,7 +51,9 @@ def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5
     """Live unstructured knowledge whose title/summary closely resembles ``obj``."""
     if is_structured(obj):
         return []
-    hits = session.search_objects_text(query_terms(f"{obj.title} {obj.summary}")[:40], limit=40)
+    text = f"{obj.title} {obj.summary}"
+    terms = query_terms(text)[:40]
+    hits = session.search_objects_text(terms + older_forms(text, terms), limit=40)
     candidates = session.get_objects([h.object_id for h in hits if h.object_id != obj.id])
     out: list[dict[str, Any]] = []
     mine = (_terms(obj.title), _terms(obj.summary))  # once, not once per candidate
