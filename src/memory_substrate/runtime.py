@@ -218,7 +218,8 @@ class Runtime:
         rt = Runtime(self.store, namespace, self.settings, clock=self.clock, _built=self._built)
         rt._embedder, rt._loaded = embedder, True
         rt._embedder_error = None if embedder is not None else self.semantic_status().get("reason")
-        rt._choice = self.embedder_choice()
+        if namespace == self.namespace:
+            rt._choice = self.embedder_choice()  # another namespace's is found on first use
         return rt
 
 

@@ -147,3 +147,21 @@ def test_cli_doctor_says_why_and_the_documented_switch_works(settings_for: Any, 
         found = mem.query("search", QUERY, SEARCH)
         assert found["semantic_backend"]["provider"] == "static-multilingual" and "kept" not in found["semantic_backend"]
         assert _found_by_vector(found)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_the_graph_toolset_uses_each_namespaces_choice(settings_for: Any, namespace: str) -> None:
+    old = namespace + "-old"
+    with Memory(settings_for(embedder="static"), namespace=old) as mem:
+        async with Client(build_server(mem, "graph")) as client:
+            for text in ("The billing service runs on Kafka", "Payments are billed through Kafka topics"):
+                result = await client.call_tool("create_node", {"text": text, "auto_link": False})
+                fact = dict(result.structured_content or {})["node"]
+    # Served from a new namespace (the default model); the old one is reached by owner_id.
+    _write_before_upgrade(settings_for(), namespace)
+    with Memory(settings_for(), namespace=namespace) as mem:
+        async with Client(build_server(mem, "graph")) as client:
+            result = await client.call_tool("find_similar", {"fact_id": fact["id"], "owner_id": old, "threshold": 0.0})
+            similar = dict(result.structured_content or {})
+            assert similar["success"] is True and similar["count"] == 1, similar
