@@ -16,6 +16,7 @@ manifests; no model is loaded.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -67,6 +68,6 @@ def choose(
                     "keeps finding them; set MEMORY_SUBSTRATE_EMBEDDER to choose"
                 ),
                 "vectors_model": names[provider],
-                "switch": SWITCH.format(default=DEFAULT, namespace=namespace),
+                "switch": SWITCH.format(default=DEFAULT, namespace=shlex.quote(namespace)),
             })
     return Choice(configured)
