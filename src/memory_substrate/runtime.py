@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.embed.choice import Choice, choose
 from memory_substrate.expiry import VisibleSession, utc_now
 from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
@@ -54,9 +55,13 @@ class Runtime:
     _embedder_error: str | None = field(default=None, repr=False)
     _loaded: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _choice: Choice | None = field(default=None, repr=False)
+    # Embedders built so far, by provider; shared with ``for_namespace`` runtimes (one model load).
+    _built: dict[str, tuple[Embedder | None, str | None]] = field(default_factory=dict, repr=False)
 
     def embedder_or_none(self) -> Embedder | None:
-        """The configured embedder, built on first use; None if disabled or unavailable.
+        """This namespace's embedder (``embedder_choice``), built on first use; None if disabled
+        or unavailable.
 
         Writes never fail because an embedder is missing: objects without vectors are
         picked up by ``reindex``.
@@ -64,19 +69,49 @@ class Runtime:
         if not self._loaded:
             with self._lock:
                 if not self._loaded:
-                    self._embedder, self._embedder_error = _build_embedder(self.settings)
+                    provider = self._choose().provider
+                    self._embedder, self._embedder_error = self._build(provider)
                     self._loaded = True
         return self._embedder
 
+    def embedder_choice(self) -> Choice:
+        """Which provider this namespace embeds with, and why when it is not the configured one
+        (embed/choice.py: a store written before the default changed keeps its vectors' model).
+        One indexed query on first use; no model is loaded."""
+        if self._choice is None:
+            with self._lock:
+                return self._choose()
+        return self._choice
+
+    def _choose(self) -> Choice:
+        if self._choice is None:
+            settings = self.settings
+            self._choice = choose(
+                settings.embedder,
+                bool({"embedder", "embedder_model"} & settings.model_fields_set),
+                self.namespace,
+                lambda models: self.store.vector_models(self.namespace, models),
+                lambda provider: self._build(provider)[0],
+            )
+        return self._choice
+
+    def _build(self, provider: str) -> tuple[Embedder | None, str | None]:
+        if provider not in self._built:
+            self._built[provider] = _build_embedder(self.settings, provider)
+        return self._built[provider]
+
     def semantic_status(self) -> dict[str, Any]:
         emb = self.embedder_or_none()
+        choice = self.embedder_choice()
+        kept = {"kept": choice.kept} if choice.kept else {}
         if emb is None:
             return {
                 "enabled": False,
-                "provider": self.settings.embedder,
+                "provider": choice.provider,
                 "reason": self._embedder_error or "disabled",
+                **kept,
             }
-        return {"enabled": True, "provider": self.settings.embedder, "model": emb.name, "dimensions": emb.dimensions}
+        return {"enabled": True, "provider": choice.provider, "model": emb.name, "dimensions": emb.dimensions, **kept}
 
     @contextmanager
     def read(self) -> Iterator[StoreSession]:
@@ -171,27 +206,33 @@ class Runtime:
 
     def for_namespace(self, namespace: str) -> Runtime:
         """A runtime sharing this store and embedder but bound to another namespace."""
-        rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
-        rt._embedder, rt._embedder_error, rt._loaded = self._embedder, self._embedder_error, self._loaded
+        rt = Runtime(self.store, namespace, self.settings, clock=self.clock, _built=self._built)
+        if namespace == self.namespace:
+            rt._choice = self._choice
+            rt._embedder, rt._embedder_error, rt._loaded = self._embedder, self._embedder_error, self._loaded
         return rt
 
     def with_embedder(self, namespace: str, embedder: Embedder | None) -> Runtime:
         """A runtime sharing this store and clock, bound to ``namespace``, that embeds with
         ``embedder`` (e.g. a caching wrapper of this one); None keeps why this one has none."""
-        rt = Runtime(self.store, namespace, self.settings, clock=self.clock)
+        rt = Runtime(self.store, namespace, self.settings, clock=self.clock, _built=self._built)
         rt._embedder, rt._loaded = embedder, True
         rt._embedder_error = None if embedder is not None else self.semantic_status().get("reason")
+        if namespace == self.namespace:
+            rt._choice = self.embedder_choice()  # another namespace's is found on first use
         return rt
 
 
-def _build_embedder(settings: Settings) -> tuple[Embedder | None, str | None]:
-    if settings.embedder in ("none", "", "disabled"):
+def _build_embedder(settings: Settings, provider: str | None = None) -> tuple[Embedder | None, str | None]:
+    """``provider`` (default: the configured one) with the settings' model and URL."""
+    provider = settings.embedder if provider is None else provider
+    if provider in ("none", "", "disabled"):
         return None, "disabled by configuration (MEMORY_SUBSTRATE_EMBEDDER=none)"
     try:
         from memory_substrate.embed.registry import create_embedder
     except ImportError as exc:  # the registry is part of the package; this guards partial installs
         return None, f"embedding registry unavailable: {exc}"
     try:
-        return create_embedder(settings.embedder, model=settings.embedder_model, url=settings.embedder_url), None
+        return create_embedder(provider, model=settings.embedder_model, url=settings.embedder_url), None
     except Exception as exc:  # a provider that cannot start must not block writes
         return None, f"{type(exc).__name__}: {exc}"

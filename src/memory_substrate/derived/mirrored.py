@@ -7,7 +7,7 @@ built by the composition root (``app.Memory``); services see an ordinary ``Store
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -75,6 +75,9 @@ class MirroredStore:
 
     def revoke_tokens(self, token_hashes: list[str]) -> int:
         return self.inner.revoke_tokens(token_hashes)
+
+    def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
+        return self.inner.vector_models(namespace, models)
 
     def build_deferred_indexes(self) -> dict[str, int]:
         return self.inner.build_deferred_indexes()

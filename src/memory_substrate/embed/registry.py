@@ -41,6 +41,9 @@ def available() -> list[str]:
 
 DISABLED_NAMES = ("none", "", "disabled")
 DEFAULT = "static-multilingual"
+# Bundled embedders that were the default before: a store whose vectors they made keeps them
+# until it is reindexed with the new default (embed/choice.py).
+EARLIER_DEFAULTS = ("static",)
 
 
 def require_known(name: str) -> None:

@@ -98,7 +98,7 @@ def create_node(
                 return ok(node=V.node_view(existing, ns), existing=True, edges=[])
             attrs["type_label"] = type_label
             created = graph.create_entity(w.patch, body, kind, gov, status=lifecycle, metadata=extra)
-        similar = g.embedder() if auto_link and label == "Fact" else None
+        similar = g.embedder(ns) if auto_link and label == "Fact" else None
         edges = graph.attach(w.patch, created, _link_targets(w, wanted_links), embedder=similar, threshold=threshold)
     return ok(node=V.node_view(created, ns), edges=[V.edge_view(r) for r in edges])
 

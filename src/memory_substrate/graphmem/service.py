@@ -67,7 +67,8 @@ class GraphMemory:
             TTLCache(lim.cache_search_maxsize, lim.cache_search_ttl, enabled=lim.cache_search_enabled)
         )
         self._runtimes: dict[str, Runtime] = {}
-        self._embedder: CachedEmbedder | None = None
+        self._embedders: dict[str, CachedEmbedder] = {}  # by model name
+        self._plain: dict[str, Runtime] = {}  # other namespaces' runtimes, for their embedder choice
 
     # --- namespaces and runtimes ---------------------------------------------------------
     def namespace(self, owner_id: str | None) -> str:
@@ -80,20 +81,31 @@ class GraphMemory:
             )
         return owner_id
 
-    def embedder(self) -> Embedder | None:
-        inner = self.base.embedder_or_none()
+    def embedder(self, namespace: str | None = None) -> Embedder | None:
+        """The caching embedder of ``namespace`` (default: the base one). Namespaces may embed
+        with different models (a store written before the default changed keeps its own:
+        embed/choice.py); the cache keys embeddings by model, so one cache serves them all."""
+        ns = namespace or self.base.namespace
+        if ns == self.base.namespace:
+            inner = self.base.embedder_or_none()
+        else:
+            plain = self._plain.get(ns)
+            if plain is None:
+                plain = self._plain[ns] = self.base.for_namespace(ns)
+            inner = plain.embedder_or_none()
         if inner is None:
             return None
-        if self._embedder is None or self._embedder.inner is not inner:
-            self._embedder = CachedEmbedder(inner, self.embedding_cache)
-        return cast(Embedder, self._embedder)
+        cached = self._embedders.get(inner.name)
+        if cached is None or cached.inner is not inner:
+            cached = self._embedders[inner.name] = CachedEmbedder(inner, self.embedding_cache)
+        return cast(Embedder, cached)
 
     def runtime(self, namespace: str) -> Runtime:
         """The namespace's runtime, sharing the store and clock, with the caching embedder."""
         rt = self._runtimes.get(namespace)
         if rt is None:
             # a copy: the caching embedder stays out of spec-001 reads
-            rt = self.base.with_embedder(namespace, self.embedder())
+            rt = self.base.with_embedder(namespace, self.embedder(namespace))
             self._runtimes[namespace] = rt
         return rt
 

@@ -180,9 +180,15 @@ class MaintainService:
             },
             "config": config,
             "last_patch_at": patches[0].created_at if patches else None,
-            "semantic_backend": {"configured": self.rt.settings.embedder},
+            "semantic_backend": self._embedder_in_use(),
             **({"derived_backends": mirrors} if mirrors else {}),
         }
+
+    def _embedder_in_use(self) -> dict[str, Any]:
+        """The configured embedder and the one this namespace uses (no model is loaded)."""
+        choice = self.rt.embedder_choice()
+        return {"configured": self.rt.settings.embedder, "provider": choice.provider,
+                **({"kept": choice.kept} if choice.kept else {})}
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.AuditInput, input_data, "input_data")

@@ -225,6 +225,11 @@ class Store(Protocol):
     def revoke_tokens(self, token_hashes: list[str]) -> int:
         """Delete these tokens (by full hash); how many were deleted."""
         ...
+    def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
+        """Those of ``models`` that made at least one object or segment vector of ``namespace``
+        (one indexed lookup per model, never a scan of the vectors). Outside any session: the
+        embedder is chosen with it, possibly while a session of this thread is open."""
+        ...
     def build_deferred_indexes(self) -> dict[str, int]:
         """Build now the indexes bulk writes deferred (searches stay exact meanwhile); rows
         newly indexed per index. A store that defers nothing returns {}."""

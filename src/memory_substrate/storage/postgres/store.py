@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from types import EllipsisType
 from typing import Any
@@ -190,6 +190,16 @@ class PostgresStore:
         with self._pool.connection() as conn:
             cur = conn.execute("DELETE FROM tokens WHERE token_hash = ANY(%s)", (list(token_hashes),))
             return cur.rowcount
+
+    def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
+        # Index vectors_ns_model (namespace, owner_type, model, ...): an EXISTS probe per model.
+        with self._pool.connection() as conn:
+            rows = conn.execute(
+                "SELECT m FROM unnest(%s::text[]) AS m WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.namespace = %s "
+                "AND v.owner_type IN ('object', 'segment') AND v.model = m)",
+                (list(models), namespace),
+            ).fetchall()
+        return [r[0] for r in rows]
 
     def build_deferred_indexes(self) -> dict[str, int]:
         """Index the vectors bulk writes left pending (they are searched exactly meanwhile).

@@ -216,6 +216,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         # Issue 23: tokens may expire (NULL: never); `token list/revoke/rotate` read and delete rows.
         "ALTER TABLE tokens ADD COLUMN expires_at TEXT;",
     ),
+    (
+        11,
+        # Issue 27: which models made a namespace's vectors, answered by index (the embedder a
+        # store written before an upgrade keeps; Store.vector_models). PostgreSQL has had
+        # vectors_ns_model since v1.
+        "CREATE INDEX IF NOT EXISTS vectors_ns_model ON vectors (namespace, owner_type, model);",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

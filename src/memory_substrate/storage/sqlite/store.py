@@ -178,6 +178,16 @@ class SQLiteStore:
                 n += conn.execute("DELETE FROM tokens WHERE token_hash = ?", (h,)).rowcount
             return n
 
+    def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
+        # Index vectors_ns_model (schema v11): an EXISTS probe per model. On this thread's
+        # connection, so inside an open session it reads that session's snapshot.
+        rows = self._conn().execute(
+            "SELECT m.value FROM json_each(?) m WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.namespace = ? "
+            "AND v.owner_type IN ('object', 'segment') AND v.model = m.value)",
+            (json.dumps(list(models)), namespace),
+        )
+        return [r[0] for r in rows]
+
     def build_deferred_indexes(self) -> dict[str, int]:
         """Nothing is deferred here: vectors are searched exactly from a cached matrix."""
         return {}
