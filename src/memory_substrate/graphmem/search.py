@@ -58,33 +58,30 @@ def search(
     statuses = _statuses(status, include_outdated)
     key = (query, n, tuple(types), tuple(statuses), similarity_threshold)
     rt = g.runtime(ns)
-    with rt.read() as session:
-        cached = g.search_cache.get(ns, g.change_marker(session), key)
-    # Time alone can expire a cached result (no patch marks that): serve it only while none has.
-    now_ms = int(g.now().timestamp() * 1000)
-    if cached is not None and all(r["expires_at"] is None or r["expires_at"] > now_ms for r in cached["results"]):
-        return ok(**cached, cached=True)
-    filters = Filters(object_types=[t for nt in types for t in OBJECT_TYPES[nt]], statuses=statuses)  # type: ignore[misc]
-    found = SearchEngine(rt).search(SearchInput(query=query), SearchOptions(max_items=MAX_LIMIT, filters=filters))
-    ids = [item["id"] for item in found["items"]]
     emb = rt.embedder_or_none()
-    with rt.read() as session:
-        objs = session.get_objects(ids)
+    # One read snapshot: the cache check, the search and the vectors see one state, and the
+    # engine's typed matches carry their objects (no second read of them).
+    with rt.snapshot() as session:
+        cached = g.search_cache.get(ns, g.change_marker(session), key)
+        # Time alone can expire a cached result (no patch marks that): serve it only while none has.
+        now_ms = int(g.now().timestamp() * 1000)
+        if cached is not None and all(r["expires_at"] is None or r["expires_at"] > now_ms for r in cached["results"]):
+            return ok(**cached, cached=True)
+        filters = Filters(object_types=[t for nt in types for t in OBJECT_TYPES[nt]], statuses=statuses)  # type: ignore[misc]
+        found = SearchEngine(rt).find(SearchInput(query=query), SearchOptions(max_items=MAX_LIMIT, filters=filters)).objects
+        ids = [m.obj.id for m in found]
         sims: dict[str, float] = {}
         if emb is not None and ids:
             qvec = np.asarray(emb.embed_query(query), dtype=np.float32)
             for oid, vec in session.get_vectors(emb.name, "object", ids).items():
                 sims[oid] = float(np.dot(qvec, vec))
     results = []
-    for item in found["items"]:
-        obj = objs.get(item["id"])
-        if obj is None:
-            continue
-        sim = sims.get(obj.id)
+    for m in found:
+        sim = sims.get(m.obj.id)
         if similarity_threshold is not None and (sim is None or sim < similarity_threshold):
             continue
-        view = V.node_view(obj, ns)
-        view["score"] = item.get("rank_score")
+        view = V.node_view(m.obj, ns)
+        view["score"] = round(m.score, 6)
         view["similarity"] = round(sim, 4) if sim is not None else None
         results.append(view)
         if len(results) >= n:
