@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
+
+
+def entry_point() -> str:
+    """The ``memory-substrate`` console script installed beside the Python running the tests (its
+    virtual environment's), or "" when there is none. Not ``shutil.which``: a PATH without the
+    environment's bin directory can name another installation's script (a pyenv shim)."""
+    exe = Path(sys.executable).with_name("memory-substrate")
+    return str(exe) if exe.exists() else ""
 
 
 def tool_error(text: str) -> dict[str, Any]:

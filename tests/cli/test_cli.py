@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -13,8 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from memory_substrate.cli.main import main
+from tests.helpers import entry_point
 
-EXE = shutil.which("memory-substrate") or ""
+EXE = entry_point()
 
 
 def _env(tmp_path, **extra):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-EXE = shutil.which("memory-substrate") or ""
+from tests.helpers import entry_point
+
+EXE = entry_point()
 
 
 def _run(tmp_path, *args, stdin=None, columns="60", namespace="default"):

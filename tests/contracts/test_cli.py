@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,9 +12,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from memory_substrate.cli.main import main
+from tests.helpers import entry_point
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
-EXE = shutil.which("memory-substrate") or ""
+EXE = entry_point()
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

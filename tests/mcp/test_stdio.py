@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 
@@ -11,13 +10,13 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.helpers import call, knowledge
+from tests.helpers import call, entry_point, knowledge
 
 pytestmark = pytest.mark.anyio
 
 
 def _params(root) -> StdioServerParameters:
-    exe = shutil.which("memory-substrate")
+    exe = entry_point()
     command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(root), "MEMORY_SUBSTRATE_NAMESPACE": "stdio-test"}
     return StdioServerParameters(command=command, args=args, env=env)

@@ -8,7 +8,6 @@ tried every route, A's objects, segments and audit trail are exactly as they wer
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client
 from memory_substrate import Memory, Settings
 from memory_substrate.mcp.server import build_server
 from memory_substrate.modes_reference import tool_modes
-from tests.helpers import call, knowledge
+from tests.helpers import call, entry_point, knowledge
 from tests.http.helpers import cli, http_server, post_status, server_env
 from tests.reliability.common import SRC, report
 from tests.reliability.isolation_routes import run_routes, seed_a, snapshot
@@ -55,7 +54,7 @@ async def test_isolation_over_stdio(tmp_path: Path) -> None:
     root = tmp_path / "store"
     with Memory(Settings(root=root, embedder="none"), namespace="alpha") as a:
         seeded = seed_a(a)
-        exe = shutil.which("memory-substrate")
+        exe = entry_point()
         command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
         env.update(MEMORY_SUBSTRATE_ROOT=str(root), MEMORY_SUBSTRATE_NAMESPACE="beta",

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -18,14 +17,14 @@ from mcp import Client
 
 from memory_substrate import Memory, Settings
 from memory_substrate.mcp.server import build_server
-from tests.helpers import call
+from tests.helpers import call, entry_point
 
 STATEMENT = "The mechanic fixed the brakes of my automobile last Tuesday."
 OTHERS = ["We baked sourdough bread with rye flour.", "Flights to Lisbon were cheaper in spring."]
 # No word in common with STATEMENT: only the vector stream can find it.
 QUERY = {"query": "car garage vehicle"}
 SEARCH = {"detail": "full", "result_unit": "segment", "max_items": 3}
-EXE = shutil.which("memory-substrate") or ""
+EXE = entry_point()
 
 
 @pytest.fixture
