@@ -26,6 +26,7 @@ Metrics per store:
     .venv/bin/python bench/mixed_bench.py                   # every dev conversation
     .venv/bin/python bench/mixed_bench.py --conversations 1 # fast iteration
     .venv/bin/python bench/mixed_bench.py --limit 40        # first 40 questions per conversation
+    .venv/bin/python bench/mixed_bench.py --only code --store /tmp/mixed-c --show-misses  # code questions only
 
 Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
 """
@@ -173,18 +174,26 @@ def measure_chat(mem: Memory, conv: Conversation, texts: dict[str, str], budgets
                 acc["compile_ms"].append(elapsed)
 
 
-def measure_code(mem: Memory, questions: list[tuple[str, str, str, list[tuple[str, str]]]], budget: int) -> dict[str, float]:
+def measure_code(mem: Memory, questions: list[tuple[str, str, str, list[tuple[str, str]]]], budget: int,
+                 show_misses: bool = False) -> dict[str, float]:
     ctx, top5, top5_any = [], [], []
     for question, def_line, doc_line, answers in questions:
         out = mem.query("context", {"task": question}, {"budget_tokens": budget, "format": "xml"})
         content = out["content"]
         ctx.append(float(def_line in content and _encoded(doc_line, "xml")[:60] in _norm(content)))
         found = mem.query("search", {"query": question}, {"max_items": 5, "result_unit": "segment", "detail": "full"})
+        keys = [(i["source_id"], i["segment_id"]) for i in found["items"]]
         with mem.runtime.read() as session:
-            segs = session.get_segments_by_keys(sorted({(i["source_id"], i["segment_id"]) for i in found["items"]}))
+            segs = session.get_segments_by_keys(sorted(set(keys)))
         whole = [_norm(s.text) for s in segs]
         top5.append(float(any(def_line in t and _norm(doc_line)[:60] in t for t in whole)))
         top5_any.append(float(any(d in t and _norm(doc)[:60] in t for t in whole for d, doc in answers)))
+        if show_misses and not (top5[-1] and ctx[-1]):
+            by_key = {(s.source_id, s.id): s.text for s in segs}
+            print(f"MISS (top 5 {top5[-1]:.0f}, any {top5_any[-1]:.0f}, package {ctx[-1]:.0f}) {question!r} -> {def_line}",
+                  file=sys.stderr)
+            for k in keys:
+                print("    " + " | ".join(by_key.get(k, "?").splitlines())[:160], file=sys.stderr)
     return {"context": statistics.fmean(ctx) if ctx else 0.0, "segment_search_top5": statistics.fmean(top5) if top5 else 0.0,
             "segment_search_top5_any_answer": statistics.fmean(top5_any) if top5_any else 0.0,
             "ambiguous": sum(len(a) > 1 for *_, a in questions), "n": len(questions)}
@@ -203,7 +212,8 @@ def measure_tokens(mem: Memory, tokens: list[tuple[str, str]]) -> dict[str, floa
     return {"all": statistics.fmean(hits), **{k: statistics.fmean(v) for k, v in kinds.items()}, "n": len(hits)}
 
 
-def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code: int, database_url: str | None) -> dict[str, Any]:
+def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code: int, database_url: str | None,
+        show_misses: bool = False) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="mixedbench-"))
     settings = Settings(root=work / "store", embedder="static", database_url=database_url)
     acc: dict[str, dict[str, list[float]]] = {s: defaultdict(list) for s in "abc"}
@@ -218,7 +228,7 @@ def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code
         _, tokens = add_code_and_docs(mem, work, rng)
         measure_chat(mem, conv, texts, budgets, limit, acc["c"])
         if i == 0:
-            extra["code"] = measure_code(mem, code_questions(n_code), budgets[0])
+            extra["code"] = measure_code(mem, code_questions(n_code), budgets[0], show_misses)
             extra["exact_tokens"] = measure_tokens(mem, tokens)
         mem.close()
         print(f"  {conv.sample_id} done", file=sys.stderr, flush=True)
@@ -226,6 +236,27 @@ def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code
               | {"questions": len(a["evidence_free"]), "compile_ms_p50": statistics.median(a["compile_ms"])}
               for s, a in acc.items()}
     return {"stores": stores, **extra}
+
+
+def run_code(conv: Conversation, n_code: int, budget: int, database_url: str | None, store: Path | None,
+             show_misses: bool) -> dict[str, Any]:
+    """Code questions only, in store (c) of the first conversation. With ``store``, the store is
+    built there once and reused by later runs (ranking changes need no rebuild; ingest changes do:
+    delete the folder)."""
+    work = store or Path(tempfile.mkdtemp(prefix="mixedbench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    settings = Settings(root=work / "store", embedder="static", database_url=database_url)
+    mem = Memory(settings, namespace=f"mixed-code-{conv.sample_id}")
+    marker = work / "built"
+    if not marker.exists():
+        _, episodes = ingest(mem, conv)
+        add_speakers(mem, episodes)
+        add_code_and_docs(mem, work, random.Random(7))
+        marker.write_text("store (c) built\n", encoding="utf-8")
+    try:
+        return {"code": measure_code(mem, code_questions(n_code), budget, show_misses)}
+    finally:
+        mem.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,10 +268,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code-questions", type=int, default=60)
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
+    ap.add_argument("--only", choices=["code"], default=None,
+                    help="code: only the code questions, in store (c) of the first conversation")
+    ap.add_argument("--store", type=Path, default=None,
+                    help="with --only code: build store (c) in this folder once and reuse it")
+    ap.add_argument("--show-misses", action="store_true", help="print each missed code question's top 5")
     args = ap.parse_args(argv)
     t0 = time.time()
+    if args.only == "code":
+        c = run_code(load_locomo(args.data)[0], args.code_questions, args.budgets[0], args.database_url, args.store,
+                     args.show_misses)["code"]
+        print(f"code questions (n={c['n']}): in the package at {args.budgets[0]}: {c['context']:.3f}; segment search "
+              f"top 5: {c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} "
+              f"(any function the question fits: {c['ambiguous']} questions fit several) ({time.time() - t0:.0f} s)")
+        return 0
     res = run(load_locomo(args.data)[: args.conversations], args.budgets, args.limit, args.code_questions,
-              args.database_url)
+              args.database_url, args.show_misses)
     print(f"LoCoMo dev, evidence recall (compiler XML package | segment-search excerpts cut at the budget), "
           f"{res['stores']['a']['questions']} questions per store")
     print(f"{'store':42s}" + "".join(f"  compile@{b:<5d} search@{b:<5d} diff  " for b in args.budgets)
