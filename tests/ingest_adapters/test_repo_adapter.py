@@ -323,3 +323,55 @@ def test_without_grammars_python_falls_back_to_ast(repo: Path, monkeypatch: pyte
 def test_unknown_language_degrades_without_error() -> None:
     out = outline("const x = 1;\n", "a.zig", "zig")
     assert out.module == "a" and out.parser in ("none", "tree-sitter")
+
+
+NESTED_PY = '''def render(code: str) -> list[str]:
+    """Render code."""
+    if code:
+
+        def tokenize() -> list[str]:
+            """Split tokens to one per line."""
+
+            def deeper() -> None:
+                """Deeper still."""
+
+            return []
+
+    def undocumented() -> None:
+        pass
+
+    class Local:
+        """A local class."""
+
+        def method(self) -> None:
+            """Its method."""
+
+    return tokenize()
+'''
+
+
+def test_documented_nested_definitions_are_outlined() -> None:
+    """A definition inside a function body is outlined when it has a docstring (a purpose of its
+    own), named by its enclosing function; the undocumented ones stay part of their function."""
+    expected = [
+        ("render", "function", 1, 22),
+        ("render.tokenize", "function", 5, 11),
+        ("render.tokenize.deeper", "function", 8, 9),
+        ("render.Local", "class", 16, 20),
+        ("render.Local.method", "method", 19, 20),
+    ]
+    fallback = _ast_outline.outline(NESTED_PY, "m")
+    assert [(s.name, s.kind, s.line_start, s.line_end) for s in fallback.symbols] == expected
+    assert fallback.symbols[1].doc == "Split tokens to one per line."
+    pytest.importorskip("tree_sitter_python")
+    ts = outline(NESTED_PY, "m.py", "python")
+    brief = [(s.name, s.kind, s.line_start, s.line_end, s.signature, s.doc) for s in ts.symbols]
+    assert brief == [(s.name, s.kind, s.line_start, s.line_end, s.signature, s.doc) for s in fallback.symbols]
+
+
+def test_nested_js_functions_need_a_doc_comment() -> None:
+    pytest.importorskip("tree_sitter_javascript")
+    source = "function outer() {\n  /** Inner helper. */\n  function inner() {}\n  function plain() {}\n}\n"
+    out = outline(source, "lib/a.js", "javascript")
+    assert [(s.name, s.kind, s.doc) for s in out.symbols] == [("outer", "function", ""),
+                                                               ("outer.inner", "function", "Inner helper.")]

@@ -7,19 +7,29 @@ Both backends write exactly these values at insert, so their light reads agree.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from memory_substrate.indexing import segment_terms
 from memory_substrate.models import Segment
-from memory_substrate.retrieval.text import lexical_document
 
 
 def _text_or_none(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def stored_terms(text: str, metadata: Any) -> str:
+    """The ``terms`` column of a stored segment, from its text and metadata (a dict, or the JSON
+    text SQLite keeps): rebuilt by ``reindex`` exactly as ``ranking_columns`` writes it at insert."""
+    meta = json.loads(metadata) if isinstance(metadata, str) else metadata
+    return segment_terms(text, meta if isinstance(meta, dict) else {})
+
+
 def ranking_columns(seg: Segment) -> tuple[str, str | None, str | None]:
     """(terms, speaker, said_at) for a segment: its normalised terms, ``metadata.name`` and
     ``metadata.created_at`` (the message date), the last two None when absent or not text."""
     return (
-        lexical_document(seg.text),
+        segment_terms(seg.text, seg.metadata),
         _text_or_none(seg.metadata.get("name")),
         _text_or_none(seg.metadata.get("created_at")),
     )

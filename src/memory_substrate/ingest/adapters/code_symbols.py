@@ -216,36 +216,60 @@ def _text(node: Any, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
+# Inside a function body only statements are walked (not expressions): nested definitions sit
+# in blocks and compound statements, and skipping the expressions keeps the walk cheap.
+_STATEMENT_HINTS = ("statement", "block", "clause", "body", "declaration", "definition")
+
+
 def _walk(root: Any, src: bytes, spec: _Spec, grammar: str, out: Outline) -> None:
     # An explicit stack: generated code nests deep enough to hit Python's recursion limit.
-    stack: list[tuple[Any, str | None, Any | None]] = [(c, None, None) for c in reversed(root.named_children)]
+    # Each entry: (node, qualified parent, wrapper node, whether it sits in a function body).
+    stack: list[tuple[Any, str | None, Any | None, bool]] = [
+        (c, None, None, False) for c in reversed(root.named_children)
+    ]
+    functions: set[str] = set()  # qualified names of the functions whose bodies are walked
     while stack:
-        node, parent, outer = stack.pop()
+        node, parent, outer, nested = stack.pop()
         t = node.type
         if t in spec.wrappers:
             inner = node.child_by_field_name(spec.wrappers[t])
             if inner is not None:
-                stack.append((inner, parent, outer or node))
+                stack.append((inner, parent, outer or node, nested))
             continue
         if t in spec.imports:
-            out.imports.extend(_imports(node, src, grammar))
+            if not nested:
+                out.imports.extend(_imports(node, src, grammar))
             continue
         if t in ("lexical_declaration", "variable_declaration") and spec is _JS:
-            _js_function_vars(node, outer or node, src, parent, out)
+            if not nested:
+                _js_function_vars(node, outer or node, src, parent, out)
             continue
         if t not in spec.defs:
-            stack.extend((c, parent, None) for c in reversed(node.named_children))
+            children = node.named_children
+            if nested:
+                children = [c for c in children if c.type in spec.defs or c.type in spec.wrappers
+                            or any(h in c.type for h in _STATEMENT_HINTS)]
+            stack.extend((c, parent, None, nested) for c in reversed(children))
             continue
         name, kind = _name_and_kind(node, src, spec.defs[t], grammar)
-        if parent and kind == "function":
+        if parent and kind == "function" and parent not in functions:
             kind = "method"
         qualified = f"{parent}.{name}" if parent and name else name
         if kind != "impl" and name:
-            out.symbols.append(_symbol(node, outer or node, src, qualified, kind, grammar))
+            sym = _symbol(node, outer or node, src, qualified, kind, grammar)
+            # A definition inside a function body is part of that function, unless it was given a
+            # purpose of its own: a documented one is outlined (``Syntax.highlight.line_tokenize``).
+            if not nested or sym.doc:
+                out.symbols.append(sym)
         if t in spec.containers:
             body = node.child_by_field_name("body")
             if body is not None:
-                stack.extend((c, qualified or parent, None) for c in reversed(body.named_children))
+                stack.extend((c, qualified or parent, None, nested) for c in reversed(body.named_children))
+        elif kind in FUNCTION_KINDS and name:
+            body = node.child_by_field_name("body")
+            if body is not None:
+                functions.add(qualified)
+                stack.extend((c, qualified, None, True) for c in reversed(body.named_children))
 
 
 def _name_and_kind(node: Any, src: bytes, kind: str, grammar: str) -> tuple[str, str]:

@@ -12,7 +12,6 @@ import psycopg
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
-from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.postgres.fts import field_text
 from memory_substrate.storage.postgres.fts_plan import TermStats
@@ -21,7 +20,7 @@ from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS, index_sql
-from memory_substrate.storage.ranking import ranking_columns
+from memory_substrate.storage.ranking import ranking_columns, stored_terms
 from memory_substrate.util import now_iso
 
 OBJECT_TSV = (
@@ -241,7 +240,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         done = 0
         for source_id, segment_id, body, meta in rows:
             found = self.conn.execute(
-                "SELECT text FROM segments WHERE namespace = %s AND source_id = %s AND id = %s",
+                "SELECT text, metadata FROM segments WHERE namespace = %s AND source_id = %s AND id = %s",
                 (self.namespace, source_id, segment_id),
             ).fetchone()
             if found is None:
@@ -250,7 +249,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             key = (self.namespace, source_id, segment_id)
             self.conn.execute(
                 "UPDATE segments SET terms = %s WHERE namespace = %s AND source_id = %s AND id = %s",
-                (lexical_document(found[0]), *key),
+                (stored_terms(found[0], found[1]), *key),
             )
             # An upsert: the search row is rebuilt even where it went missing.
             cur = self.conn.execute(

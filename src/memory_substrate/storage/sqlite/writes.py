@@ -13,9 +13,8 @@ import numpy.typing as npt
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
-from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.storage.outbox import OBJECT, RELATION
-from memory_substrate.storage.ranking import ranking_columns
+from memory_substrate.storage.ranking import ranking_columns, stored_terms
 from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
 from memory_substrate.storage.vector_cache import VectorStep
 
@@ -195,13 +194,13 @@ class SessionWrites(SQLiteOutbox):
         done = 0
         for source_id, segment_id, body, meta in rows:
             row = self.conn.execute(
-                "SELECT pk, text FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
+                "SELECT pk, text, metadata FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
                 (self.namespace, source_id, segment_id),
             ).fetchone()
             if row is None:
                 continue
             # The ranker's stored terms are rebuilt with the search row (and filled on rows from before v8).
-            self.conn.execute("UPDATE segments SET terms = ? WHERE pk = ?", (lexical_document(row[1]), row[0]))
+            self.conn.execute("UPDATE segments SET terms = ? WHERE pk = ?", (stored_terms(row[1], row[2]), row[0]))
             self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
             self.conn.execute(
                 "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
