@@ -7,7 +7,6 @@ and a write path and a rebuild can never disagree.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,7 +14,6 @@ import numpy as np
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.models import MemoryObject, Relation, SearchDoc, Segment
-from memory_substrate.retrieval.text import lexical_document
 from memory_substrate.text import index_text
 from memory_substrate.util import canonical_json
 
@@ -185,41 +183,6 @@ def segment_embedding_text(text: str, metadata: Mapping[str, Any]) -> str:
     if metadata.get("segment_kind") == "code_symbol" and isinstance(at, int) and 0 < at < len(text):
         return text.split("\n", 1)[0] + "\n" + text[at:]
     return text
-
-
-# A docstring's summary: its first sentence (up to a sentence end followed by a space), or its
-# first paragraph when that comes first.
-_SUMMARY_END = re.compile(r"(?<=[.!?])\s|\n\s*\n")
-SUMMARY_WEIGHT = 4  # how many times a code symbol's summary sentence counts in its ranking terms
-
-
-def docstring_summary(doc: str) -> str:
-    """The summary of a docstring or doc comment: its first sentence or paragraph."""
-    return _SUMMARY_END.split(doc.strip(), maxsplit=1)[0]
-
-
-def segment_terms(text: str, metadata: Mapping[str, Any]) -> str:
-    """The segment ranker's stored terms for a segment (``lexical_document`` of its text), except
-    that a code symbol's docstring summary counts ``SUMMARY_WEIGHT`` times.
-
-    A code symbol's text is its header (kind, qualified name, file), its signature and its
-    docstring. Someone searching code asks what a symbol does in the words of its summary
-    sentence (PEP 257's summary line, Javadoc's first sentence, rustdoc's summary line: the line
-    that says what the symbol is for); the parameter list (``url: URL | str, *, params:
-    QueryParamTypes | None = None, ...``) is most of the words and says little of it, and the rest
-    of a docstring (arguments, returns, examples) mentions many things the symbol is not about.
-    Counted once, "Send a `PATCH` request." lost to "Sends a single request, without handling any
-    redirections." (whose name, ``_send_single_request``, also holds both words) and "Receive an
-    event from the server." to "Receive text from the server." (whose arguments section mentions
-    events twice). Weighting the summary is BM25F's field weight written into the bag of terms
-    (the ranker's BM25 then saturates and length-normalises the weighted counts together).
-    Everything else keeps its terms; the full-text index holds the text as it is."""
-    at = metadata.get("doc_at")
-    if metadata.get("segment_kind") != "code_symbol" or not isinstance(at, int) or not 0 < at < len(text):
-        return lexical_document(text)
-    summary = docstring_summary(text[at:])
-    extra = " ".join([lexical_document(summary)] * (SUMMARY_WEIGHT - 1))
-    return f"{lexical_document(text)} {extra}".strip()
 
 
 def embed_segments(embedder: Embedder | None, segs: Iterable[Segment]) -> list[tuple[str, np.ndarray]]:

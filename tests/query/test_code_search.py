@@ -2,7 +2,7 @@
 summary, without its name, a search finds the symbol.
 
 * A code symbol's summary sentence outweighs its parameter list and the rest of its docstring
-  in the ranker's terms (``indexing.segment_terms``), and ``reindex`` rebuilds the same terms.
+  in the ranker's terms (``retrieval.segment_terms``), and ``reindex`` rebuilds the same terms.
 * Documented functions defined inside another function are outlined, so they can be found.
 """
 

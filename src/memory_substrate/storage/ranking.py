@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory_substrate.indexing import segment_terms
 from memory_substrate.models import Segment
+from memory_substrate.retrieval.segment_terms import segment_terms
 
 
 def _text_or_none(value: object) -> str | None:
