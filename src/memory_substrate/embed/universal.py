@@ -47,6 +47,7 @@ class UniversalSentenceEncoder:
         self.name = f"use:universal-sentence-encoder-multilingual-3@{_version()}"
         self._model: Any = None
         self._lock = threading.Lock()
+        self._encode_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -64,7 +65,10 @@ class UniversalSentenceEncoder:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         model = self._load()
-        out = model.encode([t[:MAX_CHARS] for t in texts])
+        # One call at a time: each sets and restores the process's BLAS thread limit, and two
+        # interleaved could leave it set (the work is Python-bound under the GIL anyway).
+        with self._encode_lock:
+            out = model.encode([t[:MAX_CHARS] for t in texts])
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIMENSIONS)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
