@@ -30,6 +30,11 @@ A foreign query does not reach English documents through the vectors: the Englis
 read it, and giving English documents a multilingual part changes English-to-English scores
 (docs/multilingual.md has the measurements). Only one model runs for each stored text, so
 ingest costs what that model costs.
+
+Two pairs are built on it (``embed.registry``): ``use-gated`` (the default: the multilingual model
+is Google's Universal Sentence Encoder itself, ``embed.universal``) and ``static-multilingual``
+(its static distillation, the default before), each with its own constants. ``semantic_weight``
+tells the segment ranker to weigh a non-English query's semantic score more (``use-gated`` only).
 """
 
 from __future__ import annotations
