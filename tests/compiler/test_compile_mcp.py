@@ -232,6 +232,26 @@ async def test_no_speaker_name_or_line_break_of_recalled_text_opens_a_line(memor
             assert all(line[0].isdigit() and not line.startswith(("7 root", "9 root")) for line in opened[1:])
 
 
+async def test_an_xml_package_is_well_formed_whatever_control_characters_were_recalled(memory: Memory) -> None:
+    """Captured terminal output carries ANSI escapes (ESC), bells, backspaces: characters XML 1.0
+    cannot hold, even as references. The XML package stays parseable (each becomes U+FFFD); JSON
+    escapes them and keeps them."""
+    noisy = "build \x1b[31mfailed\x1b[0m on the deploy key check\x07\x08"
+    async with Client(build_server(memory)) as c:
+        await call(c, "memory_ingest", "conversation", _chat([noisy, "deploy key check fixed"], "ci \x1b[1mlog", 1))
+        await call(c, "memory_remember", "knowledge", {
+            "kind": "fact", "title": "Deploy key check \x1b[32mpasses", "summary": "The deploy key check\x07 passes.",
+            "reason": "ci", "memory_source": "user_declared", "scope_refs": ["scope:project"]})
+        out = await call(c, "memory_query", "context", {"task": "deploy key check", "format": "xml"},
+                         {"include_unverified": True})
+        root = ET.fromstring(out["content"])
+        assert "\ufffd[31mfailed" in out["content"] and "check\ufffd passes" in out["content"]
+        assert any("failed" in t for _, _, turns in xml_episodes(root) for t in turns)
+        assert count_tokens(out["content"]) == out["token_count"]
+        out = await call(c, "memory_query", "context", {"task": "deploy key check", "format": "json"})
+        assert noisy in json.loads(out["content"])["memory_context"]["episodes"][1]
+
+
 async def test_empty_namespace_still_compiles_and_traces(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_query", "context", {"task": "write release notes for 2.0"})
