@@ -148,3 +148,42 @@ def test_token_counter() -> None:
     assert count_tokens("数据库迁移失败了") >= 6  # about one token per CJK character
     text = "We decided to run SQLite in WAL mode. " * 200
     assert count_tokens(text) >= 200 * 9
+
+
+GERMAN = "Die Bereitstellung des Schlüssels wurde gestern Abend vom Betriebsteam vollständig abgeschlossen"
+ENGLISH = "The rotation of the deployment key was completed by our operations team last night"
+
+
+@pytest.mark.parametrize("fmt", ["xml", "json"])
+def test_a_mixed_language_package_is_counted_line_by_line_and_packed_in_few_renders(
+    fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each line (each string of a JSON package) is counted by its own language's word rule, so
+    what an English turn costs does not depend on whether a German turn comes first, and the
+    parts packing weighs add up to the package: it is not rendered again and again to shed an
+    excess its parts did not show (63 and 68 renders at a 16,000-token budget on 7a2813e)."""
+    german = [_turn(n, f"{GERMAN} {n}", source="src:0") for n in range(1, 21)]
+    english = [_turn(n, f"{ENGLISH} {n}", source=f"src:{s}") for s in range(1, 40) for n in range(1, 21)]
+    sources = {f"src:{s}": MemoryObject(f"src:{s}", "source", "conversation", "active", f"chat {s}") for s in range(40)}
+    # all turns of the same minute: episodes in id order, the German one (src:0) first
+    german_first = count_tokens(render(fmt, {}, german[:3] + english[:40], sources))
+    english_alone = count_tokens(render(fmt, {}, english[:40], sources))
+    german_alone = count_tokens(render(fmt, {}, german[:3], sources))
+    assert german_first <= english_alone + german_alone, (german_first, english_alone, german_alone)
+
+    renders = 0
+    real_render = render
+
+    def counted(*args: object) -> str:
+        nonlocal renders
+        renders += 1
+        return real_render(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("memory_substrate.compiler.budget.R.render", counted)
+    rng = random.Random(5)
+    cands = german + english
+    for c in cands:
+        c.score = rng.random() + (1.0 if c in german else 0.0)
+    fitted = fit(sorted(cands, key=lambda c: -c.score), 16_000, fmt, {"task_class": "chat"}, sources)
+    assert fitted.token_count <= 16_000 and count_tokens(fitted.content) == fitted.token_count
+    assert renders <= 3, renders

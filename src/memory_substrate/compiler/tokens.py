@@ -19,6 +19,8 @@ import math
 import re
 from functools import lru_cache
 
+from memory_substrate.analysis import MIN_LETTERS
+
 SHORT_WORD = 7  # letters a common word can have and still be one token
 LETTERS_PER_EXTRA_TOKEN = 4.0
 CAPITALISED_EXTRA = 0.2  # long capitalised words (names) split a little more often
@@ -42,8 +44,31 @@ _UNDERSCORES = re.compile(r"_+")
 _SPACE_RUNS = re.compile(r" {2,}")
 
 
+# Where a piece of a package ends for the word rule: after a line, and after a JSON string that
+# another follows (``",`` before ``"``: a quote inside a string is escaped).
+_PIECE_END = re.compile(r'(?<=\n)|(?<=",)(?=")')
+
+
 def _estimate(text: str) -> float:
-    if not _is_other_latin(text):
+    """The estimate, with the word rule (English, or another Latin-script language) told per line
+    and per JSON string: told once for a whole package, a German turn at its top counted every
+    English line after it by the German rule (a quarter more), so a package's count depended on
+    which turn came first and was not the sum of the parts packing weighs."""
+    if "\n" not in text and '",' not in text:
+        return _estimate_as(text, _is_other_latin(text))
+    pieces = _PIECE_END.split(text)
+    # a piece shorter than the detector's minimum of letters has no language (the English rule)
+    other = [len(p) >= MIN_LETTERS and _is_other_latin(p) for p in pieces]
+    if not any(other):
+        return _estimate_as(text, False)
+    if all(other):
+        return _estimate_as(text, True)
+    return (_estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if not o), False)
+            + _estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if o), True))
+
+
+def _estimate_as(text: str, other_latin: bool) -> float:
+    if not other_latin:
         lengths = [len(w) for w in _ASCII_WORD.findall(text)]
         short, per_extra = SHORT_WORD, LETTERS_PER_EXTRA_TOKEN
     else:
