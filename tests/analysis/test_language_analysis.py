@@ -45,6 +45,10 @@ def test_inflections_meet_stopwords_drop_and_compounds_offer_their_head() -> Non
     assert "verletz" in index_terms("Welche Verletzung hat der Arzt bei mir festgestellt?")
     assert compound_heads("rechenzentrum")[:3] == ["enzentrum", "nzentrum", "zentrum"]
     assert compound_heads("haus") == [] and compound_heads("wöchentlich") == []
+    # inflected adjectives offer no tails either: "nächtlichen" would otherwise add "lich"
+    assert compound_heads("nächtlichen") == compound_heads("praktischen") == compound_heads("vriendelijke") == []
+    assert "lich" not in index_terms("Die nächtlichen Backups der Datenbanken")
+    assert "wirtschaft" in compound_heads("landwirtschaft")  # -schaft is a noun, not -haft
     ru = index_terms("Куда перенесли базы данных клиентов?")
     assert {"баз", "дан", "клиент"} <= set(ru)
 

@@ -168,3 +168,29 @@ def test_cached_embedder_reuses_vectors_and_matches_the_inner_one():
     assert np.allclose(cached.embed_query("alpha"), inner.embed_query("alpha"))
     cached.embed_query("alpha")
     assert cached.cache.stats()["size"] == 4 and cached.cache.hits == 2
+
+
+async def test_runtimes_per_owner_stay_bounded_and_rebuild_after_eviction(gmem, monkeypatch):
+    """An unbound server builds a runtime per owner_id a caller names; the map is an LRU, so a
+    caller cycling through owners cannot grow it without bound, and an evicted owner's next call
+    rebuilds its runtime and reads its own data."""
+    from memory_substrate.graphmem import service
+
+    monkeypatch.setattr(service, "RUNTIMES_KEPT", 4)
+    built: list[service.GraphMemory] = []
+    real_init = service.GraphMemory.__init__
+
+    def spy(self, *a, **k):  # type: ignore[no-untyped-def]
+        real_init(self, *a, **k)
+        built.append(self)
+
+    monkeypatch.setattr(service.GraphMemory, "__init__", spy)
+    async with Client(build_server(gmem, "all")) as c:
+        first = (await ok(c, "create_node", text="Owner zero keeps the boiler manual", owner_id="owner-0", auto_link=False))["node"]
+        for i in range(1, 10):
+            await ok(c, "create_node", text=f"Owner {i} keeps a note", owner_id=f"owner-{i}", auto_link=False)
+        g = built[0]
+        assert len(g._runtimes) <= 4 and len(g._plain) <= 4
+        again = await ok(c, "get_node", node_id=first["id"], owner_id="owner-0")
+        assert again["node"]["text"] == "Owner zero keeps the boiler manual"
+        await err(c, "get_node", "memory_not_found", node_id=first["id"], owner_id="owner-5")

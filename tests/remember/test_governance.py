@@ -101,6 +101,22 @@ def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
     assert unrelated["possible_duplicates"] == []
 
 
+def test_possible_duplicates_read_other_languages_by_their_content_words(memory):
+    """German notes: inflected forms of the same words count as overlap, shared function words
+    ("wir", "sind", "in", "der") do not."""
+    first = memory.remember("knowledge", knowledge(
+        kind="decision", title="Nächtliches Backup der Datenbank", summary="Das Backup der Datenbank läuft nachts."))
+    same = memory.remember("knowledge", knowledge(
+        kind="decision", title="Die nächtlichen Backups der Datenbanken", summary="Backups der Datenbanken laufen nachts."))
+    assert [d["object_id"] for d in same["possible_duplicates"]] == [first["object_id"]]
+    kitchen = memory.remember("knowledge", knowledge(
+        kind="fact", title="Wir sind heute in der Küche", summary="Wir sind in der Küche."))
+    assert kitchen["possible_duplicates"] == []
+    garage = memory.remember("knowledge", knowledge(
+        kind="fact", title="Wir sind heute in der Garage", summary="Wir sind in der Garage."))
+    assert garage["possible_duplicates"] == [], kitchen
+
+
 def test_evidence_refs_must_resolve_and_match(memory):
     src = memory.ingest("conversation", conversation(["we use kuzu", "ok"]))
     sid = src["source_id"]

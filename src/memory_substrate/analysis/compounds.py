@@ -12,19 +12,23 @@ entries but never false matches between different words; the right one meets the
 
 from __future__ import annotations
 
+import re
+
 MIN_WORD = 10  # shorter words are rarely compounds worth splitting
 MIN_MODIFIER = 4
 MIN_HEAD = 5
 MAX_HEADS = 8  # the longest heads first: a long compound's short tails are rarely words
 # Adjective and adverb endings: such words ("nächtlich", "wöchentlich") are rarely compounds worth
-# splitting, and their tails ("tlich") would meet every other word with the same ending.
-ADJECTIVE_ENDINGS = ("lich", "isch", "ig", "bar", "sam", "haft", "lijk", "isk", "lig")
+# splitting, and their tails ("tlich") would meet every other word with the same ending. Inflected
+# forms too ("nächtlichen", "praktische", "vriendelijke", "roliga"): their tails stem to the same
+# fragments. "-schaft" is a noun ("Landwirtschaft" is a Wirtschaft), not "-haft".
+_ADJECTIVE = re.compile(r"(?<!sc)(?:lich|isch|ig|bar|sam|haft|lijk|isk|lig)(?:e|en|er|es|em|a|t)?$")
 
 
 def compound_heads(word: str) -> list[str]:
     """Head candidates of ``word`` (lower-case), longest first; [] for a short word."""
     n = len(word)
-    if n < MIN_WORD or not word.isalpha() or word.endswith(ADJECTIVE_ENDINGS):
+    if n < MIN_WORD or not word.isalpha() or _ADJECTIVE.search(word):
         return []
     heads = [word[i:] for i in range(MIN_MODIFIER, n - MIN_HEAD + 1)]
     return heads[:MAX_HEADS]

@@ -31,6 +31,8 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import StoreSession
 
+RUNTIMES_KEPT = 256  # namespaces whose runtimes stay built (graphmem.service.GraphMemory)
+
 TOOL = "graph_memory"
 MEMORY_SOURCE = "agent_inferred"
 # Graph-toolset writes are direct API writes without cited evidence: "extracted" trust (2) makes
@@ -66,9 +68,12 @@ class GraphMemory:
         self.search_cache = SearchCache(
             TTLCache(lim.cache_search_maxsize, lim.cache_search_ttl, enabled=lim.cache_search_enabled)
         )
-        self._runtimes: dict[str, Runtime] = {}
-        self._embedders: dict[str, CachedEmbedder] = {}  # by model name
-        self._plain: dict[str, Runtime] = {}  # other namespaces' runtimes, for their embedder choice
+        # Per-namespace runtimes, bounded: on an unbound server every caller may name a new
+        # owner_id, and an unbounded map would grow with each one. An evicted runtime is rebuilt
+        # on its next call (its embedder choice is one indexed probe).
+        self._runtimes = LRUCache(RUNTIMES_KEPT)
+        self._embedders: dict[str, CachedEmbedder] = {}  # by model name (a handful)
+        self._plain = LRUCache(RUNTIMES_KEPT)  # other namespaces' runtimes, for their embedder choice
 
     # --- namespaces and runtimes ---------------------------------------------------------
     def namespace(self, owner_id: str | None) -> str:
@@ -91,7 +96,8 @@ class GraphMemory:
         else:
             plain = self._plain.get(ns)
             if plain is None:
-                plain = self._plain[ns] = self.base.for_namespace(ns)
+                plain = self.base.for_namespace(ns)
+                self._plain.put(ns, plain)
             inner = plain.embedder_or_none()
         if inner is None:
             return None
@@ -106,8 +112,8 @@ class GraphMemory:
         if rt is None:
             # a copy: the caching embedder stays out of spec-001 reads
             rt = self.base.with_embedder(namespace, self.embedder(namespace))
-            self._runtimes[namespace] = rt
-        return rt
+            self._runtimes.put(namespace, rt)
+        return cast(Runtime, rt)
 
     def now(self) -> datetime:
         return self.base.clock()

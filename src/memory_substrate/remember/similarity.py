@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from memory_substrate.analysis import analyse_words
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.retrieval.text import STOPWORDS, stem
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.text import STOPWORDS, older_forms, query_terms, tokens
+from memory_substrate.text import older_forms, query_terms, tokens
 
 THRESHOLD = 0.5
 
 
 def _terms(text: str) -> set[str]:
-    return {t for t in tokens(text) if t not in STOPWORDS}
+    """One stem per content word, in the text's own language: ``analysis`` drops its stopwords and
+    stems it (German, Spanish, Russian...; the first term of a word is its stem, compound heads
+    are left out as too loose for a resemblance score), else English stopwords and light stems. So
+    "Nächtliches Backup der Datenbank" and "Die nächtlichen Backups der Datenbanken" overlap on
+    their content words, and "Wir sind heute in der Küche" / "... Garage" only on "heute"."""
+    words = analyse_words(text)
+    if words is not None:
+        return {terms[0] for _, terms in words if terms}
+    return {stem(t) for t in tokens(text) if t not in STOPWORDS}
 
 
 def _jaccard(a: set[str], b: set[str]) -> float:
