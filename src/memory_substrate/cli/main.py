@@ -75,7 +75,7 @@ class _Group(click.Group):
 @click.option("--namespace", default=None, envvar="MEMORY_SUBSTRATE_NAMESPACE", help="Namespace to work in (default 'default').")
 @click.option("--database-url", default=None, envvar="MEMORY_SUBSTRATE_DATABASE_URL",
               help="postgresql://... to use PostgreSQL instead of the embedded SQLite file.")
-@click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: static (default) or none.")
+@click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.")
 @click.version_option(package_name="memory-substrate")
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:

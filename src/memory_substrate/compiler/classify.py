@@ -29,7 +29,7 @@ TEMPERATURE = 0.08  # calibrated so both profiles run on about a quarter of task
 FALLBACK = "chat"
 
 _COMPILED = {c: [(re.compile(p), w) for p, w in cues] for c, cues in CUES.items()}
-_matrices: dict[str, tuple[npt.NDArray[np.float32], list[str]]] = {}
+_matrices: dict[tuple[str, bool], tuple[npt.NDArray[np.float32], list[str]]] = {}
 _lock = threading.Lock()
 
 
@@ -62,14 +62,17 @@ class Classification:
         }
 
 
-def _prototype_matrix(embedder: Embedder) -> tuple[npt.NDArray[np.float32], list[str]]:
+def _prototype_matrix(embedder: Embedder, as_queries: bool = False) -> tuple[npt.NDArray[np.float32], list[str]]:
     with _lock:
-        cached = _matrices.get(embedder.name)
+        cached = _matrices.get((embedder.name, as_queries))
         if cached is None:
             labels = [c for c in TASK_CLASSES for _ in PROTOTYPES[c]]
             texts = [t for c in TASK_CLASSES for t in PROTOTYPES[c]]
-            cached = (np.asarray(embedder.embed_documents(texts), dtype=np.float32), labels)
-            _matrices[embedder.name] = cached
+            if as_queries:
+                matrix = np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+            else:
+                matrix = np.asarray(embedder.embed_documents(texts), dtype=np.float32)
+            cached = _matrices[(embedder.name, as_queries)] = (matrix, labels)
     return cached
 
 
@@ -107,6 +110,13 @@ def classify(task: str, embedder: Embedder | None) -> Classification:
     if embedder is not None:
         matrix, labels = _prototype_matrix(embedder)
         sims = matrix @ np.asarray(embedder.embed_query(task), dtype=np.float32)
+        if not sims.any():
+            # The task shares no dimension with any (English) prototype: the language-gated default
+            # embeds a German or Chinese query with its multilingual model alone. Compared the other
+            # way round, prototypes as queries and the task as a document, it meets them through that
+            # model (every score 0 made every such task 'debug' by the tie).
+            matrix, labels = _prototype_matrix(embedder, as_queries=True)
+            sims = matrix @ np.asarray(embedder.embed_documents([task])[0], dtype=np.float32)
         for cls in TASK_CLASSES:
             own = np.sort(sims[[i for i, lab in enumerate(labels) if lab == cls]])[::-1][:TOP_K]
             scores[cls] += float(own.mean())

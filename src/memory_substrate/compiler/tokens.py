@@ -7,7 +7,7 @@ cl100k/o200k pre-tokenise it (words with their leading space, runs of up to thre
 punctuation runs, whitespace) and then charge each piece what BPE vocabularies typically charge:
 one token for a word of up to seven letters, one more per four letters beyond, a little more
 for a long capitalised word (names split more often), two punctuation characters per token,
-about one token per character outside Latin script. Each class of piece is counted by one
+about one token per CJK character, 0.6 per Cyrillic letter, 1.4 per letter of other scripts. Each class of piece is counted by one
 regular-expression pass (C speed), not piece by piece. docs/context-compiler.md gives the
 measured ratio to cl100k, o200k and the Claude tokenizer: it over-counts English prose by a few
 per cent, so a package that fits by this count fits the real tokenizers too in nearly every case.
@@ -19,6 +19,8 @@ import math
 import re
 from functools import lru_cache
 
+from memory_substrate.analysis import MIN_LETTERS
+
 SHORT_WORD = 7  # letters a common word can have and still be one token
 LETTERS_PER_EXTRA_TOKEN = 4.0
 CAPITALISED_EXTRA = 0.2  # long capitalised words (names) split a little more often
@@ -27,7 +29,11 @@ CAPITALISED_EXTRA = 0.2  # long capitalised words (names) split a little more of
 OTHER_SHORT_WORD = 3
 OTHER_LETTERS_PER_EXTRA_TOKEN = 2.5
 CJK_PER_CHAR = 1.2  # Han, kana, hangul: about a token a character, more for rare characters
-OTHER_SCRIPT_PER_CHAR = 0.6  # Cyrillic, Greek, ...: a word of several letters is a few pieces
+CYRILLIC_PER_CHAR = 0.6  # a Russian word of several letters is a few pieces
+# Greek, Hebrew, Arabic, Indic, Thai...: byte-level vocabularies hold few pieces of them, about a
+# token a letter (cl100k), more in Claude's (docs/context-compiler.md, "Counting tokens offline")
+OTHER_SCRIPT_PER_CHAR = 1.4
+ASTRAL_EXTRA = 1.7  # a character beyond the first plane (emoji): four bytes, two or three tokens
 MARGIN = 1.02  # a little over, so prose that fits here fits the Claude tokenizer too
 
 _ASCII_WORD = re.compile(r"[A-Za-z]+")
@@ -38,12 +44,37 @@ _DIGITS = re.compile(r"\d{1,3}")
 _PUNCT = re.compile(r"[^\w\s]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
 _OTHER_SCRIPT = re.compile(r"[^\x00-\u024f\s\d\W\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f]")
+_CYRILLIC = re.compile(r"[\u0400-\u0481\u048a-\u052f]")  # letters only: a subset of _OTHER_SCRIPT
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _UNDERSCORES = re.compile(r"_+")
 _SPACE_RUNS = re.compile(r" {2,}")
 
 
+# Where a piece of a package ends for the word rule: after a line, and after a JSON string that
+# another follows (``",`` before ``"``: a quote inside a string is escaped).
+_PIECE_END = re.compile(r'(?<=\n)|(?<=",)(?=")')
+
+
 def _estimate(text: str) -> float:
-    if not _is_other_latin(text):
+    """The estimate, with the word rule (English, or another Latin-script language) told per line
+    and per JSON string: told once for a whole package, a German turn at its top counted every
+    English line after it by the German rule (a quarter more), so a package's count depended on
+    which turn came first and was not the sum of the parts packing weighs."""
+    if "\n" not in text and '",' not in text:
+        return _estimate_as(text, _is_other_latin(text))
+    pieces = _PIECE_END.split(text)
+    # a piece shorter than the detector's minimum of letters has no language (the English rule)
+    other = [len(p) >= MIN_LETTERS and _is_other_latin(p) for p in pieces]
+    if not any(other):
+        return _estimate_as(text, False)
+    if all(other):
+        return _estimate_as(text, True)
+    return (_estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if not o), False)
+            + _estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if o), True))
+
+
+def _estimate_as(text: str, other_latin: bool) -> float:
+    if not other_latin:
         lengths = [len(w) for w in _ASCII_WORD.findall(text)]
         short, per_extra = SHORT_WORD, LETTERS_PER_EXTRA_TOKEN
     else:
@@ -55,7 +86,9 @@ def _estimate(text: str) -> float:
     total += sum(math.ceil(len(run) / 2) if run.isascii() else len(run) for run in _PUNCT.findall(text))
     total += text.count("\n") + len(_SPACE_RUNS.findall(text)) + len(_UNDERSCORES.findall(text))
     if not text.isascii():
-        total += CJK_PER_CHAR * len(_CJK.findall(text)) + OTHER_SCRIPT_PER_CHAR * len(_OTHER_SCRIPT.findall(text))
+        cyrillic = len(_CYRILLIC.findall(text))
+        total += CJK_PER_CHAR * len(_CJK.findall(text)) + CYRILLIC_PER_CHAR * cyrillic
+        total += OTHER_SCRIPT_PER_CHAR * (len(_OTHER_SCRIPT.findall(text)) - cyrillic) + ASTRAL_EXTRA * len(_ASTRAL.findall(text))
     return total
 
 

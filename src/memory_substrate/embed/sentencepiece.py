@@ -17,6 +17,9 @@ from collections.abc import Iterable
 WORD_START = "\u2581"
 _MAX_WORD_CHARS = 100
 _CACHE_LIMIT = 500_000
+# Words longer than this are not cached: they hardly repeat (a paragraph of Chinese or Japanese is
+# one "word"), and 500,000 of them would hold gigabytes.
+_CACHED_WORD_CHARS = 32
 
 
 class UnigramTokenizer:
@@ -51,9 +54,10 @@ class UnigramTokenizer:
                     for k in range(0, len(word), _MAX_WORD_CHARS)
                     for pid in self._viterbi((WORD_START if k == 0 else "") + word[k : k + _MAX_WORD_CHARS])
                 )
-                if len(cache) >= _CACHE_LIMIT:
-                    cache.clear()
-                cache[word] = ids
+                if len(word) <= _CACHED_WORD_CHARS:
+                    if len(cache) >= _CACHE_LIMIT:
+                        cache.clear()
+                    cache[word] = ids
             out.extend(ids)
         return out
 

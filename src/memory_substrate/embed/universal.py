@@ -78,6 +78,9 @@ class UniversalSentenceEncoder:
 
 WORD_START = "\u2581"
 _WORD_CACHE_LIMIT = 200_000
+# Longer words are not cached: they hardly repeat (a paragraph of Chinese or Japanese is one word),
+# and 200,000 of them would hold gigabytes (as embed/sentencepiece.py).
+_CACHED_WORD_CHARS = 32
 
 
 def _cache_words(tokenizer: Any) -> None:
@@ -100,9 +103,11 @@ def _cache_words(tokenizer: Any) -> None:
             key = word if k == 0 else WORD_START + word
             ids = cache.get(key)
             if ids is None:
-                if len(cache) >= _WORD_CACHE_LIMIT:
-                    cache.clear()
-                ids = cache[key] = whole(key)
+                ids = whole(key)
+                if len(key) <= _CACHED_WORD_CHARS:
+                    if len(cache) >= _WORD_CACHE_LIMIT:
+                        cache.clear()
+                    cache[key] = ids
             out.extend(ids)
         return out or whole(normalized)
 
