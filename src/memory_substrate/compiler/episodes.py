@@ -17,6 +17,9 @@ retrieval ideas do that, both measured on the LoCoMo dev conversations (docs/con
   the best ``EPISODE_TOP`` turn scores of its episode. It also concentrates the package in fewer
   episodes, each of which costs an opening element.
 
+A task that asks *when* something happened also prefers the turns that say when
+(``answer_type``: a time expression of the turn's own, ``WHEN_BONUS`` z-units).
+
 On LoCoMo dev (XML, 1,500 / 4,096 tokens) the two together raised recall from 0.835 / 0.898 to
 0.852 / 0.908; without the expansion 0.841 / 0.890, without the episode relevance 0.840 / 0.910.
 Search keeps its own ranking (one turn around the hits): only the compiler passes ``CONFIG``.
@@ -31,6 +34,7 @@ from collections import defaultdict
 
 import numpy as np
 
+from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.models import Segment
 from memory_substrate.query.segments import ranked_segments
 from memory_substrate.retrieval.ranker import RankConfig
@@ -47,6 +51,7 @@ CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
 EPISODE_TOP = 3
+WHEN_BONUS = 1.0  # z-units of ranker score, for a turn that says when, when the task asks when
 CONFIG = RankConfig(neighbour_candidates=CONTEXT_TURNS, neighbour_seeds=CONTEXT_SEEDS)
 
 
@@ -91,7 +96,12 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int) -> list[t
     ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, config=CONFIG)
     if not ranked:
         return []
-    combined = episode_scores([seg.source_id for seg, _ in ranked], np.array([r.rank_score for _, r in ranked]))
+    scores = _z(np.array([r.rank_score for _, r in ranked]))
+    if WHEN_BONUS and asks_when(task):
+        # The answer to "when did ..." says when (answer_type.py): LoCoMo dev temporal questions
+        # 0.910 -> 0.921 at 1,500 tokens; 0.5 gave 0.919, 2.0 less than none.
+        scores = scores + WHEN_BONUS * np.array([says_when(seg.text) for seg, _ in ranked], dtype=np.float64)
+    combined = episode_scores([seg.source_id for seg, _ in ranked], scores)
     order = np.lexsort((np.arange(len(ranked)), -combined))[:pool]
     sims = similarities(combined[order])
     return [(ranked[int(i)][0], ranked[int(i)][1], s) for i, s in zip(order, sims, strict=True)]
