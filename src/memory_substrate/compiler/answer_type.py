@@ -16,6 +16,7 @@ A turn's own time (its message date) is not one: every turn has it.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _AUX = r"(?:did|does|do|is|was|were|will|are|has|have|had|can|could|should|would|shall|might)"
@@ -55,7 +56,7 @@ def says_when(text: str) -> bool:
     if not _DAY_WORDS.isdisjoint(seen) or not _YEARS.isdisjoint(seen):
         return True
     if "ago" in seen or not _SHIFT.isdisjoint(seen):
-        for prev, word in zip(words, words[1:], strict=False):
+        for prev, word in itertools.pairwise(words):
             if prev in _SHIFT and word in _PERIODS:  # last week, this spring, next weekend
                 return True
             if word == "ago" and prev.removesuffix("s") in _PERIODS:  # two weeks ago, a year ago
