@@ -99,7 +99,7 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int) -> list[t
     scores = _z(np.array([r.rank_score for _, r in ranked]))
     if WHEN_BONUS and asks_when(task):
         # The answer to "when did ..." says when (answer_type.py): LoCoMo dev temporal questions
-        # 0.910 -> 0.921 at 1,500 tokens; 0.5 gave 0.919, 2.0 less than none.
+        # 0.910 -> 0.921 at 1,500 tokens; 0.6 gave 0.919, 2.0 less than none.
         scores = scores + WHEN_BONUS * np.array([says_when(seg.text) for seg, _ in ranked], dtype=np.float64)
     combined = episode_scores([seg.source_id for seg, _ in ranked], scores)
     order = np.lexsort((np.arange(len(ranked)), -combined))[:pool]
