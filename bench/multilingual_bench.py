@@ -1,7 +1,7 @@
 """Multilingual retrieval through MCP: each language's paraphrases, and English questions across languages.
 
-    .venv/bin/python bench/multilingual_bench.py [--baseline-ref f2967fb] [--embedder static-multilingual]
-        [--baseline-embedder static] [--ingest 3000] [--core-only] [--show-misses] [--items 12]
+    .venv/bin/python bench/multilingual_bench.py [--baseline-ref 7a2813e] [--embedder use-gated,static-multilingual]
+        [--baseline-embedder static-multilingual] [--vector-only] [--gate Q,L] [--ingest 3000] [--core-only] [--show-misses] [--items 12]
 
 One store holds the eighteen statements of ``bench/data/multilingual.json`` (six topics, three
 near misses each) in eight languages (144 turns, one conversation per language). Every question
@@ -30,6 +30,31 @@ from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parent / "data" / "multilingual.json"
+
+
+def _vector_only(embedder: str) -> dict[str, Any]:
+    """The same two measures over the embedder's vectors alone (no lexical path, no MCP): every
+    statement embedded as a stored document, every question as a query, ranked by inner product."""
+    import numpy as np
+
+    from memory_substrate.embed.registry import create_embedder
+
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    langs: list[str] = data["languages"]
+    items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
+    emb = create_embedder(embedder)
+    assert emb is not None
+    keys = [(it["id"], lang) for lang in langs for it in items]
+    docs = emb.embed_documents([it["statement"][lang] for lang in langs for it in items])
+
+    def top(question: str, k: int) -> list[tuple[str, str]]:
+        scores = docs @ emb.embed_query(question)
+        return [keys[i] for i in np.argsort(-scores, kind="stable")[:k]]
+
+    para = {lang: sum((it["id"], lang) in top(it["question"][lang], 3) for it in items) / len(items) for lang in langs}
+    english = {it["id"]: top(it["question"]["en"], 10) for it in items}
+    cross = {lang: sum((it["id"], lang) in english[it["id"]] for it in items) / len(items) for lang in langs if lang != "en"}
+    return {"paraphrase_at_3": para, "cross_at_10": cross}
 
 
 async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
@@ -120,8 +145,11 @@ def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float
     return out
 
 
-def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show_misses: bool = False) -> dict[str, Any]:
+def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show_misses: bool = False,
+              vector_only: bool = False, gate: str | None = None) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", "--embedder", embedder, "--ingest", str(ingest)]
+    cmd += ["--vector-only"] if vector_only else []
+    cmd += ["--gate", gate] if gate else []
     cmd += ["--core-only"] if core_only else []
     cmd += ["--show-misses"] if show_misses else []
     env = {**os.environ, "PYTHONPATH": src} if src else None
@@ -135,9 +163,14 @@ def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embedder", default="static-multilingual")
-    ap.add_argument("--baseline-embedder", default="static",
-                    help="the embedder of the --baseline-ref run (default: static, the default before it)")
+    ap.add_argument("--embedder", default=None,
+                    help="the embedder measured (default: the default); several, comma-separated, in one run")
+    ap.add_argument("--vector-only", action="store_true",
+                    help="also rank by each embedder's vectors alone (no lexical path), beside hybrid")
+    ap.add_argument("--gate", default=None, metavar="Q,L[,W]",
+                    help="a gated embedder's query_multilingual, same_language [and foreign_semantic] (calibration sweeps)")
+    ap.add_argument("--baseline-embedder", default="static-multilingual",
+                    help="the embedder of the --baseline-ref run (default: static-multilingual, the default of 7a2813e)")
     ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
     ap.add_argument("--ingest", type=int, default=0, metavar="TURNS",
                     help="also time ingesting this many turns each of English, German and Japanese")
@@ -153,8 +186,17 @@ def main() -> None:
     if args.one and args.core_only:
         for name in ("jieba", "fugashi"):
             sys.modules[name] = None  # type: ignore[assignment]  # import fails: CJK bigrams
+    if args.one and args.gate:
+        from memory_substrate.embed.registry import create_embedder, register
+
+        gate = dict(zip(("query_multilingual", "same_language", "foreign_semantic"), map(float, args.gate.split(",")), strict=False))
+        base = args.embedder
+        register("bench-gate", lambda **kw: create_embedder(base, **gate))
+        args.embedder = "bench-gate"
     if args.one:
         result = asyncio.run(_measure(args.embedder, args.show_misses))
+        if args.vector_only:
+            result["vector_only"] = _vector_only(args.embedder)
         if args.ingest:
             result["ingest_turns_per_s"] = _ingest_rate(args.embedder, args.ingest, ["en", "de", "ja"])
         print(json.dumps(result))
@@ -169,18 +211,31 @@ def main() -> None:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             base = _run_tree(str(Path(tmp) / "src"), args.baseline_embedder, args.ingest, args.core_only)
             runs.append((f"base {args.baseline_ref[:7]}", base))
-        runs.append(("current", _run_tree(None, args.embedder, args.ingest, args.core_only, args.show_misses)))
+        from memory_substrate.embed.registry import DEFAULT
+
+        for embedder in (args.embedder or DEFAULT).split(","):
+            result = _run_tree(None, embedder, args.ingest, args.core_only, args.show_misses, args.vector_only, args.gate)
+            runs.append((embedder + (f" {args.gate}" if args.gate else ""), result))
+            if "vector_only" in result:
+                runs.append((embedder + " vec", {**result, **result["vector_only"], "misses": {}}))
     langs = list(runs[-1][1]["paraphrase_at_3"])
-    head = f"{'language':10s}" + "".join(f" | {label + ' para@3':>20s} | {label + ' cross@10':>20s}" for label, _ in runs)
+    print("paraphrase@3 / cross@10")
+    head = f"{'language':10s}" + "".join(f" | {label:>24s}" for label, _ in runs)
     print(head)
     print("-" * len(head))
     for lang in langs:
         row = f"{lang:10s}"
         for _, r in runs:
             cross = r["cross_at_10"].get(lang)
-            row += f" | {r['paraphrase_at_3'][lang]:20.2f} | {'—' if cross is None else f'{cross:.2f}':>20s}"
+            cell = f"{r['paraphrase_at_3'][lang]:.2f} / {'—' if cross is None else f'{cross:.2f}'}"
+            row += f" | {cell:>24s}"
         print(row)
     for label, r in runs:
+        if label.endswith(" vec"):
+            cross_values = list(r["cross_at_10"].values())
+            print(f"{label}: paraphrase@3 min {min(r['paraphrase_at_3'].values()):.2f}, "
+                  f"cross@10 mean {sum(cross_values) / len(cross_values):.2f}")
+            continue
         cross_values = list(r["cross_at_10"].values())
         print(
             f"{label}: paraphrase@3 min {min(r['paraphrase_at_3'].values()):.2f}, "
@@ -189,6 +244,8 @@ def main() -> None:
         )
     if args.ingest:
         for label, r in runs:
+            if "ingest_turns_per_s" not in r or label.endswith(" vec"):
+                continue
             rates = "  ".join(f"{lang} {v:6.0f}" for lang, v in r["ingest_turns_per_s"].items())
             print(f"{label}: ingest turns/s ({args.ingest} turns per language): {rates}")
 

