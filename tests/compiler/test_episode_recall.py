@@ -106,6 +106,7 @@ async def test_a_when_task_prefers_the_turn_that_says_when(memory: Memory) -> No
         async def similarity(task: str) -> tuple[float, float]:
             out = await call(c, "memory_query", "context", {"task": task, "format": "json"})
             trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
+            assert trace.get("answer_type") == ("when" if task.startswith("When") and episodes.WHEN_BONUS else None)
             by_id = {s["id"]: s["similarity"] for s in trace["candidates"]["selected"]}
             return by_id[f"{sid}#seg-7"], by_id[f"{sid}#seg-1"]
 

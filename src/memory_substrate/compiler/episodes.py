@@ -31,6 +31,7 @@ relevance dimension; the four dimensions and their weights are unchanged.
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 
@@ -86,8 +87,10 @@ def similarities(values: np.ndarray) -> list[float]:
     return [float(v) for v in (values - lo) / (hi - lo)]
 
 
-def recall(rt: Runtime, session: StoreSession, task: str, budget: int) -> list[tuple[Segment, RankedSegment, float]]:
-    """Ranked turns for ``task`` with their similarity, best first (at most the pool for ``budget``)."""
+def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
+           found: dict[str, Any] | None = None) -> list[tuple[Segment, RankedSegment, float]]:
+    """Ranked turns for ``task`` with their similarity, best first (at most the pool for ``budget``).
+    ``found`` (the compile's notes for its trace) gets ``answer_type`` when the task asks for one."""
     pool = max(EPISODE_POOL[0], min(EPISODE_POOL[1], budget // TURN_TOKENS_GUESS))
     depth = max(STREAM[0], min(STREAM[1], budget // STREAM_TOKENS))
     # The episode score is taken over the largest pool (200 turns) whatever the budget, then the
@@ -98,6 +101,8 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int) -> list[t
         return []
     scores = _z(np.array([r.rank_score for _, r in ranked]))
     if WHEN_BONUS and asks_when(task):
+        if found is not None:
+            found["answer_type"] = "when"
         # The answer to "when did ..." says when (answer_type.py): LoCoMo dev temporal questions
         # 0.910 -> 0.921 at 1,500 tokens; 0.6 gave 0.919, 2.0 less than none.
         scores = scores + WHEN_BONUS * np.array([says_when(seg.text) for seg, _ in ranked], dtype=np.float64)
