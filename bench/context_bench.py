@@ -19,6 +19,14 @@ knowledge items), compile p50/p95 beside segment search (10 items) in the same r
     .venv/bin/python bench/context_bench.py --scale 10000 100000
     .venv/bin/python bench/context_bench.py --format xml json --budgets 1500 4096
     .venv/bin/python bench/context_bench.py --format xml --ceiling   # + the ranking's bare-text bound
+    .venv/bin/python bench/context_bench.py --format xml --packaged-search --store /tmp/ctx-a  # see below
+
+``--store DIR`` ingests the conversations into DIR once and reuses them on later runs (same ids,
+so ties break the same way and two runs of one tree give the same figures; a fresh store moves
+recall by about +-0.003). ``--packaged-search`` adds search's own segment ranking put through the
+compiler's ranking dimensions, packing and markup (``search-packaged``): beside ``compile-xml``
+it is the compiler's ranking against search's at the same markup; beside ``segment-search`` it is
+what the package's ids, titles, times and speakers cost (docs/context-compiler.md, round 7).
 
 Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
 """
@@ -114,18 +122,66 @@ def ceiling_texts(mem: Memory, question: str) -> list[str]:
     return [seg.text for seg, _, _ in ranked]
 
 
+def packaged_search(mem: Memory, question: str, budget: int, fmt: str) -> str:
+    """Search's segment ranking (its own settings, as ``query search`` runs it) as the compiler
+    would package it: the same pool size, four-dimension scores, packing and markup."""
+    from datetime import UTC, datetime
+
+    import numpy as np
+
+    from memory_substrate.compiler import episodes
+    from memory_substrate.compiler.budget import fit
+    from memory_substrate.compiler.candidates import Candidate
+    from memory_substrate.compiler.rank import rank
+    from memory_substrate.indexing import segment_vector_id
+    from memory_substrate.query.search import SearchEngine
+    from memory_substrate.query.segments import ranked_segments
+
+    rt = mem.runtime
+    pool = max(episodes.EPISODE_POOL[0], min(episodes.EPISODE_POOL[1], budget // episodes.TURN_TOKENS_GUESS))
+    with rt.read() as session:
+        ranked = ranked_segments(rt, session, SearchEngine(rt).plan(question).clean.text, {}, pool)
+        sims = episodes.similarities(np.array([r.rank_score for _, r in ranked]))
+        cands = [Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, "chat", segment=seg)
+                 for (seg, _), sim in zip(ranked, sims, strict=True)]
+        eligible, _ = rank(cands, ["chat"], include_unverified=False, now=datetime.now(UTC))
+        sources = session.get_objects(sorted({c.segment.source_id for c in eligible if c.segment is not None}))
+    return fit(eligible, budget, fmt, {"task_class": "chat"}, sources).content
+
+
+def open_store(convs: list[Conversation], settings: Settings, store: Path | None) -> list[tuple[Memory, dict[str, str]]]:
+    """One namespace per conversation, with dia_id -> turn text: ingested now, or, with ``store``,
+    read back from a store built by an earlier run (``store/bench.json`` names its namespaces)."""
+    index = store / "bench.json" if store is not None else None
+    built = json.loads(index.read_text(encoding="utf-8")) if index is not None and index.exists() else {}
+    out = []
+    for conv in convs:
+        if conv.sample_id in built:
+            entry = built[conv.sample_id]
+            out.append((Memory(settings, namespace=entry["namespace"]), entry["texts"]))
+            continue
+        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
+        texts = ingest(mem, conv)
+        built[conv.sample_id] = {"namespace": mem.namespace, "texts": texts}
+        out.append((mem, texts))
+    if index is not None:
+        index.write_text(json.dumps(built), encoding="utf-8")
+    return out
+
+
 def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None,
-               ceiling: bool = False) -> dict[str, Any]:
-    root = tempfile.mkdtemp(prefix="ctxbench-")
+               ceiling: bool = False, store: Path | None = None, packaged: bool = False) -> dict[str, Any]:
+    root = str(store) if store is not None else tempfile.mkdtemp(prefix="ctxbench-")
+    if store is not None:
+        store.mkdir(parents=True, exist_ok=True)
     settings = Settings(root=root, embedder="static", database_url=database_url)
-    systems = [f"compile-{f}" for f in formats] + ["segment-search"] + (["ranking-bare-text"] if ceiling else [])
+    systems = ([f"compile-{f}" for f in formats] + ["segment-search"] + (["ranking-bare-text"] if ceiling else [])
+               + (["search-packaged"] if packaged else []))
     scores: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     tokens: dict[tuple[str, int], list[int]] = defaultdict(list)
     classes: dict[str, int] = defaultdict(int)
-    for conv in convs:
-        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
-        texts = ingest(mem, conv)
+    for conv, (mem, texts) in zip(convs, open_store(convs, settings, store), strict=True):
         for q in conv.questions:
             # Bare-text systems: (name, ranked texts, ms to rank them, skip texts that do not fit).
             bare = []
@@ -146,6 +202,13 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
                     tokens[(f"compile-{fmt}", budget)].append(out["token_count"])
                     if budget == budgets[0] and fmt == formats[0]:
                         classes[out["classification"]["primary"]["class"]] += 1
+                if packaged:
+                    t0 = time.perf_counter()
+                    content = _norm(packaged_search(mem, q.text, budget, "xml"))
+                    latency["search-packaged"].append((time.perf_counter() - t0) * 1000)
+                    hit = sum(_encoded(texts[e], "xml") in content for e in q.evidence)
+                    scores[("search-packaged", budget)][q.category].append(hit / len(q.evidence))
+                    tokens[("search-packaged", budget)].append(count_tokens(content))
                 for name, ranked_texts, rank_ms, skip in bare:
                     t0 = time.perf_counter()
                     content = _norm(bare_text(ranked_texts, budget, skip_long=skip))
@@ -215,13 +278,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-recall", action="store_true")
     ap.add_argument("--ceiling", action="store_true",
                     help="also report the compiler's ranking filled with bare turn texts (no markup): an upper bound")
+    ap.add_argument("--packaged-search", action="store_true",
+                    help="also report search's ranking packaged by the compiler (same markup): search-packaged")
+    ap.add_argument("--store", type=Path, default=None,
+                    help="build the conversations' store here once and reuse it on later runs")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
     summary: dict[str, Any] = {}
     if not args.no_recall:
         convs = load_locomo(args.data)[: args.conversations]
-        res = recall_run(convs, args.budgets, args.format, args.database_url, args.ceiling)
+        res = recall_run(convs, args.budgets, args.format, args.database_url, args.ceiling, args.store,
+                         args.packaged_search)
         summary["recall"] = res
         print(f"LoCoMo dev, {res['questions']} questions; evidence recall at budget (share of gold turns inside the package)")
         head = f"{'system':16s}" + "".join(f"  @{b:<6d}" for b in args.budgets) + "  p50 ms  p95 ms"

@@ -1,7 +1,7 @@
 """Episode recall's two retrieval ideas (compiler/episodes.py), end to end through the MCP client
 on both backends: turns near the best hits are ranked on their own (context expansion), and a turn
 of an episode that holds several hits outranks an equally matching turn of an unrelated episode
-(episode-level relevance)."""
+(episode-level relevance); a task that asks when prefers the turn that says when (answer_type)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from mcp import Client
 
 from memory_substrate import Memory
 from memory_substrate.compiler import episodes
+from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.mcp.server import build_server
 from tests.helpers import call, json_episodes
 
@@ -91,3 +92,45 @@ def test_episode_scores_add_the_episodes_best_turns() -> None:
     assert list(np.argsort(-mixed, kind="stable")) == [0, 1, 2, 3, 4]
     assert episodes.similarities(np.array([2.0, 1.0, 0.0])) == [1.0, 0.5, 0.0]
     assert episodes.similarities(np.array([1.0, 1.0])) == [1.0, 1.0]
+
+
+async def test_a_when_task_prefers_the_turn_that_says_when(memory: Memory) -> None:
+    """One conversation tells the same move twice; only the later turn says when. Asked when,
+    that turn ranks first; asked why, the plain one does (the bonus follows what the task asks),
+    as it does for the when-task without the bonus."""
+    async with Client(build_server(memory)) as c:
+        sid = (await call(c, "memory_ingest", "conversation", _chat("move", [
+            "Ana moved to Lisbon for the new job.", "Nice.", "Coffee?", "Sure.", "Lunch at noon?", "Fine.",
+            "Ana moved to Lisbon for the new job last spring.", "Nice."])))["source_id"]
+
+        async def similarity(task: str) -> tuple[float, float]:
+            out = await call(c, "memory_query", "context", {"task": task, "format": "json"})
+            trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
+            assert trace.get("answer_type") == ("when" if task.startswith("When") and episodes.WHEN_BONUS else None)
+            by_id = {s["id"]: s["similarity"] for s in trace["candidates"]["selected"]}
+            return by_id[f"{sid}#seg-7"], by_id[f"{sid}#seg-1"]
+
+        dated, plain = await similarity("When did Ana move to Lisbon?")
+        assert dated > plain
+        dated, plain = await similarity("Why did Ana move to Lisbon?")
+        assert dated < plain
+        saved = episodes.WHEN_BONUS
+        try:
+            episodes.WHEN_BONUS = 0.0
+            dated, plain = await similarity("When did Ana move to Lisbon?")
+        finally:
+            episodes.WHEN_BONUS = saved
+        assert dated < plain
+
+
+def test_answer_type_when() -> None:
+    for task in ("When did Ana move to Lisbon?", "when's the review?", "What year did we drop Redis?",
+                 "How long ago was the outage?", "Which day is the audit?"):
+        assert asks_when(task), task
+    for task in ("When the build fails, what should I check?", "Why did Ana move?", "What is the rollback plan?"):
+        assert not asks_when(task), task
+    for text in ("I went yesterday", "back in 2021", "see you on Friday", "two weeks ago", "last spring",
+                 "in May we moved", "this weekend"):
+        assert says_when(text), text
+    for text in ("Ana moved to Lisbon.", "We use SQLite in WAL mode.", "Version 2.3.11 crashed"):
+        assert not says_when(text), text

@@ -131,7 +131,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
             elif strategy == "graph":
                 cands.extend(RT.graph(rt, session, task, cls_name, found))
             elif strategy == "episode_recall":
-                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget))
+                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget, found))
             else:
                 cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
         entry["found"] = len(cands) - before
@@ -162,7 +162,8 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         task=task, model=req.model, classification=cls.to_dict(), profiles=profiles, found=len(eligible) + len(rejected)
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
-        extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens},
+        extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
+               **({"answer_type": found["answer_type"]} if "answer_type" in found else {})},
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")

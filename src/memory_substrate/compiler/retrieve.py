@@ -60,7 +60,8 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
                       profile, obj=fact) for fact, via in facts]
 
 
-def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int) -> list[Candidate]:
+def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int,
+                   found: dict[str, Any] | None = None) -> list[Candidate]:
     """Captured turns through the segment ranker, with context expansion and episode-level
     relevance (episodes.py). The turns around the best hits are ranked there on their own merits,
     which replaced giving the reply before and after each of the 8 best hits a share of its
@@ -68,7 +69,7 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
     0.911 without it, at 1,500 / 4,096 tokens)."""
     return [
         Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, profile, segment=seg)
-        for seg, _, sim in episodes.recall(rt, session, task, budget)
+        for seg, _, sim in episodes.recall(rt, session, task, budget, found)
     ]
 
 
