@@ -304,6 +304,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         # Issue 23: tokens may expire (NULL: never).
         "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS expires_at text;",
     ),
+    (
+        12,
+        # Short ids (ids.py): objects by the last 6 characters of their id (see the SQLite migration).
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, right(id, 6));",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
