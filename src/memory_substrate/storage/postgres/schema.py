@@ -307,7 +307,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     (
         12,
         # Short ids (ids.py): objects by the last 6 characters of their id (see the SQLite migration).
-        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, right(id, 6));",
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, right(id, 6), id);",
     ),
 ]
 
