@@ -76,29 +76,45 @@ def short_forms(session: StoreSession, ids: Iterable[str]) -> dict[str, str]:
 
 
 # --- reading: short forms back to full ids, at the boundary ------------------------------------
-def resolve(session: StoreSession, refs: Iterable[str]) -> dict[str, str]:
-    """{short form (``#segment`` kept): full id} for the short forms among ``refs`` that name
-    one object in this namespace. Raises ``AmbiguousIdError`` where several do."""
+def _matches(session: StoreSession, refs: Iterable[str]) -> dict[str, tuple[list[str], str]]:
+    """{short form: (the objects it may name, its ``#fragment``)}: the object whose whole id it
+    is, else every object of its type whose id ends with its digits."""
     shorts = {r: m for r in dict.fromkeys(refs) if (m := SHORT_RE.fullmatch(r))}
     if not shorts:
         return {}
     found = session.ids_by_tail([m.group(2)[-ID_TAIL_CHARS:] for m in shorts.values()])
-    out: dict[str, str] = {}
+    out: dict[str, tuple[list[str], str]] = {}
     for ref, m in shorts.items():
         prefix, digits, fragment = m.group(1), m.group(2), m.group(3) or ""
         head = f"{prefix}:{digits}"
-        if head in found:  # an object whose whole id is this
-            continue
-        matches = [o for o in found if o.startswith(prefix + ":") and o.endswith(digits)]
-        if len(matches) > 1:
-            raise AmbiguousIdError(
-                f"id {ref} is ambiguous: {len(matches)} objects end with {digits} ({', '.join(matches[:5])}); "
-                "give more digits or the full id",
-                details={"id": ref, "matches": matches},
-            )
-        if matches:
-            out[ref] = matches[0] + fragment
+        named = [head] if head in found else [o for o in found if o.startswith(prefix + ":") and o.endswith(digits)]
+        out[ref] = (named, fragment)
     return out
+
+
+def resolve(session: StoreSession, refs: Iterable[str]) -> dict[str, str]:
+    """{short form (``#segment`` kept): full id} for the short forms among ``refs`` that name
+    one object in this namespace. Raises ``AmbiguousIdError`` where several do."""
+    out: dict[str, str] = {}
+    for ref, (named, fragment) in _matches(session, refs).items():
+        if len(named) > 1:
+            digits = ref.split(":", 1)[1].split("#", 1)[0]
+            raise AmbiguousIdError(
+                f"id {ref} is ambiguous: {len(named)} objects end with {digits} ({', '.join(named[:5])}); "
+                "give more digits or the full id",
+                details={"id": ref, "matches": named},
+            )
+        if named and named[0] + fragment != ref:
+            out[ref] = named[0] + fragment
+    return out
+
+
+def candidates(session: StoreSession, refs: Iterable[str]) -> list[str]:
+    """``refs`` with each short form replaced by every object it may name (search: an id stated
+    in a query is a candidate, and a short one that several objects end with names them all)."""
+    refs = list(refs)
+    named = _matches(session, refs)
+    return list(dict.fromkeys(i for r in refs for i in (named[r][0] if r in named else [r])))
 
 
 def _collect(value: Any, key: str | None, into: list[str]) -> None:

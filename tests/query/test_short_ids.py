@@ -59,6 +59,12 @@ async def test_a_short_id_from_the_package_works_in_every_tool_and_is_stored_who
         assert turn["source"]["id"] == full and turn["segment"]["text"] == TURNS[1]
         assert (await call(c, "memory_query", "expand", {"id": sid}))["object"]["id"] == full
         assert (await call(c, "memory_query", "expand", {"id": f"{sid}#seg-1"}))["object"]["id"] == full
+        # an id stated in a search query, short or whole, brings its object first
+        await call(c, "memory_ingest", "conversation", conversation(
+            ["Deploy key rotation: rotate the deploy key, then the deploy key rotation is logged."], "rotation"))
+        other = (await call(c, "memory_query", "search", {"query": "deploy key rotation"}))["items"][0]["id"]
+        found = await call(c, "memory_query", "search", {"query": f"deploy key rotation {sid}"})
+        assert found["items"][0]["id"] == full != other
         # an evidence ref given by its short id is checked and stored with the full id
         written = await call(c, "memory_remember", "knowledge", knowledge(
             title="Deploy key rotated", summary="The deploy key rotation finished on Friday.",
