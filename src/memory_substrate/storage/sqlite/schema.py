@@ -223,6 +223,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         # vectors_ns_model since v1.
         "CREATE INDEX IF NOT EXISTS vectors_ns_model ON vectors (namespace, owner_type, model);",
     ),
+    (
+        12,
+        # Issue 22: each segment's language (analysis.main_language, "" when it cannot be told),
+        # stored at ingest: a search compares its candidates' languages with the query's
+        # (analysis.across_languages), and detecting each of several hundred candidates per search
+        # cost ~20 ms uncached at 10k segments. NULL on rows written before (detected at query
+        # time; ``memory_maintain reindex`` fills them).
+        "ALTER TABLE segments ADD COLUMN language TEXT;",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
