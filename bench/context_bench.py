@@ -243,7 +243,8 @@ def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
     vocab = _vocab(20_000, rng)
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
-        mem = Memory(Settings(root=root, embedder="static", database_url=database_url),
+        # The default embedder (the "default path" of the latency target), as a user's store has it.
+        mem = Memory(Settings(root=root, database_url=database_url),
                      namespace=f"ctxscale-{size}-{uuid.uuid4().hex[:6]}")
         for start in range(0, size, 100):
             msgs = [{"role": "user", "content": _turn(rng, vocab, cum), "name": rng.choice(["ana", "ben", "cy"])}

@@ -76,7 +76,7 @@ class _Fetcher:
         terms = seg.terms
         rec = stored_segment(
             key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-            meta.get("name") or None, terms.split() if terms is not None else None,
+            meta.get("name") or None, terms.split() if terms is not None else None, seg.language,
         )
         self.ranked[key] = rec
         return rec

@@ -35,7 +35,7 @@ ORDERS = {
 SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
 # Light rows, for ranking only: no locator or hash, just the speaker and date of the metadata.
 # The text comes as its JSON literal, decoded for all rows at once (``_light_segs``).
-LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, terms"
+LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, terms, language"
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000
@@ -64,7 +64,7 @@ def _light_segs(rows: Sequence[Sequence[Any]]) -> list[Segment]:
         Segment(
             source_id=r[0], id=r[1], ordinal=r[2], text=text, locator={}, hash="",
             metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
-            terms=r[7],
+            terms=r[7], language=r[8],
         )
         for r, text in zip(rows, texts, strict=True)
     ]

@@ -202,7 +202,7 @@ class SQLiteStore:
         self._local = threading.local()
 
 
-_LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.created_at, s.terms"
+_LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.created_at, s.terms, s.language"
 
 
 def _light_segment(r: tuple[Any, ...]) -> Segment:
@@ -213,7 +213,7 @@ def _light_segment(r: tuple[Any, ...]) -> Segment:
         meta["name"] = r[4]
     if r[5] is not None:
         meta["created_at"] = r[5]
-    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7])
+    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7], r[8])
 
 
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
