@@ -21,6 +21,7 @@ from memory_substrate.models import (
     SegmentHit,
     TextHit,
 )
+from memory_substrate.storage.base import ID_TAIL_CHARS
 from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, fold, tsquery
 from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.vector_index import index_expression
@@ -123,6 +124,16 @@ class PostgresReads:
             (self.namespace, ids),
         )
         return {r[0]: ObjectHead(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
+
+    def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
+        wanted = sorted({t for t in tails if len(t) == ID_TAIL_CHARS})
+        if not wanted:
+            return []
+        rows = self._rows(  # right(id, 6) as written in the index objects_ns_tail
+            "SELECT id FROM objects WHERE namespace = %s AND right(id, 6) = ANY(%s) ORDER BY id",
+            (self.namespace, wanted),
+        )
+        return [r[0] for r in rows]
 
     def list_objects(
         self,

@@ -309,6 +309,11 @@ MIGRATIONS: list[tuple[int, str]] = [
         # Issue 22: each segment's language, stored at ingest (see the SQLite migration).
         "ALTER TABLE segments ADD COLUMN IF NOT EXISTS language text;",
     ),
+    (
+        13,
+        # Short ids (ids.py): objects by the last 6 characters of their id (see the SQLite migration).
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, right(id, 6), id);",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

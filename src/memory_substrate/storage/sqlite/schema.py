@@ -232,6 +232,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         # time; ``memory_maintain reindex`` fills them).
         "ALTER TABLE segments ADD COLUMN language TEXT;",
     ),
+    (
+        13,
+        # Short ids (ids.py): objects by the last 6 characters of their id, the random part of a
+        # generated id, so a short id (``src:20b56d``) resolves, and the compiler checks the short
+        # ids of a package, in one indexed query (Session.ids_by_tail writes the same expression).
+        # The id is in the index so the query reads the index alone: without it, the planner
+        # preferred scanning the namespace's (namespace, id) index, which covers the query too.
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, substr(id, -6), id);",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
