@@ -61,7 +61,7 @@ def fit(
     opening: dict[str, float] = {}
     size: list[float] = []
     for c in ranked:
-        part = part_tokens(R.item_text(fmt, c, names))
+        part = part_tokens(R.item_text(fmt, c, names), c.segment.language if c.segment is not None else None)
         c.tokens = math.ceil(part)
         size.append(part)
         if c.segment is not None and c.segment.source_id not in opening:
