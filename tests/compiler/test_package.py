@@ -236,5 +236,8 @@ def test_a_turns_stored_language_weighs_it_as_the_detector_would(fmt: str, monke
         assert c.segment is not None
         lines.append((R.item_text(fmt, c), main_language(text) or ""))
     detected = [tokens.part_tokens(line) for line, _ in lines]
-    monkeypatch.setattr(tokens, "_is_other_latin", lambda text: pytest.fail(f"detector asked of {text!r}"))
+    whole = tokens.count_tokens("".join(line for line, _ in lines) * 8)  # longer than a cached item (2,000)
+    monkeypatch.setattr("memory_substrate.analysis.language_of", lambda text: pytest.fail(f"detector asked of {text!r}"))
     assert [tokens.part_tokens(line, lang) for line, lang in lines] == pytest.approx(detected)
+    # the package's own count then splits it into these lines and knows each one's rule too
+    assert tokens.count_tokens("".join(line for line, _ in lines) * 8) == whole

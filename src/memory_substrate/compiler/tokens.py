@@ -96,6 +96,9 @@ def _is_other_latin(text: str) -> bool:
     """Whether ``text`` is in a language other than English that is written in Latin script."""
     from memory_substrate.analysis import language_of  # light: the detector loads on first use
 
+    known = _KNOWN.get(text)
+    if known is not None:
+        return known
     lang = language_of(text[:2000])
     return lang is not None and lang not in ("en", "ru")
 
@@ -128,13 +131,22 @@ def part_tokens(text: str, language: str | None = None) -> float:
         return 0.0
     if len(text) <= 2_000:
         if language is not None:
-            return _cached_part_as(text, language in OTHER_LATIN)
+            other = language in OTHER_LATIN
+            # The package's count reads this part again as one of its pieces: it is told too.
+            if len(_KNOWN) >= _KNOWN_LIMIT:
+                _KNOWN.clear()
+            _KNOWN[text] = other
+            return _cached_part_as(text, other)
         return _cached_part(text)
     return float(count_tokens(text))
 
 
 # The languages whose text takes the other-Latin word rule (``_is_other_latin``).
 OTHER_LATIN = frozenset(DETECTED) - {"en", "ru"}
+# Parts whose rule is known from the store (``part_tokens(text, language)``): a package's count
+# splits it into the same pieces (a turn's line) and asks ``_is_other_latin`` of each.
+_KNOWN: dict[str, bool] = {}
+_KNOWN_LIMIT = 8_192
 
 
 def count_tokens(text: str) -> int:
