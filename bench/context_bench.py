@@ -133,6 +133,7 @@ def packaged_search(mem: Memory, question: str, budget: int, fmt: str) -> str:
     from memory_substrate.compiler.budget import fit
     from memory_substrate.compiler.candidates import Candidate
     from memory_substrate.compiler.rank import rank
+    from memory_substrate.ids import short_forms
     from memory_substrate.indexing import segment_vector_id
     from memory_substrate.query.search import SearchEngine
     from memory_substrate.query.segments import ranked_segments
@@ -146,7 +147,8 @@ def packaged_search(mem: Memory, question: str, budget: int, fmt: str) -> str:
                  for (seg, _), sim in zip(ranked, sims, strict=True)]
         eligible, _ = rank(cands, ["chat"], include_unverified=False, now=datetime.now(UTC))
         sources = session.get_objects(sorted({c.segment.source_id for c in eligible if c.segment is not None}))
-    return fit(eligible, budget, fmt, {"task_class": "chat"}, sources).content
+        names = short_forms(session, list(sources))  # the compiler's short ids (ids.py)
+    return fit(eligible, budget, fmt, {"task_class": "chat"}, sources, names).content
 
 
 def open_store(convs: list[Conversation], settings: Settings, store: Path | None) -> list[tuple[Memory, dict[str, str]]]:
@@ -241,7 +243,8 @@ def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
     vocab = _vocab(20_000, rng)
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
-        mem = Memory(Settings(root=root, embedder="static", database_url=database_url),
+        # The default embedder (the "default path" of the latency target), as a user's store has it.
+        mem = Memory(Settings(root=root, database_url=database_url),
                      namespace=f"ctxscale-{size}-{uuid.uuid4().hex[:6]}")
         for start in range(0, size, 100):
             msgs = [{"role": "user", "content": _turn(rng, vocab, cum), "name": rng.choice(["ana", "ben", "cy"])}

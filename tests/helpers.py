@@ -80,6 +80,13 @@ def knowledge(**overrides: Any) -> dict[str, Any]:
     return data
 
 
+def short(full_id: str) -> str:
+    """The form a context package shows a generated id in when no other object of its type in
+    the namespace ends with the same 6 digits (ids.py): ``src:`` + the last 6 hex digits."""
+    prefix, rest = full_id.split(":", 1)
+    return f"{prefix}:{rest[-6:]}"
+
+
 def xml_episodes(root: Any) -> list[tuple[str, str, list[str]]]:
     """The episodes of an XML context package: (episode id, its ``##`` header line, its turn lines
     with their continuation lines joined), read from the ``<episodes>`` element of ``root``."""

@@ -9,6 +9,7 @@ from memory_substrate.compiler import compile_context
 from memory_substrate.derived.mirrored import mirrored
 from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.graph.extract import Extractor
+from memory_substrate.ids import expand_short_ids
 from memory_substrate.ingest.service import IngestService, Progress
 from memory_substrate.maintain.service import MaintainService
 from memory_substrate.query.service import QueryService
@@ -76,10 +77,12 @@ class Memory:
 
     def query(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         _check_args(input_data, options)
+        input_data, options = expand_short_ids(self.runtime.read, input_data, options)
         return self._query.run(mode, input_data, options)
 
     def remember(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         _check_args(input_data, options)
+        input_data, options = expand_short_ids(self.runtime.read, input_data, options)
         return self._remember.run(mode, input_data, options)
 
     def maintain(
@@ -92,6 +95,7 @@ class Memory:
         extractor: Extractor | None = None,
     ) -> dict[str, Any]:
         _check_args(input_data, options)
+        input_data, options = expand_short_ids(self.runtime.read, input_data, options)
         return self._maintain.run(mode, input_data, options, progress=progress, extractor=extractor)
 
     def status(self) -> dict[str, Any]:
@@ -120,6 +124,7 @@ class Memory:
 
 
 def _check_args(input_data: Any, options: Any) -> None:
-    """NUL and lone surrogates are refused in every field of every mode, with the field's path."""
+    """NUL and lone surrogates are refused in every field of every mode, with the field's path.
+    (Then short ids are expanded to full ones, ids.py: the one place memory_* arguments enter.)"""
     check_text(input_data, "input_data")
     check_text(options, "options")

@@ -37,6 +37,13 @@ class NotFoundError(MemorySubstrateError, LookupError):
     code = "memory_not_found"
 
 
+class AmbiguousIdError(MemorySubstrateError, LookupError):
+    """A short id (ids.py) names several objects of this namespace; ``details.matches`` lists
+    their full ids. Nothing was read or written under it."""
+
+    code = "memory_ambiguous_id"
+
+
 class DuplicateError(MemorySubstrateError):
     """An exact structured duplicate of an existing claim."""
 

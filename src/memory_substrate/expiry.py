@@ -89,6 +89,10 @@ class VisibleSession:
         objs = self._inner.list_objects(limit=limit + hidden, **kwargs)
         return [o for o in objs if not is_expired(o, self.now)][:limit]
 
+    def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
+        hidden = self.expired_ids()  # an expired object makes no short id ambiguous
+        return [i for i in self._inner.ids_by_tail(tails) if i not in hidden]
+
     def find_by_claim(self, claim_key: str) -> list[MemoryObject]:
         return [o for o in self._inner.find_by_claim(claim_key) if not is_expired(o, self.now)]
 

@@ -68,6 +68,10 @@ class Segment:
     # (ranking); None elsewhere and on rows stored before schema v8. Not part of an export: it is
     # derived from ``text`` and ``metadata``.
     terms: str | None = field(default=None, compare=False, repr=False)
+    # ``analysis.main_language`` of the text, stored at ingest (schema v12) so a search does not run
+    # the language detector on each of its candidates: "" when the text's language cannot be
+    # told, None where it was not read (full reads) or not stored (rows from before v12).
+    language: str | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

@@ -65,6 +65,7 @@ def _counts(session: StoreSession, vectors: bool) -> dict[str, int]:
 def _segment_record(seg: Segment) -> dict[str, Any]:
     data = asdict(seg)
     data.pop("terms", None)  # derived from the text; the importing store computes its own
+    data.pop("language", None)  # derived too
     return data
 
 
@@ -170,7 +171,7 @@ class _Importer:
             if keys:
                 self.s.set_object_keys(obj.id, keys)
         elif kind == "segment":
-            self.segments.append(Segment(**{k: v for k, v in data.items() if k != "terms"}))
+            self.segments.append(Segment(**{k: v for k, v in data.items() if k not in ("terms", "language")}))
             if len(self.segments) >= _PAGE:
                 self.flush()
         elif kind == "relation":

@@ -15,7 +15,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.mcp.server import build_server
-from tests.helpers import ToolFailed, call, json_episodes, xml_episodes
+from tests.helpers import ToolFailed, call, json_episodes, short, xml_episodes
 
 pytestmark = pytest.mark.anyio
 
@@ -101,10 +101,10 @@ async def test_debug_task_compiles_xml_with_graph_episodes_and_procedures(memory
             assert f.attrib["id"].startswith("know:") and f.attrib["type"] == "semantic"
             assert {"status", "valid_from", "evidence", "evidence_status"} <= set(f.attrib)
         assert "Semantic Kernel" not in "".join(f.text or "" for f in facts)  # superseded
-        assert ids["ep2"] in {e[0] for e in xml_episodes(root)}
+        assert short(ids["ep2"]) in {e[0] for e in xml_episodes(root)}
         assert "rejects Stripe events with a 401" in out["content"]
         procs = root.findall("procedure")
-        assert [p.attrib["id"] for p in procs] == [ids["promoted"]]  # the unpromoted candidate stays out
+        assert [p.attrib["id"] for p in procs] == [short(ids["promoted"])]  # the unpromoted candidate stays out
         assert count_tokens(out["content"]) == out["token_count"]
 
         trace = await _trace(c, out["trace_id"])
@@ -227,7 +227,7 @@ async def test_no_speaker_name_or_line_break_of_recalled_text_opens_a_line(memor
             else:
                 text = "\n".join(json.loads(out["content"])["memory_context"]["episodes"])
             opened = [line for line in text.splitlines() if line and not line.startswith(" ")]
-            assert [line.split()[1] for line in opened if line.startswith("#")] == [ep], (fmt, opened)
+            assert [line.split()[1] for line in opened if line.startswith("#")] == [short(ep)], (fmt, opened)
             assert len(opened) == 1 + 1 + len(breaks), (fmt, opened)  # the header and one line a turn
             assert all(line[0].isdigit() and not line.startswith(("7 root", "9 root")) for line in opened[1:])
 
@@ -273,7 +273,7 @@ async def test_with_the_default_embedder(make_settings: Any, namespace: str) -> 
                               "model": "claude-sonnet-4-5"})
             assert out["classification"]["method"] == "prototypes+cues"
             assert out["classification"]["primary"]["class"] == "debug"
-            assert "restart the gateway pods" in out["content"] and ids["promoted"] in out["content"]
+            assert "restart the gateway pods" in out["content"] and short(ids["promoted"]) in out["content"]
             assert out["semantic_backend"]["enabled"] is True
     finally:
         mem.close()
@@ -299,10 +299,12 @@ async def test_a_turn_line_is_citable_by_episode_id_and_number(memory: Memory) -
             cited = 0
             for source_id, lines in episodes:
                 page = await call(c, "memory_query", "page", {"id": source_id}, {"detail": "full"})
+                full_id = page["object"]["id"]  # the package shows the short id; page resolves it
+                assert full_id != source_id and short(full_id) == source_id
                 texts = {s["segment_id"]: s["text"] for s in page["segments"]}
                 for line in lines:
                     number, rest = line.split(" ", 1)
-                    ref = f"{source_id}#seg-{int(number)}"
+                    ref = f"{full_id}#seg-{int(number)}"
                     assert ref in out["context_tiers"]["evidence"]["ids"]
                     speaker, text = rest.split(": ", 1)
                     assert texts[f"seg-{int(number)}"] == text and speaker in ("dana", "eli")

@@ -217,3 +217,27 @@ def test_a_mixed_language_package_is_counted_line_by_line_and_packed_in_few_rend
     fitted = fit(sorted(cands, key=lambda c: -c.score), 16_000, fmt, {"task_class": "chat"}, sources)
     assert fitted.token_count <= 16_000 and count_tokens(fitted.content) == fitted.token_count
     assert renders <= 3, renders
+
+
+@pytest.mark.parametrize("fmt", ["xml", "json"])
+def test_a_turns_stored_language_weighs_it_as_the_detector_would(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Packing weighs a turn by its stored language (``Segment.language``) instead of running the
+    detector on its line: the same weight in every language, and the detector is not asked."""
+    from memory_substrate.analysis import main_language
+    from memory_substrate.compiler import render as R
+    from memory_substrate.compiler import tokens
+
+    texts = [ENGLISH, GERMAN, "Hemos movido la migración de la base de datos al viernes, la facturación después.",
+             "В пятницу нашего кота Мило пришлось отвезти к ветеринару.", "我们把数据库迁移推迟到了星期五，账单系统随后跟进。",
+             "ok", "Nous avons déplacé la migration au vendredi. Puis la facturation."]
+    lines = []
+    for n, text in enumerate(texts, 1):
+        c = _turn(n, text)
+        assert c.segment is not None
+        lines.append((R.item_text(fmt, c), main_language(text) or ""))
+    detected = [tokens.part_tokens(line) for line, _ in lines]
+    whole = tokens.count_tokens("".join(line for line, _ in lines) * 8)  # longer than a cached item (2,000)
+    monkeypatch.setattr("memory_substrate.analysis.language_of", lambda text: pytest.fail(f"detector asked of {text!r}"))
+    assert [tokens.part_tokens(line, lang) for line, lang in lines] == pytest.approx(detected)
+    # the package's own count then splits it into these lines and knows each one's rule too
+    assert tokens.count_tokens("".join(line for line, _ in lines) * 8) == whole

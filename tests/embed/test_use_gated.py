@@ -115,3 +115,56 @@ def test_word_by_word_segmentation_gives_the_tokenizers_own_ids() -> None:
     _cache_words(cached)
     for _ in range(2):  # the second pass is served from the cache
         assert [cached.encode(t, out_type=int) for t in texts] == [reference.encode(t, out_type=int) for t in texts]
+
+
+def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fact or a query at its schema maximum (20,000 / 100,000 characters) in Chinese, Korean
+    or German gives the encoder at most one document chunk's worth (4,000 characters, a wide one
+    counted 4 times), not 20,000 characters (1.6 s a call: every other search of the process
+    waited, as each embeds its query through the same serialised encoder)."""
+    from memory_substrate.embed import universal
+
+    assert universal.head("中" * 2000) == "中" * 1000 and universal.head("a" * 9000) == "a" * 4000
+    assert universal.head("ab中" * 2000) == "ab中" * 666 + "ab" and universal.head("kurz") == "kurz"
+    seen: list[str] = []
+    real = universal.head
+
+    def recording(text: str, size: int = universal.MAX_SIZE) -> str:
+        out = real(text, size)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(universal, "head", recording)
+    mem = Memory(make_settings(embedder="use-gated"), namespace=namespace)
+    try:
+        for text in ("中文分词" * 25_000, "한국어 문장" * 20_000, "Die Datenbank wird freitags gesichert. " * 3_000):
+            mem.remember("knowledge", {"kind": "fact", "title": text[:400], "summary": text[:20_000], "reason": "test",
+                                       "memory_source": "user_declared", "scope_refs": ["scope:t"]})
+            assert mem.query("search", {"query": text[:100_000]})["items"]
+    finally:
+        mem.close()
+    assert len(seen) >= 6
+    assert all(len(t) + 3 * len(universal._WIDE.findall(t)) <= universal.MAX_SIZE for t in seen)
+
+
+def test_a_query_embedded_twice_runs_the_encoder_once_and_gives_copies(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile embeds its task for the classifier and for episode recall: the second is kept."""
+    gated = create_embedder(DEFAULT)
+    assert isinstance(gated, LanguageGatedEmbedder)
+    calls: list[str] = []
+    real = gated.multilingual.embed_query
+
+    def counting(text: str) -> Any:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(gated.multilingual, "embed_query", counting)
+    first = gated.embed_query("Where will my sister's wedding be?")
+    first[:] = 0.0  # a caller changing its vector changes no kept one
+    again = gated.embed_query("Where will my sister's wedding be?")
+    assert calls == ["Where will my sister's wedding be?"] and again.any()
+    assert np.array_equal(again, gated._embed_query("Where will my sister's wedding be?"))
+    gated.embed_query("Wo wird die Hochzeit meiner Schwester sein?")
+    assert len(calls) == 3  # (the direct _embed_query above, then the new text)

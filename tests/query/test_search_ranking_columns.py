@@ -132,3 +132,55 @@ def test_migration_to_v8_copies_speaker_and_date(make_settings: Any, namespace: 
         assert _ranked(mem) == before
     finally:
         mem.close()
+
+
+MIXED = [
+    "we moved the database migration to friday and the billing tables follow",
+    "Wir haben die Datenbankmigration auf Freitag verschoben, die Abrechnung folgt danach",
+    "Hemos movido la migración de la base de datos al viernes, la facturación después",
+    "the vector index rebuild took two hours on the staging database",
+    "Der Neuaufbau des Vektorindex hat auf dem Testsystem zwei Stunden gedauert",
+]
+
+
+def test_segment_languages_are_stored_and_not_detected_again_per_search(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each turn's language is kept at ingest (schema v12): a search in a store of several
+    languages ranks the same from the stored column as from detecting each candidate, runs the
+    detector only for the query, and ``reindex`` fills rows stored without it."""
+    import memory_substrate.analysis as analysis
+
+    mem = Memory(make_settings(embedder="none"), namespace=namespace)
+    try:
+        mem.ingest("conversation", {"title": "mixed", "messages": [
+            {"role": "user", "name": "ana", "content": t} for t in MIXED]})
+        rows = dict(_sql(mem, "SELECT text, language FROM segments WHERE namespace = {ns}"))
+        assert rows == {t: analysis.main_language(t) or "" for t in MIXED}
+        assert set(rows.values()) == {"en", "de", "es"}
+        queries = ["database migration friday", "vector index rebuild"]
+
+        def ranked() -> list[Any]:
+            return [[(i["segment_id"], i["rank_score"]) for i in mem.query(
+                "search", {"query": q}, {"result_unit": "segment", "detail": "full"})["items"]] for q in queries]
+
+        asked: list[str] = []
+        real = analysis.main_language
+
+        def counting(text: str) -> str | None:
+            asked.append(text)
+            return real(text)
+
+        monkeypatch.setattr(analysis, "main_language", counting)
+        stored = ranked()
+        assert all(stored) and not set(asked) & set(MIXED), "stored rows must not be detected again"
+        _sql(mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}")  # as rows from before v12
+        asked.clear()
+        assert ranked() == stored
+        assert set(asked) & set(MIXED), "rows without a stored language are detected"
+        mem.maintain("reindex", {}, {"apply": True})
+        assert dict(_sql(mem, "SELECT text, language FROM segments WHERE namespace = {ns}")) == rows
+        asked.clear()
+        assert ranked() == stored and not set(asked) & set(MIXED)
+    finally:
+        mem.close()

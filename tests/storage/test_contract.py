@@ -510,3 +510,17 @@ def test_vector_search_after_many_writes_equals_a_cold_read(
                 assert all(np.allclose(got[k], want[k]) for k in got)
         finally:
             cold.close()
+
+
+def test_ids_by_tail_finds_every_object_ending_with_the_digits_in_this_namespace_only(store: Store, namespace: str) -> None:
+    ids = ["know:01a2000000000000abc123", "src:01a2000000000001abc123", "know:abc123", "know:01a2000000000002ffffff"]
+    with store.write(namespace) as s:
+        for oid in ids:
+            s.insert_object(make_obj(oid), doc(oid), None)
+    with store.write(namespace + "-other") as s:
+        s.insert_object(make_obj("know:99990000000000009abc123"), doc("x"), None)
+    with store.read(namespace) as s:
+        assert s.ids_by_tail(["abc123"]) == sorted(ids[:3])
+        assert s.ids_by_tail(["abc123", "ffffff", "000000"]) == sorted(ids)
+        assert s.ids_by_tail(["bc123", ""]) == []  # only whole 6-character tails are looked up
+        assert s.ids_by_tail([]) == []

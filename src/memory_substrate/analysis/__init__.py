@@ -210,7 +210,12 @@ def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
 
 
 
-def across_languages(query: str, texts: Sequence[str], lexical: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+def across_languages(
+    query: str,
+    texts: Sequence[str],
+    lexical: npt.NDArray[np.float64],
+    stored: Sequence[str | None] | None = None,
+) -> npt.NDArray[np.float64]:
     """``lexical`` (one score per text) with no verdict where a text is not in the query's language.
 
     Word matching can only tell texts in the query's own language apart: a text in another
@@ -220,11 +225,17 @@ def across_languages(query: str, texts: Sequence[str], lexical: npt.NDArray[np.f
     of the texts in the query's language, so the semantic evidence decides where it stands.
     Texts of unknown language, and all texts of a query whose language cannot be told, keep
     their scores: a store in one language ranks exactly as before.
+
+    ``stored`` holds each text's language as the store kept it at ingest (``main_language`` of
+    the text, "" when it could not be told), None where it was not kept: only those are detected.
     """
     q = main_language(query)
     if q is None or not len(texts):
         return lexical
-    langs = [main_language(t) for t in texts]
+    if stored is None:
+        langs = [main_language(t) for t in texts]
+    else:
+        langs = [main_language(t) if s is None else (s or None) for t, s in zip(texts, stored, strict=True)]
     same = [k for k, lang in enumerate(langs) if lang == q]
     other = [k for k, lang in enumerate(langs) if lang is not None and lang != q]
     if not same or not other:

@@ -48,8 +48,10 @@ def fit(
     fmt: str,
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
+    names: R.Names = R.WHOLE,
 ) -> Fitted:
-    envelope = count_tokens(R.render(fmt, header, [], sources))
+    """``names``: the form each id takes in the package (ids.short_forms)."""
+    envelope = count_tokens(R.render(fmt, header, [], sources, names))
     if any(c.segment is not None for c in ranked):
         envelope += count_tokens(R.cite_text(fmt))
     # Parts are weighed unrounded (tokens.part_tokens): they then add up to the whole's count,
@@ -59,12 +61,12 @@ def fit(
     opening: dict[str, float] = {}
     size: list[float] = []
     for c in ranked:
-        part = part_tokens(R.item_text(fmt, c))
+        part = part_tokens(R.item_text(fmt, c, names), c.segment.language if c.segment is not None else None)
         c.tokens = math.ceil(part)
         size.append(part)
         if c.segment is not None and c.segment.source_id not in opening:
             sid = c.segment.source_id
-            opening[sid] = part_tokens(R.group_text(fmt, sid, sources.get(sid), c))
+            opening[sid] = part_tokens(R.group_text(fmt, sid, sources.get(sid), c, names))
     # Value is the score above the weakest candidate's: the four dimensions share a floor (every
     # turn has the same provenance and nearly the same stability) that says nothing about value.
     floor = min((c.score for c in ranked), default=0.0) - 0.01
@@ -122,14 +124,14 @@ def fit(
     dropped = [c for i, c in enumerate(ranked) if i not in taken]
     for c in dropped:
         c.rejected = OVER_BUDGET
-    content = R.render(fmt, header, selected, sources)
+    content = R.render(fmt, header, selected, sources, names)
     total = count_tokens(content)
     while total > budget and selected:
         worst = min(selected, key=lambda c: (c.score, c.key))  # drop the lowest-scored first
         selected.remove(worst)
         worst.rejected = OVER_BUDGET
         dropped.append(worst)
-        content = R.render(fmt, header, selected, sources)
+        content = R.render(fmt, header, selected, sources, names)
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0

@@ -19,6 +19,7 @@ from memory_substrate.compiler.profiles import ALWAYS, PROFILE_STRATEGIES, TYPE_
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
+from memory_substrate.ids import short_forms
 from memory_substrate.query.results import SearchPlan
 from memory_substrate.query.schemas import ContextInput, ContextOptions
 from memory_substrate.query.search import SearchEngine, semantic_backend
@@ -147,13 +148,15 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
+        # the short form of every id the package may show (ids.py): one query
+        names = short_forms(session, [*source_ids, *_object_ids(eligible)])
     _apply_scope(eligible, rejected, scope.scope_refs, scope.kinds, sources)
     clock.lap("rank")
 
     header = {"task_class": cls.primary}
     if cls.dual and cls.secondary:
         header["secondary_class"] = cls.secondary
-    fitted = fit(eligible, budget, fmt, header, sources)
+    fitted = fit(eligible, budget, fmt, header, sources, names)
     rejected.extend(fitted.dropped)
     clock.lap("render")
 
@@ -169,6 +172,16 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     clock.lap("trace")
     return _result(rt, task, plan, found, items, fitted, cls, fmt, budget, budget_source, trace_id, opts,
                    scope.model_dump(), clock.stages, len(eligible) + len(rejected) - len(fitted.dropped))
+
+
+def _object_ids(cands: list[Candidate]) -> list[str]:
+    """Ids of the knowledge in the pool and of the sources its evidence cites."""
+    out: list[str] = []
+    for c in cands:
+        if c.obj is not None:
+            out.append(c.obj.id)
+            out.extend(str(e["source_id"]) for e in c.obj.evidence_refs[:5] if e.get("source_id"))
+    return out
 
 
 def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], scope_refs: list[str], kinds: list[str],

@@ -19,7 +19,7 @@ import math
 import re
 from functools import lru_cache
 
-from memory_substrate.analysis import MIN_LETTERS
+from memory_substrate.analysis import DETECTED, MIN_LETTERS
 
 SHORT_WORD = 7  # letters a common word can have and still be one token
 LETTERS_PER_EXTRA_TOKEN = 4.0
@@ -96,6 +96,9 @@ def _is_other_latin(text: str) -> bool:
     """Whether ``text`` is in a language other than English that is written in Latin script."""
     from memory_substrate.analysis import language_of  # light: the detector loads on first use
 
+    known = _KNOWN.get(text)
+    if known is not None:
+        return known
     lang = language_of(text[:2000])
     return lang is not None and lang not in ("en", "ru")
 
@@ -110,16 +113,40 @@ def _cached_part(text: str) -> float:
     return MARGIN * _estimate(text)
 
 
-def part_tokens(text: str) -> float:
+@lru_cache(maxsize=65_536)
+def _cached_part_as(text: str, other_latin: bool) -> float:
+    return MARGIN * _estimate_as(text, other_latin)
+
+
+def part_tokens(text: str, language: str | None = None) -> float:
     """What ``text`` adds to a longer text's count, unrounded: the estimate is a sum over the
     text's pieces, so the parts of a package (its lines and elements) add up to the whole's count
     to within its final rounding, where rounding every part up overstates the whole by about half
-    a token a part (20-30 tokens in a package of 1,500)."""
+    a token a part (20-30 tokens in a package of 1,500).
+
+    ``language``: the language of the text as the store kept it (a turn's, ``Segment.language``;
+    "" when none could be told), which then picks the word rule instead of the detector (about
+    50 turns a compile whose lines the detector had not seen: a few ms at 10k segments)."""
     if not text:
         return 0.0
     if len(text) <= 2_000:
+        if language is not None:
+            other = language in OTHER_LATIN
+            # The package's count reads this part again as one of its pieces: it is told too.
+            if len(_KNOWN) >= _KNOWN_LIMIT:
+                _KNOWN.clear()
+            _KNOWN[text] = other
+            return _cached_part_as(text, other)
         return _cached_part(text)
     return float(count_tokens(text))
+
+
+# The languages whose text takes the other-Latin word rule (``_is_other_latin``).
+OTHER_LATIN = frozenset(DETECTED) - {"en", "ru"}
+# Parts whose rule is known from the store (``part_tokens(text, language)``): a package's count
+# splits it into the same pieces (a turn's line) and asks ``_is_other_latin`` of each.
+_KNOWN: dict[str, bool] = {}
+_KNOWN_LIMIT = 8_192
 
 
 def count_tokens(text: str) -> int:

@@ -18,6 +18,7 @@ otherwise spread over every core (on a busy machine a short query then took ~60 
 from __future__ import annotations
 
 import os
+import re
 import threading
 from typing import Any
 
@@ -28,7 +29,34 @@ from memory_substrate.errors import NotAvailableError
 
 DIMENSIONS = 512
 THREADS_ENV = "MEMORY_SUBSTRATE_EMBEDDER_THREADS"
-MAX_CHARS = 20_000  # as the static models: a longer text is cut (its vector is a mean anyway)
+# The encoder reads at most one document chunk's worth of a text: ``document_chunker.v1``'s
+# 4,000 characters, a CJK or Hangul character counted 4 times (its ``text_size``). Its time
+# grows with the text (on a loaded core ~45 ms for 2,000 German characters, 0.5 s for 20,000,
+# 1.6-1.7 s for 20,000 Chinese or Hangul characters), and calls are serialised, so one
+# maximal fact or query (20,000 / 100,000 characters) held every other search of the process
+# (each embeds its query) for seconds. Chunks and conversation turns are shorter; a longer
+# text's vector, a mean over its pieces anyway, is taken from its start.
+MAX_SIZE = 4_000
+WIDE_WEIGHT = 4
+_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def head(text: str, size: int = MAX_SIZE) -> str:
+    """The longest start of ``text`` whose size is at most ``size`` (wide characters count 4)."""
+    if len(text) * WIDE_WEIGHT <= size:
+        return text
+    cut = text[:size]
+    total = 0
+    last = 0
+    for m in _WIDE.finditer(cut):
+        total += m.start() - last  # narrow characters before this wide one
+        if total + WIDE_WEIGHT > size:
+            return cut[: m.start()]
+        total += WIDE_WEIGHT
+        last = m.end()
+        if total >= size:
+            return cut[:last]
+    return cut[: last + max(0, size - total)]
 
 
 def default_threads() -> int:
@@ -69,7 +97,7 @@ class UniversalSentenceEncoder:
         # One call at a time: each sets and restores the process's BLAS thread limit, and two
         # interleaved could leave it set (the work is Python-bound under the GIL anyway).
         with self._encode_lock:
-            out = model.encode([t[:MAX_CHARS] for t in texts])
+            out = model.encode([head(t) for t in texts])
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIMENSIONS)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:

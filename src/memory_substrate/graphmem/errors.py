@@ -48,7 +48,8 @@ def code_of(exc: MemorySubstrateError) -> str:
     if isinstance(exc, StorageError):
         return SERVICE
     # Conflicts and duplicates are requests that cannot be done as asked: invalid input here.
-    return VALIDATION if exc.code in ("memory_conflict", "memory_duplicate") else SERVICE
+    # An ambiguous short id (ids.py) too: the message names the objects it matches.
+    return VALIDATION if exc.code in ("memory_conflict", "memory_duplicate", "memory_ambiguous_id") else SERVICE
 
 
 def from_exception(exc: BaseException, tool: str) -> dict[str, Any]:

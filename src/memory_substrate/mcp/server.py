@@ -127,7 +127,7 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         QUERY_MODES,
         memory.query,
         "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope, model, format, budget_tokens, task_class} -> content, a budgeted package; "
-        "page {id}; expand {id}; graph {id} (id: an object's, or SOURCE_ID#seg-N); recent {}; entities {name|id|type}; facts {subject?, predicate?, object?, "
+        "page {id}; expand {id}; graph {id} (id: an object's, whole or short as packages show it, or SOURCE_ID#seg-N); recent {}; entities {name|id|type}; facts {subject?, predicate?, object?, "
         "as_of?, include_superseded?}; trace {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
         "Retry weak searches with suggested_retry_terms.",
         ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),

@@ -7,6 +7,7 @@ from collections import defaultdict
 from concurrent.futures import Future
 from typing import Any
 
+from memory_substrate import ids
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, ObjectHead, Segment
@@ -208,7 +209,7 @@ class SearchEngine:
         terms = plan.terms
         asked = terms + plan.expansions + plan.older_forms
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(asked, limit=CANDIDATES)]
-        for object_id in plan.ids:
+        for object_id in ids.candidates(session, plan.ids):  # a short id (ids.py) names its objects
             lexical.insert(0, (object_id, 1e6))
         # Segment hits count for their source (evidence found inside a capture).
         seg_hits = session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES)

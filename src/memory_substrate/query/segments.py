@@ -76,7 +76,7 @@ class _Fetcher:
         terms = seg.terms
         rec = stored_segment(
             key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-            meta.get("name") or None, terms.split() if terms is not None else None,
+            meta.get("name") or None, terms.split() if terms is not None else None, seg.language,
         )
         self.ranked[key] = rec
         return rec
@@ -101,8 +101,12 @@ class _Fetcher:
         missing = [k for k in keys if k not in self.full]
         if missing:
             for seg in self.session.get_segments_by_keys([_split(k) for k in missing]):
-                self.rows[_key(seg)] = seg
-                self.full.add(_key(seg))
+                key = _key(seg)
+                light = self.rows.get(key)
+                if light is not None and seg.language is None:
+                    seg.language = light.language  # read light with the row; full reads leave it out
+                self.rows[key] = seg
+                self.full.add(key)
         return {k: self.rows[k] for k in keys if k in self.rows}
 
     def vectors(self, keys: Sequence[str]) -> Mapping[str, Any]:

@@ -457,7 +457,10 @@ def _fuse_and_cut(
     language than the ``query``'s gets the lexical evidence of an average one (``across_languages``)."""
     lex, sem, spk, tim = features["lexical"], features["semantic"], features["speaker"], features["time"]
     n = len(ids)
-    zlex = across_languages(query, [cands[sid].seg.text for sid in ids], _zscore(lex)) if query else _zscore(lex)
+    zlex = _zscore(lex)
+    if query:
+        segs = [cands[sid].seg for sid in ids]
+        zlex = across_languages(query, [s.text for s in segs], zlex, [s.language for s in segs])
     score = (
         cfg.w_lexical * zlex + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
     )

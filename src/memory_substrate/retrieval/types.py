@@ -31,6 +31,8 @@ class RankSegment:
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
     # ``retrieval.text.index_terms(text)`` when the store kept them (saves tokenising the turn)
     terms: Sequence[str] | None = field(default=None, compare=False, repr=False)
+    # ``analysis.main_language(text)`` as the store kept it ("" for none told); None: not kept
+    language: str | None = field(default=None, compare=False, repr=False)
 
 
 def stored_segment(
@@ -41,15 +43,16 @@ def stored_segment(
     created_at: datetime | None,
     speaker: str | None,
     terms: Sequence[str] | None,
+    language: str | None = None,
 ) -> RankSegment:
-    """``RankSegment(id, text, source_id, index, created_at, speaker, None, terms)``, built at less
+    """``RankSegment(id, text, source_id, index, created_at, speaker, None, terms, language)``, built at less
     than half the cost: a frozen dataclass's ``__init__`` sets each field through
     ``object.__setattr__``, and a search builds one record per window turn (several hundred).
     """
     seg = _new(RankSegment)
     seg.__dict__.update(
         id=id, text=text, source_id=source_id, index=index, created_at=created_at, speaker=speaker, vector=None,
-        terms=terms,
+        terms=terms, language=language,
     )
     return seg
 

@@ -31,6 +31,7 @@ from memory_substrate.models import (
 from memory_substrate.storage.outbox import OutboxEntry
 
 TOKEN_ID_CHARS = 12  # a token is named by this many hex characters of its hash (never by itself)
+ID_TAIL_CHARS = 6  # objects are indexed by the last this many characters of their id (short ids, ids.py)
 
 
 def token_row(token_hash: str, namespace: str, label: str, created_at: str, expires_at: str | None) -> dict[str, Any]:
@@ -63,6 +64,11 @@ class StoreSession(Protocol):
         limit: int = 50,
         offset: int = 0,
     ) -> list[MemoryObject]: ...
+    def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
+        """Ids of this namespace's objects whose last ``ID_TAIL_CHARS`` characters are among
+        ``tails`` (sorted, each once): one indexed query that resolves short ids and finds the
+        objects a short id of the context package must not be mistaken for."""
+        ...
     def find_by_claim(self, claim_key: str) -> list[MemoryObject]: ...
     def find_source_by_uri(self, uri: str) -> MemoryObject | None: ...
     def count_objects(self) -> list[tuple[str, str, str, int]]: ...

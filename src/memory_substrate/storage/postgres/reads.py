@@ -21,6 +21,7 @@ from memory_substrate.models import (
     SegmentHit,
     TextHit,
 )
+from memory_substrate.storage.base import ID_TAIL_CHARS
 from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, fold, tsquery
 from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.vector_index import index_expression
@@ -34,7 +35,7 @@ ORDERS = {
 SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
 # Light rows, for ranking only: no locator or hash, just the speaker and date of the metadata.
 # The text comes as its JSON literal, decoded for all rows at once (``_light_segs``).
-LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, terms"
+LIGHT_COLS = "source_id, id, ordinal, text::text, speaker, said_at, created_at, terms, language"
 REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 # pgvector's HNSW index handles up to 2000 dimensions; larger vectors are searched exactly.
 HNSW_MAX_DIM = 2000
@@ -63,7 +64,7 @@ def _light_segs(rows: Sequence[Sequence[Any]]) -> list[Segment]:
         Segment(
             source_id=r[0], id=r[1], ordinal=r[2], text=text, locator={}, hash="",
             metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
-            terms=r[7],
+            terms=r[7], language=r[8],
         )
         for r, text in zip(rows, texts, strict=True)
     ]
@@ -123,6 +124,16 @@ class PostgresReads:
             (self.namespace, ids),
         )
         return {r[0]: ObjectHead(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "") for r in rows}
+
+    def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
+        wanted = sorted({t for t in tails if len(t) == ID_TAIL_CHARS})
+        if not wanted:
+            return []
+        rows = self._rows(  # right(id, 6) as written in the index objects_ns_tail
+            "SELECT id FROM objects WHERE namespace = %s AND right(id, 6) = ANY(%s) ORDER BY id",
+            (self.namespace, wanted),
+        )
+        return [r[0] for r in rows]
 
     def list_objects(
         self,

@@ -304,6 +304,16 @@ MIGRATIONS: list[tuple[int, str]] = [
         # Issue 23: tokens may expire (NULL: never).
         "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS expires_at text;",
     ),
+    (
+        12,
+        # Issue 22: each segment's language, stored at ingest (see the SQLite migration).
+        "ALTER TABLE segments ADD COLUMN IF NOT EXISTS language text;",
+    ),
+    (
+        13,
+        # Short ids (ids.py): objects by the last 6 characters of their id (see the SQLite migration).
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, right(id, 6), id);",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

@@ -138,19 +138,20 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         _stage(
             self.conn,
             "segments_stage (namespace text, source_id text, id text, ordinal integer, text json, locator json, "
-            "hash text, metadata json, created_at text, body text, meta text, terms text, speaker text, said_at text)",
+            "hash text, metadata json, created_at text, body text, meta text, terms text, speaker text, said_at text, "
+            "language text)",
         )
         with self.conn.cursor() as cur:
             with cur.copy(
                 "COPY segments_stage (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "body, meta, terms, speaker, said_at) FROM STDIN"
+                "body, meta, terms, speaker, said_at, language) FROM STDIN"
             ) as copy:
                 for row in rows:
                     copy.write_row(row)
             cur.execute(
                 "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "terms, speaker, said_at) SELECT namespace, source_id, id, ordinal, text, locator, hash, metadata, "
-                "created_at, terms, speaker, said_at FROM segments_stage"
+                "terms, speaker, said_at, language) SELECT namespace, source_id, id, ordinal, text, locator, hash, "
+                "metadata, created_at, terms, speaker, said_at, language FROM segments_stage"
             )
             # The tsvectors live in a narrow table of their own (schema v9): a full-text search
             # reads the rows it ranks, and these are a fraction of the size of segment rows.
@@ -245,11 +246,12 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             ).fetchone()
             if found is None:
                 continue
-            # The ranker's stored terms are rebuilt with the search row (and filled on rows from before v8).
+            # The ranker's stored terms and language are rebuilt with the search row (and filled on
+            # rows from before v8 / v12).
             key = (self.namespace, source_id, segment_id)
             self.conn.execute(
-                "UPDATE segments SET terms = %s WHERE namespace = %s AND source_id = %s AND id = %s",
-                (stored_terms(found[0], found[1]), *key),
+                "UPDATE segments SET terms = %s, language = %s WHERE namespace = %s AND source_id = %s AND id = %s",
+                (*stored_terms(found[0], found[1]), *key),
             )
             # An upsert: the search row is rebuilt even where it went missing.
             cur = self.conn.execute(

@@ -223,6 +223,24 @@ MIGRATIONS: list[tuple[int, str]] = [
         # vectors_ns_model since v1.
         "CREATE INDEX IF NOT EXISTS vectors_ns_model ON vectors (namespace, owner_type, model);",
     ),
+    (
+        12,
+        # Issue 22: each segment's language (analysis.main_language, "" when it cannot be told),
+        # stored at ingest: a search compares its candidates' languages with the query's
+        # (analysis.across_languages), and detecting each of several hundred candidates per search
+        # cost ~20 ms uncached at 10k segments. NULL on rows written before (detected at query
+        # time; ``memory_maintain reindex`` fills them).
+        "ALTER TABLE segments ADD COLUMN language TEXT;",
+    ),
+    (
+        13,
+        # Short ids (ids.py): objects by the last 6 characters of their id, the random part of a
+        # generated id, so a short id (``src:20b56d``) resolves, and the compiler checks the short
+        # ids of a package, in one indexed query (Session.ids_by_tail writes the same expression).
+        # The id is in the index so the query reads the index alone: without it, the planner
+        # preferred scanning the namespace's (namespace, id) index, which covers the query too.
+        "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, substr(id, -6), id);",
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]

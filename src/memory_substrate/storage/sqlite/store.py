@@ -23,7 +23,7 @@ from memory_substrate.models import (
     Relation,
     Segment,
 )
-from memory_substrate.storage.base import token_row
+from memory_substrate.storage.base import ID_TAIL_CHARS, token_row
 from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
 from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
@@ -202,7 +202,7 @@ class SQLiteStore:
         self._local = threading.local()
 
 
-_LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.created_at, s.terms"
+_LIGHT_COLS = "s.source_id, s.id, s.ordinal, s.text, s.speaker, s.said_at, s.created_at, s.terms, s.language"
 
 
 def _light_segment(r: tuple[Any, ...]) -> Segment:
@@ -213,7 +213,7 @@ def _light_segment(r: tuple[Any, ...]) -> Segment:
         meta["name"] = r[4]
     if r[5] is not None:
         meta["created_at"] = r[5]
-    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7])
+    return Segment(r[0], r[1], r[2], r[3], {}, "", meta, r[6], r[7], r[8])
 
 
 def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
@@ -266,6 +266,18 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText):
             for r in rows:
                 out[r[0]] = ObjectHead(r[0], r[1], r[2], r[3], r[4] or "", r[5] or "")
         return out
+
+    def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
+        wanted = sorted({t for t in tails if len(t) == ID_TAIL_CHARS})
+        out: set[str] = set()
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i : i + 500]
+            rows = self.conn.execute(  # substr(id, -6) as written in the index objects_ns_tail
+                f"SELECT id FROM objects WHERE namespace = ? AND substr(id, -6) IN ({','.join('?' * len(chunk))})",
+                (self.namespace, *chunk),
+            )
+            out.update(r[0] for r in rows)
+        return sorted(out)
 
     def list_objects(
         self,

@@ -78,7 +78,7 @@ class SessionWrites(SQLiteOutbox):
         for seg, body, meta in segments:
             cur = self.conn.execute(
                 "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
-                "terms, speaker, said_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "terms, speaker, said_at, language) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     self.namespace,
                     seg.source_id,
@@ -199,8 +199,11 @@ class SessionWrites(SQLiteOutbox):
             ).fetchone()
             if row is None:
                 continue
-            # The ranker's stored terms are rebuilt with the search row (and filled on rows from before v8).
-            self.conn.execute("UPDATE segments SET terms = ? WHERE pk = ?", (stored_terms(row[1], row[2]), row[0]))
+            # The ranker's stored terms and language are rebuilt with the search row (and filled on
+            # rows from before v8 / v12).
+            self.conn.execute(
+                "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*stored_terms(row[1], row[2]), row[0])
+            )
             self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
             self.conn.execute(
                 "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
