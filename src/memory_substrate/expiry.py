@@ -90,8 +90,14 @@ class VisibleSession:
         return [o for o in objs if not is_expired(o, self.now)][:limit]
 
     def ids_by_tail(self, tails: Sequence[str]) -> list[str]:
-        hidden = self.expired_ids()  # an expired object makes no short id ambiguous
-        return [i for i in self._inner.ids_by_tail(tails) if i not in hidden]
+        # An expired object makes no short id ambiguous. Only the objects found are checked
+        # (``expired_ids`` reads every object with a TTL: ~1 s at 20,000 of them), unless the
+        # session has that set already.
+        got = self._inner.ids_by_tail(tails)
+        if self._expired is not None:
+            return [i for i in got if i not in self._expired]
+        objs = self._inner.get_objects(got) if got else {}
+        return [i for i in got if i in objs and not is_expired(objs[i], self.now)]
 
     def find_by_claim(self, claim_key: str) -> list[MemoryObject]:
         return [o for o in self._inner.find_by_claim(claim_key) if not is_expired(o, self.now)]

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from typing import Any
 
-from memory_substrate.errors import AmbiguousIdError
+from memory_substrate.errors import AmbiguousIdError, ValidationError
 from memory_substrate.storage.base import ID_TAIL_CHARS, StoreSession
 from memory_substrate.util import ID_PREFIXES
 
@@ -45,9 +45,12 @@ ABBREVIABLE_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN + 1},21}})")
 ID_FIELDS = frozenset({
     "id", "ids", "source_id", "source_ids", "node_id", "node_ids", "object_id", "object_ids",
     "knowledge_id", "knowledge_ids", "old_knowledge_id", "new_knowledge_id", "canonical_knowledge_id",
-    "episode_id", "episode_ids", "fact_id", "fact_ids", "from_id", "to_id",
+    "episode_id", "episode_ids", "fact_id", "fact_ids", "from_id", "to_id", "source_entity_id", "target_entity_id",
     "subject_refs", "source_refs", "related_node_refs", "subject", "object",
 })
+# Fields named like ids that hold something else: scope names, segment ids (``seg-N``), a
+# conversation's own thread id (tests/query/test_short_ids.py checks every input model's fields).
+NOT_OBJECT_IDS = frozenset({"scope_refs", "segment_id", "segment_ids", "thread_id"})
 OPAQUE = frozenset({"payload", "metadata", "locator", "properties", "text", "summary", "title", "snapshot", "selection"})
 
 
@@ -84,11 +87,20 @@ def _matches(session: StoreSession, refs: Iterable[str]) -> dict[str, tuple[list
     if not shorts:
         return {}
     found = session.ids_by_tail([m.group(2)[-ID_TAIL_CHARS:] for m in shorts.values()])
+    # By tail, so each value looks at the few objects sharing its last digits: a request of many
+    # short-looking values (each with its own #fragment) over a large namespace stays linear.
+    exact = set(found)
+    by_tail: dict[str, list[str]] = defaultdict(list)
+    for o in found:
+        by_tail[o[-ID_TAIL_CHARS:]].append(o)
     out: dict[str, tuple[list[str], str]] = {}
     for ref, m in shorts.items():
         prefix, digits, fragment = m.group(1), m.group(2), m.group(3) or ""
         head = f"{prefix}:{digits}"
-        named = [head] if head in found else [o for o in found if o.startswith(prefix + ":") and o.endswith(digits)]
+        if head in exact:
+            named = [head]
+        else:
+            named = [o for o in by_tail[digits[-ID_TAIL_CHARS:]] if o.startswith(prefix + ":") and o.endswith(digits)]
         out[ref] = (named, fragment)
     return out
 
@@ -147,10 +159,16 @@ def expand_short_ids(
     field replaced by its full id, read in one session of the caller's namespace (``read``);
     unchanged, and nothing read, when no id field holds a short form."""
     refs: list[str] = []
-    for a in args:
-        _collect(a, None, refs)
+    try:
+        for a in args:
+            _collect(a, None, refs)
+    except RecursionError:  # nested deeper than any tool's input: refused as validation would
+        raise ValidationError("input nested too deeply") from None
     if not refs:
         return args
     with read() as session:
         full = resolve(session, refs)
-    return tuple(_replace(a, None, full) for a in args)
+    try:
+        return tuple(_replace(a, None, full) for a in args)
+    except RecursionError:
+        raise ValidationError("input nested too deeply") from None

@@ -235,6 +235,9 @@ def test_a_turns_stored_language_weighs_it_as_the_detector_would(fmt: str, monke
         c = _turn(n, text)
         assert c.segment is not None
         lines.append((R.item_text(fmt, c), main_language(text) or ""))
+    # a turn of two lines: the package's count weighs each line by its own rule, and so does packing
+    two = R.item_text(fmt, _turn(9, f"{GERMAN}\n{ENGLISH}"))
+    assert tokens.part_tokens(two, "de") == tokens.part_tokens(two)
     detected = [tokens.part_tokens(line) for line, _ in lines]
     whole = tokens.count_tokens("".join(line for line, _ in lines) * 8)  # longer than a cached item (2,000)
     monkeypatch.setattr("memory_substrate.analysis.language_of", lambda text: pytest.fail(f"detector asked of {text!r}"))

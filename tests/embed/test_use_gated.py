@@ -149,8 +149,12 @@ def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
     assert all(len(t) + 3 * len(universal._WIDE.findall(t)) <= universal.MAX_SIZE for t in seen)
 
 
-def test_a_query_embedded_twice_runs_the_encoder_once_and_gives_copies(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A compile embeds its task for the classifier and for episode recall: the second is kept."""
+def test_a_query_embedded_twice_in_one_request_runs_the_encoder_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compile embeds its task for the classifier and for episode recall: inside one request
+    (``query_memo``) the second is kept, as a copy; outside a request nothing is kept (a vector
+    kept for the process would let one caller time another's queries)."""
+    from memory_substrate.embed.base import query_memo
+
     gated = create_embedder(DEFAULT)
     assert isinstance(gated, LanguageGatedEmbedder)
     calls: list[str] = []
@@ -161,10 +165,12 @@ def test_a_query_embedded_twice_runs_the_encoder_once_and_gives_copies(monkeypat
         return real(text)
 
     monkeypatch.setattr(gated.multilingual, "embed_query", counting)
-    first = gated.embed_query("Where will my sister's wedding be?")
-    first[:] = 0.0  # a caller changing its vector changes no kept one
-    again = gated.embed_query("Where will my sister's wedding be?")
-    assert calls == ["Where will my sister's wedding be?"] and again.any()
-    assert np.array_equal(again, gated._embed_query("Where will my sister's wedding be?"))
-    gated.embed_query("Wo wird die Hochzeit meiner Schwester sein?")
-    assert len(calls) == 3  # (the direct _embed_query above, then the new text)
+    q = "Where will my sister's wedding be?"
+    with query_memo():
+        first = gated.embed_query(q)
+        first[:] = 0.0  # a caller changing its vector changes no kept one
+        again = gated.embed_query(q)
+    assert calls == [q] and again.any()
+    gated.embed_query(q)
+    gated.embed_query(q)
+    assert calls == [q, q, q]

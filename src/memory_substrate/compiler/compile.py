@@ -19,6 +19,7 @@ from memory_substrate.compiler.profiles import ALWAYS, PROFILE_STRATEGIES, TYPE_
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
+from memory_substrate.embed.base import query_memo
 from memory_substrate.ids import short_forms
 from memory_substrate.query.results import SearchPlan
 from memory_substrate.query.schemas import ContextInput, ContextOptions
@@ -78,7 +79,7 @@ def _present(counts: list[tuple[str, str, str, int]]) -> dict[str, int]:
 def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
     """``memory_query`` mode ``context``: one compile, read in one snapshot of the namespace; its
     trace is written after the snapshot closes (compiler/trace.py)."""
-    with rt.snapshot():
+    with rt.snapshot(), query_memo():
         return _compile(rt, data, opts)
 
 

@@ -130,7 +130,9 @@ def part_tokens(text: str, language: str | None = None) -> float:
     if not text:
         return 0.0
     if len(text) <= 2_000:
-        if language is not None:
+        # One piece only (a turn of one line): the package's count splits a turn of several lines
+        # into its lines and tells each one's rule apart, and a part must weigh what it adds.
+        if language is not None and sum(1 for p in _PIECE_END.split(text) if p) == 1:
             other = language in OTHER_LATIN
             # The package's count reads this part again as one of its pieces: it is told too.
             if len(_KNOWN) >= _KNOWN_LIMIT:

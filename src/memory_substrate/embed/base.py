@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
 Vector = npt.NDArray[np.float32]
+
+# Query vectors of one request (``query_memo``): a compile embeds its task for the classifier and
+# again for episode recall. Kept for that request only, never across requests: a vector kept
+# for the process would let one caller time whether another asked the same text.
+_QUERY_MEMO: ContextVar[dict[str, Vector] | None] = ContextVar("query_memo", default=None)
+
+
+@contextmanager
+def query_memo() -> Iterator[None]:
+    """Within this block (one request), a provider that supports it embeds each query text once."""
+    token = _QUERY_MEMO.set({})
+    try:
+        yield
+    finally:
+        _QUERY_MEMO.reset(token)
+
+
+def request_memo() -> dict[str, Vector] | None:
+    """The current request's query vectors, None outside ``query_memo``."""
+    return _QUERY_MEMO.get()
 
 
 @runtime_checkable

@@ -39,20 +39,16 @@ tells the segment ranker to weigh a non-English query's semantic score more (``u
 
 from __future__ import annotations
 
-import threading
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable
 
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.embed.base import Embedder
+from memory_substrate.embed.base import Embedder, request_memo
 
 QUERY_MULTILINGUAL = 1.0  # an English query's multilingual part, beside its English part (1.0)
 SAME_LANGUAGE = 0.7  # the language coordinate of a non-English text (its square: the bonus)
-QUERY_CACHE = 64  # query vectors kept (embed_query), of texts up to QUERY_CACHE_CHARS long
-QUERY_CACHE_CHARS = 2_000
 # The same two constants for the Universal Sentence Encoder (registry "use-gated"): calibrated on
 # their own, as its cosines are spread differently from the static model's (docs/multilingual.md).
 USE_QUERY_MULTILINGUAL = 1.0
@@ -93,12 +89,6 @@ class LanguageGatedEmbedder:
         self.query_multilingual = float(query_multilingual)
         self.same_language = float(same_language)
         self.foreign_semantic = float(foreign_semantic)
-        # Query vectors of the last few texts: a compile embeds its task for the classifier and
-        # again for episode recall, and the multilingual encoder is ~1.5 ms a query on a quiet
-        # core (several under load). Copies are handed out, so no caller can change a kept one.
-        self._queries: OrderedDict[str, npt.NDArray[np.float32]] = OrderedDict()
-        self._queries_lock = threading.Lock()
-
     @property
     def name(self) -> str:
         return (
@@ -139,17 +129,15 @@ class LanguageGatedEmbedder:
         return out
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        with self._queries_lock:
-            kept = self._queries.get(text)
-            if kept is not None:
-                self._queries.move_to_end(text)
-                return kept.copy()
+        # Within one request (``embed.base.query_memo``: a compile embeds its task twice, and the
+        # multilingual encoder costs ~1.5 ms a query on a quiet core) each text is embedded once;
+        # copies are handed out, so no caller can change a kept vector.
+        memo = request_memo()
+        if memo is not None and (kept := memo.get(text)) is not None:
+            return kept.copy()
         out = self._embed_query(text)
-        if len(text) <= QUERY_CACHE_CHARS:
-            with self._queries_lock:
-                self._queries[text] = out.copy()
-                if len(self._queries) > QUERY_CACHE:
-                    self._queries.popitem(last=False)
+        if memo is not None:
+            memo[text] = out.copy()
         return out
 
     def _embed_query(self, text: str) -> npt.NDArray[np.float32]:
