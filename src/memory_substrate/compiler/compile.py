@@ -167,7 +167,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               **({"answer_type": found["answer_type"]} if "answer_type" in found else {})},
+               **{k: found[k] for k in ("answer_type", "streams") if k in found}},
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")

@@ -48,6 +48,13 @@ EPISODE_POOL = (30, 200)
 # Candidate streams deepen from a search page's 50 to 100 only for budgets of 8k tokens and more.
 STREAM = (50, 100)
 STREAM_TOKENS = 80
+# The vector stream can run as deep as the budget's pool of turns when that is deeper than the
+# full-text stream (``VECTOR_PER_POOL`` x the pool; 0 keeps it at the full-text depth, search's).
+# A turn that answers in other words than the task's is found by its meaning, often below the
+# 50th vector hit: at 1.0, LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged), but the
+# compile at 10k segments and 4,096 tokens took 35-60% longer (docs/context-compiler.md, round
+# 8): off until ranking a candidate costs less.
+VECTOR_PER_POOL = 0.0
 CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
@@ -96,7 +103,11 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
     # The episode score is taken over the largest pool (200 turns) whatever the budget, then the
     # budget's pool is kept. (Over every ranked turn it recalled a little more at 1,500 tokens,
     # but reading all of them whole cost a compile more than the gain was worth.)
-    ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, config=CONFIG)
+    vector_depth = max(depth, min(EPISODE_POOL[1], round(VECTOR_PER_POOL * pool)))
+    if found is not None:
+        found["streams"] = {"full_text": depth, "vector": vector_depth}
+    ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, vector_depth=vector_depth,
+                             config=CONFIG)
     if not ranked:
         return []
     scores = _z(np.array([r.rank_score for _, r in ranked]))

@@ -158,11 +158,13 @@ def ranked_segments(
     max_items: int,
     *,
     depth: int = STREAM_DEPTH,
+    vector_depth: int | None = None,
     config: ranker.RankConfig | None = None,
 ) -> list[tuple[Segment, RankedSegment]]:
     """The segment ranker's answer with each segment's complete record, best first (search and the
     context compiler's episode recall share it; the compiler asks for deeper candidate streams
-    when its budget holds more turns than a search page, and passes its own ``config`` to rank
+    when its budget holds more turns than a search page, the vector stream deeper than the
+    full-text one (``vector_depth``, default ``depth``), and passes its own ``config`` to rank
     more of the turns around the best hits)."""
     source_ids = filters.get("source_ids")
     emb = rt.embedder_or_none()
@@ -173,7 +175,8 @@ def ranked_segments(
         qvec = emb.embed_query(query)
         config = _semantic_weighted(emb, query, config)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
-        wanted = depth * (4 if source_ids else 1)
+        vdepth = depth if vector_depth is None else vector_depth
+        wanted = vdepth * (4 if source_ids else 1)
         model, q = emb.name, qvec
         # The vector stream runs beside the full-text one (see query/streams.py).
         pending = beside(
@@ -191,7 +194,7 @@ def ranked_segments(
         vector = pending.result()
         if source_ids:
             allowed = set(source_ids)
-            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:depth]
+            vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:vdepth]
     ranked = ranker.rank_segments(
         query,
         lexical,
