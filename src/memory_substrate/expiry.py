@@ -55,6 +55,7 @@ class VisibleSession:
         self.now = now
         self.namespace = inner.namespace
         self._expired: set[str] | None = None
+        self._with_ttl: set[str] | None = None
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -94,10 +95,13 @@ class VisibleSession:
         # (``expired_ids`` reads every object with a TTL: ~1 s at 20,000 of them), unless the
         # session has that set already.
         got = self._inner.ids_by_tail(tails)
-        if self._expired is not None:
-            return [i for i in got if i not in self._expired]
-        objs = self._inner.get_objects(got) if got else {}
-        return [i for i in got if i in objs and not is_expired(objs[i], self.now)]
+        if self._expired is not None or not got:
+            return [i for i in got if i not in self.expired_ids()]
+        if self._with_ttl is None:  # ids only, from the keys index
+            self._with_ttl = {oid for _, oid in self._inner.find_keys([TTL_KEY])}
+        maybe = [i for i in got if i in self._with_ttl]
+        objs = self._inner.get_objects(maybe) if maybe else {}
+        return [i for i in got if i not in objs or not is_expired(objs[i], self.now)]
 
     def find_by_claim(self, claim_key: str) -> list[MemoryObject]:
         return [o for o in self._inner.find_by_claim(claim_key) if not is_expired(o, self.now)]

@@ -227,3 +227,20 @@ def test_input_nested_too_deeply_is_a_validation_error(memory: Memory) -> None:
         deep = {"ids": [deep]}
     with pytest.raises(ValidationError, match="nested too deeply"):
         memory.query("page", deep)
+
+
+def test_an_expired_object_makes_no_short_id_ambiguous(memory: Memory) -> None:
+    from memory_substrate.expiry import TTL_KEY
+    from memory_substrate.ids import resolve, short_forms
+    from tests.storage.builders import doc, make_obj
+
+    live, gone = "know:01a200000000000abc123", "know:01a200000000001abc123"
+    with memory.store.write(memory.namespace) as s:
+        s.insert_object(make_obj(live), doc(live), None)
+        s.insert_object(make_obj(gone, metadata={"expires_at": "2020-01-01T00:00:00+00:00"}), doc(gone), None)
+        s.set_object_keys(gone, [TTL_KEY])
+    with memory.runtime.read() as s:
+        assert short_forms(s, [live]) == {live: "know:abc123"}
+        assert resolve(s, ["know:abc123"]) == {"know:abc123": live}
+    with memory.store.read(memory.namespace) as raw:  # the raw store still holds both
+        assert sorted(raw.ids_by_tail(["abc123"])) == [live, gone]
