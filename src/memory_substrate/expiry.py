@@ -95,8 +95,10 @@ class VisibleSession:
         # (``expired_ids`` reads every object with a TTL: ~1 s at 20,000 of them), unless the
         # session has that set already.
         got = self._inner.ids_by_tail(tails)
-        if self._expired is not None or not got:
-            return [i for i in got if i not in self.expired_ids()]
+        if not got:
+            return got
+        if self._expired is not None:
+            return [i for i in got if i not in self._expired]
         if self._with_ttl is None:  # ids only, from the keys index
             self._with_ttl = {oid for _, oid in self._inner.find_keys([TTL_KEY])}
         maybe = [i for i in got if i in self._with_ttl]

@@ -1,10 +1,11 @@
-"""Small shared helpers: ids, time, hashing, JSON."""
+"""Small shared helpers: ids, time, hashing, JSON, text sizes."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -62,3 +63,34 @@ def sha256_text(text: str) -> str:
 
 def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+# Chinese, Japanese and Korean characters carry about as much text as four Latin ones (about a
+# token each, where English averages four characters a token): a size counts each as
+# ``WIDE_CHAR_WEIGHT`` characters (``document_chunker.v1``'s chunk bound, the encoder's input).
+WIDE_CHAR_WEIGHT = 4
+WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def text_size(text: str) -> int:
+    """Characters, each CJK or Hangul character counted ``WIDE_CHAR_WEIGHT`` times."""
+    if text.isascii():
+        return len(text)
+    return len(text) + (WIDE_CHAR_WEIGHT - 1) * len(WIDE.findall(text))
+
+
+def head_of_size(text: str, size: int) -> str:
+    """The longest start of ``text`` whose ``text_size`` is at most ``size``."""
+    if len(text) * WIDE_CHAR_WEIGHT <= size:
+        return text
+    cut = text[:size]
+    total = last = 0  # the size of cut[:last]
+    for m in WIDE.finditer(cut):
+        narrow = m.start() - last
+        if total + narrow > size:  # the bound falls among the narrow characters before it
+            break
+        if total + narrow + WIDE_CHAR_WEIGHT > size:
+            return cut[: m.start()]
+        total += narrow + WIDE_CHAR_WEIGHT
+        last = m.end()
+    return cut[: last + max(0, size - total)]

@@ -125,18 +125,18 @@ def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
     counted 4 times), not 20,000 characters (1.6 s a call: every other search of the process
     waited, as each embeds its query through the same serialised encoder)."""
     from memory_substrate.embed import universal
+    from memory_substrate.util import head_of_size, text_size
 
-    assert universal.head("中" * 2000) == "中" * 1000 and universal.head("a" * 9000) == "a" * 4000
-    assert universal.head("ab中" * 2000) == "ab中" * 666 + "ab" and universal.head("kurz") == "kurz"
+    assert head_of_size("中" * 2000, 4000) == "中" * 1000 and head_of_size("a" * 9000, 4000) == "a" * 4000
+    assert head_of_size("ab中" * 2000, 4000) == "ab中" * 666 + "ab" and head_of_size("kurz", 4000) == "kurz"
     seen: list[str] = []
-    real = universal.head
 
-    def recording(text: str, size: int = universal.MAX_SIZE) -> str:
-        out = real(text, size)
+    def recording(text: str, size: int) -> str:
+        out = head_of_size(text, size)
         seen.append(out)
         return out
 
-    monkeypatch.setattr(universal, "head", recording)
+    monkeypatch.setattr(universal, "head_of_size", recording)
     mem = Memory(make_settings(embedder="use-gated"), namespace=namespace)
     try:
         for text in ("中文分词" * 25_000, "한국어 문장" * 20_000, "Die Datenbank wird freitags gesichert. " * 3_000):
@@ -146,7 +146,7 @@ def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
     finally:
         mem.close()
     assert len(seen) >= 6
-    assert all(len(t) + 3 * len(universal._WIDE.findall(t)) <= universal.MAX_SIZE for t in seen)
+    assert all(text_size(t) <= universal.MAX_SIZE for t in seen)
 
 
 def test_a_query_embedded_twice_in_one_request_runs_the_encoder_once(monkeypatch: pytest.MonkeyPatch) -> None:

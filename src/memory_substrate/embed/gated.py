@@ -89,6 +89,7 @@ class LanguageGatedEmbedder:
         self.query_multilingual = float(query_multilingual)
         self.same_language = float(same_language)
         self.foreign_semantic = float(foreign_semantic)
+
     @property
     def name(self) -> str:
         return (

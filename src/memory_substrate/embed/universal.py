@@ -18,7 +18,6 @@ otherwise spread over every core (on a busy machine a short query then took ~60 
 from __future__ import annotations
 
 import os
-import re
 import threading
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.util import head_of_size
 
 DIMENSIONS = 512
 THREADS_ENV = "MEMORY_SUBSTRATE_EMBEDDER_THREADS"
@@ -37,26 +37,6 @@ THREADS_ENV = "MEMORY_SUBSTRATE_EMBEDDER_THREADS"
 # (each embeds its query) for seconds. Chunks and conversation turns are shorter; a longer
 # text's vector, a mean over its pieces anyway, is taken from its start.
 MAX_SIZE = 4_000
-WIDE_WEIGHT = 4
-_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
-
-
-def head(text: str, size: int = MAX_SIZE) -> str:
-    """The longest start of ``text`` whose size is at most ``size`` (wide characters count 4)."""
-    if len(text) * WIDE_WEIGHT <= size:
-        return text
-    cut = text[:size]
-    total = 0
-    last = 0
-    for m in _WIDE.finditer(cut):
-        total += m.start() - last  # narrow characters before this wide one
-        if total + WIDE_WEIGHT > size:
-            return cut[: m.start()]
-        total += WIDE_WEIGHT
-        last = m.end()
-        if total >= size:
-            return cut[:last]
-    return cut[: last + max(0, size - total)]
 
 
 def default_threads() -> int:
@@ -97,7 +77,7 @@ class UniversalSentenceEncoder:
         # One call at a time: each sets and restores the process's BLAS thread limit, and two
         # interleaved could leave it set (the work is Python-bound under the GIL anyway).
         with self._encode_lock:
-            out = model.encode([head(t) for t in texts])
+            out = model.encode([head_of_size(t, MAX_SIZE) for t in texts])
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIMENSIONS)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:

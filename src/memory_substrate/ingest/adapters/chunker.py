@@ -18,26 +18,19 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from memory_substrate.util import WIDE, WIDE_CHAR_WEIGHT, text_size
+
 CHUNKER_NAME = "document_chunker.v1"
 
 _FRONTMATTER_FENCES = {"---": ("---", "..."), "+++": ("+++",)}
 
 
-# Chinese, Japanese and Korean characters carry about as much text as four Latin ones (about a
-# token each, where English averages four characters a token), so ``max_chars`` counts each as
-# ``WIDE_CHAR_WEIGHT`` characters: a chunk of CJK text holds as much as a chunk of English text.
-WIDE_CHAR_WEIGHT = 4
-_WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+# ``max_chars`` counts each CJK character as ``WIDE_CHAR_WEIGHT`` characters (util.text_size): a
+# chunk of CJK text holds as much as a chunk of English text.
+
 # Where a line too long for one chunk may be cut: after a sentence end (CJK full stops need no
 # space after them), else after a space.
 _SENTENCE_END = re.compile(r"[。！？!?.;；][」』）)\"']*(?:\s+|(?=[^\x00-\x7f]))")
-
-
-def text_size(text: str) -> int:
-    """The length ``ChunkLimits.max_chars`` bounds: characters, each CJK character counted 4 times."""
-    if text.isascii():
-        return len(text)
-    return len(text) + (WIDE_CHAR_WEIGHT - 1) * len(_WIDE.findall(text))
 
 
 def _cut_long(text: str, max_size: int) -> list[str]:
@@ -48,7 +41,7 @@ def _cut_long(text: str, max_size: int) -> list[str]:
     anew made a 1 MB line of CJK text take tens of seconds)."""
     weights = [1] * len(text)
     if not text.isascii():
-        for m in _WIDE.finditer(text):
+        for m in WIDE.finditer(text):
             weights[m.start()] = WIDE_CHAR_WEIGHT
     prefix = [0, *itertools.accumulate(weights)]  # prefix[i] = text_size(text[:i])
     out: list[str] = []
