@@ -135,3 +135,30 @@ def test_lexical_evidence_across_languages_is_neutral_and_one_language_keeps_its
     # A query whose language cannot be told (one word), or no candidate in its language: unchanged.
     assert across_languages("Dateiserver", texts, z).tolist() == z.tolist()
     assert across_languages(german_query, english, np.array([1.0, -1.0])).tolist() == [1.0, -1.0]
+
+
+def test_lexical_evidence_across_languages_follows_the_semantic_score_where_it_is_known() -> None:
+    import numpy as np
+
+    from memory_substrate.analysis import across_languages
+
+    english_query = "Why did the backup of the file server fail?"
+    english = [STATEMENTS[5], "We went to the lake with the kids and had a picnic there.",
+               "The backup generator in the basement was tested on Tuesday.", "I bought a new bike last week."]
+    texts = [*english, STATEMENTS[1], STATEMENTS[3]]  # + de (the answer), es (unrelated)
+    lexical = np.array([-1.0, -1.2, 1.5, 0.0, 9.0, 9.0])  # the last two: chance spellings
+    semantic = np.array([-0.5, -1.0, 1.0, -0.3, 2.0, -1.5])
+    out = across_languages(english_query, texts, lexical, semantic=semantic)
+    assert out[:4].tolist() == lexical[:4].tolist()  # the query's language keeps its scores
+    # The English turns' lexical scores rise with their semantic ones (least squares over the
+    # four): the German turn, the closest in meaning, gets more than any English turn; the
+    # unrelated Spanish one less than the mean.
+    slope, intercept = np.polyfit(semantic[:4], lexical[:4], 1)
+    assert np.allclose(out[4:], intercept + slope * semantic[4:])
+    assert out[4] > lexical[:4].max() and out[5] < lexical[:4].mean()
+    # Where the two scores disagree among the query's language (a negative slope), or there are
+    # fewer than three turns to fit, every other-language turn gets the mean as before.
+    flipped = across_languages(english_query, texts, lexical, semantic=-semantic)
+    assert flipped[4:].tolist() == [lexical[:4].mean()] * 2
+    two = across_languages(english_query, [*english[:2], STATEMENTS[1]], lexical[[0, 1, 4]], semantic=semantic[[0, 1, 4]])
+    assert two[2] == lexical[:2].mean()

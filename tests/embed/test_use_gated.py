@@ -174,3 +174,40 @@ def test_a_query_embedded_twice_in_one_request_runs_the_encoder_once(monkeypatch
     gated.embed_query(q)
     gated.embed_query(q)
     assert calls == [q, q, q]
+
+
+UNRELATED = [
+    "The new coffee machine in the kitchen makes a lot of noise every morning.",
+    "Next week the server team moves the printers to the second floor.",
+    "My brother bought a new bike last week because his old one was stolen.",
+    "The backup generator was tested on Tuesday and everything worked.",
+    "I tried to learn the guitar last year but gave up after a month.",
+]
+BACKUP_DE = "Letzte Woche ist die Sicherung des Dateiservers fehlgeschlagen, weil die Festplatte voll war."
+
+
+def test_through_mcp_a_translation_outranks_english_turns_that_only_share_words(
+    default_settings: Settings, namespace: str
+) -> None:
+    """English turns sharing a word or two with an English question ("backup", "server", "last
+    week") but about something else; the answer is in German. The German turn cannot share the
+    question's words, so its lexical evidence is the one expected of an English turn as close in
+    meaning (``analysis.across_languages``), not the mean of the English turns: it comes first
+    (with the mean it came third, below the backup generator and the bike)."""
+    from mcp import Client
+
+    from memory_substrate.mcp.server import build_server
+    from tests.helpers import call
+
+    async def run() -> list[str]:
+        with Memory(default_settings, namespace=namespace) as memory:
+            async with Client(build_server(memory)) as client:
+                for title, texts in (("notizen", [BACKUP_DE, *GERMAN]), ("notes", UNRELATED)):
+                    messages = [{"role": "user", "content": t} for t in texts]
+                    await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
+                found = await call(client, "memory_query", "search", {"query": "Why did the file server backup fail last week?"}, opts)
+                return [i["excerpt"] for i in found["items"]]
+
+    found = asyncio.run(run())
+    assert found and found[0] == BACKUP_DE, found

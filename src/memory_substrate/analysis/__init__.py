@@ -210,11 +210,30 @@ def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
 
 
 
+def _expected_lexical(
+    lexical: npt.NDArray[np.float64], semantic: npt.NDArray[np.float64], at: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64] | float:
+    """The lexical score expected at each semantic score of ``at``, fitted by least squares on the
+    pairs ``(semantic, lexical)`` of the texts in the query's language; the mean lexical score
+    where they are too few (under 3), flat, or where the two scores disagree (a negative slope)."""
+    mean = float(lexical.mean())
+    if len(lexical) < 3:
+        return mean
+    sd_lex, sd_sem = float(lexical.std()), float(semantic.std())
+    if sd_lex < 1e-12 or sd_sem < 1e-12:
+        return mean
+    rho = float(np.corrcoef(lexical, semantic)[0, 1])
+    if not rho > 0.0:
+        return mean
+    return mean + rho * sd_lex / sd_sem * (np.asarray(at, dtype=np.float64) - float(semantic.mean()))
+
+
 def across_languages(
     query: str,
     texts: Sequence[str],
     lexical: npt.NDArray[np.float64],
     stored: Sequence[str | None] | None = None,
+    semantic: npt.NDArray[np.float64] | None = None,
 ) -> npt.NDArray[np.float64]:
     """``lexical`` (one score per text) with no verdict where a text is not in the query's language.
 
@@ -225,6 +244,13 @@ def across_languages(
     of the texts in the query's language, so the semantic evidence decides where it stands.
     Texts of unknown language, and all texts of a query whose language cannot be told, keep
     their scores: a store in one language ranks exactly as before.
+
+    With ``semantic`` (each text's semantic score, on one scale across languages: the
+    multilingual vectors), the score given is the one expected of a text in the query's language
+    with that semantic score instead of the mean: the regression line of lexical on semantic
+    score over the texts in the query's language (``_expected_lexical``). A translation of the
+    statement that matches the query best then stands where that statement's own words would
+    put it, and an unrelated text in another language where unrelated texts stand.
 
     ``stored`` holds each text's language as the store kept it at ingest (``main_language`` of
     the text, "" when it could not be told), None where it was not kept: only those are detected.
@@ -241,5 +267,8 @@ def across_languages(
     if not same or not other:
         return lexical
     out = np.array(lexical, dtype=np.float64)
+    if semantic is not None:
+        out[other] = _expected_lexical(out[same], semantic[same], semantic[other])
+        return out
     out[other] = float(out[same].mean())
     return out

@@ -457,12 +457,12 @@ def _fuse_and_cut(
     language than the ``query``'s gets the lexical evidence of an average one (``across_languages``)."""
     lex, sem, spk, tim = features["lexical"], features["semantic"], features["speaker"], features["time"]
     n = len(ids)
-    zlex = _zscore(lex)
+    zlex, zsem = _zscore(lex), _zscore(sem)
     if query:
         segs = [cands[sid].seg for sid in ids]
-        zlex = across_languages(query, [s.text for s in segs], zlex, [s.language for s in segs])
+        zlex = across_languages(query, [s.text for s in segs], zlex, [s.language for s in segs], zsem)
     score = (
-        cfg.w_lexical * zlex + cfg.w_semantic * _zscore(sem) + cfg.w_speaker * spk + cfg.w_time * tim
+        cfg.w_lexical * zlex + cfg.w_semantic * zsem + cfg.w_speaker * spk + cfg.w_time * tim
     )
     order_idx = np.lexsort((np.arange(n), -score))[:limit]
     out: list[RankedSegment] = []
