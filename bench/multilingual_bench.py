@@ -32,6 +32,13 @@ from typing import Any
 DATA = Path(__file__).resolve().parent / "data" / "multilingual.json"
 
 
+def _data() -> dict[str, Any]:
+    """The statements measured: ``--data`` (passed to the measuring subprocesses by the
+    environment), else ``bench/data/multilingual.json``."""
+    path = Path(os.environ.get("MULTILINGUAL_BENCH_DATA") or DATA)
+    return dict(json.loads(path.read_text(encoding="utf-8")))
+
+
 def _vector_only(embedder: str) -> dict[str, Any]:
     """The same two measures over the embedder's vectors alone (no lexical path, no MCP): every
     statement embedded as a stored document, every question as a query, ranked by inner product."""
@@ -39,7 +46,7 @@ def _vector_only(embedder: str) -> dict[str, Any]:
 
     from memory_substrate.embed.registry import create_embedder
 
-    data = json.loads(DATA.read_text(encoding="utf-8"))
+    data = _data()
     langs: list[str] = data["languages"]
     items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
     emb = create_embedder(embedder)
@@ -63,7 +70,7 @@ async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
     from memory_substrate.mcp.server import build_server
 
-    data = json.loads(DATA.read_text(encoding="utf-8"))
+    data = _data()
     langs: list[str] = data["languages"]
     items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
     with tempfile.TemporaryDirectory() as root:
@@ -178,9 +185,14 @@ def main() -> None:
                     help="measure as the default install does: hide the cjk extra's segmenters if installed")
     ap.add_argument("--items", type=int, default=0, metavar="N",
                     help="only the first N statements (12: the set measured before the last six were added)")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="another statement set of the same shape (bench/data/multilingual_heldout.json: 12 statements "
+                         "written in round 9, not used to tune anything)")
     ap.add_argument("--show-misses", action="store_true", help="print each missed paraphrase's top 3")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.data:
+        os.environ["MULTILINGUAL_BENCH_DATA"] = str(args.data.resolve())
     if args.items:
         os.environ["MULTILINGUAL_BENCH_ITEMS"] = str(args.items)  # the measuring subprocesses read it
     if args.one and args.core_only:
