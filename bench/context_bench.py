@@ -13,7 +13,9 @@ their tokens (same counter) fit the same budget, with no markup at all around th
 the baseline a few items and make it meaninglessly weak: 0.381 at both budgets.)
 
 Latency: synthetic stores of 10k and 100k segments (the corpus of ``scale_bench.py``, plus 200
-knowledge items), compile p50/p95 beside segment search (10 items) in the same run.
+knowledge items), compile p50/p95 beside segment search (10 items) in the same run; after one
+warm-up call the heap is settled as ``memory-substrate serve`` settles it (``memory_substrate.heap``;
+``--no-settle`` measures without).
 
     .venv/bin/python bench/context_bench.py                  # recall at 1,500 and 4,096 tokens
     .venv/bin/python bench/context_bench.py --scale 10000 100000
@@ -236,7 +238,7 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
     return result
 
 
-def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
+def scale_run(size: int, database_url: str | None, settle: bool = True) -> dict[str, Any]:
     from scale_bench import TOPICS, _turn, _vocab
 
     rng = random.Random(size)
@@ -257,6 +259,10 @@ def scale_run(size: int, database_url: str | None) -> dict[str, Any]:
         queries = [f"why does the {rng.choice(TOPICS)} fail with {rng.choice(vocab[:2000])}?" for _ in range(60)]
         mem.query("context", {"task": queries[0]})  # warm caches once, as a running server would have
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
+        if settle:  # what `memory-substrate serve` does once built (memory_substrate.heap)
+            from memory_substrate.heap import settle as settle_heap
+
+            settle_heap()
         comp, seg = [], []
         for q in queries:
             t0 = time.perf_counter()
@@ -279,6 +285,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     ap.add_argument("--scale", type=int, nargs="*", default=None, help="also measure latency at these segment counts")
     ap.add_argument("--no-recall", action="store_true")
+    ap.add_argument("--no-settle", action="store_true",
+                    help="latency: leave the heap as it is (the server freezes it once built: memory_substrate.heap)")
     ap.add_argument("--ceiling", action="store_true",
                     help="also report the compiler's ranking filled with bare turn texts (no markup): an upper bound")
     ap.add_argument("--packaged-search", action="store_true",
@@ -310,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.scale:
         summary["scale"] = []
         for size in args.scale:
-            r = scale_run(size, args.database_url)
+            r = scale_run(size, args.database_url, settle=not args.no_settle)
             summary["scale"].append(r)
             print(f"{size:>8d} segments  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms   "
                   f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms", flush=True)

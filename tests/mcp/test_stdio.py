@@ -39,3 +39,28 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
         assert page["object"]["title"] == "Survives restarts"
         status = await call(c, "memory_maintain", "structure", {})
         assert status["namespace"] == "stdio-test"
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, transport):
+    """`serve` settles its heap (memory_substrate.heap) once it is built, over stdio and http: the
+    objects it lives with (modules, the SDK's and our pydantic models) sit in the permanent
+    generation, so the collector's full passes no longer walk them in the middle of a request."""
+    import json
+    import subprocess
+
+    runner = "from mcp.server.mcpserver import MCPServer as S" if transport == "stdio" else "from uvicorn import Server as S"
+    probe = (
+        "import gc, json\n"
+        f"{runner}\n"
+        "def run(self, *args, **kwargs):\n"
+        "    print(json.dumps({'frozen': gc.get_freeze_count(), 'tracked': len(gc.get_objects())}))\n"
+        "S.run = run\n"
+        "from memory_substrate.cli.main import main\n"
+        f"main(['serve', '--transport', '{transport}', '--port', '1'], standalone_mode=False)\n"
+    )
+    env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path), "MEMORY_SUBSTRATE_NAMESPACE": "heap-test"}
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=True)
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["frozen"] > 20_000, seen  # the imported server's objects, frozen
+    assert seen["tracked"] < seen["frozen"] / 10, seen  # left for the collector: what came after

@@ -116,6 +116,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     """
     from memory_substrate.app import Memory
     from memory_substrate.graph.background import start_background_extraction
+    from memory_substrate.heap import settle
     from memory_substrate.mcp.server import build_server
 
     settings = _settings(ctx)
@@ -142,6 +143,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector)
         return
     server = build_server(memory, toolset)
+    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
     try:
         server.run("stdio")
     finally:

@@ -294,7 +294,10 @@ def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765
 
     import uvicorn
 
+    from memory_substrate.heap import settle
+
     app = build_inspector(memory, require_token=require_token)
+    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
     print(f"memory-substrate: inspector on http://{host}:{port}/", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)

@@ -48,6 +48,7 @@ from starlette.types import Receive, Scope, Send
 from memory_substrate.app import Memory
 from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401  (the HTTP API)
 from memory_substrate.errors import ValidationError
+from memory_substrate.heap import settle
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
@@ -279,6 +280,7 @@ def serve_http(
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     server = _uvicorn_server(config)
+    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
     print(f"memory-substrate: serving MCP on http://{host}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
     if public_line:
         print(public_line, file=sys.stderr, flush=True)
