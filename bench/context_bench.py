@@ -36,6 +36,7 @@ Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, n
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import math
@@ -260,9 +261,9 @@ def scale_run(size: int, database_url: str | None, settle: bool = True) -> dict[
         mem.query("context", {"task": queries[0]})  # warm caches once, as a running server would have
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         if settle:  # what `memory-substrate serve` does once built (memory_substrate.heap)
-            from memory_substrate.heap import settle as settle_heap
+            from memory_substrate.heap import freeze_long_lived
 
-            settle_heap()
+            freeze_long_lived()
         comp, seg = [], []
         for q in queries:
             t0 = time.perf_counter()
@@ -273,6 +274,9 @@ def scale_run(size: int, database_url: str | None, settle: bool = True) -> dict[
             mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
             seg.append((time.perf_counter() - t0) * 1000)
         mem.close()
+    if settle:  # this size's store is garbage now: let the next size's run collect it
+        gc.unfreeze()
+        gc.collect()
     return {"size": size, "compile_p50_ms": statistics.median(comp), "compile_p95_ms": _pct(comp, 95),
             "segment_search_p50_ms": statistics.median(seg), "segment_search_p95_ms": _pct(seg, 95)}
 

@@ -8,12 +8,14 @@ objects that survived younger passes grow by a quarter of the long-lived ones, s
 lands, every few dozen requests, on whichever search or compile is running then: the tails of
 their latency (docs/context-compiler.md, round 9).
 
-``settle()`` runs one full collection and then ``gc.freeze()``: every object alive at that moment
+``freeze_long_lived()`` runs one full collection and then ``gc.freeze()``: every object alive at that moment
 moves to the permanent generation, which no pass visits. A server calls it once it is built and
-before it serves (``memory-substrate serve``, stdio and http, and the inspector). What is frozen is
-never collected, so only long-lived state should be alive at that point; the models loaded
-lazily afterwards are mostly numpy arrays, which the collector does not track. A library user
-embedding ``Memory`` in their own process decides for themselves: nothing here runs on import.
+before it serves: ``memory-substrate serve`` (stdio and http) and ``memory-substrate inspect``, from
+``cli/`` only, before any background thread starts. What is frozen is never collected, so only
+long-lived state should be alive at that point; the models loaded lazily afterwards are mostly
+numpy arrays, which the collector does not track. A program embedding ``Memory``, or calling
+``serve_http`` / ``serve_inspector`` itself, decides for itself (``freeze_heap=True``): nothing
+freezes on import or by default.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from __future__ import annotations
 import gc
 
 
-def settle() -> int:
+def freeze_long_lived() -> int:
     """Collect once, then freeze every object alive; returns how many are frozen now."""
     gc.collect()
     gc.freeze()

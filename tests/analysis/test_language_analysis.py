@@ -147,15 +147,25 @@ def test_lexical_evidence_across_languages_follows_the_semantic_score_where_it_i
                "The backup generator in the basement was tested on Tuesday.", "I bought a new bike last week."]
     texts = [*english, STATEMENTS[1], STATEMENTS[3]]  # + de (the answer), es (unrelated)
     lexical = np.array([-1.0, -1.2, 1.5, 0.0, 9.0, 9.0])  # the last two: chance spellings
-    semantic = np.array([-0.5, -1.0, 1.0, -0.3, 2.0, -1.5])
+    semantic = np.array([-0.5, -1.0, 1.0, -0.3, 0.8, -1.5])
     out = across_languages(english_query, texts, lexical, semantic=semantic)
     assert out[:4].tolist() == lexical[:4].tolist()  # the query's language keeps its scores
     # The English turns' lexical scores rise with their semantic ones (least squares over the
-    # four): the German turn, the closest in meaning, gets the line's value, more than any English
-    # turn; the unrelated Spanish one, below the line's mean, keeps the mean (no evidence against).
+    # four): the German turn, close in meaning, gets the line's value, above the mean; the
+    # unrelated Spanish one, below the line's mean, keeps the mean (no evidence against).
     slope, intercept = np.polyfit(semantic[:4], lexical[:4], 1)
-    assert np.isclose(out[4], intercept + slope * semantic[4]) and out[4] > lexical[:4].max()
+    assert np.isclose(out[4], intercept + slope * semantic[4]) and out[4] > lexical[:4].mean()
     assert out[5] == lexical[:4].mean()
+    # Read within the semantic scores it was fitted on: a turn beyond the best English one gets
+    # what the best gets, not a word match no English turn has (three close English scores make
+    # a steep line).
+    far = across_languages(english_query, texts, lexical, semantic=np.array([-0.5, -1.0, 1.0, -0.3, 50.0, -1.5]))
+    assert np.isclose(far[4], intercept + slope * 1.0)
+    steep_lex, steep_sem = np.array([3.0, 0.2, -0.5]), np.array([0.15, 0.12, 0.10])
+    steep = across_languages(english_query, [*english[:3], STATEMENTS[1]], np.append(steep_lex, 0.0),
+                             semantic=np.append(steep_sem, 0.9))
+    slope, intercept = np.polyfit(steep_sem, steep_lex, 1)  # about 72 lexical z-units per semantic one
+    assert np.isclose(steep[3], intercept + slope * 0.15) and steep[3] < 3.0  # not 57 at 0.9
     # Where the two scores disagree among the query's language (a negative slope), or there are
     # fewer than three turns to fit, every other-language turn gets the mean as before.
     flipped = across_languages(english_query, texts, lexical, semantic=-semantic)

@@ -41,26 +41,46 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
         assert status["namespace"] == "stdio-test"
 
 
-@pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, transport):
-    """`serve` settles its heap (memory_substrate.heap) once it is built, over stdio and http: the
-    objects it lives with (modules, the SDK's and our pydantic models) sit in the permanent
-    generation, so the collector's full passes no longer walk them in the middle of a request."""
+@pytest.mark.parametrize("command", ["stdio", "http", "inspect"])
+def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
+    """`serve` (stdio, http) and `inspect` freeze their heap once built (memory_substrate.heap): the
+    objects they live with (modules, the SDK's and our pydantic models) sit in the permanent
+    generation, so the collector's full passes no longer walk them in the middle of a request.
+    A program calling `serve_http` or `serve_inspector` itself keeps its collector as it is."""
     import json
     import subprocess
 
-    runner = "from mcp.server.mcpserver import MCPServer as S" if transport == "stdio" else "from uvicorn import Server as S"
+    runner = {
+        "stdio": "from mcp.server.mcpserver import MCPServer as S\nS.run = report",
+        "http": "import uvicorn\nuvicorn.Server.run = report",
+        "inspect": "import uvicorn\nuvicorn.run = report",
+    }[command]
+    args = ["inspect", "--port", "1"] if command == "inspect" else ["serve", "--transport", command, "--port", "1"]
     probe = (
         "import gc, json\n"
-        f"{runner}\n"
-        "def run(self, *args, **kwargs):\n"
+        "def report(*args, **kwargs):\n"
         "    print(json.dumps({'frozen': gc.get_freeze_count(), 'tracked': len(gc.get_objects())}))\n"
-        "S.run = run\n"
+        f"{runner}\n"
         "from memory_substrate.cli.main import main\n"
-        f"main(['serve', '--transport', '{transport}', '--port', '1'], standalone_mode=False)\n"
+        f"main({args!r}, standalone_mode=False)\n"
     )
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path), "MEMORY_SUBSTRATE_NAMESPACE": "heap-test"}
     out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=True)
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["frozen"] > 20_000, seen  # the imported server's objects, frozen
     assert seen["tracked"] < seen["frozen"] / 10, seen  # left for the collector: what came after
+
+
+def test_a_program_serving_http_itself_keeps_its_collector(tmp_path):
+    import json
+    import subprocess
+
+    probe = (
+        "import gc, json, uvicorn\n"
+        "uvicorn.Server.run = lambda self, *a, **k: print(json.dumps({'frozen': gc.get_freeze_count()}))\n"
+        "from memory_substrate import Memory, Settings\n"
+        "from memory_substrate.mcp.http import serve_http\n"
+        f"serve_http(Memory(Settings(root={str(tmp_path)!r})), port=1)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == {"frozen": 0}

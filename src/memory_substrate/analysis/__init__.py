@@ -214,7 +214,8 @@ def _expected_lexical(
     lexical: npt.NDArray[np.float64], semantic: npt.NDArray[np.float64], at: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64] | float:
     """The lexical score expected at each semantic score of ``at``, fitted by least squares on the
-    pairs ``(semantic, lexical)`` of the texts in the query's language, and never below their mean:
+    pairs ``(semantic, lexical)`` of the texts in the query's language, read within the semantic
+    scores it was fitted on (a higher one counts as their highest), and never below their mean:
     a text in another language cannot share the query's words, so their absence is no evidence
     against it (the two models' semantic scales differ, and an unrelated English text's score sits
     higher than an unrelated translation's: without the floor, a held-out set lost a quarter of its
@@ -229,7 +230,10 @@ def _expected_lexical(
     rho = float(np.corrcoef(lexical, semantic)[0, 1])
     if not rho > 0.0:
         return mean
-    line = mean + rho * sd_lex / sd_sem * (np.asarray(at, dtype=np.float64) - float(semantic.mean()))
+    # Within the fitted range only: a few close semantic scores make a steep line, and a text
+    # beyond them would otherwise be promised a word match no text in the query's language has.
+    at = np.clip(np.asarray(at, dtype=np.float64), float(semantic.min()), float(semantic.max()))
+    line = mean + rho * sd_lex / sd_sem * (at - float(semantic.mean()))
     return np.maximum(line, mean)
 
 

@@ -58,7 +58,7 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
                 raise
             if line:
                 click.echo(line, err=True)
-            serve_inspector(memory, host=host, port=port, require_token=require_token)
+            serve_inspector(memory, host=host, port=port, require_token=require_token, freeze_heap=True)
         except MemorySubstrateError as exc:
             fail(exc)
 

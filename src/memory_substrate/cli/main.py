@@ -116,7 +116,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     """
     from memory_substrate.app import Memory
     from memory_substrate.graph.background import start_background_extraction
-    from memory_substrate.heap import settle
+    from memory_substrate.heap import freeze_long_lived
     from memory_substrate.mcp.server import build_server
 
     settings = _settings(ctx)
@@ -136,14 +136,17 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     store = memory.store  # its location is a file path or a URL with the password redacted
     click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
                f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
+    server = build_server(memory, toolset) if transport != "http" else None
+    # What this process lives with, out of the collector's full passes (memory_substrate.heap),
+    # before any background thread holds anything of its own.
+    freeze_long_lived()
     start_background_extraction(memory.runtime)
-    if transport == "http":
+    if server is None:
         from memory_substrate.mcp.http import serve_http
 
-        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector)
+        # Frozen once more when its app is built (the extraction loop waits before its first drain).
+        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True)
         return
-    server = build_server(memory, toolset)
-    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
     try:
         server.run("stdio")
     finally:

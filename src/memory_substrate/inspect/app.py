@@ -288,16 +288,18 @@ def build_inspector(memory: Memory, *, require_token: bool = False, root_path: s
 
 
 def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765, require_token: bool = False,
-                    log_level: str = "warning") -> None:
-    """Serve the inspector until interrupted; closes ``memory`` on the way out."""
+                    log_level: str = "warning", freeze_heap: bool = False) -> None:
+    """Serve the inspector until interrupted; closes ``memory`` on the way out. ``freeze_heap``: as
+    ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
     import sys
 
     import uvicorn
 
-    from memory_substrate.heap import settle
+    from memory_substrate.heap import freeze_long_lived
 
     app = build_inspector(memory, require_token=require_token)
-    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
+    if freeze_heap:
+        freeze_long_lived()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
     print(f"memory-substrate: inspector on http://{host}:{port}/", file=sys.stderr, flush=True)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)

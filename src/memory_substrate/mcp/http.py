@@ -48,7 +48,7 @@ from starlette.types import Receive, Scope, Send
 from memory_substrate.app import Memory
 from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401  (the HTTP API)
 from memory_substrate.errors import ValidationError
-from memory_substrate.heap import settle
+from memory_substrate.heap import freeze_long_lived
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
@@ -257,10 +257,13 @@ def serve_http(
     log_level: str = "warning",
     toolset: str = "substrate",
     inspector: bool = False,
+    freeze_heap: bool = False,
 ) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
 
-    Closes ``memory`` (its store) on the way out.
+    Closes ``memory`` (its store) on the way out. ``freeze_heap``: once the app is built, move
+    every object alive out of the collector's full passes (``memory_substrate.heap``; what
+    ``memory-substrate serve`` asks for: it owns its process).
     """
     import uvicorn
 
@@ -280,7 +283,8 @@ def serve_http(
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
     )
     server = _uvicorn_server(config)
-    settle()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
+    if freeze_heap:
+        freeze_long_lived()
     print(f"memory-substrate: serving MCP on http://{host}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
     if public_line:
         print(public_line, file=sys.stderr, flush=True)

@@ -454,7 +454,8 @@ def _fuse_and_cut(
 ) -> list[RankedSegment]:
     """Stage 6, fusion and cut: weighted sum of the z-normalised lexical and semantic features plus
     the speaker and time bonuses; the best ``limit``, ties in candidate order. A candidate in another
-    language than the ``query``'s gets the lexical evidence of an average one (``across_languages``)."""
+    language than the ``query``'s gets the lexical evidence expected of one in the query's language
+    as close in meaning, at least that of an average one (``across_languages``)."""
     lex, sem, spk, tim = features["lexical"], features["semantic"], features["speaker"], features["time"]
     n = len(ids)
     zlex, zsem = _zscore(lex), _zscore(sem)
