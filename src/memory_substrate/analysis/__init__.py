@@ -209,7 +209,6 @@ def _cjk_words(text: str) -> list[tuple[str, tuple[str, ...]]] | None:
     return out
 
 
-
 def _expected_lexical(
     lexical: npt.NDArray[np.float64], semantic: npt.NDArray[np.float64], at: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64] | float:

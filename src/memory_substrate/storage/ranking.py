@@ -25,7 +25,7 @@ def stored_language(text: str) -> str:
     return main_language(text) or ""
 
 
-def stored_terms(text: str, metadata: Any) -> tuple[str, str]:
+def reindexed_columns(text: str, metadata: Any) -> tuple[str, str]:
     """The ``terms`` and ``language`` columns of a stored segment, from its text and metadata (a
     dict, or the JSON text SQLite keeps): rebuilt by ``reindex`` exactly as ``ranking_columns``
     writes them at insert."""

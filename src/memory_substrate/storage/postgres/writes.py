@@ -20,7 +20,7 @@ from memory_substrate.storage.postgres.outbox import PostgresOutbox
 from memory_substrate.storage.postgres.reads import HNSW_MAX_DIM, PostgresReads
 from memory_substrate.storage.postgres.schema import LOCK_CLASS_DDL
 from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS, index_sql
-from memory_substrate.storage.ranking import ranking_columns, stored_terms
+from memory_substrate.storage.ranking import ranking_columns, reindexed_columns
 from memory_substrate.util import now_iso
 
 OBJECT_TSV = (
@@ -251,7 +251,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             key = (self.namespace, source_id, segment_id)
             self.conn.execute(
                 "UPDATE segments SET terms = %s, language = %s WHERE namespace = %s AND source_id = %s AND id = %s",
-                (*stored_terms(found[0], found[1]), *key),
+                (*reindexed_columns(found[0], found[1]), *key),
             )
             # An upsert: the search row is rebuilt even where it went missing.
             cur = self.conn.execute(

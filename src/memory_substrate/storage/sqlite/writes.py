@@ -14,7 +14,7 @@ import numpy.typing as npt
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
 from memory_substrate.storage.outbox import OBJECT, RELATION
-from memory_substrate.storage.ranking import ranking_columns, stored_terms
+from memory_substrate.storage.ranking import ranking_columns, reindexed_columns
 from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
 from memory_substrate.storage.vector_cache import VectorStep
 
@@ -202,7 +202,7 @@ class SessionWrites(SQLiteOutbox):
             # The ranker's stored terms and language are rebuilt with the search row (and filled on
             # rows from before v8 / v12).
             self.conn.execute(
-                "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*stored_terms(row[1], row[2]), row[0])
+                "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*reindexed_columns(row[1], row[2]), row[0])
             )
             self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
             self.conn.execute(
