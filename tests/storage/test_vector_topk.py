@@ -99,3 +99,41 @@ def test_the_int8_companion_follows_committed_steps() -> None:
         assert len({k for k, _ in got}) == 20 and all(k in rows for k, _ in got)
         assert all(abs(float(rows[k] @ q) - s) < 1e-5 for k, s in got)
     assert cache._entries[key].quant is not None
+
+
+
+def test_rescoring_stops_once_no_bound_reaches_the_kth_exact_score() -> None:
+    """Far more rows pass the int8 filter than one rescoring batch: they are rescored best bound
+    first, most are never read, and the answer still equals a full scan's, a tie straddling the
+    k-th place included (ties come in row order)."""
+    # Anisotropic rows, as text embeddings are (a component every row shares): the rows' scores
+    # crowd together and one large coordinate per row makes the int8 error large, so a third of
+    # the rows or more pass the int8 filter.
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((60_000, 384)).astype(np.float32)
+    m[:, 0] += 12.0
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    q = (m[10] + 0.3 * m[20]).astype(np.float32)
+    q /= np.linalg.norm(q)
+    real_dot = vector_topk.dot
+    scored: list[int] = []
+
+    def counting_dot(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
+        scored.append(len(matrix))
+        return real_dot(matrix, query)
+
+    for k in (50, 136, 700):
+        tied = m.copy()
+        kth_row = vector_topk.full_scan(tied, q, k)[-1][0]
+        tied[[5, 30_000, 59_999]] = tied[kth_row]  # three copies of the k-th row: a tie at the cut
+        quantised = vector_topk.quantise(tied)
+        passing = len(vector_topk.candidates(quantised, q, k)[0])
+        scored.clear()
+        vector_topk.dot = counting_dot
+        try:
+            fast = vector_topk.top_k(tied, quantised, q, k)
+        finally:
+            vector_topk.dot = real_dot
+        assert [i for i, _ in fast] == [i for i, _ in vector_topk.full_scan(tied, q, k)]
+        assert passing > vector_topk.RESCORE_BATCH
+        assert sum(scored) < passing / 2, (k, sum(scored), passing)
