@@ -139,10 +139,10 @@ def test_answer_type_when() -> None:
 async def test_a_turn_found_by_meaning_below_the_50th_vector_hit_is_packed(make_settings: Any, namespace: str) -> None:
     """The answer shares no word with the task, sits in a conversation of its own among unrelated
     turns, and 70 turns of another conversation repeat the task's words: by meaning it ranks below
-    them, past the 50th hit of the vector stream. With ``VECTOR_PER_POOL`` 1.0 the compiler's
-    vector stream runs as deep as its pool of turns at 4,096 tokens (136, traced as ``streams``),
-    so it is a candidate and fits a budget that holds every candidate; with the stream as deep as
-    search's (the default, 0) it is not found."""
+    them, past the 50th hit of the vector stream. With ``VECTOR_PER_POOL`` 1.0 (the default) the
+    compiler's vector stream runs as deep as its pool of turns at 4,096 tokens (136, traced as
+    ``streams``), so it is a candidate and fits a budget that holds every candidate; with the
+    stream as deep as search's (0) it is not found."""
     answer = "The Prius gets an oil change and new tyres every spring."
     task = "How is the vehicle maintained?"
     with Memory(make_settings(embedder="static"), namespace=namespace) as memory:
@@ -157,12 +157,12 @@ async def test_a_turn_found_by_meaning_below_the_50th_vector_hit_is_packed(make_
                 trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
                 return any(t.endswith(answer) for t in _turns(out["content"])), trace
 
+            assert episodes.VECTOR_PER_POOL == 1.0
+            found, trace = await packed()
+            assert found
+            assert trace["streams"] == {"full_text": 51, "vector": 136}
             saved = episodes.VECTOR_PER_POOL
             try:
-                episodes.VECTOR_PER_POOL = 1.0
-                found, trace = await packed()
-                assert found
-                assert trace["streams"] == {"full_text": 51, "vector": 136}
                 episodes.VECTOR_PER_POOL = 0.0
                 found, trace = await packed()
             finally:

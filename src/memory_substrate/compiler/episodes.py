@@ -48,13 +48,14 @@ EPISODE_POOL = (30, 200)
 # Candidate streams deepen from a search page's 50 to 100 only for budgets of 8k tokens and more.
 STREAM = (50, 100)
 STREAM_TOKENS = 80
-# The vector stream can run as deep as the budget's pool of turns when that is deeper than the
+# The vector stream runs as deep as the budget's pool of turns when that is deeper than the
 # full-text stream (``VECTOR_PER_POOL`` x the pool; 0 keeps it at the full-text depth, search's).
 # A turn that answers in other words than the task's is found by its meaning, often below the
-# 50th vector hit: at 1.0, LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged), but the
-# compile at 10k segments and 4,096 tokens took 35-60% longer (docs/context-compiler.md, round
-# 8): off until ranking a candidate costs less.
-VECTOR_PER_POOL = 0.0
+# 50th vector hit: LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged: its pool is as
+# deep as the full-text stream). Round 8 left it off for compile time (35-60% more at 10k
+# segments under load); measured again with the heap frozen as the server runs, compile p50 / p95
+# at 10k and 4,096 tokens 28-29 / 31-33 ms -> 35-37 / 38-43 ms (docs/context-compiler.md, round 10).
+VECTOR_PER_POOL = 1.0
 CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
