@@ -1,5 +1,6 @@
 """Vector stream alone: a float32 full scan (the code before) against the int8 pass with float32
-rescoring (storage/vector_topk.py), on clustered unit vectors of the default embedder's width.
+rescoring (storage/vector_topk.py), on clustered 256-d unit vectors (the default embedder's
+vectors are wider: 784-d).
 
     .venv/bin/python bench/vector_bench.py 1000000     # rows (default 1,000,000)
     .venv/bin/python bench/vector_bench.py 100000 --shared 12 --k 136

@@ -137,3 +137,20 @@ def test_rescoring_stops_once_no_bound_reaches_the_kth_exact_score() -> None:
         assert [i for i, _ in fast] == [i for i, _ in vector_topk.full_scan(tied, q, k)]
         assert passing > vector_topk.RESCORE_BATCH
         assert sum(scored) < passing / 2, (k, sum(scored), passing)
+
+
+def test_rescoring_keeps_ties_that_straddle_a_batch_boundary() -> None:
+    """Rows scored exactly (integer vectors), many of them tied with the k-th score, with upper
+    bounds that put some of the tied rows in the first rescoring batch and others after it (a
+    bound equal to the score, or one or two above it): the k best, ties in row order, are what
+    scoring every row gives, for k below, at and above the first batch."""
+    rng = np.random.default_rng(0)
+    m = rng.integers(-3, 4, (4_000, 6)).astype(np.float32)
+    q = np.array([1, -1, 2, 0, 1, -2], dtype=np.float32)
+    exact = vector_topk.dot(m, q)
+    rows = np.arange(len(m), dtype=np.intp)
+    for slack in (np.zeros(len(m)), rng.integers(0, 3, len(m))):
+        upper = (exact + slack).astype(np.float32)
+        for k in (1, 37, 256, 300, 511, 700, 1_500):
+            got = vector_topk._rescore(m, q, rows, upper, k)
+            assert got == vector_topk._best(exact, rows, k), k

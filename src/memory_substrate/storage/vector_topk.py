@@ -4,9 +4,10 @@ A float32 scan of every stored vector is bound by memory bandwidth (100k x 384 f
 per query; at 1M segments it alone exceeds the search budget). Here each row is also kept as int8
 with its own scale, and ``simsimd`` (a small compiled SIMD kernel library) scores the query
 against the int8 matrix. Quantisation error is bounded per row, so the pass yields an interval
-that surely holds each true score; only the rows whose interval can reach the k-th best lower
-bound are rescored in float32. The answer is therefore the same set, in the same order, as a full
-float32 scan (up to float32 rounding, ~1e-7), not an approximation.
+that surely holds each true score. Only rows whose interval can reach the k-th best lower bound
+can be in the answer; they are rescored in float32 highest upper bound first, until none left can
+reach the k-th exact score found so far. The answer is therefore the same set, in the same order,
+as a full float32 scan (up to float32 rounding, ~1e-7), not an approximation.
 
 Without ``simsimd`` (a platform with no wheel) or for small matrices, the plain float32 scan runs.
 """
@@ -29,7 +30,7 @@ QUANTISE_FROM = 20_000  # rows; below this a float32 scan is already a fraction 
 # Float32 rounding of a dot product over a few thousand dimensions stays far below this; it keeps
 # a row whose exact score ties the k-th one on the right side of the threshold.
 ROUNDING_SLACK = 1e-5
-RESCORE_BATCH = 512  # rows rescored in float32 in the first batch (at least 2k); then doubling
+RESCORE_BATCH = 512  # rows in the first float32 batch (2k if that is more); each later batch doubles
 
 
 @dataclass(frozen=True)
@@ -160,8 +161,8 @@ def _rescore(
     the k-th exact score found so far. That score only rises as rows are added, so a row left
     out has an upper bound (its exact score or more) below the final k-th: it could be neither
     in the answer nor tied with it. The k-th *lower* bound that chose ``rows`` is loose (on 100k
-    stored turns, 11k rows qualify for k = 51 and 22k for k = 136, each a 384-d float32 row
-    copied and multiplied); the k-th exact score is much higher, and a few batches reach it.
+    stored turns, 11k rows qualify for k = 51 and 22k for k = 136, each a float32 row of the
+    default embedder's 784 dimensions copied and multiplied); the k-th exact score is much higher, and a few batches reach it.
     """
     if len(rows) <= RESCORE_BATCH:
         return _best(dot(matrix[rows], q), rows, k)
