@@ -54,7 +54,7 @@ STREAM_TOKENS = 80
 # 50th vector hit: LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged: its pool is as
 # deep as the full-text stream). Round 8 left it off for compile time (35-60% more at 10k
 # segments under load); measured again with the heap frozen as the server runs, compile p50 / p95
-# at 10k and 4,096 tokens 28-29 / 31 ms -> 35-36 / 38-40 ms (docs/context-compiler.md, round 10).
+# at 10k and 4,096 tokens 28-29 / 30-31 ms -> 35-36 / 38-40 ms (docs/context-compiler.md, round 10).
 VECTOR_PER_POOL = 1.0
 CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
