@@ -164,11 +164,11 @@ def _rescore(
     stored turns, 11k rows qualify for k = 51 and 22k for k = 136, each a float32 row of the
     default embedder's 784 dimensions copied and multiplied); the k-th exact score is much higher, and a few batches reach it.
     """
-    if len(rows) <= RESCORE_BATCH:
+    done = max(2 * k, RESCORE_BATCH)  # the first batch
+    if len(rows) <= done:
         return _best(dot(matrix[rows], q), rows, k)
     order = np.argsort(-upper, kind="stable")
     rows, upper = rows[order], upper[order]
-    done = max(2 * k, RESCORE_BATCH)
     exact = dot(matrix[rows[:done]], q)
     while done < len(rows):
         kth = np.partition(exact, len(exact) - k)[len(exact) - k]
