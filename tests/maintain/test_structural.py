@@ -176,8 +176,9 @@ def test_missing_full_text_rows_are_detected_and_rebuilt(memory: Memory, backend
         pytest.skip("simulates index loss with SQLite's own FTS table")
     k = know(memory, "Zebrafish assay protocol", "Run the zebrafish assay weekly.")
     with memory.store.write(memory.namespace) as session:
-        session.conn.execute(  # type: ignore[attr-defined]
-            "DELETE FROM objects_fts WHERE rowid = (SELECT pk FROM objects WHERE id = ?)", (k,))
+        inner: Any = getattr(session, "inner", session)
+        inner.conn.execute(  # the namespace's own full-text table (storage/sqlite/fts_spaces.py)
+            f"DELETE FROM {inner.fts().objects} WHERE rowid = (SELECT pk FROM objects WHERE id = ?)", (k,))
     assert memory.query("search", {"query": "zebrafish"})["items"] == []
     full_text: dict[str, Any] = memory.maintain("repair", {})["derived_indexes"]["full_text"]
     assert full_text["objects_missing"] == 1 and full_text["sample_object_ids"] == [k]

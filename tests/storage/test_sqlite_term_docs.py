@@ -28,20 +28,20 @@ def test_counts_are_forgotten_when_the_database_changes(tmp_path: Path) -> None:
         a.execute("BEGIN")
         a.execute("SELECT COUNT(*) FROM t").fetchone()  # the snapshot starts with a read
         try:
-            return cache.lookup(a, ["alpha", "beta"])
+            return cache.lookup(a, "v", ["alpha", "beta"])
         finally:
             a.execute("COMMIT")
 
     assert read() == {}
-    cache.store({"alpha": 3})
+    cache.store("v", {"alpha": 3})
     assert read() == {"alpha": 3}, "unchanged database: kept"
     b.execute("INSERT INTO t VALUES (1)")  # another connection commits
     assert read() == {}
-    cache.store({"alpha": 4})
+    cache.store("v", {"alpha": 4})
     assert read() == {"alpha": 4}
     a.execute("INSERT INTO t VALUES (2)")  # this connection writes
     assert read() == {}
-    cache.store({"beta": 1})
+    cache.store("v", {"beta": 1})
     a.execute("BEGIN")
     a.execute("INSERT INTO t VALUES (3)")
     a.execute("ROLLBACK")  # even a write that was rolled back

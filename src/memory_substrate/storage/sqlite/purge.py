@@ -1,16 +1,15 @@
 """Delete a whole namespace from the SQLite store: every row of every table that has one.
 
 Tables are found from the schema itself (every table with a ``namespace`` column), so a table
-added by a later migration is covered without touching this module. The full-text tables have
-no namespace column: their rows share the rowid of the object or segment they index and go
-first.
+added by a later migration is covered without touching this module. The namespace's full-text
+tables (``fts_spaces.py``) are dropped whole, first.
 """
 
 from __future__ import annotations
 
 import sqlite3
 
-FTS_OWNERS = (("objects_fts", "objects"), ("segments_fts", "segments"))
+from memory_substrate.storage.sqlite import fts_spaces
 
 
 def namespaced_tables(conn: sqlite3.Connection) -> list[str]:
@@ -31,9 +30,7 @@ def delete_namespace(conn: sqlite3.Connection, namespace: str) -> dict[str, int]
     counts: dict[str, int] = {}
     conn.execute("BEGIN IMMEDIATE")
     try:
-        for fts, owner in FTS_OWNERS:
-            cur = conn.execute(f"DELETE FROM {fts} WHERE rowid IN (SELECT pk FROM {owner} WHERE namespace = ?)", (namespace,))
-            counts[fts] = cur.rowcount
+        counts["fts"] = fts_spaces.drop(conn, namespace)
         for table in namespaced_tables(conn):
             cur = conn.execute(f'DELETE FROM "{table}" WHERE namespace = ?', (namespace,))
             counts[table] = cur.rowcount

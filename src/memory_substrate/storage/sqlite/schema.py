@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
-MIGRATIONS: list[tuple[int, str]] = [
+from memory_substrate.storage.sqlite.fts_spaces import split_shared
+
+# A migration is SQL statements, or a function run on the connection inside the migration's
+# transaction (for steps that depend on what the store holds).
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[tuple[int, Migration]] = [
     (
         1,
         """
@@ -241,6 +248,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         # preferred scanning the namespace's (namespace, id) index, which covers the query too.
         "CREATE INDEX IF NOT EXISTS objects_ns_tail ON objects (namespace, substr(id, -6), id);",
     ),
+    (
+        14,
+        # Each namespace's full-text indexes of its own (fts_spaces.py): bm25 statistics and the
+        # term statistics segment search plans with were the whole file's, so one namespace's
+        # writes moved another's scores. The shared tables' rows move, then the tables go.
+        split_shared,
+    ),
 ]
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
@@ -260,8 +274,11 @@ def migrate(conn: sqlite3.Connection) -> int:
             # Re-check under the write lock: another process may have migrated meanwhile.
             done = conn.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchone()
             if not done:
-                for statement in _split(sql):
-                    conn.execute(statement)
+                if callable(sql):
+                    sql(conn)
+                else:
+                    for statement in _split(sql):
+                        conn.execute(statement)
                 conn.execute(
                     "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", (version,)
                 )

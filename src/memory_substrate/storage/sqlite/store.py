@@ -457,17 +457,19 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText):
         return [(r[0], r[1]) for r in rows]
 
     def objects_missing_search(self, *, limit: int = 100_000) -> list[str]:
+        fts = self.fts()
+        indexed = f"AND NOT EXISTS (SELECT 1 FROM {fts.objects} f WHERE f.rowid = o.pk) " if fts else ""
         rows = self.conn.execute(
-            "SELECT o.id FROM objects o WHERE o.namespace = ? "
-            "AND NOT EXISTS (SELECT 1 FROM objects_fts f WHERE f.rowid = o.pk) ORDER BY o.id LIMIT ?",
+            f"SELECT o.id FROM objects o WHERE o.namespace = ? {indexed}ORDER BY o.id LIMIT ?",
             (self.namespace, limit),
         )
         return [r[0] for r in rows]
 
     def segments_missing_search(self, *, limit: int = 100_000) -> list[tuple[str, str]]:
+        fts = self.fts()
+        indexed = f"AND NOT EXISTS (SELECT 1 FROM {fts.segments} f WHERE f.rowid = s.pk) " if fts else ""
         rows = self.conn.execute(
-            "SELECT s.source_id, s.id FROM segments s WHERE s.namespace = ? "
-            "AND NOT EXISTS (SELECT 1 FROM segments_fts f WHERE f.rowid = s.pk) ORDER BY s.source_id, s.ordinal LIMIT ?",
+            f"SELECT s.source_id, s.id FROM segments s WHERE s.namespace = ? {indexed}ORDER BY s.source_id, s.ordinal LIMIT ?",
             (self.namespace, limit),
         )
         return [(r[0], r[1]) for r in rows]

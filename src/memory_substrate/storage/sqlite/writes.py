@@ -15,11 +15,12 @@ from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.ranking import ranking_columns, reindexed_columns
+from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts
 from memory_substrate.storage.sqlite.outbox import SQLiteOutbox
 from memory_substrate.storage.vector_cache import VectorStep
 
 
-class SessionWrites(SQLiteOutbox):
+class SessionWrites(SQLiteOutbox, NamespaceFts):
     conn: sqlite3.Connection
     namespace: str
     writable: bool
@@ -29,9 +30,10 @@ class SessionWrites(SQLiteOutbox):
     def _require_write(self) -> None:
         if not self.writable:
             raise StorageError("write attempted in a read session")
+
     def _fts_object(self, pk: int, search: SearchDoc) -> None:
         self.conn.execute(
-            "INSERT INTO objects_fts (rowid, title, summary, body, meta) VALUES (?, ?, ?, ?, ?)",
+            f"INSERT INTO {self.fts_for_write().objects} (rowid, title, summary, body, meta) VALUES (?, ?, ?, ?, ?)",
             (pk, search.title, search.summary, search.body, search.meta),
         )
 
@@ -69,12 +71,13 @@ class SessionWrites(SQLiteOutbox):
             "UPDATE objects SET kind = ?, status = ?, claim_key = ?, updated_at = ?, data = ? WHERE pk = ?",
             (obj.kind, obj.status, claim_key, obj.updated_at, json.dumps(obj.to_dict(), ensure_ascii=False), pk),
         )
-        self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (pk,))
+        self.conn.execute(f"DELETE FROM {self.fts_for_write().objects} WHERE rowid = ?", (pk,))
         self._fts_object(pk, search)
         self._touch(OBJECT, [obj.id])
 
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
         self._require_write()
+        fts_insert = f"INSERT INTO {self.fts_for_write().segments} (rowid, body, meta) VALUES (?, ?, ?)"
         for seg, body, meta in segments:
             cur = self.conn.execute(
                 "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
@@ -92,9 +95,7 @@ class SessionWrites(SQLiteOutbox):
                     *ranking_columns(seg),
                 ),
             )
-            self.conn.execute(
-                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (cur.lastrowid, body, meta)
-            )
+            self.conn.execute(fts_insert, (cur.lastrowid, body, meta))
 
     def insert_relations(self, relations: Iterable[Relation]) -> None:
         self._require_write()
@@ -146,7 +147,9 @@ class SessionWrites(SQLiteOutbox):
         row = self.conn.execute("SELECT pk FROM objects WHERE namespace = ? AND id = ?", (ns, object_id)).fetchone()
         if row is None:
             return False
-        self.conn.execute("DELETE FROM objects_fts WHERE rowid = ?", (row[0],))
+        fts = self.fts()
+        if fts is not None:
+            self.conn.execute(f"DELETE FROM {fts.objects} WHERE rowid = ?", (row[0],))
         self.conn.execute("DELETE FROM objects WHERE pk = ?", (row[0],))
         self.conn.execute("DELETE FROM object_keys WHERE namespace = ? AND object_id = ?", (ns, object_id))
         for rel_col in ("source_id", "target_id", "origin_id"):
@@ -159,8 +162,9 @@ class SessionWrites(SQLiteOutbox):
         seg_pks = [r[0] for r in self.conn.execute(
             "SELECT pk FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id)
         )]
-        for pk in seg_pks:
-            self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (pk,))
+        if fts is not None:
+            for pk in seg_pks:
+                self.conn.execute(f"DELETE FROM {fts.segments} WHERE rowid = ?", (pk,))
         self.conn.execute("DELETE FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id))
         # Vector rows are keyed by owner type first; the few owner types come from vector_versions.
         owner_types = [r[0] for r in self.conn.execute("SELECT owner_type FROM vector_versions WHERE namespace = ?", (ns,))]
@@ -192,6 +196,7 @@ class SessionWrites(SQLiteOutbox):
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
         self._require_write()
         done = 0
+        fts = self.fts_for_write()
         for source_id, segment_id, body, meta in rows:
             row = self.conn.execute(
                 "SELECT pk, text, metadata FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
@@ -204,10 +209,8 @@ class SessionWrites(SQLiteOutbox):
             self.conn.execute(
                 "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*reindexed_columns(row[1], row[2]), row[0])
             )
-            self.conn.execute("DELETE FROM segments_fts WHERE rowid = ?", (row[0],))
-            self.conn.execute(
-                "INSERT INTO segments_fts (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
-            )
+            self.conn.execute(f"DELETE FROM {fts.segments} WHERE rowid = ?", (row[0],))
+            self.conn.execute(f"INSERT INTO {fts.segments} (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta))
             done += 1
         return done
 
