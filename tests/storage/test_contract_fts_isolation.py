@@ -59,3 +59,17 @@ def test_common_terms_are_judged_within_the_namespace(store: Store, namespace: s
     with store.write(namespace + "-b") as s:  # "budget" in every one of 3,000 turns of B
         s.insert_segments([seg_row(seg("src:b", i + 1, f"budget talk {i}")) for i in range(3000)])
     assert sorted(h.segment_id for h in _search(store, namespace)[1]) == found
+
+
+def test_cached_term_counts_are_the_namespace_s_own(store: Store, namespace: str) -> None:
+    """Term counts read for one namespace are not served to another (SQLite caches them per
+    connection, and a thread reads every namespace on the same connection)."""
+    other = namespace + "-b"
+    with store.write(other) as s:  # "budget" in every turn of B
+        s.insert_segments([seg_row(seg("src:b", i + 1, f"budget talk {i}")) for i in range(1200)])
+    with store.write(namespace) as s:  # ... and in one turn of A
+        s.insert_segments([seg_row(seg("src:a", i + 1, ("zebracorn " if i == 0 else "budget " if i == 1 else "") + f"turn {i}"))
+                           for i in range(1200)])
+    for _ in range(2):  # B then A, on one thread, nothing written between
+        _search(store, other)  # (on SQLite B's search leaves "budget" out: B's turns all hold it)
+        assert sorted(h.segment_id for h in _search(store, namespace)[1]) == ["seg-1", "seg-2"]

@@ -10,10 +10,13 @@ three virtual tables, named by a number (namespace names may hold any character)
 * ``segments_fts_N``: body and metadata of its segments (rowid = ``segments.pk``);
 * ``segments_vocab_N``: per-term document counts of ``segments_fts_N`` (``fts5vocab``).
 
-``fts_spaces`` maps a namespace to its number. The tables are created by the first write that
-indexes something in the namespace, inside that write's transaction (a rolled-back write leaves
-neither the tables nor the mapping), and dropped with the namespace. A namespace with no tables
-has nothing to find. Migration 14 moved the rows of the shared tables of before into these.
+``fts_spaces`` maps a namespace to its number; numbers are never reused (``AUTOINCREMENT``), so a
+table name always means one namespace, whatever a cache keyed by it remembers. The tables are
+created by the first write that indexes an object or a segment of the namespace, inside that
+write's transaction (a rolled-back write leaves neither the tables nor the mapping), and dropped
+with the namespace. A namespace with no tables has nothing to find. Migration 14 moved the rows
+of the shared tables of before into these; an older version of this package opening a migrated
+file fails on the missing shared tables (and rolls back), there is no way back.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sqlite3
 from dataclasses import dataclass
 
 TOKENIZE = 'tokenize = "unicode61 remove_diacritics 2"'
-SPACES_DDL = "CREATE TABLE IF NOT EXISTS fts_spaces (namespace TEXT PRIMARY KEY, n INTEGER NOT NULL UNIQUE)"
+SPACES_DDL = "CREATE TABLE IF NOT EXISTS fts_spaces (n INTEGER PRIMARY KEY AUTOINCREMENT, namespace TEXT NOT NULL UNIQUE)"
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,8 @@ def ensure(conn: sqlite3.Connection, namespace: str) -> FtsTables:
     found = lookup(conn, namespace)
     if found is not None:
         return found
-    (n,) = conn.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM fts_spaces").fetchone()
-    conn.execute("INSERT INTO fts_spaces (namespace, n) VALUES (?, ?)", (namespace, n))
+    n = conn.execute("INSERT INTO fts_spaces (namespace) VALUES (?)", (namespace,)).lastrowid
+    assert n is not None
     t = _named(int(n))
     conn.execute(f"CREATE VIRTUAL TABLE {t.objects} USING fts5 (title, summary, body, meta, {TOKENIZE})")
     conn.execute(f"CREATE VIRTUAL TABLE {t.segments} USING fts5 (body, meta, {TOKENIZE})")

@@ -77,7 +77,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
 
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
         self._require_write()
-        fts_insert = f"INSERT INTO {self.fts_for_write().segments} (rowid, body, meta) VALUES (?, ?, ?)"
+        fts_insert = ""  # the namespace's tables are made for its first row, not for an empty call
         for seg, body, meta in segments:
             cur = self.conn.execute(
                 "INSERT INTO segments (namespace, source_id, id, ordinal, text, locator, hash, metadata, created_at, "
@@ -95,6 +95,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                     *ranking_columns(seg),
                 ),
             )
+            fts_insert = fts_insert or f"INSERT INTO {self.fts_for_write().segments} (rowid, body, meta) VALUES (?, ?, ?)"
             self.conn.execute(fts_insert, (cur.lastrowid, body, meta))
 
     def insert_relations(self, relations: Iterable[Relation]) -> None:
@@ -196,7 +197,6 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
         self._require_write()
         done = 0
-        fts = self.fts_for_write()
         for source_id, segment_id, body, meta in rows:
             row = self.conn.execute(
                 "SELECT pk, text, metadata FROM segments WHERE namespace = ? AND source_id = ? AND id = ?",
@@ -209,6 +209,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             self.conn.execute(
                 "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*reindexed_columns(row[1], row[2]), row[0])
             )
+            fts = self.fts_for_write()
             self.conn.execute(f"DELETE FROM {fts.segments} WHERE rowid = ?", (row[0],))
             self.conn.execute(f"INSERT INTO {fts.segments} (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta))
             done += 1
