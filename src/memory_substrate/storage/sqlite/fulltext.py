@@ -27,7 +27,7 @@ OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > met
 SEGMENT_WEIGHTS = (1.0, 0.5)
 COMMON_TERM_SHARE = 0.05  # a query term in more segments than this is not worth ranking by
 COMMON_TERM_FLOOR = 1000  # ... in a namespace of at least this many segments
-OVERFETCH = 4  # index-ranked rows read per wanted row before the namespace filter
+OVERFETCH = 4  # index-ranked rows read per wanted row before the source filter
 TERM_DOCS_MAX = 20_000  # cached terms per connection (cleared whole when full)
 SEGMENTS = ""  # TermDocs' key for the namespace's segment count (no term is empty)
 
