@@ -59,17 +59,25 @@ def ensure(conn: sqlite3.Connection, namespace: str) -> FtsTables:
     return t
 
 
+def indexed(conn: sqlite3.Connection, table: str) -> int:
+    """Rows of one of these FTS5 tables, counted in its ``%_docsize`` shadow table (one row per
+    document, documented by FTS5): SQLite counts a table by its pages' cell counts, ~15 µs at 100k
+    rows, where counting the virtual table scans its content (seconds) and counting a namespace's
+    rows of ``segments`` walks an index range (7-8 ms at 100k)."""
+    return int(conn.execute(f"SELECT COUNT(*) FROM {table}_docsize").fetchone()[0])
+
+
 def drop(conn: sqlite3.Connection, namespace: str) -> int:
     """Drop the namespace's tables and mapping; the rows they held (inside a write transaction)."""
     t = lookup(conn, namespace)
     if t is None:
         return 0
-    rows = sum(conn.execute(f"SELECT COUNT(*) FROM {name}").fetchone()[0] for name in (t.objects, t.segments))
+    rows = indexed(conn, t.objects) + indexed(conn, t.segments)
     conn.execute(f"DROP TABLE {t.vocab}")
     conn.execute(f"DROP TABLE {t.segments}")
     conn.execute(f"DROP TABLE {t.objects}")
     conn.execute("DELETE FROM fts_spaces WHERE namespace = ?", (namespace,))
-    return int(rows)
+    return rows
 
 
 def split_shared(conn: sqlite3.Connection) -> None:

@@ -7,8 +7,7 @@ Segment search drops query terms that most of the namespace's segments hold befo
 (see ``search_segments_text``). Their document frequencies come from the namespace's
 ``segments_vocab_N`` (``fts5vocab``), which counts a term's documents by walking its whole
 doclist: ~60 µs for a term in 2% of 100k segments, ~2 ms for one in all of them, on every
-search. ``TermDocs`` keeps the counts (and the namespace's segment count) per connection while
-the database is unchanged: ``PRAGMA data_version`` moves when another connection commits,
+search. ``TermDocs`` keeps the counts per connection while the database is unchanged: ``PRAGMA data_version`` moves when another connection commits,
 ``total_changes`` when this one writes (a rolled-back write moves it too), so a cached count is
 always the count the session would read. Write sessions neither read nor fill it (their
 uncommitted rows count for them alone).
@@ -21,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_substrate.models import SegmentHit, TextHit
-from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts
+from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts, indexed
 
 OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
 SEGMENT_WEIGHTS = (1.0, 0.5)
@@ -29,7 +28,6 @@ COMMON_TERM_SHARE = 0.05  # a query term in more segments than this is not worth
 COMMON_TERM_FLOOR = 1000  # ... in a namespace of at least this many segments
 OVERFETCH = 4  # index-ranked rows read per wanted row before the source filter
 TERM_DOCS_MAX = 20_000  # cached terms per connection (cleared whole when full)
-SEGMENTS = ""  # TermDocs' key for the namespace's segment count (no term is empty)
 
 
 def fts_query(terms: Sequence[str]) -> str:
@@ -160,28 +158,24 @@ class SessionFullText(NamespaceFts):
         holds them; without them the candidate stream is the same and far cheaper.
         """
         terms = list(dict.fromkeys(t for t in terms if t))
-        tables = self.fts()  # (its read also starts the session's snapshot, which ``TermDocs`` keys on)
+        tables = self.fts()
         if len(terms) < 2 or tables is None:
+            return terms
+        # (This read also starts the session's snapshot, which ``TermDocs`` must key on.)
+        total = indexed(self.conn, tables.segments)
+        if total < COMMON_TERM_FLOOR:
             return terms
         space = tables.vocab
         cache = self.term_docs if not self.writable else None  # a write session sees uncommitted rows
-        df = cache.lookup(self.conn, space, [SEGMENTS, *terms]) if cache is not None else {}
-        fresh: dict[str, int] = {}
-        if SEGMENTS not in df:
-            fresh[SEGMENTS] = df[SEGMENTS] = self.conn.execute(
-                "SELECT COUNT(*) FROM segments WHERE namespace = ?", (self.namespace,)
-            ).fetchone()[0]
-        total = df[SEGMENTS]
-        if total >= COMMON_TERM_FLOOR and (missing := [t for t in terms if t not in df]):
+        df = cache.lookup(self.conn, space, terms) if cache is not None else {}
+        if missing := [t for t in terms if t not in df]:
             marks = ",".join("?" * len(missing))
             found = dict(
                 self.conn.execute(f"SELECT term, doc FROM {space} WHERE term IN ({marks})", missing).fetchall()
             )
-            fresh.update({t: found.get(t, 0) for t in missing})
-            df.update(fresh)
-        if cache is not None and fresh:
-            cache.store(space, fresh)
-        if total < COMMON_TERM_FLOOR:
-            return terms
+            counts = {t: found.get(t, 0) for t in missing}
+            df.update(counts)
+            if cache is not None:
+                cache.store(space, counts)
         kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
         return kept or [min(terms, key=lambda t: df.get(t, 0))]
