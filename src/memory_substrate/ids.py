@@ -44,7 +44,7 @@ ABBREVIABLE_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN + 1},21}})")
 # documents (a graph snapshot's node ids are its own; a selection is validated as written).
 ID_FIELDS = frozenset({
     "id", "ids", "source_id", "source_ids", "node_id", "node_ids", "object_id", "object_ids",
-    "knowledge_id", "knowledge_ids", "old_knowledge_id", "new_knowledge_id", "canonical_knowledge_id",
+    "knowledge_id", "knowledge_ids", "work_item_id", "old_knowledge_id", "new_knowledge_id", "canonical_knowledge_id",
     "episode_id", "episode_ids", "fact_id", "fact_ids", "from_id", "to_id", "source_entity_id", "target_entity_id",
     "subject_refs", "source_refs", "related_node_refs", "subject", "object",
 })

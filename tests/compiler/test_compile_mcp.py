@@ -133,7 +133,10 @@ async def test_superseded_fact_is_rejected_with_reason_and_procedures_excluded_f
         trace = await _trace(c, out["trace_id"])
         reasons = [r["reason"] for r in trace["candidates"]["rejected"]]
         assert any(r.startswith("superseded") for r in reasons)
-        assert not any(p["strategy"] == "procedure_assist" for p in trace["profiles"])
+        # procedure assist never runs for compliance (procedural weight 0.0): the trace says why
+        assist = [p for p in trace["profiles"] if p["strategy"] == "procedure_assist"]
+        assert len(assist) == 1 and assist[0]["found"] == 0 and "weight 0.0" in assist[0]["skipped"]
+        assert not any(r["id"].startswith("kn") and r.get("kind") == "procedure" for r in trace["candidates"]["selected"])
 
 
 async def test_budget_is_never_exceeded_and_namespace_budget_applies(memory: Memory) -> None:

@@ -27,6 +27,9 @@ class Candidate:
     score: float = 0.0
     rejected: str | None = None
     tokens: int = 0
+    # When what it describes was last seen, where that is not its own write time: a procedure's
+    # latest episode (retrieve.py), so a procedure extracted today from March chats is as old as they are.
+    seen_at: str | None = None
 
     @property
     def kind(self) -> str:
@@ -53,6 +56,8 @@ class Candidate:
             return (self.segment.created_at or None) if meta.get("role") or meta.get("name") else None
         obj = self.obj
         assert obj is not None
+        if self.seen_at:
+            return self.seen_at
         if obj.memory_source == "imported":
             # An import stamps what has no time of its own with the capture's time: only a
             # valid_from from before the import is an event time.

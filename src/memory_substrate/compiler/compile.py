@@ -15,7 +15,7 @@ from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.budget import fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
-from memory_substrate.compiler.profiles import ALWAYS, PROFILE_STRATEGIES, TYPE_WEIGHTS
+from memory_substrate.compiler.profiles import PROFILE_STRATEGIES, TYPE_WEIGHTS
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
@@ -48,24 +48,38 @@ class _Clock:
         self._t = now
 
 
-def _strategies(cls: Classification, *, episodes_allowed: bool) -> list[tuple[str, str, str | None]]:
-    """(strategy, class, why) to run, each strategy once, led by the primary class's profile.
-    Every strategy adds candidates to one pool and the four-dimension ranking decides: a
-    strategy never switches another off. Episode recall runs for every class (each gives
-    episodic memory a weight); before, a profile that found 8 candidates elsewhere dropped it,
-    and a store holding a few notes that matched the task compiled to those notes alone."""
+# What each strategy yields, by memory type and by object type (scope.object_types): a strategy
+# runs when some type it yields has a non-zero weight for the task and is in scope.
+YIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "fact_lookup": (("semantic", "episodic"), ("knowledge", "activity", "work_item")),
+    "graph": (("semantic",), ("knowledge",)),
+    "episode_recall": (("episodic",), ("source",)),
+    "procedure_assist": (("procedural",), ("knowledge",)),
+}
+
+
+def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple[str, str, str | None]], list[dict[str, Any]]]:
+    """(strategy, class, why) to run, each strategy once, and the ones left out with their reason.
+    The primary class's profile leads (spec 004's retrieval profile), then every other strategy
+    follows: each memory type enters by its weight in the ranking, and only a weight of 0.0
+    excludes (spec 004), so a debug task still finds the open work item and the decision it names.
+    Strategies add candidates to one pool; the four-dimension ranking decides."""
     plan: list[tuple[str, str, str | None]] = []
-    for c in cls.classes:
-        for s in PROFILE_STRATEGIES[c]:
-            if s == "episode_recall" and not episodes_allowed:
-                continue
-            if s not in [p for p, _, _ in plan]:
-                plan.append((s, c, None))
-    if episodes_allowed and ALWAYS not in [p for p, _, _ in plan]:
-        plan.append((ALWAYS, cls.primary, "every class gives episodic memory a weight: turns join the pool"))
-    if TYPE_WEIGHTS[cls.primary]["procedural"] > 0:
-        plan.append(("procedure_assist", cls.primary, None))
-    return plan
+    skipped: list[dict[str, Any]] = []
+    order: list[tuple[str, str, str | None]] = [(s, c, None) for c in cls.classes for s in PROFILE_STRATEGIES[c]]
+    order += [(s, cls.primary, "every memory type enters by its weight") for s in YIELDS]
+    for s, c, why in order:
+        if s in [p for p, _, _ in plan] or s in [k["strategy"] for k in skipped]:
+            continue
+        memory_types, types = YIELDS[s]
+        if not object_types & set(types):
+            skipped.append({"class": c, "strategy": s, "skipped": "outside scope.object_types", "found": 0})
+        elif all(TYPE_WEIGHTS[k][m] == 0.0 for k in cls.classes for m in memory_types):
+            skipped.append({"class": c, "strategy": s, "found": 0,
+                            "skipped": f"hard exclude: {'/'.join(memory_types)} memory has weight 0.0 for {c} tasks"})
+        else:
+            plan.append((s, c, why))
+    return plan, skipped
 
 
 def _present(counts: list[tuple[str, str, str, int]]) -> dict[str, int]:
@@ -107,7 +121,8 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     fmt = pick_format(req.model, req.format)
     scope = data.scope
     types_given = "object_types" in scope.model_fields_set
-    episodes_allowed = not types_given or "source" in scope.object_types
+    # Without object_types the package draws on every type: the listed defaults and captured turns.
+    in_scope = set(scope.object_types) | (set() if types_given else {"source"})
 
     needs = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
     has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
@@ -141,8 +156,10 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         ran.add(strategy)
         clock.lap(f"retrieve.{strategy}")
 
-    for strategy, cls_name, why in _strategies(cls, episodes_allowed=episodes_allowed):
+    plan_run, skipped = _strategies(cls, in_scope)
+    for strategy, cls_name, why in plan_run:
         run(strategy, cls_name, why)
+    profiles.extend(skipped)
 
     now = parse_time(now_iso())
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now)
@@ -151,7 +168,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         sources = session.get_objects(source_ids)
         # the short form of every id the package may show (ids.py): one query
         names = short_forms(session, [*source_ids, *_object_ids(eligible)])
-    _apply_scope(eligible, rejected, scope.scope_refs, scope.kinds, sources)
+    _apply_scope(eligible, rejected, in_scope, scope.scope_refs, scope.kinds, sources)
     clock.lap("rank")
 
     header = {"task_class": cls.primary}
@@ -185,14 +202,18 @@ def _object_ids(cands: list[Candidate]) -> list[str]:
     return out
 
 
-def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], scope_refs: list[str], kinds: list[str],
-                 sources: dict[str, Any]) -> None:
-    if not scope_refs and not kinds:
-        return
+def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], object_types: set[str], scope_refs: list[str],
+                 kinds: list[str], sources: dict[str, Any]) -> None:
+    """Every scope filter, on every candidate whichever strategy found it; each one left out is
+    traced with the filter that removed it."""
     wanted = set(scope_refs)
     keep: list[Candidate] = []
     for c in eligible:
-        if c.obj is not None:
+        refs: set[str] = set()
+        otype = c.obj.object_type if c.obj is not None else "source"
+        if otype not in object_types:
+            c.rejected = f"{otype} outside scope.object_types"
+        elif c.obj is not None:
             refs = set(c.obj.scope_refs)
             if kinds and c.obj.kind not in kinds:
                 c.rejected = f"kind {c.obj.kind} outside scope.kinds"

@@ -40,6 +40,3 @@ STABILITY_MIX = (0.7, 0.3)  # evidence status score, salience
 DEFAULT_SALIENCE = 0.5
 # Captured evidence is a verbatim record of what was said: the "observed" evidence status.
 SEGMENT_EVIDENCE_STATUS = "observed"
-# Every class gives episodic memory a non-zero weight, so episode recall adds its turns to the pool
-# whatever the profile (compile.py): strategies add candidates, the ranking decides.
-ALWAYS = "episode_recall"

@@ -20,6 +20,7 @@ from memory_substrate.compiler import episodes
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
 from memory_substrate.compiler.relevance import FACT_FLOOR, judge, overlap
+from memory_substrate.graph.procedures import distinct_episodes
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.results import SearchPlan
@@ -28,6 +29,7 @@ from memory_substrate.query.search import SearchEngine
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
+from memory_substrate.util import parse_time
 
 FACT_LOOKUP_DEPTH = 40
 PROCEDURE_SCAN = 200
@@ -122,4 +124,17 @@ def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str
             continue
         out.append(Candidate(p.id, "procedural", "procedure_assist", min(1.0, sim), profile, obj=p))
     found["procedures_below_floor"] = below
+    _last_seen(session, out)
     return out
+
+
+def _last_seen(session: StoreSession, cands: list[Candidate]) -> None:
+    """Each procedure's recency comes from the latest episode it was seen in (a conversation's last
+    message, else when the episode was captured), not from when the procedure was written."""
+    episodes = {c.key: distinct_episodes(c.obj) for c in cands if c.obj is not None}
+    sources = session.get_objects(sorted({e for eps in episodes.values() for e in eps}))
+    for c in cands:
+        times = [t for e in episodes.get(c.key, ()) if (src := sources.get(e)) is not None
+                 for t in [src.payload.get("ended_at") or src.payload.get("started_at") or src.created_at] if t]
+        if times:
+            c.seen_at = max(times, key=parse_time)

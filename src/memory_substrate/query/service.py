@@ -30,7 +30,7 @@ from memory_substrate.query.shaping import (
     shape,
     take_within,
 )
-from memory_substrate.query.views import compact, compact_source_payload, full, segment_view
+from memory_substrate.query.views import compact, compact_source_payload, full, segment_view, work_history
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.validation import Strict, parse
@@ -233,6 +233,8 @@ class QueryService:
                         "next_actions": ["use_compact_page_locators", "read_local_files"],
                     }
                 page: dict[str, Any] = {"result_type": "page_result", "detail": "full", "object": full(obj)}
+                if obj.object_type == "work_item":
+                    page["history"] = work_history(session, obj)
                 if obj.object_type == "source":
                     segs = session.get_segments(obj.id, limit=FULL_SEGMENT_CAP)
                     page["segments"] = [segment_view(s, snippet_chars=0, full_text=True) for s in segs]
@@ -258,6 +260,8 @@ class QueryService:
                     value = getattr(obj, key)
                     if value:
                         view[key] = value[: opts.max_items] if isinstance(value, list) else value
+                if obj.object_type == "work_item":
+                    result["history"] = work_history(session, obj)[: opts.max_items]
             return result
 
     def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:

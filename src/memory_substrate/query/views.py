@@ -40,6 +40,26 @@ def compact(obj: MemoryObject, *, summary_chars: int = SUMMARY_CHARS) -> dict[st
     return item
 
 
+WORK_HISTORY = 20  # the most recent changes a work item's page lists
+
+
+def work_history(session: Any, obj: MemoryObject) -> list[dict[str, Any]]:
+    """A work item's changes, newest first: when, what changed (from -> to) and why, read from the
+    audit events its creation and updates wrote."""
+    out: list[dict[str, Any]] = []
+    for e in session.list_events(object_id=obj.id, limit=WORK_HISTORY):
+        entry: dict[str, Any] = {"at": e.created_at, "action": e.action, "patch_id": e.patch_id}
+        changes = e.data.get("changes")
+        if isinstance(changes, dict):
+            entry["changes"] = {k: v for k, v in changes.items() if k != "reason"}
+            if changes.get("reason"):
+                entry["reason"] = changes["reason"]
+        elif e.action == "create":
+            entry["changes"] = {"status": {"from": None, "to": e.data.get("status")}}
+        out.append(entry)
+    return out
+
+
 def full(obj: MemoryObject) -> dict[str, Any]:
     return obj.to_dict()
 

@@ -37,6 +37,10 @@ class StructuredPayload(Strict):
         return self
 
 
+WorkStatus = Literal["open", "in_progress", "blocked", "done", "cancelled"]
+Priority = Literal["low", "medium", "high", "urgent"]
+
+
 class GovernedCreate(Governance):
     kind: str = Field(pattern=KIND_PATTERN)
     title: str = Field(min_length=1, max_length=500)
@@ -62,8 +66,37 @@ class ActivityInput(GovernedCreate):
 class WorkItemInput(GovernedCreate):
     source_refs: list[str] = Field(default_factory=list, max_length=100)
     related_node_refs: list[str] = Field(default_factory=list, max_length=100)
-    status: Literal["open", "in_progress", "blocked", "done", "cancelled"] = "open"
-    priority: Literal["low", "medium", "high", "urgent"] | None = None
+    status: WorkStatus = "open"
+    priority: Priority | None = None
+
+
+class WorkItemUpdate(Strict):
+    """An update of an existing work item: ``memory_remember work_item`` with ``work_item_id``.
+    Only the fields given change; every change is one audited patch (the object's history)."""
+
+    work_item_id: str = Field(min_length=1, max_length=200)
+    reason: str = Field(min_length=1, max_length=4000)
+    status: WorkStatus | None = None
+    priority: Priority | None = None
+    title: str | None = Field(default=None, min_length=1, max_length=500)
+    summary: str | None = Field(default=None, min_length=1, max_length=20_000)
+    source_refs: list[str] | None = Field(default=None, max_length=100)
+    related_node_refs: list[str] | None = Field(default=None, max_length=100)
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> WorkItemUpdate:
+        if not self.changed_fields():
+            raise ValueError(
+                "a work item update needs at least one of status, priority, title, summary, source_refs, "
+                "related_node_refs"
+            )
+        return self
+
+    def changed_fields(self) -> list[str]:
+        return [f for f in UPDATABLE_WORK_FIELDS if getattr(self, f) is not None]
+
+
+UPDATABLE_WORK_FIELDS = ("status", "priority", "title", "summary", "source_refs", "related_node_refs")
 
 
 class PromoteInput(Strict):

@@ -46,6 +46,14 @@ INPUT_MODELS: dict[str, type[Strict]] = {
 }
 
 
+def input_model(mode: str, input_data: dict[str, Any]) -> type[Strict]:
+    """The input model of ``mode`` for this input: ``work_item`` with a ``work_item_id`` is an
+    update of that item, without one a new item."""
+    if mode == "work_item" and isinstance(input_data, dict) and "work_item_id" in input_data:
+        return S.WorkItemUpdate
+    return INPUT_MODELS[mode]
+
+
 def _scopes_overlap(a: list[str], b: list[str]) -> bool:
     return bool(set(a) & set(b))
 
@@ -83,7 +91,7 @@ class RememberService:
         if mode not in MODES:
             raise UnsupportedModeError(f"unsupported memory_remember mode {mode!r}; allowed: {', '.join(MODES)}")
         parse(NoOptions, options or {}, "options")
-        data = parse(INPUT_MODELS[mode], input_data, "input_data")
+        data = parse(input_model(mode, input_data), input_data, "input_data")
         reason = getattr(data, "reason", None)
         with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             if mode == "batch":
@@ -106,7 +114,8 @@ class RememberService:
         parsed = []
         for i, entry in enumerate(data.entries):
             try:
-                parsed.append((entry.mode, parse(INPUT_MODELS[entry.mode], entry.input_data, f"entries[{i}].input_data")))
+                model = input_model(entry.mode, entry.input_data)
+                parsed.append((entry.mode, parse(model, entry.input_data, f"entries[{i}].input_data")))
             except ValidationError as exc:
                 raise BatchEntryError(
                     f"batch entry {i} ({entry.mode}) is invalid; nothing was written: {exc.message}",
@@ -201,7 +210,9 @@ class RememberService:
         created = patch.create(obj)
         return {"status": "created", "object_id": created.id, "object_type": "activity"}
 
-    def _work_item(self, patch: Patch, data: S.WorkItemInput) -> dict[str, Any]:
+    def _work_item(self, patch: Patch, data: S.WorkItemInput | S.WorkItemUpdate) -> dict[str, Any]:
+        if isinstance(data, S.WorkItemUpdate):
+            return _update_work_item(patch, data)
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
         obj = replace(
             self._base("work_item", data, data.status),
@@ -305,3 +316,48 @@ def summarize(trace: dict[str, Any]) -> dict[str, Any]:
         "custom_predicates": trace["custom_predicates"],
         "procedures": {k: [p["procedure_id"] for p in v] for k, v in procs.items() if isinstance(v, list)},
     }
+
+
+def _update_work_item(patch: Patch, data: S.WorkItemUpdate) -> dict[str, Any]:
+    """One audited version of the item with the given fields changed; the audit event keeps each
+    change's old and new value, so ``memory_query page`` can show the item's history. Any status
+    may follow any other (work is reopened as often as it is closed); an update that changes
+    nothing is refused, so every event in the history is a change."""
+    obj = patch.session.get_object(data.work_item_id)
+    if obj is None or obj.object_type != "work_item":
+        raise NotFoundError(f"work_item_id: work item {data.work_item_id} not found", details={"id": data.work_item_id})
+    if data.source_refs is not None:
+        _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
+    new: dict[str, Any] = {
+        "status": data.status,
+        "priority": data.priority,
+        "title": data.title,
+        "summary": data.summary,
+        "source_refs": list(dict.fromkeys(data.source_refs)) if data.source_refs is not None else None,
+        "related_node_refs": list(dict.fromkeys(data.related_node_refs)) if data.related_node_refs is not None else None,
+    }
+    old: dict[str, Any] = {
+        "status": obj.status, "priority": obj.payload.get("priority"), "title": obj.title, "summary": obj.summary,
+        "source_refs": obj.source_refs, "related_node_refs": obj.related_node_refs,
+    }
+    changes = {f: {"from": old[f], "to": v} for f, v in new.items() if v is not None and v != old[f]}
+    if not changes:
+        raise ConflictError(f"work item {obj.id} already has these values; nothing to change",
+                            details={"id": obj.id, "fields": data.changed_fields()})
+    payload = {**obj.payload, "priority": new["priority"]} if "priority" in changes else obj.payload
+    updated = replace(
+        obj,
+        status=new["status"] or obj.status,
+        title=new["title"] or obj.title,
+        summary=new["summary"] or obj.summary,
+        source_refs=new["source_refs"] if new["source_refs"] is not None else obj.source_refs,
+        related_node_refs=new["related_node_refs"] if new["related_node_refs"] is not None else obj.related_node_refs,
+        payload=payload,
+        reason=data.reason,
+    )
+    refs_changed = "source_refs" in changes or "related_node_refs" in changes
+    text_changed = "title" in changes or "summary" in changes
+    written = patch.update(updated, action="work_item_update", changes={**changes, "reason": data.reason},
+                           derive=refs_changed, embed=text_changed)
+    return {"status": "updated", "object_id": written.id, "object_type": "work_item", "work_status": written.status,
+            "version": written.version, "changed": sorted(changes)}

@@ -1,0 +1,114 @@
+"""The agent's own memory reaches the task that needs it (issue: context for real agent work).
+
+A store as a new user builds it: a refund incident chat among 30 unrelated chats, an open work
+item and an active, user-declared decision, then a repo and a PDF beside them. A debug task that
+names the work must get the work item and the decision, whatever the class's profile leads with.
+"""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from memory_substrate.app import Memory
+from memory_substrate.mcp.server import build_server
+from tests.helpers import call, conversation, knowledge
+from tests.ingest_adapters.conftest import make_pdf
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def memory(make_settings, namespace):
+    """The default embedder, as a new user runs it (the suite's default fixture has none)."""
+    from memory_substrate.settings import Settings
+
+    mem = Memory(make_settings(embedder=Settings.model_fields["embedder"].default), namespace=namespace)
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+TOPICS = [
+    ("Lunch", ["Where should we get lunch today?", "The ramen place on 5th is good.", "Let's go at noon."]),
+    ("Hiring", ["We have two backend candidates this week.", "I'll take the Thursday interview.", "Send me the CV."]),
+    ("CSS", ["The sidebar overflows on Safari.", "Try min-width: 0 on the flex child.", "That fixed it."]),
+    ("Offsite", ["Venue booked for the spring offsite.", "Can we do a hike on day two?", "Sure, weather permitting."]),
+    ("Laptop", ["My laptop fan is loud.", "Open a ticket with IT.", "Done, they'll swap it."]),
+    ("Docs", ["The onboarding guide is outdated.", "I'll rewrite the setup section.", "Thanks!"]),
+    ("Metrics", ["Dashboard p95 looks fine this week.", "The Grafana panel was renamed.", "Noted."]),
+    ("Holiday", ["I'm off next Friday.", "Enjoy, I'll cover on-call.", "Thanks a lot."]),
+    ("Design", ["New icons from the design team landed.", "They look sharp in dark mode.", "Ship them."]),
+    ("Coffee", ["The coffee machine is broken again.", "Facilities are on it.", "Tea it is."]),
+]
+
+
+async def _seed(c: Client, extra: bool, tmp_path) -> dict[str, str]:
+    for i in range(30):
+        title, turns = TOPICS[i % len(TOPICS)]
+        await call(c, "memory_ingest", "conversation",
+                   conversation([f"{t} ({title.lower()} thread {i})" for t in turns], title=f"{title} {i}"))
+    await call(c, "memory_ingest", "conversation", conversation([
+        "Customers see HTTP 409 when the refund request is retried after a timeout.",
+        "The second POST hits the unique constraint on refund_id and we return Conflict.",
+        "We should make refunds idempotent on the client's key instead of failing.",
+        "Agreed; and someone needs to cover this with a test.",
+    ], title="Refund incident"))
+    ids = {}
+    ids["work"] = (await call(c, "memory_remember", "work_item", knowledge(
+        kind="task", title="Add regression test for refund 409",
+        summary="A retried refund must not answer 409; add a test that replays the retry.")))["object_id"]
+    ids["decision"] = (await call(c, "memory_remember", "knowledge", knowledge(
+        kind="decision", title="Refunds are idempotent on the Idempotency-Key header",
+        summary="A repeated refund request with the same Idempotency-Key returns the first result instead of 409.",
+        memory_source="user_declared")))["object_id"]
+    ids["activity"] = (await call(c, "memory_remember", "activity", knowledge(
+        kind="investigation", title="Traced refund 409s to the unique constraint",
+        summary="Replayed a timed-out refund: the retry violates refunds.refund_id unique and answers 409.")))["object_id"]
+    if extra:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        (repo / "cache.py").write_text('"""An LRU cache for rendered templates."""\n\n\ndef get(key):\n    return None\n')
+        (repo / "README.md").write_text("# Storefront\n\nRenders the shop pages.\n")
+        await call(c, "memory_ingest", "repo", {"path": str(repo)})
+        pdf = tmp_path / "plan.pdf"
+        pdf.write_bytes(make_pdf(["Quarterly marketing plan: social campaigns and newsletters."]))
+        await call(c, "memory_ingest", "pdf", {"path": str(pdf)})
+    return ids
+
+
+async def _compile(c: Client, task: str, **input_data) -> tuple[dict, dict]:
+    out = await call(c, "memory_query", "context", {"task": task, **input_data})
+    trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
+    return out, trace
+
+
+def _selected(trace: dict) -> set[str]:
+    return {e["id"] for e in trace["candidates"]["selected"]}
+
+
+@pytest.mark.parametrize("extra", [False, True], ids=["chats", "chats+repo+pdf"])
+async def test_debug_task_gets_the_open_work_and_the_decision(memory: Memory, tmp_path, extra: bool) -> None:
+    async with Client(build_server(memory)) as c:
+        ids = await _seed(c, extra, tmp_path)
+        out, trace = await _compile(c, "Fix the refund 409 errors and add a regression test", budget_tokens=1500)
+        assert out["classification"]["primary"]["class"] == "debug"
+        selected = _selected(trace)
+        assert ids["work"] in selected and ids["decision"] in selected, (trace["candidates"]["rejected"], trace["profiles"])
+        # every strategy ran: fact lookup too, although debug's profile leads with graph and episodes
+        assert {p["strategy"] for p in trace["profiles"] if "skipped" not in p} >= {"fact_lookup", "episode_recall"}
+
+
+async def test_object_types_apply_to_every_stream(memory: Memory, tmp_path) -> None:
+    async with Client(build_server(memory)) as c:
+        ids = await _seed(c, True, tmp_path)
+        task = "Fix the refund 409 errors and add a regression test"
+        _, trace = await _compile(c, task, scope={"object_types": ["activity"]})
+        selected = trace["candidates"]["selected"]
+        assert selected and {e["id"] for e in selected} == {ids["activity"]}
+        removed = [r for r in trace["candidates"]["rejected"] if "outside scope.object_types" in r.get("reason", "")]
+        assert all(r["id"] != ids["activity"] for r in removed)
+        _, trace = await _compile(c, task, scope={"object_types": ["work_item"]})
+        assert _selected(trace) == {ids["work"]}
+        _, trace = await _compile(c, task, scope={"object_types": ["source"]})
+        assert _selected(trace) and all("#" in k for k in _selected(trace))

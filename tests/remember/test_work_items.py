@@ -1,0 +1,101 @@
+"""Work items that live: ``memory_remember work_item`` with ``work_item_id`` updates an item as one
+audited patch, its page shows the history, and a closed item leaves packages for current work."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
+from memory_substrate.mcp.server import build_server
+from tests.helpers import ToolFailed, call, knowledge
+
+
+def _item(memory, **kw):
+    data = knowledge(kind="task", title=kw.pop("title", "Add regression test for refund 409"),
+                     summary=kw.pop("summary", "Refunds retried by the client answer 409; cover it with a test."), **kw)
+    return memory.remember("work_item", data)["object_id"]
+
+
+def test_status_update_is_one_audited_patch(memory):
+    wid = _item(memory, priority="high")
+    out = memory.remember("work_item", {"work_item_id": wid, "status": "in_progress", "reason": "started on it"})
+    assert out["status"] == "updated" and out["work_status"] == "in_progress" and out["changed"] == ["status"]
+    assert out["applied_operations"] == 1 and len(out["audit_event_ids"]) == 1
+    done = memory.remember("work_item", {"work_item_id": wid, "status": "done", "priority": "low", "reason": "merged"})
+    assert done["changed"] == ["priority", "status"] and done["version"] == 3
+    page = memory.query("page", {"id": wid})
+    assert page["object"]["status"] == "done"
+    history = page["history"]
+    assert [h["action"] for h in history] == ["work_item_update", "work_item_update", "create"]
+    assert history[0]["changes"]["status"] == {"from": "in_progress", "to": "done"}
+    assert history[0]["changes"]["priority"] == {"from": "high", "to": "low"}
+    assert history[0]["reason"] == "merged"
+    assert history[2]["changes"]["status"]["to"] == "open"
+    full = memory.query("page", {"id": wid}, {"detail": "full"})
+    assert full["object"]["payload"]["priority"] == "low" and len(full["history"]) == 3
+
+
+def test_update_changes_only_what_it_names(memory):
+    wid = _item(memory)
+    before = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
+    memory.remember("work_item", {"work_item_id": wid, "summary": "Also cover partial refunds.", "reason": "scope grew"})
+    after = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
+    assert after["summary"] == "Also cover partial refunds."
+    for field in ("title", "kind", "status", "scope_refs", "memory_source", "created_at"):
+        assert after[field] == before[field], field
+    # the new summary is searchable, the old one's words no longer find it alone
+    hits = memory.query("search", {"query": "partial refunds"})["items"]
+    assert hits and hits[0]["id"] == wid
+
+
+def test_short_id_and_bad_updates(memory):
+    wid = _item(memory)
+    prefix, digits = wid.split(":", 1)
+    short = f"{prefix}:{digits[-8:]}"  # a git-style short form, as packages print them
+    assert memory.remember("work_item", {"work_item_id": short, "status": "blocked", "reason": "waiting"})["object_id"] == wid
+    with pytest.raises(ConflictError, match="nothing to change"):
+        memory.remember("work_item", {"work_item_id": wid, "status": "blocked", "reason": "again"})
+    with pytest.raises(ValidationError, match="at least one of status"):
+        memory.remember("work_item", {"work_item_id": wid, "reason": "no change"})
+    with pytest.raises(ValidationError, match="status"):
+        memory.remember("work_item", {"work_item_id": wid, "status": "finished", "reason": "x"})
+    with pytest.raises(ValidationError, match="reason"):
+        memory.remember("work_item", {"work_item_id": wid, "status": "done"})
+    with pytest.raises(ValidationError, match="kind"):  # an update cannot change what the item is
+        memory.remember("work_item", {"work_item_id": wid, "kind": "bug", "reason": "x"})
+    kid = memory.remember("knowledge", knowledge(title="A fact"))["object_id"]
+    with pytest.raises(NotFoundError):
+        memory.remember("work_item", {"work_item_id": kid, "status": "done", "reason": "not a work item"})
+    assert memory.query("page", {"id": wid})["object"]["status"] == "blocked"
+
+
+def test_batch_updates_roll_back_together(memory):
+    wid = _item(memory)
+    with pytest.raises(Exception, match="batch entry 1"):
+        memory.remember("batch", {"entries": [
+            {"mode": "work_item", "input_data": {"work_item_id": wid, "status": "done", "reason": "closing"}},
+            {"mode": "work_item", "input_data": {"work_item_id": "work_item:nope", "status": "done", "reason": "x"}},
+        ]})
+    assert memory.query("page", {"id": wid})["object"]["status"] == "open"
+
+
+async def packaged(c: Client, task: dict) -> set[str]:
+    """Ids the compile selected into the package, read back from its trace (spec 004)."""
+    result = await call(c, "memory_query", "context", task)
+    trace = await call(c, "memory_query", "trace", {"id": result["trace_id"]})
+    return {entry["id"] for entry in trace["trace"]["candidates"]["selected"]}
+
+
+@pytest.mark.anyio
+async def test_closed_item_leaves_current_work_packages_through_mcp(memory):
+    wid = _item(memory)
+    async with Client(build_server(memory)) as c:
+        task = {"task": "Fix the refund 409 errors and add a regression test", "budget_tokens": 1500}
+        assert wid in await packaged(c, task)
+        updated = await call(c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"})
+        assert updated["work_status"] == "done"
+        with pytest.raises(ToolFailed) as err:
+            await call(c, "memory_remember", "work_item", {"work_item_id": wid, "reason": "nothing"})
+        assert err.value.code == "memory_validation_error"
+        assert wid not in await packaged(c, task)
