@@ -103,6 +103,8 @@ class Store:
     keys: dict[str, set[str]] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)  # conversation / repo / doc id -> source id
+    # Why a label may be forbidden: superseded, unverified guess, unproven procedure, closed work.
+    stale: dict[str, str] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     skipped: Counter[str] = field(default_factory=Counter)
 
@@ -180,11 +182,14 @@ class Builder:
             data["status"] = ev["status"]
         out = await call(self.client, "memory_remember", "knowledge", data)
         self.store.put(ev["id"], "knowledge", out["object_id"])
+        if out.get("knowledge_status") == "candidate":
+            self.store.stale[ev["id"]] = "unverified guess"
 
     async def supersede(self, ev: dict[str, Any]) -> None:
         await call(self.client, "memory_remember", "supersede", {
             "old_knowledge_id": self.ref(ev["old"]), "new_knowledge_id": self.ref(ev["new"]),
             "reason": ev.get("reason", "replaced")})
+        self.store.stale[ev["old"]] = "superseded"
 
     async def work_item(self, ev: dict[str, Any]) -> None:
         data = {"kind": ev.get("kind", "task"), "title": ev["title"], "summary": ev["summary"],
@@ -199,6 +204,10 @@ class Builder:
         data = {"work_item_id": self.ref(ev["id"]), "reason": ev.get("reason", "status changed")}
         data.update({k: ev[k] for k in ("status", "priority", "summary") if k in ev})
         await call(self.client, "memory_remember", "work_item", data)
+        if ev.get("status") in ("done", "cancelled"):
+            self.store.stale[ev["id"]] = "closed work"
+        elif "status" in ev:
+            self.store.stale.pop(ev["id"], None)
 
     async def procedure(self, ev: dict[str, Any]) -> None:
         kind = ev.get("kind", "workflow")
@@ -215,7 +224,9 @@ class Builder:
         if pid is None:
             raise ValueError("extraction returned no procedure id")
         self.store.put(ev["id"], "procedure", pid)
-        if len(set(ev["episodes"])) >= 3:
+        if len({e.partition("#")[0] for e in ev["episodes"]}) < 3:
+            self.store.stale[ev["id"]] = "unproven procedure"
+        else:
             page = await call(self.client, "memory_query", "page", {"id": pid})
             if page["object"].get("status") == "candidate":
                 await call(self.client, "memory_remember", "promote", {"knowledge_id": pid, "reason": "seen in three episodes"})
@@ -327,7 +338,9 @@ def ratio(hit: int, total: int) -> float | None:
     return round(hit / total, 3) if total else None
 
 
-def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budgets: list[int]) -> dict[str, Any]:
+def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budgets: list[int],
+              stale: dict[str, str] | None = None) -> dict[str, Any]:
+    stale = stale or {}
     out: dict[str, Any] = {"tasks": len(records), "by_type": {}, "by_class": {}, "forbidden": {}, "uncovered": {}}
     for system in SYSTEMS:
         for budget in budgets:
@@ -349,6 +362,8 @@ def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budget
             out["by_type"].setdefault("required_counts", {t: totals[t] for t in TYPES})
             out["by_class"][key] = {c: ratio(cls_hit[c], cls_tot[c]) for c in CLASSES}
             out["forbidden"][key] = [rec["id"] for rec in records if rec[key]["forbidden"]]
+            out.setdefault("forbidden_by_reason", {})[key] = dict(Counter(
+                stale.get(lab, "other") for rec in records for lab in rec[key]["forbidden"]))
             toks = [rec[key]["tokens"] for rec in records if rec["uncovered"]]
             out["uncovered"][key] = {"tasks": len(toks), "median": statistics.median(toks) if toks else None,
                                      "max": max(toks) if toks else None, "over_300": sum(t > 300 for t in toks)}
@@ -384,6 +399,11 @@ def print_summary(name: str, s: dict[str, Any], budgets: list[int], records: lis
     print(f"packages holding a forbidden item (of {s['tasks']})")
     for budget in budgets:
         print("  " + "   ".join(f"{system} @{budget}: {len(s['forbidden'][f'{system}@{budget}'])}" for system in SYSTEMS))
+    print("forbidden items held, by why they are forbidden")
+    for budget in budgets:
+        for system in SYSTEMS:
+            held = s["forbidden_by_reason"][f"{system}@{budget}"]
+            print(f"  {system:8s} @{budget:<5d} " + (", ".join(f"{k} {v}" for k, v in sorted(held.items())) or "none"))
     print("tokens of packages for uncovered tasks (goal <= 300)")
     for budget in budgets:
         for system in SYSTEMS:
@@ -438,7 +458,7 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
             mem.close()
     return {"file": str(path), "name": data.get("name", path.stem), "build_s": round(build_s, 1),
             "compile_ms_median": round(statistics.median(ms), 1) if ms else None, "errors": store.errors,
-            "skipped": dict(store.skipped), "types": store.types, "records": records}
+            "skipped": dict(store.skipped), "types": store.types, "stale": store.stale, "records": records}
 
 
 def git_commit() -> str:
@@ -470,13 +490,15 @@ def main(argv: list[str] | None = None) -> int:
     budgets = sorted({args.budget, WIDE_BUDGET})
     files = pick_files(args)
     if not files:
-        print("no data files", file=sys.stderr)
+        which = "heldout_*.json" if args.heldout else "non-heldout *.json"
+        print(f"no data files: no {which} in {DATA_DIR} (or pass --data)", file=sys.stderr)
         return 2
     print(f"agent bench  {datetime.now(UTC):%Y-%m-%d %H:%M} UTC  commit {git_commit()}")
     print("command: " + shlex.join([Path(sys.executable).name, *sys.argv]))
     results = []
     all_records: list[dict[str, Any]] = []
     all_types: dict[str, str] = {}
+    all_stale: dict[str, str] = {}
     for path in files:
         res = anyio.run(run_file, path, budgets, args.embedder, args.database_url)
         print(f"\n{res['name']} ({path}): store built in {res['build_s']} s, compile median {res['compile_ms_median']} ms")
@@ -484,13 +506,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  WARNING skipped {v} x {k}")
         for err in res["errors"]:
             print(f"  ERROR {err}")
-        res["summary"] = summarise(res["records"], res["types"], budgets)
+        res["summary"] = summarise(res["records"], res["types"], budgets, res["stale"])
         print_summary(res["name"], res["summary"], budgets, res["records"], args.show_misses)
         results.append(res)
         all_records += [{**r, "id": f"{res['name']}:{r['id']}"} for r in res["records"]]
         all_types.update(res["types"])
+        all_stale.update(res["stale"])
     if len(results) > 1:
-        print_summary("all files", summarise(all_records, all_types, budgets), budgets, all_records, False)
+        print_summary("all files", summarise(all_records, all_types, budgets, all_stale), budgets, all_records, False)
     if args.json:
         args.json.write_text(json.dumps({"date": datetime.now(UTC).isoformat(), "commit": git_commit(),
                                          "argv": sys.argv, "budgets": budgets, "files": results}, indent=1), encoding="utf-8")
