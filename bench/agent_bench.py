@@ -73,6 +73,9 @@ WIDE_BUDGET = 4096
 SCOPE = ["scope:project"]
 PROCEDURE_KINDS = {"workflow", "decision_rule", "best_practice", "convention", "troubleshooting"}
 SYSTEMS = ("compiler", "search")
+# FORMAT.md's "observed" is the store's observed evidence status, which a system_generated write
+# with cited evidence earns (docs/knowledge-graph.md); the API has no memory_source of that name.
+SOURCES = {"observed": "system_generated"}
 
 
 class ToolError(Exception):
@@ -116,11 +119,25 @@ class Store:
 # --- building the store -----------------------------------------------------------------------
 
 
+def declared_types(data: dict[str, Any]) -> dict[str, str]:
+    """Every label the timeline declares, with its item type, whether or not its write succeeds."""
+    out: dict[str, str] = {}
+    for ev in data["timeline"]:
+        op = ev.get("op")
+        if op == "conversation":
+            out.update({f"{ev['id']}#{i}": "turn" for i in range(len(ev["turns"]))})
+        elif op == "repo":
+            out.update({f"{ev['id']}:{path}": "file" for path in ev["files"]})
+        elif op in ("knowledge", "work_item", "procedure", "doc"):
+            out[ev["id"]] = "file" if op == "doc" else op
+    return out
+
+
 class Builder:
     def __init__(self, client: Client, data: dict[str, Any], workdir: Path) -> None:
         self.client, self.data, self.workdir = client, data, workdir
         self.now = datetime.now(UTC)
-        self.store = Store()
+        self.store = Store(types=declared_types(data))
 
     def at(self, day: float, minutes: int = 0) -> str:
         return (self.now - timedelta(days=float(day)) + timedelta(minutes=minutes)).isoformat()
@@ -176,8 +193,8 @@ class Builder:
     async def knowledge(self, ev: dict[str, Any]) -> None:
         data = {"kind": ev["kind"], "title": ev["title"], "summary": ev["summary"],
                 "reason": ev.get("reason", "recorded while working on the project"),
-                "memory_source": ev.get("memory_source", "user_declared"), "scope_refs": SCOPE,
-                "valid_from": self.at(ev["day"]), "evidence_refs": self.evidence(ev.get("evidence", []))}
+                "memory_source": SOURCES.get(ev.get("memory_source", ""), ev.get("memory_source", "user_declared")),
+                "scope_refs": SCOPE, "valid_from": self.at(ev["day"]), "evidence_refs": self.evidence(ev.get("evidence", []))}
         if ev.get("status"):
             data["status"] = ev["status"]
         out = await call(self.client, "memory_remember", "knowledge", data)
@@ -316,8 +333,9 @@ def score_task(task: dict[str, Any], posed: dict[str, Any], store: Store, budget
     """Per system and budget: the required labels held and missed, the forbidden labels held, tokens."""
     unresolved = [lab for lab in task.get("required", []) + task.get("forbidden", []) if lab not in store.keys]
     rec: dict[str, Any] = {"id": task["id"], "class": task["class"], "compiler_class": posed["class"],
-                           "uncovered": bool(task.get("uncovered")), "unresolved": unresolved, "task": task["task"]}
-    required = [lab for lab in task.get("required", []) if lab in store.keys]
+                           "uncovered": bool(task.get("uncovered")), "unresolved": unresolved, "task": task["task"],
+                           "unmapped_required": [lab for lab in task.get("required", []) if lab not in store.keys]}
+    required = list(task.get("required", []))  # a label with no store id counts as a miss
     forbidden = [lab for lab in task.get("forbidden", []) if lab in store.keys]
     for system in SYSTEMS:
         for budget in budgets:
@@ -351,10 +369,10 @@ def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budget
             cls_tot: Counter[str] = Counter()
             for rec in records:
                 for lab in rec[key]["hit"]:
-                    hits[store_types[lab]] += 1
+                    hits[store_types.get(lab, "unknown")] += 1
                     cls_hit[rec["class"]] += 1
                 for lab in rec[key]["hit"] + rec[key]["miss"]:
-                    totals[store_types[lab]] += 1
+                    totals[store_types.get(lab, "unknown")] += 1
                     cls_tot[rec["class"]] += 1
             by_type = {t: ratio(hits[t], totals[t]) for t in TYPES}
             by_type["overall"] = ratio(sum(hits.values()), sum(totals.values()))
@@ -367,6 +385,7 @@ def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budget
             toks = [rec[key]["tokens"] for rec in records if rec["uncovered"]]
             out["uncovered"][key] = {"tasks": len(toks), "median": statistics.median(toks) if toks else None,
                                      "max": max(toks) if toks else None, "over_300": sum(t > 300 for t in toks)}
+    out["unmapped_required"] = sorted({lab for rec in records for lab in rec["unmapped_required"]})
     confusion: dict[str, Counter[str]] = defaultdict(Counter)
     for rec in records:
         confusion[rec["class"]][rec["compiler_class"]] += 1
@@ -383,6 +402,8 @@ def fmt(x: float | None) -> str:
 def print_summary(name: str, s: dict[str, Any], budgets: list[int], records: list[dict[str, Any]], show_misses: bool) -> None:
     print(f"\n== {name}: {s['tasks']} tasks ==")
     counts = s["by_type"]["required_counts"]
+    if s["unmapped_required"]:
+        print(f"required labels with no store id, counted as misses for both systems: {s['unmapped_required']}")
     print("recall of required items   " + "".join(f"{t}({counts[t]})".rjust(14) for t in TYPES) + "overall".rjust(10))
     for budget in budgets:
         for system in SYSTEMS:
@@ -430,7 +451,7 @@ def print_misses(records: list[dict[str, Any]], budgets: list[int]) -> None:
             lines += [f"    {system} @{budget}: {rec[f'{system}@{budget}']['tokens']} tokens for a task memory does not cover"
                       for budget in budgets for system in SYSTEMS if rec[f"{system}@{budget}"]["tokens"] > 300]
         if rec["unresolved"]:
-            lines.append(f"    labels not in the store: {rec['unresolved']}")
+            lines.append(f"    labels with no store id (required ones count as misses): {rec['unresolved']}")
         if lines:
             print(f"  {rec['id']} [{rec['class']} -> {rec['compiler_class']}] {rec['task'][:90]}")
             print("\n".join(lines))
