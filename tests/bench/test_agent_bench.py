@@ -79,6 +79,8 @@ TINY = {
         {"op": "knowledge", "id": "k-new", "day": 8, "kind": "decision", "title": "Refund keys with request id",
          "summary": "Refund keys are the charge id plus the refund request id.", "memory_source": "user_declared", "evidence": ["c-a#1"]},
         {"op": "supersede", "day": 8, "old": "k-old", "new": "k-new", "reason": "partial refunds"},
+        {"op": "knowledge", "id": "k-seen", "day": 8, "kind": "fact", "title": "Refund error rate", "summary": "2% of refund calls failed.",
+         "memory_source": "observed", "evidence": ["c-a#0"]},
         {"op": "work_item", "id": "w-a", "day": 8, "kind": "bug", "title": "Partial refund 409", "summary": "Fix and test.", "status": "open"},
         {"op": "work_update", "day": 5, "id": "w-a", "status": "done", "reason": "merged"},
         {"op": "procedure", "id": "p-a", "day": 6.9, "kind": "workflow", "title": "Replay the webhook DLQ",
