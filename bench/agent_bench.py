@@ -472,7 +472,11 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
                 build_s = time.perf_counter() - t0
                 records, ms = [], []
                 for task in data["tasks"]:
-                    posed = await pose(client, task, budgets)
+                    try:
+                        posed = await pose(client, task, budgets)
+                    except ToolError as exc:  # reported and left out of the figures, never scored as empty
+                        store.errors.append(f"task {task['id']} not scored: {exc.code}: {exc.message[:300]}")
+                        continue
                     ms.extend(posed["ms"])
                     records.append(score_task(task, posed, store, budgets))
         finally:
