@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.compiler.answer_type import asks_when, says_when
+from memory_substrate.compiler.relevance import overlap, word_groups
 from memory_substrate.models import Segment
 from memory_substrate.query.segments import ranked_segments
 from memory_substrate.retrieval.ranker import RankConfig
@@ -93,6 +94,19 @@ def similarities(values: np.ndarray) -> list[float]:
     if hi - lo < 1e-12:
         return [1.0] * int(values.size)
     return [float(v) for v in (values - lo) / (hi - lo)]
+
+
+def episode_match(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> dict[str, float]:
+    """Each episode's absolute match with the task: the best of its pooled turns' cosine with the
+    task (the ranker's semantic feature, counted from 0) plus the share of the task's words the
+    turn holds (relevance.overlap). The pool's similarities are relative (the best turn is 1.0
+    whatever it says), so only this can tell a task memory covers from one it does not."""
+    groups = word_groups(task)
+    best: dict[str, float] = {}
+    for seg, r, _ in pool:
+        m = max(0.0, float(r.features.get("semantic", 0.0))) + overlap(groups, seg.text)
+        best[seg.source_id] = max(best.get(seg.source_id, 0.0), m)
+    return best
 
 
 def recall(rt: Runtime, session: StoreSession, task: str, budget: int,

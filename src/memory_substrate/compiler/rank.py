@@ -1,7 +1,8 @@
 """Four-dimension ranking (spec 004). Pure: no store, no clock except the ``now`` passed in.
 
 relevance  = similarity x memory-type weight of the task class
-recency    = linear decay from 1 (happened now) to 0 (90 days or more ago)
+recency    = linear decay from 1 (happened now) to 0 (90 days or more ago); the pool's median
+             for what has no time of its own
 stability  = 0.7 x evidence status score + 0.3 x salience
 provenance = the strategy that found it (procedure assist 0.9, fact lookup 0.8, graph 0.7, episode 0.6)
 
@@ -12,6 +13,7 @@ decided before scoring and each carries its reason.
 
 from __future__ import annotations
 
+import statistics
 from datetime import datetime
 
 from memory_substrate.compiler.candidates import Candidate
@@ -30,6 +32,10 @@ from memory_substrate.taxonomy import EVIDENCE_SCORES
 from memory_substrate.util import parse_time
 
 UNVERIFIED = ("candidate", "contested")
+# Closed work is history: it answers "didn't we fix this already?" but misleads a task about what
+# is open now. It enters only when the task names it (a similarity this close); on the agent-work
+# dev set the closed items a task needed matched at 0.95-1.0, the ones it must not get at 0.85-0.88.
+CLOSED_WORK_MATCH = 0.9
 GONE = ("archived", "expired", "stale")
 
 
@@ -74,8 +80,8 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
     if obj.status in GONE:
         return f"status {obj.status}"
-    if obj.object_type == "work_item" and obj.status in ("done", "cancelled"):
-        return f"work item {obj.status}"
+    if obj.object_type == "work_item" and obj.status in ("done", "cancelled") and c.similarity < CLOSED_WORK_MATCH:
+        return f"work item {obj.status} (closed work enters only when the task names it: similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})"
     return None
 
 
@@ -105,10 +111,12 @@ def type_weight(c: Candidate, classes: list[str]) -> float:
     return max(TYPE_WEIGHTS[cls][c.memory_type] for cls in classes)
 
 
-def score(c: Candidate, classes: list[str], now: datetime) -> None:
+def score(c: Candidate, classes: list[str], now: datetime, undated: float = 0.0) -> None:
+    """``undated``: the recency given to what has no time of its own (rank())."""
+    when = c.occurred_at
     c.scores = {
         "relevance": c.similarity * type_weight(c, classes),
-        "recency": recency(c.occurred_at, now),
+        "recency": recency(when, now) if when else undated,
         "stability": stability(c),
         "provenance": PROVENANCE[c.strategy],
     }
@@ -121,9 +129,15 @@ def rank(
     """(eligible candidates best first, rejected candidates with their reason)."""
     eligible: list[Candidate] = []
     rejected: list[Candidate] = []
-    for c in merge(cands):
+    merged = merge(cands)
+    # What has no time of its own (a file, a code chunk, an imported fact) is as recent as the
+    # pool's typical dated candidate: neither newer than everything (a fresh import outranked every
+    # older conversation) nor older than everything (code never reached a package of recent chats).
+    dated = [recency(c.occurred_at, now) for c in merged if c.occurred_at]
+    undated = float(statistics.median(dated)) if dated else 0.0
+    for c in merged:
         c.rejected = exclusion(c, classes[0], include_unverified, now) or c.rejected
-        score(c, classes, now)
+        score(c, classes, now, undated)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))
     return eligible, rejected

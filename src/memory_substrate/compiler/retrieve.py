@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from memory_substrate.compiler import episodes
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
-from memory_substrate.compiler.relevance import FACT_FLOOR, judge, overlap
+from memory_substrate.compiler.relevance import fact_floor, judge
 from memory_substrate.graph.procedures import distinct_episodes
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject
@@ -28,12 +26,19 @@ from memory_substrate.query.schemas import Filters
 from memory_substrate.query.search import SearchEngine
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.text import query_terms
 from memory_substrate.util import parse_time
 
 FACT_LOOKUP_DEPTH = 40
 PROCEDURE_SCAN = 200
-PROCEDURE_FLOOR = 0.2  # below this similarity a procedure is unrelated to the task
+# No padding: a captured turn joins the package only from an episode whose best turn matches the
+# task (episodes.episode_match: cosine + share of the task's words), and only when some episode
+# matches it well (task, episode); below these the budget is left unfilled. Measured on the
+# agent-work dev set (bench/agent_bench.py, ledgerline): with the default embedder, tasks memory
+# does not cover reach 0.58-0.82 and the episodes holding a required turn 0.63 and up; with words
+# alone (no embedder) 0.14-0.33 and 0.12 and up, so that mode keeps more padding and loses the
+# turns of the few covered tasks whose words match nothing (docs/context-compiler.md).
+MATCH_FLOORS = {"semantic": (0.85, 0.6), "lexical": (0.3, 0.2)}
+PROCEDURE_MARGIN = 0.15
 
 
 def memory_type(obj: MemoryObject) -> str:
@@ -42,11 +47,11 @@ def memory_type(obj: MemoryObject) -> str:
     return "episodic" if obj.object_type == "activity" else "semantic"
 
 
-def _floor(cand: Candidate, sim: float) -> int:
-    """Reject (with its reason, so the trace says why) a candidate below ``FACT_FLOOR``."""
-    if sim >= FACT_FLOOR:
+def _floor(cand: Candidate, sim: float, floor: float) -> int:
+    """Reject (with its reason, so the trace says why) a candidate below ``floor``."""
+    if sim >= floor:
         return 0
-    cand.rejected = f"unrelated to the task (similarity {sim:.2f} < {FACT_FLOOR})"
+    cand.rejected = f"unrelated to the task (similarity {sim:.2f} < {floor})"
     return 1
 
 
@@ -69,10 +74,22 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
     which replaced giving the reply before and after each of the 8 best hits a share of its
     similarity (that recalled less on the LoCoMo dev conversations: 0.849 / 0.912 against 0.854 /
     0.911 without it, at 1,500 / 4,096 tokens)."""
-    return [
-        Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, profile, segment=seg)
-        for seg, _, sim in episodes.recall(rt, session, task, budget, found)
-    ]
+    pool = episodes.recall(rt, session, task, budget, found)
+    match = episodes.episode_match(task, pool)
+    best = max(match.values(), default=0.0)
+    task_floor, episode_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"]
+    out = []
+    for seg, _, sim in pool:
+        cand = Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, profile, segment=seg)
+        m = match[seg.source_id]
+        if best < task_floor:
+            cand.rejected = f"no episode matches the task (best {best:.2f} < {task_floor})"
+        elif m < episode_floor:
+            cand.rejected = f"its episode does not match the task ({m:.2f} < {episode_floor})"
+        out.append(cand)
+    if found is not None:
+        found["episode_match"] = round(best, 3)
+    return out
 
 
 def fact_lookup(
@@ -92,10 +109,11 @@ def fact_lookup(
     if not objs:
         return []
     sims = judge(engine.rt, session, task, objs)
+    floor = fact_floor(engine.rt)
     out, below = [], 0
     for obj in objs:
         cand = Candidate(obj.id, memory_type(obj), "fact_lookup", sims[obj.id], profile, obj=obj)
-        below += _floor(cand, sims[obj.id])
+        below += _floor(cand, sims[obj.id], floor)
         out.append(cand)
     found["facts_below_floor"] = below
     return out
@@ -109,20 +127,18 @@ def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str
                                   limit=max(10, PROCEDURE_SCAN - len(procs)) // 10)
     if not procs:
         return []
-    terms = query_terms(task)
-    cos: dict[str, float] = {}
-    emb = rt.embedder_or_none()
-    if emb is not None:
-        qvec = np.asarray(emb.embed_query(task), dtype=np.float32)
-        vectors = session.get_vectors(emb.name, "object", [p.id for p in procs])
-        cos = {k: float(v @ qvec) for k, v in vectors.items()}
+    # Judged like every other piece of knowledge (relevance.py), on one absolute scale, so a
+    # promoted procedure unrelated to the task stays out of its package whatever the class. The
+    # floor is PROCEDURE_MARGIN below a fact's: only proven procedures survive ranking, and one
+    # naming a quarter of the task's words is the recipe for it.
+    sims = judge(rt, session, task, procs)
+    floor = fact_floor(rt) - PROCEDURE_MARGIN
     out, below = [], 0
     for p in procs:
-        sim = max(cos.get(p.id, 0.0), overlap(terms, f"{p.title} {p.payload.get('text') or p.summary}"))
-        if sim < PROCEDURE_FLOOR:
+        if sims[p.id] < floor:
             below += 1
             continue
-        out.append(Candidate(p.id, "procedural", "procedure_assist", min(1.0, sim), profile, obj=p))
+        out.append(Candidate(p.id, "procedural", "procedure_assist", sims[p.id], profile, obj=p))
     found["procedures_below_floor"] = below
     _last_seen(session, out)
     return out
