@@ -174,6 +174,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     header = {"task_class": cls.primary}
     if cls.dual and cls.secondary:
         header["secondary_class"] = cls.secondary
+    if found.get("coverage") == "weak":
+        # Said in the package itself: an agent reading a near-empty package learns why it is empty.
+        header["coverage"] = "memory barely covers this task"
     fitted = fit(eligible, budget, fmt, header, sources, names)
     rejected.extend(fitted.dropped)
     clock.lap("render")
@@ -184,7 +187,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               **{k: found[k] for k in ("answer_type", "streams") if k in found}},
+               **{k: found[k] for k in ("answer_type", "streams", "coverage", "episode_match") if k in found}},
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")
