@@ -65,19 +65,42 @@ def _unmapped(ip: IPAddress) -> IPAddress:
     return ip
 
 
-def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...]) -> bool:
-    """Whether a non-public ``ip`` that ``host`` resolved to may be fetched under ``allow``.
+WEB_PORTS = (80, 443)
+
+
+def _entry_port(entry: str) -> tuple[str, tuple[int, ...]]:
+    """An allowlist entry's host part and the ports it admits: its own (``10.1.2.3:8080``,
+    ``[fd00::1]:8080``, ``wiki.corp:8080``), else the web's ports 80 and 443 only."""
+    entry = entry.strip()
+    if entry.startswith("["):
+        inner, _, rest = entry[1:].partition("]")
+        if rest.startswith(":") and rest[1:].isdigit():
+            return inner, (int(rest[1:]),)
+        return inner, WEB_PORTS
+    head, sep, tail = entry.rpartition(":")
+    if sep and tail.isdigit() and ":" not in head:  # a bare IPv6 address has several colons
+        return head, (int(tail),)
+    return entry, WEB_PORTS
+
+
+def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...], port: int | None = None) -> bool:
+    """Whether a non-public ``ip`` that ``host`` resolved to may be fetched on ``port`` under ``allow``.
 
     An address or CIDR entry admits the addresses inside it, whatever name led there. A name
     entry ("wiki.corp", or ".corp" for every name under it) admits only private-network
     addresses (RFC 1918, unique local): never loopback, link-local (cloud metadata),
-    unspecified or multicast, so a name cannot be pointed at the server itself.
+    unspecified or multicast, so a name cannot be pointed at the server itself. An entry admits
+    the port it names ("10.1.2.3:8080"), else only 80 and 443: a bare address never admits the
+    other services on it, this server's own port among them. ``port`` None: ports not checked.
     """
     ip = _unmapped(ip)
     name = host.lower().rstrip(".")
-    for entry in allow:
+    for raw in allow:
+        entry, ports = _entry_port(raw)
+        if port is not None and port not in ports:
+            continue
         try:
-            net = ipaddress.ip_network(entry.strip().strip("[]"), strict=False)
+            net = ipaddress.ip_network(entry.strip("[]"), strict=False)
         except ValueError:
             net = None
         if net is not None:
@@ -119,12 +142,13 @@ def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str,
         addrs = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
     if not allow_private:
         # Any bad answer blocks the host: a mixed answer is how rebinding attacks start.
-        bad = [str(a) for a in addrs if is_blocked_address(a) and not allowlisted(a, host, allow)]
+        bad = [str(a) for a in addrs if is_blocked_address(a) and not allowlisted(a, host, allow, port)]
         if bad:
             raise CaptureError(
                 "web_blocked_address",
-                f"{host} resolves to a non-public address ({', '.join(bad)}); refused",
-                details={"host": host, "addresses": bad},
+                f"{host} resolves to a non-public address ({', '.join(bad)}); refused on port {port} (an "
+                "allowlist entry admits ports 80 and 443 unless it names one, e.g. 10.1.2.3:8080)",
+                details={"host": host, "addresses": bad, "port": port},
             )
     return [str(a) for a in addrs]
 
