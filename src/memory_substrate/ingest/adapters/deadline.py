@@ -21,8 +21,9 @@ except ImportError:  # plain httpx brings httpcore
     import httpcore  # type: ignore[no-redef]
 
 # getaddrinfo cannot be interrupted; lookups run here so the caller can stop waiting at the
-# deadline. Bounded: hung lookups queue behind each other rather than growing threads.
-_DNS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="memory-substrate-dns")
+# deadline. Bounded: hung lookups queue behind each other rather than growing threads, and 16
+# is four namespaces' worth of captures at the bulkhead's default (mcp/bulkhead.py).
+_DNS = ThreadPoolExecutor(max_workers=16, thread_name_prefix="memory-substrate-dns")
 
 
 class DeadlineExpired(TimeoutError):
@@ -62,7 +63,8 @@ class _Stream(httpcore.NetworkStream):
         self.deadline = deadline
 
     def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        return bytes(self.inner.read(max_bytes, self.deadline.bound(timeout, httpcore.ReadTimeout)))
+        data: bytes = self.inner.read(max_bytes, self.deadline.bound(timeout, httpcore.ReadTimeout))
+        return data
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
         self.inner.write(buffer, self.deadline.bound(timeout, httpcore.WriteTimeout))
