@@ -103,7 +103,7 @@ def main() -> None:
             info = build(mem, args.segments)
             if args.store is not None:
                 (root / "info.json").write_text(json.dumps(info))
-        client = TestClient(build_inspector(mem))
+        client = TestClient(build_inspector(mem), base_url="http://127.0.0.1")  # the Host it answers to
         ns = "/ns/bench"
         pages = {
             "overview": f"{ns}/",

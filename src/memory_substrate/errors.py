@@ -74,6 +74,13 @@ class BatchEntryError(MemorySubstrateError):
     code = "memory_batch_failed"
 
 
+class RateLimitedError(MemorySubstrateError):
+    """This namespace already has as much slow work (captures, extraction, reindex) running and
+    waiting as the server admits; nothing was done. Retry when some of it has finished."""
+
+    code = "memory_rate_limited"
+
+
 class StorageError(MemorySubstrateError):
     """The store could not complete an operation."""
 

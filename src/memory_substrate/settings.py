@@ -105,6 +105,13 @@ class Settings(BaseSettings):
     web_allow_hosts: list[str] = Field(default_factory=list)
     web_timeout_s: float = 15.0
     web_max_bytes: int = 5_000_000
+    # Names the HTTP surfaces answer to besides their bound address ("mem.example.com", or with a
+    # port "mem.example.com:443"); any other Host header gets 421 (hosts.py, docs/security.md).
+    allowed_hosts: list[str] = Field(default_factory=list)
+    # Bulkhead (docs/security.md): each namespace runs at most this many slow calls at once (captures,
+    # extraction, reindex), on threads apart from those serving reads; this many more may wait.
+    slow_concurrency: int = Field(default=4, ge=1)
+    slow_queue: int = Field(default=8, ge=0)
     # Optional extraction model (any OpenAI-compatible chat endpoint); never used on the hot path.
     llm_base_url: str | None = None
     llm_model: str | None = None

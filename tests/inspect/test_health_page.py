@@ -13,6 +13,8 @@ from memory_substrate import Memory
 from memory_substrate.inspect import build_inspector
 from tests.inspect.seed import seed
 
+LOCAL = "http://127.0.0.1"  # the bound address: the inspector answers no other Host (hosts.py)
+
 
 def _nodes(text: str) -> int:
     return int(re.search(r'"canonical": \{\s*"nodes": (\d+)', html.unescape(text)).group(1))  # type: ignore[union-attr]
@@ -20,7 +22,7 @@ def _nodes(text: str) -> int:
 
 def test_cached_until_a_write_then_recomputed(memory: Memory) -> None:
     seed(memory)
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
     url = f"/ns/{memory.namespace}/health"
     first = client.get(url).text
     assert "Computed just now" in first and "Recompute now" in first
@@ -43,7 +45,7 @@ def test_a_status_change_without_new_objects_recomputes(memory: Memory) -> None:
     made: dict[str, Any] = memory.remember("knowledge", {
         "kind": "decision", "title": "Adopt CockroachDB", "summary": "Chosen.", "reason": "test",
         "memory_source": "user_declared", "scope_refs": ["scope:test"]})
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
     url = f"/ns/{memory.namespace}/health"
     client.get(url)
     assert "Served from the last computation" in client.get(url).text

@@ -15,6 +15,8 @@ from memory_substrate.inspect.data import compile_candidates
 from memory_substrate.mcp.http import build_app, create_token
 from tests.inspect.seed import XSS, seed
 
+LOCAL = "http://127.0.0.1"  # the bound address: the inspector answers no other Host (hosts.py)
+
 
 @pytest.fixture
 def seeded(memory: Memory) -> dict[str, Any]:
@@ -31,7 +33,7 @@ def _patch_count(memory: Memory) -> int:
 
 
 def test_every_page_renders_and_writes_nothing(memory: Memory, seeded: dict[str, Any]) -> None:
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
     ns = memory.namespace
     gateway = _entity(memory, "Payments Gateway")
     before = _patch_count(memory)
@@ -52,7 +54,7 @@ def test_every_page_renders_and_writes_nothing(memory: Memory, seeded: dict[str,
 
 
 def test_stored_html_is_escaped(memory: Memory, seeded: dict[str, Any]) -> None:
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
     for page in ("/ns/{ns}/sources", f"/ns/{{ns}}/source/{seeded['episodes'][2]}", "/ns/{ns}/search?q=Untrusted",
                  "/ns/{ns}/"):
         text = client.get(page.format(ns=memory.namespace)).text
@@ -61,14 +63,14 @@ def test_stored_html_is_escaped(memory: Memory, seeded: dict[str, Any]) -> None:
 
 
 def test_overview_counts_and_extraction_queue(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/").text
+    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/").text
     assert re.search(r"<b>5</b><span>entities</span>", text)
     assert "pending 1" in text and "done 2" in text  # the third episode still waits for extraction
     assert seeded["episodes"][2] in text
 
 
 def test_entity_page_lays_facts_on_a_timeline_with_supersession(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/entity/{_entity(memory, 'Payments Gateway')}").text
+    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/entity/{_entity(memory, 'Payments Gateway')}").text
     rows = re.findall(r'<div class="trow( superseded)?">(.*?)</svg>', text, re.S)
     labels = {("old" if sup else "live"): body for sup, body in rows}
     assert len(rows) == 4
@@ -79,7 +81,7 @@ def test_entity_page_lays_facts_on_a_timeline_with_supersession(memory: Memory, 
 
 def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any]) -> None:
     gateway = _entity(memory, "Payments Gateway")
-    data = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/api/graph?id={gateway}").json()
+    data = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/api/graph?id={gateway}").json()
     labels = {n["data"]["label"] for n in data["nodes"]}
     assert {"Payments Gateway", "PostgreSQL", "CockroachDB", "Argo CD", "Alice Johnson"} <= labels
     edge_types = {e["data"]["label"] for e in data["edges"]}
@@ -89,12 +91,12 @@ def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any])
 
 
 def test_compile_trace_bars_read_the_trace_generically(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/trace/{seeded['trace']}").text
+    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/trace/{seeded['trace']}").text
     rows = len(re.findall(r'<tr class="cand', text))
     assert rows >= 3  # the stored shape {found, selected, rejected, ...} of a real compile
     for dim in ("relevance", "recency", "stability", "provenance"):
         assert len(re.findall(rf'class="dbar dim-{dim}"', text)) == rows
-    listing = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/traces").text
+    listing = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/traces").text
     assert f'<td class="num">{rows}</td>' in listing
     # Other plausible shapes of a compile trace: scores at the top level, selected/dropped lists.
     flat = compile_candidates({"selected": [{"id": "know:a", "relevance": 0.5, "recency": 0.2}],
@@ -104,14 +106,14 @@ def test_compile_trace_bars_read_the_trace_generically(memory: Memory, seeded: d
 
 
 def test_procedures_show_confidence_and_observations(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory)).get(f"/ns/{memory.namespace}/procedures").text
+    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/procedures").text
     assert "Roll back a Payments Gateway deploy" in text
     row = text[text.index("Roll back a Payments"):]
     assert re.search(r'<td class="num">2</td><td class="num">2</td>', row)  # two observations, two episodes
 
 
 def test_unknown_things_are_404(memory: Memory, seeded: dict[str, Any]) -> None:
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
     for page in ("/ns/nope/", "/ns/{ns}/entity/ent:missing", "/ns/{ns}/source/src:missing", "/ns/{ns}/trace/trace:x",
                  "/ns/{ns}/object/know:missing"):
         assert client.get(page.format(ns=memory.namespace)).status_code == 404
@@ -122,7 +124,7 @@ def test_token_access_shows_only_the_tokens_namespace(memory: Memory, seeded: di
     other = memory.for_namespace(memory.namespace + "-other")
     other.ingest("conversation", {"title": "secret plans of the other team", "messages": [{"role": "user", "content": "x"}]})
     token = create_token(memory.store, memory.namespace, "inspector test")
-    client = TestClient(build_inspector(memory, require_token=True))
+    client = TestClient(build_inspector(memory, require_token=True), base_url=LOCAL)
     ns = memory.namespace
 
     refused = client.get(f"/ns/{ns}/")
@@ -140,7 +142,7 @@ def test_token_access_shows_only_the_tokens_namespace(memory: Memory, seeded: di
 
 def test_sign_in_form_sets_an_httponly_cookie(memory: Memory, seeded: dict[str, Any]) -> None:
     token = create_token(memory.store, memory.namespace)
-    client = TestClient(build_inspector(memory, require_token=True))
+    client = TestClient(build_inspector(memory, require_token=True), base_url=LOCAL)
     foreign = client.post("/login", data={"token": token}, headers={"Origin": "https://evil.example"},
                           follow_redirects=False)
     assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
@@ -157,7 +159,7 @@ def test_sign_in_form_sets_an_httponly_cookie(memory: Memory, seeded: dict[str, 
 
 def test_inspector_beside_the_http_transport_takes_its_tokens(memory: Memory, seeded: dict[str, Any]) -> None:
     token = create_token(memory.store, memory.namespace)
-    with TestClient(build_app(memory, inspector=True)) as client:
+    with TestClient(build_app(memory, inspector=True), base_url=LOCAL) as client:
         assert client.get(f"/inspect/ns/{memory.namespace}/").status_code == 401
         page = client.get(f"/inspect/ns/{memory.namespace}/", headers={"Authorization": f"Bearer {token}"})
         assert page.status_code == 200 and 'href="/inspect/static/app.css"' in page.text

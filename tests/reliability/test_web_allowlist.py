@@ -17,7 +17,7 @@ import pytest
 
 from memory_substrate import Memory
 from memory_substrate.ingest.adapters.web import allowlisted, resolve_host
-from tests.loopback import serve_loopback
+from tests.loopback import send_page, send_redirect, serve_loopback
 
 PAGE = b"<html><body><article><h1>Wiki</h1><p>The intranet wiki says deploys happen on Tuesdays.</p></article></body></html>"
 
@@ -28,16 +28,9 @@ class _Wiki(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         if self.path == "/escape":
-            self.send_response(302)
-            self.send_header("Location", "http://127.0.0.2:9/")  # another loopback address, not listed
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+            send_redirect(self, "http://127.0.0.2:9/")  # another loopback address, not listed
             return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(PAGE)))
-        self.end_headers()
-        self.wfile.write(PAGE)
+        send_page(self, PAGE)
 
 
 @pytest.fixture
@@ -54,8 +47,9 @@ def _ingest(memory: Memory, url: str) -> dict[str, Any]:
 
 
 def test_private_hosts_need_the_allowlist(make_settings: Any, namespace: str, wiki: str) -> None:
+    port = wiki.rsplit(":", 1)[1]
     closed = Memory(make_settings(), namespace=namespace)
-    listed = Memory(make_settings(web_allow_hosts=["127.0.0.1/32"]), namespace=namespace)
+    listed = Memory(make_settings(web_allow_hosts=[f"127.0.0.1/32:{port}"]), namespace=namespace)
     by_name = Memory(make_settings(web_allow_hosts=["localhost", "127.0.0.1.nip.io"]), namespace=namespace)
     try:
         assert _ingest(closed, f"{wiki}/page") == {"error": "memory_capture_web_blocked_address"}
@@ -63,7 +57,6 @@ def test_private_hosts_need_the_allowlist(make_settings: Any, namespace: str, wi
         assert ok.get("status") == "completed", ok
         assert _ingest(listed, f"{wiki}/escape") == {"error": "memory_capture_web_blocked_address"}
         # A name entry never admits loopback: the resolved address decides.
-        port = wiki.rsplit(":", 1)[1]
         assert _ingest(by_name, f"http://localhost:{port}/page") == {"error": "memory_capture_web_blocked_address"}
     finally:
         for m in (closed, listed, by_name):

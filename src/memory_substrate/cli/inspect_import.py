@@ -38,8 +38,12 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
     @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
     @click.option("--require-token", is_flag=True,
                   help="Ask for an HTTP-transport bearer token (sign-in form or Authorization header) and show only its namespace.")
+    @click.option("--allowed-host", "allowed_hosts", multiple=True,
+                  help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
+                       "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).")
     @click.pass_context
-    def inspect_command(ctx: click.Context, host: str, port: int, require_token: bool) -> None:
+    def inspect_command(ctx: click.Context, host: str, port: int, require_token: bool,
+                        allowed_hosts: tuple[str, ...]) -> None:
         """Serve the read-only web inspector for this store (every namespace, or the token's)."""
         from memory_substrate.errors import ValidationError
         from memory_substrate.inspect import serve_inspector
@@ -58,7 +62,8 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
                 raise
             if line:
                 click.echo(line, err=True)
-            serve_inspector(memory, host=host, port=port, require_token=require_token, freeze_heap=True)
+            serve_inspector(memory, host=host, port=port, require_token=require_token, freeze_heap=True,
+                            allowed_hosts=allowed_hosts)
         except MemorySubstrateError as exc:
             fail(exc)
 

@@ -101,12 +101,15 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
               envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
 @click.option("--inspector", is_flag=True, help="With --transport http: also serve the web inspector at /inspect/ (same tokens).")
+@click.option("--allowed-host", "allowed_hosts", multiple=True,
+              help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
+                   "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).")
 @click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory that path-taking modes (file, markdown, repo, pdf) may read; repeatable. Over http "
                    "nothing is readable without it; over stdio it restricts reads to these directories.")
 @click.pass_context
 def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool,
-          allow_paths: tuple[Path, ...]) -> None:
+          allowed_hosts: tuple[str, ...], allow_paths: tuple[Path, ...]) -> None:
     """Run the MCP server (stdio by default).
 
     Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
@@ -132,7 +135,9 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         except MemorySubstrateError:
             memory.close()
             raise
-    where = f" on {host}:{port}" if transport == "http" else ""
+    from memory_substrate.hosts import url_host
+
+    where = f" on {url_host(host)}:{port}" if transport == "http" else ""
     store = memory.store  # its location is a file path or a URL with the password redacted
     click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
                f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
@@ -145,7 +150,8 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         from memory_substrate.mcp.http import serve_http
 
         # Frozen once more when its app is built (the extraction loop waits before its first drain).
-        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True)
+        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True,
+                   allowed_hosts=allowed_hosts)
         return
     try:
         server.run("stdio")

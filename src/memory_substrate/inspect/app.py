@@ -15,12 +15,14 @@ functions, so Starlette runs their blocking store reads in its thread pool.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
@@ -30,6 +32,7 @@ from starlette.templating import Jinja2Templates
 from memory_substrate.app import Memory
 from memory_substrate.bearer import hash_token
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_host
 from memory_substrate.inspect import data as D
 from memory_substrate.inspect.health_cache import HealthCache
 from memory_substrate.taxonomy import ENTITY_TYPES
@@ -280,15 +283,23 @@ def _int(value: str | None) -> int:
         return 0
 
 
-def build_inspector(memory: Memory, *, require_token: bool = False, root_path: str = "") -> Starlette:
+def build_inspector(memory: Memory, *, require_token: bool = False, root_path: str = "",
+                    host: str | None = "127.0.0.1", allowed_hosts: Sequence[str] = ()) -> Starlette:
     """The inspector as an ASGI app. ``root_path`` is where it is mounted ("" standalone,
-    "/inspect" beside the HTTP transport). The caller owns ``memory`` (and closes it)."""
+    "/inspect" beside the HTTP transport). The caller owns ``memory`` (and closes it).
+
+    Requests whose Host names neither ``host`` (the bound address) nor one of ``allowed_hosts``
+    and the settings' ``allowed_hosts`` get 421 (hosts.py); ``host=None`` leaves that check to
+    the app it is mounted in."""
     inspector = Inspector(memory, require_token=require_token, root_path=root_path)
-    return Starlette(routes=inspector.routes())
+    if host is None:
+        return Starlette(routes=inspector.routes())
+    rule = HostRule(host, [*memory.settings.allowed_hosts, *allowed_hosts])
+    return Starlette(routes=inspector.routes(), middleware=[Middleware(TrustedHosts, rule=rule)])
 
 
 def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765, require_token: bool = False,
-                    log_level: str = "warning", freeze_heap: bool = False) -> None:
+                    log_level: str = "warning", freeze_heap: bool = False, allowed_hosts: Sequence[str] = ()) -> None:
     """Serve the inspector until interrupted; closes ``memory`` on the way out. ``freeze_heap``: as
     ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
     import sys
@@ -297,11 +308,11 @@ def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765
 
     from memory_substrate.heap import freeze_long_lived
 
-    app = build_inspector(memory, require_token=require_token)
+    app = build_inspector(memory, require_token=require_token, host=host, allowed_hosts=allowed_hosts)
     if freeze_heap:
         freeze_long_lived()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
-    print(f"memory-substrate: inspector on http://{host}:{port}/", file=sys.stderr, flush=True)
+    print(f"memory-substrate: inspector on http://{url_host(host)}:{port}/", file=sys.stderr, flush=True)
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+        uvicorn.run(app, host=bind_address(host), port=port, log_level=log_level, server_header=False)
     finally:
         memory.close()

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import ipaddress
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from types import FrameType
 from typing import Any
 
@@ -36,7 +35,7 @@ from mcp.server.auth.middleware.auth_context import AuthContextMiddleware
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser, BearerAuthBackend, RequireAuthMiddleware
 from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-from mcp.server.transport_security import RequestBodyLimitMiddleware
+from mcp.server.transport_security import RequestBodyLimitMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -49,22 +48,13 @@ from memory_substrate.app import Memory
 from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401  (the HTTP API)
 from memory_substrate.errors import ValidationError
 from memory_substrate.heap import freeze_long_lived
+from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, is_loopback, url_host
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
 INSPECT_PATH = "/inspect"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
 GRACEFUL_SHUTDOWN_S = 10
-
-
-def is_loopback(host: str) -> bool:
-    """Whether binding ``host`` serves this machine only (a name that is not loopback counts as public)."""
-    if host.strip().lower() in ("localhost", "localhost."):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def closed_unless_allowed(memory: Memory) -> Memory:
@@ -160,13 +150,15 @@ class NamespaceServers:
         memory = self.memory if self.memory.namespace == namespace else self.memory.for_namespace(namespace)
         # bound: the graph tools' owner_id cannot reach past the token's namespace.
         server = build_server(memory, self.toolset, bound=True)
-        # streamable_http_app() creates the server's session manager (and applies the SDK's
-        # DNS-rebinding protection when bound to loopback); its Starlette wrapper is unused.
+        # streamable_http_app() creates the server's session manager; its Starlette wrapper is
+        # unused. The SDK's own Host check is off: the app checks Host for every route by one rule
+        # (hosts.py), which also admits the names an operator configured.
         server.streamable_http_app(
             stateless_http=True,
             json_response=True,
             max_request_body_size=self.max_body_bytes,
             host=self.host,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
         return server.session_manager
 
@@ -188,11 +180,14 @@ def build_app(
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     toolset: str = "substrate",
     inspector: bool = False,
+    allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness); with
     ``inspector``, the read-only web inspector at ``/inspect/``, behind the same tokens.
 
-    The app does not close the store; the caller owns ``memory``.
+    Every route answers only requests whose Host names ``host`` or one of ``allowed_hosts`` and
+    the settings' ``allowed_hosts`` (hosts.py); others get 421. The app does not close the store;
+    the caller owns ``memory``.
     """
     memory = closed_unless_allowed(memory)
     servers = NamespaceServers(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset)
@@ -222,10 +217,14 @@ def build_app(
 
         from memory_substrate.inspect import build_inspector
 
-        routes.append(Mount(INSPECT_PATH, app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH)))
+        # host=None: this app's own Host check covers the mounted inspector.
+        routes.append(Mount(INSPECT_PATH, app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH,
+                                                              host=None)))
+    rule = HostRule(host, [*memory.settings.allowed_hosts, *allowed_hosts])
     return Starlette(
         routes=routes,
         middleware=[
+            Middleware(TrustedHosts, rule=rule),
             Middleware(AuthenticationMiddleware, backend=BearerAuthBackend(StoreTokenVerifier(memory.store))),
             Middleware(AuthContextMiddleware),
         ],
@@ -258,6 +257,7 @@ def serve_http(
     toolset: str = "substrate",
     inspector: bool = False,
     freeze_heap: bool = False,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
 
@@ -272,10 +272,11 @@ def serve_http(
     except ValidationError:
         memory.close()
         raise
-    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector)
+    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector,
+                    allowed_hosts=allowed_hosts)
     config = uvicorn.Config(
         app,
-        host=host,
+        host=bind_address(host),
         port=port,
         log_level=log_level,
         lifespan="on",
@@ -285,7 +286,7 @@ def serve_http(
     server = _uvicorn_server(config)
     if freeze_heap:
         freeze_long_lived()
-    print(f"memory-substrate: serving MCP on http://{host}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
+    print(f"memory-substrate: serving MCP on http://{url_host(host)}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
     if public_line:
         print(public_line, file=sys.stderr, flush=True)
     try:

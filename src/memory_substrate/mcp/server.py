@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
+from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
 from memory_substrate.mcp.errors import MemoryMCPServer
 from memory_substrate.validation import check_text
 from memory_substrate.wire import tool_result
@@ -83,6 +84,10 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
     from memory_substrate.query.service import MODES as QUERY_MODES
     from memory_substrate.remember.service import MODES as REMEMBER_MODES
 
+    # One server serves one namespace, so its bulkhead is that namespace's (mcp/bulkhead.py).
+    bulkhead = Bulkhead(memory.namespace, concurrency=memory.settings.slow_concurrency,
+                        queue=memory.settings.slow_queue)
+
     def register(
         name: str,
         modes: tuple[str, ...],
@@ -97,12 +102,13 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
             try:
                 check_text(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
                 check_text(a.options, "options")
+                work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
                 if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                     extractor = sampling_extractor(ctx)
-                    return tool_result(await anyio.to_thread.run_sync(  # type: ignore[return-value]
-                        lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)
-                    ))
-                return tool_result(await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options))  # type: ignore[return-value]
+                    work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
+                if is_slow(name, a.mode):
+                    return tool_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
+                return tool_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
                 raise ToolError(exc.message) from exc

@@ -84,7 +84,8 @@ not accepted. A failed call's text is one JSON document `{"code", "message", "de
 stable code (`memory_validation_error` with the field path, `memory_not_found`,
 `memory_duplicate`, `memory_evidence_error`, `memory_conflict`, `memory_batch_failed`,
 `memory_unsupported_mode`, `memory_not_available`, `memory_storage_error`, `memory_llm_error`,
-`memory_llm_output_invalid`, `memory_capture_<reason>` for refused captures).
+`memory_llm_output_invalid`, `memory_rate_limited` when a namespace has too many captures in flight,
+`memory_capture_<reason>` for refused captures).
 
 | tool | modes |
 |---|---|

@@ -4,17 +4,19 @@ The fetch is guarded against server-side request forgery: every hop (the first U
 each redirect) is resolved, all of its addresses must be public unless ``allow_private``,
 and the connection then goes to the address that was checked (Host header and TLS SNI
 keep the name), so a DNS answer that changes between check and connect is not followed.
+One deadline (``timeout_s``) covers the whole fetch: every lookup, connect, redirect hop and
+the body (deadline.py).
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_substrate.ingest.adapters import deadline as D
 from memory_substrate.ingest.adapters._files import sha256_hex
 from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
@@ -22,7 +24,7 @@ from memory_substrate.ingest.adapters.html_text import decode_html, extract_main
 from memory_substrate.ingest.adapters.secrets import scan_text
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 
-DEFAULT_TIMEOUT_S = 20.0
+DEFAULT_TIMEOUT_S = 15.0
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 DEFAULT_MAX_REDIRECTS = 5
 USER_AGENT = "memory-substrate/0.1 (+evidence capture)"
@@ -63,19 +65,42 @@ def _unmapped(ip: IPAddress) -> IPAddress:
     return ip
 
 
-def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...]) -> bool:
-    """Whether a non-public ``ip`` that ``host`` resolved to may be fetched under ``allow``.
+WEB_PORTS = (80, 443)
+
+
+def _entry_port(entry: str) -> tuple[str, tuple[int, ...]]:
+    """An allowlist entry's host part and the ports it admits: its own (``10.1.2.3:8080``,
+    ``[fd00::1]:8080``, ``wiki.corp:8080``), else the web's ports 80 and 443 only."""
+    entry = entry.strip()
+    if entry.startswith("["):
+        inner, _, rest = entry[1:].partition("]")
+        if rest.startswith(":") and rest[1:].isdigit():
+            return inner, (int(rest[1:]),)
+        return inner, WEB_PORTS
+    head, sep, tail = entry.rpartition(":")
+    if sep and tail.isdigit() and ":" not in head:  # a bare IPv6 address has several colons
+        return head, (int(tail),)
+    return entry, WEB_PORTS
+
+
+def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...], port: int | None = None) -> bool:
+    """Whether a non-public ``ip`` that ``host`` resolved to may be fetched on ``port`` under ``allow``.
 
     An address or CIDR entry admits the addresses inside it, whatever name led there. A name
     entry ("wiki.corp", or ".corp" for every name under it) admits only private-network
     addresses (RFC 1918, unique local): never loopback, link-local (cloud metadata),
-    unspecified or multicast, so a name cannot be pointed at the server itself.
+    unspecified or multicast, so a name cannot be pointed at the server itself. An entry admits
+    the port it names ("10.1.2.3:8080"), else only 80 and 443: a bare address never admits the
+    other services on it, this server's own port among them. ``port`` None: ports not checked.
     """
     ip = _unmapped(ip)
     name = host.lower().rstrip(".")
-    for entry in allow:
+    for raw in allow:
+        entry, ports = _entry_port(raw)
+        if port is not None and port not in ports:
+            continue
         try:
-            net = ipaddress.ip_network(entry.strip().strip("[]"), strict=False)
+            net = ipaddress.ip_network(entry.strip("[]"), strict=False)
         except ValueError:
             net = None
         if net is not None:
@@ -90,7 +115,8 @@ def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...]) -> bool:
     return False
 
 
-def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str, ...] = ()) -> list[str]:
+def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str, ...] = (),
+                 deadline: D.Deadline | None = None) -> list[str]:
     """Addresses for ``host`` in resolver order; raises ``web_blocked_address`` if any is non-public
     and not admitted by ``allow`` (see ``allowlisted``)."""
     try:
@@ -105,18 +131,24 @@ def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str,
         raise CaptureError("web_blocked_address", f"{host} is a loopback name; refused", details={"host": host})
     else:
         try:
-            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            if deadline is None:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            else:
+                infos = deadline.getaddrinfo(host, port)
+        except D.DeadlineExpired:
+            raise CaptureError("web_fetch_failed", f"timed out resolving {host}") from None
         except (OSError, UnicodeError) as exc:
             raise CaptureError("web_fetch_failed", f"cannot resolve {host}: {exc}") from None
         addrs = list(dict.fromkeys(ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos))
     if not allow_private:
         # Any bad answer blocks the host: a mixed answer is how rebinding attacks start.
-        bad = [str(a) for a in addrs if is_blocked_address(a) and not allowlisted(a, host, allow)]
+        bad = [str(a) for a in addrs if is_blocked_address(a) and not allowlisted(a, host, allow, port)]
         if bad:
             raise CaptureError(
                 "web_blocked_address",
-                f"{host} resolves to a non-public address ({', '.join(bad)}); refused",
-                details={"host": host, "addresses": bad},
+                f"{host} resolves to a non-public address ({', '.join(bad)}); refused on port {port} (an "
+                "allowlist entry admits ports 80 and 443 unless it names one, e.g. 10.1.2.3:8080)",
+                details={"host": host, "addresses": bad, "port": port},
             )
     return [str(a) for a in addrs]
 
@@ -136,15 +168,10 @@ def _fetch(
     allow: tuple[str, ...] = (),
 ) -> _Fetched:
     httpx = _httpx()
-    deadline = time.monotonic() + timeout_s
+    deadline = D.Deadline(timeout_s)
     redirects: list[str] = []
     current = url
-    with httpx.Client(
-        timeout=httpx.Timeout(timeout_s),
-        follow_redirects=False,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT},
-    ) as client:
+    with D.client(httpx, deadline, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
         for _hop in range(max_redirects + 1):
             try:
                 target = httpx.URL(current)
@@ -155,8 +182,8 @@ def _fetch(
                     "web_invalid_url", f"only absolute http(s) URLs can be captured: {current!r}"
                 )
             port = target.port or (443 if target.scheme == "https" else 80)
-            addresses = resolve_host(target.host, port, allow_private=allow_private, allow=allow)
-            response = _send(client, httpx, target, addresses)
+            addresses = resolve_host(target.host, port, allow_private=allow_private, allow=allow, deadline=deadline)
+            response = _send(client, httpx, target, addresses, timeout_s)
             try:
                 location = response.headers.get("location")
                 if response.status_code in (301, 302, 303, 307, 308) and location:
@@ -184,7 +211,7 @@ def _fetch(
     raise CaptureError("web_fetch_failed", f"more than {max_redirects} redirects from {url}")
 
 
-def _send(client: Any, httpx: Any, target: Any, addresses: list[str]) -> Any:
+def _send(client: Any, httpx: Any, target: Any, addresses: list[str], timeout_s: float) -> Any:
     """Connect to a vetted address (the next one if it refuses), keeping the name for Host/SNI."""
     last: Exception | None = None
     for address in addresses:
@@ -199,13 +226,14 @@ def _send(client: Any, httpx: Any, target: Any, addresses: list[str]) -> Any:
         except httpx.ConnectError as exc:
             last = exc
         except httpx.TimeoutException:
-            raise CaptureError("web_fetch_failed", f"timed out fetching {target}") from None
+            raise CaptureError("web_fetch_failed", f"timed out fetching {target}: the whole fetch, redirects "
+                               f"included, has {timeout_s:g} s", details={"timeout_s": timeout_s}) from None
         except httpx.HTTPError as exc:
             raise CaptureError("web_fetch_failed", f"could not fetch {target}: {exc}") from None
     raise CaptureError("web_fetch_failed", f"could not connect to {target.host}: {last}")
 
 
-def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: float) -> bytes:
+def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: D.Deadline) -> bytes:
     # Content-Length can lie or be absent; the cap is enforced on the bytes actually read.
     parts: list[bytes] = []
     size = 0
@@ -214,9 +242,12 @@ def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: 
             size += len(piece)
             if size > max_bytes:
                 raise CaptureError("web_too_large", f"{url} sent more than {max_bytes} bytes")
-            if time.monotonic() > deadline:
+            if deadline.left() <= 0:
                 raise CaptureError("web_fetch_failed", f"timed out reading {url}")
             parts.append(piece)
+    except httpx.TimeoutException:
+        raise CaptureError("web_fetch_failed", f"timed out reading {url}: the whole fetch, redirects included, "
+                           f"has {deadline.seconds:g} s", details={"timeout_s": deadline.seconds}) from None
     except httpx.HTTPError as exc:
         raise CaptureError("web_fetch_failed", f"error reading {url}: {exc}") from None
     return b"".join(parts)
