@@ -34,7 +34,8 @@ def llm() -> Iterator[StubLLM]:
 
 @pytest.fixture
 def llm_memory(make_settings: Any, namespace: str, llm: StubLLM) -> Iterator[Memory]:
-    settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=2)
+    settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=2,
+                             llm_backoff_s=0.01)
     mem = Memory(settings, namespace=namespace)
     try:
         yield mem
@@ -55,10 +56,11 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         dry = await call(c, "memory_maintain", "extract", {})
         assert dry["status"] == "dry_run" and dry["episodes"] == [ep] and llm.requests == []
         done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0} and done["queue"]["done"] == 1
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0} and done["queue"]["done"] == 1
         sent = llm.requests[-1]
         assert sent["auth"] == "Bearer sk-test" and sent["body"]["model"] == "stub-model"
-        assert sent["body"]["response_format"]["type"] == "json_schema"
+        assert sent["body"]["response_format"]["type"] == "json_schema" and sent["body"]["stream"] is True
+        assert sent["body"]["max_tokens"] == 256 + 32  # sized to a one-turn window
         assert "seg-1" in sent["body"]["messages"][1]["content"] and len(llm.requests) == 2  # one retry after the 500
         facts = await call(c, "memory_query", "facts", {"subject": "portal"})
         assert facts["items"][0]["object"]["name"] == "Semantic Kernel"
@@ -78,23 +80,36 @@ async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, ll
             out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
             run = out["runs"][0]
             assert run["error"]["code"] == "memory_llm_output_invalid"
-            assert run["status"] == ("failed" if attempt == 3 else "pending")
+            assert run["status"] == ("failed" if attempt == 3 else "retrying") and run["outcome"] == "failed"
+        assert len(llm.requests) == 6  # each run: the answer and one repair request quoting what was wrong
+        repair = llm.requests[1]["body"]["messages"]
+        assert repair[2] == {"role": "assistant", "content": bad} and "galaxy" in repair[3]["content"]
         trace = await call(c, "memory_query", "trace", {"id": ep})
         assert trace["job"] == {"status": "failed", "attempts": 3, "error": trace["job"]["error"]}
-        assert "schema" in trace["trace"]["errors"][0]["message"] and "galaxy" in trace["trace"]["errors"][0]["details"]["raw"]
+        error = trace["trace"]["errors"][0]
+        assert "no valid item" in error["message"] and "galaxy" in error["details"]["raw"]
+        assert "entities[0]" in error["details"]["dropped"][0]["item"]
         after = await call(c, "memory_maintain", "structure", {})
         assert after["counts"]["objects"] == before["counts"]["objects"]
 
 
-async def test_citing_missing_segments_fails_cleanly(llm, llm_memory):
+async def test_citing_missing_segments_is_grounded_by_the_rule(llm, llm_memory):
+    """A model's citation of a segment the episode lacks is removed; the fact is grounded to the
+    segment that shares its names and kept out of the trusted tiers (graph/grounding.py)."""
     wrong = json.loads(GOOD)
     wrong["facts"][0]["segment_ids"] = ["seg-42"]
     llm.default = Reply(content=json.dumps(wrong))
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
-        assert out["runs"][0]["error"]["code"] == "memory_evidence_error"
-        assert (await call(c, "memory_query", "entities", {"name": "Customer Portal"}))["count"] == 0
+        assert out["runs"][0]["outcome"] == "done"
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"}, {"detail": "full"})
+        fact = facts["items"][0]
+        assert [r["segment_id"] for r in fact["evidence_refs"]] == ["seg-1"]
+        assert fact["evidence_status"] == "inferred" and fact["status"] == "candidate"
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        rule = trace["window_runs"][0]["grounding"][0]
+        assert rule["rule"] == "cited_nothing" and rule["unknown_segments_removed"] == ["seg-42"]
 
 
 async def test_servers_without_json_schema_get_json_object(llm, llm_memory):
