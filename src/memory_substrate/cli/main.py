@@ -196,10 +196,13 @@ def _progress_bar() -> Any:
 
     def update(done: int, total: int, path: str) -> None:
         kind, _, rest = path.partition(":")
-        if kind == "extract" and ":" in rest:  # one line per finished episode stays above the bar
-            episode_id, _, outcome = rest.rpartition(":")
-            progress.console.print(f"extract {done}/{total} {episode_id}: {outcome}")
-        progress.update(task, completed=done, total=total, description=path[-40:])
+        description = path[-40:]
+        if kind == "extract":  # one line per finished episode stays above the bar
+            description = f"extract {done}/{total}"
+            if ":" in rest:
+                episode_id, _, outcome = rest.rpartition(":")
+                progress.console.print(f"extract {done}/{total} {episode_id}: {outcome}", highlight=False, markup=False)
+        progress.update(task, completed=done, total=total, description=description)
         if done >= total:
             progress.stop()
 

@@ -169,8 +169,9 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
     try:
         data, why = parse_json(text, truncated=truncated)
         reading.error = why if data is None else None
-        if why and data is not None:
-            reading.dropped.append({"item": "answer", "reason": f"{why}; the items completed before it are kept"})
+        if why:
+            tail = "; the items completed before it are kept" if data is not None else "; no item was complete"
+            reading.dropped.append({"item": "answer", "reason": why + tail})
         if data is None:
             return reading
         if not isinstance(data, dict):
