@@ -162,3 +162,66 @@ def test_prompt_snapshot() -> None:
     rendered = "\n---\n".join(m["role"] + ": " + m["content"] for m in prompt.messages("portal chat", lines))
     snapshot = Path(__file__).parent / "data" / "extraction_prompt.txt"
     assert rendered == snapshot.read_text(), "the extraction prompt changed: bump prompt.VERSION and refresh the snapshot"
+
+
+async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory):
+    loop = '{"entities": [{"name": "Customer Portal", "type": "project", "summary": "' + "It uses it. " * 400
+    llm.default = Reply(content=loop, finish_reason="length")
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        run = out["runs"][0]
+        assert run["outcome"] == "failed" and run["error"]["code"] == "memory_llm_output_truncated"
+        assert "max_tokens=288" in run["error"]["message"] and len(llm.requests) == 1  # one turn: too short to halve
+        window = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]["window_runs"][0]
+        assert window["truncated"] and window["finish_reason"] == "length"
+        assert "truncated at the token cap" in window["dropped"][0]["reason"]
+
+
+async def test_names_copied_from_the_prompt_are_dropped(llm, llm_memory):
+    copied = json.loads(GOOD)
+    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "value": "<literal text or number>",
+                            "segment_ids": ["seg-1"]})
+    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "object": "snake_case verb",
+                            "segment_ids": ["seg-1"]})
+    llm.default = Reply(content=json.dumps(copied))
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        assert out["runs"][0]["outcome"] == "done" and out["runs"][0]["facts"] == 1
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        leaks = [d for d in trace["dropped"] if "from the prompt, not the episode" in d["reason"]]
+        assert len(leaks) == 2
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"})
+        assert [f["object"]["name"] for f in facts["items"]] == ["Semantic Kernel"]
+
+
+async def test_a_crashing_validator_is_a_dropped_item_not_a_dead_run(llm, llm_memory):
+    both = json.loads(GOOD)
+    both["facts"][0]["value"] = "also a value"  # object and value: the model validator raises ValueError
+    llm.default = Reply(content=json.dumps(both))
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        run = out["runs"][0]
+        assert run["outcome"] == "done" and run["entities"] == 2 and run["facts"] == 0 and run["dropped"] == 1
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        assert "exactly one of object" in trace["dropped"][0]["reason"]
+
+
+async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
+    from memory_substrate.graph import jobs
+
+    llm.default = Reply(content=GOOD)
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        with llm_memory.runtime.write("test", "extract", "a run in another process") as (session, _patch):
+            jobs.start(session, ep, extractor="elsewhere")
+        assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == []  # someone is at work on it
+        overview = await call(c, "memory_maintain", "report", {})
+        assert overview["knowledge_graph"]["extraction_queue"] == {"running": 1}
+        with llm_memory.runtime.write("test", "extract", "that process died long ago") as (session, _patch):
+            job = session.get_job(jobs.EXTRACT, ep)
+            job.updated_at = "2020-01-01T00:00:00.000000+00:00"
+            session.put_job(job)
+        assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == [ep]

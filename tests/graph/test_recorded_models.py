@@ -145,3 +145,22 @@ async def test_a_recorded_slow_answer_completes_on_the_first_attempt_with_defaul
             assert out["runs"][0]["outcome"] == "done" and len(llm.requests) == 1
     finally:
         mem.close()
+
+
+def test_prompt_tokens_per_window_fall_by_at_least_a_third():
+    """The request this client sends for each recorded episode against the one the old client
+    sent (recorded verbatim), counted alike."""
+    from memory_substrate.graph import extraction_prompt as prompt
+    from memory_substrate.tokens import count_tokens
+
+    old_system = (DATA / "recorded_system_prompt.txt").read_text()
+    for episode in {r["episode"] for r in RECORDS}:
+        title, messages = _messages(episode)
+        lines = [prompt.EpisodeLine(f"seg-{i}", m["name"], m["created_at"], m["content"]) for i, m in enumerate(messages, 1)]
+        windows, _info = prompt.plan(title, lines)
+        assert len(windows) == 1
+        sent = windows[0].messages()
+        assert sent[1]["content"] == episode  # the same window, rendered alike
+        new = sum(count_tokens(m["content"]) for m in sent)
+        old = count_tokens(old_system) + count_tokens(episode)
+        assert new <= old * 2 / 3, (title, new, old)

@@ -107,9 +107,10 @@ def _apply(rt: Runtime, episode_id: str, extractor: Extractor, extractions: list
         applier = ExtractionApplier(patch, rt.embedder_or_none(), episode_limit=MAX_ENTITIES_PER_EPISODE * windows,
                                     whole_episode=True, lenient=True)
         trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+        unresolved = trace.get("dropped", [])  # facts naming no entity, dropped by the applier
         trace.update(base)
         trace["errors"] = [*trace.get("errors", []), *errors]
-        trace["dropped"] = [*base.get("dropped", []), *trace.get("dropped", [])]
+        trace["dropped"] = [*base.get("dropped", []), *unresolved]
         trace["patch_id"] = patch.id
         record = jobs.record(session, "extraction", episode_id, trace)
         job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name,

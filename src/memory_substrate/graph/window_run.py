@@ -16,7 +16,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph.salvage import Reading, read_answer, repair_messages
 from memory_substrate.graph.schemas import Extraction, extraction_json_schema
-from memory_substrate.llm.base import Completion
+from memory_substrate.llm.base import Completion, LLMOutputError, LLMTruncatedError
 
 MAX_DROPPED_IN_TRACE = 50
 
@@ -94,12 +94,11 @@ def _split(extractor: Extractor, window: prompt.Window, result: WindowResult, re
     for sub in subs:
         result.extractions.extend(sub.extractions)
     if not result.extractions and all(s.error for s in subs):
-        result.trace["error"] = {
-            "code": "memory_llm_output_truncated",
-            "message": f"the answer was cut at max_tokens={result.trace['max_tokens']} (finish_reason: length)"
-                       + (" and so were both halves of the window" if subs else "") + "; nothing complete was kept",
-            "details": {"max_tokens": result.trace["max_tokens"], "dropped": reading.dropped[:10]},
-        }
+        result.trace["error"] = LLMTruncatedError(
+            f"the answer was cut at max_tokens={result.trace['max_tokens']} (finish_reason: length)"
+            + (" and so were both halves of the window" if subs else "") + "; nothing complete was kept",
+            details={"max_tokens": result.trace["max_tokens"], "dropped": reading.dropped[:10]},
+        ).to_dict()
 
 
 def _repair(extractor: Extractor, messages: list[dict[str, str]], text: str, reading: Reading,
@@ -113,9 +112,8 @@ def _repair(extractor: Extractor, messages: list[dict[str, str]], text: str, rea
         result.extractions.append(again.extraction)
         return
     why = again.error or reading.error or f"{reading.schema_errors} items did not fit the schema"
-    result.trace["error"] = {
-        "code": "memory_llm_output_invalid",
-        "message": f"{extractor.name}: no valid item in the answer nor in the repaired one ({why})",
-        "details": {"dropped": (reading.dropped + again.dropped)[:20], "raw": text[:2000]},
-    }
+    result.trace["error"] = LLMOutputError(
+        f"{extractor.name}: no valid item in the answer nor in the repaired one ({why})",
+        details={"dropped": (reading.dropped + again.dropped)[:20], "raw": text[:2000]},
+    ).to_dict()
 

@@ -36,6 +36,12 @@ class LLMOutputError(MemorySubstrateError):
     code = "memory_llm_output_invalid"
 
 
+class LLMTruncatedError(MemorySubstrateError):
+    """The model's answer was cut at ``max_tokens`` before any item of it was complete."""
+
+    code = "memory_llm_output_truncated"
+
+
 class RetryableError(Exception):
     """A failure worth retrying (429, 5xx, timeout, connection reset).
 
