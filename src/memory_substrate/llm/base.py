@@ -5,22 +5,18 @@ returns the model's text and why it stopped). ``StructuredModel.complete`` does 
 way for all: retries with exponential backoff on rate limits, server errors and timeouts only,
 and token accounting. Reading the answer (JSON, schema, item-by-item salvage) is the caller's
 (``graph/salvage.py``): a model's answer is data, and nothing in it may crash a run.
-``generate`` keeps the all-or-nothing reading for callers that want one validated object.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
 
-M = TypeVar("M", bound=BaseModel)
 MAX_BACKOFF_S = 120.0
 
 
@@ -121,11 +117,6 @@ class StructuredModel:
         answer.attempts, answer.errors = attempt + 1, errors
         return answer
 
-    def generate(self, messages: list[dict[str, str]], model: type[M], *, schema_name: str) -> tuple[M, str]:
-        """(validated output, raw text). Raises ``LLMError`` or ``LLMOutputError``."""
-        answer = self.complete(messages, model.model_json_schema(), schema_name=schema_name)
-        return parse_output(answer.text, model, self.name), answer.text
-
 
 def strip_fences(text: str) -> str:
     text = text.strip()
@@ -140,18 +131,3 @@ def error_list(exc: PydanticValidationError, limit: int = 20) -> list[dict[str, 
     """Pydantic's errors as plain JSON (its ``ctx`` may hold the raised exception itself)."""
     return [{"loc": ".".join(str(p) for p in e.get("loc", ())), "msg": str(e.get("msg")), "type": str(e.get("type"))}
             for e in exc.errors(include_url=False, include_input=False)[:limit]]
-
-
-def parse_output(text: str, model: type[M], name: str) -> M:
-    try:
-        data = json.loads(strip_fences(text))
-    except json.JSONDecodeError as exc:
-        raise LLMOutputError(f"{name}: output is not JSON ({exc.msg})", details={"raw": text[:2000]}) from None
-    try:
-        return model.model_validate(data)
-    except PydanticValidationError as exc:
-        errors = error_list(exc)
-        raise LLMOutputError(
-            f"{name}: output does not fit the extraction schema ({len(errors)} errors)",
-            details={"errors": errors, "raw": text[:2000]},
-        ) from None
