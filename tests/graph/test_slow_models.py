@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
+from memory_substrate.inspect.data import overview as inspector_overview
 from memory_substrate.llm.base import LLMError
 from memory_substrate.llm.openai_compat import OpenAICompatibleChat
 from memory_substrate.mcp.server import build_server
@@ -96,6 +97,9 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
             assert report["knowledge_graph"]["extraction_queue"] == {"retrying": 1}
             failure = report["knowledge_graph"]["extraction_failures"][0]
             assert failure["episode_id"] == ep and failure["attempts"] == 1 and "timed out" in failure["last_error"]
+        overview = inspector_overview(mem)  # the inspector's first page
+        assert overview["jobs"]["retrying"] == 1 and overview["jobs"]["pending"] == 0
+        assert overview["queue"][0]["status"] == "retrying" and "timed out" in overview["queue"][0]["error"]
     finally:
         mem.close()
 
@@ -142,3 +146,11 @@ def test_requests_in_flight_per_endpoint_are_bounded(llm, limit):
     for t in threads:
         t.join(timeout=10)
     assert len(llm.requests) == 3 and llm.max_in_flight == limit
+
+
+def test_a_server_refusing_stream_options_is_asked_again_without(llm):
+    llm.script = [Reply(400, "unknown field stream_options"), Reply(content=GOOD)]
+    chat = OpenAICompatibleChat(llm.url, "m", max_retries=0)
+    answer = chat.complete([{"role": "user", "content": "x"}], {}, schema_name="extraction")
+    assert answer.text == GOOD and "stream_options" not in llm.requests[1]["body"]
+    assert llm.requests[1]["body"]["response_format"]["type"] == "json_schema"

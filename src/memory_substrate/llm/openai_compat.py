@@ -81,11 +81,13 @@ class OpenAICompatibleChat(StructuredModel):
         self.name = f"llm:{model}@{urlparse(self.base_url).netloc or self.base_url}"
         self.gate = EndpointGate.of(self.base_url, max_in_flight)
         self._schema_mode = "json_schema"
+        self._usage_in_stream = True
 
     def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
                   max_tokens: int | None) -> Completion:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature,
-                                "stream": True, "stream_options": {"include_usage": True}}
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature, "stream": True}
+        if self._usage_in_stream:
+            body["stream_options"] = {"include_usage": True}
         if max_tokens:
             body["max_tokens"] = max_tokens
         if self._schema_mode == "json_schema":
@@ -97,8 +99,11 @@ class OpenAICompatibleChat(StructuredModel):
         abandoned = 0.0
         try:
             return self._request(body)
-        except _SchemaRefused:
-            self._schema_mode = "json_object"  # the prompt describes the schema; the server just can't enforce it
+        except _Refused as refused:
+            if refused.field == "stream_options":
+                self._usage_in_stream = False  # token counts are then unknown, the answer is not
+            else:
+                self._schema_mode = "json_object"  # the prompt describes the schema; the server just can't enforce it
         except RetryableError as exc:
             abandoned = exc.abandoned_after_s
             raise
@@ -132,7 +137,9 @@ class OpenAICompatibleChat(StructuredModel):
 
     def _refuse(self, status: int, text: str, body: dict[str, Any]) -> None:
         if status == 400 and body["response_format"]["type"] == "json_schema" and "response_format" in text:
-            raise _SchemaRefused
+            raise _Refused("response_format")
+        if status == 400 and "stream_options" in body and "stream_options" in text:
+            raise _Refused("stream_options")
         if status == 429 or status >= 500:
             raise RetryableError(f"HTTP {status}")
         raise LLMError(f"{self.name}: HTTP {status}: {text[:300]}", details={"status": status})
@@ -175,8 +182,12 @@ class OpenAICompatibleChat(StructuredModel):
             raise LLMError(f"{self.name}: response is not a chat completion", details={"body": text[:500]}) from None
 
 
-class _SchemaRefused(Exception):
-    """The server refused ``response_format: json_schema``."""
+class _Refused(Exception):
+    """The server refused an optional field (``response_format: json_schema``, ``stream_options``)."""
+
+    def __init__(self, field: str) -> None:
+        super().__init__(field)
+        self.field = field
 
 
 def _usage(raw: dict[str, Any]) -> dict[str, int]:
