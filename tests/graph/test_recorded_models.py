@@ -88,6 +88,9 @@ async def test_a_recorded_answer_is_salvaged_and_reported(mem, llm, record):
         trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
         window = trace["window_runs"][0]
         assert llm.requests[0]["body"]["messages"][1]["content"] == record["episode"]  # the recorded window again
+        assert run["dropped"] == len(trace["dropped"]) and run["dropped_examples"] == [
+            {"item": d["item"], "reason": d["reason"]} for d in trace["dropped"][:5]]  # reported, reasons included
+        assert run["truncated_windows"] == (record["finish_reason"] == "length")
         if record["finish_reason"] == "length":
             assert window["truncated"] and any("truncated at the token cap" in d["reason"] for d in window["dropped"])
             assert len(window["split"]) == 2 and all(s["max_tokens"] < window["max_tokens"] for s in window["split"])

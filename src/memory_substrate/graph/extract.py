@@ -120,7 +120,7 @@ def _apply(rt: Runtime, episode_id: str, extractor: Extractor, extractions: list
     return {"episode_id": episode_id, "status": job.status, "outcome": "partial" if errors else "done",
             "trace_id": record.id, "entities": len(entities.get("new", [])) + len(entities.get("resolved", [])),
             "facts": len((trace.get("facts") or {}).get("created", [])), "windows": windows,
-            "dropped": len(trace["dropped"]), **({"error": errors[0]} if errors else {})}
+            **_what_was_left_out(trace), **({"error": errors[0]} if errors else {})}
 
 
 def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str, Any]:
@@ -156,7 +156,16 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
         record = jobs.record(session, "extraction", episode_id, trace)
         job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message")))
     return {"episode_id": episode_id, "status": job.status, "outcome": "failed", "trace_id": record.id, "error": error,
-            "dropped": len(base.get("dropped") or [])}
+            **_what_was_left_out(base)}
+
+
+def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
+    """For the run's report: items dropped (a few with their reasons; all are in the trace) and
+    windows whose answer was cut at the token cap."""
+    dropped = trace.get("dropped") or []
+    runs = trace.get("window_runs") or []
+    return {"dropped": len(dropped), "dropped_examples": [{"item": d["item"], "reason": d["reason"]} for d in dropped[:5]],
+            "truncated_windows": sum(1 for w in runs if w.get("truncated"))}
 
 
 def _dropped(window_trace: dict[str, Any]) -> list[dict[str, Any]]:
