@@ -225,3 +225,32 @@ async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
             job.updated_at = "2020-01-01T00:00:00.000000+00:00"
             session.put_job(job)
         assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == [ep]
+
+
+async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fact(llm, llm_memory):
+    turns = ["Morning all.", "Customer Portal now uses Semantic Kernel for its agents.", "Lunch at noon?",
+             "Sure.", "The portal team likes it.", "Weather is nice."]
+    enumerating = json.loads(GOOD)
+    enumerating["facts"][0]["segment_ids"] = [f"seg-{i}" for i in range(1, 7)]  # everything: proves nothing
+    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "hosts", "object": "Semantic Kernel",
+                                 "segment_ids": ["seg-3"]})  # a segment that shares nothing with it
+    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "owned_by", "value": "Atlantis Guild",
+                                 "segment_ids": ["seg-2"]})  # nothing in the episode names it
+    llm.default = Reply(content=json.dumps(enumerating))
+    async with Client(build_server(llm_memory)) as c:
+        ep = (await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
+            {"role": "user", "content": t} for t in turns]}))["source_id"]
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        assert out["runs"][0]["facts"] == 2
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"}, {"detail": "full"})
+        by_pred = {f["predicate"]: f for f in facts["items"]}
+        assert set(by_pred) == {"uses", "hosts"}
+        for fact in by_pred.values():  # both grounded by the rule to the one segment naming Semantic Kernel
+            assert [r["segment_id"] for r in fact["evidence_refs"]] == ["seg-2"]
+            assert fact["evidence_status"] == "inferred" and fact["status"] == "candidate"
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        rules = {g["item"]: g["rule"] for g in trace["window_runs"][0]["grounding"]}
+        assert rules == {"fact Customer Portal uses Semantic Kernel": "cited_everything",
+                         "fact Customer Portal hosts Semantic Kernel": "cited_nothing_related"}
+        assert {"item": "fact Customer Portal owned_by Atlantis Guild",
+                "reason": "no segment of the window shares a name with it"} in trace["dropped"]

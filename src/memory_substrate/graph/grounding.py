@@ -5,7 +5,8 @@ Qwen2.5-Coder 0.5B and 1.5B, ``docs/knowledge-graph.md``). The rule, per fact an
 
 1. A citation of a segment the window does not hold is removed.
 2. A segment *supports* a fact when it shares a name with it: a content word of the object or
-   value (of the subject when the object side has none); a procedure, when it shares two content
+   value (of the subject when the object side has none, and of the subject and predicate for a
+   true/false value); a procedure, when it shares two content
    words of its title and text (one, when it has only one).
 3. A citation list longer than ``MAX_CITED`` names everything and proves nothing: it counts as no
    citation. Cited segments that do not support the claim are removed.
@@ -49,7 +50,7 @@ def _rule(label: str, cited: list[str], want: set[str], need: int, seg_terms: di
     enumerated = len(known) > MAX_CITED
     kept = [] if enumerated else _supporting(want, need, seg_terms, known)
     if kept:
-        if len(kept) < len(known):
+        if len(kept) < len(known) or "unknown_segments_removed" in entry:
             entry.update(rule="unrelated_citations_removed", segment_ids=kept)
             log.append(entry)
         return kept, False
@@ -70,7 +71,9 @@ def ground(facts: list[ExtractedFact], procedures: list[ExtractedProcedure], seg
     kept_facts: list[ExtractedFact] = []
     for fact in facts:
         obj = fact.object if fact.object is not None else fact.value
-        want = _terms(obj) or _terms(fact.subject)
+        # A yes/no value names nothing: such a fact is about its subject and predicate.
+        want = (_terms(fact.subject, fact.predicate.replace("_", " ")) if isinstance(obj, bool)
+                else _terms(obj) or _terms(fact.subject))
         label = f"fact {fact.subject} {fact.predicate} {obj}"
         cites, by_rule = _rule(label, fact.segment_ids, want, 1, seg_terms, dropped, log)
         if cites is None:

@@ -15,6 +15,7 @@ is dropped with its reason (``Reading.dropped``) while the others are kept. Then
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -131,7 +132,9 @@ def _short(item: Any) -> str:
 
 
 def _in(name: str, text: str) -> bool:
-    return bool(name) and normalize_name(name) in text
+    """``name`` occurs in ``text`` (both normalised) as whole words."""
+    norm = normalize_name(name)
+    return bool(norm) and re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", text) is not None
 
 
 def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: Reading) -> None:
@@ -168,6 +171,7 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
     reading = Reading(truncated=truncated)
     try:
         data, why = parse_json(text, truncated=truncated)
+        reading.truncated = truncated and why is not None  # an answer complete at the cap is not cut
         reading.error = why if data is None else None
         if why:
             tail = "; the items completed before it are kept" if data is not None else "; no item was complete"
