@@ -116,8 +116,15 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str | None = None
     llm_api_key: str | None = None
-    llm_timeout_s: float = 60.0
+    # A slow local model (docs/knowledge-graph.md, "Slow local models"): answers are streamed, so
+    # llm_timeout_s bounds the wait for the first token and between chunks, and
+    # llm_window_timeout_s bounds one window's whole answer.
+    llm_timeout_s: float = 120.0
+    llm_window_timeout_s: float = 900.0
     llm_max_retries: int = 3
+    llm_backoff_s: float = 2.0
+    llm_max_in_flight: int = 1  # requests one endpoint is sent at once (a local server queues the rest)
+    llm_max_output_tokens: int = 2048  # upper bound of the max_tokens sized to each window
     extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
     # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None

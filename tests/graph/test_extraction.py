@@ -45,7 +45,7 @@ async def test_extraction_writes_entities_facts_and_a_trace(client):
 async def test_ingest_queues_the_episode_and_keeps_specific_facts(client):
     ep = await episode(client, "Moved the db to 10.0.3.17 port 5432 with Postgres 16.2; run `kubectl rollout restart deploy/api -n prod`.")
     report = await call(client, "memory_maintain", "report", {}, {"detail": "full"})
-    assert report["knowledge_graph"]["extraction_queue"] == {"pending": 1, "done": 0, "failed": 0}
+    assert report["knowledge_graph"]["extraction_queue"] == {"pending": 1, "running": 0, "retrying": 0, "failed": 0, "done": 0}
     compact = await call(client, "memory_maintain", "report", {})  # zero counts left out
     assert compact["knowledge_graph"]["extraction_queue"] == {"pending": 1}
     page = await call(client, "memory_query", "page", {"id": ep}, {"detail": "full"})

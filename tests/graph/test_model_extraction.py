@@ -34,7 +34,8 @@ def llm() -> Iterator[StubLLM]:
 
 @pytest.fixture
 def llm_memory(make_settings: Any, namespace: str, llm: StubLLM) -> Iterator[Memory]:
-    settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=2)
+    settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=2,
+                             llm_backoff_s=0.01)
     mem = Memory(settings, namespace=namespace)
     try:
         yield mem
@@ -55,10 +56,11 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         dry = await call(c, "memory_maintain", "extract", {})
         assert dry["status"] == "dry_run" and dry["episodes"] == [ep] and llm.requests == []
         done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0} and done["queue"]["done"] == 1
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0} and done["queue"]["done"] == 1
         sent = llm.requests[-1]
         assert sent["auth"] == "Bearer sk-test" and sent["body"]["model"] == "stub-model"
-        assert sent["body"]["response_format"]["type"] == "json_schema"
+        assert sent["body"]["response_format"]["type"] == "json_schema" and sent["body"]["stream"] is True
+        assert sent["body"]["max_tokens"] == 256 + 32  # sized to a one-turn window
         assert "seg-1" in sent["body"]["messages"][1]["content"] and len(llm.requests) == 2  # one retry after the 500
         facts = await call(c, "memory_query", "facts", {"subject": "portal"})
         assert facts["items"][0]["object"]["name"] == "Semantic Kernel"
@@ -78,23 +80,36 @@ async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, ll
             out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
             run = out["runs"][0]
             assert run["error"]["code"] == "memory_llm_output_invalid"
-            assert run["status"] == ("failed" if attempt == 3 else "pending")
+            assert run["status"] == ("failed" if attempt == 3 else "retrying") and run["outcome"] == "failed"
+        assert len(llm.requests) == 6  # each run: the answer and one repair request quoting what was wrong
+        repair = llm.requests[1]["body"]["messages"]
+        assert repair[2] == {"role": "assistant", "content": bad} and "galaxy" in repair[3]["content"]
         trace = await call(c, "memory_query", "trace", {"id": ep})
         assert trace["job"] == {"status": "failed", "attempts": 3, "error": trace["job"]["error"]}
-        assert "schema" in trace["trace"]["errors"][0]["message"] and "galaxy" in trace["trace"]["errors"][0]["details"]["raw"]
+        error = trace["trace"]["errors"][0]
+        assert "no valid item" in error["message"] and "galaxy" in error["details"]["raw"]
+        assert "entities[0]" in error["details"]["dropped"][0]["item"]
         after = await call(c, "memory_maintain", "structure", {})
         assert after["counts"]["objects"] == before["counts"]["objects"]
 
 
-async def test_citing_missing_segments_fails_cleanly(llm, llm_memory):
+async def test_citing_missing_segments_is_grounded_by_the_rule(llm, llm_memory):
+    """A model's citation of a segment the episode lacks is removed; the fact is grounded to the
+    segment that shares its names and kept out of the trusted tiers (graph/grounding.py)."""
     wrong = json.loads(GOOD)
     wrong["facts"][0]["segment_ids"] = ["seg-42"]
     llm.default = Reply(content=json.dumps(wrong))
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
-        assert out["runs"][0]["error"]["code"] == "memory_evidence_error"
-        assert (await call(c, "memory_query", "entities", {"name": "Customer Portal"}))["count"] == 0
+        assert out["runs"][0]["outcome"] == "done"
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"}, {"detail": "full"})
+        fact = facts["items"][0]
+        assert [r["segment_id"] for r in fact["evidence_refs"]] == ["seg-1"]
+        assert fact["evidence_status"] == "inferred" and fact["status"] == "candidate"
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        rule = trace["window_runs"][0]["grounding"][0]
+        assert rule["rule"] == "cited_nothing" and rule["unknown_segments_removed"] == ["seg-42"]
 
 
 async def test_servers_without_json_schema_get_json_object(llm, llm_memory):
@@ -147,3 +162,95 @@ def test_prompt_snapshot() -> None:
     rendered = "\n---\n".join(m["role"] + ": " + m["content"] for m in prompt.messages("portal chat", lines))
     snapshot = Path(__file__).parent / "data" / "extraction_prompt.txt"
     assert rendered == snapshot.read_text(), "the extraction prompt changed: bump prompt.VERSION and refresh the snapshot"
+
+
+async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory):
+    loop = '{"entities": [{"name": "Customer Portal", "type": "project", "summary": "' + "It uses it. " * 400
+    llm.default = Reply(content=loop, finish_reason="length")
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        run = out["runs"][0]
+        assert run["outcome"] == "failed" and run["error"]["code"] == "memory_llm_output_truncated"
+        assert "max_tokens=288" in run["error"]["message"] and len(llm.requests) == 1  # one turn: too short to halve
+        window = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]["window_runs"][0]
+        assert window["truncated"] and window["finish_reason"] == "length"
+        assert "truncated at the token cap" in window["dropped"][0]["reason"]
+
+
+async def test_names_copied_from_the_prompt_are_dropped(llm, llm_memory):
+    copied = json.loads(GOOD)
+    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "value": "<literal text or number>",
+                            "segment_ids": ["seg-1"]})
+    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "object": "snake_case verb",
+                            "segment_ids": ["seg-1"]})
+    llm.default = Reply(content=json.dumps(copied))
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        assert out["runs"][0]["outcome"] == "done" and out["runs"][0]["facts"] == 1
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        leaks = [d for d in trace["dropped"] if "from the prompt, not the episode" in d["reason"]]
+        assert len(leaks) == 2
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"})
+        assert [f["object"]["name"] for f in facts["items"]] == ["Semantic Kernel"]
+
+
+async def test_a_crashing_validator_is_a_dropped_item_not_a_dead_run(llm, llm_memory):
+    both = json.loads(GOOD)
+    both["facts"][0]["value"] = "also a value"  # object and value: the model validator raises ValueError
+    llm.default = Reply(content=json.dumps(both))
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        run = out["runs"][0]
+        assert run["outcome"] == "done" and run["entities"] == 2 and run["facts"] == 0 and run["dropped"] == 1
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        assert "exactly one of object" in trace["dropped"][0]["reason"]
+
+
+async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
+    from memory_substrate.graph import jobs
+
+    llm.default = Reply(content=GOOD)
+    async with Client(build_server(llm_memory)) as c:
+        ep = await _ingest(c)
+        with llm_memory.runtime.write("test", "extract", "a run in another process") as (session, _patch):
+            jobs.start(session, ep, extractor="elsewhere")
+        assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == []  # someone is at work on it
+        overview = await call(c, "memory_maintain", "report", {})
+        assert overview["knowledge_graph"]["extraction_queue"] == {"running": 1}
+        with llm_memory.runtime.write("test", "extract", "that process died long ago") as (session, _patch):
+            job = session.get_job(jobs.EXTRACT, ep)
+            job.updated_at = "2020-01-01T00:00:00.000000+00:00"
+            session.put_job(job)
+        assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == [ep]
+
+
+async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fact(llm, llm_memory):
+    turns = ["Morning all.", "Customer Portal now uses Semantic Kernel for its agents.", "Lunch at noon?",
+             "Sure.", "The portal team likes it.", "Weather is nice."]
+    enumerating = json.loads(GOOD)
+    enumerating["facts"][0]["segment_ids"] = [f"seg-{i}" for i in range(1, 7)]  # everything: proves nothing
+    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "hosts", "object": "Semantic Kernel",
+                                 "segment_ids": ["seg-3"]})  # a segment that shares nothing with it
+    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "owned_by", "value": "Atlantis Guild",
+                                 "segment_ids": ["seg-2"]})  # nothing in the episode names it
+    llm.default = Reply(content=json.dumps(enumerating))
+    async with Client(build_server(llm_memory)) as c:
+        ep = (await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
+            {"role": "user", "content": t} for t in turns]}))["source_id"]
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        assert out["runs"][0]["facts"] == 2
+        facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"}, {"detail": "full"})
+        by_pred = {f["predicate"]: f for f in facts["items"]}
+        assert set(by_pred) == {"uses", "hosts"}
+        for fact in by_pred.values():  # both grounded by the rule to the one segment naming Semantic Kernel
+            assert [r["segment_id"] for r in fact["evidence_refs"]] == ["seg-2"]
+            assert fact["evidence_status"] == "inferred" and fact["status"] == "candidate"
+        trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
+        rules = {g["item"]: g["rule"] for g in trace["window_runs"][0]["grounding"]}
+        assert rules == {"fact Customer Portal uses Semantic Kernel": "cited_everything",
+                         "fact Customer Portal hosts Semantic Kernel": "cited_nothing_related"}
+        assert {"item": "fact Customer Portal owned_by Atlantis Guild",
+                "reason": "no segment of the window shares a name with it"} in trace["dropped"]

@@ -50,7 +50,7 @@ async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
         windows = done["runs"][0]["windows"]
         assert windows == len(llm.requests) and windows >= 5, windows
         prompts = [r["body"]["messages"][1]["content"] for r in llm.requests]
@@ -78,7 +78,7 @@ async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memo
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": turns})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
         for subject, obj in many.values():
             found = await call(c, "memory_query", "facts", {"subject": subject})
             assert [f["object"]["name"] for f in found["items"]] == [obj], found
@@ -107,10 +107,31 @@ async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": first})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
         again = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": grown})
         assert again["source_id"] == ep["source_id"]
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
         found = await call(c, "memory_query", "facts", {"subject": "Ledger 6"})
         assert [f["object"]["name"] for f in found["items"]] == ["Cluster 6"], found
+
+
+async def test_a_failed_window_keeps_the_others_and_the_job_is_retried(llm, llm_memory):  # noqa: F811
+    def answer(body: dict[str, Any]) -> Reply:
+        if "seg-2900 " in body["messages"][1]["content"]:
+            return Reply(503, "overloaded")  # the window with the second fact never answers
+        return _answer(body)
+
+    llm.respond = answer
+    async with Client(build_server(llm_memory)) as c:
+        ep = (await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)}))["source_id"]
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        run = out["runs"][0]
+        assert out["status"] == "partial" and run["outcome"] == "partial" and run["status"] == "retrying"
+        assert run["error"]["code"] == "memory_llm_error" and run["error"]["window"] == run["windows"]
+        kept = await call(c, "memory_query", "facts", {"subject": "Zephyr Ledger"})
+        assert [f["object"]["name"] for f in kept["items"]] == ["Falcon Cluster"]
+        assert (await call(c, "memory_query", "facts", {"subject": "Orion Gateway"}))["items"] == []
+        report = await call(c, "memory_maintain", "report", {})
+        assert report["knowledge_graph"]["extraction_queue"] == {"retrying": 1}
+        assert report["knowledge_graph"]["extraction_failures"][0]["attempts"] == 1

@@ -165,8 +165,11 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
     @click.argument("input_data", required=False)
     @click.option("--options", "options_json", default=None, help="Options as JSON (or @file, @- for stdin).")
     @click.option("--table", is_flag=True, help="Print items as a table instead of JSON.")
+    @click.option("--progress", "progress_kind", type=click.Choice(["auto", "json", "none"]), default="auto",
+                  help="Progress of long runs on stderr: a bar on a terminal (auto), JSON lines (json), or none.")
     @click.pass_context
-    def command(ctx: click.Context, mode: str, input_data: str | None, options_json: str | None, table: bool) -> None:
+    def command(ctx: click.Context, mode: str, input_data: str | None, options_json: str | None, table: bool,
+                progress_kind: str) -> None:
         try:
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
@@ -175,28 +178,50 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
             long_running = (method == "ingest" and mode in ("repo", "pdf")) or (
                 method == "maintain" and mode in ("reindex", "extract")
             )
-            if long_running and sys.stderr.isatty():
+            if long_running and progress_kind == "json":
+                kwargs["progress"] = _progress_lines
+            elif long_running and progress_kind == "auto" and sys.stderr.isatty():
                 kwargs["progress"] = _progress_bar()
             result = getattr(memory, method)(mode, data, options, **kwargs)
         except MemorySubstrateError as exc:
             _fail(exc)
             return
         _emit(result, table)
+        if method == "maintain" and mode == "extract" and result.get("status") in ("partial", "failed"):
+            sys.exit(EXIT_ERROR)  # an episode whose extraction failed is a failed run (its outcome is printed)
 
 
 def _progress_bar() -> Any:
+    from rich.console import Console
     from rich.progress import Progress
 
-    progress = Progress(transient=True)
+    console = Console(stderr=True)
+    progress = Progress(console=console, transient=True)
     task = progress.add_task("ingest", total=None)
     progress.start()
 
     def update(done: int, total: int, path: str) -> None:
-        progress.update(task, completed=done, total=total, description=path[-40:])
+        kind, _, rest = path.partition(":")
+        description = path[-40:]
+        if kind == "extract":  # one line per finished episode stays above the bar
+            description = f"extract {done}/{total}"
+            if ":" in rest:
+                episode_id, _, outcome = rest.rpartition(":")
+                progress.console.print(f"extract {done}/{total} {episode_id}: {outcome}", highlight=False, markup=False)
+        progress.update(task, completed=done, total=total, description=description)
         if done >= total:
             progress.stop()
 
     return update
+
+
+def _progress_lines(done: int, total: int, phase: str) -> None:
+    """``--progress json``: one JSON object a line on stderr per step."""
+    line: dict[str, Any] = {"done": done, "total": total, "phase": phase}
+    kind, _, rest = phase.partition(":")
+    if kind == "extract" and ":" in rest:
+        line["episode_id"], _, line["outcome"] = rest.rpartition(":")
+    click.echo(json.dumps(line), err=True)
 
 
 _tool_command("ingest", "ingest", tool_help("ingest", "Capture evidence as a source with addressable segments."))

@@ -54,7 +54,8 @@ def _fact_text(subject: str, predicate: str, obj: str) -> str:
 
 class ExtractionApplier:
     def __init__(self, patch: Patch, embedder: Embedder | None, *,
-                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE, whole_episode: bool = False) -> None:
+                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE, whole_episode: bool = False,
+                 lenient: bool = False) -> None:
         """``episode_limit``: distinct entities the episode may hold across extractions. None for
         imports (importers/bulk.py: an imported graph lands on one source per part, which is not
         one episode's extraction); the model extractor allows the limit per window of a long
@@ -63,7 +64,12 @@ class ExtractionApplier:
         ``whole_episode``: this extraction read the whole episode (the model path; a conversation
         that grew is extracted again), so its entities replace the episode's earlier link list
         instead of adding to it, and the limit counts what this extraction links. Entities of an
-        earlier run keep their own record of the episode; nothing is unlinked from them."""
+        earlier run keep their own record of the episode; nothing is unlinked from them.
+
+        ``lenient``: a fact naming no entity is dropped and listed in the trace's ``dropped``
+        instead of refusing the extraction (a model's answer is kept item by item; an agent's
+        own extraction is refused whole, so it can correct it)."""
+        self.lenient = lenient
         self.episode_limit = episode_limit
         self.whole_episode = whole_episode
         self._links: dict[str, list[str]] = {}  # episode id -> its entity links as this extraction left them
@@ -114,7 +120,13 @@ class ExtractionApplier:
         }
         names = self._entities(episode, ex, gov, trace)
         for fact in ex.facts:
-            self._fact(episode, fact, names, gov, seg_times, str(episode_time), trace)
+            try:
+                self._fact(episode, fact, names, gov, seg_times, str(episode_time), trace)
+            except (NotFoundError, ValidationError) as exc:
+                if not self.lenient:
+                    raise
+                trace.setdefault("dropped", []).append(
+                    {"item": f"fact {fact.subject} {fact.predicate} {fact.object or fact.value}", "reason": str(exc)})
         for proc in ex.procedures:
             refs = [{"source_id": episode.id, "segment_id": s} for s in proc.segment_ids]
             outcome = procedures.observe(
@@ -265,8 +277,8 @@ class ExtractionApplier:
             trace["custom_predicates"].append(predicate)
         refs = [{"source_id": episode.id, "segment_id": s} for s in dict.fromkeys(fact.segment_ids)]
         status = gov.evidence_status or default_evidence_status(gov.memory_source, has_evidence=bool(refs))
-        if gov.evidence_status == "extracted" and not refs:
-            status = "inferred"  # a model's claim that cites nothing is an inference
+        if gov.evidence_status == "extracted" and (not refs or fact._cited_by_rule):
+            status = "inferred"  # a model's claim that cites nothing (or everything) is an inference
         if fact.valid_from is not None:
             valid_from = fact.valid_from.isoformat()
         else:

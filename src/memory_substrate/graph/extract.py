@@ -1,31 +1,27 @@
 """Drain the extraction queue with a model: read the episode (no lock held), ask the model
-(no lock held), then apply the validated extraction in one patch. A run that fails (model
-unreachable, output that fits no schema, an extraction naming missing evidence) writes only
-its trace and the job's failure; three failures park the job as ``failed``."""
+window by window (no lock held, ``graph/window_run.py``), then apply every valid item in one
+patch. A window that fails (model unreachable, an answer with nothing valid even after a repair
+request) is in the trace and the job's error; the other windows are applied, and the job is
+``retrying`` until its third failed run parks it as ``failed``."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any
 
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import Extraction
+from memory_substrate.graph.window_run import Extractor, run_window
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 
 Progress = Callable[[int, int, str], None]
 SYSTEM_REASON = "extracted from a captured episode by the configured model"
-
-
-class Extractor(Protocol):
-    name: str
-
-    def generate(self, messages: list[dict[str, str]], model: type[Extraction], *, schema_name: str) -> tuple[Extraction, str]: ...
 
 
 def configured_extractor(settings: Settings) -> Extractor | None:
@@ -38,7 +34,10 @@ def configured_extractor(settings: Settings) -> Extractor | None:
         settings.llm_model,
         api_key=settings.llm_api_key,
         timeout_s=settings.llm_timeout_s,
+        window_timeout_s=settings.llm_window_timeout_s,
         max_retries=settings.llm_max_retries,
+        backoff_s=settings.llm_backoff_s,
+        max_in_flight=settings.llm_max_in_flight,
     )
 
 
@@ -52,7 +51,7 @@ def no_extractor_error() -> NotAvailableError:
     )
 
 
-def _episode_requests(rt: Runtime, episode_id: str) -> tuple[list[list[dict[str, str]]], dict[str, Any]] | None:
+def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window], dict[str, Any]] | None:
     """One model request per window of the whole episode (every segment is read; a long episode
     is cut into overlapping windows, never truncated), and the windowing facts for the trace."""
     with rt.read_with_expired() as session:
@@ -64,7 +63,7 @@ def _episode_requests(rt: Runtime, episode_id: str) -> tuple[list[list[dict[str,
         prompt.EpisodeLine(s.id, str(s.metadata.get("name") or s.metadata.get("role") or "text"), s.metadata.get("created_at"), s.text)
         for s in segs
     ]
-    return prompt.window_messages(ep.title, lines)
+    return prompt.plan(ep.title, lines)
 
 
 def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
@@ -92,50 +91,95 @@ def _scope(session: Any, episode_id: str) -> str:
     return f"scope:{slug}" if slug else "scope:namespace"
 
 
+def _mark_running(rt: Runtime, episode_id: str, extractor: Extractor) -> None:
+    with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):
+        jobs.start(session, episode_id, extractor=extractor.name)
+
+
+def _apply(rt: Runtime, episode_id: str, extractor: Extractor, extractions: list[Extraction], windows: int,
+           base: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, Any]:
+    with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
+        gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
+                         extractor=extractor.name, evidence_status="extracted")
+        # Each window's result goes through the same resolution, in order, in one patch: an
+        # entity a later window names again resolves to the one an earlier window made. Spec
+        # 004's 10 entities hold per window of a long episode (what one request sees).
+        applier = ExtractionApplier(patch, rt.embedder_or_none(), episode_limit=MAX_ENTITIES_PER_EPISODE * windows,
+                                    whole_episode=True, lenient=True)
+        trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+        unresolved = trace.get("dropped", [])  # facts naming no entity, dropped by the applier
+        trace.update(base)
+        trace["errors"] = [*trace.get("errors", []), *errors]
+        trace["dropped"] = [*base.get("dropped", []), *unresolved]
+        trace["patch_id"] = patch.id
+        record = jobs.record(session, "extraction", episode_id, trace)
+        job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name,
+                          error="; ".join(str(e.get("message")) for e in errors)[:2000] if errors else None)
+        patch.commit({"episode_id": episode_id, "trace_id": record.id})
+    entities = trace.get("entities") or {}
+    return {"episode_id": episode_id, "status": job.status, "outcome": "partial" if errors else "done",
+            "trace_id": record.id, "entities": len(entities.get("new", [])) + len(entities.get("resolved", [])),
+            "facts": len((trace.get("facts") or {}).get("created", [])), "windows": windows,
+            **_what_was_left_out(trace), **({"error": errors[0]} if errors else {})}
+
+
 def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str, Any]:
-    """Extract one episode; returns {episode_id, status, trace_id, ...}. Never raises for model trouble."""
+    """Extract one episode; returns {episode_id, status, outcome, trace_id, ...}. Never raises
+    for anything the model does: each window's failure is in the trace, and what the other
+    windows (and the valid items of a failed answer) yield is applied."""
     started = time.perf_counter()
     base: dict[str, Any] = {"episode_id": episode_id, "extractor": extractor.name, "prompt_version": prompt.VERSION}
-    requests = _episode_requests(rt, episode_id)
+    planned = _episode_windows(rt, episode_id)
     error: dict[str, Any] | None = None
-    if requests is None:
+    if planned is None:
         error = {"code": "memory_not_found", "message": f"episode {episode_id} not found"}
     else:
-        windowed, base["windowing"] = requests
-        extractions: list[Extraction] = []
-        raw = ""
-        try:
-            for msgs in windowed:  # every window or nothing: a failed window fails the episode
-                extraction, raw = extractor.generate(msgs, Extraction, schema_name="extraction")
-                extractions.append(extraction)
-        except MemorySubstrateError as exc:
-            error = {**exc.to_dict(), "window": len(extractions) + 1, "windows": len(windowed)}
-        else:
+        windows, base["windowing"] = planned
+        _mark_running(rt, episode_id, extractor)
+        cap = rt.settings.llm_max_output_tokens
+        results = [run_window(extractor, w, max_output_tokens=cap) for w in windows]
+        base["window_runs"] = [r.trace for r in results]
+        base["dropped"] = [d for r in results for d in _dropped(r.trace)]
+        errors = [{**r.error, "window": k, "windows": len(windows)} for k, r in enumerate(results, 1) if r.error]
+        extractions = [ex for r in results for ex in r.extractions]
+        if extractions or not errors:
             try:
-                with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
-                    gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
-                                     extractor=extractor.name, evidence_status="extracted")
-                    # Each window's result goes through the same resolution, in order, in one patch:
-                    # an entity a later window names again resolves to the one an earlier window made.
-                    # Spec 004's 10 entities hold per window of a long episode (what one request sees).
-                    applier = ExtractionApplier(patch, rt.embedder_or_none(),
-                                                episode_limit=MAX_ENTITIES_PER_EPISODE * len(windowed),
-                                                whole_episode=True)
-                    trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions])
-                    trace.update(base, patch_id=patch.id, latency_ms=round((time.perf_counter() - started) * 1000, 2))
-                    record = jobs.record(session, "extraction", episode_id, trace)
-                    jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name)
-                    patch.commit({"episode_id": episode_id, "trace_id": record.id})
-                return {"episode_id": episode_id, "status": "done", "trace_id": record.id,
-                        "entities": len(trace["entities"]["new"]) + len(trace["entities"]["resolved"]),
-                        "facts": len(trace["facts"]["created"]), "windows": base["windowing"]["windows"]}
-            except MemorySubstrateError as exc:  # e.g. the model cited segments the episode lacks
-                error = {**exc.to_dict(), "raw": raw[:2000]}
+                base["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
+                return _apply(rt, episode_id, extractor, extractions, len(windows), base, errors)
+            except Exception as exc:  # e.g. more entities than the episode may hold: the run goes on
+                error = {**_as_error(exc), "windows": len(windows)}
+        else:
+            error = errors[0]
+            base["errors"] = errors
     with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):
-        trace = {**base, "errors": [error], "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+        trace = {**base, "errors": base.get("errors") or [error], "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
         record = jobs.record(session, "extraction", episode_id, trace)
         job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message")))
-    return {"episode_id": episode_id, "status": job.status, "trace_id": record.id, "error": error}
+    return {"episode_id": episode_id, "status": job.status, "outcome": "failed", "trace_id": record.id, "error": error,
+            **_what_was_left_out(base)}
+
+
+def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
+    """For the run's report: items dropped (a few with their reasons; all are in the trace) and
+    windows whose answer was cut at the token cap."""
+    dropped = trace.get("dropped") or []
+    runs = trace.get("window_runs") or []
+    return {"dropped": len(dropped), "dropped_examples": [{"item": d["item"], "reason": d["reason"]} for d in dropped[:5]],
+            "truncated_windows": sum(1 for w in runs if w.get("truncated"))}
+
+
+def _dropped(window_trace: dict[str, Any]) -> list[dict[str, Any]]:
+    """A window's dropped items, those of its halves included."""
+    out = list(window_trace.get("dropped") or [])
+    for sub in window_trace.get("split") or []:
+        out.extend(_dropped(sub))
+    return out
+
+
+def _as_error(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, MemorySubstrateError):
+        return exc.to_dict()
+    return {"code": "memory_internal_error", "message": f"{type(exc).__name__}: {exc}", "details": {}}
 
 
 def drain(
@@ -156,7 +200,7 @@ def drain(
                 raise NotFoundError(f"episode_ids: {', '.join(missing[:5])} not found", details={"ids": missing})
             todo = list(dict.fromkeys(episode_ids))[:limit]
         else:
-            todo = [j.target_id for j in session.list_jobs(kind=jobs.EXTRACT, statuses=["pending"], limit=limit)]
+            todo = [j.target_id for j in jobs.runnable(session, limit=limit, stale_after_s=rt.settings.llm_window_timeout_s * 2)]
         queue = jobs.queue_status(session)
     result: dict[str, Any] = {
         "result_type": "extract_result",
@@ -173,16 +217,20 @@ def drain(
     if extractor is None:
         raise no_extractor_error()
     runs = []
+    if progress is not None:
+        progress(0, len(todo), "extract:start")
     for i, episode_id in enumerate(todo, 1):
-        runs.append(extract_one(rt, episode_id, extractor))
-        if progress is not None:
-            progress(i, len(todo), "extract:episodes")
+        runs.append(run := extract_one(rt, episode_id, extractor))
+        if progress is not None:  # one line per episode: a run of a slow model takes minutes each
+            progress(i, len(todo), f"extract:{episode_id}:{run['outcome']}")
     with rt.read_with_expired() as session:
         result["queue"] = jobs.queue_status(session)
+    counts = {k: sum(r["outcome"] == k for r in runs) for k in ("done", "partial", "failed")}
     result.update(
-        status="applied",
+        # "applied" only when every episode was: a run whose work failed says so (the CLI exits 1)
+        status="applied" if counts["done"] == len(runs) else "failed" if counts["failed"] == len(runs) else "partial",
         extractor=extractor.name,
         runs=runs,
-        counts={"done": sum(r["status"] == "done" for r in runs), "failed": sum(r["status"] != "done" for r in runs)},
+        counts=counts,
     )
     return result

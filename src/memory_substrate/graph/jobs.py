@@ -1,8 +1,13 @@
 """The extraction queue: ingest enqueues an episode, an extractor marks it done or failed, and
-every run leaves a per-episode trace."""
+every run leaves a per-episode trace.
+
+A job is ``pending`` (never tried), ``running`` (a model is at work on it), ``retrying`` (a run
+failed; its error and attempts are kept and the next drain tries again), ``failed`` (parked
+after ``MAX_ATTEMPTS``) or ``done``."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_substrate.models import Job, Trace
@@ -11,6 +16,8 @@ from memory_substrate.util import new_id, now_iso
 
 EXTRACT = "extract"
 MAX_ATTEMPTS = 3
+STATES = ("pending", "running", "retrying", "failed", "done")
+RUNNABLE = ("pending", "retrying", "running")
 
 
 def enqueue(session: StoreSession, episode_id: str, *, reason: str = "ingest") -> Job:
@@ -35,11 +42,29 @@ def finish(session: StoreSession, episode_id: str, *, trace_id: str, extractor: 
     if error is None:
         job.status, job.error = "done", None
     else:
-        job.status = "failed" if job.attempts >= MAX_ATTEMPTS else "pending"
+        job.status = "failed" if job.attempts >= MAX_ATTEMPTS else "retrying"
         job.error = error[:2000]
     job.data = {**job.data, "trace_id": trace_id, "extractor": extractor}
     session.put_job(job)
     return job
+
+
+def start(session: StoreSession, episode_id: str, *, extractor: str) -> Job:
+    """Mark the episode's job running (created if none was queued); its attempts count on finish."""
+    now = now_iso()
+    job = session.get_job(EXTRACT, episode_id) or Job(new_id("job"), EXTRACT, episode_id, "pending", 0, now, now)
+    job.status, job.updated_at = "running", now
+    job.data = {**job.data, "extractor": extractor}
+    session.put_job(job)
+    return job
+
+
+def runnable(session: StoreSession, *, limit: int, stale_after_s: float) -> list[Job]:
+    """Jobs a drain takes: pending, retrying, and running ones not touched for ``stale_after_s``
+    (their process ended mid-run; a live run is left to finish)."""
+    cutoff = (datetime.now(UTC) - timedelta(seconds=stale_after_s)).isoformat(timespec="microseconds")
+    found = session.list_jobs(kind=EXTRACT, statuses=list(RUNNABLE), limit=limit * 4)
+    return [j for j in found if j.status != "running" or j.updated_at < cutoff][:limit]
 
 
 def new_trace(kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
@@ -54,4 +79,10 @@ def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[
 
 def queue_status(session: StoreSession) -> dict[str, int]:
     counts = session.job_counts(EXTRACT)
-    return {s: counts.get(s, 0) for s in ("pending", "done", "failed")}
+    return {s: counts.get(s, 0) for s in STATES}
+
+
+def troubled(session: StoreSession, limit: int) -> list[dict[str, Any]]:
+    """Jobs whose last run failed (retrying or parked), with their last error and attempts."""
+    return [{"episode_id": j.target_id, "status": j.status, "attempts": j.attempts, "updated_at": j.updated_at,
+             "last_error": j.error} for j in session.list_jobs(kind=EXTRACT, statuses=["retrying", "failed"], limit=limit)]

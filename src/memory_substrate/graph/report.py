@@ -1,5 +1,6 @@
 """The knowledge-graph section of ``memory_maintain report``: what the graph holds, the custom
-predicates waiting for promotion review, procedures on their way to promotion, the queue."""
+predicates waiting for promotion review, procedures on their way to promotion, the queue by
+state and the jobs whose last run failed."""
 
 from __future__ import annotations
 
@@ -42,4 +43,7 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
             ],
         },
         "extraction_queue": jobs.queue_status(session),
+        # A job that failed is never counted as pending: retrying and parked jobs are listed
+        # with their last error and attempts (the whole error is in the job's trace).
+        "extraction_failures": [{**j, "last_error": (j["last_error"] or "")[:300]} for j in jobs.troubled(session, cap)],
     }

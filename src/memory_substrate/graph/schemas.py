@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from memory_substrate.governance import Governance
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
@@ -58,6 +58,8 @@ class ExtractedFact(Strict):
     segment_ids: list[str] = Field(default_factory=list, max_length=50)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     salience: float | None = Field(default=None, ge=0.0, le=1.0)
+    # Set by graph/grounding.py when the model's citations said nothing and the rule chose them.
+    _cited_by_rule: bool = PrivateAttr(default=False)
 
     @model_validator(mode="after")
     def _one_object(self) -> ExtractedFact:

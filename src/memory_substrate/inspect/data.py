@@ -55,7 +55,7 @@ def overview(mem: Memory) -> dict[str, Any]:
         segments = s.count_segments()
         relations = s.list_relations(limit=MAX_RELATIONS_SCANNED + 1)
         jobs = s.job_counts("extract")
-        waiting = s.list_jobs(kind="extract", statuses=["pending", "running", "failed"], limit=25)
+        waiting = s.list_jobs(kind="extract", statuses=["running", "retrying", "failed", "pending"], limit=25)
         titles = s.get_objects([j.target_id for j in waiting])
         patches = s.list_patches(limit=1)
     by_type: dict[str, int] = {}
@@ -98,7 +98,7 @@ def overview(mem: Memory) -> dict[str, Any]:
         "entities_by_type": by_kind.get("entity", {}),
         "knowledge_by_kind": by_kind.get("knowledge", {}),
         "health": health,
-        "jobs": {k: jobs.get(k, 0) for k in ("pending", "running", "done", "failed")},
+        "jobs": {k: jobs.get(k, 0) for k in ("pending", "running", "retrying", "failed", "done")},
         "queue": queue,
         "last_patch_at": patches[0].created_at if patches else None,
     }

@@ -1,24 +1,23 @@
 """The chat-model port and the template every provider shares.
 
 A provider implements one method, ``_complete`` (one HTTP call or one sampling request that
-returns the model's text). ``StructuredModel.generate`` does the rest the same way for all:
-retries with exponential backoff on rate limits, server errors and timeouts only; JSON parsing and
-validation into a typed model; token accounting. It never mutates the caller's messages.
+returns the model's text and why it stopped). ``StructuredModel.complete`` does the rest the same
+way for all: retries with exponential backoff on rate limits, server errors and timeouts only,
+and token accounting. Reading the answer (JSON, schema, item-by-item salvage) is the caller's
+(``graph/salvage.py``): a model's answer is data, and nothing in it may crash a run.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
 
-M = TypeVar("M", bound=BaseModel)
+MAX_BACKOFF_S = 120.0
 
 
 class LLMError(MemorySubstrateError):
@@ -33,8 +32,37 @@ class LLMOutputError(MemorySubstrateError):
     code = "memory_llm_output_invalid"
 
 
+class LLMTruncatedError(MemorySubstrateError):
+    """The model's answer was cut at ``max_tokens`` before any item of it was complete."""
+
+    code = "memory_llm_output_truncated"
+
+
 class RetryableError(Exception):
-    """A failure worth retrying (429, 5xx, timeout, connection reset)."""
+    """A failure worth retrying (429, 5xx, timeout, connection reset).
+
+    ``abandoned_after_s``: the client hung up on a request the server may still be working on
+    (a timeout), after that many seconds; the retry waits at least as long again."""
+
+    def __init__(self, message: str, *, abandoned_after_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.abandoned_after_s = abandoned_after_s
+
+
+@dataclass
+class Completion:
+    """One answer: its text, why generation stopped ("stop", "length" = cut at max_tokens, or
+    None when the server did not say), token usage and the attempts it took."""
+
+    text: str
+    finish_reason: str | None = None
+    usage: dict[str, int] = field(default_factory=dict)
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)  # the retried failures, in order
+
+    @property
+    def truncated(self) -> bool:
+        return self.finish_reason == "length"
 
 
 @dataclass
@@ -47,7 +75,7 @@ class Usage:
 
 
 class StructuredModel:
-    """Base class of chat providers: ``generate`` returns a validated model instance."""
+    """Base class of chat providers: ``complete`` returns the model's answer, retried as needed."""
 
     name = "model"
 
@@ -56,34 +84,41 @@ class StructuredModel:
         self.backoff_s = backoff_s
         self.usage = Usage()
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str) -> tuple[str, dict[str, int]]:
-        """One request; returns (text, usage). Raise ``RetryableError`` for transient failures."""
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
+                  max_tokens: int | None) -> Completion:
+        """One request. Raise ``RetryableError`` for transient failures."""
         raise NotImplementedError
 
-    def generate(self, messages: list[dict[str, str]], model: type[M], *, schema_name: str) -> tuple[M, str]:
-        """(validated output, raw text). Raises ``LLMError`` or ``LLMOutputError``."""
-        schema = model.model_json_schema()
+    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
+                 max_tokens: int | None = None) -> Completion:
+        """The model's answer to ``messages``; raises ``LLMError`` after ``max_retries`` retries."""
         attempt = 0
+        errors: list[str] = []
         while True:
             started = time.perf_counter()
             try:
-                text, usage = self._complete([dict(m) for m in messages], schema, schema_name)
+                answer = self._complete([dict(m) for m in messages], schema, schema_name, max_tokens)
                 break
             except RetryableError as exc:
                 attempt += 1
+                errors.append(str(exc))
                 self.usage.retries += 1
                 if attempt > self.max_retries:
-                    raise LLMError(f"{self.name}: gave up after {attempt} attempts: {exc}", details={"model": self.name}) from None
-                time.sleep(self.backoff_s * (2 ** (attempt - 1)))
+                    raise LLMError(f"{self.name}: gave up after {attempt} attempts: {exc}",
+                                   details={"model": self.name, "attempts": attempt, "errors": errors}) from None
+                # Exponential backoff, and never less than the abandoned request ran: a local
+                # server works on until its prefill ends, and a retry would queue behind it.
+                time.sleep(min(MAX_BACKOFF_S, max(self.backoff_s * (2 ** (attempt - 1)), exc.abandoned_after_s)))
             finally:
                 self.usage.latency_ms.append(round((time.perf_counter() - started) * 1000, 2))
         self.usage.calls += 1
-        self.usage.prompt_tokens += usage.get("prompt_tokens", 0)
-        self.usage.completion_tokens += usage.get("completion_tokens", 0)
-        return parse_output(text, model, self.name), text
+        self.usage.prompt_tokens += answer.usage.get("prompt_tokens", 0)
+        self.usage.completion_tokens += answer.usage.get("completion_tokens", 0)
+        answer.attempts, answer.errors = attempt + 1, errors
+        return answer
 
 
-def _strip_fences(text: str) -> str:
+def strip_fences(text: str) -> str:
     text = text.strip()
     if text.startswith("```"):
         text = text.split("\n", 1)[1] if "\n" in text else ""
@@ -92,16 +127,7 @@ def _strip_fences(text: str) -> str:
     return text.strip()
 
 
-def parse_output(text: str, model: type[M], name: str) -> M:
-    try:
-        data = json.loads(_strip_fences(text))
-    except json.JSONDecodeError as exc:
-        raise LLMOutputError(f"{name}: output is not JSON ({exc.msg})", details={"raw": text[:2000]}) from None
-    try:
-        return model.model_validate(data)
-    except PydanticValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
-        raise LLMOutputError(
-            f"{name}: output does not fit the extraction schema ({len(errors)} errors)",
-            details={"errors": errors[:20], "raw": text[:2000]},
-        ) from None
+def error_list(exc: PydanticValidationError, limit: int = 20) -> list[dict[str, Any]]:
+    """Pydantic's errors as plain JSON (its ``ctx`` may hold the raised exception itself)."""
+    return [{"loc": ".".join(str(p) for p in e.get("loc", ())), "msg": str(e.get("msg")), "type": str(e.get("type"))}
+            for e in exc.errors(include_url=False, include_input=False)[:limit]]

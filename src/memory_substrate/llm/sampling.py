@@ -8,11 +8,10 @@ validation and accounting of ``StructuredModel``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
-from memory_substrate.llm.base import StructuredModel
+from memory_substrate.llm.base import Completion, StructuredModel
 
 Ask = Callable[[str, str, int], str]  # (system prompt, user text, max tokens) -> model text
 
@@ -24,9 +23,8 @@ class SamplingExtractor(StructuredModel):
         self.max_tokens = max_tokens
         self.name = f"sampling:{client_name}"
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str) -> tuple[str, dict[str, int]]:
+    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
+                  max_tokens: int | None) -> Completion:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
-        if json.dumps(schema, sort_keys=True, separators=(",", ":")) not in system:
-            system += "\n\nSchema:\n" + json.dumps(schema, sort_keys=True, separators=(",", ":"))
-        return self._ask(system, user, self.max_tokens), {}
+        return Completion(self._ask(system, user, min(max_tokens or self.max_tokens, self.max_tokens)))

@@ -38,8 +38,9 @@ def _cut_nested(result: dict[str, Any]) -> None:
             health[key] = {"count": value["count"]}
     graph = result.get("knowledge_graph")
     if isinstance(graph, dict):  # lists cut to their heads (counts has the totals); empty parts left out
-        if isinstance(graph.get("predicate_review"), list):
-            graph["predicate_review"] = graph["predicate_review"][:NESTED_ITEMS]
+        for key in ("predicate_review", "extraction_failures"):
+            if isinstance(graph.get(key), list):
+                graph[key] = graph[key][:NESTED_ITEMS]
         procedures = graph.get("procedures") or {}
         if isinstance(procedures.get("closest_to_promotion"), list):
             procedures["closest_to_promotion"] = procedures["closest_to_promotion"][:NESTED_ITEMS]
