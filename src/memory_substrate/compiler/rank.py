@@ -36,6 +36,7 @@ UNVERIFIED = ("candidate", "contested")
 # is open now. It enters only when the task names it (a similarity this close); on the agent-work
 # dev set the closed items a task needed matched at 0.95-1.0, the ones it must not get at 0.85-0.88.
 CLOSED_WORK_MATCH = 0.9
+CLOSE_MATCH = 0.9
 GONE = ("archived", "expired", "stale")
 
 
@@ -107,8 +108,12 @@ def stability(c: Candidate) -> float:
 
 
 def type_weight(c: Candidate, classes: list[str]) -> float:
-    """The weight of the candidate's memory type: the best among the profiles that ran."""
-    return max(TYPE_WEIGHTS[cls][c.memory_type] for cls in classes)
+    """The weight of the candidate's memory type: the best among the profiles that ran. An item the
+    task names or closely matches (similarity from ``CLOSE_MATCH``) counts whole whatever the class,
+    unless the class excludes its type (0.0): the class says what a task of its kind usually needs,
+    the match says what this task asked for."""
+    weight = max(TYPE_WEIGHTS[cls][c.memory_type] for cls in classes)
+    return 1.0 if weight > 0.0 and c.similarity >= CLOSE_MATCH and c.obj is not None else weight
 
 
 def score(c: Candidate, classes: list[str], now: datetime, undated: float = 0.0) -> None:

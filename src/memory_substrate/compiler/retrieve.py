@@ -41,7 +41,11 @@ PROCEDURE_SCAN = 200
 # 0.14-0.33 and its covered ones 0.25 and up.
 MATCH_FLOORS = {"semantic": (0.59, 0.25), "lexical": (0.3, 0.2)}
 WEAK_TURNS = 4
-PROCEDURE_MARGIN = 0.15
+# A procedure's text is long (its steps), so it shares some words with most tasks: with the
+# default embedder it needs what a fact needs (on the agent-work dev set promoted procedures
+# entered 1.6 packages a task at 0.45, one in sixteen of them wanted); with words alone, one
+# naming a quarter of the task's words is the recipe for it.
+PROCEDURE_FLOORS = {"semantic": 0.6, "lexical": 0.25}
 
 
 def memory_type(obj: MemoryObject) -> str:
@@ -134,11 +138,9 @@ def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str
     if not procs:
         return []
     # Judged like every other piece of knowledge (relevance.py), on one absolute scale, so a
-    # promoted procedure unrelated to the task stays out of its package whatever the class. The
-    # floor is PROCEDURE_MARGIN below a fact's: only proven procedures survive ranking, and one
-    # naming a quarter of the task's words is the recipe for it.
+    # promoted procedure unrelated to the task stays out of its package whatever the class.
     sims = judge(rt, session, task, procs)
-    floor = fact_floor(rt) - PROCEDURE_MARGIN
+    floor = PROCEDURE_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"]
     out, below = [], 0
     for p in procs:
         if sims[p.id] < floor:
