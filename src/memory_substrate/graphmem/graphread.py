@@ -68,8 +68,8 @@ class NodeGraph:
         """Nodes within ``depth`` hops (at most ``max_nodes``, nearest first, each level in id
         order) and every edge among them, ordered by id."""
 
-        def light(frontier: Sequence[str], limit: int) -> list[Relation]:
-            return [Relation(*e) for e in self._edges(frontier, limit)]
+        def light(ids: Sequence[str], limit: int) -> list[Relation]:
+            return [Relation(*e) for e in self._edges(ids, limit)]
 
         got = neighbourhood(light, ids, depth=depth, max_nodes=max_nodes)
         found = {r.id for r in got.edges}

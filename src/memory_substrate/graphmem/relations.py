@@ -66,7 +66,7 @@ def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
 
 
 def get_context(
-    g: GraphMemory, *, node_id: str = "", owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
+    g: GraphMemory, *, node_id: str, owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
 ) -> dict[str, Any]:
     ns = g.namespace(owner_id)
     n = g.limits.subgraph_default_max_nodes if max_nodes is None else max_nodes
