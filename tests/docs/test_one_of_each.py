@@ -31,3 +31,23 @@ def test_one_graph_walk_and_one_path_search():
 
 def test_the_sdk_is_used_through_its_public_api():
     assert _defining(r"\._tool_manager\b") == []
+
+
+def test_one_token_counter():
+    assert _defining(r"^def count_tokens\(") == ["tokens.py:" + _defining(r"^def count_tokens\(")[0].split(":")[1]]
+    assert _files(r"^def (count_tokens|part_tokens|wire_json)\(") == ["tokens.py"]
+
+
+def test_one_stopword_list_per_language_and_one_query_terms():
+    assert _files(r"^\w*STOPWORDS\w*(: [^=]+)? = ") == ["analysis/cjk.py", "analysis/stopwords.py"]
+    assert _files(r"^ENGLISH(: [^=]+)? = frozenset") == ["analysis/stopwords.py"]
+    assert _files(r"^def query_terms\(") == ["text.py"]
+
+
+def test_each_script_range_is_defined_once():
+    # Written as characters or as code points, a range's first character appears in scripts.py
+    # only. embed/wordpiece.py keeps BERT's own definition of a Chinese character: part of that
+    # tokenizer's contract with its vocabulary, not the package's notion of a script.
+    starts = ["3040", "3400", "4e00", "ac00", "f900", "ff66", "0400", "1100", "2e80", "a960", "ff00"]
+    rx = "|".join([*(rf"\\u{s}-|0x{s}\b" for s in starts), r"\\U00020000-"])
+    assert _files(rf"(?i){rx}") == ["analysis/scripts.py", "embed/wordpiece.py"]

@@ -52,6 +52,15 @@ def neighbourhood(edges_of: EdgesOf, roots: Sequence[str], *, depth: int, max_no
     return Neighbourhood(depth_of, edges, truncated)
 
 
+def light_neighbourhood(
+    edges_of: Callable[[Sequence[str], int], list[Edge]], roots: Sequence[str], *, depth: int, max_nodes: int
+) -> Neighbourhood:
+    """``neighbourhood`` over light edges (id, type, source, target), as ``StoreSession.edges_of``
+    reads them: its edges carry no payload (read the full relations of those returned by id)."""
+    return neighbourhood(lambda ids, limit: [Relation(*e) for e in edges_of(ids, limit)], roots,
+                         depth=depth, max_nodes=max_nodes)
+
+
 def shortest_paths(
     edges_of: EdgesOf, source: str, target: str, *, max_paths: int, max_depth: int
 ) -> list[GraphPath]:

@@ -1,6 +1,6 @@
 """Graph reads for get_context and get_trace: the package's one walk, over graph nodes only.
 
-``neighbourhood`` is ``derived.traversal.neighbourhood`` and ``paths`` is
+``neighbourhood`` is ``derived.traversal.neighbourhood`` (``light_neighbourhood``) and ``paths`` is
 ``derived.pathsearch.find_paths`` (simple undirected paths, shortest first), whichever graph the
 namespace reads: the canonical relations table (light edges through ``edges_of`` and
 ``edges_between``, one query per level; full relations read once at the end for the edges
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from memory_substrate.derived.base import GraphReader
 from memory_substrate.derived.pathsearch import Edge, EdgesBetween, between_from, find_paths
-from memory_substrate.derived.traversal import neighbourhood
+from memory_substrate.derived.traversal import light_neighbourhood
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
 
@@ -67,11 +67,7 @@ class NodeGraph:
     def neighbourhood(self, ids: list[str], depth: int, max_nodes: int) -> Subgraph:
         """Nodes within ``depth`` hops (at most ``max_nodes``, nearest first, each level in id
         order) and every edge among them, ordered by id."""
-
-        def light(ids: Sequence[str], limit: int) -> list[Relation]:
-            return [Relation(*e) for e in self._edges(ids, limit)]
-
-        got = neighbourhood(light, ids, depth=depth, max_nodes=max_nodes)
+        got = light_neighbourhood(self._edges, ids, depth=depth, max_nodes=max_nodes)
         found = {r.id for r in got.edges}
         # The walk reads no edge of its last level; get_context also shows the edges among those nodes.
         last = [n for n, d in got.depth_of.items() if d == depth]
