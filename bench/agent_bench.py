@@ -20,7 +20,7 @@ posed once per budget.
   summary; a source's matched chunks, one unit each, the source title on the first) while their
   tokens fit the same budget; the first unit that does not fit ends it (a top-k cut, as
   ``context_bench.baseline_texts``). No ids or markup are counted, which favours the baseline.
-  Tokens are counted with the compiler's own counter (``compiler.tokens.count_tokens``).
+  Tokens are counted with the compiler's own counter (``tokens.count_tokens``, the one every budget uses).
 
 Label mapping: a turn ``c-x#3`` is the segment whose locator index is 3 in the conversation's
 source; a knowledge item, work item or procedure is its object id; a repo file ``r-api:path`` is
@@ -63,8 +63,8 @@ import anyio
 from mcp import Client
 
 from memory_substrate import Memory, Settings
-from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.mcp.server import build_server
+from memory_substrate.tokens import count_tokens
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "agent"
 TYPES = ("knowledge", "work_item", "procedure", "turn", "file")

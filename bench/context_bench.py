@@ -60,7 +60,7 @@ for p in (REPO / "src", HERE):
 from locomo_bench import CATEGORIES, DEFAULT_DATA, Conversation, load_locomo  # noqa: E402
 
 from memory_substrate import Memory, Settings  # noqa: E402
-from memory_substrate.compiler.tokens import count_tokens  # noqa: E402
+from memory_substrate.tokens import count_tokens  # noqa: E402
 
 
 def _norm(text: str) -> str:

@@ -274,7 +274,7 @@ def _collect(src: Path, args: argparse.Namespace, tmp: Path, label: str) -> list
 
 def _summarise(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[str, float]]:
     sys.path.insert(0, str(REPO / "src"))
-    from memory_substrate.compiler.tokens import count_tokens as model_tokens
+
     from memory_substrate.tokens import count_tokens
 
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
@@ -289,7 +289,7 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
         s: dict[str, float] = {"n": len(vals), "chars_p50": statistics.median(chars), "chars_max": max(chars),
                                "tokens_p50": statistics.median(toks), "tokens_max": max(toks)}
         if key[2] == "context":  # the package budget's own unit: the compiler's cl100k-like count
-            model = [model_tokens(v["text"]) for v in vals]
+            model = [count_tokens(v["text"]) for v in vals]
             s["model_tokens_p50"], s["model_tokens_max"] = statistics.median(model), max(model)
         asked = [v for v in vals if v.get("asked")]
         if asked:

@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
-from memory_substrate.compiler.tokens import count_tokens  # noqa: E402
+from memory_substrate.tokens import count_tokens  # noqa: E402
 
 
 def main() -> int:

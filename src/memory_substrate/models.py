@@ -65,12 +65,12 @@ class Segment:
     created_at: str = ""
     # The ranker's normalised terms (``retrieval.segment_terms``: ``retrieval.text.lexical_document``
     # of the text, a code symbol's summary weighted), stored at ingest. Read only by light reads
-    # (ranking); None elsewhere and on rows stored before schema v8. Not part of an export: it is
+    # (ranking); None elsewhere and on rows stored without them. Not part of an export: it is
     # derived from ``text`` and ``metadata``.
     terms: str | None = field(default=None, compare=False, repr=False)
-    # ``analysis.main_language`` of the text, stored at ingest (schema v12) so a search does not run
+    # ``analysis.main_language`` of the text, stored at ingest so a search does not run
     # the language detector on each of its candidates: "" when the text's language cannot be
-    # told, None where it was not read (full reads) or not stored (rows from before v12).
+    # told, None where it was not read (full reads) or not stored (older rows).
     language: str | None = field(default=None, compare=False, repr=False)
 
 

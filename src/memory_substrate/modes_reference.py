@@ -1,26 +1,20 @@
-"""The per-mode input reference (docs/modes.md and ``memory-substrate modes``), derived from the code.
+"""The per-mode input reference (docs/modes.md and ``memory-substrate modes``), read from the mode
+declarations (``validation.Mode``, one table per service in ``<service>/modes.py``).
 
-Why derived rather than written: the models a mode validates its ``input_data`` and ``options``
-with are chosen inside each service, and a hand-kept table drifts the first time a mode changes.
-So each mode is run once against a throwaway store with the validation hook in
-``validation.parse`` set: the hook records the model parsed for ``input_data`` and for
-``options`` and stops the call before anything runs. The models' JSON schemas are then rendered
-as tables. A mode added to a service's ``MODES`` appears here with no further work; one that
-does not validate through ``parse`` is listed as undescribed (and the docs test fails).
+The services dispatch on the same declarations, so the models shown here are the models each
+mode validates its ``input_data`` and ``options`` with; nothing is run to find them. A mode
+declared in a service's table appears here with no further work.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel
 
-from memory_substrate import validation
+from memory_substrate.validation import Mode
 
 PARTS = ("input_data", "options")
 
@@ -31,67 +25,29 @@ class ModeModels:
     mode: str
     input_model: type[BaseModel] | None
     options_model: type[BaseModel] | None
+    help: str = ""
+    writes: bool = True
+
+
+def declared() -> dict[str, tuple[Mode, ...]]:
+    """Each envelope tool's mode declarations, in service order."""
+    from memory_substrate.ingest.modes import MODES_DECLARED as INGEST
+    from memory_substrate.maintain.modes import MODES_DECLARED as MAINTAIN
+    from memory_substrate.query.modes import MODES_DECLARED as QUERY
+    from memory_substrate.remember.modes import MODES_DECLARED as REMEMBER
+
+    return {"memory_ingest": INGEST, "memory_query": QUERY, "memory_remember": REMEMBER, "memory_maintain": MAINTAIN}
 
 
 def tool_modes() -> dict[str, tuple[str, tuple[str, ...]]]:
     """Each envelope tool: the ``Memory`` method that serves it and its modes, in service order."""
-    from memory_substrate.ingest.service import MODES as INGEST
-    from memory_substrate.maintain.service import MODES as MAINTAIN
-    from memory_substrate.query.service import MODES as QUERY
-    from memory_substrate.remember.service import MODES as REMEMBER
-
-    return {
-        "memory_ingest": ("ingest", INGEST),
-        "memory_query": ("query", QUERY),
-        "memory_remember": ("remember", REMEMBER),
-        "memory_maintain": ("maintain", MAINTAIN),
-    }
-
-
-class _Stop(Exception):
-    pass
-
-
-def _probe(call: Callable[[str, dict[str, Any], dict[str, Any]], Any], mode: str) -> dict[str, type[BaseModel]]:
-    found: dict[str, type[BaseModel]] = {}
-
-    def observer(model: type[BaseModel], prefix: str) -> Any:
-        if prefix not in PARTS or len(found) == len(PARTS):
-            raise _Stop
-        if prefix in found:
-            # Seen on an earlier run: let the call go on (unvalidated) to reach the next part.
-            return model.model_construct()
-        found[prefix] = model
-        raise _Stop
-
-    previous = validation._observer
-    validation._observer = observer
-    try:
-        for _ in PARTS:
-            seen = len(found)
-            # _Stop, or the unvalidated run tripping over a missing field.
-            with contextlib.suppress(Exception):
-                call(mode, {}, {})
-            if len(found) in (seen, len(PARTS)):
-                break
-    finally:
-        validation._observer = previous
-    return found
+    return {tool: (tool.removeprefix("memory_"), tuple(m.name for m in modes)) for tool, modes in declared().items()}
 
 
 def collect() -> list[ModeModels]:
-    """Every (tool, mode) with the models it validates with, found by probing a throwaway store."""
-    from memory_substrate.app import Memory
-
-    out: list[ModeModels] = []
-    with tempfile.TemporaryDirectory(prefix="memory-substrate-modes-") as root, Memory.open(
-        root=root, namespace="modes-reference", embedder="none"
-    ) as memory:
-        for tool, (method, modes) in tool_modes().items():
-            for mode in modes:
-                found = _probe(getattr(memory, method), mode)
-                out.append(ModeModels(tool, mode, found.get("input_data"), found.get("options")))
-    return out
+    """Every (tool, mode) with the models it validates with, as declared."""
+    return [ModeModels(m.tool, m.name, m.input_model, m.options_model, m.help, m.writes)
+            for modes in declared().values() for m in modes]
 
 
 # --- rendering ------------------------------------------------------------------------------
@@ -197,6 +153,8 @@ def render_model(model: type[BaseModel] | None, part: str) -> list[str]:
 
 def render_mode(entry: ModeModels, level: str = "###") -> list[str]:
     lines = [f"{level} `{entry.mode}`", ""]
+    if entry.help:
+        lines += [f"{entry.help[0].upper()}{entry.help[1:]} ({'writes' if entry.writes else 'read-only'}).", ""]
     lines += render_model(entry.input_model, "input_data")
     lines += [""]
     lines += render_model(entry.options_model, "options")
@@ -208,7 +166,7 @@ def render(entries: list[ModeModels]) -> str:
     lines = [
         "# Inputs of every mode",
         "",
-        "<!-- Generated by `python scripts/gen_modes_doc.py` from the models each mode validates with;",
+        "<!-- Generated by `python scripts/gen_modes_doc.py` from the mode declarations (<service>/modes.py);",
         "     tests/docs/test_modes_doc.py fails when this file differs. Do not edit by hand. -->",
         "",
         "Every envelope tool takes `{\"args\": {\"mode\", \"input_data\", \"options\"}}`. Below, for each",

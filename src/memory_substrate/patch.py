@@ -38,7 +38,6 @@ class Patch:
         mode: str,
         reason: str | None,
         embedder: Embedder | None,
-        embedder_name: str | None = None,
         prepared: dict[str, Any] | None = None,
     ) -> None:
         self.session = session

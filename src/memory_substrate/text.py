@@ -107,10 +107,10 @@ def _latin_folded(word: str) -> str:
 
 
 def older_forms(text: str, terms: Iterable[str]) -> list[str]:
-    """The forms that full-text rows written before round 6 hold for ``terms`` (``query_terms(text)``)
-    where ``fold`` now strips an accent no backend's index folds (Greek tonos, Cyrillic й and ё):
-    those rows kept each word as NFKC gave it (``καλημέρα``), the query now says ``καλημερα``.
-    Asked beside the terms, they keep a store written before round 6 searchable until ``reindex``
+    """The forms that full-text rows written with the older fold hold for ``terms``
+    (``query_terms(text)``) where ``fold`` strips an accent no backend's index folds (Greek tonos,
+    Cyrillic й and ё): such rows kept each word as NFKC gave it (``καλημέρα``), the query says
+    ``καλημερα``. Asked beside the terms, they keep such a store searchable until ``reindex``
     rewrites its rows; Latin accents need none (the indexes fold them on both sides)."""
     wanted = set(terms)
     out: list[str] = []

@@ -10,6 +10,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+from memory_substrate.analysis import scripts
+
 ID_PREFIXES = {
     "source": "src",
     "knowledge": "know",
@@ -69,7 +71,7 @@ def canonical_json(value: Any) -> str:
 # token each, where English averages four characters a token): a size counts each as
 # ``WIDE_CHAR_WEIGHT`` characters (``document_chunker.v1``'s chunk bound, the encoder's input).
 WIDE_CHAR_WEIGHT = 4
-WIDE = re.compile(r"[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+WIDE = re.compile(f"[{scripts.WIDE}]")
 
 
 def text_size(text: str) -> int:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
-from memory_substrate.errors import ValidationError
+from memory_substrate.errors import UnsupportedModeError, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -26,16 +27,8 @@ def describe(err: PydanticValidationError, prefix: str) -> str:
     return "; ".join(parts)
 
 
-# Set only while the mode reference is derived (modes_reference.py): told of every model parsed.
-_observer: Callable[[type[BaseModel], str], Any] | None = None
-
-
 def parse(model: type[M], data: Any, prefix: str) -> M:
     """Validate ``data`` into ``model`` or raise ``ValidationError`` naming each failing field."""
-    if _observer is not None:
-        observed = _observer(model, prefix)
-        if observed is not None:
-            return cast(M, observed)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -48,6 +41,29 @@ def parse(model: type[M], data: Any, prefix: str) -> M:
 
 class NoOptions(Strict):
     """Modes that take no options."""
+
+
+@dataclass(frozen=True)
+class Mode:
+    """One mode of a spec-001 tool, declared once (``<service>/modes.py``): the service dispatches
+    on it, the MCP server lists it, docs/modes.md and ``memory-substrate modes`` are rendered from it."""
+
+    tool: str
+    name: str
+    input_model: type[BaseModel]
+    options_model: type[BaseModel]
+    handler: str  # the service's method that runs the mode
+    help: str  # one line: what the mode does and what input_data it takes
+    writes: bool  # False: read-only (the store is not changed)
+
+
+def mode_of(modes: Sequence[Mode], name: str) -> Mode:
+    """The declaration of mode ``name``, or ``UnsupportedModeError`` listing the tool's modes."""
+    for mode in modes:
+        if mode.name == name:
+            return mode
+    tool = modes[0].tool if modes else "this tool"
+    raise UnsupportedModeError(f"unsupported {tool} mode {name!r}; allowed: {', '.join(m.name for m in modes)}")
 
 
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")

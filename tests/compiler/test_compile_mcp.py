@@ -13,8 +13,8 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.mcp.server import build_server
+from memory_substrate.tokens import count_tokens
 from tests.helpers import ToolFailed, call, json_episodes, short, xml_episodes
 
 pytestmark = pytest.mark.anyio

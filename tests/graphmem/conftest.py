@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,11 +42,14 @@ def gmem(make_settings: Any, namespace: str, clock: FixedClock) -> Iterator[Memo
 
 
 async def tool(client: Client, name: str, **args: Any) -> dict[str, Any]:
-    """Call a graph tool; it answers with the spec-002 envelope, never an MCP error."""
+    """Call a graph tool; it answers with the spec-002 envelope, an MCP error result (``isError``)
+    exactly when the envelope says ``success: false``."""
     result = await client.call_tool(name, args)
-    assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return dict(result.structured_content)
+    assert result.structured_content is not None, result.content
+    out = dict(result.structured_content)
+    assert result.is_error is (out.get("success") is False), (result.is_error, out)
+    assert json.loads(result.content[0].text) == out  # type: ignore[union-attr]
+    return out
 
 
 async def ok(client: Client, name: str, **args: Any) -> dict[str, Any]:

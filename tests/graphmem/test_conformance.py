@@ -31,7 +31,9 @@ SPEC_PARAMS = {
     "create_relation": ({"from_id", "to_id", "relation_type"}, {},
                         {"from_id", "to_id", "relation_type", "owner_id", "properties"}),
     "delete_relation": ({"from_id", "to_id"}, {}, {"from_id", "to_id", "owner_id", "relation_type"}),
-    "get_context": (set(), {"node_id": "", "depth": 1}, {"node_id", "owner_id", "depth", "max_nodes"}),
+    # spec 002 lists node_id under Required: a call without it is refused naming it (an empty
+    # string, which the spec allows, is answered not found).
+    "get_context": ({"node_id"}, {"depth": 1}, {"node_id", "owner_id", "depth", "max_nodes"}),
     "get_trace": ({"from_id", "to_id"}, {"max_paths": 5}, {"from_id", "to_id", "owner_id", "max_paths"}),
     "create_summary_fact": ({"fact_ids", "summary_text"}, {}, {"fact_ids", "summary_text", "owner_id"}),
     "test_connection": (set(), {}, set()),

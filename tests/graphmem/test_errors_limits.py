@@ -58,6 +58,17 @@ async def test_validation_errors(gmem):
         assert (await ok(c, "get_stats"))["stats"]["facts"] == 4
 
 
+async def test_a_missing_required_argument_is_a_validation_error_naming_it(gmem):
+    async with Client(build_server(gmem, "graph")) as c:
+        for name, args, missing in [
+            ("get_context", {}, "node_id"),
+            ("get_trace", {"from_id": "know:a"}, "to_id"),
+            ("create_node", {}, "text"),
+        ]:
+            out = await err(c, name, "memory_validation_error", **args)
+            assert f"{missing}: Field required" in out["error"], out
+
+
 async def test_not_found_errors(gmem):
     async with Client(build_server(gmem, "graph")) as c:
         fact = (await ok(c, "create_node", text="a fact", auto_link=False))["node"]
@@ -68,7 +79,7 @@ async def test_not_found_errors(gmem):
             ("get_node_change_history", {"node_id": "know:nope"}),
             ("mark_outdated", {"fact_id": "know:nope"}),
             ("find_similar", {"fact_id": "know:nope"}),
-            ("get_context", {}),
+            ("get_context", {"node_id": ""}),
             ("get_context", {"node_id": "ent:nope"}),
             ("get_trace", {"from_id": fact["id"], "to_id": "know:nope"}),
             ("create_relation", {"from_id": fact["id"], "to_id": "know:nope", "relation_type": "RELATED_TO"}),

@@ -63,7 +63,7 @@ async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem, what):
     async def refused(name: str, **args: object) -> str:
         result = await server.call_tool(name, args)
         out = result.structured_content
-        assert not result.is_error and out is not None and out["success"] is False, out
+        assert result.is_error and out is not None and out["success"] is False, out
         assert out["error_code"] == "memory_validation_error", out
         return str(out["error"])
 

@@ -1,4 +1,4 @@
-"""get_trace's path search (two walks joined where they meet, ``graphmem/pathsearch.py``) against a
+"""get_trace's path search (two walks joined where they meet, ``derived/pathsearch.py``) against a
 plain reference: every simple path up to the depth limit, enumerated by brute force.
 
 The fast search must return the shortest paths first, only real simple paths, each once, and
@@ -16,7 +16,7 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.graphmem import pathsearch
+from memory_substrate.derived import pathsearch
 from memory_substrate.mcp.server import build_server
 from tests.graphmem.conftest import ok
 

@@ -53,8 +53,9 @@ def _graph_calls(url: str, token: str, calls: list[tuple[str, dict]]) -> list[di
         ):
             for name, args in calls:
                 result = await client.call_tool(name, args)
-                assert not result.is_error, result.content
-                out.append(dict(result.structured_content or {}))
+                got = dict(result.structured_content or {})
+                assert result.is_error is (got.get("success") is False), result.content
+                out.append(got)
         return out
 
     return anyio.run(run)

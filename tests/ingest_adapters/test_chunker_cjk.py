@@ -6,9 +6,9 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.compiler.tokens import count_tokens
 from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_markdown, chunk_text, text_size
 from memory_substrate.mcp.server import build_server
+from memory_substrate.tokens import count_tokens
 from tests.helpers import call
 from tests.ingest_adapters.conftest import write
 

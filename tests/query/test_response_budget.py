@@ -15,7 +15,6 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.compiler.tokens import count_tokens as model_tokens
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens, wire_json
 from tests.helpers import ToolFailed, call, knowledge
@@ -96,7 +95,7 @@ async def test_every_default_response_fits_the_budget_and_is_compact_json(big: M
                 # The budget is in the compiler's (cl100k-like) count; the BERT count used for the
                 # other answers runs about 10% higher on a package's punctuation.
                 assert out["token_count"] <= 4096 and out["content"]
-                assert model_tokens(text) <= 4096 * 1.1, (tool, mode, model_tokens(text))
+                assert count_tokens(text) <= 4096 * 1.1, (tool, mode, count_tokens(text))
                 assert "items" not in out and "context_tiers" not in out
             else:
                 assert count_tokens(text) <= BUDGET, (tool, mode, count_tokens(text))

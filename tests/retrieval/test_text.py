@@ -4,7 +4,7 @@ from memory_substrate.retrieval.text import (
     cjk_bigrams,
     index_terms,
     lexical_document,
-    query_terms,
+    query_stems,
     stem,
     tokenize,
 )
@@ -29,7 +29,7 @@ def test_stem_meets_inflections_and_leaves_short_words() -> None:
 
 
 def test_query_terms_drop_stopwords_and_duplicates() -> None:
-    assert query_terms("What did you paint? We painted the sunrise") == ["paint", "sunris"]
+    assert query_stems("What did you paint? We painted the sunrise") == ["paint", "sunris"]
     assert "destress" in index_terms("running helps me de-stress")
 
 
@@ -40,10 +40,10 @@ def test_the_sqlite_fulltext_query_quotes_terms() -> None:
     assert fts_query([]) == ""
 
 
-def test_lexical_document_matches_query_terms() -> None:
+def test_lexical_document_matches_query_stems() -> None:
     doc = lexical_document("We were painting sunrises at the lake!")
     assert doc.split() == ["paint", "sunris", "lak"]  # stems, the same on both sides
-    assert set(query_terms("Who paints a sunrise?")) <= set(doc.split())
+    assert set(query_stems("Who paints a sunrise?")) <= set(doc.split())
 
 
 def test_one_normaliser_for_the_full_text_terms_and_the_ranker_terms() -> None:
@@ -57,4 +57,4 @@ def test_one_normaliser_for_the_full_text_terms_and_the_ranker_terms() -> None:
     assert tokenize("ｶﾞｷﾞ が") == ["ガギ", "が"]
     assert tokenize("한국") == ["한국"]
     assert fulltext.query_terms("café paintings") == ["cafe", "caf", "paintings", "paint"]  # surface and stem
-    assert query_terms("café paintings") == ["caf", "paint"]  # the ranker: stems only
+    assert query_stems("café paintings") == ["caf", "paint"]  # the ranker: stems only

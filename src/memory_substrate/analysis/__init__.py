@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.analysis import cjk
+from memory_substrate.analysis import cjk, scripts
 from memory_substrate.analysis.compounds import compound_heads
 from memory_substrate.analysis.english import fold, stem
 from memory_substrate.analysis.stopwords import STOPWORDS
@@ -64,9 +64,9 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _NON_LETTERS = re.compile(r"[\W\d_]+", re.UNICODE)
 _ASCII_WORDS = re.compile(r"[a-z]+")
 # Scripts told apart by their characters (one regex scan each, not a Python loop per character).
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
-_KANA = re.compile("[\u3040-\u30ff]")
-_HANGUL = re.compile("[\uac00-\ud7af]")
+_CJK = re.compile(f"[{scripts.CJK}]")
+_KANA = re.compile(f"[{scripts.KANA}]")
+_HANGUL = re.compile(f"[{scripts.HANGUL}]")
 _lock = threading.Lock()
 _identifier: Any = None
 _stemmers: dict[str, Any] = {}

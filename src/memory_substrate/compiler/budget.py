@@ -20,8 +20,8 @@ from typing import Any
 
 from memory_substrate.compiler import render as R
 from memory_substrate.compiler.candidates import Candidate
-from memory_substrate.compiler.tokens import count_tokens, part_tokens
 from memory_substrate.models import MemoryObject
+from memory_substrate.tokens import count_tokens, part_tokens
 
 OVER_BUDGET = "over budget"
 DENSITY_EXPONENT = 0.25

@@ -101,6 +101,83 @@ def _all_objects(session: StoreSession, ids: Sequence[str] | None) -> list[Memor
     return out
 
 
+def _object_nodes(objects: list[MemoryObject]) -> tuple[list[dict[str, Any]], Counter[tuple[str, str, str]]]:
+    """The objects' nodes, and the kinds that had no exact node kind (counted)."""
+    nodes: list[dict[str, Any]] = []
+    approximated: Counter[tuple[str, str, str]] = Counter()
+    for obj in objects:
+        node, exact = object_node(obj)
+        nodes.append(node)
+        if not exact:
+            approximated[(obj.object_type, obj.kind, node["kind"])] += 1
+    return nodes, approximated
+
+
+def _segment_nodes(session: StoreSession, objects: list[MemoryObject], ids: Sequence[str] | None
+                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The exported sources' segments as nodes, each with its ``belongs_to`` edge."""
+    nodes: list[dict[str, Any]] = []
+    edges: list[dict[str, Any]] = []
+    sources = {o.id: o for o in objects if o.object_type == "source"}
+    if ids is None:
+        segs: list[Segment] = list(session.iter_segments()) if sources else []
+    else:
+        segs = [s for sid in sorted(sources) for s in session.get_segments(sid)]
+    for seg in segs:
+        if seg.source_id not in sources:
+            continue
+        node = segment_node(seg, sources[seg.source_id].kind == "conversation")
+        nodes.append(node)
+        edges.append({"id": f"{node['id']}>belongs_to", "kind": "belongs_to", "source": node["id"],
+                      "target": seg.source_id, "attributes": {"derivation": "segment_of"}})
+    return nodes, edges
+
+
+def _relation_edges(session: StoreSession, object_ids: set[str], node_ids: set[str], whole: bool
+                    ) -> tuple[list[dict[str, Any]], int]:
+    """Edges of the relations between exported nodes, and how many had an end outside."""
+    edges: list[dict[str, Any]] = []
+    dangling = 0
+    relations = session.list_relations(limit=_ALL) if whole else session.relations_of(sorted(object_ids), limit=_ALL)
+    for rel in {r.id: r for r in relations}.values():
+        if rel.source_id not in node_ids or rel.target_id not in node_ids:
+            dangling += 1
+            continue
+        schema = rel.payload.get("relation_schema", {})
+        attributes = {"rel_type": rel.rel_type, "derivation": schema.get("derivation"), "origin": rel.origin_id,
+                      "field": schema.get("origin_field"), "properties": rel.payload.get("properties") or None}
+        edges.append({"id": rel.id, "kind": edge_kind_for(rel.rel_type), "source": rel.source_id,
+                      "target": rel.target_id, "attributes": {k: v for k, v in attributes.items() if v is not None}})
+    return edges, dangling
+
+
+def _events(session: StoreSession, node_ids: set[str], edge_ids: set[str]) -> tuple[list[dict[str, Any]], Counter[str]]:
+    """Events about exported nodes and edges (an imported snapshot's own events as they were),
+    and what was skipped, by reason."""
+    out_events: list[dict[str, Any]] = []
+    skipped = Counter[str]()
+    import_patches = {p.id for p in session.list_patches(limit=_ALL) if p.mode == IMPORT_MODE}
+    for ev in session.list_events(limit=_ALL):
+        if ev.patch_id in import_patches:
+            if ev.action != IMPORT_EVENT:
+                skipped["import_bookkeeping"] += 1
+                continue
+            original = dict(ev.data["event"])
+            original["refs"] = [r for r in original["refs"] if r in node_ids or r in edge_ids]
+            if original["refs"]:
+                out_events.append(original)
+            else:
+                skipped["not_about_exported_nodes"] += 1
+            continue
+        if ev.object_id not in node_ids:
+            skipped["not_about_exported_nodes"] += 1
+            continue
+        out_events.append({"id": ev.id, "kind": event_kind_for(ev.action, ev.data), "at": ev.created_at,
+                           "refs": [ev.object_id], "data": {"action": ev.action, "detail": ev.data}})
+    out_events.sort(key=lambda e: (e["at"], e["id"]))
+    return out_events, skipped
+
+
 def export_snapshot(
     session: StoreSession,
     *,
@@ -115,66 +192,16 @@ def export_snapshot(
     kind, relations whose ends are not in the snapshot, events about things that are not nodes.
     """
     objects = sorted(_all_objects(session, ids), key=lambda o: (o.created_at, o.id))
-    nodes: list[dict[str, Any]] = []
-    approximated: Counter[tuple[str, str, str]] = Counter()
-    for obj in objects:
-        node, exact = object_node(obj)
-        nodes.append(node)
-        if not exact:
-            approximated[(obj.object_type, obj.kind, node["kind"])] += 1
-    object_ids = {o.id for o in objects}
+    nodes, approximated = _object_nodes(objects)
     edges: list[dict[str, Any]] = []
     if segments:
-        sources = {o.id: o for o in objects if o.object_type == "source"}
-        if ids is None:
-            segs: list[Segment] = list(session.iter_segments()) if sources else []
-        else:
-            segs = [s for sid in sorted(sources) for s in session.get_segments(sid)]
-        for seg in segs:
-            if seg.source_id not in sources:
-                continue
-            node = segment_node(seg, sources[seg.source_id].kind == "conversation")
-            nodes.append(node)
-            edges.append({"id": f"{node['id']}>belongs_to", "kind": "belongs_to", "source": node["id"],
-                          "target": seg.source_id, "attributes": {"derivation": "segment_of"}})
+        seg_nodes, seg_edges = _segment_nodes(session, objects, ids)
+        nodes += seg_nodes
+        edges += seg_edges
     node_ids = {n["id"] for n in nodes}
-
-    dangling = 0
-    relations = session.list_relations(limit=_ALL) if ids is None else session.relations_of(sorted(object_ids), limit=_ALL)
-    for rel in {r.id: r for r in relations}.values():
-        if rel.source_id not in node_ids or rel.target_id not in node_ids:
-            dangling += 1
-            continue
-        schema = rel.payload.get("relation_schema", {})
-        attributes = {"rel_type": rel.rel_type, "derivation": schema.get("derivation"), "origin": rel.origin_id,
-                      "field": schema.get("origin_field"), "properties": rel.payload.get("properties") or None}
-        edges.append({"id": rel.id, "kind": edge_kind_for(rel.rel_type), "source": rel.source_id,
-                      "target": rel.target_id, "attributes": {k: v for k, v in attributes.items() if v is not None}})
-    edges.sort(key=lambda e: e["id"])
-    edge_ids = {e["id"] for e in edges}
-
-    out_events: list[dict[str, Any]] = []
-    skipped = Counter[str]()
-    if events:
-        import_patches = {p.id for p in session.list_patches(limit=_ALL) if p.mode == IMPORT_MODE}
-        for ev in session.list_events(limit=_ALL):
-            if ev.patch_id in import_patches:
-                if ev.action != IMPORT_EVENT:
-                    skipped["import_bookkeeping"] += 1
-                    continue
-                original = dict(ev.data["event"])
-                original["refs"] = [r for r in original["refs"] if r in node_ids or r in edge_ids]
-                if original["refs"]:
-                    out_events.append(original)
-                else:
-                    skipped["not_about_exported_nodes"] += 1
-                continue
-            if ev.object_id not in node_ids:
-                skipped["not_about_exported_nodes"] += 1
-                continue
-            out_events.append({"id": ev.id, "kind": event_kind_for(ev.action, ev.data), "at": ev.created_at,
-                               "refs": [ev.object_id], "data": {"action": ev.action, "detail": ev.data}})
-        out_events.sort(key=lambda e: (e["at"], e["id"]))
+    rel_edges, dangling = _relation_edges(session, {o.id for o in objects}, node_ids, ids is None)
+    edges = sorted(edges + rel_edges, key=lambda e: e["id"])
+    out_events, skipped = _events(session, node_ids, {e["id"] for e in edges}) if events else ([], Counter[str]())
 
     namespace = session.namespace
     snapshot: dict[str, Any] = {

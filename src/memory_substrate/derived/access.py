@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from memory_substrate.derived.base import DerivedBackend, GraphPath, GraphReader, Neighbourhood, VectorIndex
+from memory_substrate.derived.base import DerivedBackend, GraphReader, Neighbourhood, VectorIndex
 from memory_substrate.derived.file_graph import FileGraph
 from memory_substrate.derived.mirror import Mirror
-from memory_substrate.derived.traversal import neighbourhood, shortest_paths
+from memory_substrate.derived.traversal import WalkedGraph
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.models import Relation
 from memory_substrate.runtime import Runtime
@@ -69,7 +69,7 @@ def _expired(session: StoreSession) -> set[str]:
     return set(expired()) if callable(expired) else set()
 
 
-class _VisibleGraph:
+class _VisibleGraph(WalkedGraph):
     """A derived graph walked as if expired objects were gone: the shared traversal over its edges."""
 
     def __init__(self, inner: GraphReader, hidden: set[str]) -> None:
@@ -79,14 +79,8 @@ class _VisibleGraph:
         rels = self.inner.relations_of([i for i in ids if i not in self.hidden], limit=limit)
         return [r for r in rels if r.source_id not in self.hidden and r.target_id not in self.hidden]
 
-    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
-        return self._edges(object_ids, limit)
-
     def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
-        return neighbourhood(self._edges, [i for i in object_ids if i not in self.hidden], depth=depth, max_nodes=max_nodes)
-
-    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
-        return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)
+        return super().neighbourhood([i for i in object_ids if i not in self.hidden], depth=depth, max_nodes=max_nodes)
 
 
 class _VisibleVectors:

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory_substrate.derived.base import Fingerprint, GraphPath, Neighbourhood, vector_digest
+from memory_substrate.derived.base import Fingerprint, vector_digest
 from memory_substrate.derived.fingerprint import make
 from memory_substrate.derived.graph_rows import (
     REL_FIELDS,
@@ -31,7 +31,7 @@ from memory_substrate.derived.graph_rows import (
     rel_row,
     relation_from,
 )
-from memory_substrate.derived.traversal import neighbourhood, shortest_paths
+from memory_substrate.derived.traversal import WalkedGraph
 from memory_substrate.errors import BackendError
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
@@ -311,7 +311,7 @@ class FalkorDBBackend:
         })
 
 
-class FalkorDBReader:
+class FalkorDBReader(WalkedGraph):
     """The graph port over one namespace's FalkorDB graph."""
 
     name = "falkordb"
@@ -323,11 +323,3 @@ class FalkorDBReader:
     def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
         return self.backend.edges_of(self.namespace, ids, limit)
 
-    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
-        return self._edges(object_ids, limit)
-
-    def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
-        return neighbourhood(self._edges, object_ids, depth=depth, max_nodes=max_nodes)
-
-    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
-        return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memory_substrate.derived.base import Fingerprint, GraphPath, Neighbourhood
+from memory_substrate.derived.base import Fingerprint
 from memory_substrate.derived.fingerprint import make
 from memory_substrate.derived.graph_rows import (
     REL_FIELDS,
@@ -25,7 +25,7 @@ from memory_substrate.derived.graph_rows import (
     rel_row,
     relation_from,
 )
-from memory_substrate.derived.traversal import neighbourhood, shortest_paths
+from memory_substrate.derived.traversal import WalkedGraph
 from memory_substrate.errors import BackendError
 from memory_substrate.models import Relation
 from memory_substrate.storage.base import StoreSession
@@ -244,7 +244,7 @@ def shared_kuzu(path: Path) -> KuzuBackend:
         return backend
 
 
-class KuzuReader:
+class KuzuReader(WalkedGraph):
     name = "kuzu"
 
     def __init__(self, backend: KuzuBackend, namespace: str) -> None:
@@ -254,11 +254,3 @@ class KuzuReader:
     def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
         return self.backend.edges_of(self.namespace, ids, limit)
 
-    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
-        return self._edges(object_ids, limit)
-
-    def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
-        return neighbourhood(self._edges, object_ids, depth=depth, max_nodes=max_nodes)
-
-    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
-        return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)

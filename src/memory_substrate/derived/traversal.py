@@ -1,8 +1,9 @@
 """Neighbourhood and shortest-path walks over any ``edges_of`` primitive, with one set of rules.
 
 Every graph backend answers ``edges_of(ids, limit)`` natively (one round trip per level); the
-rules that decide *which* nodes, edges and paths come back live here once, so FalkorDB, Kùzu and
-the canonical tables cannot disagree on ties, truncation or order (see ``base.py``).
+rules that decide *which* nodes, edges and paths come back live here once (paths through
+``pathsearch.py``), so FalkorDB, Kùzu and the canonical tables cannot disagree on ties,
+truncation or order (see ``base.py``). ``WalkedGraph`` is the graph port built on them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from memory_substrate.derived.base import EDGE_CAP, PATH_CAP, GraphPath, Neighbourhood
+from memory_substrate.derived.pathsearch import Edge, between_from, find_paths
 from memory_substrate.models import Relation
 
 EdgesOf = Callable[[Sequence[str], int], list[Relation]]
@@ -50,64 +52,58 @@ def neighbourhood(edges_of: EdgesOf, roots: Sequence[str], *, depth: int, max_no
     return Neighbourhood(depth_of, edges, truncated)
 
 
+def light_neighbourhood(
+    edges_of: Callable[[Sequence[str], int], list[Edge]], roots: Sequence[str], *, depth: int, max_nodes: int
+) -> Neighbourhood:
+    """``neighbourhood`` over light edges (id, type, source, target), as ``StoreSession.edges_of``
+    reads them: its edges carry no payload (read the full relations of those returned by id)."""
+    return neighbourhood(lambda ids, limit: [Relation(*e) for e in edges_of(ids, limit)], roots,
+                         depth=depth, max_nodes=max_nodes)
+
+
 def shortest_paths(
     edges_of: EdgesOf, source: str, target: str, *, max_paths: int, max_depth: int
 ) -> list[GraphPath]:
-    """All shortest paths (bidirectional breadth-first search), ordered and cut to ``max_paths``."""
+    """Every shortest path (``pathsearch.find_paths``, the one path search), ordered by
+    (node ids, relation ids) and cut to ``max_paths``."""
     if source == target:
         return [GraphPath([source])]
-    dist = ({source: 0}, {target: 0})
-    preds: tuple[dict[str, list[tuple[str, Relation]]], dict[str, list[tuple[str, Relation]]]] = ({}, {})
-    frontiers = ([source], [target])
-    levels = [0, 0]
-    meet: list[str] = []
-    while frontiers[0] and frontiers[1] and levels[0] + levels[1] < max_depth:
-        side = 0 if len(frontiers[0]) <= len(frontiers[1]) else 1
-        levels[side] += 1
-        found: dict[str, list[tuple[str, Relation]]] = {}
-        for rel in edges_of(frontiers[side], EDGE_CAP):
-            if rel.source_id == rel.target_id:
-                continue
-            for here, there in ((rel.source_id, rel.target_id), (rel.target_id, rel.source_id)):
-                if dist[side].get(here) == levels[side] - 1 and frontiers[side] and there not in dist[side]:
-                    found.setdefault(there, []).append((here, rel))
-        for nid, via in found.items():
-            dist[side][nid] = levels[side]
-            preds[side][nid] = via
-        frontiers = (sorted(found), frontiers[1]) if side == 0 else (frontiers[0], sorted(found))
-        meet = [n for n in found if n in dist[1 - side]]
-        if meet:
-            break
-    if not meet:
-        return []
-    best = min(dist[0][m] + dist[1][m] for m in meet)
-    paths: dict[tuple[tuple[str, ...], tuple[str, ...]], GraphPath] = {}
-    for m in sorted(meet):
-        if dist[0][m] + dist[1][m] != best:
-            continue
-        for left in _walk(preds[0], m, PATH_CAP):
-            for right in _walk(preds[1], m, PATH_CAP):
-                nodes = [n for n, _ in reversed(left)] + [m] + [n for n, _ in right]
-                rels = [r for _, r in reversed(left)] + [r for _, r in right]
-                path = GraphPath(nodes, rels)
-                paths[path.key()] = path
-                if len(paths) >= PATH_CAP:
-                    break
-    return sort_paths(list(paths.values()), max_paths)
+    seen: dict[str, Relation] = {}
+
+    def light(ids: Sequence[str], limit: int) -> list[Edge]:
+        rels = edges_of(ids, limit)
+        seen.update((r.id, r) for r in rels)
+        return [(r.id, r.rel_type, r.source_id, r.target_id) for r in rels if r.source_id != r.target_id]
+
+    found = find_paths(light, between_from(light), source, target, PATH_CAP, max_depth, shortest_only=True)
+    return sort_paths([_path(source, [seen[e[0]] for e in p]) for p in found], max_paths)
 
 
-def _walk(preds: dict[str, list[tuple[str, Relation]]], node: str, cap: int) -> list[list[tuple[str, Relation]]]:
-    """Chains (previous node, relation) from ``node`` back to the root of ``preds``."""
-    if node not in preds:
-        return [[]]
-    out: list[list[tuple[str, Relation]]] = []
-    for prev, rel in sorted(preds[node], key=lambda p: (p[0], p[1].id)):
-        for rest in _walk(preds, prev, cap):
-            out.append([(prev, rel), *rest])
-            if len(out) >= cap:
-                return out
-    return out
+def _path(start: str, rels: list[Relation]) -> GraphPath:
+    nodes = [start]
+    for rel in rels:
+        nodes.append(rel.target_id if rel.source_id == nodes[-1] else rel.source_id)
+    return GraphPath(nodes, rels)
 
 
 def sort_paths(paths: list[GraphPath], max_paths: int) -> list[GraphPath]:
     return sorted(paths, key=GraphPath.key)[:max_paths]
+
+
+class WalkedGraph:
+    """The graph port (``base.GraphReader``) for a reader that supplies only its edges: the walks
+    are this module's, so every backend answers by the same rules."""
+
+    name = ""
+
+    def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
+        raise NotImplementedError
+
+    def relations_of(self, object_ids: Sequence[str], *, limit: int = 500) -> list[Relation]:
+        return self._edges(object_ids, limit)
+
+    def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
+        return neighbourhood(self._edges, object_ids, depth=depth, max_nodes=max_nodes)
+
+    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
+        return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)

@@ -8,7 +8,7 @@ from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import nodes as graph
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.errors import ok
-from memory_substrate.graphmem.graphread import DerivedGraph, RelationGraph
+from memory_substrate.graphmem.graphread import NodeGraph
 from memory_substrate.graphmem.nodes import graph_attributes
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.models import MemoryObject
@@ -54,19 +54,19 @@ def delete_relation(
     return ok(deleted=deleted, kept_derived=[V.edge_view(r) for r in derived])
 
 
-def _graph(g: GraphMemory, session: Any, namespace: str) -> RelationGraph | DerivedGraph:
-    """The canonical relation graph, or the configured derived graph backend once it is built
-    (FalkorDB or Kùzu: issue 12), both walking graph nodes only."""
+def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
+    """The walk over the canonical relation graph, or over the configured derived graph backend
+    once it is built (FalkorDB or Kùzu), graph nodes only: the same rules on either."""
     from memory_substrate.derived.access import graph_reader
 
     reader = graph_reader(g.runtime(namespace), session)
     if reader.name == "file":
-        return RelationGraph(session, V.is_graph_id)
-    return DerivedGraph(reader, V.is_graph_id)
+        return NodeGraph.canonical(session, V.is_graph_id)
+    return NodeGraph.derived(reader, V.is_graph_id)
 
 
 def get_context(
-    g: GraphMemory, *, node_id: str = "", owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
+    g: GraphMemory, *, node_id: str, owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
 ) -> dict[str, Any]:
     ns = g.namespace(owner_id)
     n = g.limits.subgraph_default_max_nodes if max_nodes is None else max_nodes

@@ -1,9 +1,12 @@
 """MCP registration of the 18 spec-002 tools. Thin: each tool calls one domain function.
 
 Every call runs in a worker thread and is caught at this boundary: the client always gets the
-spec's envelope, never a traceback (errors.py). Arguments that do not match a tool's JSON
-schema (a string where an integer belongs) are refused by the SDK before the tool runs; the
-server answers those in the same envelope too (``envelope_tools`` of mcp/errors.py).
+spec's envelope, never a traceback (errors.py). An envelope with ``success: false`` is an MCP
+error result (``isError: true``, the envelope as its structured content and text), so a client
+that checks ``isError`` never takes it for a success. Arguments that do not match a tool's JSON
+schema (a string where an integer belongs, a required one missing) are refused by the SDK
+before the tool runs; the server answers those in the same envelope too (``envelope_tools`` of
+mcp/errors.py), naming the argument.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.types import ToolAnnotations
+from mcp.types import CallToolResult, ToolAnnotations
 
 from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
@@ -89,11 +92,19 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
             return from_exception(exc, name)
 
     async def tool(**kwargs: Any) -> dict[str, Any]:
-        return tool_result(await anyio.to_thread.run_sync(call, kwargs))  # type: ignore[return-value]
+        return envelope_result(await anyio.to_thread.run_sync(call, kwargs))  # type: ignore[return-value]
 
     tool.__name__ = name
     tool.__signature__ = _signature(fn)  # type: ignore[attr-defined]
     return tool
+
+
+def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
+    """The MCP result of a spec-002 envelope: an error result (``isError``) when it failed."""
+    result = tool_result(envelope)
+    if envelope.get("success") is False:
+        result.is_error = True
+    return result
 
 
 def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
@@ -115,14 +126,15 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def register_graph_tools(server: MCPServer, g: GraphMemory) -> None:
+    """Add the tools with the SDK's public ``add_tool``. On a ``MemoryMCPServer`` (mcp/errors.py)
+    they also answer argument errors in their envelope, and tools/list publishes their schemas
+    compacted (argument validation still uses each tool's pydantic model: no behaviour changes)."""
     envelope_tools = getattr(server, "envelope_tools", None)
+    published = getattr(server, "published_schemas", None)
     for name, fn, hints, description in TOOLS:
         if envelope_tools is not None:
             envelope_tools.add(name)
+        if published is not None:
+            published[name] = compact_schema
         doc = description + ("" if name in ("test_connection", "health_check") else OWNER)
         server.add_tool(_tool(g, name, fn), name=name, description=doc, annotations=hints)
-        # Argument validation uses the tool's pydantic model; ``parameters`` is only what
-        # tools/list publishes, so compacting it changes no behaviour.
-        tool = server._tool_manager.get_tool(name)
-        assert tool is not None
-        compact_schema(tool.parameters)

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
-from memory_substrate.errors import UnsupportedModeError
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.indexing import segment_embedding_text
@@ -13,14 +12,15 @@ from memory_substrate.ingest import repeats
 from memory_substrate.ingest import schemas as I
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
+from memory_substrate.ingest.modes import MODES_DECLARED
 from memory_substrate.ingest.suggestions import memory_suggestions, summarise
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import new_id, now_iso, sha256_text
-from memory_substrate.validation import parse
+from memory_substrate.validation import mode_of, parse
 
-MODES = ("repo", "file", "markdown", "web", "pdf", "conversation")
+MODES = tuple(m.name for m in MODES_DECLARED)
 EPISODE_MODES = ("conversation",)  # captures that are episodes of the knowledge graph
 ADAPTER_VERSION = "1"
 PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
@@ -38,9 +38,8 @@ class IngestService:
         *,
         progress: Progress | None = None,
     ) -> dict[str, Any]:
-        if mode not in MODES:
-            raise UnsupportedModeError(f"unsupported memory_ingest mode {mode!r}; allowed: {', '.join(MODES)}")
-        opts = parse(I.IngestOptions, options or {}, "options")
+        declared = mode_of(MODES_DECLARED, mode)
+        opts = cast(I.IngestOptions, parse(declared.options_model, options or {}, "options"))
         captured = self._capture(mode, input_data, opts, progress)
         return self.store_capture(mode, captured, opts)
 

@@ -225,24 +225,12 @@ def default_focus(mem: Memory) -> str | None:
 
 def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
     """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape."""
+    from memory_substrate.derived.access import graph_reader
+
     depth = max(1, min(depth, 2))
     with _read(mem) as s:
-        nodes: set[str] = {focus}
-        edges: dict[str, Any] = {}
-        frontier = [focus]
-        for _ in range(depth):
-            if not frontier or len(nodes) >= MAX_GRAPH_NODES:
-                break
-            found = s.relations_of(frontier, limit=MAX_GRAPH_NODES * 3)
-            nxt = []
-            for r in found:
-                for end in (r.source_id, r.target_id):
-                    if end not in nodes and len(nodes) < MAX_GRAPH_NODES:
-                        nodes.add(end)
-                        nxt.append(end)
-                if r.source_id in nodes and r.target_id in nodes:
-                    edges[r.id] = r
-            frontier = nxt
+        hood = graph_reader(mem.runtime, s).neighbourhood([focus], depth=depth, max_nodes=MAX_GRAPH_NODES)
+        nodes = set(hood.depth_of)
         objs = s.get_objects(sorted(nodes))
     out_nodes = []
     for nid in sorted(nodes):
@@ -254,9 +242,9 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
     out_edges = [
         {"data": {"id": r.id, "source": r.source_id, "target": r.target_id, "label": r.rel_type,
                   "derivation": r.payload.get("relation_schema", {}).get("derivation", "")}}
-        for r in edges.values()
+        for r in hood.edges
     ]
-    return {"focus": focus, "nodes": out_nodes, "edges": out_edges, "truncated": len(nodes) >= MAX_GRAPH_NODES}
+    return {"focus": focus, "nodes": out_nodes, "edges": out_edges, "truncated": hood.truncated}
 
 
 # --- objects, sources, log -------------------------------------------------------------------------

@@ -32,18 +32,12 @@ def _section(items: list[dict[str, Any]], max_items: int) -> dict[str, Any]:
     return {"count": len(items), "items": items[:max_items], "truncated": len(items) > max_items}
 
 
-def graph_health(
-    objects: list[MemoryObject],
-    relations: list[Relation],
-    diff: dict[str, Any],
-    *,
-    backend: str,
-    configured: bool,
-    max_items: int,
-) -> dict[str, Any]:
+def _counts(objects: list[MemoryObject], relations: list[Relation], diff: dict[str, Any], *, backend: str,
+            configured: bool) -> dict[str, Any]:
+    """What the backend holds beside the canonical tables."""
     ids = {o.id for o in objects}
     dangling = {e for r in relations for e in (r.source_id, r.target_id) if e not in ids}
-    health: dict[str, Any] = {
+    return {
         "backend": backend,
         "configured": configured,
         "counts": {
@@ -56,22 +50,10 @@ def graph_health(
         "stub_node_count": sum(1 for o in objects if o.object_type == "node" and (o.kind == "stub" or o.metadata.get("stub"))),
         "thresholds": {"sparse_min_size": SPARSE_MIN_SIZE, "sparse_max_density": SPARSE_MAX_DENSITY},
     }
-    try:
-        import networkx as nx
-    except ImportError:
-        health.update(available=False, reason="graph insights need networkx: pip install networkx")
-        return health
-    records = {o.id: o for o in objects if o.status not in RETIRED}
-    graph = nx.Graph()
-    graph.add_nodes_from(records)
-    graph.add_edges_from(
-        (r.source_id, r.target_id)
-        for r in relations
-        if r.source_id in records and r.target_id in records and r.source_id != r.target_id
-    )
-    degree = dict(graph.degree)
 
-    isolated = sorted(n for n, d in degree.items() if d == 0)
+
+def _components(nx: Any, graph: Any, degree: dict[str, int]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+    """Each node's component (largest first), and the components too sparse for their size."""
     component_of: dict[str, int] = {}
     sparse = []
     for i, comp in enumerate(sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c)))):
@@ -91,14 +73,17 @@ def graph_health(
                 "hub_id": members[0],
                 "member_ids": members[:MEMBERS_SHOWN],
             })
-    bridges = sorted(nx.articulation_points(graph), key=lambda n: (-degree[n], n))
-    bridge_items = [{**ref_view(records[n]), "degree": degree[n]} for n in bridges]
+    return component_of, sparse
 
+
+def _weak_scopes(records: dict[str, MemoryObject], graph: Any, degree: dict[str, int],
+                 component_of: dict[str, int]) -> list[dict[str, Any]]:
+    """Scopes whose records fall into more than one component."""
     by_scope: dict[str, list[str]] = defaultdict(list)
     for oid, obj in records.items():
         for scope in obj.scope_refs:
             by_scope[scope].append(oid)
-    weak = []
+    weak: list[dict[str, Any]] = []
     for scope, members in sorted(by_scope.items()):
         if len(members) < 2:
             continue
@@ -116,6 +101,38 @@ def graph_health(
             "isolated_records": sum(1 for m in members if degree[m] == 0),
         })
     weak.sort(key=lambda w: (-w["components"], w["scope"]))
+    return weak
+
+
+def graph_health(
+    objects: list[MemoryObject],
+    relations: list[Relation],
+    diff: dict[str, Any],
+    *,
+    backend: str,
+    configured: bool,
+    max_items: int,
+) -> dict[str, Any]:
+    health = _counts(objects, relations, diff, backend=backend, configured=configured)
+    try:
+        import networkx as nx
+    except ImportError:
+        health.update(available=False, reason="graph insights need networkx: pip install networkx")
+        return health
+    records = {o.id: o for o in objects if o.status not in RETIRED}
+    graph = nx.Graph()
+    graph.add_nodes_from(records)
+    graph.add_edges_from(
+        (r.source_id, r.target_id)
+        for r in relations
+        if r.source_id in records and r.target_id in records and r.source_id != r.target_id
+    )
+    degree = dict(graph.degree)
+    isolated = sorted(n for n, d in degree.items() if d == 0)
+    component_of, sparse = _components(nx, graph, degree)
+    bridges = sorted(nx.articulation_points(graph), key=lambda n: (-degree[n], n))
+    bridge_items = [{**ref_view(records[n]), "degree": degree[n]} for n in bridges]
+    weak = _weak_scopes(records, graph, degree, component_of)
     health.update(
         available=True,
         graph={"records": graph.number_of_nodes(), "relations": graph.number_of_edges(), "components": len(set(component_of.values()))},

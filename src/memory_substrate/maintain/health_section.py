@@ -15,6 +15,7 @@ from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, load_objects
 from memory_substrate.maintain.graph_health import graph_health
 from memory_substrate.maintain.reindex import graph_diff
+from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.runtime import Runtime
 
 
@@ -24,6 +25,12 @@ def graph_health_section(rt: Runtime, max_items: int) -> dict[str, Any]:
         objects = load_objects(session)
         relations = session.list_relations(limit=ALL)
         config = session.get_config()
+    return health_of(rt, objects, relations, config, max_items)
+
+
+def health_of(rt: Runtime, objects: list[MemoryObject], relations: list[Relation], config: dict[str, Any],
+              max_items: int) -> dict[str, Any]:
+    """The section from what was read: the canonical graph's shape, the derived backend's counts beside it."""
     health = graph_health(
         objects,
         relations,

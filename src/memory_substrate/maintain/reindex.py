@@ -196,17 +196,7 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         }
         changes = sum(counts.values())
         if patch is not None and changes:
-            for i, obj in enumerate(objects, 1):
-                session.update_object(obj, search_doc(obj), claim_key(obj))
-                session.set_object_keys(obj.id, lookup_keys(obj))
-                if i % 500 == 0 or i == len(objects):
-                    report(i, len(objects), "full_text:objects")
-            stamp = now_iso()
-            rewrite = [Relation(r.id, r.rel_type, r.source_id, r.target_id, r.origin_id, r.payload, stamp)
-                       for r in diff["missing"] + diff["outdated"]]
-            session.delete_relations(diff["extra"])
-            session.insert_relations(rewrite)
-            report(len(rewrite) + len(diff["extra"]), len(rewrite) + len(diff["extra"]), "graph:relations")
+            _rewrite_objects_and_relations(session, objects, diff, report)
             done = [0]
 
             def tick(n: int) -> None:
@@ -243,6 +233,24 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         semantic_backend=semantic,
         derived_backends={"planned": mirrors, "rebuilt": rebuilt},
     )
+
+
+def _rewrite_objects_and_relations(
+    session: StoreSession, objects: list[MemoryObject], diff: dict[str, Any], report: Progress
+) -> None:
+    """Every object's full-text row and lookup keys, and the derived relations the diff found
+    missing, outdated or extra."""
+    for i, obj in enumerate(objects, 1):
+        session.update_object(obj, search_doc(obj), claim_key(obj))
+        session.set_object_keys(obj.id, lookup_keys(obj))
+        if i % 500 == 0 or i == len(objects):
+            report(i, len(objects), "full_text:objects")
+    stamp = now_iso()
+    rewrite = [Relation(r.id, r.rel_type, r.source_id, r.target_id, r.origin_id, r.payload, stamp)
+               for r in diff["missing"] + diff["outdated"]]
+    session.delete_relations(diff["extra"])
+    session.insert_relations(rewrite)
+    report(len(rewrite) + len(diff["extra"]), len(rewrite) + len(diff["extra"]), "graph:relations")
 
 
 def _rebuild_segments(

@@ -13,16 +13,14 @@ from collections import Counter
 from typing import Any
 
 from memory_substrate.graph.report import knowledge_graph_section
-from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
 from memory_substrate.maintain.compact import REPORT_SECTIONS
 from memory_substrate.maintain.concepts import cross_source_concepts
 from memory_substrate.maintain.duplicates import duplicate_groups, group_view, soft_entry, soft_pairs
 from memory_substrate.maintain.fact_check import fact_check
-from memory_substrate.maintain.graph_health import graph_health
+from memory_substrate.maintain.health_section import health_of
 from memory_substrate.maintain.lifecycle import is_low_evidence, is_promotable, is_stale_candidate
-from memory_substrate.maintain.reindex import graph_diff
 from memory_substrate.maintain.schemas import ReportInput, ReportOptions
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.views import compact
@@ -63,17 +61,7 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
     pairs, pairs_complete = soft_pairs(knowledge)
     issues = fact_check([o for o in objects if o.object_type == "node"], knowledge, ref)
     backends = effective(config)
-    health = graph_health(
-        objects,
-        relations,
-        graph_diff(objects, relations),
-        backend=backends["graph_backend"],
-        configured="graph_backend" in config,
-        max_items=cap,
-    )
-    mirror = derived.graph_mirror_counts(rt)
-    if mirror is not None:
-        health["derived_backend"] = mirror
+    health = health_of(rt, objects, relations, config, cap)
     issue_counts = Counter(i["issue_type"] for i in issues)
     counts: dict[str, Any] = {
         "objects": len(objects),
@@ -99,15 +87,12 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
     listed = REPORT_SECTIONS
     totals: dict[str, int] = {name: counts[name] for name in listed}
     truncated = {name: total > cap for name, total in totals.items()}
-    next_actions = []
-    if promotable or groups or stale:
-        next_actions.append("run_memory_maintain_cycle_with_apply")
-    if pairs:
-        next_actions.append("review_soft_duplicates_then_resolve_duplicates")
-    if concepts:
-        next_actions.append("review_concept_candidates_then_memory_remember")
-    if issues:
-        next_actions.append("review_fact_check_issues")
+    next_actions = [action for action, due in (
+        ("run_memory_maintain_cycle_with_apply", promotable or groups or stale),
+        ("review_soft_duplicates_then_resolve_duplicates", pairs),
+        ("review_concept_candidates_then_memory_remember", concepts),
+        ("review_fact_check_issues", issues),
+    ) if due]
     return {
         "result_type": "maintenance_report",
         "mode": "report",

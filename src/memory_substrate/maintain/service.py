@@ -11,9 +11,10 @@ This module validates and dispatches; each mode lives in the module named for it
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
-from memory_substrate.errors import NotAvailableError, NotFoundError, UnsupportedModeError
+from memory_substrate.errors import NotAvailableError, NotFoundError
 from memory_substrate.graph.extract import Extractor, configured_extractor, drain
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
@@ -30,6 +31,7 @@ from memory_substrate.maintain.derived import build_selected, drop_deselected
 from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.expire import expire
 from memory_substrate.maintain.merge_entities import MergeEntitiesInput, merge_entities
+from memory_substrate.maintain.modes import MODES_DECLARED
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -37,22 +39,10 @@ from memory_substrate.maintain.resolve import resolve_duplicates
 from memory_substrate.query.shaping import Cursor, fit_together
 from memory_substrate.query.views import snippet
 from memory_substrate.runtime import Runtime
-from memory_substrate.validation import parse
+from memory_substrate.validation import mode_of, parse
 
-STRUCTURAL = ("configure", "structure", "audit", "reindex", "repair")
-LIFECYCLE = (
-    "promote_candidates",
-    "merge_duplicates",
-    "resolve_duplicates",
-    "archive_source",
-    "decay_stale",
-    "expire",
-    "cycle",
-    "report",
-    "extract",
-    "merge_entities",
-)
-MODES = STRUCTURAL + LIFECYCLE
+MODES = tuple(m.name for m in MODES_DECLARED)
+LONG_RUNNING = ("_reindex", "_extract")  # handlers that take progress (and extract's model) besides the input
 AUDIT_LIST_TOKENS = 650  # compact audit: each list's share of the response budget
 
 
@@ -75,26 +65,35 @@ class MaintainService:
         input/options, ``NotFoundError``/``ConflictError`` for ids that do not qualify, and
         ``NotAvailableError`` for a backend this build does not support.
         """
-        if mode not in MODES:
-            raise UnsupportedModeError(f"unsupported memory_maintain mode {mode!r}; allowed: {', '.join(MODES)}")
+        declared = mode_of(MODES_DECLARED, mode)
         options = options or {}
-        if mode == "reindex":
-            parse(S.Empty, input_data, "input_data")
-            return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
-        if mode == "extract":
-            data = parse(S.ExtractInput, input_data, "input_data")
-            opts = parse(S.ExtractOptions, options, "options")
-            chosen = extractor if opts.extractor == "sampling" else configured_extractor(self.rt.settings)
-            if opts.extractor == "sampling" and extractor is None:
-                raise NotAvailableError(
-                    "options.extractor='sampling' needs an MCP client that offers sampling; call through the MCP server",
-                    details={"extractor": "sampling"},
-                )
-            return drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply, progress=progress)
-        handler = getattr(self, f"_{mode}")
+        if declared.handler in LONG_RUNNING:
+            long_running: Callable[..., dict[str, Any]] = getattr(self, declared.handler)
+            return long_running(input_data, options, progress=progress, extractor=extractor)
+        handler = getattr(self, declared.handler)
         result = handler(input_data, options)
         result.setdefault("mode", mode)
         return shape_maintenance(mode, result, options)
+
+    # --- long-running: they report progress, and answer unshaped ----------------------------
+    def _reindex(
+        self, input_data: dict[str, Any], options: dict[str, Any], *, progress: Progress | None, extractor: Extractor | None
+    ) -> dict[str, Any]:
+        parse(S.Empty, input_data, "input_data")
+        return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
+
+    def _extract(
+        self, input_data: dict[str, Any], options: dict[str, Any], *, progress: Progress | None, extractor: Extractor | None
+    ) -> dict[str, Any]:
+        data = parse(S.ExtractInput, input_data, "input_data")
+        opts = parse(S.ExtractOptions, options, "options")
+        chosen = extractor if opts.extractor == "sampling" else configured_extractor(self.rt.settings)
+        if opts.extractor == "sampling" and extractor is None:
+            raise NotAvailableError(
+                "options.extractor='sampling' needs an MCP client that offers sampling; call through the MCP server",
+                details={"extractor": "sampling"},
+            )
+        return drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply, progress=progress)
 
     # --- structural ----------------------------------------------------------------------
     def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

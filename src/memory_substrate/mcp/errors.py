@@ -20,8 +20,10 @@ The result keeps ``isError: true``. Protocol errors (``MCPError``) pass through 
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -29,6 +31,7 @@ from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import MCPServerError, ToolError, UnexpectedToolError
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
@@ -109,6 +112,16 @@ class MemoryMCPServer(MCPServer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.envelope_tools: set[str] = set()
+        # tool name -> how its input schema is rewritten for tools/list (validation is unaffected)
+        self.published_schemas: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+    async def list_tools(self) -> list[MCPTool]:
+        tools = await super().list_tools()
+        for tool in tools:
+            rewrite = self.published_schemas.get(tool.name)
+            if rewrite is not None:
+                tool.input_schema = rewrite(copy.deepcopy(tool.input_schema))
+        return tools
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
@@ -118,17 +131,17 @@ class MemoryMCPServer(MCPServer):
         except MCPError:
             raise
         except ToolError as exc:
-            known = sorted(t.name for t in self._tool_manager.list_tools())
+            known = sorted(t.name for t in await super().list_tools())
             document, anticipated = error_document(name, exc, known)
             if name in self.envelope_tools:
                 from memory_substrate.graphmem.errors import fail
-                from memory_substrate.wire import tool_result
+                from memory_substrate.graphmem.tools import envelope_result
 
                 code = document["code"] if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR) else VALIDATION_ERROR
                 if code == INTERNAL_ERROR:
                     logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
                     code = "memory_service_error"
-                return tool_result(fail(document["message"], code))
+                return envelope_result(fail(document["message"], code))
             if anticipated:
                 logger.debug("tool %r failed: %s", name, document["code"])
             else:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -16,7 +16,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
 from memory_substrate.mcp.errors import MemoryMCPServer
-from memory_substrate.validation import check_text
+from memory_substrate.validation import Mode, check_text
 from memory_substrate.wire import tool_result
 
 INSTRUCTIONS = (
@@ -78,24 +78,50 @@ def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = Fa
     return server
 
 
+# What each tool is for; the modes and their one-line help come from the mode declarations
+# (``<service>/modes.py``, read through ``modes_reference``), so the two cannot disagree.
+INTROS = {
+    "memory_ingest": "Capture evidence as a source with addressable segments; review it, then memory_remember "
+    "what is durable.",
+    "memory_query": "Read memory.",
+    "memory_remember": "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, "
+    "reason, memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
+    "(e.g. ['scope:project']).",
+    "memory_maintain": "Maintain memory. Modes that write change state only with options.apply=true.",
+}
+TITLES = {"memory_ingest": "Ingest evidence", "memory_query": "Query memory", "memory_remember": "Remember",
+          "memory_maintain": "Maintain memory"}
+
+
+def describe_tool(tool: str, modes: Sequence[Mode]) -> str:
+    """The tool's description: its purpose, then each mode with its help (read-only ones marked
+    where the tool also writes). docs/modes.md has every field."""
+    mixed = any(m.writes for m in modes) and not all(m.writes for m in modes)
+    lines = [f"{m.name}{' (read-only)' if mixed and not m.writes else ''}: {m.help}" for m in modes]
+    return f"{INTROS[tool]} Modes: " + "; ".join(lines) + "."
+
+
+def _annotations(tool: str, modes: Sequence[Mode]) -> ToolAnnotations:
+    writes = any(m.writes for m in modes)
+    return ToolAnnotations(title=TITLES[tool], read_only_hint=not writes, destructive_hint=tool == "memory_maintain",
+                           idempotent_hint=not writes, open_world_hint=tool == "memory_ingest")
+
+
 def _register_substrate(server: MCPServer, memory: Memory) -> None:
-    from memory_substrate.ingest.service import MODES as INGEST_MODES
-    from memory_substrate.maintain.service import MODES as MAINTAIN_MODES
-    from memory_substrate.query.service import MODES as QUERY_MODES
-    from memory_substrate.remember.service import MODES as REMEMBER_MODES
+    from memory_substrate.modes_reference import declared
 
     # One server serves one namespace, so its bulkhead is that namespace's (mcp/bulkhead.py).
     bulkhead = Bulkhead(memory.namespace, concurrency=memory.settings.slow_concurrency,
                         queue=memory.settings.slow_queue)
+    calls: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+        "memory_ingest": memory.ingest, "memory_query": memory.query,
+        "memory_remember": memory.remember, "memory_maintain": memory.maintain,
+    }
 
-    def register(
-        name: str,
-        modes: tuple[str, ...],
-        call: Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]],
-        description: str,
-        annotations: ToolAnnotations,
-    ) -> None:
-        model = _args_model(name, modes)
+    def register(name: str, modes: Sequence[Mode]) -> None:
+        model = _args_model(name, tuple(m.name for m in modes))
+        call = calls[name]
+        description = describe_tool(name, modes)
 
         async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
@@ -117,47 +143,10 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         # Annotations are strings under postponed evaluation; give the SDK the real types.
         tool.__annotations__ = {"args": model, "ctx": Context, "return": dict[str, Any]}
         tool.__doc__ = description
-        server.add_tool(tool, name=name, description=description, annotations=annotations)
+        server.add_tool(tool, name=name, description=description, annotations=_annotations(name, modes))
 
-    register(
-        "memory_ingest",
-        INGEST_MODES,
-        memory.ingest,
-        "Capture evidence (repo, file, markdown, web, pdf, conversation) as a source with addressable "
-        "segments. It does not decide what is durable: review the evidence, then use memory_remember. "
-        "Conversation: input_data {title, messages: [{role, content, name?, created_at?, metadata?}], origin?}.",
-        ToolAnnotations(title="Ingest evidence", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=True),
-    )
-    register(
-        "memory_query",
-        QUERY_MODES,
-        memory.query,
-        "Read memory. search {query} (options: max_items, filters, result_unit object|segment); context {task, scope, model, format, budget_tokens, task_class} -> content, a budgeted package; "
-        "page {id}; expand {id}; graph {id} (id: an object's, whole or short as packages show it, or SOURCE_ID#seg-N); recent {}; entities {name|id|type}; facts {subject?, predicate?, object?, "
-        "as_of?, include_superseded?}; trace {id}; package {selection} (a selection.v1 of ids -> ContextPackage). "
-        "Retry weak searches with suggested_retry_terms.",
-        ToolAnnotations(title="Query memory", read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-    )
-    register(
-        "memory_remember",
-        REMEMBER_MODES,
-        memory.remember,
-        "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, reason, "
-        "memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
-        "(e.g. ['scope:project']). Lifecycle: promote, supersede, contest. batch applies all entries or none. "
-        "extraction {episode_id, entities, facts, procedures} builds the knowledge graph of an ingested conversation. "
-        "graph_snapshot {snapshot} imports a markitect.memory.graph.v1 snapshot the same way, in one patch.",
-        ToolAnnotations(title="Remember", read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-    )
-    register(
-        "memory_maintain",
-        MAINTAIN_MODES,
-        memory.maintain,
-        "Maintain memory: structure, audit, report (read-only); configure, reindex, repair, promote_candidates, "
-        "merge_duplicates, resolve_duplicates, archive_source, decay_stale, expire, cycle, extract, merge_entities change "
-        "state only with options.apply=true.",
-        ToolAnnotations(title="Maintain memory", read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-    )
+    for name, modes in declared().items():
+        register(name, modes)
 
     @server.resource("memory://policy", name="policy", title="Memory policy", mime_type="text/markdown",
                      description="Rules for reading and writing durable memory.")

@@ -25,7 +25,7 @@ class SearchPlan:
     inferred_types: list[str]  # object types the query's words suggest: a boost, never a filter
     phrase: str  # the normalised phrase (title/summary phrase boost)
     ids: list[str]  # object ids stated in the query
-    # forms of the terms that full-text rows written before round 6 hold (``text.older_forms``)
+    # forms of the terms that full-text rows written with the older fold hold (``text.older_forms``)
     older_forms: list[str] = field(default_factory=list)
 
 

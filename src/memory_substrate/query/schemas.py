@@ -128,31 +128,5 @@ class ContextOptions(CompileSettings):
     include_items: bool = False
 
 
-MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {
-    "search": (SearchInput, SearchOptions),
-    "page": (IdInput, PageOptions),
-    "expand": (IdInput, ExpandOptions),
-    "recent": (RecentInput, RecentOptions),
-    "graph": (IdInput, GraphOptions),
-    "context": (ContextInput, ContextOptions),
-}
-
-
-def _graph_models() -> None:
-    # The knowledge-graph modes keep their models beside their code; registered here so every
-    # mode of the tool is found in one table.
-    from memory_substrate.query import graph_modes as G
-
-    MODE_MODELS.update(
-        {
-            "entities": (G.EntitiesInput, G.EntitiesOptions),
-            "facts": (G.FactsInput, G.FactsOptions),
-            "trace": (G.TraceInput, G.TraceOptions),
-        }
-    )
-
-
-_graph_models()
-
 assert set(OBJECT_TYPES) == set(ObjectType.__args__)  # type: ignore[attr-defined]
 

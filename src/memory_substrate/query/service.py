@@ -6,7 +6,7 @@ from typing import Any
 
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
 from memory_substrate.derived.access import graph_reader
-from memory_substrate.errors import NotFoundError, UnsupportedModeError
+from memory_substrate.errors import NotFoundError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes as G
 from memory_substrate.query import schemas as Q
@@ -19,6 +19,7 @@ from memory_substrate.query.compact_search import (
     segment_line,
 )
 from memory_substrate.query.context import ContextCompiler, build_context
+from memory_substrate.query.modes import MODES_DECLARED
 from memory_substrate.query.search import SearchEngine, object_matches
 from memory_substrate.query.shaping import (
     RESPONSE_TOKENS,
@@ -33,11 +34,10 @@ from memory_substrate.query.shaping import (
 from memory_substrate.query.views import compact, compact_source_payload, full, segment_view, work_history
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.validation import Strict, parse
+from memory_substrate.validation import mode_of, parse
 
-MODES = ("context", "expand", "page", "recent", "search", "graph", "entities", "facts", "trace", "package")
+MODES = tuple(m.name for m in MODES_DECLARED)
 FULL_SEGMENT_CAP = 2000
-MODE_MODELS: dict[str, tuple[type[Strict], type[Strict]]] = {**Q.MODE_MODELS, "package": (PackageInput, PackageOptions)}  # package: spec 003, contracts/
 UNPRUNED = ("package",)  # a ContextPackage is a contract document: its nulls are part of its schema
 PAGED_LISTS = {"search": "items", "recent": "items"}  # the list a mode's cursor pages
 EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response budget
@@ -88,12 +88,10 @@ class QueryService:
         self.compile_context = compile_context
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
-        if mode not in MODES:
-            raise UnsupportedModeError(f"unsupported memory_query mode {mode!r}; allowed: {', '.join(MODES)}")
-        in_model, opt_model = MODE_MODELS[mode]
-        data = parse(in_model, input_data, "input_data")
-        opts = parse(opt_model, options or {}, "options")
-        handler = getattr(self, f"_{mode}")
+        declared = mode_of(MODES_DECLARED, mode)
+        data = parse(declared.input_model, input_data, "input_data")
+        opts = parse(declared.options_model, options or {}, "options")
+        handler = getattr(self, declared.handler)
         fingerprint = Cursor.fingerprint_of(mode, data.model_dump(), opts.model_dump())
         offset = Cursor.decode(getattr(opts, "cursor", None), fingerprint)
         result: dict[str, Any] = handler(data, opts, (offset, fingerprint))

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from pydantic import BaseModel
+
 from memory_substrate.contracts.inputs import GraphSnapshotInput
 from memory_substrate.errors import (
     BatchEntryError,
@@ -13,7 +15,6 @@ from memory_substrate.errors import (
     DuplicateError,
     MemorySubstrateError,
     NotFoundError,
-    UnsupportedModeError,
     ValidationError,
 )
 from memory_substrate.graph import jobs
@@ -26,27 +27,17 @@ from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.remember import schemas as S
 from memory_substrate.remember.evidence import check_evidence
+from memory_substrate.remember.modes import MODES_DECLARED
 from memory_substrate.remember.similarity import possible_duplicates
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.validation import NoOptions, Strict, parse
+from memory_substrate.validation import mode_of, parse
 
-MODES = ("activity", "knowledge", "work_item", "promote", "supersede", "contest", "batch", "extraction", "graph_snapshot")
-
-INPUT_MODELS: dict[str, type[Strict]] = {
-    "activity": S.ActivityInput,
-    "knowledge": S.KnowledgeInput,
-    "work_item": S.WorkItemInput,
-    "promote": S.PromoteInput,
-    "supersede": S.SupersedeInput,
-    "contest": S.ContestInput,
-    "batch": S.BatchInput,
-    "extraction": ExtractionInput,
-    "graph_snapshot": GraphSnapshotInput,  # spec 003 import: remember/snapshot_import.py
-}
+MODES = tuple(m.name for m in MODES_DECLARED)
+INPUT_MODELS = {m.name: m.input_model for m in MODES_DECLARED}  # batch entries parse by their mode
 
 
-def input_model(mode: str, input_data: dict[str, Any]) -> type[Strict]:
+def input_model(mode: str, input_data: dict[str, Any]) -> type[BaseModel]:
     """The input model of ``mode`` for this input: ``work_item`` with a ``work_item_id`` is an
     update of that item, without one a new item."""
     if mode == "work_item" and isinstance(input_data, dict) and "work_item_id" in input_data:
@@ -76,29 +67,14 @@ def _get_knowledge(session: StoreSession, knowledge_id: str, field: str) -> Memo
 class RememberService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
-        self._handlers: dict[str, Callable[[Patch, Any], dict[str, Any]]] = {
-            "activity": self._activity,
-            "knowledge": self._knowledge,
-            "work_item": self._work_item,
-            "promote": self._promote,
-            "supersede": self._supersede,
-            "contest": self._contest,
-            "extraction": self._extraction,
-            "graph_snapshot": self._graph_snapshot,
-        }
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
-        if mode not in MODES:
-            raise UnsupportedModeError(f"unsupported memory_remember mode {mode!r}; allowed: {', '.join(MODES)}")
-        parse(NoOptions, options or {}, "options")
+        declared = mode_of(MODES_DECLARED, mode)
+        parse(declared.options_model, options or {}, "options")
         data = parse(input_model(mode, input_data), input_data, "input_data")
         reason = getattr(data, "reason", None)
         with self.rt.write("memory_remember", mode, reason) as (_session, patch):
-            if mode == "batch":
-                assert isinstance(data, S.BatchInput)
-                result = self._batch(patch, data)
-            else:
-                result = self._handlers[mode](patch, data)
+            result = self._handler(mode)(patch, data)
             record = patch.commit({"mode": mode})
         return {
             "result_type": "remember_result",
@@ -108,6 +84,10 @@ class RememberService:
             "applied_operations": record.operations,
             "audit_event_ids": patch.event_ids,
         }
+
+    def _handler(self, mode: str) -> Callable[[Patch, Any], dict[str, Any]]:
+        handler: Callable[[Patch, Any], dict[str, Any]] = getattr(self, mode_of(MODES_DECLARED, mode).handler)
+        return handler
 
     # --- batch ------------------------------------------------------------------
     def _batch(self, patch: Patch, data: S.BatchInput) -> dict[str, Any]:
@@ -124,7 +104,7 @@ class RememberService:
         results = []
         for i, (mode, item) in enumerate(parsed):
             try:
-                results.append({"index": i, "mode": mode, **self._handlers[mode](patch, item)})
+                results.append({"index": i, "mode": mode, **self._handler(mode)(patch, item)})
             except MemorySubstrateError as exc:
                 raise BatchEntryError(
                     f"batch entry {i} ({mode}) failed; nothing was written: {exc.message}",

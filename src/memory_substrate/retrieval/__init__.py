@@ -8,7 +8,6 @@ from memory_substrate.retrieval.ranker import (
     rank_segments,
 )
 from memory_substrate.retrieval.types import RankedSegment, RankSegment
-from memory_substrate.retrieval.types import Segment as Segment  # the old name of RankSegment
 
 __all__ = [
     "QueryAnalysis",

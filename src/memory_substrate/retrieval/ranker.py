@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.analysis import across_languages
-from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_terms, tokenize
+from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_stems, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, RankSegment
 
@@ -117,7 +117,7 @@ def analyse_query(query: str, speakers: Iterable[str] = (), now: datetime | None
 
         content = re.sub(r"\b([^\W_]+)(?:['’]s\b)?", drop, content)
         content = " ".join(content.split())
-    terms = [t for t in query_terms(content)]
+    terms = [t for t in query_stems(content)]
     return QueryAnalysis(query, content, terms, named, periods)
 
 

@@ -12,228 +12,15 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from memory_substrate.analysis import scripts
 from memory_substrate.analysis.english import fold, stem
-
-# Words with little retrieval value in questions and chat turns (English). General function words
-# and question words only; no domain vocabulary.
-STOPWORDS: frozenset[str] = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "aren",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "cannot",
-        "could",
-        "couldn",
-        "did",
-        "didn",
-        "do",
-        "does",
-        "doesn",
-        "doing",
-        "don",
-        "down",
-        "during",
-        "each",
-        "either",
-        "else",
-        "ever",
-        "every",
-        "few",
-        "for",
-        "from",
-        "further",
-        "get",
-        "gets",
-        "got",
-        "had",
-        "hadn",
-        "has",
-        "hasn",
-        "have",
-        "haven",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "however",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "isn",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "let",
-        "me",
-        "might",
-        "mine",
-        "more",
-        "most",
-        "must",
-        "mustn",
-        "my",
-        "myself",
-        "neither",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "ought",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "per",
-        "quite",
-        "rather",
-        "really",
-        "same",
-        "shall",
-        "shan",
-        "she",
-        "should",
-        "shouldn",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "thus",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "upon",
-        "us",
-        "very",
-        "was",
-        "wasn",
-        "we",
-        "were",
-        "weren",
-        "what",
-        "whatever",
-        "when",
-        "whenever",
-        "where",
-        "whereas",
-        "wherever",
-        "whether",
-        "which",
-        "while",
-        "who",
-        "whoever",
-        "whom",
-        "whose",
-        "why",
-        "will",
-        "with",
-        "within",
-        "without",
-        "won",
-        "would",
-        "wouldn",
-        "yet",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-        "ll",
-        "re",
-        "ve",
-        "s",
-        "t",
-        "d",
-        "m",
-        "o",
-        "y",
-        "yeah",
-        "yes",
-        "oh",
-        "ok",
-        "okay",
-        "hey",
-        "hi",
-        "hello",
-        "wow",
-        "um",
-        "uh",
-        "lol",
-        "haha",
-        "thanks",
-        "thank",
-    ]
-)
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-def _is_cjk_char(ch: str) -> bool:
-    cp = ord(ch)
-    return (
-        0x4E00 <= cp <= 0x9FFF
-        or 0x3400 <= cp <= 0x4DBF
-        or 0x3040 <= cp <= 0x30FF  # hiragana, katakana
-        or 0xAC00 <= cp <= 0xD7AF  # hangul syllables
-        or 0xF900 <= cp <= 0xFAFF
-        or 0x20000 <= cp <= 0x2FA1F
-    )
+_CJK_CLASS = scripts.CJK + scripts.HAN_ASTRAL
+_CJK_CHAR = re.compile(f"[{_CJK_CLASS}]")
 
 
 def cjk_bigrams(run: str) -> list[str]:
@@ -243,13 +30,7 @@ def cjk_bigrams(run: str) -> list[str]:
     return [run[i : i + 2] for i in range(len(run) - 1)]
 
 
-_CJK_CLASS = (
-    "\u3040-\u30ff"  # hiragana, katakana
-    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
-    "\uac00-\ud7af"  # hangul syllables
-    "\U00020000-\U0002fa1f"  # CJK extensions B-F, compatibility supplement
-)
-# Inside a word: a CJK run, or a run of other letters and digits (``_is_cjk_char`` as a character
+# Inside a word: a CJK run, or a run of other letters and digits (``_CJK_CLASS`` as a character
 # class, so the regex engine splits a word at script changes; a Python loop over each character
 # took four times as long on 200,000 CJK characters).
 _SCRIPT_RUN = re.compile(f"[{_CJK_CLASS}]+|[^{_CJK_CLASS}]+")
@@ -263,7 +44,7 @@ def tokenize(text: str) -> list[str]:
             out.append(word)
             continue
         for run in _SCRIPT_RUN.findall(word):
-            if _is_cjk_char(run[0]):
+            if _CJK_CHAR.match(run):
                 out.extend(cjk_bigrams(run))
             else:
                 out.append(run)
@@ -320,8 +101,9 @@ def lexical_document(text: str) -> str:
     return " ".join(_compute_terms(text, True))
 
 
-def query_terms(query: str) -> list[str]:
-    """Distinct content terms of a query, in first-seen order (stopwords dropped)."""
+def query_stems(query: str) -> list[str]:
+    """Distinct content stems of a query, in first-seen order (stopwords dropped): the ranker's
+    terms. ``memory_substrate.text.query_terms`` adds the surface forms, for full-text search."""
     seen: dict[str, None] = {}
     for t in index_terms(query):
         seen.setdefault(t, None)

@@ -59,7 +59,6 @@ def stored_segment(
 
 _new = object.__new__
 
-Segment = RankSegment  # the name before round 6, for code written against it; new code: RankSegment
 
 
 @dataclass

@@ -104,7 +104,7 @@ class StoreSession(Protocol):
 
         ``light``: for ranking only: ``locator`` empty, ``hash`` empty and ``metadata`` holding
         just ``name`` and ``created_at`` (whichever are set), so no row's JSON is decoded whole;
-        ``terms`` holds the ranker's stored terms (None on rows stored before schema v8).
+        ``terms`` holds the ranker's stored terms (None on rows stored without them).
         """
         ...
     def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:

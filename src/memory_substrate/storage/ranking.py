@@ -1,4 +1,4 @@
-"""The columns a store keeps beside each segment for the segment ranker (schema v8, v12).
+"""The columns a store keeps beside each segment for the segment ranker.
 
 A search ranks several hundred window turns; reading their speaker, date and normalised terms
 as plain columns saves parsing each row's metadata JSON and tokenising each text per search.
@@ -21,7 +21,7 @@ def _text_or_none(value: object) -> str | None:
 
 def stored_language(text: str) -> str:
     """The ``language`` column: ``analysis.main_language`` of the text, "" when it cannot be told
-    (NULL stays for rows written before v12, whose language the ranker detects itself)."""
+    (NULL stays on rows stored without it, whose language the ranker detects itself)."""
     return main_language(text) or ""
 
 

@@ -264,7 +264,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         9,
-        # Issue 14, round 4: the working set of a segment search in default shared buffers.
+        # The working set of a segment search in default shared buffers.
         # - The segment tsvectors move to a narrow table of their own: ranking a full-text match
         #   reads its row from the heap, and ~2,000 of the ~850-byte segment rows per query pushed
         #   the HNSW index out of the cache; the narrow rows are a fraction of that.

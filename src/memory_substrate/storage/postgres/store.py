@@ -95,10 +95,10 @@ class PostgresStore:
         idle = IDLE_BUILD_S if isinstance(idle_build_s, EllipsisType) else idle_build_s
         self._builder = IdleBuilder(self.url, idle) if idle is not None else None
         if self._builder is not None and self._has_pending():
-            self._builder.poke()  # left by an earlier process, rows from before schema v4, old indexes
+            self._builder.poke()  # left by an earlier process, rows an older schema left unindexed, old indexes
 
     def _has_pending(self) -> bool:
-        """Rows a build has to index, or an index of the other precision to replace (schema v9)."""
+        """Rows a build has to index, or an index of the other precision to replace."""
         with self._pool.connection() as conn:
             return conn.execute(
                 "SELECT EXISTS (SELECT 1 FROM vector_indexes WHERE halfvec <> %s) OR "

@@ -138,7 +138,7 @@ def _catch_up(conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: thre
     if pending == 0 and indexed_half == halfvec:
         return 0
     covered = _count(conn, f"dim = {dim} AND batch <= {watermark}")
-    # An index built before schema v9 (or before a pgvector upgrade) is rebuilt in the other precision.
+    # An index in the other precision (an older schema's, or a pgvector upgrade's) is rebuilt.
     if indexed_half != halfvec or pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
         return _rebuild(conn, dim, watermark, halfvec, pending + covered)
     return _fold(conn, dim, watermark, stop)

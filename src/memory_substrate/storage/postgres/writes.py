@@ -153,7 +153,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
                 "terms, speaker, said_at, language) SELECT namespace, source_id, id, ordinal, text, locator, hash, "
                 "metadata, created_at, terms, speaker, said_at, language FROM segments_stage"
             )
-            # The tsvectors live in a narrow table of their own (schema v9): a full-text search
+            # The tsvectors live in a narrow table of their own: a full-text search
             # reads the rows it ranks, and these are a fraction of the size of segment rows.
             cur.execute(
                 "INSERT INTO segment_search (namespace, source_id, id, tsv) SELECT namespace, source_id, id, "
@@ -247,7 +247,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
             if found is None:
                 continue
             # The ranker's stored terms and language are rebuilt with the search row (and filled on
-            # rows from before v8 / v12).
+            # rows stored without them).
             key = (self.namespace, source_id, segment_id)
             self.conn.execute(
                 "UPDATE segments SET terms = %s, language = %s WHERE namespace = %s AND source_id = %s AND id = %s",

@@ -179,7 +179,7 @@ class SQLiteStore:
             return n
 
     def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
-        # Index vectors_ns_model (schema v11): an EXISTS probe per model. On this thread's
+        # Index vectors_ns_model: an EXISTS probe per model. On this thread's
         # connection, so inside an open session it reads that session's snapshot.
         rows = self._conn().execute(
             "SELECT m.value FROM json_each(?) m WHERE EXISTS (SELECT 1 FROM vectors v WHERE v.namespace = ? "

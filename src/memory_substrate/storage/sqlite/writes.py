@@ -205,7 +205,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             if row is None:
                 continue
             # The ranker's stored terms and language are rebuilt with the search row (and filled on
-            # rows from before v8 / v12).
+            # rows stored without them).
             self.conn.execute(
                 "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*reindexed_columns(row[1], row[2]), row[0])
             )

@@ -1,4 +1,8 @@
-"""Paths between two nodes for ``get_trace``: two walks that grow to meet, joined on one level.
+"""Paths between two nodes, for every graph reader: two walks that grow to meet, joined on one level.
+
+The one path search of the package: ``get_trace`` (all simple paths, shortest first) and the graph
+port's ``paths`` (``traversal.shortest_paths``: the shortest ones only) both run it, on the canonical
+tables or a derived backend alike, so a backend never changes which paths come back.
 
 Why this shape. A path of length L between ``a`` and ``b`` has every edge already read once
 the walk around ``a`` has read the edges of every node closer than ``ra`` to ``a``, the walk
@@ -45,10 +49,12 @@ class _Walk:
 
 
 def find_paths(
-    edges_of: EdgesOf, edges_between: EdgesBetween, a: str, b: str, max_paths: int, max_depth: int
+    edges_of: EdgesOf, edges_between: EdgesBetween, a: str, b: str, max_paths: int, max_depth: int,
+    *, shortest_only: bool = False,
 ) -> list[list[Edge]]:
     """Up to ``max_paths`` simple undirected paths from ``a`` to ``b`` of at most ``max_depth``
-    edges, shortest first, as lists of light edges oriented from ``a``."""
+    edges, shortest first (``shortest_only``: of the shortest length only), as lists of light
+    edges oriented from ``a``. Paths of one length come in the order of their relation ids."""
     if a == b or max_depth < 1:
         return []
     walks = (_Walk(a), _Walk(b))
@@ -71,9 +77,21 @@ def find_paths(
         if walks[0].radius + walks[1].radius < length:
             _record(edges_between(walks[0].frontier, walks[1].frontier, MEET_LIMIT), adj)
         found += _enumerate(a, b, adj, length, max_paths - len(found))
-        if len(found) >= max_paths:
+        if len(found) >= max_paths or (found and shortest_only):
             break
     return found[:max_paths]
+
+
+def between_from(edges_of: EdgesOf) -> EdgesBetween:
+    """``edges_between`` for a reader that has only ``edges_of``: the edges of one side, kept where
+    they reach the other."""
+
+    def between(xs: Sequence[str], ys: Sequence[str], limit: int) -> list[Edge]:
+        x, y = set(xs), set(ys)
+        edges = edges_of(xs if len(x) <= len(y) else ys, limit)
+        return [e for e in edges if (e[2] in x and e[3] in y) or (e[3] in x and e[2] in y)]
+
+    return between
 
 
 def _apart(walks: tuple[_Walk, _Walk], a: str, b: str) -> bool:
@@ -135,6 +153,9 @@ def _enumerate(a: str, b: str, adj: dict[str, dict[str, Edge]], length: int, quo
     dist = _distances(b, adj, length)
     if dist.get(a, length + 1) > length:
         return []
+    # Edges in relation-id order, so the paths kept under the quota do not depend on the order
+    # in which a backend happened to return them.
+    ordered = {node: sorted(edges.values()) for node, edges in adj.items()}
     found: list[list[Edge]] = []
     steps = [MAX_STEPS]
 
@@ -146,7 +167,7 @@ def _enumerate(a: str, b: str, adj: dict[str, dict[str, Edge]], length: int, quo
             if len(path) == length:
                 found.append(list(path))
             return
-        for edge in adj.get(node, {}).values():
+        for edge in ordered.get(node, ()):
             nxt = edge[3] if edge[2] == node else edge[2]
             if nxt in visited or len(path) + 1 + dist.get(nxt, length + 1) > length:
                 continue
