@@ -70,7 +70,12 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
     found["entities"] = [{"id": k, "match": v} for k, v in entities.items()]
     facts = neighbourhood(session, list(entities))
     sims = judge(rt, session, task, [f for f, _ in facts])
-    return [Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * sims[fact.id]),
+    # What a fact says counts only from the floor that makes it related at all: below it, the
+    # cosine of a short text ("talked with") is noise, and it lifted every "A talked_with B"
+    # fact a question's names link to (LoCoMo store (b) of bench/mixed_bench.py: -0.010).
+    floor = fact_floor(rt)
+    said = {k: (v if v >= floor else 0.0) for k, v in sims.items()}
+    return [Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
                       profile, obj=fact) for fact, via in facts]
 
 
