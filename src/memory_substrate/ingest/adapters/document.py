@@ -7,12 +7,15 @@ from pathlib import Path
 from memory_substrate.ingest.adapters._files import Allowed, read_text_file, resolve_path
 from memory_substrate.ingest.adapters.chunker import (
     CHUNKER_NAME,
+    MAX_HEADINGS,
+    MAX_MARKDOWN_LINES,
     Chunk,
     ChunkLimits,
     chunk_markdown,
     chunk_text,
     markdown_title,
     split_lines,
+    too_many_headings,
 )
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.adapters.languages import MARKDOWN_SUFFIXES
@@ -100,6 +103,9 @@ def _capture(
     )
     title = (frontmatter_title(chunks) or markdown_title(chunks)) if markdown else None
     warnings = [] if chunks else [f"{label} has no text to capture"]
+    if markdown and too_many_headings(scan.text):
+        warnings.append(f"{label} has over {MAX_HEADINGS} heading lines or {MAX_MARKDOWN_LINES} lines; "
+                        "it was chunked as plain text")
     return CapturedSource(
         kind=kind,
         title=title or abs_path.name,
