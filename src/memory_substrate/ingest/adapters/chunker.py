@@ -24,11 +24,12 @@ CHUNKER_NAME = "document_chunker.v1"
 
 _FRONTMATTER_FENCES = {"---": ("---", "..."), "+++": ("+++",)}
 # More candidate heading lines than this and a Markdown text is chunked as plain text: real
-# documents have hundreds of headings at most (this repository's longest has under 200).
-MAX_HEADINGS = 5000
+# documents have hundreds of headings at most (this repository's longest has under 200), and a
+# section is a stored segment (about a millisecond each), as many as ``MAX_CHUNKS`` allows.
+MAX_HEADINGS = 2000
 # Nor past this many lines: markdown-it's block parser costs 10-20 µs a line (20-36 s for a 2 MB
-# file of one-character lines); 100,000 lines is four times a 2 MB file of 80-character lines.
-MAX_MARKDOWN_LINES = 100_000
+# file of one-character lines); 50,000 lines is twice a 2 MB file of 80-character lines.
+MAX_MARKDOWN_LINES = 50_000
 # Windows per text by the line bound, at most (``scaled_for``).
 MAX_CHUNKS = 2000
 _HEADING_LINE = re.compile(r"^ {0,3}(?:#{1,6}(?=[ \t\r]|$)|=+[ \t\r]*$|-+[ \t\r]*$)", re.MULTILINE)
