@@ -24,6 +24,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _NOCTTY = getattr(os, "O_NOCTTY", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_PATH = getattr(os, "O_PATH", os.O_RDONLY)
 # Opening relative to a directory descriptor is what makes "no symlink anywhere" one step.
 _OPENAT = os.open in os.supports_dir_fd and _NOFOLLOW != 0 and hasattr(os, "O_DIRECTORY")
 
@@ -65,16 +66,18 @@ def _walk_open(path: Path, final: int | None = None) -> int:
     instead of leading elsewhere: what is opened is exactly the path that was checked.
     ``O_NONBLOCK`` keeps a FIFO from blocking the open; the caller refuses it after ``fstat``.
     """
-    dir_flags = os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC
+    # O_PATH (Linux) opens a directory to walk through without needing to read it: a directory
+    # this process may search but not list (mode 711) is walked as path resolution would.
+    dir_flags = _PATH | os.O_DIRECTORY | _NOFOLLOW | _CLOEXEC
     parts = path.parts
-    fd = os.open(parts[0], os.O_RDONLY | os.O_DIRECTORY | _CLOEXEC)
+    fd = os.open(parts[0], _PATH | os.O_DIRECTORY | _CLOEXEC)
     try:
         for name in parts[1:-1]:
             nxt = os.open(name, dir_flags, dir_fd=fd)
             os.close(fd)
             fd = nxt
         if len(parts) == 1:
-            return os.dup(fd)
+            return os.open(parts[0], final if final is not None else os.O_RDONLY | _CLOEXEC)
         flags = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _NOCTTY | _CLOEXEC if final is None else final
         return os.open(parts[-1], flags, dir_fd=fd)
     finally:
