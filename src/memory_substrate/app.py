@@ -18,7 +18,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
-from memory_substrate.validation import check_text
+from memory_substrate.validation import check_text, namespace_name
 
 
 class Memory:
@@ -41,8 +41,10 @@ class Memory:
         runtime: Runtime | None = None,
     ):
         self.settings = settings or Settings()
+        ns = self.settings.namespace if namespace is None else namespace
         if runtime is None:
             require_known_embedder(self.settings.embedder)  # before a store is opened or created
+            namespace_name(ns)  # the one rule (validation.py), before a store is opened or created
         if runtime is not None:
             self.store = runtime.store
         else:
@@ -50,7 +52,7 @@ class Memory:
             # what a crashed process committed but never mirrored is replayed now.
             wrapped = mirrored(store or open_store(self.settings), self.settings)
             self.store = wrapped
-        self.runtime = runtime or Runtime(self.store, namespace or self.settings.namespace, self.settings)
+        self.runtime = runtime or Runtime(self.store, ns, self.settings)
         self._owns_store = store is None and runtime is None
         if runtime is None:
             wrapped.replay_pending(self.runtime.namespace)

@@ -30,6 +30,7 @@ from memory_substrate.expiry import VisibleSession, utc_now
 from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
+from memory_substrate.validation import namespace_name
 
 
 @dataclass
@@ -58,6 +59,10 @@ class Runtime:
     _choice: Choice | None = field(default=None, repr=False)
     # Embedders built so far, by provider; shared with ``for_namespace`` runtimes (one model load).
     _built: dict[str, tuple[Embedder | None, str | None]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        # Every surface reaches a namespace through a Runtime: the one rule is checked here.
+        namespace_name(self.namespace)
 
     def embedder_or_none(self) -> Embedder | None:
         """This namespace's embedder (``embedder_choice``), built on first use; None if disabled

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ConfigDict
 from pydantic import ValidationError as PydanticValidationError
@@ -13,6 +13,32 @@ from pydantic import ValidationError as PydanticValidationError
 from memory_substrate.errors import UnsupportedModeError, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+
+# The one rule for a namespace name on every surface (CLI, MCP over stdio and HTTP, the graph
+# toolset's owner_id, tokens, the inspector): 1-128 ASCII letters, digits, '-', '_' or '@'.
+# ASCII only, so no control, bidi (RTL) or zero-width character can make two names look alike,
+# and no '/' or '.' can make a name a path.
+NAMESPACE_RULE = "1-128 letters, digits, '-', '_' or '@'"
+NAMESPACE_RE = re.compile(r"[A-Za-z0-9_@\-]{1,128}")
+
+
+def is_namespace(value: object) -> bool:
+    """Whether ``value`` is a valid namespace name (``NAMESPACE_RULE``)."""
+    return isinstance(value, str) and NAMESPACE_RE.fullmatch(value) is not None
+
+
+def namespace_problem(value: object, field: str = "namespace") -> str:
+    """What is wrong with an invalid namespace name. The name is shown with ``ascii()`` so an
+    invisible or right-to-left character in it is visible, and an overlong one is cut."""
+    shown = ascii(value if not isinstance(value, str) or len(value) <= 80 else value[:80] + "...")
+    return f"{field} {shown} is invalid: use {NAMESPACE_RULE}"
+
+
+def namespace_name(value: object, field: str = "namespace") -> str:
+    """``value`` if it is a valid namespace name, else ``ValidationError`` naming the rule."""
+    if not is_namespace(value):
+        raise ValidationError(namespace_problem(value, field), details={"field": field})
+    return cast(str, value)
 
 
 class Strict(BaseModel):

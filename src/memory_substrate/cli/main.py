@@ -85,8 +85,10 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
             root = root.expanduser()
         except RuntimeError as exc:  # "~someone" for a user this machine does not have
             raise click.BadParameter(str(exc), param_hint="--root") from None
-    if namespace is not None and not namespace.strip():
-        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
+    from memory_substrate.validation import is_namespace, namespace_problem
+
+    if namespace is not None and not is_namespace(namespace):
+        raise click.BadParameter(namespace_problem(namespace), param_hint="--namespace")
     ctx.obj = {"root": root, "namespace": namespace, "database_url": database_url, "embedder": embedder}
 
 

@@ -20,6 +20,9 @@ from memory_substrate.errors import MemorySubstrateError, NotFoundError, Validat
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([smhdw])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 MIN_ID_CHARS = 6
+# Ten years: longer is "never" in practice (omit --expires-in for that), and it keeps the date
+# far from datetime's year-9999 overflow whatever the unit.
+MAX_EXPIRY = timedelta(days=3650)
 
 
 def expiry(expires_in: str | None) -> str | None:
@@ -31,6 +34,9 @@ def expiry(expires_in: str | None) -> str | None:
         raise click.BadParameter("use a positive number and a unit: s, m, h, d or w (e.g. 30d)",
                                  param_hint="--expires-in")
     delta = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
+    if delta > MAX_EXPIRY:
+        raise click.BadParameter(f"at most {MAX_EXPIRY.days} days (e.g. 520w); omit it for a token that never expires",
+                                 param_hint="--expires-in")
     return (datetime.now(UTC) + delta).isoformat(timespec="microseconds")
 
 
@@ -80,8 +86,10 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
     @click.pass_context
     def token_create(ctx: click.Context, token_namespace: str, label: str, expires_in: str | None) -> None:
         """Print a new random token; only its sha256 is stored, so keep the printed value (it is never shown again)."""
-        if not token_namespace.strip():
-            raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
+        from memory_substrate.validation import is_namespace, namespace_problem
+
+        if not is_namespace(token_namespace):
+            raise click.BadParameter(namespace_problem(token_namespace), param_hint="--namespace")
         from memory_substrate.mcp.http import create_token
 
         expires_at = expiry(expires_in)
@@ -120,19 +128,26 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
 
     @token.command(name="rotate")
     @click.argument("token_id")
-    @click.option("--expires-in", default=None, help="Expiry of the new token (default: none).")
+    @click.option("--expires-in", default=None, help="Expiry of the new token (default: the old token's expiry).")
     @click.pass_context
     def token_rotate(ctx: click.Context, token_id: str, expires_in: str | None) -> None:
-        """Replace TOKEN_ID by a new token of the same namespace and label; print the new token.
+        """Replace TOKEN_ID by a new token of the same namespace, label and expiry; print the new token.
 
-        The old token is refused from the next request on."""
+        The old token is refused from the next request on. Rotating does not extend a token's life:
+        the new one expires when the old one would have, unless --expires-in says otherwise."""
         from memory_substrate.mcp.http import create_token
 
         expires_at = expiry(expires_in)
 
         def job(store: Any) -> str:
+            from memory_substrate.util import now_iso
+
             old = _match(store, token_id)
-            value = create_token(store, old["namespace"], old["label"], expires_at)
+            kept = old["expires_at"]
+            if expires_at is None and kept and kept <= now_iso():
+                raise ValidationError(f"token {token_id!r} expired at {kept}; give the new one --expires-in",
+                                      details={"expires_at": kept})
+            value = create_token(store, old["namespace"], old["label"], expires_at or kept)
             store.revoke_tokens([old["token_hash"]])
             return value
 

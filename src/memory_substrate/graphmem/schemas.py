@@ -22,8 +22,8 @@ from memory_substrate.expiry import expires_at
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.settings import Settings
 from memory_substrate.util import parse_time
+from memory_substrate.validation import namespace_name
 
-OWNER_ID = re.compile(r"^[A-Za-z0-9_@\-]{1,128}$")
 RELATION_TYPE = re.compile(r"^[A-Za-z0-9_]{1,100}$")
 NODE_TYPES = {"fact": "Fact", "entity": "Entity"}
 GRAPH_OBJECT_TYPES = ("knowledge", "entity", "node")
@@ -39,9 +39,7 @@ LIFECYCLE_TO_STATUS = {s: k for k, v in STATUS_TO_LIFECYCLE.items() for s in v}
 
 # --- validation ------------------------------------------------------------------------
 def owner(value: str) -> str:
-    if not OWNER_ID.match(value):
-        raise ValidationError(f"owner_id {value!r} is invalid: use 1-128 letters, digits, '-', '_' or '@'")
-    return value
+    return namespace_name(value, "owner_id")  # owner_id is the namespace: the one rule
 
 
 def relation_type(value: str) -> str:

@@ -129,11 +129,11 @@ def map_predicate(raw: str) -> str | None:
     return pred
 
 
-def _records(path: Path, wanted: str, report: ImportReport | None, progress: Progress | None,
+def _records(policy: PathPolicy, path: Path, wanted: str, report: ImportReport | None, progress: Progress | None,
              done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any], int]]:
     """(line number, record, its size in bytes) of every record of type ``wanted``, read one line
-    at a time."""
-    with path.open("rb") as fh:
+    at a time from the file opened once under the path policy (never a FIFO, never through a symlink)."""
+    with policy.open_binary(path) as fh:
         read = reported = 0
         for lineno, raw in enumerate(fh, start=1):
             read += len(raw)
@@ -174,7 +174,8 @@ def _observation_count(rec: dict[str, Any]) -> int:
 class McpMemoryImporter:
     def __init__(self, memory: Memory, path: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
         self.memory = memory
-        self.path = PathPolicy.from_settings(memory.settings).resolve(path, "file")
+        self.policy = PathPolicy.from_settings(memory.settings)
+        self.path = self.policy.resolve(path, "file")
         self.scope = scope
         self.progress = progress
         self.report = ImportReport(FORMAT, str(self.path))
@@ -187,7 +188,7 @@ class McpMemoryImporter:
         total = os.path.getsize(self.path) * 2
         part: list[tuple[int, dict[str, Any]]] = []
         segments = size = 0
-        for lineno, rec, nbytes in _records(self.path, "entity", self.report, self.progress, 0, total):
+        for lineno, rec, nbytes in _records(self.policy, self.path, "entity", self.report, self.progress, 0, total):
             name = rec.get("name")
             if not isinstance(name, str) or not name.strip():
                 self.report.skip("entity_without_name", line=lineno)
@@ -202,7 +203,7 @@ class McpMemoryImporter:
         if part:
             self._entity_part(part)
         part, size = [], 0
-        for lineno, rec, nbytes in _records(self.path, "relation", None, self.progress, total // 2, total):
+        for lineno, rec, nbytes in _records(self.policy, self.path, "relation", None, self.progress, total // 2, total):
             part.append((lineno, rec))
             size += nbytes
             if (len(part) >= MAX_PART_RECORDS or size >= MAX_PART_BYTES

@@ -14,33 +14,50 @@ from memory_substrate.ingest.adapters import (
     capture_repo,
     capture_web,
 )
+from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.pathpolicy import Kind, PathPolicy
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse
 
+# Reasons that say something about whether a path exists; a restricted policy answers them all alike.
+_EXISTENCE = frozenset({"not_found", "not_a_file", "not_a_directory"})
 
-def _path(rt: Runtime, raw: str, kind: Kind = "file") -> str:
+
+def _path(policy: PathPolicy, raw: str, kind: Kind = "file") -> str:
     # Relative paths are resolved against the server's working directory; the stored uri is
     # absolute. The policy (ingest/pathpolicy.py) decides whether this caller may read it at all.
     try:
-        return str(PathPolicy.from_settings(rt.settings).resolve(raw, kind))
+        return str(policy.resolve(raw, kind))
     except ValidationError as exc:
         raise ValidationError(f"input_data.{exc.message}", details=exc.details) from None
 
 
+def _opened(policy: PathPolicy, raw: str, capture: Callable[[], CapturedSource]) -> CapturedSource:
+    """Run ``capture``; under a restricted policy, a path that vanished, was swapped for a symlink
+    or a FIFO, or failed the check on the opened file since ``_path`` gets the one refusal too."""
+    try:
+        return capture()
+    except CaptureError as exc:
+        if policy.is_open or exc.reason not in _EXISTENCE:
+            raise
+        raise policy.unavailable(raw) from None
+
+
 def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.RepoInput, input_data, "input_data")
-    captured = capture_repo(
-        _path(rt, data.path, "directory"),
-        denied=PathPolicy.from_settings(rt.settings).denied,  # the store's own directory, even below an allowed one
+    policy = PathPolicy.from_settings(rt.settings)
+    path = _path(policy, data.path, "directory")
+    captured = _opened(policy, data.path, lambda: capture_repo(
+        path,
+        allowed=policy.contains,  # the store's directory and files, even below an allowed root
         include_patterns=data.include_patterns,
         exclude_patterns=data.exclude_patterns,
         force=opts.force,
         max_file_bytes=rt.settings.max_file_bytes,
         progress=progress,
-    )
+    ))
     # The same files seen through other patterns are a different capture of the repository.
     scope = canonical_json([captured.fingerprint, data.include_patterns, data.exclude_patterns, opts.force])
     captured.fingerprint = sha256_text(scope)
@@ -49,8 +66,11 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
 
 def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
+    policy = PathPolicy.from_settings(rt.settings)
     capture = capture_markdown if mode == "markdown" else capture_file
-    captured = capture(_path(rt, data.path), max_bytes=rt.settings.max_file_bytes)
+    path = _path(policy, data.path)
+    captured = _opened(policy, data.path,
+                       lambda: capture(path, max_bytes=rt.settings.max_file_bytes, allowed=policy.contains))
     if data.title:
         captured.title = data.title
     return captured
@@ -58,7 +78,10 @@ def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.Ingest
 
 def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
-    captured = capture_pdf(_path(rt, data.path), max_bytes=rt.settings.max_pdf_bytes, progress=progress)
+    policy = PathPolicy.from_settings(rt.settings)
+    path = _path(policy, data.path)
+    captured = _opened(policy, data.path, lambda: capture_pdf(
+        path, max_bytes=rt.settings.max_pdf_bytes, progress=progress, allowed=policy.contains))
     if data.title:
         captured.title = data.title
     return captured

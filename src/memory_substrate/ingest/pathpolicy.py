@@ -11,7 +11,14 @@ Two kinds of policy:
 * **open** (``roots is None``): any path the process can read. The default over stdio and in
   the CLI, where the caller is the user on the user's own machine. ``doctor`` says so.
 * **restricted** (``roots`` a tuple, possibly empty): only paths under one of the roots, and
-  never under the store's own directory. The default over HTTP is the empty tuple, meaning no
+  never under the store's own directory.
+
+Under both, the store's own files (the database and every file named after it: ``-wal``,
+``-shm``, ``-journal``, ``-writer.lock``) are denied wherever the store lives, and a walker
+never lists them. A path is checked by name, then opened once without following a symlink
+anywhere (``adapters/_files.open_checked``) and the opened descriptor checked again, so a
+symlink swapped in between the check and the open leads nowhere. Hard links are not symlinks:
+a hard link inside a root *is* a file inside the root and is read (docs/security.md). The default over HTTP is the empty tuple, meaning no
   filesystem access at all; ``serve --allow-path DIR`` (repeatable) or the setting
   ``MEMORY_SUBSTRATE_ALLOW_PATHS`` opens directories.
 
@@ -26,10 +33,12 @@ import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 from memory_substrate.errors import ValidationError
+from memory_substrate.ingest.adapters._files import open_checked
 from memory_substrate.ingest.adapters.errors import CaptureError
+from memory_substrate.storage.factory import store_files
 
 Kind = Literal["file", "directory"]
 UNAVAILABLE = "not_found"  # the one reason a restricted policy gives for every refusal
@@ -54,23 +63,27 @@ class PathPolicy:
 
     roots: tuple[Path, ...] | None = None
     denied: tuple[Path, ...] = ()
+    # The store's database files (resolved); each one and its siblings named after it are denied.
+    store: tuple[Path, ...] = ()
 
     @classmethod
     def from_settings(cls, settings: Any) -> PathPolicy:
         """The policy the settings describe: ``allow_paths`` None -> open, a list -> those roots.
 
-        The store's own directory is always denied under a restricted policy.
+        The store's own files are denied under every policy, its directory under a restricted one.
         """
+        store = tuple(expand(f) for f in store_files(settings))
         allow = getattr(settings, "allow_paths", None)
         if allow is None:
-            return cls(None)
+            return cls(None, store=store)
         denied = (expand(settings.root),) if getattr(settings, "root", None) is not None else ()
-        return cls.restricted(allow, denied=denied)
+        return cls.restricted(allow, denied=denied, store=store)
 
     @classmethod
-    def restricted(cls, roots: Iterable[str | os.PathLike[str]], *, denied: Iterable[Path] = ()) -> PathPolicy:
+    def restricted(cls, roots: Iterable[str | os.PathLike[str]], *, denied: Iterable[Path] = (),
+                   store: Iterable[Path] = ()) -> PathPolicy:
         resolved = tuple(dict.fromkeys(expand(r) for r in roots))
-        return cls(resolved, tuple(denied))
+        return cls(resolved, tuple(denied), tuple(store))
 
     @property
     def is_open(self) -> bool:
@@ -83,8 +96,14 @@ class PathPolicy:
                     "note": "any path this process can read (stdio/CLI default); set MEMORY_SUBSTRATE_ALLOW_PATHS to restrict"}
         return {"mode": "restricted" if self.roots else "closed", "allowed_roots": [str(r) for r in self.roots]}
 
+    def is_store_file(self, resolved: Path) -> bool:
+        """Whether ``resolved`` is one of the store's files: the database or a sibling named after it."""
+        return any(resolved.parent == f.parent and resolved.name.startswith(f.name) for f in self.store)
+
     def contains(self, resolved: Path) -> bool:
         """Whether an already resolved path may be read."""
+        if self.is_store_file(resolved):
+            return False
         if self.roots is None:
             return True
         if any(is_within(resolved, d) for d in self.denied):
@@ -99,7 +118,10 @@ class PathPolicy:
         ``kind`` raises one ``CaptureError`` whose message names only ``raw``.
         """
         if self.roots is None:
-            return expand(raw)
+            path = expand(raw)
+            if self.is_store_file(path):
+                raise self.unavailable(raw)
+            return path
         try:
             path = expand(raw)
             # is_file/is_dir raise on a name too long or a directory this process may not search:
@@ -110,6 +132,15 @@ class PathPolicy:
         if not ok:
             raise self.unavailable(raw)
         return path
+
+    def open_binary(self, resolved: Path) -> BinaryIO:
+        """``resolved`` opened once for reading (see ``open_checked``), checked again as opened."""
+        try:
+            return os.fdopen(open_checked(resolved, self.contains), "rb")
+        except CaptureError:
+            if self.roots is None:
+                raise
+            raise self.unavailable(resolved) from None
 
     @staticmethod
     def unavailable(raw: str | os.PathLike[str]) -> CaptureError:

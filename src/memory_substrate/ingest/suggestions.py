@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from itertools import islice
 from typing import Any
 
 from memory_substrate.models import Segment
@@ -66,7 +67,9 @@ def concept_candidates(
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Repeated headings and technical terms of one source, scored; plus skip diagnostics."""
     occurrences: Counter[str] = Counter()
-    refs: dict[str, list[str]] = defaultdict(list)
+    # Segment ids per term, in first-seen order: a dict is an ordered set (membership in O(1); a
+    # list made a term shared by n segments cost n^2).
+    refs: dict[str, dict[str, None]] = defaultdict(dict)
     display: dict[str, str] = {}
     headings: set[str] = set()
     for seg in segments:
@@ -80,8 +83,7 @@ def concept_candidates(
             key = term.lower().strip()
             occurrences[key] += 1
             display.setdefault(key, term.strip())
-            if seg.id not in refs[key]:
-                refs[key].append(seg.id)
+            refs[key].setdefault(seg.id)
     skipped = []
     eligible = []
     for key, count in occurrences.most_common():
@@ -109,7 +111,7 @@ def concept_candidates(
     eligible.sort(key=lambda t: (-t[0], t[1]))
     out = []
     for score, key, title, count, bonuses, penalties, adjustment in eligible[:limit]:
-        ev = [{"source_id": source_id, "segment_id": s} for s in refs[key][:5]]
+        ev = [{"source_id": source_id, "segment_id": s} for s in islice(refs[key], 5)]
         candidate: dict[str, Any] = {
             "kind": "concept_candidate",
             "detail": "full" if full else "compact",

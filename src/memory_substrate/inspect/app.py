@@ -36,6 +36,7 @@ from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_hos
 from memory_substrate.inspect import data as D
 from memory_substrate.inspect.health_cache import HealthCache
 from memory_substrate.taxonomy import ENTITY_TYPES
+from memory_substrate.validation import is_namespace
 
 HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
@@ -123,7 +124,7 @@ class Inspector:
             if allowed is None:
                 return self.refuse(request)
             ns = request.path_params.get("ns")
-            if ns is not None and ns not in allowed:
+            if ns is not None and (not is_namespace(ns) or ns not in allowed):  # the one rule (validation.py)
                 return self.not_found(request, f"namespace {ns}", allowed)
             try:
                 return handler(request, allowed, self.view(ns) if ns is not None else None)

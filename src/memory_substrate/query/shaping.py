@@ -48,6 +48,37 @@ def shape(result: dict[str, Any], detail: Detail) -> dict[str, Any]:
 _WORD = re.compile(r"\w+", re.UNICODE)
 
 
+def first_match(lower: str, terms: Iterable[str]) -> int:
+    """Where the first word of ``lower`` that starts with one of ``terms`` begins, or -1.
+
+    One pass over the text for all terms: each word is tried against the set of terms by its
+    prefixes of the terms' lengths (a handful), so the cost is the text's length times the number
+    of distinct term lengths, not times the number of terms (a long query has hundreds). A term
+    that is not one word (it holds punctuation) is searched for on its own, as before.
+    """
+    words: set[str] = set()
+    others: list[str] = []
+    for term in terms:
+        if term and len(term) >= 2:
+            t = term.lower()
+            if _WORD.fullmatch(t):
+                words.add(t)
+            else:
+                others.append(t)
+    pos = -1
+    for t in dict.fromkeys(others):
+        m = re.search(r"(?<!\w)" + re.escape(t), lower)
+        if m and (pos < 0 or m.start() < pos):
+            pos = m.start()
+    if words:
+        lengths = sorted({len(t) for t in words})
+        for m in _WORD.finditer(lower, 0, pos if pos >= 0 else len(lower)):
+            w = m.group()
+            if any(w[:n] in words for n in lengths if n <= len(w)):
+                return m.start()
+    return pos
+
+
 def excerpt(text: str, terms: Iterable[str], limit: int) -> str:
     """At most ``limit`` characters of ``text``, cut around the first place a term matches.
 
@@ -58,14 +89,7 @@ def excerpt(text: str, terms: Iterable[str], limit: int) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    lower = text.lower()
-    pos = -1
-    for term in terms:
-        if not term or len(term) < 2:
-            continue
-        m = re.search(r"(?<!\w)" + re.escape(term.lower()), lower)
-        if m and (pos < 0 or m.start() < pos):
-            pos = m.start()
+    pos = first_match(text.lower(), terms)
     if pos < 0:
         start = 0
     else:

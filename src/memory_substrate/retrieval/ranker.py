@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -328,10 +329,12 @@ def _windows(pool: _Pool, ids: Sequence[str], terms: Sequence[str], cfg: RankCon
     known_toks = [seg_terms(s) for s in known.values()]
     turn_len = np.array([len(toks) for toks in known_toks], dtype=np.float64)
     if nterms:
-        # Most window turns hold no query term: a set test skips their per-term counts.
+        # Most window turns hold no query term: a set test skips their per-term counts. A turn that
+        # holds some is counted once (Counter), not once per term: ``toks.count(t)`` for each of a
+        # long query's hundreds of terms over a 200,000-character turn took seconds.
         qset, zero = frozenset(terms), [0] * nterms
         turn_tf = np.array(
-            [zero if qset.isdisjoint(toks) else [toks.count(t) for t in terms] for toks in known_toks],
+            [zero if qset.isdisjoint(toks) else _counts(toks, terms) for toks in known_toks],
             dtype=np.float64,
         )
         turn_tf = turn_tf.reshape(len(known_ids), nterms)
@@ -378,6 +381,12 @@ def _idf(terms: Sequence[str], windows: _Windows, term_stats: TermStatsFn | None
         held = np.count_nonzero(windows.turn_tf, axis=0)
         df = {t: int(held[j]) for j, t in enumerate(terms)}
     return {t: math.log(1.0 + (ndocs - df.get(t, 0) + 0.5) / (df.get(t, 0) + 0.5)) for t in terms}
+
+
+def _counts(tokens: Sequence[str], terms: Sequence[str]) -> list[int]:
+    """How often each of ``terms`` occurs in ``tokens``, in one pass over the tokens."""
+    counted = Counter(tokens)
+    return [counted[t] for t in terms]
 
 
 def _lexical(

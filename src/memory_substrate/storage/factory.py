@@ -30,3 +30,14 @@ def open_store(settings: Settings, *, create: bool = True) -> Store:
     if url:  # sqlite:///absolute/path.sqlite3
         return SQLiteStore(Path(url.removeprefix("sqlite://")), create=create)
     return SQLiteStore(settings.sqlite_path, create=create)
+
+
+def store_files(settings: Settings) -> tuple[Path, ...]:
+    """The database files of an embedded store (their siblings named after them belong to it too);
+    empty for a server database. The path policy denies them to every capture."""
+    url = settings.database_url
+    if url and url.startswith("sqlite:"):
+        return (Path(url.removeprefix("sqlite://")),)
+    if url:
+        return ()
+    return (settings.sqlite_path,)

@@ -12,7 +12,7 @@ import bisect
 import functools
 import itertools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -23,6 +23,16 @@ from memory_substrate.util import WIDE, WIDE_CHAR_WEIGHT, text_size
 CHUNKER_NAME = "document_chunker.v1"
 
 _FRONTMATTER_FENCES = {"---": ("---", "..."), "+++": ("+++",)}
+# More candidate heading lines than this and a Markdown text is chunked as plain text: real
+# documents have hundreds of headings at most (this repository's longest has under 200), and a
+# section is a stored segment (about a millisecond each), as many as ``MAX_CHUNKS`` allows.
+MAX_HEADINGS = 2000
+# Nor past this many lines: markdown-it's block parser costs 10-20 µs a line (20-36 s for a 2 MB
+# file of one-character lines); 50,000 lines is twice a 2 MB file of 80-character lines.
+MAX_MARKDOWN_LINES = 50_000
+# Windows per text by the line bound, at most (``scaled_for``).
+MAX_CHUNKS = 2000
+_HEADING_LINE = re.compile(r"^ {0,3}(?:#{1,6}(?=[ \t\r]|$)|=+[ \t\r]*$|-+[ \t\r]*$)", re.MULTILINE)
 
 
 # ``max_chars`` counts each CJK character as ``WIDE_CHAR_WEIGHT`` characters (util.text_size): a
@@ -206,8 +216,10 @@ def _windows(
         # A cut at a block start keeps tables and code fences whole when they fit; only
         # look in the back half so windows do not shrink to slivers.
         floor = cur + max(1, (last - cur + 1) // 2)
-        cands = [b for b in breaks if floor <= b <= last + 1]
-        cut = max(cands) - 1 if cands else last
+        # The last block start in [floor, last + 1], found by bisection: scanning every break per
+        # window made a long section of many blocks cost windows x blocks.
+        at = bisect.bisect_right(breaks, last + 1) - 1
+        cut = breaks[at] - 1 if at >= 0 and breaks[at] >= floor else last
         out.append((cur, cut))
         cur = max(cut + 1 - lim.overlap_lines, cur + 1)
 
@@ -248,16 +260,43 @@ def _emit(
     ]
 
 
+def scaled_for(lim: ChunkLimits, line_count: int) -> ChunkLimits:
+    """``lim`` with ``max_lines`` raised so that ``line_count`` lines make at most ``MAX_CHUNKS``
+    windows by the line bound (the character bound still holds). Each chunk is a stored,
+    indexed segment (about a millisecond each); a 2 MB file of one-character lines would
+    otherwise be 17,000 of them. Texts under ``MAX_CHUNKS * max_lines`` lines are unchanged."""
+    need = -(-line_count // MAX_CHUNKS)
+    return lim if need <= lim.max_lines else replace(lim, max_lines=need)
+
+
+def heading_lines(text: str) -> int:
+    """How many lines could be headings (ATX ``#`` lines and setext underlines): an upper bound
+    found in one regex pass, before any Markdown parsing."""
+    return sum(1 for _ in _HEADING_LINE.finditer(text))
+
+
+def too_many_headings(text: str) -> bool:
+    """Whether ``text`` is past what is chunked as Markdown: more than ``MAX_MARKDOWN_LINES`` lines
+    or more candidate heading lines than ``MAX_HEADINGS``."""
+    return text.count("\n") >= MAX_MARKDOWN_LINES or heading_lines(text) > MAX_HEADINGS
+
+
 def chunk_markdown(text: str, path: str = "", *, limits: ChunkLimits | None = None) -> list[Chunk]:
     """Chunk Markdown by headings outside code, keeping frontmatter as its own chunk.
 
     Tables, lists and fenced code stay inside the section that holds them; a section past
-    ``limits`` is split into parts that overlap by a few lines.
+    ``limits`` is split into parts that overlap by a few lines. A text with more than
+    ``MAX_HEADINGS`` candidate heading lines or ``MAX_MARKDOWN_LINES`` lines is chunked as plain
+    text (``chunk_text``): a section per heading would make a segment per line of a file of ``#``
+    lines, and the Markdown parser alone costs 10-20 microseconds a line.
     """
     lim = limits or DEFAULT_LIMITS
+    if too_many_headings(text):
+        return chunk_text(text, path, limits=lim)
     lines = split_lines(text)
     if not lines:
         return []
+    lim = scaled_for(lim, len(lines))
     chunks: list[Chunk] = []
     fm_end = _frontmatter_end(lines)
     if fm_end >= 0:
@@ -316,9 +355,13 @@ def chunk_text(text: str, path: str = "", *, limits: ChunkLimits | None = None) 
 
     chunks: list[Chunk] = []
     group: tuple[int, int] | None = None
+    lim = scaled_for(lim, len(lines))
+    # size[i] = text_size of lines[:i], newlines included: a group's size in O(1), so growing a
+    # group paragraph by paragraph stays linear in the text.
+    size = [0, *itertools.accumulate(text_size(x) + 1 for x in lines)]
 
     def fits(s: int, e: int) -> bool:
-        return e - s + 1 <= lim.max_lines and sum(text_size(x) + 1 for x in lines[s : e + 1]) <= lim.max_chars
+        return e - s + 1 <= lim.max_lines and size[e + 1] - size[s] <= lim.max_chars
 
     def flush() -> None:
         if group is not None:

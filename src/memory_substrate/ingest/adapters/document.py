@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory_substrate.ingest.adapters._files import read_text_file
+from memory_substrate.ingest.adapters._files import Allowed, read_text_file, resolve_path
 from memory_substrate.ingest.adapters.chunker import (
     CHUNKER_NAME,
+    MAX_HEADINGS,
+    MAX_MARKDOWN_LINES,
     Chunk,
     ChunkLimits,
     chunk_markdown,
     chunk_text,
     markdown_title,
     split_lines,
+    too_many_headings,
 )
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.adapters.languages import MARKDOWN_SUFFIXES
@@ -24,27 +27,31 @@ _TRANSFORMATIONS = ["decode_utf8", "redact_secrets", CHUNKER_NAME]
 
 
 def capture_file(
-    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None
+    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None,
+    allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture a local text file; Markdown files (by suffix) are chunked as Markdown.
 
-    Raises ``CaptureError``: ``not_found``, ``not_a_file``, ``file_too_large``, ``secret_file``,
-    ``binary_file`` or ``undecodable_text``.
+    ``allowed`` (the path policy's check) is applied to the opened file itself, not only to the
+    name. Raises ``CaptureError``: ``not_found``, ``not_a_file``, ``file_too_large``,
+    ``secret_file``, ``binary_file`` or ``undecodable_text``.
     """
     p = Path(path)
     return _capture(
-        p, kind="file", markdown=p.suffix.lower() in MARKDOWN_SUFFIXES, max_bytes=max_bytes, limits=limits
+        p, kind="file", markdown=p.suffix.lower() in MARKDOWN_SUFFIXES, max_bytes=max_bytes, limits=limits,
+        allowed=allowed,
     )
 
 
 def capture_markdown(
-    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None
+    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None,
+    allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture a Markdown file: frontmatter, preamble and heading sections as segments.
 
     Raises ``CaptureError`` with the same codes as ``capture_file``.
     """
-    return _capture(Path(path), kind="markdown", markdown=True, max_bytes=max_bytes, limits=limits)
+    return _capture(Path(path), kind="markdown", markdown=True, max_bytes=max_bytes, limits=limits, allowed=allowed)
 
 
 def frontmatter_title(chunks: list[Chunk]) -> str | None:
@@ -74,16 +81,16 @@ def chunk_segments(chunks: list[Chunk], path: str) -> list[CapturedSegment]:
 
 
 def _capture(
-    p: Path, *, kind: str, markdown: bool, max_bytes: int, limits: ChunkLimits | None
+    p: Path, *, kind: str, markdown: bool, max_bytes: int, limits: ChunkLimits | None, allowed: Allowed | None = None
 ) -> CapturedSource:
-    abs_path = p.expanduser().resolve()
+    abs_path = resolve_path(p)
     label = str(abs_path)
     secret = secret_file_kind(abs_path)
     if secret:
         raise CaptureError(
             "secret_file", f"{label} is a {secret}; it is not captured", details={"kind": secret}
         )
-    tf = read_text_file(abs_path, max_bytes)
+    tf = read_text_file(abs_path, max_bytes, allowed)
     if looks_like_private_key(tf.text):
         raise CaptureError(
             "secret_file", f"{label} holds a private key; it is not captured", details={"kind": "private_key"}
@@ -96,6 +103,9 @@ def _capture(
     )
     title = (frontmatter_title(chunks) or markdown_title(chunks)) if markdown else None
     warnings = [] if chunks else [f"{label} has no text to capture"]
+    if markdown and too_many_headings(scan.text):
+        warnings.append(f"{label} has over {MAX_HEADINGS} heading lines or {MAX_MARKDOWN_LINES} lines; "
+                        "it was chunked as plain text")
     return CapturedSource(
         kind=kind,
         title=title or abs_path.name,

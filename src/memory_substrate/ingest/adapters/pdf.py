@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memory_substrate.ingest.adapters._files import read_bytes_checked, sha256_hex
+from memory_substrate.ingest.adapters._files import Allowed, read_bytes_checked, resolve_path, sha256_hex
 from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
 from memory_substrate.ingest.adapters.secrets import scan_text
@@ -98,6 +98,7 @@ def capture_pdf(
     max_segment_chars: int = DEFAULT_SEGMENT_CHARS,
     password: str | None = None,
     progress: Progress | None = None,
+    allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture the text of a PDF: segments located by 1-based page (and part, when split).
 
@@ -105,9 +106,9 @@ def capture_pdf(
     ``not_a_file``, ``file_too_large``, ``pdf_corrupt``, ``pdf_encrypted`` (no usable
     password) or ``pdf_no_text`` (not one page had text; there is no empty success).
     """
-    abs_path = Path(path).expanduser().resolve()
+    abs_path = resolve_path(path)
     label = str(abs_path)
-    raw = read_bytes_checked(abs_path, max_bytes)
+    raw = read_bytes_checked(abs_path, max_bytes, allowed)
     segments: list[CapturedSegment] = []
     withheld: list[dict[str, Any]] = []
     page_warnings: list[str] = []

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from memory_substrate.ingest.adapters._files import read_text_file
+from memory_substrate.ingest.adapters._files import Allowed, read_text_file, resolve_path
 from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, split_lines
 from memory_substrate.ingest.adapters.code_symbols import CLASS_KINDS, FUNCTION_KINDS, outline
 from memory_substrate.ingest.adapters.document import frontmatter_title
@@ -56,8 +56,9 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
 class _MapBuilder:
     """Accumulates the repo map while files are read one by one."""
 
-    def __init__(self, limits: ChunkLimits | None) -> None:
+    def __init__(self, limits: ChunkLimits | None, allowed: Allowed | None) -> None:
         self.limits = limits
+        self.allowed = allowed
         self.code_index: list[dict[str, Any]] = []
         self.code_modules: list[dict[str, Any]] = []
         self.doc_index: list[dict[str, Any]] = []
@@ -77,7 +78,7 @@ class _MapBuilder:
             self.skipped.append({"path": rel, "reason": "binary_file"})
             return
         try:
-            tf = read_text_file(root / rel, max_bytes)
+            tf = read_text_file(root / rel, max_bytes, self.allowed)
         except CaptureError as exc:
             self.skipped.append({"path": rel, "reason": exc.reason})
             return
@@ -188,11 +189,14 @@ def capture_repo(
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     progress: Progress | None = None,
     limits: ChunkLimits | None = None,
-    denied: tuple[Path, ...] = (),
+    allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture a repository map rooted at ``root``.
 
-    ``denied``: resolved directories never walked into (the path policy's, e.g. the store's own).
+    ``allowed``: the path policy's check, applied to every entry walked and every file opened
+    (the store's directory and files are neither listed nor read). Every file, ``.gitignore``
+    included, is read only if it is a regular file reached without a symlink, and at most
+    ``max_file_bytes`` of it.
 
     Generated directories and ``.gitignore``d paths are skipped; ``include_patterns`` and
     ``exclude_patterns`` are fnmatch globs tried on relative paths and basenames. Top-level
@@ -200,16 +204,18 @@ def capture_repo(
     in ``metadata["preflight"]`` unless ``force`` is true. ``progress(done, total, path)`` is
     called after each file. Raises ``CaptureError`` ``not_found`` / ``not_a_directory``.
     """
-    base = Path(root).expanduser()
+    base = resolve_path(root)
     if not base.exists():
         raise CaptureError("not_found", f"no such directory: {base}")
     if not base.is_dir():
         raise CaptureError("not_a_directory", f"not a directory: {base}")
-    base = base.resolve()
+    if allowed is not None and not allowed(base):
+        raise CaptureError("not_found", f"no such directory: {base}")
     includes, excludes = normalize_patterns(include_patterns), normalize_patterns(exclude_patterns)
-    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force, denied=denied)
+    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force,
+                       max_file_bytes=max_file_bytes, allowed=allowed)
 
-    builder = _MapBuilder(limits)
+    builder = _MapBuilder(limits, allowed)
     builder.skipped.extend(walked.skipped)
     total = len(walked.files)
     for done, rel in enumerate(walked.files, start=1):

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pathspec
+
+from memory_substrate.ingest.adapters._files import Allowed, open_directory, read_bytes_checked
+from memory_substrate.ingest.adapters.errors import CaptureError
 
 # Generated or vendored trees; never evidence about the project itself.
 DEFAULT_SKIP_DIRS = frozenset(
@@ -76,14 +82,22 @@ def matches_any(rel: str, patterns: list[str]) -> bool:
 class _GitIgnores:
     """Every ``.gitignore`` met so far, each applied relative to its own directory."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_bytes: int, allowed: Allowed | None) -> None:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
+        self._max_bytes = max_bytes
+        self._allowed = allowed
+        self.skipped: list[dict[str, Any]] = []
 
     def load(self, rel_dir: str, file: Path) -> None:
+        """Apply ``file`` if it is a regular file of at most ``max_bytes`` in the tree, as every file
+        read is: a symlink, FIFO or device named ``.gitignore`` is passed over with a diagnostic."""
         try:
-            lines = file.read_text("utf-8", errors="replace").splitlines()
-        except OSError:
+            data = read_bytes_checked(file, self._max_bytes, self._allowed)
+        except CaptureError as exc:
+            rel = f"{rel_dir}/.gitignore" if rel_dir else ".gitignore"
+            self.skipped.append({"path": rel, "reason": f"gitignore_{exc.reason}"})
             return
+        lines = data.decode("utf-8", errors="replace").splitlines()
         self._specs[rel_dir] = pathspec.GitIgnoreSpec.from_lines(lines)
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
@@ -102,6 +116,38 @@ class _GitIgnores:
         return verdict
 
 
+def _tree(root: Path) -> Iterator[tuple[str, list[str], list[str], Callable[[str], bool]]]:
+    """(relative dir, its subdirectories (prunable), its other entries, "is this entry a symlink")
+    top-down under ``root``.
+
+    Where the platform has ``os.fwalk``, the walk holds a descriptor of each directory opened
+    without following symlinks: a directory swapped for a symlink while it is walked is not
+    entered, so what is listed is what lies inside the root."""
+    if not hasattr(os, "fwalk"):
+        for dirpath, dirnames, filenames in os.walk(root, topdown=True, followlinks=False):
+            rel = Path(dirpath).relative_to(root).as_posix()
+            yield ("" if rel == "." else rel), dirnames, filenames, partial(_path_is_link, dirpath)
+        return
+    rootfd = open_directory(root)
+    try:
+        for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=rootfd, follow_symlinks=False):
+            rel = "" if dirpath == "." else dirpath.removeprefix("./")
+            yield rel, dirnames, filenames, partial(_lstat_is_link, dirfd)
+    finally:
+        os.close(rootfd)
+
+
+def _path_is_link(dirpath: str, name: str) -> bool:
+    return os.path.islink(os.path.join(dirpath, name))
+
+
+def _lstat_is_link(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:  # gone since listed: as good as a link out, never read
+        return True
+
+
 @dataclass
 class WalkResult:
     """Files chosen for capture (relative POSIX paths, sorted) and files passed over."""
@@ -117,15 +163,16 @@ def walk_repo(
     include_patterns: list[str],
     exclude_patterns: list[str],
     force: bool,
-    denied: tuple[Path, ...] = (),
+    max_file_bytes: int,
+    allowed: Allowed | None = None,
 ) -> WalkResult:
     """List the files a repo capture should read, honouring skips, patterns and .gitignore.
 
-    ``root`` is resolved and symlinked directories are never entered, so each directory met is
-    its own resolved path: one in ``denied`` (resolved) is passed over, whatever its name."""
-    deny = {os.fspath(d) for d in denied}
-    ignores = _GitIgnores()
-    if (root / ".gitignore").is_file():
+    ``root`` is resolved and symlinked directories are never entered, so each entry met is its
+    own resolved path: one ``allowed`` refuses (the store's directory or files) is passed over,
+    whatever its name, and not listed."""
+    ignores = _GitIgnores(max_file_bytes, allowed)
+    if os.path.lexists(root / ".gitignore"):
         ignores.load("", root / ".gitignore")
 
     preflight = Preflight()
@@ -139,18 +186,16 @@ def walk_repo(
 
     files: list[str] = []
     skipped: list[dict[str, Any]] = []
-    for dirpath, dirnames, filenames in os.walk(root, topdown=True, followlinks=False):
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
+    for rel_dir, dirnames, filenames, is_link in _tree(root):
         if rel_dir and ".gitignore" in filenames:
-            ignores.load(rel_dir, Path(dirpath) / ".gitignore")
+            ignores.load(rel_dir, root / rel_dir / ".gitignore")
         keep = []
         for d in sorted(dirnames):
             rel = f"{rel_dir}/{d}" if rel_dir else d
             if d in DEFAULT_SKIP_DIRS or (not rel_dir and d in preflight.excluded):
                 continue
             # Symlinked directories could lead outside the root or loop.
-            if os.path.islink(os.path.join(dirpath, d)) or os.path.join(dirpath, d) in deny:
+            if is_link(d) or (allowed is not None and not allowed(root / rel)):
                 continue
             if matches_any(rel, exclude_patterns) or ignores.ignored(rel, True):
                 continue
@@ -158,15 +203,15 @@ def walk_repo(
         dirnames[:] = keep
         for f in sorted(filenames):
             rel = f"{rel_dir}/{f}" if rel_dir else f
-            if not rel_dir and f in preflight.excluded:
+            if (not rel_dir and f in preflight.excluded) or (allowed is not None and not allowed(root / rel)):
                 continue
             if matches_any(rel, exclude_patterns) or ignores.ignored(rel, False):
                 continue
             if include_patterns and not matches_any(rel, include_patterns):
                 continue
-            if os.path.islink(os.path.join(dirpath, f)):
+            if is_link(f):
                 skipped.append({"path": rel, "reason": "symlink"})
                 continue
             files.append(rel)
     files.sort()
-    return WalkResult(files=files, skipped=skipped, preflight=preflight)
+    return WalkResult(files=files, skipped=ignores.skipped + skipped, preflight=preflight)

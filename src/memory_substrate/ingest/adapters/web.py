@@ -187,7 +187,7 @@ def _fetch(
             try:
                 location = response.headers.get("location")
                 if response.status_code in (301, 302, 303, 307, 308) and location:
-                    current = str(target.join(location))
+                    current = _redirect_target(target, location, current)
                     redirects.append(current)
                     continue
                 if response.status_code >= 400:
@@ -209,6 +209,16 @@ def _fetch(
             finally:
                 response.close()
     raise CaptureError("web_fetch_failed", f"more than {max_redirects} redirects from {url}")
+
+
+def _redirect_target(target: Any, location: str, current: str) -> str:
+    """The absolute URL a redirect names; one httpx cannot parse (an IPv4 address in octal,
+    ``0177.0.0.2``) is refused as the same URL given directly would be."""
+    try:
+        return str(target.join(location))
+    except Exception as exc:  # httpx raises several types for unparseable URLs
+        raise CaptureError("web_invalid_url", f"{current} redirected to an invalid URL: {location!r} ({exc})",
+                           details={"location": location}) from None
 
 
 def _send(client: Any, httpx: Any, target: Any, addresses: list[str], timeout_s: float) -> Any:
