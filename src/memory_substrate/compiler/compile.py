@@ -146,7 +146,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
             if strategy == "fact_lookup":
                 cands.extend(RT.fact_lookup(engine, session, plan, task, list(scope.object_types), cls_name, found))
             elif strategy == "graph":
-                cands.extend(RT.graph(rt, session, task, cls_name, found))
+                cands.extend(RT.graph(rt, session, task, cls_name, found, led=why is None))
             elif strategy == "episode_recall":
                 cands.extend(RT.episode_recall(rt, session, task, cls_name, budget, found))
             else:

@@ -62,10 +62,16 @@ def _floor(cand: Candidate, sim: float, floor: float) -> int:
     return 1
 
 
-def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
+def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any], *,
+          led: bool = True) -> list[Candidate]:
     """Facts around the entities the task names. The link is half the evidence, what the fact
     says (judged like fact lookup's, relevance.py) the other half: similarity = strength x (0.5 +
-    0.5 x judged). They join the pool as candidates and the ranking decides."""
+    0.5 x judged). They join the pool as candidates and the ranking decides. ``led``: the task's
+    class leads with the graph (debug, architecture), where the link alone brings a fact in; for
+    the other classes the graph is one more way to find knowledge, and a fact must say something
+    the task asks (judged above the fact floor), as fact lookup's must: there "Caroline talked
+    with Melanie" linked to every question naming Caroline (LoCoMo store (b) of
+    bench/mixed_bench.py: -0.008 at 1,500 tokens when chat tasks took every linked fact)."""
     entities = entities_in(session, task)
     found["entities"] = [{"id": k, "match": v} for k, v in entities.items()]
     facts = neighbourhood(session, list(entities))
@@ -75,8 +81,14 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
     # fact a question's names link to (LoCoMo store (b) of bench/mixed_bench.py: -0.010).
     floor = fact_floor(rt)
     said = {k: (v if v >= floor else 0.0) for k, v in sims.items()}
-    return [Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
-                      profile, obj=fact) for fact, via in facts]
+    out = []
+    for fact, via in facts:
+        cand = Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
+                         profile, obj=fact)
+        if not led and not said[fact.id]:
+            cand.rejected = f"links an entity the task names but says nothing it asks (similarity {sims[fact.id]:.2f} < {floor})"
+        out.append(cand)
+    return out
 
 
 def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int,
