@@ -21,6 +21,7 @@ from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.process import STOP_HINT, exit_status, install_stop_handlers, serving, stop_requested
 
 
 class _Group(click.Group):
@@ -31,6 +32,8 @@ class _Group(click.Group):
     """
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        # Ctrl-C and SIGTERM stop any command within a deadline (memory_substrate.process).
+        install_stop_handlers()
         # Usage errors as one line too (click prints usage, a hint and the error on three).
         kwargs["standalone_mode"] = False
         try:
@@ -55,8 +58,10 @@ class _Group(click.Group):
         except MemorySubstrateError as exc:
             _fail(exc)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+            status = exit_status() if stop_requested() else 130
+            if status:
+                click.echo("interrupted", err=True)
+            sys.exit(status)
         except Exception as exc:
             if os.environ.get("MEMORY_SUBSTRATE_DEBUG"):
                 raise
@@ -132,10 +137,8 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         except MemorySubstrateError:
             memory.close()
             raise
-    where = f" on {host}:{port}" if transport == "http" else ""
     store = memory.store  # its location is a file path or a URL with the password redacted
-    click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
-               f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
+    describe = f"store={store.backend}:{store.location} namespace={memory.runtime.namespace} toolset={toolset}"
     server = build_server(memory, toolset) if transport != "http" else None
     # What this process lives with, out of the collector's full passes (memory_substrate.heap),
     # before any background thread holds anything of its own.
@@ -145,10 +148,16 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         from memory_substrate.mcp.http import serve_http
 
         # Frozen once more when its app is built (the extraction loop waits before its first drain).
-        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True)
+        # The start-up line comes once the port is held: a busy one is a single error line instead.
+        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True,
+                   describe=describe)
         return
+    serving()
+    click.echo(f"memory-substrate serve: transport=stdio {describe} ({STOP_HINT}; Ctrl-D, end of input, too)", err=True)
     try:
         server.run("stdio")
+    except KeyboardInterrupt:
+        pass  # asked to stop: the store is closed below
     finally:
         memory.close()
 

@@ -38,6 +38,8 @@ HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
 CYTOSCAPE = "vendor/cytoscape-3.34.4.min.js"
 NAMESPACES_TTL_S = 5.0
+# Its own default port, beside the HTTP transport's 8765, so that both can run at once.
+DEFAULT_PORT = 8766
 SECURITY_HEADERS = {
     # Everything is served from the package: no script, style or image from elsewhere.
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -287,21 +289,23 @@ def build_inspector(memory: Memory, *, require_token: bool = False, root_path: s
     return Starlette(routes=inspector.routes())
 
 
-def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765, require_token: bool = False,
+def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT, require_token: bool = False,
                     log_level: str = "warning", freeze_heap: bool = False) -> None:
-    """Serve the inspector until interrupted; closes ``memory`` on the way out. ``freeze_heap``: as
-    ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
+    """Serve the inspector until stopped (Ctrl-C or SIGTERM); closes ``memory`` on the way out.
+    ``freeze_heap``: as ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
     import sys
 
-    import uvicorn
-
     from memory_substrate.heap import freeze_long_lived
+    from memory_substrate.process import STOP_HINT, run_uvicorn
 
     app = build_inspector(memory, require_token=require_token)
     if freeze_heap:
         freeze_long_lived()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
-    print(f"memory-substrate: inspector on http://{host}:{port}/", file=sys.stderr, flush=True)
+
+    def announce() -> None:
+        print(f"memory-substrate: inspector on http://{host}:{port}/ ({STOP_HINT})", file=sys.stderr, flush=True)
+
     try:
-        uvicorn.run(app, host=host, port=port, log_level=log_level, server_header=False)
+        run_uvicorn(app, host, port, announce=announce, log_level=log_level)
     finally:
         memory.close()
