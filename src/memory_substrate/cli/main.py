@@ -17,6 +17,7 @@ from memory_substrate.cli.common import load_json as _load_json
 from memory_substrate.cli.common import open_memory as _memory
 from memory_substrate.cli.common import settings_of as _settings
 from memory_substrate.cli.contracts import contracts as contracts_group
+from memory_substrate.cli.global_options import accept_after_subcommands, checked
 from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
@@ -85,14 +86,9 @@ class _Group(click.Group):
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
-    if root is not None:
-        try:
-            root = root.expanduser()
-        except RuntimeError as exc:  # "~someone" for a user this machine does not have
-            raise click.BadParameter(str(exc), param_hint="--root") from None
-    if namespace is not None and not namespace.strip():
-        raise click.BadParameter("a namespace cannot be empty", param_hint="--namespace")
-    ctx.obj = {"root": root, "namespace": namespace, "database_url": database_url, "embedder": embedder}
+    # Also accepted after the command's name (cli/global_options.py), checked the same way.
+    ctx.obj = {"root": checked("root", root), "namespace": checked("namespace", namespace),
+               "database_url": database_url, "embedder": embedder}
 
 
 @main.command()
@@ -384,6 +380,7 @@ main.add_command(namespace)
 from memory_substrate.cli.tokens import register as _register_tokens  # noqa: E402
 
 _register_tokens(main, _settings, _fail)
+accept_after_subcommands(main)  # last: every command is registered by now
 
 if __name__ == "__main__":  # pragma: no cover
     main()
