@@ -14,7 +14,7 @@ from memory_substrate import Memory
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.mcp.server import build_server
 from tests.graph.stub_llm import Reply, StubLLM, stub_llm
-from tests.helpers import ToolFailed, call
+from tests.helpers import ToolFailed, call, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -42,6 +42,19 @@ def llm_memory(make_settings: Any, namespace: str, llm: StubLLM) -> Iterator[Mem
         mem.close()
 
 
+async def _failed_extract(c: Client, episode_id: str) -> dict[str, Any]:
+    """A run that extracted nothing: an isError result, its code the first failure's, the whole
+    result (status first) in its details."""
+    with pytest.raises(ToolFailed) as info:
+        await call(c, "memory_maintain", "extract", {"episode_ids": [episode_id]}, {"apply": True})
+    error = tool_error(info.value.text)
+    out: dict[str, Any] = error["details"]
+    assert next(iter(out)) == "status" and out["status"] == "failed"
+    assert error["code"] == out["error"]["code"] == out["runs"][0]["error"]["code"]
+    assert "1 of 1 episodes" in error["message"]
+    return out
+
+
 async def _ingest(c: Client) -> str:
     out = await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
         {"role": "user", "content": "Customer Portal uses Semantic Kernel.", "created_at": "2026-03-01T00:00:00Z"}]})
@@ -55,7 +68,8 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         dry = await call(c, "memory_maintain", "extract", {})
         assert dry["status"] == "dry_run" and dry["episodes"] == [ep] and llm.requests == []
         done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
-        assert done["counts"] == {"done": 1, "failed": 0} and done["queue"]["done"] == 1
+        assert done["counts"] == {"done": 1, "failed": 0, "retrying": 0} and done["queue"]["done"] == 1
+        assert next(iter(done)) == "status" and done["status"] == "applied"
         sent = llm.requests[-1]
         assert sent["auth"] == "Bearer sk-test" and sent["body"]["model"] == "stub-model"
         assert sent["body"]["response_format"]["type"] == "json_schema"
@@ -75,10 +89,14 @@ async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, ll
         ep = await _ingest(c)
         before = await call(c, "memory_maintain", "structure", {})
         for attempt in (1, 2, 3):
-            out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+            out = await _failed_extract(c, ep)
             run = out["runs"][0]
             assert run["error"]["code"] == "memory_llm_output_invalid"
             assert run["status"] == ("failed" if attempt == 3 else "pending")
+            # The counts say what the queue says: retried until the last attempt, then failed.
+            assert out["counts"] == ({"done": 0, "failed": 1, "retrying": 0} if attempt == 3
+                                     else {"done": 0, "failed": 0, "retrying": 1})
+            assert out["queue"]["failed"] == out["counts"]["failed"]
         trace = await call(c, "memory_query", "trace", {"id": ep})
         assert trace["job"] == {"status": "failed", "attempts": 3, "error": trace["job"]["error"]}
         assert "schema" in trace["trace"]["errors"][0]["message"] and "galaxy" in trace["trace"]["errors"][0]["details"]["raw"]
@@ -92,7 +110,7 @@ async def test_citing_missing_segments_fails_cleanly(llm, llm_memory):
     llm.default = Reply(content=json.dumps(wrong))
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
-        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        out = await _failed_extract(c, ep)
         assert out["runs"][0]["error"]["code"] == "memory_evidence_error"
         assert (await call(c, "memory_query", "entities", {"name": "Customer Portal"}))["count"] == 0
 
@@ -110,8 +128,9 @@ async def test_unreachable_model_is_a_typed_failure(llm, llm_memory):
     llm.default = Reply(503, "down")
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
-        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        out = await _failed_extract(c, ep)
         assert out["runs"][0]["error"]["code"] == "memory_llm_error" and len(llm.requests) == 3  # 1 + 2 retries
+        assert out["queue"]["pending"] == 1 and out["counts"]["retrying"] == 1
 
 
 async def test_no_model_configured_says_how_to_configure_one(client):
@@ -147,3 +166,19 @@ def test_prompt_snapshot() -> None:
     rendered = "\n---\n".join(m["role"] + ": " + m["content"] for m in prompt.messages("portal chat", lines))
     snapshot = Path(__file__).parent / "data" / "extraction_prompt.txt"
     assert rendered == snapshot.read_text(), "the extraction prompt changed: bump prompt.VERSION and refresh the snapshot"
+
+
+async def test_a_run_where_some_episodes_fail_is_partial(llm, llm_memory):
+    def answer(body: dict[str, Any]) -> Reply:
+        good = "Customer Portal" in body["messages"][1]["content"]
+        return Reply(content=GOOD if good else "not json at all")
+
+    llm.respond = answer
+    async with Client(build_server(llm_memory)) as c:
+        ok = await _ingest(c)
+        bad = (await call(c, "memory_ingest", "conversation", {"title": "other", "messages": [
+            {"role": "user", "content": "Nothing to see here."}]}))["source_id"]
+        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ok, bad]}, {"apply": True})
+        assert next(iter(out)) == "status" and out["status"] == "partial"
+        assert out["error"]["code"] == "memory_llm_output_invalid" and out["error"]["details"]["episode_id"] == bad
+        assert out["counts"] == {"done": 1, "failed": 0, "retrying": 1} and out["queue"]["pending"] == 1

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from memory_substrate.cli.common import EXIT_ERROR
+from memory_substrate.cli.common import EXIT_ERROR, emit_outcome
 from memory_substrate.cli.common import emit as _emit
 from memory_substrate.cli.common import fail as _fail
 from memory_substrate.cli.common import load_json as _load_json
@@ -180,7 +180,7 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
         except MemorySubstrateError as exc:
             _fail(exc)
             return
-        _emit(result, table)
+        emit_outcome(result, table)
 
 
 def _progress_bar() -> Any:

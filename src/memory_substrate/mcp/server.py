@@ -16,7 +16,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.errors import MemoryMCPServer
 from memory_substrate.validation import check_text
-from memory_substrate.wire import tool_result
+from memory_substrate.wire import outcome_result
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -99,10 +99,10 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
                 check_text(a.options, "options")
                 if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                     extractor = sampling_extractor(ctx)
-                    return tool_result(await anyio.to_thread.run_sync(  # type: ignore[return-value]
+                    return outcome_result(await anyio.to_thread.run_sync(  # type: ignore[return-value]
                         lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)
                     ))
-                return tool_result(await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options))  # type: ignore[return-value]
+                return outcome_result(await anyio.to_thread.run_sync(call, a.mode, a.input_data, a.options))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
                 raise ToolError(exc.message) from exc
