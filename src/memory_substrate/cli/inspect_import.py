@@ -100,7 +100,7 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, int]:
+def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, Any]:
     """``export --format mcp-memory``: the namespace as the reference MCP memory server's file."""
     from memory_substrate.importers.mcp_memory import export_mcp_memory
 

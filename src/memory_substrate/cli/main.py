@@ -80,7 +80,7 @@ class _Group(click.Group):
               help="Directory of the embedded store (default ~/memory-substrate).")
 @click.option("--namespace", default=None, envvar="MEMORY_SUBSTRATE_NAMESPACE", help="Namespace to work in (default 'default').")
 @click.option("--database-url", default=None, envvar="MEMORY_SUBSTRATE_DATABASE_URL",
-              help="postgresql://... to use PostgreSQL instead of the embedded SQLite file.")
+              help="A postgresql:// URL: use PostgreSQL instead of the embedded SQLite file.")
 @click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.")
 @click.version_option(package_name="memory-substrate")
 @click.pass_context
@@ -300,13 +300,21 @@ def _semantic_without_store(settings: Any) -> dict[str, Any]:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1", "mcp-memory"]), default="jsonl", show_default=True,
               help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md); mcp-memory: the reference MCP memory server's file.")
 @click.option("--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns.")
+@click.option("--force", is_flag=True, help="Overwrite the --output file if it exists (refused without).")
 @click.pass_context
-def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None) -> None:
-    """Export the namespace as JSON Lines (format: docs/postgres.md) a graph.v1 snapshot or an mcp-memory file; a summary goes to stderr."""
+def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None,
+                   force: bool) -> None:
+    """Export the namespace as JSON Lines (format: docs/postgres.md), a graph.v1 snapshot or an
+    mcp-memory file (entities sharing a name are written as one: the reference server keys them by
+    name); a summary goes to stderr. An existing --output file is kept unless --force."""
+    from memory_substrate.errors import ValidationError
     from memory_substrate.runtime import Runtime
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
+    if output is not None and output.is_file() and not force:
+        _fail(ValidationError(f"{output} exists; pass --force to overwrite it", details={"path": str(output)}))
+        return
     if fmt == "graph.v1" or query is not None:
         from memory_substrate.cli.contracts import export_graph
 
