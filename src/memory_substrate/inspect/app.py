@@ -171,12 +171,19 @@ class Inspector:
         return self.render(request, "entity.html", **self._ctx(request, allowed, mem, "entities"), e=found)
 
     def graph(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        focus = request.query_params.get("id") or D.default_focus(mem)
+        asked = request.query_params.get("id", "").strip()
+        if asked and not D.exists(mem, asked):  # drawn, it would be a lone "missing" node
+            return self.not_found(request, f"object {asked}", allowed, mem.namespace)
+        focus = asked or D.default_focus(mem)
         depth = 2 if request.query_params.get("depth") == "2" else 1
         return self.render(request, "graph.html", **self._ctx(request, allowed, mem, "graph"), focus=focus, depth=depth)
 
     def graph_json(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        focus = request.query_params.get("id") or D.default_focus(mem)
+        asked = request.query_params.get("id", "").strip()
+        if asked and not D.exists(mem, asked):
+            return JSONResponse({"error": {"code": "memory_not_found", "message": f"object {asked} not found"}}, 404,
+                                headers=SECURITY_HEADERS)
+        focus = asked or D.default_focus(mem)
         if not focus:
             return JSONResponse({"focus": None, "nodes": [], "edges": [], "truncated": False})
         depth = 2 if request.query_params.get("depth") == "2" else 1
