@@ -18,6 +18,7 @@ is one line naming the port and the flag to change it, and exit 2 (a ``Validatio
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import signal
@@ -25,7 +26,7 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
@@ -37,12 +38,20 @@ STOP_HINT = "Ctrl-C or SIGTERM stops it"
 _state: dict[str, int | bool] = {"signum": 0, "server": False}
 
 
-def install_stop_handlers() -> None:
-    """Route SIGINT and SIGTERM through ``request_stop`` (the main thread only: Python's rule)."""
+@contextlib.contextmanager
+def stop_handlers() -> Iterator[None]:
+    """Route SIGINT and SIGTERM through ``request_stop`` while the block runs, then put back
+    what was there (a program or test that runs the CLI in-process keeps its own handlers).
+    Only the main thread may set handlers (Python's rule); elsewhere this does nothing."""
     if threading.current_thread() is not threading.main_thread():
+        yield
         return
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
+    previous = {sig: signal.signal(sig, _on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def serving() -> None:

@@ -162,3 +162,14 @@ def _count(db: Path, sql: str) -> int:
         return 0
     finally:
         con.close()
+
+
+def test_running_the_cli_in_process_leaves_the_callers_handlers(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from memory_substrate.cli.main import main
+
+    before = (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM))
+    res = CliRunner().invoke(main, ["--root", str(tmp_path), "--embedder", "none", "doctor"])
+    assert res.exit_code == 0, res.output
+    assert (signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)) == before

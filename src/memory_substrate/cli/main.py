@@ -22,7 +22,7 @@ from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError
-from memory_substrate.process import STOP_HINT, exit_status, install_stop_handlers, serving, stop_requested
+from memory_substrate.process import STOP_HINT, exit_status, serving, stop_handlers, stop_requested
 
 
 class _Group(click.Group):
@@ -33,12 +33,12 @@ class _Group(click.Group):
     """
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
-        # Ctrl-C and SIGTERM stop any command within a deadline (memory_substrate.process).
-        install_stop_handlers()
         # Usage errors as one line too (click prints usage, a hint and the error on three).
         kwargs["standalone_mode"] = False
         try:
-            rv = super().main(*args, **kwargs)
+            # Ctrl-C and SIGTERM stop any command within a deadline (memory_substrate.process).
+            with stop_handlers():
+                rv = super().main(*args, **kwargs)
             if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
                 sys.exit(rv)  # ctx.exit(n) returns n when not standalone: keep it the exit status
             return rv
