@@ -6,7 +6,7 @@ OpenAI-compatible protocol (streaming). In the same run:
 
 1. Prompt tokens per window: the request the old client sent (recorded verbatim) against the
    request this client sends for the same episode, both counted with the project's tokenizer
-   (``tokens.count_tokens``, BERT WordPiece; the model's own count is printed beside it).
+   (BERT WordPiece, the vocabulary bundled with the static model; the model's own count is printed beside it).
 2. Per recorded answer: the outcome, entities and facts stored, items dropped (with reasons in
    the trace), whether the answer was truncated, and the extra requests (halves, repair).
 
@@ -29,9 +29,9 @@ from mcp import Client
 
 from memory_substrate import Memory, Settings
 from memory_substrate.mcp.server import build_server
-from memory_substrate.tokens import count_tokens
 from tests.graph.stub_llm import stub_llm
 from tests.graph.test_recorded_models import RECORDS, _messages, _replayer
+from tests.graph.test_recorded_models import wordpiece_tokens as count_tokens
 from tests.helpers import call
 
 OLD_SYSTEM = (Path(__file__).resolve().parents[1] / "tests" / "graph" / "data" / "recorded_system_prompt.txt").read_text()

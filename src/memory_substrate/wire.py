@@ -25,3 +25,17 @@ def tool_result(value: dict[str, Any]) -> CallToolResult:
             structured_content=value,
         )
     return CallToolResult(content=[TextContent(type="text", text=wire_json(value))], structured_content=value)
+
+
+FAILED = "failed"
+
+
+def outcome_result(value: dict[str, Any]) -> CallToolResult:
+    """``tool_result``, except that a run whose work failed (``status: failed``, with the
+    ``error`` that says why) is an ``isError`` result: its text is the error document (docs/errors.md)
+    with the whole result as its ``details``, so a client that checks ``isError`` sees it."""
+    error = value.get("error")
+    if value.get("status") != FAILED or not isinstance(error, dict):
+        return tool_result(value)
+    document = {"code": error.get("code", "memory_error"), "message": error.get("message", ""), "details": value}
+    return CallToolResult(content=[TextContent(type="text", text=wire_json(document))], is_error=True)

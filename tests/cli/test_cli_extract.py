@@ -50,7 +50,10 @@ def test_extract_prints_every_outcome_shows_progress_and_exits_1_when_an_episode
         out = _run(tmp_path, llm.url, "maintain", "extract", "{}", "--options", '{"apply": true}', "--progress", "json")
     assert out.returncode == 1
     result = json.loads(out.stdout)
-    assert result["status"] == "partial" and result["counts"] == {"done": 1, "partial": 0, "failed": 1}
+    # the episode that failed is queued again: the counts say so in the queue's words
+    assert result["status"] == "partial" and result["counts"] == {"done": 1, "partial": 0, "retrying": 1, "failed": 0}
+    assert result["queue"]["retrying"] == 1 and result["queue"]["failed"] == 0
+    assert result["error"]["details"]["episode_id"] == bad
     assert {r["episode_id"]: r["outcome"] for r in result["runs"]} == {good: "done", bad: "failed"}
     lines = [json.loads(line) for line in out.stderr.splitlines() if line.startswith("{")]
     assert lines[0] == {"done": 0, "total": 2, "phase": "extract:start"}

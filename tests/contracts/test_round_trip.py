@@ -116,7 +116,7 @@ async def _write(mem: Memory, plan: dict[str, Any], tmp: Path) -> None:
             })
     if plan["model_extraction"]:  # the configured model: the loopback stub
         done = mem.maintain("extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
     if plan["mcp_import"]:
         import_mcp_memory(mem, FIXTURES / "mcp_memory.jsonl")
     if plan["markdown_import"]:

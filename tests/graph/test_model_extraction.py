@@ -14,7 +14,7 @@ from memory_substrate import Memory
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.mcp.server import build_server
 from tests.graph.stub_llm import Reply, StubLLM, stub_llm
-from tests.helpers import ToolFailed, call
+from tests.helpers import ToolFailed, call, tool_error
 
 pytestmark = pytest.mark.anyio
 
@@ -43,6 +43,19 @@ def llm_memory(make_settings: Any, namespace: str, llm: StubLLM) -> Iterator[Mem
         mem.close()
 
 
+async def _failed_extract(c: Client, episode_id: str) -> dict[str, Any]:
+    """A run that extracted nothing: an isError result, its code the first failure's, the whole
+    result (status first) in its details."""
+    with pytest.raises(ToolFailed) as info:
+        await call(c, "memory_maintain", "extract", {"episode_ids": [episode_id]}, {"apply": True})
+    error = tool_error(info.value.text)
+    out: dict[str, Any] = error["details"]
+    assert next(iter(out)) == "status" and out["status"] == "failed"
+    assert error["code"] == out["error"]["code"] == out["runs"][0]["error"]["code"]
+    assert "1 of 1 episodes" in error["message"]
+    return out
+
+
 async def _ingest(c: Client) -> str:
     out = await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
         {"role": "user", "content": "Customer Portal uses Semantic Kernel.", "created_at": "2026-03-01T00:00:00Z"}]})
@@ -56,7 +69,7 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         dry = await call(c, "memory_maintain", "extract", {})
         assert dry["status"] == "dry_run" and dry["episodes"] == [ep] and llm.requests == []
         done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0} and done["queue"]["done"] == 1
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0} and done["queue"]["done"] == 1
         sent = llm.requests[-1]
         assert sent["auth"] == "Bearer sk-test" and sent["body"]["model"] == "stub-model"
         assert sent["body"]["response_format"]["type"] == "json_schema" and sent["body"]["stream"] is True
@@ -77,7 +90,7 @@ async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, ll
         ep = await _ingest(c)
         before = await call(c, "memory_maintain", "structure", {})
         for attempt in (1, 2, 3):
-            out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+            out = await _failed_extract(c, ep)
             run = out["runs"][0]
             assert run["error"]["code"] == "memory_llm_output_invalid"
             assert run["status"] == ("failed" if attempt == 3 else "retrying") and run["outcome"] == "failed"
@@ -125,8 +138,9 @@ async def test_unreachable_model_is_a_typed_failure(llm, llm_memory):
     llm.default = Reply(503, "down")
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
-        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        out = await _failed_extract(c, ep)
         assert out["runs"][0]["error"]["code"] == "memory_llm_error" and len(llm.requests) == 3  # 1 + 2 retries
+        assert out["queue"]["retrying"] == 1 and out["counts"]["retrying"] == 1
 
 
 async def test_no_model_configured_says_how_to_configure_one(client):
@@ -169,7 +183,7 @@ async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory
     llm.default = Reply(content=loop, finish_reason="length")
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
-        out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
+        out = await _failed_extract(c, ep)
         run = out["runs"][0]
         assert run["outcome"] == "failed" and run["error"]["code"] == "memory_llm_output_truncated"
         assert "max_tokens=288" in run["error"]["message"] and len(llm.requests) == 1  # one turn: too short to halve

@@ -150,11 +150,24 @@ async def test_a_recorded_slow_answer_completes_on_the_first_attempt_with_defaul
         mem.close()
 
 
+def wordpiece_tokens(text: str) -> int:
+    """Tokens of ``text`` under a real subword vocabulary (BERT WordPiece, bundled with the static
+    model), as a model's own tokenizer counts a prompt. The package's budget counter
+    (tokens.count_tokens) is an estimate calibrated on prose, not a tokenizer: it weighs a JSON
+    schema's punctuation differently from any model and cannot compare two prompts' sizes."""
+    from memory_substrate.embed.wordpiece import WordPieceTokenizer, basic_split
+
+    vocab = Path(__file__).resolve().parents[2] / "src" / "memory_substrate" / "embed" / "data" / "vocab.txt"
+    tok = WordPieceTokenizer(vocab.read_text(encoding="utf-8").splitlines())
+    return sum(len(tok.word_ids(w)) for w in basic_split(text))
+
+
 def test_prompt_tokens_per_window_fall_by_at_least_a_third():
     """The request this client sends for each recorded episode against the one the old client
     sent (recorded verbatim), counted alike."""
     from memory_substrate.graph import extraction_prompt as prompt
-    from memory_substrate.tokens import count_tokens
+
+    count_tokens = wordpiece_tokens
 
     old_system = (DATA / "recorded_system_prompt.txt").read_text()
     for episode in {r["episode"] for r in RECORDS}:

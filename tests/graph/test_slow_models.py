@@ -21,7 +21,7 @@ from memory_substrate.llm.openai_compat import OpenAICompatibleChat
 from memory_substrate.mcp.server import build_server
 from memory_substrate.settings import Settings
 from tests.graph.stub_llm import Reply, StubLLM, stub_llm
-from tests.helpers import call
+from tests.helpers import ToolFailed, call
 
 pytestmark = pytest.mark.anyio
 SCALE = 0.01  # 1 s of the real model is 10 ms here
@@ -84,7 +84,10 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
     try:
         async with Client(build_server(mem)) as c:
             ep = await _ingest(c)
-            out = await call(c, "memory_maintain", "extract", {}, {"apply": True})
+            # a run that extracted nothing is an isError result with the whole run in its details
+            with pytest.raises(ToolFailed) as info:
+                await call(c, "memory_maintain", "extract", {}, {"apply": True})
+            out = info.value.error["details"]
             run = out["runs"][0]
             assert out["status"] == "failed" and run["outcome"] == "failed" and run["status"] == "retrying"
             assert run["error"]["code"] == "memory_llm_error" and "gave up after 3 attempts" in run["error"]["message"]

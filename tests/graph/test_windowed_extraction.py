@@ -50,7 +50,7 @@ async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         windows = done["runs"][0]["windows"]
         assert windows == len(llm.requests) and windows >= 5, windows
         prompts = [r["body"]["messages"][1]["content"] for r in llm.requests]
@@ -78,7 +78,7 @@ async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memo
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": turns})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         for subject, obj in many.values():
             found = await call(c, "memory_query", "facts", {"subject": subject})
             assert [f["object"]["name"] for f in found["items"]] == [obj], found
@@ -107,11 +107,11 @@ async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": first})
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         again = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": grown})
         assert again["source_id"] == ep["source_id"]
         done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "failed": 0}, done
+        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         found = await call(c, "memory_query", "facts", {"subject": "Ledger 6"})
         assert [f["object"]["name"] for f in found["items"]] == ["Cluster 6"], found
 

@@ -101,7 +101,7 @@ def test_export_writes_the_same_format_back(memory: Memory, tmp_path: Path) -> N
     with out.open("w") as fh:
         counts = export_mcp_memory(memory, fh)
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert counts == {"entities": 6, "relations": 5, "observations": 7}
+    assert counts == {"entities": 6, "relations": 5, "observations": 7, "merged": 0}
     ents = {r["name"]: r for r in records if r["type"] == "entity"}
     assert set(ents["Alice Johnson"]) == {"type", "name", "entityType", "observations"}
     assert ents["Alice Johnson"]["observations"][0] == "Speaks fluent Spanish"

@@ -99,8 +99,39 @@ def test_each_page_renders(site: dict[str, Any], path: str, heading: str, select
     assert d.find_element(By.TAG_NAME, "h1").text.startswith(heading)
     assert d.find_elements(By.CSS_SELECTOR, selector)
     assert d.execute_script("return window.__pwned === undefined")
+    _no_console_errors(d)
+
+
+def _no_console_errors(d: Any) -> None:
     logs = [e for e in d.get_log("browser") if e.get("level") == "SEVERE"]
-    assert not logs, logs
+    assert not logs, logs  # a script error, a refused resource, a Content-Security-Policy violation
+
+
+def test_no_page_logs_a_console_error(site: dict[str, Any]) -> None:
+    """The pages reached by id too, the neighbourhood graph with its library drawing included."""
+    from selenium.webdriver.common.by import By
+
+    gateway = _entity_id(site, "Payments Gateway")
+    source = site["mem"].query("recent", {}, {"max_items": 50})
+    source_id = next(i["id"] for i in source["items"] if str(i["id"]).startswith("src:"))
+    for path in (f"/ns/payments/entity/{gateway}", f"/ns/payments/graph?id={gateway}&depth=2", "/ns/payments/graph",
+                 f"/ns/payments/source/{source_id}", f"/ns/payments/trace/{site['trace']}", "/ns/payments/health",
+                 "/ns/payments/traces?kind=extraction", "/"):
+        d = _open(site, path)
+        if "/graph" in path:
+            _wait(lambda d=d: d.find_element(By.ID, "graph").get_attribute("data-nodes"))
+        _no_console_errors(d)
+
+
+def test_graph_of_an_id_that_does_not_exist_is_a_404_page(site: dict[str, Any]) -> None:
+    from selenium.webdriver.common.by import By
+
+    d = _open(site, "/ns/payments/graph?id=ent:does-not-exist")
+    assert d.find_element(By.TAG_NAME, "h1").text == "Not found"
+    assert "ent:does-not-exist" in d.find_element(By.TAG_NAME, "main").text
+    assert not d.find_elements(By.ID, "graph")  # no lone "missing" node drawn
+    logged = d.get_log("browser")  # read (and so cleared): the browser logs the 404 itself, as it should
+    assert all("404" in e["message"] for e in logged), logged
 
 
 def test_entity_timeline_shows_supersession(site: dict[str, Any]) -> None:
@@ -122,6 +153,7 @@ def test_graph_draws_nodes(site: dict[str, Any]) -> None:
     _wait(lambda: d.find_element(By.ID, "graph").get_attribute("data-nodes"))
     assert int(d.find_element(By.ID, "graph").get_attribute("data-nodes")) >= 4
     assert d.find_elements(By.CSS_SELECTOR, "#graph canvas")
+    _no_console_errors(d)
     drawn = d.execute_script("return window.inspectorGraph.nodes().filter(n => n.renderedBoundingBox().w > 0).length")
     assert drawn >= 4
     # Painted pixels, not just elements: some canvas pixel is not blank.

@@ -79,6 +79,14 @@ def test_entity_page_lays_facts_on_a_timeline_with_supersession(memory: Memory, 
     assert 'class="bar bar-old"' in text and 'class="bar bar-open"' in text
 
 
+def test_graph_of_an_unknown_id_is_404(memory: Memory, seeded: dict[str, Any]) -> None:
+    client = TestClient(build_inspector(memory), base_url=LOCAL)
+    page = client.get(f"/ns/{memory.namespace}/graph?id=ent:nope")
+    assert page.status_code == 404 and "ent:nope" in page.text and 'id="graph"' not in page.text
+    data = client.get(f"/ns/{memory.namespace}/api/graph?id=ent:nope")
+    assert data.status_code == 404 and data.json()["error"]["code"] == "memory_not_found"
+
+
 def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any]) -> None:
     gateway = _entity(memory, "Payments Gateway")
     data = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/api/graph?id={gateway}").json()

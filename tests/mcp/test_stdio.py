@@ -50,12 +50,15 @@ def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
     import json
     import subprocess
 
+    from tests.inspect.browser import free_port
+
     runner = {
         "stdio": "from mcp.server.mcpserver import MCPServer as S\nS.run = report",
         "http": "import uvicorn\nuvicorn.Server.run = report",
-        "inspect": "import uvicorn\nuvicorn.run = report",
+        "inspect": "import uvicorn\nuvicorn.Server.run = report",
     }[command]
-    args = ["inspect", "--port", "1"] if command == "inspect" else ["serve", "--transport", command, "--port", "1"]
+    port = str(free_port())  # the port is bound before the server runs
+    args = ["inspect", "--port", port] if command == "inspect" else ["serve", "--transport", command, "--port", port]
     probe = (
         "import gc, json\n"
         "def report(*args, **kwargs):\n"
@@ -75,12 +78,14 @@ def test_a_program_serving_http_itself_keeps_its_collector(tmp_path):
     import json
     import subprocess
 
+    from tests.inspect.browser import free_port
+
     probe = (
         "import gc, json, uvicorn\n"
         "uvicorn.Server.run = lambda self, *a, **k: print(json.dumps({'frozen': gc.get_freeze_count()}))\n"
         "from memory_substrate import Memory, Settings\n"
         "from memory_substrate.mcp.http import serve_http\n"
-        f"serve_http(Memory(Settings(root={str(tmp_path)!r})), port=1)\n"
+        f"serve_http(Memory(Settings(root={str(tmp_path)!r})), port={free_port()})\n"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"frozen": 0}

@@ -91,7 +91,7 @@ def test_public_bind_with_a_token_says_so_in_one_line(tmp_path: Path) -> None:
                              "--host", "0.0.0.0", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        lines = [proc.stderr.readline() for _ in range(3)]  # start-up line, serving line, bind line
+        lines = [proc.stderr.readline() for _ in range(2)]  # the serving line (store, how to stop), the bind line
     finally:
         proc.terminate()
         proc.wait(timeout=30)

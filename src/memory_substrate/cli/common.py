@@ -88,6 +88,18 @@ def emit(result: Any, table: bool = False) -> None:
     click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
 
 
+def emit_outcome(result: Any, table: bool = False) -> None:
+    """``emit``, for a tool's result: one whose work failed (``status`` ``failed`` or ``partial``)
+    is said first, as ``error [CODE]: ...`` on stderr, and exits 1 after its JSON is printed."""
+    status = result.get("status") if isinstance(result, dict) else None
+    if status in ("failed", "partial"):
+        error = result.get("error") or {}
+        click.echo(f"error [{error.get('code', 'memory_error')}]: {status}: {error.get('message', '')}", err=True)
+    emit(result, table)
+    if status in ("failed", "partial"):
+        sys.exit(EXIT_ERROR)
+
+
 def fail(exc: MemorySubstrateError) -> None:
     click.echo(f"error [{exc.code}]: {exc.message}", err=True)
     sys.exit(EXIT_VALIDATION if isinstance(exc, ValidationError) else EXIT_ERROR)

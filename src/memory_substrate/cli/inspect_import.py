@@ -35,7 +35,8 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
 
     @main.command(name="inspect")
     @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
-    @click.option("--port", default=8765, show_default=True, type=int, help="HTTP port.")
+    @click.option("--port", default=8766, show_default=True, type=click.IntRange(1, 65535),
+                  help="HTTP port (the HTTP transport's default is 8765, so both can run at once).")
     @click.option("--require-token", is_flag=True,
                   help="Ask for an HTTP-transport bearer token (sign-in form or Authorization header) and show only its namespace.")
     @click.option("--allowed-host", "allowed_hosts", multiple=True,
@@ -104,7 +105,7 @@ def register(main: click.Group, memory_of: Any, fail: Any) -> None:
         click.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, int]:
+def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, Any]:
     """``export --format mcp-memory``: the namespace as the reference MCP memory server's file."""
     from memory_substrate.importers.mcp_memory import export_mcp_memory
 

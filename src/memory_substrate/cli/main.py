@@ -10,17 +10,19 @@ from typing import Any
 
 import click
 
-from memory_substrate.cli.common import EXIT_ERROR
+from memory_substrate.cli.common import EXIT_ERROR, emit_outcome
 from memory_substrate.cli.common import emit as _emit
 from memory_substrate.cli.common import fail as _fail
 from memory_substrate.cli.common import load_json as _load_json
 from memory_substrate.cli.common import open_memory as _memory
 from memory_substrate.cli.common import settings_of as _settings
 from memory_substrate.cli.contracts import contracts as contracts_group
+from memory_substrate.cli.global_options import accept_after_subcommands, checked
 from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.process import STOP_HINT, exit_status, serving, stop_handlers, stop_requested
 
 
 class _Group(click.Group):
@@ -34,7 +36,9 @@ class _Group(click.Group):
         # Usage errors as one line too (click prints usage, a hint and the error on three).
         kwargs["standalone_mode"] = False
         try:
-            rv = super().main(*args, **kwargs)
+            # Ctrl-C and SIGTERM stop any command within a deadline (memory_substrate.process).
+            with stop_handlers():
+                rv = super().main(*args, **kwargs)
             if isinstance(rv, int) and not isinstance(rv, bool) and rv != 0:
                 sys.exit(rv)  # ctx.exit(n) returns n when not standalone: keep it the exit status
             return rv
@@ -55,8 +59,10 @@ class _Group(click.Group):
         except MemorySubstrateError as exc:
             _fail(exc)
         except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            sys.exit(130)
+            status = exit_status() if stop_requested() else 130
+            if status:
+                click.echo("interrupted", err=True)
+            sys.exit(status)
         except Exception as exc:
             if os.environ.get("MEMORY_SUBSTRATE_DEBUG"):
                 raise
@@ -74,22 +80,15 @@ class _Group(click.Group):
               help="Directory of the embedded store (default ~/memory-substrate).")
 @click.option("--namespace", default=None, envvar="MEMORY_SUBSTRATE_NAMESPACE", help="Namespace to work in (default 'default').")
 @click.option("--database-url", default=None, envvar="MEMORY_SUBSTRATE_DATABASE_URL",
-              help="postgresql://... to use PostgreSQL instead of the embedded SQLite file.")
+              help="A postgresql:// URL: use PostgreSQL instead of the embedded SQLite file.")
 @click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.")
 @click.version_option(package_name="memory-substrate")
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
-    if root is not None:
-        try:
-            root = root.expanduser()
-        except RuntimeError as exc:  # "~someone" for a user this machine does not have
-            raise click.BadParameter(str(exc), param_hint="--root") from None
-    from memory_substrate.validation import is_namespace, namespace_problem
-
-    if namespace is not None and not is_namespace(namespace):
-        raise click.BadParameter(namespace_problem(namespace), param_hint="--namespace")
-    ctx.obj = {"root": root, "namespace": namespace, "database_url": database_url, "embedder": embedder}
+    # Also accepted after the command's name (cli/global_options.py), checked the same way.
+    ctx.obj = {"root": checked("root", root), "namespace": checked("namespace", namespace),
+               "database_url": database_url, "embedder": embedder}
 
 
 @main.command()
@@ -137,12 +136,8 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         except MemorySubstrateError:
             memory.close()
             raise
-    from memory_substrate.hosts import url_host
-
-    where = f" on {url_host(host)}:{port}" if transport == "http" else ""
     store = memory.store  # its location is a file path or a URL with the password redacted
-    click.echo(f"memory-substrate serve: transport={transport}{where} store={store.backend}:{store.location} "
-               f"namespace={memory.runtime.namespace} toolset={toolset}", err=True)
+    describe = f"store={store.backend}:{store.location} namespace={memory.runtime.namespace} toolset={toolset}"
     server = build_server(memory, toolset) if transport != "http" else None
     # What this process lives with, out of the collector's full passes (memory_substrate.heap),
     # before any background thread holds anything of its own.
@@ -152,11 +147,16 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         from memory_substrate.mcp.http import serve_http
 
         # Frozen once more when its app is built (the extraction loop waits before its first drain).
+        # The start-up line comes once the port is held: a busy one is a single error line instead.
         serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True,
-                   allowed_hosts=allowed_hosts)
+                   describe=describe, allowed_hosts=allowed_hosts)
         return
+    serving()
+    click.echo(f"memory-substrate serve: transport=stdio {describe} ({STOP_HINT}; Ctrl-D, end of input, too)", err=True)
     try:
         server.run("stdio")
+    except KeyboardInterrupt:
+        pass  # asked to stop: the store is closed below
     finally:
         memory.close()
 
@@ -188,9 +188,7 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
         except MemorySubstrateError as exc:
             _fail(exc)
             return
-        _emit(result, table)
-        if method == "maintain" and mode == "extract" and result.get("status") in ("partial", "failed"):
-            sys.exit(EXIT_ERROR)  # an episode whose extraction failed is a failed run (its outcome is printed)
+        emit_outcome(result, table)
 
 
 def _progress_bar() -> Any:
@@ -328,13 +326,21 @@ def _semantic_without_store(settings: Any) -> dict[str, Any]:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1", "mcp-memory"]), default="jsonl", show_default=True,
               help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md); mcp-memory: the reference MCP memory server's file.")
 @click.option("--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns.")
+@click.option("--force", is_flag=True, help="Overwrite the --output file if it exists (refused without).")
 @click.pass_context
-def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None) -> None:
-    """Export the namespace as JSON Lines (format: docs/postgres.md) a graph.v1 snapshot or an mcp-memory file; a summary goes to stderr."""
+def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None,
+                   force: bool) -> None:
+    """Export the namespace as JSON Lines (format: docs/postgres.md), a graph.v1 snapshot or an
+    mcp-memory file (entities sharing a name are written as one: the reference server keys them by
+    name); a summary goes to stderr. An existing --output file is kept unless --force."""
+    from memory_substrate.errors import ValidationError
     from memory_substrate.runtime import Runtime
     from memory_substrate.storage.factory import open_store
     from memory_substrate.transfer import export_namespace
 
+    if output is not None and output.is_file() and not force:
+        _fail(ValidationError(f"{output} exists; pass --force to overwrite it", details={"path": str(output)}))
+        return
     if fmt == "graph.v1" or query is not None:
         from memory_substrate.cli.contracts import export_graph
 
@@ -408,6 +414,7 @@ main.add_command(namespace)
 from memory_substrate.cli.tokens import register as _register_tokens  # noqa: E402
 
 _register_tokens(main, _settings, _fail)
+accept_after_subcommands(main)  # last: every command is registered by now
 
 if __name__ == "__main__":  # pragma: no cover
     main()

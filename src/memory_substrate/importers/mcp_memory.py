@@ -401,10 +401,19 @@ def import_mcp_memory(memory: Memory, path: str | Path, *, scope: str = DEFAULT_
 
 
 # --- export ----------------------------------------------------------------------------------------
-def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict[str, int]:
+def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict[str, Any]:
     """Write the namespace's entities (with their observations and literal facts as observations)
-    and its current entity-to-entity facts as the reference server's JSON Lines. Returns counts."""
-    counts = {"entities": 0, "relations": 0, "observations": 0}
+    and its current entity-to-entity facts as the reference server's JSON Lines. Returns counts.
+
+    The reference server keys entities by name, so entities that share a name (the same thing
+    imported as a service from one file and as a document from a vault) are written as one: the
+    oldest one's type, every observation once in order. ``merged`` counts the entities folded
+    into another and ``merged_names`` lists (up to 20 of) those names. Relations are written once
+    each. Entities are held until the end to merge them; relations stream as they are found."""
+    counts: dict[str, Any] = {"entities": 0, "relations": 0, "observations": 0, "merged": 0}
+    by_name: dict[str, dict[str, Any]] = {}
+    seen_relations: set[tuple[str, str, str]] = set()
+    merged_names: list[str] = []
     offset = 0
     while True:
         with memory.runtime.read_with_expired() as s:
@@ -418,25 +427,47 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
             targets = s.get_objects(sorted({str(k.payload.get("object")) for k in knowledge.values()
                                             if k.payload.get("object")}))
         for ent in ents:
-            obs: list[str] = []
-            for k in sorted(knowledge.values(), key=lambda o: (o.created_at, o.id)):
-                if ent.id not in k.subject_refs:
-                    continue
-                if is_observation(k):
-                    obs.append(k.summary)
-                elif k.kind == "fact" and k.payload.get("predicate") == OBSERVATION and k.status in ("active", "candidate"):
-                    obs.append(str(k.payload.get("value")))
-                elif k.kind == "fact" and k.status in ("active", "candidate") and k.payload.get("subject") == ent.id:
-                    target = targets.get(str(k.payload.get("object"))) if k.payload.get("object") else None
-                    if target is None and k.payload.get("value") is not None:
-                        obs.append(f"{str(k.payload['predicate']).replace('_', ' ')} {k.payload['value']}")
-                    elif target is not None and target.object_type == "entity":
-                        out.write(json.dumps({"type": "relation", "from": ent.title, "to": target.title,
-                                              "relationType": k.payload["predicate"]}, ensure_ascii=False) + "\n")
-                        counts["relations"] += 1
-            out.write(json.dumps({"type": "entity", "name": ent.title, "entityType": ent.kind, "observations": obs},
-                                 ensure_ascii=False) + "\n")
-            counts["entities"] += 1
-            counts["observations"] += len(obs)
+            obs, relations = _entity_lines(ent, knowledge, targets)
+            for rel in relations:
+                key = (rel["from"], rel["relationType"], rel["to"])
+                if key not in seen_relations:
+                    seen_relations.add(key)
+                    out.write(json.dumps(rel, ensure_ascii=False) + "\n")
+                    counts["relations"] += 1
+            entry = by_name.get(ent.title)
+            if entry is None:
+                by_name[ent.title] = {"type": "entity", "name": ent.title, "entityType": ent.kind, "observations": obs}
+                continue
+            counts["merged"] += 1
+            if ent.title not in merged_names:
+                merged_names.append(ent.title)
+            entry["observations"].extend(o for o in obs if o not in entry["observations"])
         offset += len(ents)
+    for entry in by_name.values():
+        out.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        counts["entities"] += 1
+        counts["observations"] += len(entry["observations"])
+    if merged_names:
+        counts["merged_names"] = merged_names[:20]
     return counts
+
+
+def _entity_lines(ent: Any, knowledge: dict[str, Any], targets: dict[str, Any]) -> tuple[list[str], list[dict[str, str]]]:
+    """One entity's observations and its relations to other entities, in the reference format."""
+    obs: list[str] = []
+    relations: list[dict[str, str]] = []
+    for k in sorted(knowledge.values(), key=lambda o: (o.created_at, o.id)):
+        if ent.id not in k.subject_refs:
+            continue
+        if is_observation(k):
+            obs.append(k.summary)
+        elif k.kind == "fact" and k.payload.get("predicate") == OBSERVATION and k.status in ("active", "candidate"):
+            obs.append(str(k.payload.get("value")))
+        elif k.kind == "fact" and k.status in ("active", "candidate") and k.payload.get("subject") == ent.id:
+            target = targets.get(str(k.payload.get("object"))) if k.payload.get("object") else None
+            if target is None and k.payload.get("value") is not None:
+                obs.append(f"{str(k.payload['predicate']).replace('_', ' ')} {k.payload['value']}")
+            elif target is not None and target.object_type == "entity":
+                relations.append({"type": "relation", "from": ent.title, "to": target.title,
+                                  "relationType": k.payload["predicate"]})
+    return obs, relations

@@ -42,6 +42,8 @@ HERE = Path(__file__).parent
 COOKIE = "ms_inspect_token"
 CYTOSCAPE = "vendor/cytoscape-3.34.4.min.js"
 NAMESPACES_TTL_S = 5.0
+# Its own default port, beside the HTTP transport's 8765, so that both can run at once.
+DEFAULT_PORT = 8766
 SECURITY_HEADERS = {
     # Everything is served from the package: no script, style or image from elsewhere.
     "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; "
@@ -173,12 +175,19 @@ class Inspector:
         return self.render(request, "entity.html", **self._ctx(request, allowed, mem, "entities"), e=found)
 
     def graph(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        focus = request.query_params.get("id") or D.default_focus(mem)
+        asked = request.query_params.get("id", "").strip()
+        if asked and not D.exists(mem, asked):  # drawn, it would be a lone "missing" node
+            return self.not_found(request, f"object {asked}", allowed, mem.namespace)
+        focus = asked or D.default_focus(mem)
         depth = 2 if request.query_params.get("depth") == "2" else 1
         return self.render(request, "graph.html", **self._ctx(request, allowed, mem, "graph"), focus=focus, depth=depth)
 
     def graph_json(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        focus = request.query_params.get("id") or D.default_focus(mem)
+        asked = request.query_params.get("id", "").strip()
+        if asked and not D.exists(mem, asked):
+            return JSONResponse({"error": {"code": "memory_not_found", "message": f"object {asked} not found"}}, 404,
+                                headers=SECURITY_HEADERS)
+        focus = asked or D.default_focus(mem)
         if not focus:
             return JSONResponse({"focus": None, "nodes": [], "edges": [], "truncated": False})
         depth = 2 if request.query_params.get("depth") == "2" else 1
@@ -299,21 +308,23 @@ def build_inspector(memory: Memory, *, require_token: bool = False, root_path: s
     return Starlette(routes=inspector.routes(), middleware=[Middleware(TrustedHosts, rule=rule)])
 
 
-def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = 8765, require_token: bool = False,
+def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT, require_token: bool = False,
                     log_level: str = "warning", freeze_heap: bool = False, allowed_hosts: Sequence[str] = ()) -> None:
-    """Serve the inspector until interrupted; closes ``memory`` on the way out. ``freeze_heap``: as
-    ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
+    """Serve the inspector until stopped (Ctrl-C or SIGTERM); closes ``memory`` on the way out.
+    ``freeze_heap``: as ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
     import sys
 
-    import uvicorn
-
     from memory_substrate.heap import freeze_long_lived
+    from memory_substrate.process import STOP_HINT, run_uvicorn
 
     app = build_inspector(memory, require_token=require_token, host=host, allowed_hosts=allowed_hosts)
     if freeze_heap:
         freeze_long_lived()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
-    print(f"memory-substrate: inspector on http://{url_host(host)}:{port}/", file=sys.stderr, flush=True)
+
+    def announce() -> None:
+        print(f"memory-substrate: inspector on http://{url_host(host)}:{port}/ ({STOP_HINT})", file=sys.stderr, flush=True)
+
     try:
-        uvicorn.run(app, host=bind_address(host), port=port, log_level=log_level, server_header=False)
+        run_uvicorn(app, bind_address(host), port, announce=announce, log_level=log_level)
     finally:
         memory.close()

@@ -223,6 +223,11 @@ def default_focus(mem: Memory) -> str | None:
     return objs[0].id if objs else None
 
 
+def exists(mem: Memory, object_id: str) -> bool:
+    with _read(mem) as s:
+        return s.get_object(object_id) is not None
+
+
 def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
     """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape."""
     from memory_substrate.derived.access import graph_reader

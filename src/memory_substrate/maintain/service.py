@@ -32,6 +32,7 @@ from memory_substrate.maintain.derived import health as derived_health
 from memory_substrate.maintain.expire import expire
 from memory_substrate.maintain.merge_entities import MergeEntitiesInput, merge_entities
 from memory_substrate.maintain.modes import MODES_DECLARED
+from memory_substrate.maintain.outcome import settle_extract
 from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
@@ -93,7 +94,8 @@ class MaintainService:
                 "options.extractor='sampling' needs an MCP client that offers sampling; call through the MCP server",
                 details={"extractor": "sampling"},
             )
-        return drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply, progress=progress)
+        return settle_extract(drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply,
+                                    progress=progress))
 
     # --- structural ----------------------------------------------------------------------
     def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:

@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import signal
 import sys
 from collections.abc import AsyncIterator, Sequence
-from types import FrameType
 from typing import Any
 
 import anyio
@@ -49,12 +47,12 @@ from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_
 from memory_substrate.errors import ValidationError
 from memory_substrate.heap import freeze_long_lived
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, is_loopback, url_host
+from memory_substrate.process import STOP_HINT, run_uvicorn
 from memory_substrate.storage.base import Store
 
 MCP_PATH = "/mcp"
 INSPECT_PATH = "/inspect"
 DEFAULT_MAX_BODY_BYTES = 4 * 1024 * 1024
-GRACEFUL_SHUTDOWN_S = 10
 
 
 def closed_unless_allowed(memory: Memory) -> Memory:
@@ -232,21 +230,6 @@ def build_app(
     )
 
 
-def _uvicorn_server(config: Any) -> Any:
-    import uvicorn
-
-    class Server(uvicorn.Server):
-        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
-            # Shut down gracefully, then exit 0: uvicorn would otherwise re-raise the signal
-            # after shutdown, which skips our cleanup and reports death by signal.
-            if self.should_exit and sig == signal.SIGINT:
-                self.force_exit = True
-            else:
-                self.should_exit = True
-
-    return Server(config)
-
-
 def serve_http(
     memory: Memory,
     *,
@@ -258,15 +241,15 @@ def serve_http(
     inspector: bool = False,
     freeze_heap: bool = False,
     allowed_hosts: Sequence[str] = (),
+    describe: str = "",
 ) -> None:
     """Serve MCP over streamable HTTP at ``http://host:port/mcp`` until SIGTERM/SIGINT.
 
-    Closes ``memory`` (its store) on the way out. ``freeze_heap``: once the app is built, move
+    Closes ``memory`` (its store) on the way out. ``describe`` is added to the start-up line,
+    printed once the port is held (a busy port is a ``ValidationError`` instead). ``freeze_heap``: once the app is built, move
     every object alive out of the collector's full passes (``memory_substrate.heap``; what
     ``memory-substrate serve`` asks for: it owns its process).
     """
-    import uvicorn
-
     try:
         public_line = public_bind_check(memory.store, host)
     except ValidationError:
@@ -274,22 +257,16 @@ def serve_http(
         raise
     app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector,
                     allowed_hosts=allowed_hosts)
-    config = uvicorn.Config(
-        app,
-        host=bind_address(host),
-        port=port,
-        log_level=log_level,
-        lifespan="on",
-        server_header=False,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
-    )
-    server = _uvicorn_server(config)
     if freeze_heap:
         freeze_long_lived()
-    print(f"memory-substrate: serving MCP on http://{url_host(host)}:{port}{MCP_PATH}", file=sys.stderr, flush=True)
-    if public_line:
-        print(public_line, file=sys.stderr, flush=True)
+
+    def announce() -> None:
+        extra = f" {describe}" if describe else ""
+        print(f"memory-substrate: serving MCP on http://{url_host(host)}:{port}{MCP_PATH}{extra} ({STOP_HINT})", file=sys.stderr, flush=True)
+        if public_line:
+            print(public_line, file=sys.stderr, flush=True)
+
     try:
-        server.run()
+        run_uvicorn(app, bind_address(host), port, announce=announce, log_level=log_level, lifespan="on")
     finally:
         memory.close()

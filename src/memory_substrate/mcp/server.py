@@ -17,7 +17,7 @@ from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
 from memory_substrate.mcp.errors import MemoryMCPServer
 from memory_substrate.validation import Mode, check_text
-from memory_substrate.wire import tool_result
+from memory_substrate.wire import outcome_result
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -133,8 +133,8 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
                     extractor = sampling_extractor(ctx)
                     work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
                 if is_slow(name, a.mode):
-                    return tool_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
-                return tool_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
+                    return outcome_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
+                return outcome_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
                 raise ToolError(exc.message) from exc
