@@ -6,8 +6,10 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
+from memory_substrate.app import Memory
 from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
 from memory_substrate.mcp.server import build_server
+from memory_substrate.settings import Settings
 from tests.helpers import ToolFailed, call, knowledge
 
 
@@ -27,7 +29,7 @@ def test_status_update_is_one_audited_patch(memory):
     page = memory.query("page", {"id": wid})
     assert page["object"]["status"] == "done"
     history = page["history"]
-    assert [h["action"] for h in history] == ["work_item_update", "work_item_update", "create"]
+    assert [h["action"] for h in history] == ["work_item_update", "work_item_update", "create"] and all(h["created_at"] for h in history)
     assert history[0]["changes"]["status"] == {"from": "in_progress", "to": "done"}
     assert history[0]["changes"]["priority"] == {"from": "high", "to": "low"}
     assert history[0]["reason"] == "merged"
@@ -42,11 +44,17 @@ def test_update_changes_only_what_it_names(memory):
     memory.remember("work_item", {"work_item_id": wid, "summary": "Also cover partial refunds.", "reason": "scope grew"})
     after = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
     assert after["summary"] == "Also cover partial refunds."
-    for field in ("title", "kind", "status", "scope_refs", "memory_source", "created_at"):
+    for field in ("title", "kind", "status", "scope_refs", "memory_source", "created_at", "reason"):
         assert after[field] == before[field], field
-    # the new summary is searchable, the old one's words no longer find it alone
+    # the new summary is searchable
     hits = memory.query("search", {"query": "partial refunds"})["items"]
     assert hits and hits[0]["id"] == wid
+    # a compact page cuts each changed text; the full page has it whole
+    long = ("x " * 5000).strip()
+    memory.remember("work_item", {"work_item_id": wid, "summary": long, "reason": "long"})
+    compact_change = memory.query("page", {"id": wid})["history"][0]["changes"]["summary"]
+    assert len(compact_change["to"]) < 300 and len(compact_change["from"]) < 300
+    assert memory.query("page", {"id": wid}, {"detail": "full"})["history"][0]["changes"]["summary"]["to"] == long
 
 
 def test_short_id_and_bad_updates(memory):
@@ -70,6 +78,25 @@ def test_short_id_and_bad_updates(memory):
     assert memory.query("page", {"id": wid})["object"]["status"] == "blocked"
 
 
+def test_an_expired_item_is_not_there_to_update(make_settings, namespace):
+    from datetime import UTC, datetime, timedelta
+
+    now = [datetime.now(UTC)]
+    mem = Memory(make_settings(), namespace=namespace)
+    mem.runtime.clock = lambda: now[0]
+    try:
+        expires = (now[0] + timedelta(minutes=1)).isoformat()
+        wid = mem.remember("work_item", knowledge(kind="task", title="Short-lived", summary="gone soon",
+                                                  metadata={"expires_at": expires}))["object_id"]
+        now[0] += timedelta(minutes=5)
+        with pytest.raises(NotFoundError):
+            mem.query("page", {"id": wid})
+        with pytest.raises(NotFoundError):
+            mem.remember("work_item", {"work_item_id": wid, "status": "open", "reason": "reopen"})
+    finally:
+        mem.close()
+
+
 def test_batch_updates_roll_back_together(memory):
     wid = _item(memory)
     with pytest.raises(Exception, match="batch entry 1"):
@@ -85,6 +112,30 @@ async def packaged(c: Client, task: dict) -> set[str]:
     result = await call(c, "memory_query", "context", task)
     trace = await call(c, "memory_query", "trace", {"id": result["trace_id"]})
     return {entry["id"] for entry in trace["trace"]["candidates"]["selected"]}
+
+
+@pytest.fixture
+def embedded(make_settings, namespace):
+    """The default embedder, as a new user runs it (the suite's default fixture has none)."""
+    mem = Memory(make_settings(embedder=Settings.model_fields["embedder"].default), namespace=namespace)
+    try:
+        yield mem
+    finally:
+        mem.close()
+
+
+@pytest.mark.anyio
+async def test_closed_work_with_the_default_embedder(embedded):
+    """With the default embedder a closed item's similarity to a task naming it is near 1.0: it
+    answers a task about past work, never one about work still to do."""
+    wid = _item(embedded)
+    async with Client(build_server(embedded)) as c:
+        await call(c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"})
+        for task in ("What is still open on refunds?", "I'm picking up the refund 409 work, where are we?",
+                     "Fix the refund 409 errors and add a regression test"):
+            assert wid not in await packaged(c, {"task": task, "budget_tokens": 1500}), task
+        assert wid in await packaged(c, {"task": "Didn't we already add the refund 409 regression test?",
+                                         "budget_tokens": 1500})
 
 
 @pytest.mark.anyio

@@ -12,6 +12,7 @@ from typing import Any
 
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
+from memory_substrate.compiler.answer_type import asks_about_open_work
 from memory_substrate.compiler.budget import fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
@@ -74,9 +75,10 @@ def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple
         memory_types, types = YIELDS[s]
         if not object_types & set(types):
             skipped.append({"class": c, "strategy": s, "skipped": "outside scope.object_types", "found": 0})
-        elif all(TYPE_WEIGHTS[k][m] == 0.0 for k in cls.classes for m in memory_types):
-            skipped.append({"class": c, "strategy": s, "found": 0,
-                            "skipped": f"hard exclude: {'/'.join(memory_types)} memory has weight 0.0 for {c} tasks"})
+        elif all(TYPE_WEIGHTS[cls.primary][m] == 0.0 for m in memory_types):
+            # the primary class's 0.0 is a hard exclude (rank.exclusion), whatever a second profile says
+            skipped.append({"class": c, "strategy": s, "found": 0, "skipped": (
+                f"hard exclude: {'/'.join(memory_types)} memory has weight 0.0 for {cls.primary} tasks")})
         else:
             plan.append((s, c, why))
     return plan, skipped
@@ -112,57 +114,19 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     with rt.read() as session:
         config = session.get_config()
         present = _present(session.count_objects())
-    if req.budget_tokens is not None:
-        budget, budget_source = req.budget_tokens, "request"
-    elif config.get("token_budget"):
-        budget, budget_source = int(config["token_budget"]), "namespace"
-    else:
-        budget, budget_source = DEFAULT_TOKEN_BUDGET, "default"
+    budget, budget_source = _budget(req, config)
     fmt = pick_format(req.model, req.format)
     scope = data.scope
     types_given = "object_types" in scope.model_fields_set
     # Without object_types the package draws on every type: the listed defaults and captured turns.
     in_scope = set(scope.object_types) | (set() if types_given else {"source"})
 
-    needs = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
-    has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
     found: dict[str, Any] = {}
-    cands: list[Candidate] = []
-    profiles: list[dict[str, Any]] = []
-    ran: set[str] = set()
-
-    def run(strategy: str, cls_name: str, why: str | None = None) -> None:
-        need = needs[strategy]
-        empty = (not has_lookup) if strategy == "fact_lookup" else not present.get(need or "")
-        entry: dict[str, Any] = {"class": cls_name, "strategy": strategy}
-        if why:
-            entry["why"] = why
-        if empty:
-            entry.update(skipped="nothing of this memory type in the namespace", found=0)
-            profiles.append(entry)
-            return
-        before = len(cands)
-        with rt.read() as session:  # the compile's snapshot
-            if strategy == "fact_lookup":
-                cands.extend(RT.fact_lookup(engine, session, plan, task, list(scope.object_types), cls_name, found))
-            elif strategy == "graph":
-                cands.extend(RT.graph(rt, session, task, cls_name, found, led=why is None))
-            elif strategy == "episode_recall":
-                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget, found))
-            else:
-                cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
-        entry["found"] = len(cands) - before
-        profiles.append(entry)
-        ran.add(strategy)
-        clock.lap(f"retrieve.{strategy}")
-
-    plan_run, skipped = _strategies(cls, in_scope)
-    for strategy, cls_name, why in plan_run:
-        run(strategy, cls_name, why)
-    profiles.extend(skipped)
+    cands, profiles = _retrieve(rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found)
 
     now = parse_time(now_iso())
-    eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now)
+    eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
+                              open_work=asks_about_open_work(task))
     source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
@@ -193,6 +157,54 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     clock.lap("trace")
     return _result(rt, task, plan, found, items, fitted, cls, fmt, budget, budget_source, trace_id, opts,
                    scope.model_dump(), clock.stages, len(eligible) + len(rejected) - len(fitted.dropped))
+
+
+def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:
+    """The token budget and where it came from: the request, the namespace, or the default."""
+    if req.budget_tokens is not None:
+        return req.budget_tokens, "request"
+    if config.get("token_budget"):
+        return int(config["token_budget"]), "namespace"
+    return DEFAULT_TOKEN_BUDGET, "default"
+
+
+STRATEGY_NEEDS = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
+
+
+def _retrieve(rt: Runtime, engine: SearchEngine, plan: SearchPlan, task: str, cls: Classification, scope: Any,
+              in_scope: set[str], budget: int, present: dict[str, int], clock: _Clock,
+              found: dict[str, Any]) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    """Every strategy the task's class calls for and every other one (_strategies), each read in
+    the compile's snapshot: the pool of candidates and the trace's profile entries."""
+    has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
+    cands: list[Candidate] = []
+    profiles: list[dict[str, Any]] = []
+    plan_run, skipped = _strategies(cls, in_scope)
+    for strategy, cls_name, why in plan_run:
+        need = STRATEGY_NEEDS[strategy]
+        empty = (not has_lookup) if strategy == "fact_lookup" else not present.get(need or "")
+        entry: dict[str, Any] = {"class": cls_name, "strategy": strategy}
+        if why:
+            entry["why"] = why
+        if empty:
+            entry.update(skipped="nothing of this memory type in the namespace", found=0)
+            profiles.append(entry)
+            continue
+        before = len(cands)
+        with rt.read() as session:  # the compile's snapshot
+            if strategy == "fact_lookup":
+                cands.extend(RT.fact_lookup(engine, session, plan, task, list(scope.object_types), cls_name, found))
+            elif strategy == "graph":
+                cands.extend(RT.graph(rt, session, task, cls_name, found, led=why is None))
+            elif strategy == "episode_recall":
+                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget, found))
+            else:
+                cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
+        entry["found"] = len(cands) - before
+        profiles.append(entry)
+        clock.lap(f"retrieve.{strategy}")
+    profiles.extend(skipped)
+    return cands, profiles
 
 
 def _object_ids(cands: list[Candidate]) -> list[str]:

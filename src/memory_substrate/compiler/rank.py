@@ -33,8 +33,9 @@ from memory_substrate.util import parse_time
 
 UNVERIFIED = ("candidate", "contested")
 # Closed work is history: it answers "didn't we fix this already?" but misleads a task about what
-# is open now. It enters only when the task names it (a similarity this close); on the agent-work
-# dev set the closed items a task needed matched at 0.95-1.0, the ones it must not get at 0.85-0.88.
+# is open now (answer_type.asks_about_open_work: such a task never gets it). Otherwise it enters
+# only when the task names it (a similarity this close); on the agent-work dev set the closed items
+# a task needed matched at 0.95-1.0, the ones it must not get at 0.85-0.88.
 CLOSED_WORK_MATCH = 0.9
 CLOSE_MATCH = 0.9
 GONE = ("archived", "expired", "stale")
@@ -61,7 +62,7 @@ def merge(cands: list[Candidate]) -> list[Candidate]:
     return list(best.values())
 
 
-def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime) -> str | None:
+def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime, open_work: bool = False) -> str | None:
     """Why ``c`` may not enter the package, or None."""
     if TYPE_WEIGHTS[primary][c.memory_type] == 0.0:
         return f"hard exclude: {c.memory_type} memory has weight 0.0 for {primary} tasks"
@@ -81,8 +82,12 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
     if obj.status in GONE:
         return f"status {obj.status}"
-    if obj.object_type == "work_item" and obj.status in ("done", "cancelled") and c.similarity < CLOSED_WORK_MATCH:
-        return f"work item {obj.status} (closed work enters only when the task names it: similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})"
+    if obj.object_type == "work_item" and obj.status in ("done", "cancelled"):
+        if open_work:
+            return f"work item {obj.status} (the task is about work still to do)"
+        if c.similarity < CLOSED_WORK_MATCH:
+            return (f"work item {obj.status} (closed work enters only when the task names it: "
+                    f"similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})")
     return None
 
 
@@ -129,7 +134,7 @@ def score(c: Candidate, classes: list[str], now: datetime, undated: float = 0.0)
 
 
 def rank(
-    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime
+    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime, open_work: bool = False
 ) -> tuple[list[Candidate], list[Candidate]]:
     """(eligible candidates best first, rejected candidates with their reason)."""
     eligible: list[Candidate] = []
@@ -141,7 +146,7 @@ def rank(
     dated = [recency(c.occurred_at, now) for c in merged if c.occurred_at]
     undated = float(statistics.median(dated)) if dated else 0.0
     for c in merged:
-        c.rejected = exclusion(c, classes[0], include_unverified, now) or c.rejected
+        c.rejected = exclusion(c, classes[0], include_unverified, now, open_work) or c.rejected
         score(c, classes, now, undated)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))

@@ -177,5 +177,11 @@ def _last_seen(session: StoreSession, cands: list[Candidate]) -> None:
     for c in cands:
         times = [t for e in episodes.get(c.key, ()) if (src := sources.get(e)) is not None
                  for t in [src.payload.get("ended_at") or src.payload.get("started_at") or src.created_at] if t]
-        if times:
-            c.seen_at = max(times, key=parse_time)
+        dated = []
+        for t in times:
+            try:
+                dated.append((parse_time(str(t)), str(t)))
+            except ValueError:  # an imported source's payload may carry anything
+                continue
+        if dated:
+            c.seen_at = max(dated)[1]

@@ -259,7 +259,7 @@ class QueryService:
                     if value:
                         view[key] = value[: opts.max_items] if isinstance(value, list) else value
                 if obj.object_type == "work_item":
-                    result["history"] = work_history(session, obj)[: opts.max_items]
+                    result["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[: opts.max_items]
             return result
 
     def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:

@@ -43,15 +43,20 @@ def compact(obj: MemoryObject, *, summary_chars: int = SUMMARY_CHARS) -> dict[st
 WORK_HISTORY = 20  # the most recent changes a work item's page lists
 
 
-def work_history(session: Any, obj: MemoryObject) -> list[dict[str, Any]]:
+def work_history(session: Any, obj: MemoryObject, *, text_chars: int | None = None) -> list[dict[str, Any]]:
     """A work item's changes, newest first: when, what changed (from -> to) and why, read from the
-    audit events its creation and updates wrote."""
+    audit events its creation and updates wrote. ``text_chars``: each changed text cut to this
+    many characters (a compact page; a summary may be 20,000)."""
+    def cut(value: Any) -> Any:
+        return snippet(value, text_chars) if text_chars is not None and isinstance(value, str) else value
+
     out: list[dict[str, Any]] = []
     for e in session.list_events(object_id=obj.id, limit=WORK_HISTORY):
-        entry: dict[str, Any] = {"at": e.created_at, "action": e.action, "patch_id": e.patch_id}
+        entry: dict[str, Any] = {"created_at": e.created_at, "action": e.action, "patch_id": e.patch_id}
         changes = e.data.get("changes")
         if isinstance(changes, dict):
-            entry["changes"] = {k: v for k, v in changes.items() if k != "reason"}
+            entry["changes"] = {k: {side: cut(x) for side, x in v.items()} if isinstance(v, dict) else v
+                                for k, v in changes.items() if k != "reason"}
             if changes.get("reason"):
                 entry["reason"] = changes["reason"]
         elif e.action == "create":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
@@ -17,6 +18,7 @@ from memory_substrate.errors import (
     NotFoundError,
     ValidationError,
 )
+from memory_substrate.expiry import is_expired
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.claims import apply_settlement, settle, trust_of
@@ -192,7 +194,7 @@ class RememberService:
 
     def _work_item(self, patch: Patch, data: S.WorkItemInput | S.WorkItemUpdate) -> dict[str, Any]:
         if isinstance(data, S.WorkItemUpdate):
-            return _update_work_item(patch, data)
+            return _update_work_item(patch, data, self.rt.clock())
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
         obj = replace(
             self._base("work_item", data, data.status),
@@ -298,13 +300,14 @@ def summarize(trace: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _update_work_item(patch: Patch, data: S.WorkItemUpdate) -> dict[str, Any]:
+def _update_work_item(patch: Patch, data: S.WorkItemUpdate, now: datetime) -> dict[str, Any]:
     """One audited version of the item with the given fields changed; the audit event keeps each
     change's old and new value, so ``memory_query page`` can show the item's history. Any status
     may follow any other (work is reopened as often as it is closed); an update that changes
     nothing is refused, so every event in the history is a change."""
     obj = patch.session.get_object(data.work_item_id)
-    if obj is None or obj.object_type != "work_item":
+    if obj is None or obj.object_type != "work_item" or is_expired(obj, now):
+        # an expired item no read shows is not there to update either
         raise NotFoundError(f"work_item_id: work item {data.work_item_id} not found", details={"id": data.work_item_id})
     if data.source_refs is not None:
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
@@ -333,8 +336,7 @@ def _update_work_item(patch: Patch, data: S.WorkItemUpdate) -> dict[str, Any]:
         source_refs=new["source_refs"] if new["source_refs"] is not None else obj.source_refs,
         related_node_refs=new["related_node_refs"] if new["related_node_refs"] is not None else obj.related_node_refs,
         payload=payload,
-        reason=data.reason,
-    )
+    )  # the item keeps the reason it was written for; the update's reason is in its audit event
     refs_changed = "source_refs" in changes or "related_node_refs" in changes
     text_changed = "title" in changes or "summary" in changes
     written = patch.update(updated, action="work_item_update", changes={**changes, "reason": data.reason},
