@@ -91,7 +91,9 @@ def redirector() -> Iterator[str]:
 
 
 def test_a_redirect_to_an_octal_address_is_refused_clearly(make_settings: Any, namespace: str, redirector: str) -> None:
-    memory = Memory(make_settings(web_allow_hosts=["127.0.0.1/32"]), namespace=namespace)
+    # an allowlist entry admits the port it names (a bare address admits 80 and 443 only)
+    port = redirector.rsplit(":", 1)[1].split("/", 1)[0]
+    memory = Memory(make_settings(web_allow_hosts=[f"127.0.0.1/32:{port}"]), namespace=namespace)
     try:
         with pytest.raises(MemorySubstrateError) as info:
             memory.ingest("web", {"url": f"{redirector}/start"})
@@ -156,6 +158,6 @@ def test_one_namespace_rule_in_process_over_mcp_and_in_the_inspector(memory: Mem
     for err in anyio.run(graph_calls):
         assert err["code"] == "memory_validation_error", err
     assert not set(BAD_NAMES) & set(memory.store.namespaces())
-    client = TestClient(build_inspector(memory))
+    client = TestClient(build_inspector(memory), base_url="http://127.0.0.1")  # the Host it answers to
     for name in ("..%2Fx", "ab%E2%80%AEcd", "x" * 300):
         assert client.get(f"/ns/{name}/").status_code == 404
