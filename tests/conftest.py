@@ -71,3 +71,15 @@ def memory(make_settings: Any, namespace: str) -> Iterator[Memory]:
         yield mem
     finally:
         mem.close()
+
+
+@pytest.fixture
+def default_memory(make_settings: Any, namespace: str) -> Iterator[Memory]:
+    """A store with the default embedder, as a new user runs it (``memory`` has none)."""
+    from memory_substrate.settings import Settings
+
+    mem = Memory(make_settings(embedder=Settings.model_fields["embedder"].default), namespace=namespace)
+    try:
+        yield mem
+    finally:
+        mem.close()

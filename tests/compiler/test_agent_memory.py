@@ -19,15 +19,9 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def memory(make_settings, namespace):
-    """The default embedder, as a new user runs it (the suite's default fixture has none)."""
-    from memory_substrate.settings import Settings
-
-    mem = Memory(make_settings(embedder=Settings.model_fields["embedder"].default), namespace=namespace)
-    try:
-        yield mem
-    finally:
-        mem.close()
+def memory(default_memory):
+    """These cases are a new user's: the default embedder."""
+    return default_memory
 
 TOPICS = [
     ("Lunch", ["Where should we get lunch today?", "The ramen place on 5th is good.", "Let's go at noon."]),

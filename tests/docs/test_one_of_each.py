@@ -55,10 +55,8 @@ def test_each_script_range_is_defined_once():
 
 def test_no_comment_names_a_round_or_an_old_schema_version():
     # Code says why, never when: "round 6", "before v8", "schema v12" belong in the logs and the
-    # migrations' own numbering, not in comments. compiler/ is kept by the context compiler's
-    # owner and cites its measurement log by round; it is left to that work.
-    found = [d for d in _defining(r"(?i)\bround \d+\b|\bbefore (schema )?v\d+\b|\bschema v\d+\b|\bfrom before v\d+\b")
-             if not d.startswith("compiler/")]
+    # migrations' own numbering, not in comments.
+    found = _defining(r"(?i)\bround \d+\b|\bbefore (schema )?v\d+\b|\bschema v\d+\b|\bfrom before v\d+\b")
     assert found == []
 
 

@@ -9,7 +9,6 @@ from mcp import Client
 from memory_substrate.app import Memory
 from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
 from memory_substrate.mcp.server import build_server
-from memory_substrate.settings import Settings
 from tests.helpers import ToolFailed, call, knowledge
 
 
@@ -114,22 +113,12 @@ async def packaged(c: Client, task: dict) -> set[str]:
     return {entry["id"] for entry in trace["trace"]["candidates"]["selected"]}
 
 
-@pytest.fixture
-def embedded(make_settings, namespace):
-    """The default embedder, as a new user runs it (the suite's default fixture has none)."""
-    mem = Memory(make_settings(embedder=Settings.model_fields["embedder"].default), namespace=namespace)
-    try:
-        yield mem
-    finally:
-        mem.close()
-
-
 @pytest.mark.anyio
-async def test_closed_work_with_the_default_embedder(embedded):
+async def test_closed_work_with_the_default_embedder(default_memory):
     """With the default embedder a closed item's similarity to a task naming it is near 1.0: it
     answers a task about past work, never one about work still to do."""
-    wid = _item(embedded)
-    async with Client(build_server(embedded)) as c:
+    wid = _item(default_memory)
+    async with Client(build_server(default_memory)) as c:
         await call(c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"})
         for task in ("What is still open on refunds?", "I'm picking up the refund 409 work, where are we?",
                      "Fix the refund 409 errors and add a regression test"):

@@ -53,9 +53,9 @@ STREAM_TOKENS = 80
 # full-text stream (``VECTOR_PER_POOL`` x the pool; 0 keeps it at the full-text depth, search's).
 # A turn that answers in other words than the task's is found by its meaning, often below the
 # 50th vector hit: LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged: its pool is as
-# deep as the full-text stream). Round 8 left it off for compile time (35-60% more at 10k
-# segments under load); measured again with the heap frozen as the server runs, compile p50 / p95
-# at 10k and 4,096 tokens 28-29 / 30-31 ms -> 35-36 / 38-40 ms (docs/context-compiler-log.md, round 10).
+# deep as the full-text stream). Its cost, with the heap frozen as the server runs: compile p50 /
+# p95 at 10k segments and 4,096 tokens 28-29 / 30-31 ms -> 35-36 / 38-40 ms
+# (docs/context-compiler-log.md).
 VECTOR_PER_POOL = 1.0
 CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
