@@ -78,6 +78,22 @@ def index_text(*parts: str | None) -> str:
 
 def query_terms(text: str) -> list[str]:
     """Content terms of a query (stopwords dropped unless nothing else is left), stems included."""
+    if len(text) <= _CACHED_CHARS:
+        return list(_query_terms_cached(text))
+    return _query_terms(text)
+
+
+# A compile judges the same pooled turns several times (episode match, coverage) and the next
+# compile mostly the same ones again; each analysis detects the text's language first.
+_CACHED_CHARS = 2_000
+
+
+@lru_cache(maxsize=16_384)
+def _query_terms_cached(text: str) -> tuple[str, ...]:
+    return tuple(_query_terms(text))
+
+
+def _query_terms(text: str) -> list[str]:
     analysed = _analysed(text, drop_stopwords=True)
     if analysed:
         return list(dict.fromkeys(analysed))

@@ -107,3 +107,35 @@ async def test_object_types_apply_to_every_stream(memory: Memory, tmp_path) -> N
         assert _selected(trace) == {ids["work"]}
         _, trace = await _compile(c, task, scope={"object_types": ["source"]})
         assert _selected(trace) and all("#" in k for k in _selected(trace))
+
+
+@pytest.mark.parametrize("task", [
+    "What's the fastest way to learn Rust in a month?",
+    "The TLS certificate on the marketing website expired. How do I renew it?",
+    "Draft a thank-you note to the catering company for the holiday party.",
+])
+async def test_task_memory_does_not_cover_gets_a_near_empty_package(memory: Memory, tmp_path, task: str) -> None:
+    async with Client(build_server(memory)) as c:
+        await _seed(c, True, tmp_path)
+        out, trace = await _compile(c, task, budget_tokens=1500)
+        assert out["token_count"] <= 300, (out["token_count"], out["content"])
+        assert "memory barely covers this task" in out["content"]
+        assert trace["coverage"] == "weak" and trace["classification"]["primary"]["class"]
+        assert "only its 4 best turns" in str(trace["candidates"]["rejected"])
+        # a task memory covers is not cut: the refund work still fills its package
+        out, trace = await _compile(c, "Fix the refund 409 errors and add a regression test", budget_tokens=1500)
+        assert trace["coverage"] == "covered" and "memory barely covers" not in out["content"]
+        assert out["token_count"] > 300
+
+
+async def test_a_task_naming_someone_memory_talked_with_is_covered(memory: Memory) -> None:
+    """A question about a person the conversations are with is about memory, however little of
+    the rest of its words memory holds."""
+    async with Client(build_server(memory)) as c:
+        for i, (title, turns) in enumerate(TOPICS):
+            await call(c, "memory_ingest", "conversation", conversation(turns, title=f"{title} {i}", names=["Marisol", "Teodor"]))
+        task = "What attributes describe Marisol?"
+        _, trace = await _compile(c, task, budget_tokens=1500)
+        assert trace["participants_named"] == ["marisol"] and trace["coverage"] == "covered"
+        _, trace = await _compile(c, "What attributes describe the quarterly tax filings?", budget_tokens=1500)
+        assert "participants_named" not in trace and trace["coverage"] == "weak"

@@ -151,7 +151,8 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               **{k: found[k] for k in ("answer_type", "streams", "coverage", "episode_match") if k in found}},
+               **{k: found[k] for k in ("answer_type", "streams", "coverage", "episode_match", "word_coverage",
+                                     "participants_named") if k in found}},
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")
@@ -204,6 +205,7 @@ def _retrieve(rt: Runtime, engine: SearchEngine, plan: SearchPlan, task: str, cl
         profiles.append(entry)
         clock.lap(f"retrieve.{strategy}")
     profiles.extend(skipped)
+    RT.gate_coverage(rt, cands, found)
     return cands, profiles
 
 

@@ -40,9 +40,11 @@ from memory_substrate.compiler.relevance import overlap, word_groups
 from memory_substrate.models import Segment
 from memory_substrate.query.segments import ranked_segments
 from memory_substrate.retrieval.ranker import RankConfig
+from memory_substrate.retrieval.timeexpr import find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.text import query_terms
 
 TURN_TOKENS_GUESS = 30  # a typical captured turn (LoCoMo: 30-45 tokens a line), to size the pool
 EPISODE_POOL = (30, 200)
@@ -107,6 +109,28 @@ def episode_match(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -
         m = max(0.0, float(r.features.get("semantic", 0.0))) + overlap(groups, seg.text)
         best[seg.source_id] = max(best.get(seg.source_id, 0.0), m)
     return best
+
+
+def coverage(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> tuple[float, list[str]]:
+    """How much of the task memory holds at all, beside how well its best turn matches
+    (``episode_match``): the share of the task's words (``word_groups``; time expressions left
+    out, as turns carry their time apart from their text) that some pooled turn holds, and the
+    participants of the pooled turns that the task names. A task can match a turn fairly well on
+    its generic words ("team", "write", "page") and still be about something memory never saw
+    ("Porto", "Terraform"); what it never saw is in no turn of the pool, which full-text search
+    fills with the turns holding the task's rarest words."""
+    groups = word_groups(strip_periods(task, find_periods(task)))
+    have: set[str] = set()
+    speakers: set[str] = set()
+    for seg, _, _ in pool:
+        have.update(query_terms(seg.text))
+        name = seg.metadata.get("name")
+        if isinstance(name, str):
+            speakers.update(query_terms(name))
+    have |= speakers
+    share = sum(bool(g & have) for g in groups) / len(groups) if groups else 1.0
+    asked = set(query_terms(task))
+    return share, sorted(asked & speakers)
 
 
 def recall(rt: Runtime, session: StoreSession, task: str, budget: int,

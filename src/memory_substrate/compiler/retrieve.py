@@ -17,6 +17,7 @@ from typing import Any
 from memory_substrate.compiler import episodes
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
+from memory_substrate.compiler.rank import CLOSE_MATCH
 from memory_substrate.compiler.relevance import fact_floor, judge
 from memory_substrate.graph.procedures import distinct_episodes
 from memory_substrate.indexing import segment_vector_id
@@ -26,21 +27,26 @@ from memory_substrate.query.schemas import Filters
 from memory_substrate.query.search import SearchEngine
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.tokens import count_tokens
 from memory_substrate.util import parse_time
 
 FACT_LOOKUP_DEPTH = 40
 PROCEDURE_SCAN = 200
-# No padding. How well memory covers the task is its best turn's absolute match
-# (episodes.episode_match: cosine + share of the task's words); below the task floor memory
-# barely covers it and only the WEAK_TURNS best turns may enter (a near-empty package, said in
-# it and traced), and a turn of an episode whose best turn matches below the episode floor never
-# enters. The floors are set where LoCoMo dev (bench/context_bench.py, every question covered)
-# loses nothing, which leaves most padding in place: the agent-work dev set's uncovered tasks
-# reach 0.58-0.82 with the default embedder while 1.6% of LoCoMo questions stay below 0.74
-# (docs/context-compiler.md). With words alone (no embedder) the dev set's uncovered tasks reach
-# 0.14-0.33 and its covered ones 0.25 and up.
-MATCH_FLOORS = {"semantic": (0.59, 0.25), "lexical": (0.3, 0.2)}
+# No padding. How well memory covers the task: its best turn's absolute match
+# (episodes.episode_match: cosine + share of the task's words) plus the share of the task's words
+# any pooled turn holds (episodes.coverage). Below the task floor, unless the task names someone
+# the pooled turns were said by, memory barely covers it: only the WEAK_TURNS best turns, at most
+# WEAK_TOKENS of them, may enter, knowledge only as a close match (compile._close_matches_only),
+# and the package says so. A turn of an episode whose best turn matches below the episode floor
+# never enters. Measured on the agent-work dev set (bench/agent_bench.py, ledgerline): its
+# uncovered tasks reach 0.87-1.32 with the default embedder and its covered ones 1.52 and up
+# (words alone: 0.33-0.86 and 0.86 and up); on LoCoMo dev (bench/context_bench.py, every
+# question covered, nearly every one naming a speaker) the floor costs 0.000 / 0.001 at 1,500 /
+# 4,096 tokens. The best match alone could not tell them apart: uncovered tasks reached 0.58-0.82
+# and 1.6% of LoCoMo questions stayed below 0.74 (docs/context-compiler.md).
+MATCH_FLOORS = {"semantic": (1.4, 0.25), "lexical": (0.8, 0.2)}
 WEAK_TURNS = 4
+WEAK_TOKENS = 120
 # A procedure's text is long (its steps), so it shares some words with most tasks: with the
 # default embedder it needs what a fact needs (on the agent-work dev set promoted procedures
 # entered 1.6 packages a task at 0.45, one in sixteen of them wanted); with words alone, one
@@ -101,22 +107,53 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
     pool = episodes.recall(rt, session, task, budget, found)
     match = episodes.episode_match(task, pool)
     best = max(match.values(), default=0.0)
-    task_floor, episode_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"]
-    weak = best < task_floor
+    episode_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][1]
+    covered, named = episodes.coverage(task, pool)
     out = []
-    for rank, (seg, _, sim) in enumerate(pool):
+    for seg, _, sim in pool:
         cand = Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, profile, segment=seg)
         m = match[seg.source_id]
-        if weak and rank >= WEAK_TURNS:
-            cand.rejected = (f"memory barely covers the task (best match {best:.2f} < {task_floor}): "
-                             f"only its {WEAK_TURNS} best turns may enter")
-        elif m < episode_floor:
+        if m < episode_floor:
             cand.rejected = f"its episode does not match the task ({m:.2f} < {episode_floor})"
         out.append(cand)
     if found is not None:
         found["episode_match"] = round(best, 3)
-        found["coverage"] = "weak" if weak else "covered"
+        found["word_coverage"] = round(covered, 3)
+        if named:
+            found["participants_named"] = named
     return out
+
+
+def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) -> None:
+    """No padding, once every strategy has run: when memory barely covers the task (MATCH_FLOORS)
+    only the best turns enter, as many as WEAK_TURNS and WEAK_TOKENS allow in the order episode
+    recall ranked them, and knowledge, work and procedures only as close matches (one that clears
+    the ordinary floor there is most often a near miss on a word or two). A task that names
+    someone the pooled turns were said by, or an entity of the graph, is covered whatever its
+    other words: it is about what memory holds. ``found["coverage"]`` says which it was."""
+    if "episode_match" not in found:  # no turns to judge coverage by (none, or scoped out)
+        return
+    task_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][0]
+    match = found["episode_match"] + found["word_coverage"]
+    weak = match < task_floor and not found.get("participants_named") and not found.get("entities")
+    found["coverage"] = "weak" if weak else "covered"
+    if not weak:
+        return
+    used = turns = 0
+    for c in cands:
+        if c.rejected is not None:
+            continue
+        if c.segment is None:
+            if c.similarity < CLOSE_MATCH:
+                c.rejected = (f"memory barely covers the task: only a close match enters "
+                              f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})")
+            continue
+        cost = count_tokens(c.segment.text)
+        if turns >= WEAK_TURNS or used + cost > WEAK_TOKENS:
+            c.rejected = (f"memory barely covers the task (match {match:.2f} < {task_floor}): only its "
+                          f"{WEAK_TURNS} best turns, {WEAK_TOKENS} tokens at most, may enter")
+        else:
+            turns, used = turns + 1, used + cost
 
 
 def fact_lookup(
