@@ -50,6 +50,24 @@ def collect() -> list[ModeModels]:
             for modes in declared().values() for m in modes]
 
 
+def required_fields(model: type[BaseModel]) -> list[str]:
+    """The fields of ``model`` a call must give, in the model's order."""
+    return [str(f) for f in model.model_json_schema().get("required", [])]
+
+
+def required_by_mode(modes: tuple[Mode, ...] | list[Mode]) -> str:
+    """Each mode's required ``input_data`` fields, read from its input model: modes that require
+    the same fields share one entry (``expand/page: id``); a mode that requires none is left out.
+    Published in the MCP tool schema, where every field of every model would not fit the size an
+    agent loads on each session (tests/mcp/test_tool_list_size.py); docs/modes.md has them all."""
+    groups: dict[str, list[str]] = {}
+    for mode in modes:
+        required = ", ".join(required_fields(mode.input_model))
+        if required:
+            groups.setdefault(required, []).append(mode.name)
+    return "; ".join(f"{'/'.join(names)}: {fields}" for fields, names in groups.items())
+
+
 # --- rendering ------------------------------------------------------------------------------
 
 _CONSTRAINTS = (

@@ -240,7 +240,8 @@ def test_a_turns_stored_language_weighs_it_as_the_detector_would(fmt: str, monke
     assert tokens.part_tokens(two, "de") == tokens.part_tokens(two)
     detected = [tokens.part_tokens(line) for line, _ in lines]
     whole = tokens.count_tokens("".join(line for line, _ in lines) * 8)  # longer than a cached item (2,000)
-    monkeypatch.setattr("memory_substrate.analysis.language_of", lambda text: pytest.fail(f"detector asked of {text!r}"))
+    for where in ("memory_substrate.analysis", "memory_substrate.analysis.words"):
+        monkeypatch.setattr(f"{where}.language_of", lambda text: pytest.fail(f"detector asked of {text!r}"))
     assert [tokens.part_tokens(line, lang) for line, lang in lines] == pytest.approx(detected)
     # the package's own count then splits it into these lines and knows each one's rule too
     assert tokens.count_tokens("".join(line for line, _ in lines) * 8) == whole

@@ -63,3 +63,18 @@ def test_no_comment_names_a_round_or_an_old_schema_version():
 def test_no_unused_alias_or_parameter_left():
     assert _defining(r"^Segment = RankSegment") == []
     assert _defining(r"\bembedder_name\b") == []
+
+
+def test_no_function_over_80_lines():
+    # A function longer than a screen and a half does several things: cut it along its stages
+    # into named helpers. Counted from the ``def`` line to the body's last line.
+    import ast
+
+    long = []
+    for p in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = (node.end_lineno or node.lineno) - node.lineno + 1
+                if lines > 80:
+                    long.append(f"{p.relative_to(SRC)}:{node.lineno} {node.name} ({lines} lines)")
+    assert long == []

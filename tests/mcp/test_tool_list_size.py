@@ -29,3 +29,34 @@ async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory):
             if toolset == "substrate":
                 summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
                 assert "SOURCE_ID#seg-N" in summary and "include_items" in summary
+
+
+def _required_listed(description: str) -> dict[str, set[str]]:
+    """``Required by mode: a/b: x, y; c: z.`` as {mode: fields}."""
+    listed: dict[str, set[str]] = {}
+    body = description.split("Required by mode: ", 1)[1].rstrip(".")
+    for entry in body.split("; "):
+        modes, fields = entry.split(": ", 1)
+        for mode in modes.split("/"):
+            listed[mode] = set(fields.split(", "))
+    return listed
+
+
+async def test_tool_list_names_each_modes_required_fields(memory):
+    # What the schema says each mode requires is read from the mode's own input model (the
+    # registry), so tools/list and the validation cannot disagree; modes requiring none are left out.
+    from memory_substrate.modes_reference import declared
+
+    async with Client(build_server(memory, "substrate")) as c:
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+    for tool, modes in declared().items():
+        args = tools[tool].input_schema["$defs"]["Args"]
+        assert args["properties"]["mode"]["enum"] == [m.name for m in modes]
+        listed = _required_listed(args["properties"]["input_data"]["description"])
+        for mode in modes:
+            required = set(mode.input_model.model_json_schema().get("required", []))
+            assert listed.get(mode.name, set()) == required, (tool, mode.name)
+        assert set(listed) <= {m.name for m in modes}
+        # input_data stays an open object: each mode's model validates it in the service
+        assert args["properties"]["input_data"]["type"] == "object"
+        assert "title" not in tools[tool].input_schema and "title" not in (tools[tool].output_schema or {})

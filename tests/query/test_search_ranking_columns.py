@@ -172,6 +172,7 @@ def test_segment_languages_are_stored_and_not_detected_again_per_search(
             return real(text)
 
         monkeypatch.setattr(analysis, "main_language", counting)
+        monkeypatch.setattr("memory_substrate.analysis.crosslang.main_language", counting)
         stored = ranked()
         assert all(stored) and not set(asked) & set(MIXED), "stored rows must not be detected again"
         _sql(mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}")  # as rows from before v12

@@ -79,6 +79,13 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
     def token() -> None:
         """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
 
+    for add in (_create, _list, _revoke, _rotate):
+        add(token, with_store)
+
+
+def _create(token: click.Group, with_store: Any) -> None:
+    """Add ``token create``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
+
     @token.command(name="create")
     @click.option("--namespace", "token_namespace", required=True, help="The namespace the token may use.")
     @click.option("--label", default="", help="A note to recognise the token by (who or what uses it).")
@@ -97,6 +104,10 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
         if value is not None:
             click.echo(value)
 
+
+def _list(token: click.Group, with_store: Any) -> None:
+    """Add ``token list``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
+
     @token.command(name="list")
     @click.option("--namespace", "token_namespace", default=None, help="Only the tokens of this namespace.")
     @click.pass_context
@@ -108,6 +119,10 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
         if rows is not None:
             now = now_iso()
             click.echo(json.dumps([_public(r, now) for r in rows], indent=2, ensure_ascii=False))
+
+
+def _revoke(token: click.Group, with_store: Any) -> None:
+    """Add ``token revoke``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="revoke")
     @click.argument("token_ids", nargs=-1, required=True)
@@ -125,6 +140,10 @@ def register(main: click.Group, settings_of: Any, fail: Any) -> None:
         result = with_store(ctx, job)
         if result is not None:
             click.echo(json.dumps(result))
+
+
+def _rotate(token: click.Group, with_store: Any) -> None:
+    """Add ``token rotate``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="rotate")
     @click.argument("token_id")

@@ -58,6 +58,21 @@ def fit(
     # less the whole's own rounding up (one token, kept aside), where parts rounded up one by one
     # left packages 20-30 tokens under their budget.
     left = budget - envelope - 1.0
+    size, opening = _weigh(ranked, fmt, sources, names)
+    taken, selected = _pack(ranked, size, opening, _cites(ranked), left)
+    dropped = [c for i, c in enumerate(ranked) if i not in taken]
+    for c in dropped:
+        c.rejected = OVER_BUDGET
+    content, total = _render_within(budget, fmt, header, sources, names, selected, dropped)
+    selected.sort(key=lambda c: (-c.score, c.key))
+    return Fitted(content, total, selected, dropped, envelope)
+
+
+def _weigh(
+    ranked: list[Candidate], fmt: str, sources: dict[str, MemoryObject], names: R.Names
+) -> tuple[list[float], dict[str, float]]:
+    """Each candidate's unrounded part (its rounded count kept on ``c.tokens``), and each
+    episode's opening, counted once."""
     opening: dict[str, float] = {}
     size: list[float] = []
     for c in ranked:
@@ -67,6 +82,25 @@ def fit(
         if c.segment is not None and c.segment.source_id not in opening:
             sid = c.segment.source_id
             opening[sid] = part_tokens(R.group_text(fmt, sid, sources.get(sid), c, names))
+    return size, opening
+
+
+def _cites(ranked: list[Candidate]) -> dict[int, list[int]]:
+    """For each fact, the positions of its best-scored cited turns in the pool."""
+    by_key = {c.key: i for i, c in enumerate(ranked) if c.segment is not None}
+    cites: dict[int, list[int]] = {}
+    for i, c in enumerate(ranked):
+        if c.obj is not None and c.obj.evidence_refs:
+            refs = [f"{e.get('source_id')}#{e.get('segment_id')}" for e in c.obj.evidence_refs if e.get("segment_id")]
+            cited = sorted({by_key[k] for k in refs if k in by_key}, key=lambda j: (-ranked[j].score, j))
+            cites[i] = cited[:CITED_PER_FACT]
+    return cites
+
+
+def _pack(
+    ranked: list[Candidate], size: list[float], opening: dict[str, float], cites: dict[int, list[int]], left: float
+) -> tuple[set[int], list[Candidate]]:
+    """The greedy knapsack: positions taken and candidates selected, in the order taken."""
     # Value is the score above the weakest candidate's: the four dimensions share a floor (every
     # turn has the same provenance and nearly the same stability) that says nothing about value.
     floor = min((c.score for c in ranked), default=0.0) - 0.01
@@ -87,15 +121,7 @@ def fit(
         weighed = cost(i) * (CITED_COST if cheap else 1.0)
         return (-_density(ranked[i].score - floor, max(1.0, weighed)), i, cost(i), cheap)
 
-    by_key = {c.key: i for i, c in enumerate(ranked) if c.segment is not None}
-    cites: dict[int, list[int]] = {}
-    for i, c in enumerate(ranked):
-        if c.obj is not None and c.obj.evidence_refs:
-            refs = [f"{e.get('source_id')}#{e.get('segment_id')}" for e in c.obj.evidence_refs if e.get("segment_id")]
-            cited = sorted({by_key[k] for k in refs if k in by_key}, key=lambda j: (-ranked[j].score, j))
-            cites[i] = cited[:CITED_PER_FACT]
     cited_by_taken: set[int] = set()
-
     # A max-heap of densities; an entry goes stale when its episode opens or its citing fact is
     # taken (it becomes cheaper and is pushed again). Budget left only shrinks, so what does not
     # fit now never fits later, unless its episode opens first, which pushes it again.
@@ -121,9 +147,15 @@ def fit(
         for j in dict.fromkeys(renew):
             if j not in taken:
                 heapq.heappush(heap, entry(j))
-    dropped = [c for i, c in enumerate(ranked) if i not in taken]
-    for c in dropped:
-        c.rejected = OVER_BUDGET
+    return taken, selected
+
+
+def _render_within(
+    budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject], names: R.Names,
+    selected: list[Candidate], dropped: list[Candidate],
+) -> tuple[str, int]:
+    """The sum of parts is an estimate: render the whole, count it, and drop the lowest-scored
+    selections (moved from ``selected`` to ``dropped``) until the real count is within budget."""
     content = R.render(fmt, header, selected, sources, names)
     total = count_tokens(content)
     while total > budget and selected:
@@ -135,5 +167,4 @@ def fit(
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0
-    selected.sort(key=lambda c: (-c.score, c.key))
-    return Fitted(content, total, selected, dropped, envelope)
+    return content, total

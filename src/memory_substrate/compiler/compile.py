@@ -8,12 +8,13 @@ result and adds ``classification``, ``format``, ``token_count``, ``trace_id`` an
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.answer_type import asks_about_open_work
-from memory_substrate.compiler.budget import fit
+from memory_substrate.compiler.budget import Fitted, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
 from memory_substrate.compiler.profiles import PROFILE_STRATEGIES, TYPE_WEIGHTS
@@ -156,8 +157,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")
-    return _result(rt, task, plan, found, items, fitted, cls, fmt, budget, budget_source, trace_id, opts,
-                   scope.model_dump(), clock.stages, len(eligible) + len(rejected) - len(fitted.dropped))
+    package = _Package(task, plan, cls, fmt, budget, budget_source, fitted, trace_id,
+                       candidates=len(eligible) + len(rejected) - len(fitted.dropped))
+    return _result(rt, package, items, opts, scope.model_dump(), clock.stages)
 
 
 def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:
@@ -276,9 +278,25 @@ def _section(items: list[dict[str, Any]], predicate: Any) -> dict[str, Any]:
     return {"field": "items", "count": len(ids), "ids": ids}
 
 
-def _result(rt: Runtime, task: str, plan: SearchPlan, found: dict[str, Any], items: list[dict[str, Any]],
-            fitted: Any, cls: Classification, fmt: str, budget: int, budget_source: str, trace_id: str,
-            opts: ContextOptions, scope: dict[str, Any], stages: dict[str, float], candidates: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class _Package:
+    """What one compile decided: the task as read, its plan and class, the format and budget, the
+    fitted package, its trace, and how many candidates the package was chosen from."""
+
+    task: str
+    plan: SearchPlan
+    cls: Classification
+    fmt: str
+    budget: int
+    budget_source: str
+    fitted: Fitted
+    trace_id: str
+    candidates: int
+
+
+def _result(rt: Runtime, package: _Package, items: list[dict[str, Any]], opts: ContextOptions,
+            scope: dict[str, Any], stages: dict[str, float]) -> dict[str, Any]:
+    task, plan, cls, fmt, fitted = package.task, package.plan, package.cls, package.fmt, package.fitted
     evidence_ids: list[str] = [c.key for c in fitted.selected if c.segment is not None]
     for c in fitted.selected:
         if c.obj is not None:
@@ -310,10 +328,10 @@ def _result(rt: Runtime, task: str, plan: SearchPlan, found: dict[str, Any], ite
         "context_budget": {
             "max_items": opts.max_items,
             "returned_items": len(items),
-            "candidate_items": candidates,
+            "candidate_items": package.candidates,
             "detail": opts.detail,
-            "budget_tokens": budget,
-            "budget_source": budget_source,
+            "budget_tokens": package.budget,
+            "budget_source": package.budget_source,
             "token_count": fitted.token_count,
             "package_entries": len(fitted.selected),
         },
@@ -323,7 +341,7 @@ def _result(rt: Runtime, task: str, plan: SearchPlan, found: dict[str, Any], ite
         "classification": cls.to_dict(),
         "format": fmt,
         "token_count": fitted.token_count,
-        "trace_id": trace_id,
+        "trace_id": package.trace_id,
         "content": fitted.content,
         "latency_ms": {k: round(v, 2) for k, v in stages.items()},
     }

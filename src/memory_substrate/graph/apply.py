@@ -284,40 +284,16 @@ class ExtractionApplier:
         else:
             times = [t for s in fact.segment_ids if (t := seg_times.get(s))]
             valid_from = min(times) if times else episode_time
-        object_text = target.title if target is not None else str(value)
-        text = _fact_text(subject.title, predicate, object_text)
-        obj = MemoryObject(
-            id=new_id("knowledge"),
-            object_type="knowledge",
-            kind="fact",
-            status=KNOWLEDGE_STATUS_OF[status],
-            title=text[:500],
-            summary=text,
-            memory_source=gov.memory_source,
-            reason=gov.reason,
-            confidence=fact.confidence if fact.confidence is not None else DEFAULT_FACT_CONFIDENCE,
-            scope_refs=list(gov.scope_refs),
-            subject_refs=[subject.id],
-            evidence_refs=refs,
-            payload={
-                "subject": subject.id,
-                "predicate": predicate,
-                "object": target.id if target is not None else None,
-                "value": None if target is not None else value,
-            },
-            metadata={
-                "evidence_status": status,
-                "salience": fact.salience if fact.salience is not None else DEFAULT_SALIENCE,
-                "episode_id": episode.id,
-                "canonical_predicate": canonical,
-                "extractor": gov.extractor,
-            },
-            valid_from=valid_from,
-        )
+        obj = _fact_object(fact, gov, subject, target, predicate, value, refs, status, episode.id, valid_from)
         trace["evidence_strengths"][status] = trace["evidence_strengths"].get(status, 0) + 1
+        self._settle_fact(obj, episode.id, trace)
+
+    def _settle_fact(self, obj: MemoryObject, episode_id: str, trace: dict[str, Any]) -> None:
+        """Settle a new fact against the live claims: reinforce its duplicate, or create it
+        (current, contested or already history) and supersede what it replaces."""
         settled = settle(self.session, obj)
         if settled.duplicate_of is not None:
-            closed = self._reinforce(settled.duplicate_of, obj, episode.id)
+            closed = self._reinforce(settled.duplicate_of, obj, episode_id)
             trace["facts"]["reinforced"].append({"fact_id": settled.duplicate_of.id, "title": obj.title})
             for old in closed:
                 trace["facts"]["superseded"].append(
@@ -376,3 +352,40 @@ def evidence_score(obj: MemoryObject) -> float:
     """The evidence-status score of a claim (docs/knowledge-graph.md): its own status, else the one
     its source and citations earn."""
     return EVIDENCE_SCORES[evidence_status_of(obj.metadata, obj.memory_source, bool(obj.evidence_refs))]
+
+
+def _fact_object(
+    fact: ExtractedFact, gov: Governance, subject: MemoryObject, target: MemoryObject | None, predicate: str,
+    value: Any, refs: list[dict[str, Any]], status: str, episode_id: str, valid_from: str,
+) -> MemoryObject:
+    """The fact as a knowledge object: its text, claim payload and extraction metadata."""
+    object_text = target.title if target is not None else str(value)
+    text = _fact_text(subject.title, predicate, object_text)
+    return MemoryObject(
+        id=new_id("knowledge"),
+        object_type="knowledge",
+        kind="fact",
+        status=KNOWLEDGE_STATUS_OF[status],
+        title=text[:500],
+        summary=text,
+        memory_source=gov.memory_source,
+        reason=gov.reason,
+        confidence=fact.confidence if fact.confidence is not None else DEFAULT_FACT_CONFIDENCE,
+        scope_refs=list(gov.scope_refs),
+        subject_refs=[subject.id],
+        evidence_refs=refs,
+        payload={
+            "subject": subject.id,
+            "predicate": predicate,
+            "object": target.id if target is not None else None,
+            "value": None if target is not None else value,
+        },
+        metadata={
+            "evidence_status": status,
+            "salience": fact.salience if fact.salience is not None else DEFAULT_SALIENCE,
+            "episode_id": episode_id,
+            "canonical_predicate": predicate in CANONICAL_PREDICATES,
+            "extractor": gov.extractor,
+        },
+        valid_from=valid_from,
+    )

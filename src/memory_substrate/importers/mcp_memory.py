@@ -236,6 +236,32 @@ class McpMemoryImporter:
 
     # --- entities and observations --------------------------------------------------------------
     def _entity_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
+        segments, where = self._entity_segments(part)
+        title = f"entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]}"
+        source_id = self._capture(part, "entity", segments, title)
+        if source_id is None:
+            return
+        groups = self._entity_groups(source_id, part, where)
+        if not groups:
+            return
+        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "entity"})
+        self.report.patches += 1
+        for result in results:
+            self.report.add("observations_new", result["facts"].get("created", 0))
+            self.report.add("observations_already_present", result["facts"].get("reinforced", 0))
+            self.report.add("entities_new", len(result["entities"]["new"]))
+            for refused in result["entities"]["refused"]:
+                self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
+        # An entity listed again in a later group (split observations, a repeated name) resolves
+        # to itself there: count each entity once, as new if any group created it.
+        new_ids = {e["entity_id"] for r in results for e in r["entities"]["new"]}
+        resolved = {e["entity_id"] for r in results for e in r["entities"]["resolved"]} - new_ids
+        self.report.add("entities_resolved", len(resolved))
+
+    def _entity_segments(
+        self, part: list[tuple[int, dict[str, Any]]]
+    ) -> tuple[list[CapturedSegment], dict[tuple[int, int], str]]:
+        """One segment per entity record and per non-empty observation, with where each landed."""
         segments: list[CapturedSegment] = []
         where: dict[tuple[int, int], str] = {}  # (line, observation index or -1) -> segment id
         for lineno, rec in part:
@@ -255,10 +281,12 @@ class McpMemoryImporter:
                     metadata={"record": "observation", "name": rec["name"]},
                 ))
                 where[(lineno, i)] = f"seg-{len(segments)}"
-        title = f"entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]}"
-        source_id = self._capture(part, "entity", segments, title)
-        if source_id is None:
-            return
+        return segments, where
+
+    def _entity_groups(
+        self, source_id: str, part: list[tuple[int, dict[str, Any]]], where: dict[tuple[int, int], str]
+    ) -> list[dict[str, Any]]:
+        """The part's entities and observation facts, cut into extractions no larger than one holds."""
         groups: list[dict[str, Any]] = []
         group_entities: list[dict[str, Any]] = []
         group_facts: list[dict[str, Any]] = []
@@ -270,30 +298,13 @@ class McpMemoryImporter:
             group_entities, group_facts = [], []
 
         for lineno, rec in part:
-            raw_type = str(rec.get("entityType") or "")
-            etype, matched = map_entity_type(raw_type)
-            self.type_mapping.setdefault(raw_type, etype if matched else f"{etype} (no match)")
-            why = generic_reason(rec["name"])
-            if why:
-                self.report.skip(f"entity_{why}", line=lineno, name=rec["name"],
-                                 observations=len(rec.get("observations") or []))
+            read = self._entity_record(lineno, rec, where)
+            if read is None:
                 continue
-            entity = {"name": rec["name"][:200], "type": etype,
-                      "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]}
-            facts = []
-            for i, obs in enumerate(rec.get("observations") or []):
-                if not isinstance(obs, str) or not obs.strip():
-                    self.report.skip("empty_observation", line=lineno, observation=i)
-                    continue
-                text = obs.strip()
-                if len(text) > OBSERVATION_CHARS:
-                    self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
-                    text = text[:OBSERVATION_CHARS]
-                facts.append({"subject": entity["name"], "predicate": OBSERVATION, "value": text,
-                              "segment_ids": [where[(lineno, i)]]})
+            entity, facts = read
             # A name repeated in the file is listed once per group; in a later group it
             # resolves exactly to the entity an earlier group created.
-            key = (etype, normalize_name(entity["name"]))
+            key = (entity["type"], normalize_name(entity["name"]))
             if len(group_entities) >= MAX_ENTITIES_PER_EPISODE or len(group_facts) + len(facts) > MAX_FACTS_PER_GROUP:
                 flush()
             if key not in {(e["type"], normalize_name(e["name"])) for e in group_entities}:
@@ -304,21 +315,35 @@ class McpMemoryImporter:
                     group_entities.append(entity)
                 group_facts.extend(facts[start:start + MAX_FACTS_PER_GROUP])
         flush()
-        if not groups:
-            return
-        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "entity"})
-        self.report.patches += 1
-        for result in results:
-            self.report.add("observations_new", result["facts"].get("created", 0))
-            self.report.add("observations_already_present", result["facts"].get("reinforced", 0))
-            self.report.add("entities_new", len(result["entities"]["new"]))
-            for refused in result["entities"]["refused"]:
-                self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
-        # An entity listed again in a later group (split observations, a repeated name) resolves
-        # to itself there: count each entity once, as new if any group created it.
-        new_ids = {e["entity_id"] for r in results for e in r["entities"]["new"]}
-        resolved = {e["entity_id"] for r in results for e in r["entities"]["resolved"]} - new_ids
-        self.report.add("entities_resolved", len(resolved))
+        return groups
+
+    def _entity_record(
+        self, lineno: int, rec: dict[str, Any], where: dict[tuple[int, int], str]
+    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """One entity record as an extracted entity and its observations as facts; None (and a
+        skip reported) for a generic name."""
+        raw_type = str(rec.get("entityType") or "")
+        etype, matched = map_entity_type(raw_type)
+        self.type_mapping.setdefault(raw_type, etype if matched else f"{etype} (no match)")
+        why = generic_reason(rec["name"])
+        if why:
+            self.report.skip(f"entity_{why}", line=lineno, name=rec["name"],
+                             observations=len(rec.get("observations") or []))
+            return None
+        entity = {"name": rec["name"][:200], "type": etype,
+                  "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]}
+        facts = []
+        for i, obs in enumerate(rec.get("observations") or []):
+            if not isinstance(obs, str) or not obs.strip():
+                self.report.skip("empty_observation", line=lineno, observation=i)
+                continue
+            text = obs.strip()
+            if len(text) > OBSERVATION_CHARS:
+                self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
+                text = text[:OBSERVATION_CHARS]
+            facts.append({"subject": entity["name"], "predicate": OBSERVATION, "value": text,
+                          "segment_ids": [where[(lineno, i)]]})
+        return entity, facts
 
     def _group(self, source_id: str, entities: list[dict[str, Any]], facts: list[dict[str, Any]]) -> dict[str, Any]:
         return {"episode_id": source_id, "entities": entities, "facts": facts, "reason": self.reason,

@@ -14,7 +14,7 @@ from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.modes import MODES_DECLARED
 from memory_substrate.ingest.suggestions import memory_suggestions, summarise
-from memory_substrate.models import MemoryObject, Segment
+from memory_substrate.models import MemoryObject, PatchRecord, Segment
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import new_id, now_iso, sha256_text
@@ -66,96 +66,19 @@ class IngestService:
             if grown is not None:
                 appended = self._append(patch, mode, grown, captured, seg_vectors)
                 return summarise(appended, opts.max_items) if opts.detail == "compact" else appended
-            segments = [
-                Segment(
-                    source_id=source_id,
-                    id=f"seg-{i + 1}",
-                    ordinal=i,
-                    text=s.text,
-                    locator=s.locator,
-                    hash=sha256_text(s.text),
-                    metadata=s.metadata,
-                    created_at=checked_at,
-                )
-                for i, s in enumerate(captured.segments)
-            ]
+            segments = _segments(source_id, captured, checked_at)
             episode = mode in EPISODE_MODES
             specific = episode_specific_facts((s.id, s.text) for s in segments) if episode else []
-            source = MemoryObject(
-                id=source_id,
-                object_type="source",
-                kind=mode,
-                status="active",
-                title=captured.title,
-                summary=_summary(captured),
-                memory_source="imported",
-                payload=captured.payload,
-                metadata={
-                    **captured.metadata,
-                    "uri": captured.uri,
-                    "segment_count": len(segments),
-                    "adapter": {
-                        "name": captured.adapter_name or mode,
-                        "version": captured.adapter_version or ADAPTER_VERSION,
-                        "mode": mode,
-                        "supported_modes": list(MODES),
-                        "declared_transformations": captured.declared_transformations,
-                        "default_privacy_class": PRIVACY[mode],
-                        "origin_classification": captured.origin_classification,
-                    },
-                    "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
-                    **({"supersedes": previous.id} if previous else {}),
-                    **({"thread": {"key": captured.thread}} if captured.thread else {}),
-                    **({"specific_facts": specific} if specific else {}),
-                },
-            )
+            source = _source(source_id, mode, captured, checked_at, len(segments), previous, specific)
             patch.create(source)
             patch.add_segments(segments, prepared_vectors=seg_vectors)
             if episode:
                 jobs.enqueue(session, source_id)  # extraction runs later and never blocks ingest
             if previous is not None:
-                # The old capture stays addressable (evidence refs never dangle) but is no longer current.
-                old_meta = dict(previous.metadata)
-                old_meta["freshness"] = {**old_meta.get("freshness", {}), "is_current": False, "superseded_by": source_id}
-                patch.update(
-                    replace(previous, status="superseded", metadata=old_meta),
-                    action="status_change",
-                    changes={"status": {"from": previous.status, "to": "superseded"}, "superseded_by": source_id},
-                    derive=False,
-                    embed=False,  # title and summary are unchanged, so is the vector
-                )
+                _supersede(patch, previous, source_id)
             record = patch.commit({"source_id": source_id, "segments": len(segments)})
-        preflight = captured.metadata.get("preflight") or {}
-        pending = preflight.get("pending_decisions") or []
-        result: dict[str, Any] = {
-            "result_type": result_type,
-            "status": "completed_with_pending_decisions" if pending else "completed",
-            "requires_decision": bool(pending),
-            "source_id": source_id,
-            "patch_id": record.id,
-            "applied_operations": record.operations,
-            "audit_event_ids": patch.event_ids,
-            "segment_count": len(segments),
-            "projection_count": len(segments) + 1,
-        }
-        if previous is not None:
-            result["superseded_source_id"] = previous.id
-        if mode in EPISODE_MODES:
-            result["extraction"] = {"status": "queued", "episode_id": source_id, "specific_facts": len(source.metadata.get("specific_facts", []))}
-        if pending:
-            result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
-            result["pending_decisions"] = pending
-            result["suggested_exclude_patterns"] = preflight.get("suggested_exclude_patterns", [])
-        warnings = list(captured.warnings) + list(preflight.get("warnings", []))
-        result["warnings"] = warnings
-        if captured.withheld:
-            result["withheld"] = captured.withheld
-        if captured.skipped:
-            result["skipped"] = captured.skipped[:200]
-            result["skipped_count"] = len(captured.skipped)
-        result["memory_suggestions"] = memory_suggestions(source_id, segments)
+        result = _stored(result_type, mode, captured, source, segments, previous, record, patch.event_ids)
         return summarise(result, opts.max_items) if opts.detail == "compact" else result
-
 
     def _append(
         self, patch: Patch, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
@@ -210,6 +133,107 @@ def _summary(captured: CapturedSource) -> str:
     if captured.segments:
         return " ".join(captured.segments[0].text.split())[:400]
     return captured.title
+
+
+def _segments(source_id: str, captured: CapturedSource, checked_at: str) -> list[Segment]:
+    return [
+        Segment(
+            source_id=source_id,
+            id=f"seg-{i + 1}",
+            ordinal=i,
+            text=s.text,
+            locator=s.locator,
+            hash=sha256_text(s.text),
+            metadata=s.metadata,
+            created_at=checked_at,
+        )
+        for i, s in enumerate(captured.segments)
+    ]
+
+
+def _source(
+    source_id: str, mode: str, captured: CapturedSource, checked_at: str, segment_count: int,
+    previous: MemoryObject | None, specific: list[Any],
+) -> MemoryObject:
+    return MemoryObject(
+        id=source_id,
+        object_type="source",
+        kind=mode,
+        status="active",
+        title=captured.title,
+        summary=_summary(captured),
+        memory_source="imported",
+        payload=captured.payload,
+        metadata={
+            **captured.metadata,
+            "uri": captured.uri,
+            "segment_count": segment_count,
+            "adapter": {
+                "name": captured.adapter_name or mode,
+                "version": captured.adapter_version or ADAPTER_VERSION,
+                "mode": mode,
+                "supported_modes": list(MODES),
+                "declared_transformations": captured.declared_transformations,
+                "default_privacy_class": PRIVACY[mode],
+                "origin_classification": captured.origin_classification,
+            },
+            "freshness": {"checked_at": checked_at, "is_current": True, "fingerprint": captured.fingerprint},
+            **({"supersedes": previous.id} if previous else {}),
+            **({"thread": {"key": captured.thread}} if captured.thread else {}),
+            **({"specific_facts": specific} if specific else {}),
+        },
+    )
+
+
+def _supersede(patch: Patch, previous: MemoryObject, source_id: str) -> None:
+    # The old capture stays addressable (evidence refs never dangle) but is no longer current.
+    old_meta = dict(previous.metadata)
+    old_meta["freshness"] = {**old_meta.get("freshness", {}), "is_current": False, "superseded_by": source_id}
+    patch.update(
+        replace(previous, status="superseded", metadata=old_meta),
+        action="status_change",
+        changes={"status": {"from": previous.status, "to": "superseded"}, "superseded_by": source_id},
+        derive=False,
+        embed=False,  # title and summary are unchanged, so is the vector
+    )
+
+
+def _stored(
+    result_type: str, mode: str, captured: CapturedSource, source: MemoryObject, segments: list[Segment],
+    previous: MemoryObject | None, record: PatchRecord, event_ids: list[str],
+) -> dict[str, Any]:
+    """The answer to a stored capture: what was written, the preflight's open decisions, what was left out."""
+    source_id = source.id
+    preflight = captured.metadata.get("preflight") or {}
+    pending = preflight.get("pending_decisions") or []
+    result: dict[str, Any] = {
+        "result_type": result_type,
+        "status": "completed_with_pending_decisions" if pending else "completed",
+        "requires_decision": bool(pending),
+        "source_id": source_id,
+        "patch_id": record.id,
+        "applied_operations": record.operations,
+        "audit_event_ids": event_ids,
+        "segment_count": len(segments),
+        "projection_count": len(segments) + 1,
+    }
+    if previous is not None:
+        result["superseded_source_id"] = previous.id
+    if mode in EPISODE_MODES:
+        result["extraction"] = {"status": "queued", "episode_id": source_id, "specific_facts": len(source.metadata.get("specific_facts", []))}
+    if pending:
+        result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
+        result["pending_decisions"] = pending
+        result["suggested_exclude_patterns"] = preflight.get("suggested_exclude_patterns", [])
+    warnings = list(captured.warnings) + list(preflight.get("warnings", []))
+    result["warnings"] = warnings
+    if captured.withheld:
+        result["withheld"] = captured.withheld
+    if captured.skipped:
+        result["skipped"] = captured.skipped[:200]
+        result["skipped_count"] = len(captured.skipped)
+    result["memory_suggestions"] = memory_suggestions(source_id, segments)
+    return result
 
 
 def _repeat_of(session: Any, mode: str, captured: CapturedSource, previous: MemoryObject | None) -> MemoryObject | None:

@@ -66,25 +66,8 @@ def concept_candidates(
     source_id: str, segments: list[Segment], *, full: bool = False, limit: int = 10
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Repeated headings and technical terms of one source, scored; plus skip diagnostics."""
-    occurrences: Counter[str] = Counter()
-    # Segment ids per term, in first-seen order: a dict is an ordered set (membership in O(1); a
-    # list made a term shared by n segments cost n^2).
-    refs: dict[str, dict[str, None]] = defaultdict(dict)
-    display: dict[str, str] = {}
-    headings: set[str] = set()
-    for seg in segments:
-        found: list[str] = []
-        path = seg.locator.get("heading_path") or []
-        if path:
-            found.append(str(path[-1]))
-            headings.add(str(path[-1]).lower())
-        found.extend(m.group(0) for m in _TERM_RE.finditer(seg.text))
-        for term in found:
-            key = term.lower().strip()
-            occurrences[key] += 1
-            display.setdefault(key, term.strip())
-            refs[key].setdefault(seg.id)
-    skipped = []
+    occurrences, refs, display, headings = _terms(segments)
+    skipped: list[dict[str, Any]] = []
     eligible = []
     for key, count in occurrences.most_common():
         title = display[key]
@@ -124,8 +107,50 @@ def concept_candidates(
             "evidence_ref_count": len(refs[key]),
             "object_ref_count": count,
         }
-        if full:
-            candidate["suggested_memory"] = {
+        candidate.update(_suggestion(source_id, title, count, score, ev, full))
+        candidate["next_actions"] = ["review_and_remember", "attach_evidence_refs", "skip_if_project_specific_noise"]
+        out.append(candidate)
+    diagnostics = {
+        "skipped": skipped[:20],
+        "counts": {"skipped": len(skipped), "eligible": len(eligible), "returned": len(out)},
+    }
+    return out, diagnostics
+
+
+def _terms(
+    segments: list[Segment],
+) -> tuple[Counter[str], dict[str, dict[str, None]], dict[str, str], set[str]]:
+    """Each term's (lowercased) occurrences, the segments holding it, its first spelling, and
+    which terms are headings."""
+    occurrences: Counter[str] = Counter()
+    # Segment ids per term, in first-seen order: a dict is an ordered set (membership in O(1); a
+    # list made a term shared by n segments cost n^2).
+    refs: dict[str, dict[str, None]] = defaultdict(dict)
+    display: dict[str, str] = {}
+    headings: set[str] = set()
+    for seg in segments:
+        found: list[str] = []
+        path = seg.locator.get("heading_path") or []
+        if path:
+            found.append(str(path[-1]))
+            headings.add(str(path[-1]).lower())
+        found.extend(m.group(0) for m in _TERM_RE.finditer(seg.text))
+        for term in found:
+            key = term.lower().strip()
+            occurrences[key] += 1
+            display.setdefault(key, term.strip())
+            refs[key].setdefault(seg.id)
+    return occurrences, refs, display, headings
+
+
+def _suggestion(
+    source_id: str, title: str, count: int, score: float, ev: list[dict[str, Any]], full: bool
+) -> dict[str, Any]:
+    """The candidate's suggested memory and review guidance: the whole remember call when full,
+    a pointer to the maintain report when compact."""
+    if full:
+        return {
+            "suggested_memory": {
                 "mode": "knowledge",
                 "input_data": {
                     "kind": "concept",
@@ -138,25 +163,20 @@ def concept_candidates(
                     "status": "candidate",
                     "confidence": round(score * 0.8, 2),
                 },
-            }
-            candidate["review_guidance"] = {**REVIEW_GUIDANCE, "outcomes": REVIEW_GUIDANCE["outcome_actions"]}
-            candidate["object_refs"] = [source_id]
-        else:
-            candidate["suggested_memory"] = {
-                "mode": "knowledge",
-                "kind": "concept",
-                "status": "candidate",
-                "input_data_available_from": "memory_maintain report",
-            }
-            candidate["review_guidance"] = REVIEW_GUIDANCE
-            candidate["omitted_fields"] = ["object_refs", "suggested_memory.input_data", "review_guidance.outcomes"]
-        candidate["next_actions"] = ["review_and_remember", "attach_evidence_refs", "skip_if_project_specific_noise"]
-        out.append(candidate)
-    diagnostics = {
-        "skipped": skipped[:20],
-        "counts": {"skipped": len(skipped), "eligible": len(eligible), "returned": len(out)},
+            },
+            "review_guidance": {**REVIEW_GUIDANCE, "outcomes": REVIEW_GUIDANCE["outcome_actions"]},
+            "object_refs": [source_id],
+        }
+    return {
+        "suggested_memory": {
+            "mode": "knowledge",
+            "kind": "concept",
+            "status": "candidate",
+            "input_data_available_from": "memory_maintain report",
+        },
+        "review_guidance": REVIEW_GUIDANCE,
+        "omitted_fields": ["object_refs", "suggested_memory.input_data", "review_guidance.outcomes"],
     }
-    return out, diagnostics
 
 
 def memory_suggestions(source_id: str, segments: list[Segment]) -> dict[str, Any]:

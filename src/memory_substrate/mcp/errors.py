@@ -104,6 +104,11 @@ def _dumps(document: dict[str, Any]) -> str:
     return text
 
 
+def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` without its top-level ``title`` (a copy: the SDK keeps the tool's own)."""
+    return {k: v for k, v in schema.items() if k != "title"}
+
+
 class MemoryMCPServer(MCPServer):
     """``MCPServer`` whose tool errors are JSON documents (see the module docstring). Tools named
     in ``envelope_tools`` (the spec-002 graph toolset) answer every failure, the SDK's own
@@ -121,6 +126,11 @@ class MemoryMCPServer(MCPServer):
             rewrite = self.published_schemas.get(tool.name)
             if rewrite is not None:
                 tool.input_schema = rewrite(copy.deepcopy(tool.input_schema))
+            # The SDK titles each schema after its tool ("memory_queryArguments", "get_nodeDictOutput"):
+            # the tool's name again, paid for in every session's context. Validation ignores titles.
+            tool.input_schema = _untitled(tool.input_schema)
+            if tool.output_schema is not None:
+                tool.output_schema = _untitled(tool.output_schema)
         return tools
 
     async def call_tool(

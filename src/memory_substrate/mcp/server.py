@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.governance import MemorySource
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
 from memory_substrate.mcp.errors import MemoryMCPServer
@@ -33,14 +34,22 @@ def _no_titles(schema: dict[str, Any]) -> None:
         prop.pop("title", None)
 
 
-def _args_model(name: str, modes: tuple[str, ...]) -> type[BaseModel]:
-    mode_type = Literal[modes]  # type: ignore[valid-type]
+def input_data_description(modes: Sequence[Mode]) -> str:
+    """What ``input_data`` holds, per mode, generated from the modes' input models."""
+    from memory_substrate.modes_reference import required_by_mode
+
+    return f"Required by mode: {required_by_mode(list(modes))}."
+
+
+def _args_model(name: str, modes: Sequence[Mode]) -> type[BaseModel]:
+    mode_type = Literal[tuple(m.name for m in modes)]  # type: ignore[valid-type]
 
     class Args(BaseModel):
-        # The mode's enum lists the modes; memory://mcp-api-summary and docs/modes.md describe each.
+        # input_data stays an open object here: each mode's own model validates it in the service,
+        # whose errors name the field (memory_validation_error). The schema says what each mode requires.
         model_config = ConfigDict(extra="forbid", json_schema_extra=_no_titles)
         mode: mode_type  # type: ignore[valid-type]
-        input_data: dict[str, Any] = Field(description="Mode-specific; {} when a mode takes none.")
+        input_data: dict[str, Any] = Field(description=input_data_description(modes))
         options: dict[str, Any] = Field(default_factory=dict)
 
     Args.__name__ = f"{name.title().replace('_', '')}Args"
@@ -84,9 +93,8 @@ INTROS = {
     "memory_ingest": "Capture evidence as a source with addressable segments; review it, then memory_remember "
     "what is durable.",
     "memory_query": "Read memory.",
-    "memory_remember": "Write durable memory under governance. knowledge/activity/work_item need kind, title, summary, "
-    "reason, memory_source (user_declared|human_curated|agent_inferred|system_generated|imported) and scope_refs "
-    "(e.g. ['scope:project']).",
+    "memory_remember": f"Write durable memory under governance: memory_source is {'|'.join(get_args(MemorySource))}; "
+    "scope_refs e.g. ['scope:project'].",
     "memory_maintain": "Maintain memory. Modes that write change state only with options.apply=true.",
 }
 TITLES = {"memory_ingest": "Ingest evidence", "memory_query": "Query memory", "memory_remember": "Remember",
@@ -119,7 +127,7 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
     }
 
     def register(name: str, modes: Sequence[Mode]) -> None:
-        model = _args_model(name, tuple(m.name for m in modes))
+        model = _args_model(name, modes)
         call = calls[name]
         description = describe_tool(name, modes)
 

