@@ -1,8 +1,8 @@
-"""The ranking columns of schema v8 and the concurrent vector stream change speed, not answers.
+"""The stored ranking columns and the concurrent vector stream change speed, not answers.
 
-* Rows stored before v8 have no stored terms: the ranker tokenises them itself and ranks them
+* Rows stored without the ranking columns have no stored terms: the ranker tokenises them itself and ranks them
   exactly as stored terms would, and ``reindex`` fills the column.
-* A store migrated to v8 copies each turn's speaker and date out of its metadata.
+* A store migrated to the ranking columns copies each turn's speaker and date out of its metadata.
 * The vector stream gives the same ranking whether it runs on a worker thread beside the
   full-text stream or inline.
 """
@@ -70,7 +70,7 @@ def test_rows_without_stored_terms_rank_the_same_and_reindex_fills_them(
         _fill(mem)
         stored = _ranked(mem)
         assert any(stored), "the corpus must give results"
-        _sql(mem, "UPDATE segments SET terms = NULL WHERE namespace = {ns}")  # as rows written before schema v8
+        _sql(mem, "UPDATE segments SET terms = NULL WHERE namespace = {ns}")  # as rows written without stored terms
         assert _sql(mem, "SELECT COUNT(*) FROM segments WHERE namespace = {ns} AND terms IS NOT NULL")[0][0] == 0
         assert _ranked(mem) == stored
         mem.maintain("reindex", {}, {"apply": True})
@@ -146,7 +146,7 @@ MIXED = [
 def test_segment_languages_are_stored_and_not_detected_again_per_search(
     make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Each turn's language is kept at ingest (schema v12): a search in a store of several
+    """Each turn's language is kept at ingest: a search in a store of several
     languages ranks the same from the stored column as from detecting each candidate, runs the
     detector only for the query, and ``reindex`` fills rows stored without it."""
     import memory_substrate.analysis as analysis
@@ -175,7 +175,7 @@ def test_segment_languages_are_stored_and_not_detected_again_per_search(
         monkeypatch.setattr("memory_substrate.analysis.crosslang.main_language", counting)
         stored = ranked()
         assert all(stored) and not set(asked) & set(MIXED), "stored rows must not be detected again"
-        _sql(mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}")  # as rows from before v12
+        _sql(mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}")  # as rows stored before languages were kept
         asked.clear()
         assert ranked() == stored
         assert set(asked) & set(MIXED), "rows without a stored language are detected"

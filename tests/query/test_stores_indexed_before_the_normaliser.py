@@ -1,5 +1,5 @@
-"""A store whose full-text rows were written before round 6's shared normaliser (f2967fb and
-earlier: NFKC, lower case, accents kept) stays searchable without ``reindex``. Neither backend's
+"""A store whose full-text rows were written by the earlier normaliser (NFKC, lower case,
+accents kept) stays searchable without ``reindex``. Neither backend's
 full-text index folds the accents of Greek or Cyrillic letters, so a query normalised the new way
 (``καλημερα``) must still reach the rows that hold the old form (``καλημέρα``)."""
 

@@ -139,7 +139,7 @@ def test_nul_characters_survive(pg: PostgresStore, namespace: str) -> None:
 
 
 def test_segment_search_rows_are_checked_and_rebuilt(pg: PostgresStore, namespace: str) -> None:
-    """Segment tsvectors live in segment_search (schema v9): a missing row is reported and
+    """Segment tsvectors live in segment_search: a missing row is reported and
     rebuilt by replace_segment_search, and deleting the source deletes its rows."""
     segments = [seg("src:1", n, f"alpha note {n}") for n in range(1, 4)]
     with pg.write(namespace) as s:
