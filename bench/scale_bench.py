@@ -1,6 +1,7 @@
 """Scale benchmark: ingest throughput, search latency and peak memory on synthetic corpora.
 
     .venv/bin/python bench/scale_bench.py --sizes 10000 100000 [--backend sqlite postgres] [--embedder static|none]
+        [--text synthetic|en|de|tokens ...] [--compile]
 
 Each size runs in a fresh store (a subprocess, so peak memory is per size). A corpus is made of
 conversations of 100 turns whose words follow a Zipf law over a synthetic vocabulary, with real
@@ -12,7 +13,14 @@ topic words mixed in so queries have answers. Reported per size:
 - search: p50/p95 of ``Memory.query("search")`` with ``result_unit`` segment and object;
 - baseline: p50/p95 of the store's own full-text query for the same terms, measured in the same
   run (the floor any search on this backend pays);
-- peak RSS of the process.
+- peak RSS of the process;
+- with ``--compile``: p50/p95 of a 1,500-token ``Memory.query("context")`` compile.
+
+``--text`` picks the turns (several: one store each, side by side): ``synthetic`` (above), or
+12-word salads of the held-out statements' words in English (``en``) or German (``de``), or of
+tokens no language detector places (``tokens``: ``w123``-style identifiers, as in log lines and
+ticket numbers). A salad corpus is drawn from a fixed seed, and its queries are three words of a
+stored turn (issue 41: capture and search as fast in every language as in English).
 
 ``--store-dir DIR`` keeps each store (``DIR/current-SIZE``, ``DIR/base-REF-SIZE``) and searches a
 kept one again without ingesting: build once (untimed), then time the searches in a quiet moment.
@@ -59,20 +67,43 @@ def _pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))]
 
 
-def build_synthetic(mem, size: int) -> tuple[list[str], float]:
-    """Fill ``mem`` with ``size`` synthetic turns (conversations of 100); the 60 benchmark queries
-    and the seconds ingestion took."""
+def _salad_words(text: str, rng: random.Random) -> list[str]:
+    """The word list of a salad corpus: the held-out statements' words in a language, or 20,000
+    ``w``-tokens no detector places."""
+    if text == "tokens":
+        return [f"w{n}" for n in rng.sample(range(100_000), 20_000)]
+    data = json.loads((Path(__file__).resolve().parent / "data" / "multilingual_heldout.json").read_text())
+    words = " ".join(it["statement"][text] for it in data["items"]).replace(",", "").replace(".", "").split()
+    return sorted(set(words))
+
+
+def _salads(text: str, size: int) -> tuple[list[str], list[str]]:
+    """``size`` 12-word salads in ``text``'s words, and 60 queries of three words of a stored turn."""
     rng = random.Random(size)
-    vocab = _vocab(20_000, rng)
-    cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
+    words = _salad_words(text, rng)
+    cum_weights = list(itertools.accumulate(1.0 / (i + 1) ** 0.5 for i in range(len(words))))
+    texts = [" ".join(rng.choices(words, cum_weights=cum_weights, k=12)) for _ in range(size)]
+    queries = [" ".join(rng.sample(rng.choice(texts).split(), 3)) for _ in range(60)]
+    return texts, queries
+
+
+def build_synthetic(mem, size: int, text: str = "synthetic") -> tuple[list[str], float]:
+    """Fill ``mem`` with ``size`` turns (conversations of 100); the 60 benchmark queries and the
+    seconds ingestion took."""
+    rng = random.Random(size)
     per_conv = 100
-    texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
+    if text == "synthetic":
+        vocab = _vocab(20_000, rng)
+        cum_weights = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
+        texts = [_turn(rng, vocab, cum_weights) for _ in range(size)]
+        queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
+    else:
+        texts, queries = _salads(text, size)
     t0 = time.perf_counter()
     for start in range(0, size, per_conv):
         msgs = [{"role": "user", "content": t, "name": "u"} for t in texts[start : start + per_conv]]
         mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
     ingest_s = time.perf_counter() - t0
-    queries = [rng.choice(TOPICS) + " " + rng.choice(vocab[:2000]) for _ in range(60)]
     return queries, ingest_s
 
 
@@ -80,10 +111,10 @@ KEPT = "scale_bench.json"  # in a kept store's folder: its namespace, queries an
 
 
 def run_one(
-    size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None
+    size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None,
+    text: str = "synthetic", compile_too: bool = False,
 ) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
-    from memory_substrate.text import query_terms
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(keep or tmp)
@@ -97,7 +128,7 @@ def run_one(
         else:
             namespace = f"scale-{size}-{os.getpid()}"
             mem = Memory(settings, namespace=namespace)
-            queries, ingest_s = build_synthetic(mem, size)
+            queries, ingest_s = build_synthetic(mem, size, text)
             # Index builds a backend deferred during the bulk load (PostgreSQL HNSW), timed apart;
             # a revision without deferred builds has nothing to do here.
             t0 = time.perf_counter()
@@ -109,18 +140,7 @@ def run_one(
         # load), as a long-running server would have.
         for _ in range(2):
             mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
-        seg_t, obj_t, base_t = [], [], []
-        for q in queries:
-            t = time.perf_counter()
-            mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
-            seg_t.append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            mem.query("search", {"query": q}, {"max_items": 10})
-            obj_t.append((time.perf_counter() - t) * 1000)
-            t = time.perf_counter()
-            with mem.store.read(mem.namespace) as session:
-                session.search_segments_text(query_terms(q), limit=10)
-            base_t.append((time.perf_counter() - t) * 1000)
+        seg_t, obj_t, base_t, comp_t = _time_queries(mem, queries, compile_too)
         mem.close()
     return {
         "size": size,
@@ -136,9 +156,36 @@ def run_one(
         "object_search_p95_ms": _pct(obj_t, 95),
         "baseline_fts_p50_ms": statistics.median(base_t),
         "baseline_fts_p95_ms": _pct(base_t, 95),
+        "text": text,
+        "compile_p50_ms": statistics.median(comp_t) if comp_t else None,
+        "compile_p95_ms": _pct(comp_t, 95) if comp_t else None,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
+
+
+def _time_queries(mem, queries: list[str], compile_too: bool) -> tuple[list[float], ...]:
+    """Milliseconds of each query: segment search, object search, the store's full-text query
+    (the floor), and with ``compile_too`` a 1,500-token context compile."""
+    from memory_substrate.text import query_terms
+
+    seg_t, obj_t, base_t, comp_t = [], [], [], []
+    for q in queries:
+        t = time.perf_counter()
+        mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
+        seg_t.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        mem.query("search", {"query": q}, {"max_items": 10})
+        obj_t.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        with mem.store.read(mem.namespace) as session:
+            session.search_segments_text(query_terms(q), limit=10)
+        base_t.append((time.perf_counter() - t) * 1000)
+        if compile_too:
+            t = time.perf_counter()
+            mem.query("context", {"task": q}, {"budget_tokens": 1500})
+            comp_t.append((time.perf_counter() - t) * 1000)
+    return seg_t, obj_t, base_t, comp_t
 
 
 def _database(url: str, name: str, *, drop: bool = False) -> str:
@@ -167,11 +214,15 @@ def main() -> None:
                     help="keep each store under this folder (one per size and code) and, when it is "
                          "already there, search it again without ingesting (a 1M store takes minutes "
                          "to build; the ingest rate shown is then the one measured when it was built)")
+    ap.add_argument("--text", nargs="+", default=["synthetic"], choices=["synthetic", "en", "de", "tokens"],
+                    help="the turns: synthetic words, or salads of English, German or unplaced tokens")
+    ap.add_argument("--compile", action="store_true", help="also time a 1,500-token context compile")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep)))
+        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep,
+                                 args.text[0], args.compile)))
         return
     url = args.database_url
     stop = None
@@ -194,10 +245,11 @@ def main() -> None:
         trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
     try:
         rows = []
-        for size, backend, (label, src) in [
-            (size, b, t) for size in args.sizes for b in args.backend for t in trees
+        for size, backend, text, (label, src) in [
+            (size, b, x, t) for size in args.sizes for b in args.backend for x in args.text for t in trees
         ]:
-            cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder]
+            cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder,
+                   "--text", text, *(["--compile"] if args.compile else [])]
             fresh = None
             if url and backend == "postgres":
                 # On the embedded server each run gets a database of its own, as each SQLite run gets
@@ -206,7 +258,8 @@ def main() -> None:
                 fresh = f"scale_{len(rows)}" if stop is not None else None
                 cmd += ["--database-url", _database(url, fresh) if fresh else url]
             if args.store_dir and backend == "sqlite":
-                folder = args.store_dir / (f"base-{args.baseline_ref}-{size}" if src else f"current-{size}")
+                tag = f"{size}" if text == "synthetic" else f"{text}-{size}"
+                folder = args.store_dir / (f"base-{args.baseline_ref}-{tag}" if src else f"current-{tag}")
                 folder.mkdir(parents=True, exist_ok=True)
                 cmd += ["--keep", str(folder)]
             env = {**os.environ, "PYTHONPATH": src} if src else None
@@ -217,19 +270,20 @@ def main() -> None:
                 sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
             rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})
             r = rows[-1]
+            comp = f"  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms" if r.get("compile_p50_ms") else ""
             print(
-                f"{label:13s} {r['backend']:8s} {r['size']:>8d} segs  "
+                f"{label:13s} {r['backend']:8s} {r.get('text', 'synthetic'):9s} {r['size']:>8d} segs  "
                 f"{'(kept store) ' if r.get('reused_store') else ''}ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
                 f"(+index build {r.get('index_build_s', 0):5.1f} s: {r.get('load_turns_per_s', r['ingest_turns_per_s']):6.0f}/s)  "
                 f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms  "
                 f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
                 f"baseline FTS p50 {r['baseline_fts_p50_ms']:5.1f} p95 {r['baseline_fts_p95_ms']:5.1f} ms  "
-                f"peak {r['peak_rss_mb']:6.0f} MB",
+                f"peak {r['peak_rss_mb']:6.0f} MB{comp}",
                 flush=True,
             )
         out_dir = Path(__file__).resolve().parent / "results"
         out_dir.mkdir(exist_ok=True)
-        (out_dir / f"scale_{'_'.join(args.backend)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
+        (out_dir / f"scale_{'_'.join(args.backend)}_{'_'.join(args.text)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
     finally:
         tmp.cleanup()
         if stop is not None:

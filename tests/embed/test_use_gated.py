@@ -4,7 +4,6 @@ other languages through Google's Universal Sentence Encoder multilingual v3 (``u
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -67,15 +66,6 @@ def test_the_encoder_is_loaded_on_first_use_with_one_blas_thread(monkeypatch: py
     assert encoder.embed_documents([]).shape == (0, 512)
     vec = encoder.embed_query("Hola, ¿qué tal?")
     assert encoder.loaded and vec.shape == (512,) and np.isclose(float(np.linalg.norm(vec)), 1.0, atol=1e-5)
-
-
-@pytest.fixture
-def default_settings(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Settings:
-    """The default install's settings on this backend: no embedder named anywhere."""
-    for var in ("MEMORY_SUBSTRATE_EMBEDDER", "MEMORY_SUBSTRATE_EMBEDDER_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
-    return Settings(root=tmp_path / "store", **({"database_url": url} if url else {}))
 
 
 def test_through_mcp_questions_find_their_paraphrase_and_translation(default_settings: Settings, namespace: str) -> None:

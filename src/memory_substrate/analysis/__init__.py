@@ -36,6 +36,7 @@ from memory_substrate.analysis.detect import (
     MIN_CONFIDENCE,
     MIN_LETTERS,
     SNOWBALL,
+    has_words,
     language_of,
     main_language,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "analyse",
     "analyse_words",
     "cjk",
+    "has_words",
     "language_of",
     "main_language",
     "scripts",

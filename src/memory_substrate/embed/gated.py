@@ -86,6 +86,9 @@ class LanguageGatedEmbedder:
         self.english = english
         self.multilingual = multilingual
         self.language = language
+        from memory_substrate.analysis import has_words
+
+        self._has_words = has_words
         self.query_multilingual = float(query_multilingual)
         self.same_language = float(same_language)
         self.foreign_semantic = float(foreign_semantic)
@@ -100,7 +103,16 @@ class LanguageGatedEmbedder:
     def semantic_weight(self, query: str) -> float:
         """How much more than for English a ranker should weigh this query's semantic score: the
         lexical analysis of other languages is weaker than English's, and their vectors come from
-        the multilingual model (``foreign_semantic``; 1 keeps the ranker's weights)."""
+        the multilingual model (``foreign_semantic``; 1 keeps the ranker's weights).
+
+        0 for a query without a word (identifiers, numbers: ``w123 w456``, ``#4411``): neither
+        model reads meaning into ``w`` plus digit pieces, so such a query's vector is about as
+        near every stored identifier's, its top k cannot be told apart from noise (the int8
+        bounds of ``storage.vector_topk`` then keep two thirds of the rows for rescoring), and
+        the full-text stream alone finds the turns holding its tokens (docs/multilingual.md). A
+        caller skips the vector stream for it."""
+        if not self._has_words(query):
+            return 0.0
         if self.foreign_semantic == 1.0:
             return 1.0
         return self.foreign_semantic if self._foreign(query) is not None else 1.0

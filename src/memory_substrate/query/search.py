@@ -16,7 +16,7 @@ from memory_substrate.query.fusion import Fused, rrf
 from memory_substrate.query.results import ChunkMatch, ObjectMatch, SearchPlan, SearchResult, SegmentMatch
 from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
-from memory_substrate.query.segments import ranked_segments, segment_item
+from memory_substrate.query.segments import ranked_segments, segment_item, semantic_factor
 from memory_substrate.query.shaping import excerpt
 from memory_substrate.query.streams import beside
 from memory_substrate.query.views import compact
@@ -186,8 +186,8 @@ class SearchEngine:
     def _nearest(self, session: StoreSession, plan: SearchPlan) -> Future[tuple[list[Hit], list[Hit]]] | None:
         """The vector stream (objects' and segments' nearest neighbours), running beside."""
         emb = self.rt.embedder_or_none()
-        if emb is None:
-            return None
+        if emb is None or semantic_factor(emb, plan.clean.text) == 0.0:
+            return None  # no embedder, or a query without a word (embed.gated.semantic_weight)
         qvec, model = emb.embed_query(plan.clean.text), emb.name
 
         def nearest(s: StoreSession) -> tuple[list[Hit], list[Hit]]:

@@ -171,6 +171,8 @@ def ranked_segments(
     vector: list[tuple[str, float]] = []
     qvec = None
     pending = None
+    if emb is not None and semantic_factor(emb, query) == 0.0:
+        emb = None  # a query without a word: the full-text stream alone (embed.gated.semantic_weight)
     if emb is not None:
         qvec = emb.embed_query(query)
         config = _semantic_weighted(emb, query, config)
@@ -210,12 +212,18 @@ def ranked_segments(
     return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
 
 
+def semantic_factor(emb: Any, query: str) -> float:
+    """The embedder's ``semantic_weight`` for this query (1 for embedders without an opinion);
+    0 means its vector would say nothing about the query, and no vector stream is run."""
+    weight = getattr(emb, "semantic_weight", None)
+    return float(weight(query)) if callable(weight) else 1.0
+
+
 def _semantic_weighted(emb: Any, query: str, config: ranker.RankConfig | None) -> ranker.RankConfig | None:
     """``config`` with its semantic weight scaled as the embedder asks for this query
     (``embed.gated``: a query in another language than English, answered by a contextual
     multilingual model); unchanged for embedders without an opinion."""
-    weight = getattr(emb, "semantic_weight", None)
-    factor = float(weight(query)) if callable(weight) else 1.0
+    factor = semantic_factor(emb, query)
     if factor == 1.0:
         return config
     base = config or ranker.RankConfig()
