@@ -87,3 +87,31 @@ def test_whole_file_private_key() -> None:
 )
 def test_secret_file_names(name: str, kind: str | None) -> None:
     assert secret_file_kind(name) == kind
+
+
+def test_a_long_text_is_scanned_in_pieces_with_the_whole_text_result() -> None:
+    """The patterns run over line-cut pieces (so no single regex call holds the GIL over a 2 MB
+    text); secrets on either side of a cut, and their line numbers, come out as in one pass."""
+    from memory_substrate.ingest.adapters import secrets
+
+    filler = "plain line of prose\n" * 2_000  # 40,000 characters: more than one piece
+    text = (f"{filler}token: {TOKENS['aws_access_key']}\n{filler}password=hunter22x\n"
+            f"{filler}key {TOKENS['github_token']}")
+    pieces = secrets.text_pieces(text)
+    assert len(pieces) >= 3 and "".join(pieces) == text
+    assert all(p.endswith("\n") for p in pieces[:-1])
+    result = scan_text(text, "big.txt")
+    lines = result.text.split("\n")
+    assert len(lines) == text.count("\n") + 1
+    assert lines[2000] == "token: [REDACTED:aws_access_key]"
+    assert lines[4001] == "password=[REDACTED:secret_assignment]"
+    assert lines[6002] == "key [REDACTED:github_token]"
+    assert [(w["kind"], w["line"]) for w in result.withheld] == [
+        ("aws_access_key", 2001), ("secret_assignment", 4002), ("github_token", 6003)]
+
+
+def test_text_pieces_keeps_an_overlong_line_whole() -> None:
+    from memory_substrate.ingest.adapters.secrets import text_pieces
+
+    assert text_pieces("x" * 100, size=10) == ["x" * 100]
+    assert text_pieces("ab\n" * 10, size=4) == ["ab\nab\n"] * 5
