@@ -139,3 +139,17 @@ async def test_a_task_naming_someone_memory_talked_with_is_covered(memory: Memor
         assert trace["participants_named"] == ["marisol"] and trace["coverage"] == "covered"
         _, trace = await _compile(c, "What attributes describe the quarterly tax filings?", budget_tokens=1500)
         assert "participants_named" not in trace and trace["coverage"] == "weak"
+
+
+async def test_finished_work_reaches_an_account_of_it_but_not_a_task_to_do_it(memory: Memory, tmp_path) -> None:
+    """A done item is history: release notes about the fix recount it, a task to fix the bug again
+    must not be told it is handled."""
+    async with Client(build_server(memory)) as c:
+        ids = await _seed(c, False, tmp_path)
+        await call(c, "memory_remember", "work_item", {"work_item_id": ids["work"], "status": "done", "reason": "merged"})
+        _, trace = await _compile(c, "Write the release notes for the retried refund 409 change", budget_tokens=1500)
+        assert ids["work"] in _selected(trace)
+        _, trace = await _compile(c, "Fix the refund 409 errors and add a regression test", budget_tokens=1500)
+        assert ids["work"] not in _selected(trace)
+        why = {e["id"]: e.get("reason") or e.get("why") for e in trace["candidates"]["rejected"]}
+        assert "work still to do" in str(why.get(ids["work"]))

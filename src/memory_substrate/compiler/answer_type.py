@@ -84,3 +84,21 @@ def asks_about_open_work(task: str) -> bool:
     """Whether ``task`` is about work still to do (an instruction to do it; what is open, left,
     next, blocked, being picked up), as opposed to work done or history."""
     return _OPEN_WORK.search(task) is not None
+
+
+# A task that asks for an account of work already done: a postmortem, release notes, a changelog
+# entry, a summary of why something was dropped or what changed. Its instruction ("Write ...") is
+# to write about the work, not to do it, so it is no task about work still to do, and the closed
+# items it recounts enter like any other item the task matches (rank.py), not only when named.
+_PAST_WORK = re.compile(
+    r"\b(?:post-?mortems?|retro(?:spective)?s?|release\s+notes?|change-?logs?|incident\s+reports?|write-?ups?|"
+    r"what\s+(?:we\s+)?changed|what\s+went\s+(?:wrong|well)|what\s+happened|"
+    r"why\s+we\s+(?:dropped|abandoned|cancelled|canceled|stopped|chose|picked|moved|switched|decided|gave\s+up))\b",
+    re.I,
+)
+
+
+def recounts_past_work(task: str) -> bool:
+    """Whether ``task`` asks for an account of work already done (a postmortem, release notes, a
+    changelog entry, why something was dropped or what changed)."""
+    return _PAST_WORK.search(task) is not None

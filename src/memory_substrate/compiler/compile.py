@@ -13,7 +13,7 @@ from typing import Any
 
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
-from memory_substrate.compiler.answer_type import asks_about_open_work
+from memory_substrate.compiler.answer_type import asks_about_open_work, recounts_past_work
 from memory_substrate.compiler.budget import Fitted, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
@@ -126,8 +126,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     cands, profiles = _retrieve(rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found)
 
     now = parse_time(now_iso())
+    past = recounts_past_work(task)  # "Write the postmortem" is about work done, not work to do
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
-                              open_work=asks_about_open_work(task))
+                              open_work=asks_about_open_work(task) and not past, past_work=past)
     source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
@@ -152,7 +153,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               **{k: found[k] for k in ("answer_type", "streams", "coverage", "episode_match", "word_coverage",
+               **{k: found[k] for k in ("answer_type", "streams", "coverage", "coverage_by", "episode_match", "word_coverage",
                                      "participants_named") if k in found}},
     )
     trace_id = TR.record(rt, data_trace)

@@ -30,11 +30,14 @@ relevance dimension; the four dimensions and their weights are unchanged.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
+from memory_substrate.analysis.english import fold
+from memory_substrate.analysis.stopwords import ENGLISH
 from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.compiler.relevance import overlap, word_groups
 from memory_substrate.models import Segment
@@ -118,19 +121,33 @@ def coverage(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> tup
     participants of the pooled turns that the task names. A task can match a turn fairly well on
     its generic words ("team", "write", "page") and still be about something memory never saw
     ("Porto", "Terraform"); what it never saw is in no turn of the pool, which full-text search
-    fills with the turns holding the task's rarest words."""
-    groups = word_groups(strip_periods(task, find_periods(task)))
+    fills with the turns holding the task's rarest words. A task with no word of its own (only
+    stopwords and times) covers nothing: it is judged by its best turn's match alone."""
+    text = strip_periods(task, find_periods(task))
+    groups = word_groups(text)
     have: set[str] = set()
-    speakers: set[str] = set()
+    speakers: dict[str, str] = {}
     for seg, _, _ in pool:
         have.update(query_terms(seg.text))
         name = seg.metadata.get("name")
         if isinstance(name, str):
-            speakers.update(query_terms(name))
-    have |= speakers
-    share = sum(bool(g & have) for g in groups) / len(groups) if groups else 1.0
-    asked = set(query_terms(task))
-    return share, sorted(asked & speakers)
+            have.update(query_terms(name))
+            speakers.update((w.casefold(), w) for w in NAME_WORD.findall(name) if w[:1].isupper())
+    share = sum(bool(g & have) for g in groups) / len(groups) if groups else 0.0
+    return share, named_participants(text, speakers)
+
+
+NAME_WORD = re.compile(r"[^\W\d_]+")  # letters only: "Caroline's" and "Jean-Luc" name their people
+
+
+def named_participants(text: str, speakers: dict[str, str]) -> list[str]:
+    """The participants a task names: a capitalised word of the task (times already taken out,
+    so "in May" names nobody) equal to a whole capitalised word of a speaker's name. Stems,
+    lower-case words and function words never count: "marking" is not Mark, and "Will the fix
+    hold?" does not name Will."""
+    named = {w.casefold() for w in NAME_WORD.findall(text)
+             if w[:1].isupper() and w.casefold() in speakers and fold(w) not in ENGLISH}
+    return sorted(named)
 
 
 def recall(rt: Runtime, session: StoreSession, task: str, budget: int,

@@ -34,8 +34,10 @@ from memory_substrate.util import parse_time
 UNVERIFIED = ("candidate", "contested")
 # Closed work is history: it answers "didn't we fix this already?" but misleads a task about what
 # is open now (answer_type.asks_about_open_work: such a task never gets it). Otherwise it enters
-# only when the task names it (a similarity this close); on the agent-work dev set the closed items
-# a task needed matched at 0.95-1.0, the ones it must not get at 0.85-0.88.
+# only when the task names it (a similarity this close), or when the task asks for an account of
+# past work (a postmortem, release notes: answer_type.recounts_past_work), where it enters like any
+# item. On the agent-work dev set the closed items a task needed matched at 0.95-1.0, the ones it
+# must not get at 0.85-0.88.
 CLOSED_WORK_MATCH = 0.9
 CLOSE_MATCH = 0.9
 GONE = ("archived", "expired", "stale")
@@ -62,8 +64,10 @@ def merge(cands: list[Candidate]) -> list[Candidate]:
     return list(best.values())
 
 
-def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime, open_work: bool = False) -> str | None:
-    """Why ``c`` may not enter the package, or None."""
+def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime, open_work: bool = False,
+              past_work: bool = False) -> str | None:
+    """Why ``c`` may not enter the package, or None. ``open_work``: the task is about work still to
+    do; ``past_work``: it asks for an account of work done (answer_type)."""
     if TYPE_WEIGHTS[primary][c.memory_type] == 0.0:
         return f"hard exclude: {c.memory_type} memory has weight 0.0 for {primary} tasks"
     obj = c.obj
@@ -85,7 +89,7 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
     if obj.object_type == "work_item" and obj.status in ("done", "cancelled"):
         if open_work:
             return f"work item {obj.status} (the task is about work still to do)"
-        if c.similarity < CLOSED_WORK_MATCH:
+        if not past_work and c.similarity < CLOSED_WORK_MATCH:
             return (f"work item {obj.status} (closed work enters only when the task names it: "
                     f"similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})")
     return None
@@ -134,7 +138,8 @@ def score(c: Candidate, classes: list[str], now: datetime, undated: float = 0.0)
 
 
 def rank(
-    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime, open_work: bool = False
+    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime, open_work: bool = False,
+    past_work: bool = False,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """(eligible candidates best first, rejected candidates with their reason)."""
     eligible: list[Candidate] = []
@@ -146,7 +151,7 @@ def rank(
     dated = [recency(c.occurred_at, now) for c in merged if c.occurred_at]
     undated = float(statistics.median(dated)) if dated else 0.0
     for c in merged:
-        c.rejected = exclusion(c, classes[0], include_unverified, now, open_work) or c.rejected
+        c.rejected = exclusion(c, classes[0], include_unverified, now, open_work, past_work) or c.rejected
         score(c, classes, now, undated)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))

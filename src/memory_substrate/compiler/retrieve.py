@@ -42,8 +42,8 @@ PROCEDURE_SCAN = 200
 # uncovered tasks reach 0.87-1.32 with the default embedder and its covered ones 1.52 and up
 # (words alone: 0.33-0.86 and 0.86 and up); on LoCoMo dev (bench/context_bench.py, every
 # question covered, nearly every one naming a speaker) the floor costs 0.000 / 0.001 at 1,500 /
-# 4,096 tokens. The best match alone could not tell them apart: uncovered tasks reached 0.58-0.82
-# and 1.6% of LoCoMo questions stayed below 0.74 (docs/context-compiler.md).
+# 4,096 tokens. The best match alone does not tell them apart: uncovered tasks reach 0.58-0.82
+# while 1.6% of LoCoMo questions stay below 0.74 (docs/context-compiler.md).
 MATCH_FLOORS = {"semantic": (1.4, 0.25), "lexical": (0.8, 0.2)}
 WEAK_TURNS = 4
 WEAK_TOKENS = 120
@@ -87,6 +87,11 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
     # fact a question's names link to (LoCoMo store (b) of bench/mixed_bench.py: -0.010).
     floor = fact_floor(rt)
     said = {k: (v if v >= floor else 0.0) for k, v in sims.items()}
+    # An entity counts toward coverage (gate_coverage) only through a fact that says something
+    # the task asks: a common word that happens to name an entity ("API", "team") does not.
+    asked = sorted({via for fact, via in facts if said[fact.id]})
+    if asked:
+        found["entities_asked"] = asked
     out = []
     for fact, via in facts:
         cand = Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
@@ -126,34 +131,47 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
 
 def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) -> None:
     """No padding, once every strategy has run: when memory barely covers the task (MATCH_FLOORS)
-    only the best turns enter, as many as WEAK_TURNS and WEAK_TOKENS allow in the order episode
-    recall ranked them, and knowledge, work and procedures only as close matches (one that clears
-    the ordinary floor there is most often a near miss on a word or two). A task that names
-    someone the pooled turns were said by, or an entity of the graph, is covered whatever its
-    other words: it is about what memory holds. ``found["coverage"]`` says which it was."""
-    if "episode_match" not in found:  # no turns to judge coverage by (none, or scoped out)
+    only its best turns enter (``_weak_turns``), and every other candidate only as a close match
+    (one that clears the ordinary floor there is most often a near miss on a word or two). A task
+    that names someone the pooled turns were said by, or an entity of the graph with a fact that
+    says something the task asks, is covered whatever its other words: it is about what memory
+    holds. ``found["coverage"]`` says which it was (``unjudged`` when no turns were recalled to
+    judge it by: no conversations in the namespace, or scoped out) and ``coverage_by`` why."""
+    if "episode_match" not in found:
+        found["coverage"] = "unjudged"
         return
     task_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][0]
     match = found["episode_match"] + found["word_coverage"]
-    weak = match < task_floor and not found.get("participants_named") and not found.get("entities")
-    found["coverage"] = "weak" if weak else "covered"
-    if not weak:
+    by = ("participants" if found.get("participants_named") else "entities" if found.get("entities_asked")
+          else "match" if match >= task_floor else None)
+    found["coverage"] = "covered" if by else "weak"
+    if by:
+        found["coverage_by"] = by
         return
-    used = turns = 0
     for c in cands:
-        if c.rejected is not None:
+        if c.rejected is None and c.strategy != "episode_recall" and c.similarity < CLOSE_MATCH:
+            c.rejected = (f"memory barely covers the task: only a close match enters "
+                          f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})")
+    _weak_turns([c for c in cands if c.strategy == "episode_recall" and c.rejected is None],
+                f"memory barely covers the task (match {match:.2f} < {task_floor})")
+
+
+def _weak_turns(turns: list[Candidate], why: str) -> None:
+    """The best turns of a weakly covered task, in the order episode recall ranked them: the best
+    always enters, then each next one while there are fewer than WEAK_TURNS and WEAK_TOKENS
+    holds it; the first that does not fit ends the run, so a long turn is never passed over
+    for shorter, worse ones."""
+    used = 0
+    for i, c in enumerate(turns):
+        cost = count_tokens(c.segment.text) if c.segment is not None else 0
+        if i == 0 or (i < WEAK_TURNS and used + cost <= WEAK_TOKENS):
+            used += cost
             continue
-        if c.segment is None:
-            if c.similarity < CLOSE_MATCH:
-                c.rejected = (f"memory barely covers the task: only a close match enters "
-                              f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})")
-            continue
-        cost = count_tokens(c.segment.text)
-        if turns >= WEAK_TURNS or used + cost > WEAK_TOKENS:
-            c.rejected = (f"memory barely covers the task (match {match:.2f} < {task_floor}): only its "
-                          f"{WEAK_TURNS} best turns, {WEAK_TOKENS} tokens at most, may enter")
-        else:
-            turns, used = turns + 1, used + cost
+        cap = (f"only its {WEAK_TURNS} best turns may enter" if i >= WEAK_TURNS
+               else f"the next best turn would take it past {WEAK_TOKENS} tokens")
+        for rest in turns[i:]:
+            rest.rejected = f"{why}: {cap}"
+        return
 
 
 def fact_lookup(

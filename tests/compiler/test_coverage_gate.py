@@ -1,0 +1,112 @@
+"""The no-padding gate's parts (compiler/retrieve.gate_coverage, compiler/episodes.coverage), one
+rule at a time: what counts as naming a participant or an entity, what a task with no words of its
+own covers, which turns a weakly covered task keeps, and when no verdict is given. The whole path
+through MCP is in test_agent_memory.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memory_substrate.compiler import episodes
+from memory_substrate.compiler.answer_type import asks_about_open_work, recounts_past_work
+from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.rank import CLOSE_MATCH
+from memory_substrate.compiler.retrieve import WEAK_TOKENS, WEAK_TURNS, gate_coverage
+from memory_substrate.models import Segment
+from memory_substrate.tokens import count_tokens
+
+
+class _Rt:
+    """Only what the gate asks of the runtime: whether an embedder is configured."""
+
+    def embedder_or_none(self) -> Any:
+        return None  # the lexical floors
+
+
+def _seg(i: int, text: str, name: str = "Dana") -> Segment:
+    return Segment("src-1", f"seg-{i}", i, text, {}, f"h{i}", metadata={"name": name})
+
+
+def _turn(i: int, text: str) -> Candidate:
+    return Candidate(f"src-1#seg-{i}", "episodic", "episode_recall", 1.0 - i / 100, "chat", segment=_seg(i, text))
+
+
+def _fact(key: str, sim: float) -> Candidate:
+    return Candidate(key, "semantic", "fact_lookup", sim, "chat")
+
+
+WEAK = {"episode_match": 0.1, "word_coverage": 0.1}
+
+
+def test_only_whole_capitalised_names_that_are_not_function_words_name_a_participant() -> None:
+    speakers = {"will": "Will", "mark": "Mark", "marisol": "Marisol"}
+    assert episodes.named_participants("Will the fix hold for Marisol?", speakers) == ["marisol"]
+    assert episodes.named_participants("We are marking the tickets", speakers) == []
+    assert episodes.named_participants("what will mark do", speakers) == []
+    assert episodes.named_participants("Is Mark's review done?", speakers) == ["mark"]
+
+
+def test_a_task_with_no_words_of_its_own_covers_nothing() -> None:
+    pool = [(_seg(0, "We shipped the release yesterday."), None, 1.0)]
+    share, named = episodes.coverage("What did we do last week?", pool)  # type: ignore[arg-type]
+    assert share == 0.0 and named == []
+    share, _ = episodes.coverage("Which release shipped?", pool)  # type: ignore[arg-type]
+    assert share == 1.0
+
+
+def test_no_verdict_without_recalled_turns() -> None:
+    found: dict[str, Any] = {}
+    fact = _fact("k1", 0.3)
+    gate_coverage(_Rt(), [fact], found)  # type: ignore[arg-type]
+    assert found["coverage"] == "unjudged" and fact.rejected is None
+
+
+def test_a_weak_task_keeps_its_best_turn_even_when_long_and_stops_at_the_first_that_does_not_fit() -> None:
+    long_text = "word " * (WEAK_TOKENS + 40)
+    turns = [_turn(0, long_text), _turn(1, "short one"), _turn(2, "another short one")]
+    found = dict(WEAK)
+    gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
+    assert found["coverage"] == "weak"
+    assert turns[0].rejected is None  # the best turn always enters
+    assert all(t.rejected and f"past {WEAK_TOKENS} tokens" in t.rejected for t in turns[1:])
+
+
+def test_a_weak_task_keeps_at_most_its_best_turns_in_recall_order() -> None:
+    turns = [_turn(i, f"turn {i}") for i in range(WEAK_TURNS + 2)]
+    assert sum(count_tokens(t.segment.text) for t in turns[:WEAK_TURNS] if t.segment) <= WEAK_TOKENS
+    found = dict(WEAK)
+    gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
+    assert [t.rejected is None for t in turns] == [True] * WEAK_TURNS + [False, False]
+    assert f"only its {WEAK_TURNS} best turns" in str(turns[-1].rejected)
+
+
+def test_a_weak_task_admits_only_close_matches_of_everything_else() -> None:
+    near, close = _fact("k-near", 0.7), _fact("k-close", CLOSE_MATCH)
+    found = dict(WEAK)
+    gate_coverage(_Rt(), [_turn(0, "hello"), near, close], found)  # type: ignore[arg-type]
+    assert close.rejected is None and near.rejected and "only a close match enters" in near.rejected
+
+
+def test_named_participants_and_asked_entities_cover_the_task_but_a_bare_entity_does_not() -> None:
+    for extra, by in (({"participants_named": ["marisol"]}, "participants"), ({"entities_asked": ["ent:1"]}, "entities")):
+        found = {**WEAK, **extra}
+        near = _fact("k", 0.5)
+        gate_coverage(_Rt(), [_turn(0, "hi"), near], found)  # type: ignore[arg-type]
+        assert found["coverage"] == "covered" and found["coverage_by"] == by and near.rejected is None
+    # an entity the task's words happen to name, with no fact saying anything the task asks
+    found = {**WEAK, "entities": [{"id": "ent:api", "match": 1.0}]}
+    gate_coverage(_Rt(), [_turn(0, "hi")], found)  # type: ignore[arg-type]
+    assert found["coverage"] == "weak"
+
+
+def test_an_account_of_past_work_is_not_work_still_to_do() -> None:
+    for task in ("Write the postmortem for last month's planning failures.",
+                 "Write release notes for the app version that changed how it syncs.",
+                 "Write a short summary of why we dropped the warm start.",
+                 "Write a changelog entry for the route size change."):
+        assert recounts_past_work(task), task
+    for task in ("Write a regression test for the refund 409s.", "Draft the weekly status update.",
+                 "What's still open before we go live?"):
+        assert not recounts_past_work(task), task
+    # the instruction to write an account is not an instruction to do the work it recounts
+    assert asks_about_open_work("Write the postmortem for the outage")
