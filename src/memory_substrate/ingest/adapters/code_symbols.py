@@ -1,10 +1,11 @@
 """Outline one source file: module name, imports and symbols with line ranges.
 
 Tree-sitter grammars come from the small per-language wheels (``tree-sitter-python``,
-``-javascript``, ``-typescript``, ``-go``, ``-rust``, ``-java``, ``-kotlin``, ``-bash``). ``tree-sitter-language-pack``
-is used for other languages only when it can hand out a parser without a download (its
-1.x releases fetch grammars from the network on first use; ingest must stay offline).
-Python falls back to the standard ``ast`` module; anything else degrades to no outline.
+``-javascript``, ``-typescript``, ``-go``, ``-rust``, ``-java``, ``-kotlin``, ``-bash``).
+``tree-sitter-language-pack`` is used for other languages only when it can hand out a parser
+without a download (its 1.x releases fetch grammars from the network on first use; ingest must
+stay offline). Python falls back to the standard ``ast`` module; anything else degrades to no
+outline, and the repo capture keeps the head of such a file's text instead (repo.py).
 """
 
 from __future__ import annotations
