@@ -1,10 +1,11 @@
 """Outline one source file: module name, imports and symbols with line ranges.
 
 Tree-sitter grammars come from the small per-language wheels (``tree-sitter-python``,
-``-javascript``, ``-typescript``, ``-go``, ``-rust``, ``-java``). ``tree-sitter-language-pack``
-is used for other languages only when it can hand out a parser without a download (its
-1.x releases fetch grammars from the network on first use; ingest must stay offline).
-Python falls back to the standard ``ast`` module; anything else degrades to no outline.
+``-javascript``, ``-typescript``, ``-go``, ``-rust``, ``-java``, ``-kotlin``, ``-bash``).
+``tree-sitter-language-pack`` is used for other languages only when it can hand out a parser
+without a download (its 1.x releases fetch grammars from the network on first use; ingest must
+stay offline). Python falls back to the standard ``ast`` module; anything else degrades to no
+outline, and the repo capture keeps the head of such a file's text instead (repo.py).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "go": ("tree_sitter_go", "language"),
     "rust": ("tree_sitter_rust", "language"),
     "java": ("tree_sitter_java", "language"),
+    "kotlin": ("tree_sitter_kotlin", "language"),
+    "bash": ("tree_sitter_bash", "language"),
 }
-CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "record"})
+CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "record", "object"})
 FUNCTION_KINDS = frozenset({"function", "method"})
 _MAX_SIGNATURE = 300
 _MAX_DOC = 300
@@ -41,6 +44,8 @@ class _Spec:
     containers: frozenset[str] = frozenset()  # defs whose "body" holds members
     wrappers: dict[str, str] = field(default_factory=dict)  # node type -> field holding the real def
     imports: frozenset[str] = frozenset()
+    # Child node types holding a def's body where the grammar gives it no "body" field (Kotlin).
+    bodies: frozenset[str] = frozenset()
 
 
 _JS_DEFS = {
@@ -100,6 +105,20 @@ _SPECS: dict[str, _Spec] = {
         ),
         imports=frozenset({"import_declaration"}),
     ),
+    "kotlin": _Spec(
+        defs={
+            "class_declaration": "class",
+            "object_declaration": "object",
+            "companion_object": "object",
+            "function_declaration": "function",
+        },
+        containers=frozenset({"class_declaration", "object_declaration", "companion_object"}),
+        # "import_header" is the older grammars' name for an import.
+        imports=frozenset({"import", "import_header"}),
+        bodies=frozenset({"class_body", "enum_class_body", "function_body"}),
+    ),
+    # A script's ``source``/``.`` commands are its imports; other commands hold no definitions.
+    "bash": _Spec(defs={"function_definition": "function"}, imports=frozenset({"command"})),
 }
 # For grammars we have no hand-written spec for: the common definition node names.
 _GENERIC = _Spec(
@@ -205,9 +224,9 @@ def outline(text: str, rel_path: str, language: str, grammar: str | None = None)
     _walk(tree.root_node, src, _SPECS.get(grammar, _GENERIC), grammar, out)
     out.symbols.sort(key=lambda s: (s.line_start, s.line_end))
     if grammar == "go":
-        out.module = _go_package(tree.root_node, src) or module
-    elif grammar == "java":
-        pkg = _java_package(tree.root_node, src)
+        out.module = _package(tree.root_node, src, "package_clause") or module
+    elif grammar in ("java", "kotlin"):
+        pkg = _package(tree.root_node, src, "package_declaration" if grammar == "java" else "package_header")
         out.module = f"{pkg}.{PurePosixPath(rel_path).stem}" if pkg else module
     return out
 
@@ -252,24 +271,29 @@ def _walk(root: Any, src: bytes, spec: _Spec, grammar: str, out: Outline) -> Non
             stack.extend((c, parent, None, nested) for c in reversed(children))
             continue
         name, kind = _name_and_kind(node, src, spec.defs[t], grammar)
+        body = _body(node, spec)
         if parent and kind == "function" and parent not in functions:
             kind = "method"
         qualified = f"{parent}.{name}" if parent and name else name
         if kind != "impl" and name:
-            sym = _symbol(node, outer or node, src, qualified, kind, grammar)
+            sym = _symbol(node, outer or node, src, qualified, kind, grammar, body=body)
             # A definition inside a function body is part of that function, unless it was given a
             # purpose of its own: a documented one is outlined (``Syntax.highlight.line_tokenize``).
             if not nested or sym.doc:
                 out.symbols.append(sym)
         if t in spec.containers:
-            body = node.child_by_field_name("body")
             if body is not None:
                 stack.extend((c, qualified or parent, None, nested) for c in reversed(body.named_children))
-        elif kind in FUNCTION_KINDS and name:
-            body = node.child_by_field_name("body")
-            if body is not None:
-                functions.add(qualified)
-                stack.extend((c, qualified, None, True) for c in reversed(body.named_children))
+        elif kind in FUNCTION_KINDS and name and body is not None:
+            functions.add(qualified)
+            stack.extend((c, qualified, None, True) for c in reversed(body.named_children))
+
+
+def _body(node: Any, spec: _Spec) -> Any | None:
+    body = node.child_by_field_name("body")
+    if body is None and spec.bodies:
+        body = next((c for c in node.named_children if c.type in spec.bodies), None)
+    return body
 
 
 def _name_and_kind(node: Any, src: bytes, kind: str, grammar: str) -> tuple[str, str]:
@@ -279,6 +303,10 @@ def _name_and_kind(node: Any, src: bytes, kind: str, grammar: str) -> tuple[str,
     if grammar == "go" and node.type == "type_spec":
         typ = node.child_by_field_name("type")
         kind = {"struct_type": "struct", "interface_type": "interface"}.get(typ.type if typ else "", "type")
+    if grammar == "kotlin" and node.type == "class_declaration":
+        # One node type for all three; the keyword or the body type tells them apart.
+        tokens = {c.type for c in node.children}
+        kind = "interface" if "interface" in tokens else "enum" if "enum_class_body" in tokens else kind
     name_node = node.child_by_field_name("name")
     # C-like grammars bury the name in nested declarators.
     probe = node
@@ -364,6 +392,8 @@ def _doc_comment(node: Any, src: bytes) -> str:
     lines: list[str] = []
     cur, row = node.prev_named_sibling, node.start_point[0]
     while cur is not None and "comment" in cur.type and cur.end_point[0] >= row - 1:
+        if cur.start_point[0] == 0 and _text(cur, src).startswith("#!"):
+            break  # a script's shebang line says how to run the file, not what a function does
         lines[:0] = _text(cur, src).split("\n")
         row = cur.start_point[0]
         cur = cur.prev_named_sibling
@@ -396,19 +426,19 @@ def _imports(node: Any, src: bytes, grammar: str) -> list[str]:
     if grammar == "rust":
         arg = node.child_by_field_name("argument")
         return [_text(arg, src)] if arg is not None else []
+    if grammar == "kotlin":
+        return [_text(node.named_children[0], src)] if node.named_children else []
+    if grammar == "bash":
+        name, arg = node.child_by_field_name("name"), node.child_by_field_name("argument")
+        if name is None or arg is None or _text(name, src) not in ("source", "."):
+            return []
+        return [_text(arg, src).strip("'\"")]
     text = _text(node, src).strip().removeprefix("import").removesuffix(";").strip()
     return [text.removeprefix("static ").strip()] if text else []
 
 
-def _go_package(root: Any, src: bytes) -> str | None:
+def _package(root: Any, src: bytes, node_type: str) -> str | None:
     for c in root.named_children:
-        if c.type == "package_clause" and c.named_children:
-            return _text(c.named_children[0], src)
-    return None
-
-
-def _java_package(root: Any, src: bytes) -> str | None:
-    for c in root.named_children:
-        if c.type == "package_declaration" and c.named_children:
+        if c.type == node_type and c.named_children:
             return _text(c.named_children[0], src)
     return None

@@ -27,7 +27,8 @@ _BY_NAME: dict[str, str] = {
     "dockerfile": "dockerfile", "makefile": "make", "cmakelists.txt": "cmake",
     "gemfile": "ruby", "rakefile": "ruby", "justfile": "just",
 }  # fmt: skip
-# Languages worth outlining; the rest are indexed by path, size and hash only.
+# Languages worth trying to outline (code_symbols has grammars for some, tree-sitter-language-pack
+# may have others); a file no outline covers gets its path and the head of its text (repo.py).
 CODE_LANGUAGES = frozenset(
     {
         "python", "javascript", "typescript", "go", "rust", "java", "c", "cpp", "csharp", "kotlin",

@@ -4,6 +4,9 @@ The map lists code files (language, line count, hash), outlines of parsed module
 (imports and symbols with line ranges) and Markdown sections (breadcrumbs, short
 excerpts, line ranges). Segments are one short excerpt per code symbol and per
 document section; readers go back to the files through the locators for the rest.
+A text file no outline covers (a language without a grammar, a config file, a module
+with no definitions) gets its path and the head of its text instead, so that every
+file the walk admits can be found.
 """
 
 from __future__ import annotations
@@ -15,7 +18,14 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memory_substrate.ingest.adapters._files import Allowed, read_text_file, resolve_path
-from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, split_lines
+from memory_substrate.ingest.adapters.chunker import (
+    CHUNKER_NAME,
+    DEFAULT_LIMITS,
+    ChunkLimits,
+    chunk_markdown,
+    chunk_text,
+    split_lines,
+)
 from memory_substrate.ingest.adapters.code_symbols import CLASS_KINDS, FUNCTION_KINDS, outline
 from memory_substrate.ingest.adapters.document import frontmatter_title
 from memory_substrate.ingest.adapters.errors import CaptureError
@@ -34,6 +44,9 @@ Progress = Callable[[int, int, str], None]
 
 DEFAULT_MAX_FILE_BYTES = 1024 * 1024
 EXCERPT_CHARS = 240
+# Chunks of a file's head kept when no outline covers it: enough for a script's or a config
+# file's opening definitions, while a large data file still costs a few segments, not hundreds.
+HEAD_CHUNKS = 3
 _MAX_PARSE_WARNINGS = 20
 _TRANSFORMATIONS = [
     "skip_generated_dirs",
@@ -131,8 +144,32 @@ class _MapBuilder:
     def _add_code(self, rel: str, text: str, sha: str, line_count: int) -> None:
         language = language_for(rel)
         self.code_index.append({"path": rel, "language": language, "line_count": line_count, "hash": sha})
-        if language not in CODE_LANGUAGES:
-            return
+        before = len(self.segments)
+        if language in CODE_LANGUAGES:
+            self._add_outline(rel, text, language)
+        if len(self.segments) == before:
+            self._add_head(rel, text, language)
+
+    def _add_head(self, rel: str, text: str, language: str) -> None:
+        """Segments for a file without symbol segments: its path and the head of its text."""
+        lim = self.limits or DEFAULT_LIMITS
+        head = text[: HEAD_CHUNKS * lim.max_chars]
+        cut = head.rfind("\n")
+        if len(head) < len(text) and cut > 0:
+            head = head[:cut]  # whole lines only, so the last chunk's line range is honest
+        for c in chunk_text(head, rel, limits=lim)[:HEAD_CHUNKS]:
+            # The header names the file: a search for its name or path finds it, and a reader
+            # sees which file the text is from.
+            header = f"file {rel} ({language}, lines {c.line_start}-{c.line_end})"
+            self.segments.append(
+                CapturedSegment(
+                    text=f"{header}\n{c.text}",
+                    locator=c.locator(rel),
+                    metadata={"segment_kind": "file_head", "language": language, "chunk_kind": c.chunk_kind},
+                )
+            )
+
+    def _add_outline(self, rel: str, text: str, language: str) -> None:
         out = outline(text, rel, language, grammar_for(rel, language))
         if out.parser == "none":
             return
