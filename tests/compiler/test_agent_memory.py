@@ -7,6 +7,8 @@ names the work must get the work item and the decision, whatever the class's pro
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from mcp import Client
 
@@ -121,7 +123,9 @@ async def test_task_memory_does_not_cover_gets_a_near_empty_package(memory: Memo
         assert out["token_count"] <= 300, (out["token_count"], out["content"])
         assert "memory barely covers this task" in out["content"]
         assert trace["coverage"] == "weak" and trace["classification"]["primary"]["class"]
-        assert "only its 4 best turns" in str(trace["candidates"]["rejected"])
+        # turns past the first few are left out, with the cause that stopped them
+        assert re.search(r"memory barely covers the task \(match [0-9.]+ < [0-9.]+\): (only its \d best turns|the next "
+                         r"best turn would take it past \d+ tokens)", str(trace["candidates"]["rejected"]))
         # a task memory covers is not cut: the refund work still fills its package
         out, trace = await _compile(c, "Fix the refund 409 errors and add a regression test", budget_tokens=1500)
         assert trace["coverage"] == "covered" and "memory barely covers" not in out["content"]

@@ -61,14 +61,17 @@ def test_no_verdict_without_recalled_turns() -> None:
     assert found["coverage"] == "unjudged" and fact.rejected is None
 
 
-def test_a_weak_task_keeps_its_best_turn_even_when_long_and_stops_at_the_first_that_does_not_fit() -> None:
+def test_a_weak_task_stops_at_the_first_turn_that_does_not_fit() -> None:
     long_text = "word " * (WEAK_TOKENS + 40)
-    turns = [_turn(0, long_text), _turn(1, "short one"), _turn(2, "another short one")]
+    turns = [_turn(0, "short one"), _turn(1, long_text), _turn(2, "another short one")]
     found = dict(WEAK)
     gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
-    assert found["coverage"] == "weak"
-    assert turns[0].rejected is None  # the best turn always enters
+    assert found["coverage"] == "weak" and turns[0].rejected is None
+    # the long second turn ends the run: the shorter, worse third one is not let in past it
     assert all(t.rejected and f"past {WEAK_TOKENS} tokens" in t.rejected for t in turns[1:])
+    turns = [_turn(0, long_text), _turn(1, "short one")]
+    gate_coverage(_Rt(), turns, dict(WEAK))  # type: ignore[arg-type]
+    assert all(t.rejected for t in turns)  # a best turn too long for a near-empty package: none
 
 
 def test_a_weak_task_keeps_at_most_its_best_turns_in_recall_order() -> None:

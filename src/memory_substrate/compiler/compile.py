@@ -55,7 +55,7 @@ class _Clock:
 YIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fact_lookup": (("semantic", "episodic"), ("knowledge", "activity", "work_item")),
     "graph": (("semantic",), ("knowledge",)),
-    "episode_recall": (("episodic",), ("source",)),
+    "episode_recall": (("episodic", "semantic"), ("source",)),  # turns; files and documents (segment_memory_type)
     "procedure_assist": (("procedural",), ("knowledge",)),
 }
 
