@@ -13,10 +13,14 @@ Below ``fact_floor`` an item is unrelated (traced with that reason, left out by 
 from __future__ import annotations
 
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
+import numpy.typing as npt
 
+from memory_substrate.embed.base import Embedder
 from memory_substrate.models import MemoryObject
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
@@ -97,13 +101,40 @@ def judge(rt: Runtime, session: StoreSession, task: str, objs: Sequence[MemoryOb
     if emb is not None and texts:
         qvec = np.asarray(emb.embed_query(_no_digits(task)), dtype=np.float32)
         keys = list(texts)
-        vecs = np.asarray(emb.embed_documents([_no_digits(texts[k]) or "-" for k in keys]), dtype=np.float32)
+        vecs = _document_vectors(emb, [_no_digits(texts[k]) or "-" for k in keys])
         cos = {k: float(v @ qvec) for k, v in zip(keys, vecs, strict=True)}
     out = {}
     for obj in objs:
         lexical = _covered(said[obj.id], terms) if obj.id in said else overlap(groups, texts[obj.id])
         out[obj.id] = max(0.0, min(1.0, max(0.0, cos.get(obj.id, 0.0)) + lexical))
     return out
+
+
+# The texts judged are the same items compile after compile (a namespace's knowledge, its work
+# items and procedures), so their vectors are kept, by embedder and text, up to this many: about
+# 3 KB each at the default embedder's 784 dimensions. Embedding 40 texts with the multilingual
+# encoder (text no detector places as English) is most of fact lookup's judging time.
+VECTOR_CACHE = 4096
+_vectors: OrderedDict[tuple[str, str], npt.NDArray[np.float32]] = OrderedDict()
+_vectors_lock = threading.Lock()
+
+
+def _document_vectors(emb: Embedder, texts: list[str]) -> npt.NDArray[np.float32]:
+    """``emb.embed_documents(texts)``, each text embedded once for as long as it stays cached."""
+    keys = [(emb.name, t) for t in texts]
+    with _vectors_lock:
+        kept = {k: _vectors[k] for k in keys if k in _vectors}
+        for k in kept:
+            _vectors.move_to_end(k)
+    missing = list(dict.fromkeys(k for k in keys if k not in kept))
+    if missing:
+        fresh = np.asarray(emb.embed_documents([t for _, t in missing]), dtype=np.float32)
+        with _vectors_lock:
+            for k, v in zip(missing, fresh, strict=True):
+                kept[k] = _vectors[k] = v
+            while len(_vectors) > VECTOR_CACHE:
+                _vectors.popitem(last=False)
+    return np.stack([kept[k] for k in keys]) if keys else np.zeros((0, emb.dimensions), dtype=np.float32)
 
 
 def what_it_says(session: StoreSession, facts: list[MemoryObject], task: str) -> dict[str, str]:
