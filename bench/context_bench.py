@@ -23,9 +23,11 @@ warm-up call the heap is settled as ``memory-substrate serve`` settles it (``mem
     .venv/bin/python bench/context_bench.py --format xml --ceiling   # + the ranking's bare-text bound
     .venv/bin/python bench/context_bench.py --format xml --packaged-search --store /tmp/ctx-a  # see below
 
-``--store DIR`` ingests the conversations into DIR once and reuses them on later runs (same ids,
-so ties break the same way and two runs of one tree give the same figures; a fresh store moves
-recall by about +-0.003). ``--packaged-search`` adds search's own segment ranking put through the
+Every store is built with fixed ids (``util.fix_ids``, seeded by the namespace's name), so two
+builds by one tree hold the same ids and give the same figures (with generated ids a fresh store
+moved recall by about +-0.003: the package cites sources by their ids' random part, whose token
+count varies). ``--store DIR`` ingests the conversations into DIR once and reuses them on later
+runs. ``--packaged-search`` adds search's own segment ranking put through the
 compiler's ranking dimensions, packing and markup (``search-packaged``): beside ``compile-xml``
 it is the compiler's ranking against search's at the same markup; beside ``segment-search`` it is
 what the package's ids, titles, times and speakers cost (docs/context-compiler-log.md, round 7).
@@ -61,6 +63,7 @@ from locomo_bench import CATEGORIES, DEFAULT_DATA, Conversation, load_locomo  # 
 
 from memory_substrate import Memory, Settings  # noqa: E402
 from memory_substrate.tokens import count_tokens  # noqa: E402
+from memory_substrate.util import fix_ids  # noqa: E402
 
 
 def _norm(text: str) -> str:
@@ -92,6 +95,17 @@ def ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
         mem.ingest("conversation", {"title": f"{conv.sample_id} session {n}", "messages": messages})
         texts.update({t.key: t.text for t in turns})
     return texts
+
+
+def fixed_ids_ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
+    """``ingest`` with ids drawn from the namespace's name (``util.fix_ids``): the package cites
+    sources by their ids' random part, whose token count varies, so generated ids moved recall by
+    about +-0.003 from one build to the next; fixed ones give every build of a tree the same store."""
+    fix_ids(mem.namespace)
+    try:
+        return ingest(mem, conv)
+    finally:
+        fix_ids(None)
 
 
 def bare_text(texts: list[str], budget: int, *, skip_long: bool) -> str:
@@ -165,8 +179,8 @@ def open_store(convs: list[Conversation], settings: Settings, store: Path | None
             entry = built[conv.sample_id]
             out.append((Memory(settings, namespace=entry["namespace"]), entry["texts"]))
             continue
-        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
-        texts = ingest(mem, conv)
+        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}")
+        texts = fixed_ids_ingest(mem, conv)
         built[conv.sample_id] = {"namespace": mem.namespace, "texts": texts}
         out.append((mem, texts))
     if index is not None:

@@ -290,15 +290,16 @@ def memory_system(
     question asked through ``Memory.query("search", result_unit="segment")`` with ``max_items``
     k, in ``detail`` full (the flat items) or compact (the default: sources with their lines)."""
     import tempfile
-    import uuid
 
     from memory_substrate import Memory, Settings
+    from memory_substrate.util import fix_ids
 
     root = tempfile.mkdtemp(prefix="locomo-")
     settings = Settings(root=root, database_url=database_url, **({"embedder": embedder} if embedder else {}))
 
     def prepare(conv: Conversation):
-        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
+        mem = Memory(settings, namespace=f"locomo-{conv.sample_id}")
+        fix_ids(mem.namespace)  # the same ids in every build, as context_bench builds its stores
         keys: dict[tuple[str, int], str] = {}
         for n, turns in sorted(conv.sessions.items()):
             messages = [
@@ -313,6 +314,7 @@ def memory_system(
             out = mem.ingest("conversation", {"title": f"{conv.sample_id} session {n}", "messages": messages})
             for i, t in enumerate(turns):
                 keys[(out["source_id"], i)] = t.key
+        fix_ids(None)
         return mem, keys
 
     def retrieve(state, question: str, k: int) -> list[str]:

@@ -26,6 +26,7 @@ Metrics per store:
     .venv/bin/python bench/mixed_bench.py                   # every dev conversation
     .venv/bin/python bench/mixed_bench.py --conversations 1 # fast iteration
     .venv/bin/python bench/mixed_bench.py --limit 40        # first 40 questions per conversation
+    .venv/bin/python bench/mixed_bench.py --only a          # store (a) alone, every conversation
     .venv/bin/python bench/mixed_bench.py --only code --store /tmp/mixed-c --show-misses  # code questions only
 
 Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
@@ -41,7 +42,6 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -56,6 +56,7 @@ from gen_mcp_memory import generate  # noqa: E402
 from locomo_bench import DEFAULT_DATA, Conversation, load_locomo  # noqa: E402
 
 from memory_substrate import Memory, Settings  # noqa: E402
+from memory_substrate.util import fix_ids  # noqa: E402
 
 SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
 REPOS = ("rich", "httpx", "httpx2")
@@ -213,24 +214,29 @@ def measure_tokens(mem: Memory, tokens: list[tuple[str, str]]) -> dict[str, floa
 
 
 def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code: int, database_url: str | None,
-        show_misses: bool = False) -> dict[str, Any]:
+        show_misses: bool = False, steps: str = "abc") -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="mixedbench-"))
     settings = Settings(root=work / "store", embedder="static", database_url=database_url)
-    acc: dict[str, dict[str, list[float]]] = {s: defaultdict(list) for s in "abc"}
+    acc: dict[str, dict[str, list[float]]] = {s: defaultdict(list) for s in steps}
     extra: dict[str, Any] = {}
     rng = random.Random(7)
     for i, conv in enumerate(convs):
-        mem = Memory(settings, namespace=f"mixed-{conv.sample_id}-{uuid.uuid4().hex[:6]}")
+        mem = Memory(settings, namespace=f"mixed-{conv.sample_id}")
+        # Ids drawn from the namespace's name: the package cites sources by their ids' random
+        # part, whose token count varies, so generated ids moved recall from one run to the next.
+        fix_ids(mem.namespace)
         texts, episodes = ingest(mem, conv)
         measure_chat(mem, conv, texts, budgets, limit, acc["a"])
-        add_speakers(mem, episodes)
-        measure_chat(mem, conv, texts, budgets, limit, acc["b"])
-        _, tokens = add_code_and_docs(mem, work, rng)
-        measure_chat(mem, conv, texts, budgets, limit, acc["c"])
-        if i == 0:
+        if steps != "a":
+            add_speakers(mem, episodes)
+            measure_chat(mem, conv, texts, budgets, limit, acc["b"])
+            _, tokens = add_code_and_docs(mem, work, rng)
+            measure_chat(mem, conv, texts, budgets, limit, acc["c"])
+        if i == 0 and steps != "a":
             extra["code"] = measure_code(mem, code_questions(n_code), budgets[0], show_misses)
             extra["exact_tokens"] = measure_tokens(mem, tokens)
         mem.close()
+        fix_ids(None)
         print(f"  {conv.sample_id} done", file=sys.stderr, flush=True)
     stores = {s: {k: statistics.fmean(v) for k, v in a.items() if k != "compile_ms"}
               | {"questions": len(a["evidence_free"]), "compile_ms_p50": statistics.median(a["compile_ms"])}
@@ -249,9 +255,13 @@ def run_code(conv: Conversation, n_code: int, budget: int, database_url: str | N
     mem = Memory(settings, namespace=f"mixed-code-{conv.sample_id}")
     marker = work / "built"
     if not marker.exists():
-        _, episodes = ingest(mem, conv)
-        add_speakers(mem, episodes)
-        add_code_and_docs(mem, work, random.Random(7))
+        fix_ids(mem.namespace)  # as run() builds its stores
+        try:
+            _, episodes = ingest(mem, conv)
+            add_speakers(mem, episodes)
+            add_code_and_docs(mem, work, random.Random(7))
+        finally:
+            fix_ids(None)
         marker.write_text("store (c) built\n", encoding="utf-8")
     try:
         return {"code": measure_code(mem, code_questions(n_code), budget, show_misses)}
@@ -268,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code-questions", type=int, default=60)
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
-    ap.add_argument("--only", choices=["code"], default=None,
-                    help="code: only the code questions, in store (c) of the first conversation")
+    ap.add_argument("--only", choices=["code", "a"], default=None,
+                    help="code: only the code questions, in store (c) of the first conversation; a: only store (a) "
+                         "(its figures differ a little from a full run's: full-text statistics are table-wide, and "
+                         "no earlier namespace grows to (b) and (c))")
     ap.add_argument("--store", type=Path, default=None,
                     help="with --only code: build store (c) in this folder once and reuse it")
     ap.add_argument("--show-misses", action="store_true", help="print each missed code question's top 5")
@@ -283,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
               f"(any function the question fits: {c['ambiguous']} questions fit several) ({time.time() - t0:.0f} s)")
         return 0
     res = run(load_locomo(args.data)[: args.conversations], args.budgets, args.limit, args.code_questions,
-              args.database_url, args.show_misses)
+              args.database_url, args.show_misses, "a" if args.only == "a" else "abc")
     print(f"LoCoMo dev, evidence recall (compiler XML package | segment-search excerpts cut at the budget), "
           f"{res['stores']['a']['questions']} questions per store")
     print(f"{'store':42s}" + "".join(f"  compile@{b:<5d} search@{b:<5d} diff  " for b in args.budgets)
@@ -294,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                         for b in args.budgets)
         print(f"{names[key]:42s}{cells}  {s['evidence_free']:.3f}          {s['compile_ms_p50']:.1f}")
     b0 = args.budgets[0]
-    for key in "bc":
+    for key in [k for k in "bc" if k in res["stores"]]:
         print(f"  store ({key}) - store (a) at {b0}: {res['stores'][key][f'compile@{b0}'] - res['stores']['a'][f'compile@{b0}']:+.3f}")
     if "code" in res:
         c = res["code"]

@@ -23,7 +23,7 @@ from memory_substrate.retrieval.text import (
     STOPWORDS,
     index_terms,
     lexical_document,
-    query_terms,
+    query_stems,
 )
 from memory_substrate.retrieval.types import RankSegment
 from memory_substrate.storage.sqlite.fulltext import fts_query
@@ -147,7 +147,7 @@ class SimulatedStore:
     # -- the three store calls the ranker relies on ---------------------------------------
     def lexical_search(self, query: str | list[str], n: int) -> list[tuple[str, float]]:
         """``query``: text (normalised here) or already-normalised terms (an OR query)."""
-        terms = query_terms(query) if isinstance(query, str) else query
+        terms = query_stems(query) if isinstance(query, str) else query
         if self.db is not None:
             match = fts_query(terms)
             if not match:

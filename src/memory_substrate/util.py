@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -28,11 +29,43 @@ ID_PREFIXES = {
 
 _last_ms = 0
 _seq = 0
+# Fixed ids (``fix_ids``): a seed, and how many ids of each type were drawn under it.
+_fixed_seed: str | None = None
+_fixed_count: dict[str, int] = {}
+_fixed_lock = threading.Lock()
+# The time part of a fixed id: a plausible millisecond count (2024-06), so fixed ids look like
+# generated ones and keep their type's creation order.
+_FIXED_BASE_MS = 0x0190_0000_0000
+
+
+def fix_ids(seed: str | None) -> None:
+    """Benchmarks and tests: draw ids from ``seed`` instead of the clock and ``os.urandom``
+    (``None``: back to those). The n-th id of a type under one seed is always the same, so two
+    stores built by the same steps hold the same ids. Why: the short form an id is cited by in a
+    context package is its random part (``ids.short_forms``), and random hex costs a varying
+    number of tokens, so with generated ids a turn at the budget's edge fits one build and not
+    the next. Seeds name what they build (a namespace, say): ids under two seeds differ in their
+    sequence digits as well as their random ones, so a store can hold both."""
+    global _fixed_seed
+    with _fixed_lock:
+        _fixed_seed = seed
+        _fixed_count.clear()
+
+
+def _fixed_id(prefix: str, seed: str) -> str:
+    with _fixed_lock:
+        n = _fixed_count.get(prefix, 0)
+        _fixed_count[prefix] = n + 1
+    seq = hashlib.sha256(seed.encode()).hexdigest()[:3]
+    tail = hashlib.sha256(f"{seed}:{prefix}:{n}".encode()).hexdigest()[:6]
+    return f"{prefix}:{_FIXED_BASE_MS + n:012x}{seq}{tail}"
 
 
 def new_id(object_type: str) -> str:
     """A typed, time-ordered id such as ``know:0190f3c2a1b2-4f9a2c``."""
     global _last_ms, _seq
+    if _fixed_seed is not None:
+        return _fixed_id(ID_PREFIXES[object_type], _fixed_seed)
     ms = int(time.time() * 1000)
     if ms == _last_ms:
         _seq += 1
