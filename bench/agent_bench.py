@@ -65,6 +65,7 @@ from mcp import Client
 from memory_substrate import Memory, Settings
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens
+from memory_substrate.util import fix_ids
 
 DATA_DIR = Path(__file__).resolve().parent / "data" / "agent"
 TYPES = ("knowledge", "work_item", "procedure", "turn", "file")
@@ -464,7 +465,11 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
     data = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="agentbench-") as tmp:
         mem = Memory(Settings(root=Path(tmp) / "store", embedder=embedder, database_url=database_url),
-                     namespace=f"agent-{data.get('name', path.stem)}-{uuid.uuid4().hex[:6]}")
+                     # a server's namespaces outlive the run: a fresh one there
+                     namespace=f"agent-{data.get('name', path.stem)}" + (f"-{uuid.uuid4().hex[:6]}" if database_url else ""))
+        # The same ids in every build (util.fix_ids): a package cites ids by their random part,
+        # whose token count would otherwise move items at the budget's edge from run to run.
+        fix_ids(mem.namespace)
         try:
             async with Client(build_server(mem)) as client:
                 t0 = time.perf_counter()
@@ -480,6 +485,7 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
                     ms.extend(posed["ms"])
                     records.append(score_task(task, posed, store, budgets))
         finally:
+            fix_ids(None)
             mem.close()
     return {"file": str(path), "name": data.get("name", path.stem), "build_s": round(build_s, 1),
             "compile_ms_median": round(statistics.median(ms), 1) if ms else None, "errors": store.errors,

@@ -157,3 +157,20 @@ async def test_finished_work_reaches_an_account_of_it_but_not_a_task_to_do_it(me
         assert ids["work"] not in _selected(trace)
         why = {e["id"]: e.get("reason") or e.get("why") for e in trace["candidates"]["rejected"]}
         assert "work still to do" in str(why.get(ids["work"]))
+
+
+async def test_a_question_about_what_is_open_gets_the_open_work_whatever_its_words(memory: Memory, tmp_path) -> None:
+    """"What's still open?" shares no word with the items that answer it: the open work is listed,
+    the finished work is not."""
+    async with Client(build_server(memory)) as c:
+        ids = await _seed(c, False, tmp_path)
+        other = (await call(c, "memory_remember", "work_item", knowledge(
+            kind="chore", title="Rotate the staging database credentials",
+            summary="Quarterly rotation of the staging Postgres password.")))["object_id"]
+        done = (await call(c, "memory_remember", "work_item", knowledge(
+            kind="task", title="Renew the marketing site certificate", summary="Renewed with the new CA.")))["object_id"]
+        await call(c, "memory_remember", "work_item", {"work_item_id": done, "status": "done", "reason": "renewed"})
+        _, trace = await _compile(c, "What's still open before the release?", budget_tokens=1500)
+        assert {ids["work"], other} <= _selected(trace) and done not in _selected(trace)
+        _, trace = await _compile(c, "How do refunds answer a retried request?", budget_tokens=1500)
+        assert other not in _selected(trace)  # a question about something else gets no list of work

@@ -68,11 +68,14 @@ def says_when(text: str) -> bool:
 # a test"), or a question about what is open, left, next, or being picked up. Closed
 # work items stay out of its package even when it names them (rank.py); a task that asks about
 # past work ("didn't we fix this already?", "did the prototype ever get finished?") may get them.
-_OPEN_WORK = re.compile(
+_DO_WORK = re.compile(
     r"^\W*(?:please\s+|let's\s+|can\s+you\s+|could\s+you\s+)?(?:fix|add|implement|build|write|update|refactor|"
     r"debug|investigate|migrate|ship|deploy|create|remove|make|change|set\s+up|configure|finish|complete|start|"
-    r"continue|resolve|handle|look\s+into|dig\s+into)\b"
-    r"|\b(?:still\s+open|open\s+(?:items?|work|tasks?|tickets?|bugs?)|what(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:open|left|"
+    r"continue|resolve|handle|look\s+into|dig\s+into)\b",
+    re.I,
+)
+_WHAT_IS_OPEN = re.compile(
+    r"\b(?:still\s+open|open\s+(?:items?|work|tasks?|tickets?|bugs?)|what(?:'s|\s+is|\s+are)\s+(?:still\s+)?(?:open|left|"
     r"pending|outstanding|remaining|next)|left\s+to\s+do|to-?dos?|backlog|outstanding|remaining\s+work|"
     r"in\s+progress|where\s+are\s+we|what\s+should\s+i\s+(?:pick\s+up|work\s+on|do\s+next)|pick(?:ing)?\s+up|"
     r"what(?:'s|\s+is)\s+blocked|blockers?)\b",
@@ -83,7 +86,13 @@ _OPEN_WORK = re.compile(
 def asks_about_open_work(task: str) -> bool:
     """Whether ``task`` is about work still to do (an instruction to do it; what is open, left,
     next, blocked, being picked up), as opposed to work done or history."""
-    return _OPEN_WORK.search(task) is not None
+    return _DO_WORK.search(task) is not None or asks_what_is_open(task)
+
+
+def asks_what_is_open(task: str) -> bool:
+    """Whether ``task`` asks what work is open, left, next or blocked: a question the open work
+    items answer as a list, whatever words each of them shares with it."""
+    return _WHAT_IS_OPEN.search(task) is not None
 
 
 # A task that asks for an account of work already done: a postmortem, release notes, a changelog

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.compiler import episodes
+from memory_substrate.compiler.answer_type import asks_what_is_open
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
 from memory_substrate.compiler.rank import CLOSE_MATCH
@@ -31,6 +32,16 @@ from memory_substrate.tokens import count_tokens
 from memory_substrate.util import parse_time
 
 FACT_LOOKUP_DEPTH = 40
+# A task asking what work is open, left or blocked gets up to OPEN_WORK_LISTED open items (of the
+# OPEN_WORK_SCAN most recently updated and those search found), best-matching first, below the
+# ordinary fact floor too ...
+OPEN_STATUSES = ("open", "in_progress", "blocked")
+OPEN_WORK_LISTED = 8
+OPEN_WORK_SCAN = 50
+# ... that clear this floor, which keeps out items that share nothing with the question (on the
+# agent-work dev sets the open items such a question needed matched at 0.34-0.54; 0.35 cost one of
+# them and gave nothing else back).
+OPEN_WORK_FLOORS = {"semantic": 0.3, "lexical": 0.1}
 PROCEDURE_SCAN = 200
 # No padding. How well memory covers the task: its best turn's absolute match
 # (episodes.episode_match: cosine + share of the task's words) plus the share of the task's words
@@ -149,8 +160,8 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
     only its best turns enter (``_weak_turns``), and every other candidate only as a close match
     (one that clears the ordinary floor there is most often a near miss on a word or two). A task
     that names someone the pooled turns were said by, or an entity of the graph with a fact that
-    says something the task asks, is covered whatever its other words: it is about what memory
-    holds. ``found["coverage"]`` says which it was (``unjudged`` when no turns were recalled to
+    says something the task asks, or asks what work is open where some is, is covered whatever its
+    other words: it is about what memory holds. ``found["coverage"]`` says which it was (``unjudged`` when no turns were recalled to
     judge it by: no conversations in the namespace, or scoped out) and ``coverage_by`` why."""
     if "episode_match" not in found:
         found["coverage"] = "unjudged"
@@ -158,7 +169,7 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
     task_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][0]
     match = found["episode_match"] + found["word_coverage"]
     by = ("participants" if found.get("participants_named") else "entities" if found.get("entities_asked")
-          else "match" if match >= task_floor else None)
+          else "open work" if found.get("open_work_listed") else "match" if match >= task_floor else None)
     found["coverage"] = "covered" if by else "weak"
     if by:
         found["coverage_by"] = by
@@ -207,17 +218,36 @@ def fact_lookup(
     # Matched chunks are a search answer's excerpts; the compiler reads the facts themselves.
     matches = engine.find_objects(session, plan, filters, FACT_LOOKUP_DEPTH, n_chunks=0)
     objs = [m.obj for m in matches if m.obj.kind != "procedure"]
+    open_question = "work_item" in types and asks_what_is_open(task)
+    if open_question:
+        objs += _open_work(session, {o.id for o in objs})
     if not objs:
         return []
     sims = judge(engine.rt, session, task, objs)
     floor = fact_floor(engine.rt)
+    # "What's still open?" is answered by the open work as a list: its best-matching items enter
+    # whatever words each shares with the question.
+    listed_floor = OPEN_WORK_FLOORS["semantic" if engine.rt.embedder_or_none() is not None else "lexical"]
+    answers = {o.id for o in sorted((o for o in objs if o.object_type == "work_item" and o.status in OPEN_STATUSES
+                                     and sims[o.id] >= listed_floor),
+                                    key=lambda o: (-sims[o.id], o.id))[:OPEN_WORK_LISTED]} if open_question else set()
     out, below = [], 0
     for obj in objs:
         cand = Candidate(obj.id, memory_type(obj), "fact_lookup", sims[obj.id], profile, obj=obj)
-        below += _floor(cand, sims[obj.id], floor)
+        if obj.id not in answers:
+            below += _floor(cand, sims[obj.id], floor)
         out.append(cand)
     found["facts_below_floor"] = below
+    if answers:
+        found["open_work_listed"] = len(answers)
     return out
+
+
+def _open_work(session: StoreSession, seen: set[str]) -> list[MemoryObject]:
+    """The open work a task asking what is open (answer_type.asks_what_is_open) is answered by,
+    beside what the search found: the most recently updated items."""
+    items = session.list_objects(object_types=["work_item"], statuses=list(OPEN_STATUSES), limit=OPEN_WORK_SCAN)
+    return [o for o in items if o.id not in seen]
 
 
 def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
