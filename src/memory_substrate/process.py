@@ -143,3 +143,21 @@ def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] 
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+# How long a thread may hold the GIL while another waits for it, in a serving process (CPython's
+# default is 5 ms). A served read crosses threads several times (the event loop, the token
+# lookup, the tool's worker thread, back to the loop) and each crossing waits for whoever holds
+# the GIL to be asked to give it up: beside four CPU-bound captures or long searches of another
+# namespace, 5 ms a crossing made a 5 ms search take ~100 ms. At 1 ms the slow calls lose a
+# little to switching and the reads wait a fifth as long.
+SERVE_SWITCH_INTERVAL_S = 0.001
+
+
+def favour_short_calls(interval_s: float = SERVE_SWITCH_INTERVAL_S) -> float:
+    """Hand the GIL to a waiting thread after ``interval_s``; returns the interval it replaces.
+    For a process that serves (``memory-substrate serve``); a program embedding ``Memory``
+    decides for itself: nothing changes on import."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval_s)
+    return previous
