@@ -14,6 +14,10 @@ every other command exits 128 + the signal's number (130 for Ctrl-C, 143 for SIG
 
 Ports. ``listen_socket`` binds before anything says "serving", so a port another process holds
 is one line naming the port and the flag to change it, and exit 2 (a ``ValidationError``).
+Accepted connections have Nagle's algorithm off, so a response is not held for a delayed ACK.
+
+Threads. ``serve`` hands the GIL to a waiting thread sooner than CPython's default
+(``favour_short_calls``), so a short read waits less behind another caller's slow work.
 """
 
 from __future__ import annotations
