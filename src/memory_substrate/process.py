@@ -152,9 +152,9 @@ def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] 
 # How long a thread may hold the GIL while another waits for it, in a serving process (CPython's
 # default is 5 ms). A served read crosses threads several times (the event loop, the token
 # lookup, the tool's worker thread, back to the loop) and each crossing waits for whoever holds
-# the GIL to be asked to give it up: beside four CPU-bound captures or long searches of another
-# namespace, 5 ms a crossing made a 5 ms search take ~100 ms. At 1 ms the slow calls lose a
-# little to switching and the reads wait a fifth as long.
+# the GIL to be asked to give it up, up to the interval each time. Beside four CPU-bound calls of
+# another namespace a search that takes 5-7 ms alone took ~100 ms (p50) at 5 ms, about 65 ms at
+# 1 ms (docs/benchmarks.md, issue 37); the slow calls took no longer for the extra switching.
 SERVE_SWITCH_INTERVAL_S = 0.001
 
 
