@@ -14,6 +14,10 @@ every other command exits 128 + the signal's number (130 for Ctrl-C, 143 for SIG
 
 Ports. ``listen_socket`` binds before anything says "serving", so a port another process holds
 is one line naming the port and the flag to change it, and exit 2 (a ``ValidationError``).
+Accepted connections have Nagle's algorithm off, so a response is not held for a delayed ACK.
+
+Threads. ``serve`` hands the GIL to a waiting thread sooner than CPython's default
+(``favour_short_calls``), so a short read waits less behind another caller's slow work.
 """
 
 from __future__ import annotations
@@ -100,7 +104,10 @@ def listen_socket(host: str, port: int) -> socket.socket:
     """A TCP socket bound to ``host:port`` (not yet listening), or a ``ValidationError`` naming
     the port and ``--port`` when it cannot be had."""
     family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not left 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose
+    # proto says TCP, and accepted connections copy it from here. With Nagle on, a response
+    # written as headers then body waits for the client's delayed ACK: about 40 ms a request.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
@@ -140,3 +147,22 @@ def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] 
         server.run(sockets=[sock])
     finally:
         sock.close()
+
+
+# How long a thread may hold the GIL while another waits for it, in a serving process (CPython's
+# default is 5 ms). A served read crosses threads several times (the event loop, the token
+# lookup, the tool's worker thread, back to the loop) and each crossing waits for whoever holds
+# the GIL to be asked to give it up, up to the interval each time. Beside four CPU-bound calls of
+# another namespace a search that takes 5-7 ms alone took ~100 ms (p50) at 5 ms, 65-90 ms at
+# 1 ms with messages validated in pieces (docs/benchmarks.md, issue 37); the slow calls took no
+# longer for the extra switching.
+SERVE_SWITCH_INTERVAL_S = 0.001
+
+
+def favour_short_calls(interval_s: float = SERVE_SWITCH_INTERVAL_S) -> float:
+    """Hand the GIL to a waiting thread after ``interval_s``; returns the interval it replaces.
+    For a process that serves (``memory-substrate serve``); a program embedding ``Memory``
+    decides for itself: nothing changes on import."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval_s)
+    return previous

@@ -22,7 +22,14 @@ from memory_substrate.cli.inspect_import import export_mcp_memory_to
 from memory_substrate.cli.inspect_import import register as register_inspect_import
 from memory_substrate.cli.modes import modes_command, tool_help
 from memory_substrate.errors import MemorySubstrateError
-from memory_substrate.process import STOP_HINT, exit_status, serving, stop_handlers, stop_requested
+from memory_substrate.process import (
+    STOP_HINT,
+    exit_status,
+    favour_short_calls,
+    serving,
+    stop_handlers,
+    stop_requested,
+)
 
 
 class _Group(click.Group):
@@ -142,6 +149,7 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     # What this process lives with, out of the collector's full passes (memory_substrate.heap),
     # before any background thread holds anything of its own.
     freeze_long_lived()
+    favour_short_calls()  # a read beside slow calls waits less for the GIL (memory_substrate.process)
     start_background_extraction(memory.runtime)
     if server is None:
         from memory_substrate.mcp.http import serve_http
