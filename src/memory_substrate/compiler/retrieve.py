@@ -48,9 +48,9 @@ PROCEDURE_SCAN = 200
 # any pooled turn holds (episodes.coverage). Below the task floor, unless the task names someone
 # the pooled turns were said by or an entity with a fact the task asks about, memory barely covers
 # it: only the WEAK_TURNS best turns, at most WEAK_TOKENS of them with their episodes' opening
-# lines, may enter, everything else only as a close match, and the package says so. A turn of an episode whose best turn matches below the episode floor
-# never enters. Measured on the agent-work dev set (bench/agent_bench.py, ledgerline): its
-# uncovered tasks reach 0.87-1.32 with the default embedder and its covered ones 1.52 and up
+# lines, may enter, everything else only as a close match, and the package says so. A turn of an
+# episode whose best turn matches below the episode floor never enters. Measured on the agent-work
+# dev set (bench/agent_bench.py, ledgerline): its uncovered tasks reach 0.87-1.32 with the default embedder and its covered ones 1.52 and up
 # (words alone: 0.33-0.86 and 0.86 and up); on LoCoMo dev (bench/context_bench.py, every
 # question covered, nearly every one naming a speaker) the floor costs 0.000 / 0.001 at 1,500 /
 # 4,096 tokens. The best match alone does not tell them apart: uncovered tasks reach 0.58-0.82
@@ -161,8 +161,9 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
     (one that clears the ordinary floor there is most often a near miss on a word or two). A task
     that names someone the pooled turns were said by, or an entity of the graph with a fact that
     says something the task asks, or asks what work is open where some is, is covered whatever its
-    other words: it is about what memory holds. ``found["coverage"]`` says which it was (``unjudged`` when no turns were recalled to
-    judge it by: no conversations in the namespace, or scoped out) and ``coverage_by`` why."""
+    other words: it is about what memory holds. ``found["coverage"]`` says which it was
+    (``unjudged`` when no turns were recalled to judge it by: no conversations in the namespace,
+    or scoped out) and ``coverage_by`` why."""
     if "episode_match" not in found:
         found["coverage"] = "unjudged"
         return
