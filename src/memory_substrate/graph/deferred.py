@@ -17,8 +17,9 @@ transaction. So a store closed (or a process killed) with work pending loses not
 
 The worker is one daemon thread per store and namespace, started by the first capture that
 defers anything (or by opening a namespace with work pending), stopped when the store closes.
-It embeds a batch once captures have paused for ``IDLE_S`` (or at least every ``MAX_WAIT_S``
-while they go on), so a burst of captures is not slowed by the encoder beside it.
+It embeds batches once captures have paused for ``IDLE_S``, and while they go on only a small
+batch every ``MAX_WAIT_S``: on a loaded machine the encoder beside a burst of captures would take
+the CPU they need (a batch of 512 German turns is ~0.5 s of a quiet core, 1.5 s of a busy one).
 """
 
 from __future__ import annotations
@@ -40,9 +41,10 @@ from memory_substrate.util import new_id, now_iso
 log = logging.getLogger(__name__)
 
 EMBED = "embed"
-BATCH = 512  # segments a drain embeds in one go (~0.5 s of the encoder on one core)
+BATCH = 512  # segments a drain embeds in one go (~0.5 s of the encoder on one quiet core)
 IDLE_S = 0.5  # the worker waits for captures to pause this long ...
-MAX_WAIT_S = 5.0  # ... but no longer than this between two batches
+MAX_WAIT_S = 10.0  # ... but while they go on, still embeds a small batch this often,
+BUSY_BATCH = 64  # this many segments (~1% of a core), so the queue always moves
 RETRY_S = 5.0  # after a failed batch
 WAITING = ("pending", "retrying")
 _ALL = 1_000_000
@@ -203,17 +205,18 @@ class _Worker:
 
     def _run(self) -> None:
         while not self.stopping.is_set():
-            self.wake.wait(MAX_WAIT_S)
+            self.wake.wait()  # a capture that queued work, or stopping
             self.wake.clear()
             while not self.stopping.is_set():
                 now = time.monotonic()
-                wait = min(IDLE_S - (now - self.last_capture), MAX_WAIT_S - (now - self.last_batch))
+                busy = now - self.last_capture < IDLE_S
+                wait = MAX_WAIT_S - (now - self.last_batch) if busy else 0.0
                 if wait > 0:
-                    self.stopping.wait(wait)
+                    self.stopping.wait(min(wait, IDLE_S))
                     continue
                 self.last_batch = time.monotonic()
                 try:
-                    step = drain(self.rt)
+                    step = drain(self.rt, limit=BUSY_BATCH if busy else BATCH)
                 except Exception:  # the store closing under it, a database gone: the jobs stay queued
                     log.exception("deferred embedding worker")
                     step = {"jobs": 0, "failed": 1}
