@@ -92,6 +92,11 @@ def status(session: StoreSession, *, failures: int = 5) -> dict[str, Any]:
     return out
 
 
+def queued_segments(session: StoreSession) -> int:
+    """Segments whose vectors wait in the queue (failed jobs included: they wait for a retry)."""
+    return sum(int(j.data.get("count", 0)) for j in session.list_jobs(kind=EMBED, statuses=[*WAITING, "failed"], limit=_ALL))
+
+
 def pending_count(session: StoreSession) -> int:
     counts = session.job_counts(EMBED)
     return sum(counts.get(s, 0) for s in WAITING)
@@ -115,7 +120,11 @@ def drain(rt: Runtime, *, limit: int = BATCH) -> dict[str, Any]:
             return {"embedded": 0, "jobs": 0, "failed": 0}
         if embedder is None:
             return {"embedded": 0, "jobs": 0, "failed": 0, "reason": rt.semantic_status().get("reason")}
-        flat = [s for j in taken for s in segments[j.target_id]]
+        # A reindex may have made some meanwhile (it embeds every segment without a vector).
+        with rt.read_with_expired() as session:
+            made = session.get_vectors(embedder.name, "segment", [
+                segment_vector_id(s.source_id, s.id) for j in taken for s in segments[j.target_id]])
+        flat = [s for j in taken for s in segments[j.target_id] if segment_vector_id(s.source_id, s.id) not in made]
         try:
             texts = [segment_embedding_text(s.text, s.metadata) for s in flat]
             vectors: Any = embedder.embed_documents(texts) if flat else []
