@@ -154,3 +154,13 @@ def test_the_worker_makes_them_once_captures_pause(make_settings: Any, namespace
         assert _waiting(memory)["segments_pending"] == 0
         assert _vectors(memory, stored["source_id"], 2) == 2
         assert _top(memory, QUESTION)[0] == GERMAN[0]
+
+
+def test_repair_counts_queued_segments_apart_and_a_reindex_leaves_the_drain_nothing(mem: Memory) -> None:
+    stored = _capture(mem, GERMAN)
+    vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
+    assert vectors["segments_queued"] == 2 and vectors["segments_missing"] == 0
+    mem.maintain("reindex", {}, {"apply": True})  # embeds every segment without a vector
+    assert _vectors(mem, stored["source_id"], 2) == 2
+    drained = mem.maintain("embed", {}, {"apply": True})
+    assert drained["embedded"] == 0 and drained["queue"]["segments_pending"] == 0
