@@ -164,3 +164,22 @@ def test_repair_counts_queued_segments_apart_and_a_reindex_leaves_the_drain_noth
     assert _vectors(mem, stored["source_id"], 2) == 2
     drained = mem.maintain("embed", {}, {"apply": True})
     assert drained["embedded"] == 0 and drained["queue"]["segments_pending"] == 0
+
+
+def test_a_one_shot_cli_capture_makes_its_vectors_before_it_exits(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker of a one-shot command lives on, so the CLI embeds during capture (``serve`` and
+    library users get the worker)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from memory_substrate.cli.main import main
+
+    monkeypatch.setenv("MEMORY_SUBSTRATE_ROOT", str(tmp_path / "root"))
+    monkeypatch.setenv("MEMORY_SUBSTRATE_EMBEDDER", "use-gated")
+    messages = {"title": "notizen", "messages": [{"role": "user", "content": t} for t in GERMAN]}
+    stored = CliRunner().invoke(main, ["ingest", "conversation", json.dumps(messages)])
+    assert stored.exit_code == 0, stored.output
+    assert "vectors" not in json.loads(stored.output)
+    structure = CliRunner().invoke(main, ["maintain", "structure"])
+    assert json.loads(structure.output)["deferred_vectors"]["segments_pending"] == 0

@@ -185,11 +185,6 @@ def _tool_command(tool: str, method: str, help_text: str) -> None:
             elif long_running and progress_kind == "auto" and sys.stderr.isatty():
                 kwargs["progress"] = _progress_bar()
             result = getattr(memory, method)(mode, data, options, **kwargs)
-            if method == "ingest" and isinstance(result.get("vectors"), dict):
-                # The vectors a capture left to the background worker are made before this
-                # one-shot process ends: no worker of its own lives on to make them.
-                memory.maintain("embed", {}, {"apply": True})
-                result["vectors"] = {**result["vectors"], "status": "made"}
         except MemorySubstrateError as exc:
             _fail(exc)
             return
