@@ -8,6 +8,7 @@ from typing import Any
 from memory_substrate.compiler import compile_context
 from memory_substrate.derived.mirrored import mirrored
 from memory_substrate.embed.registry import require_known as require_known_embedder
+from memory_substrate.graph import deferred
 from memory_substrate.graph.extract import Extractor
 from memory_substrate.ids import expand_short_ids
 from memory_substrate.ingest.service import IngestService, Progress
@@ -56,6 +57,8 @@ class Memory:
         self._owns_store = store is None and runtime is None
         if runtime is None:
             wrapped.replay_pending(self.runtime.namespace)
+            # Vectors a closed process left to make (graph/deferred.py) are made from now on.
+            deferred.resume(self.runtime)
         self._ingest = IngestService(self.runtime)
         self._query = QueryService(self.runtime, compile_context)
         self._remember = RememberService(self.runtime)
@@ -116,6 +119,7 @@ class Memory:
 
     def close(self) -> None:
         if self._owns_store:
+            deferred.stop_workers(self.store)  # what still waits stays queued for the next open
             self.store.close()
 
     def __enter__(self) -> Memory:

@@ -54,6 +54,7 @@ class Patch:
         # Vectors embedded before the write session opened, by embedding text: a writer should not
         # hold the namespace's write lock while a model runs.
         self.prepared: dict[str, Any] = prepared or {}
+        self.deferred_segments: dict[str, list[str]] = {}  # source id -> segments whose vectors come later
 
     def _event(self, object_id: str, action: str, data: dict[str, Any]) -> None:
         self.events.append(AuditEvent(new_id("event"), self.id, object_id, action, now_iso(), data))
@@ -119,15 +120,23 @@ class Patch:
     def add_segments(
         self, segments: Sequence[Segment], *, vectors: bool = True, prepared_vectors: Sequence[Any] | None = None
     ) -> None:
-        """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given."""
+        """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given.
+        A prepared vector that is None is left for later (``graph.deferred``): its segment's id is
+        kept in ``deferred_segments`` for the caller to queue."""
         self.session.insert_segments((s, *segment_search_text(s)) for s in segments)
         self.operations += len(segments)
         if vectors and self.embedder is not None and segments:
             if prepared_vectors is not None and len(prepared_vectors) == len(segments):
-                rows = [(segment_vector_id(s.source_id, s.id), v) for s, v in zip(segments, prepared_vectors, strict=True)]
+                rows = []
+                for s, v in zip(segments, prepared_vectors, strict=True):
+                    if v is None:
+                        self.deferred_segments.setdefault(s.source_id, []).append(s.id)
+                    else:
+                        rows.append((segment_vector_id(s.source_id, s.id), v))
             else:
                 rows = embed_segments(self.embedder, segments)
-            self.session.upsert_vectors(self.embedder.name, "segment", rows)
+            if rows:
+                self.session.upsert_vectors(self.embedder.name, "segment", rows)
 
     def _ensure_nodes(self, obj: MemoryObject) -> None:
         """Refs to nodes that do not exist yet become stub nodes, so the graph has no dangling edge."""

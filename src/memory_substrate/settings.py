@@ -126,6 +126,9 @@ class Settings(BaseSettings):
     llm_max_in_flight: int = 1  # requests one endpoint is sent at once (a local server queues the rest)
     llm_max_output_tokens: int = 2048  # upper bound of the max_tokens sized to each window
     extract_in_background: bool = True  # `serve` drains the extraction queue when a model is configured
+    # Vectors a capture's embedder marks costly (use-gated: other languages) are made by a background
+    # worker after the capture returns (graph/deferred.py); off: every vector is made during capture.
+    embed_in_background: bool = True
     # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None
     # The graph toolset's limits (spec 002), see the module docstring.

@@ -82,6 +82,8 @@ def test_through_mcp_questions_find_their_paraphrase_and_translation(default_set
                 for title, texts in (("notizen", GERMAN), ("notes", ENGLISH[1:2])):
                     messages = [{"role": "user", "content": t} for t in texts]
                     await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                # The German turns' vectors are made after capture (graph/deferred.py): made now.
+                await call(client, "memory_maintain", "embed", {}, {"apply": True})
                 opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
                 german = await call(client, "memory_query", "search", {"query": "Wer geht bald aus dem Unternehmen weg?"}, opts)
                 english = await call(client, "memory_query", "search", {"query": "Where will my sister's wedding be?"}, opts)
@@ -195,6 +197,8 @@ def test_through_mcp_a_translation_outranks_english_turns_that_only_share_words(
                 for title, texts in (("notizen", [BACKUP_DE, *GERMAN]), ("notes", UNRELATED)):
                     messages = [{"role": "user", "content": t} for t in texts]
                     await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                # The German turns' vectors are made after capture (graph/deferred.py): made now.
+                await call(client, "memory_maintain", "embed", {}, {"apply": True})
                 opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
                 found = await call(client, "memory_query", "search", {"query": "Why did the file server backup fail last week?"}, opts)
                 return [i["excerpt"] for i in found["items"]]

@@ -24,9 +24,15 @@ def settings_of(ctx: click.Context) -> Any:
 
 
 def open_memory(ctx: click.Context) -> Any:
+    """The store of a one-shot command. Such a process ends when its command does, so no
+    background worker of its own would live on to make the vectors a capture defers
+    (graph/deferred.py): it makes every vector during capture (``serve`` keeps the worker)."""
     from memory_substrate.app import Memory
 
-    return Memory(settings_of(ctx))
+    settings = settings_of(ctx)
+    if "embed_in_background" not in settings.model_fields_set:
+        settings = settings.model_copy(update={"embed_in_background": False})
+    return Memory(settings)
 
 
 def load_json(value: str | None, what: str) -> dict[str, Any]:

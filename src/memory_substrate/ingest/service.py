@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, cast
 
-from memory_substrate.graph import jobs
+from memory_substrate.graph import deferred, jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.indexing import segment_embedding_text
 from memory_substrate.ingest import repeats
@@ -65,6 +65,9 @@ class IngestService:
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
             if grown is not None:
                 appended = self._append(patch, mode, grown, captured, seg_vectors)
+                # The worker waits for captures to pause before it reads the queue, so waking it
+                # a moment before this transaction commits finds the job written.
+                self._after_commit(patch, appended)
                 return summarise(appended, opts.max_items) if opts.detail == "compact" else appended
             segments = _segments(source_id, captured, checked_at)
             episode = mode in EPISODE_MODES
@@ -76,14 +79,24 @@ class IngestService:
                 jobs.enqueue(session, source_id)  # extraction runs later and never blocks ingest
             if previous is not None:
                 _supersede(patch, previous, source_id)
+            _queue_deferred(patch)
             record = patch.commit({"source_id": source_id, "segments": len(segments)})
         result = _stored(result_type, mode, captured, source, segments, previous, record, patch.event_ids)
+        self._after_commit(patch, result)
         return summarise(result, opts.max_items) if opts.detail == "compact" else result
+
+    def _after_commit(self, patch: Patch, result: dict[str, Any]) -> None:
+        """Say how many vectors are still to come, and wake the worker that makes them."""
+        waiting = sum(len(ids) for ids in patch.deferred_segments.values())
+        if waiting:
+            result["vectors"] = {"status": "queued", "segments": waiting}
+            deferred.notify(self.rt)
 
     def _append(
         self, patch: Patch, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
     ) -> dict[str, Any]:
         updated, segments = repeats.append_messages(patch.session, patch, prev, captured, _summary(captured), seg_vectors)
+        _queue_deferred(patch)
         record = patch.commit({"source_id": prev.id, "segments": len(segments), "appended": True})
         return {
             "result_type": f"{mode}_ingest_result",
@@ -120,9 +133,22 @@ class IngestService:
             if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
         texts = [segment_embedding_text(s.text, s.metadata) for s in captured.segments]
-        seg_vectors = emb.embed_documents(texts) if texts else None
+        later = deferred.deferrable(emb, texts, background=self.rt.settings.embed_in_background)
+        if any(later):  # the costly vectors are made by the background worker (graph/deferred.py)
+            now = [i for i, d in enumerate(later) if not d]
+            made: Any = emb.embed_documents([texts[i] for i in now]) if now else []
+            seg_vectors: Any = [None] * len(texts)
+            for k, i in enumerate(now):
+                seg_vectors[i] = made[k]
+        else:
+            seg_vectors = emb.embed_documents(texts) if texts else None
         source_text = f"{captured.title}. {_summary(captured)}".strip()
         return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}
+
+
+def _queue_deferred(patch: Patch) -> None:
+    for source_id, segment_ids in patch.deferred_segments.items():
+        deferred.enqueue(patch.session, source_id, segment_ids)
 
 
 def _summary(captured: CapturedSource) -> str:

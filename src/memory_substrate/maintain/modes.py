@@ -29,6 +29,7 @@ MODES_DECLARED: tuple[Mode, ...] = (
     _mode("expire", S.TimeInput, S.ApplyOptions, "archive expired (TTL)"),
     _mode("cycle", S.CycleInput, S.ApplyOptions, "upkeep in one run"),
     _mode("report", S.ReportInput, S.ReportOptions, "a namespace's state", writes=False),
+    _mode("embed", S.EmbedInput, S.ApplyOptions, "make queued vectors"),
     _mode("extract", S.ExtractInput, S.ExtractOptions, "knowledge graph of episodes, by a model"),
     _mode("merge_entities", MergeEntitiesInput, S.ApplyOptions, "merge same-named entities"),
 )

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.graph import deferred
 from memory_substrate.indexing import (
     claim_key,
     derived_relations,
@@ -109,10 +110,14 @@ def derived_index_diagnostics(
     else:
         seg_current = seg_models.get(model or "", 0)
         seg_other = sum(seg_models.values()) - seg_current
+        # Segments a capture queued for the background worker (graph/deferred.py) are not damage:
+        # counted apart, they do not ask for a reindex.
+        queued = deferred.queued_segments(session)
         vectors.update(
             objects_missing=sum(1 for oid in ids if oid not in obj_owners),
             objects_stale_model=sum(1 for oid, m in obj_owners.items() if oid in ids and m != model),
-            segments_missing=max(0, total_segments - seg_current - seg_other),
+            segments_missing=max(0, total_segments - seg_current - seg_other - queued),
+            segments_queued=queued,
             segments_stale_model=seg_other,
         )
         stale_vectors = any(

@@ -158,6 +158,12 @@ class ExtractInput(Strict):
     limit: int = Field(default=20, ge=1, le=1000)
 
 
+class EmbedInput(Strict):
+    # Segments to embed in this call (whole captures, so a little more); None: all that wait.
+    limit: int | None = Field(default=None, ge=1, le=10_000_000)
+    retry_failed: StrictBool = False  # put jobs parked after failing back in the queue first
+
+
 class ExtractOptions(ApplyOptions):
     # "llm": the OpenAI-compatible model of MEMORY_SUBSTRATE_LLM_*; "sampling": the connected MCP client.
     extractor: Literal["llm", "sampling"] = "llm"

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_substrate.errors import NotAvailableError, NotFoundError
+from memory_substrate.graph import deferred
 from memory_substrate.graph.extract import Extractor, configured_extractor, drain
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
@@ -97,6 +98,22 @@ class MaintainService:
         return settle_extract(drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply,
                                     progress=progress))
 
+    def _embed(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+        """The vectors captures left to the background worker (graph/deferred.py), made now;
+        without ``apply`` only what waits."""
+        data = parse(S.EmbedInput, input_data, "input_data")
+        apply = parse(S.ApplyOptions, options, "options").apply
+        result: dict[str, Any] = {"result_type": "embed_result", "apply": apply, "dry_run": not apply}
+        if apply:
+            requeued = deferred.retry_failed(self.rt) if data.retry_failed else 0
+            done = deferred.drain_all(self.rt, limit=data.limit)
+            result.update(status="failed" if done.get("error") else "applied", requeued=requeued, **done)
+        else:
+            result["status"] = "dry_run"
+        with self.rt.read_with_expired() as session:
+            result["queue"] = deferred.status(session)
+        return result
+
     # --- structural ----------------------------------------------------------------------
     def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.ConfigureInput, input_data, "input_data")
@@ -157,6 +174,7 @@ class MaintainService:
             config = session.get_config()
             patches = session.list_patches(limit=1)
             mirrors = derived_health(self.rt, session)
+            waiting = deferred.status(session)
         by_type: Counter[str] = Counter()
         by_status: dict[str, Counter[str]] = {}
         by_kind: dict[str, Counter[str]] = {}
@@ -182,6 +200,8 @@ class MaintainService:
             "config": config,
             "last_patch_at": patches[0].created_at if patches else None,
             "semantic_backend": self._embedder_in_use(),
+            # Segments whose vectors the background worker has yet to make (graph/deferred.py).
+            "deferred_vectors": waiting,
             **({"derived_backends": mirrors} if mirrors else {}),
         }
 
