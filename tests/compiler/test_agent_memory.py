@@ -171,7 +171,18 @@ async def test_a_question_about_what_is_open_gets_the_open_work_whatever_its_wor
         done = (await call(c, "memory_remember", "work_item", knowledge(
             kind="task", title="Renew the marketing site certificate", summary="Renewed with the new CA.")))["object_id"]
         await call(c, "memory_remember", "work_item", {"work_item_id": done, "status": "done", "reason": "renewed"})
+        elsewhere = (await call(c, "memory_remember", "work_item", knowledge(
+            kind="chore", title="Migrate the CI runners of the mobile app to the new build cluster",
+            summary="Move the app pipelines off the old Jenkins hosts before launch.",
+            scope_refs=["scope:mobile"])))["object_id"]
         _, trace = await _compile(c, "What's still open before the release?", budget_tokens=1500)
-        assert {ids["work"], other} <= _selected(trace) and done not in _selected(trace)
-        _, trace = await _compile(c, "How do refunds answer a retried request?", budget_tokens=1500)
-        assert other not in _selected(trace)  # a question about something else gets no list of work
+        assert {ids["work"], other, elsewhere} <= _selected(trace) and done not in _selected(trace)
+        assert trace["coverage_by"] == "open work" and trace["open_work_listed"] >= 3
+        # the list keeps to the task's scope
+        _, trace = await _compile(c, "What's still open before the release?", budget_tokens=1500,
+                                  scope={"scope_refs": ["scope:mobile"]})
+        assert elsewhere in _selected(trace) and not {ids["work"], other} & _selected(trace)
+        # a question about something else, or a task that only mentions a backlog, gets no list of work
+        for task in ("How do refunds answer a retried request?", "How big is the refund queue backlog?"):
+            _, trace = await _compile(c, task, budget_tokens=1500)
+            assert other not in _selected(trace) and "open_work_listed" not in trace, task

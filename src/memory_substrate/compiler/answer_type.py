@@ -86,13 +86,28 @@ _WHAT_IS_OPEN = re.compile(
 def asks_about_open_work(task: str) -> bool:
     """Whether ``task`` is about work still to do (an instruction to do it; what is open, left,
     next, blocked, being picked up), as opposed to work done or history."""
-    return _DO_WORK.search(task) is not None or asks_what_is_open(task)
+    return _DO_WORK.search(task) is not None or _WHAT_IS_OPEN.search(task) is not None
+
+
+# A question that asks for the open work itself, as a list: "What's still open before we go live?",
+# "What work remains?", "Which tickets are unresolved?". Narrower than _WHAT_IS_OPEN, whose looser
+# phrases ("where are we", "outstanding", "backlog", "pick up") also name other things ("Where
+# are we storing the tokens?", "an outstanding balance", "the consumer backlog").
+_LIST_OPEN = re.compile(
+    r"\b(?:still\s+open|open\s+(?:items?|work|tasks?|tickets?|bugs?|issues?|prs?|pull\s+requests?)|"
+    r"(?:what|which)(?:'s|\s+is|\s+are)?\s+(?:still\s+)?(?:open|left|pending|remaining|unresolved|blocked|next)\b"
+    r"(?!\s+(?:of|in|on)\b)|"
+    r"(?:what|which)\s+(?:work|tasks?|tickets?|items?|bugs?|issues?)\s+(?:is\s+|are\s+)?(?:still\s+)?"
+    r"(?:open|left|remains?|remaining|pending|unresolved|blocked)|left\s+to\s+do|"
+    r"what\s+should\s+i\s+(?:pick\s+up|work\s+on|do)\s+next)",
+    re.I,
+)
 
 
 def asks_what_is_open(task: str) -> bool:
-    """Whether ``task`` asks what work is open, left, next or blocked: a question the open work
-    items answer as a list, whatever words each of them shares with it."""
-    return _WHAT_IS_OPEN.search(task) is not None
+    """Whether ``task`` asks for the open work as a list (what is open, left, next or blocked):
+    a question the open work items answer whatever words each of them shares with it."""
+    return _LIST_OPEN.search(task) is not None
 
 
 # A task that asks for an account of work already done: a postmortem, release notes, a changelog
@@ -100,14 +115,30 @@ def asks_what_is_open(task: str) -> bool:
 # to write about the work, not to do it, so it is no task about work still to do, and the closed
 # items it recounts enter like any other item the task matches (rank.py), not only when named.
 _PAST_WORK = re.compile(
-    r"\b(?:post-?mortems?|retro(?:spective)?s?|release\s+notes?|change-?logs?|incident\s+reports?|write-?ups?|"
-    r"what\s+(?:we\s+)?changed|what\s+went\s+(?:wrong|well)|what\s+happened|"
+    r"\b(?:post[-\s]?mortems?|retro(?:spective)?s?|release\s+notes?|change-?logs?|incident\s+reports?|write-?ups?|"
+    r"what\s+(?:we\s+)?changed|what\s+went\s+(?:wrong|well)|what\s+happened|what\s+we\s+(?:shipped|did|got\s+done)|"
     r"why\s+we\s+(?:dropped|abandoned|cancelled|canceled|stopped|chose|picked|moved|switched|decided|gave\s+up))\b",
     re.I,
 )
+# The instructions that produce an account rather than do the work.
+_WRITE = re.compile(r"^\W*(?:please\s+|let's\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|summari[sz]e|document|"
+                    r"prepare|compose|put\s+together)\b", re.I)
 
 
 def recounts_past_work(task: str) -> bool:
     """Whether ``task`` asks for an account of work already done (a postmortem, release notes, a
-    changelog entry, why something was dropped or what changed)."""
-    return _PAST_WORK.search(task) is not None
+    changelog entry, why something was dropped or what changed), and is not an instruction to do
+    work: "Investigate what happened and fix it" and "Fix the changelog generator" do work."""
+    if _PAST_WORK.search(task) is None:
+        return False
+    return _DO_WORK.search(task) is None or _WRITE.search(task) is not None
+
+
+def work_stance(task: str) -> tuple[bool, bool]:
+    """(about open work, an account of past work) for ``task``: a question about what is open is
+    about open work whatever else it names; otherwise an account of past work is not an
+    instruction to do the work it recounts."""
+    past = recounts_past_work(task)
+    if asks_what_is_open(task) or (_WHAT_IS_OPEN.search(task) is not None and not past):
+        return True, False
+    return (_DO_WORK.search(task) is not None and not past), past

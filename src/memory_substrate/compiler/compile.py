@@ -13,7 +13,7 @@ from typing import Any
 
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
-from memory_substrate.compiler.answer_type import asks_about_open_work, recounts_past_work
+from memory_substrate.compiler.answer_type import work_stance
 from memory_substrate.compiler.budget import Fitted, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
@@ -126,9 +126,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     cands, profiles = _retrieve(rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found)
 
     now = parse_time(now_iso())
-    past = recounts_past_work(task)  # "Write the postmortem" is about work done, not work to do
+    open_work, past = work_stance(task)  # "Write the postmortem" is about work done, not work to do
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
-                              open_work=asks_about_open_work(task) and not past, past_work=past)
+                              open_work=open_work, past_work=past)
     source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
@@ -153,8 +153,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               **{k: found[k] for k in ("answer_type", "streams", "coverage", "coverage_by", "episode_match", "word_coverage",
-                                     "participants_named") if k in found}},
+               **{k: found[k] for k in TRACED if k in found}},
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")
@@ -172,6 +171,9 @@ def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:
     return DEFAULT_TOKEN_BUDGET, "default"
 
 
+# What the strategies noted about the task that the trace carries (retrieve.py, episodes.py).
+TRACED = ("answer_type", "streams", "coverage", "coverage_by", "open_work_listed", "episode_match", "word_coverage",
+          "participants_named")
 STRATEGY_NEEDS = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
 
 
@@ -197,7 +199,7 @@ def _retrieve(rt: Runtime, engine: SearchEngine, plan: SearchPlan, task: str, cl
         before = len(cands)
         with rt.read() as session:  # the compile's snapshot
             if strategy == "fact_lookup":
-                cands.extend(RT.fact_lookup(engine, session, plan, task, list(scope.object_types), cls_name, found))
+                cands.extend(RT.fact_lookup(engine, session, plan, task, scope, cls_name, found))
             elif strategy == "graph":
                 cands.extend(RT.graph(rt, session, task, cls_name, found, led=why is None))
             elif strategy == "episode_recall":

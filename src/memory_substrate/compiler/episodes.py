@@ -142,12 +142,20 @@ NAME_WORD = re.compile(r"[^\W\d_]+")  # letters only: "Caroline's" and "Jean-Luc
 
 def named_participants(text: str, speakers: dict[str, str]) -> list[str]:
     """The participants a task names: a capitalised word of the task (times already taken out,
-    so "in May" names nobody) equal to a whole capitalised word of a speaker's name. Stems,
-    lower-case words and function words never count: "marking" is not Mark, and "Will the fix
-    hold?" does not name Will."""
-    named = {w.casefold() for w in NAME_WORD.findall(text)
-             if w[:1].isupper() and w.casefold() in speakers and fold(w) not in ENGLISH}
+    so "in May" names nobody) equal to a whole capitalised word of a speaker's name, past the
+    first word of its sentence. Stems, lower-case words and function words never count:
+    "marking" is not Mark, "Mark the ticket as done" names nobody, and "will" is not Will."""
+    named: set[str] = set()
+    for sentence in SENTENCES.split(text):
+        words = NAME_WORD.findall(sentence)
+        named.update(w.casefold() for w in words[1:]
+                     if w[:1].isupper() and w.casefold() in speakers and fold(w) not in ENGLISH)
     return sorted(named)
+
+
+# A sentence's first word is capitalised whatever it is ("Mark the ticket as done", "Bill the
+# customer"): it names nobody. (No LoCoMo dev question starts with a speaker's name.)
+SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def recall(rt: Runtime, session: StoreSession, task: str, budget: int,

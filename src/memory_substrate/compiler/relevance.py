@@ -131,7 +131,7 @@ def _document_vectors(emb: Embedder, texts: list[str]) -> npt.NDArray[np.float32
         fresh = np.asarray(emb.embed_documents([t for _, t in missing]), dtype=np.float32)
         with _vectors_lock:
             for k, v in zip(missing, fresh, strict=True):
-                kept[k] = _vectors[k] = v
+                kept[k] = _vectors[k] = v.copy()  # its own row: a kept view would keep the whole batch
             while len(_vectors) > VECTOR_CACHE:
                 _vectors.popitem(last=False)
     return np.stack([kept[k] for k in keys]) if keys else np.zeros((0, emb.dimensions), dtype=np.float32)

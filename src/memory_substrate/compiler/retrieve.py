@@ -78,10 +78,10 @@ def segment_memory_type(seg: Segment) -> str:
     """A conversation's turn is episodic: something that happened, said by someone at a time. A
     captured file, document, page or code chunk is semantic: it states what is true or how
     something is built, as knowledge does, and a task class weighs it as it weighs knowledge (a
-    writing or architecture task wants the design doc as much as the decision; a debug task the
-    code). On the agent-work dev sets (bench/agent_bench.py, ledgerline and routewise) files were
-    weighed as turns before: files in packages at 1,500 tokens 0.444 -> 0.571 of those required,
-    turns 0.739 -> 0.717."""
+    writing or architecture task at 1.0, wanting the design doc as much as the decision; debug at
+    0.7, compliance at 0.8). Measured on the agent-work dev sets (bench/agent_bench.py, ledgerline
+    and routewise): required files in packages at 1,500 tokens 0.571 weighed as semantic against
+    0.444 weighed as turns, required turns 0.717 against 0.739."""
     return "episodic" if seg.locator.get("kind") == "message" else "semantic"
 
 
@@ -184,7 +184,8 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
 
 
 def _weak_turns(turns: list[Candidate], why: str) -> None:
-    """The best turns of a weakly covered task, in the order episode recall ranked them, while
+    """The best turns (and file or document chunks: whatever episode recall found) of a weakly
+    covered task, in the order episode recall ranked them, while
     there are fewer than WEAK_TURNS and WEAK_TOKENS holds them with their episodes' opening
     lines; the first that does not fit ends the run, so a long turn is never passed over for
     shorter, worse ones (and when the best turn alone is too long, none enters: the package says
@@ -206,13 +207,13 @@ def _weak_turns(turns: list[Candidate], why: str) -> None:
 
 
 def fact_lookup(
-    engine: SearchEngine, session: StoreSession, plan: SearchPlan, task: str, object_types: list[str], profile: str,
+    engine: SearchEngine, session: StoreSession, plan: SearchPlan, task: str, scope: Any, profile: str,
     found: dict[str, Any],
 ) -> list[Candidate]:
     """Object search (``SearchEngine.find_objects``, typed matches read in the compile's session)
     over the knowledge, activity and work-item types asked for; procedures are left to procedure
     assist. Each fact is judged for relevance (relevance.py) and floored."""
-    types = [t for t in object_types if t in ("knowledge", "activity", "work_item")]
+    types = [t for t in scope.object_types if t in ("knowledge", "activity", "work_item")]
     if not types:
         return []
     filters = Filters(object_types=types).merged()  # type: ignore[arg-type]
@@ -221,7 +222,7 @@ def fact_lookup(
     objs = [m.obj for m in matches if m.obj.kind != "procedure"]
     open_question = "work_item" in types and asks_what_is_open(task)
     if open_question:
-        objs += _open_work(session, {o.id for o in objs})
+        objs += _open_work(session, scope, {o.id for o in objs})
     if not objs:
         return []
     sims = judge(engine.rt, session, task, objs)
@@ -230,7 +231,7 @@ def fact_lookup(
     # whatever words each shares with the question.
     listed_floor = OPEN_WORK_FLOORS["semantic" if engine.rt.embedder_or_none() is not None else "lexical"]
     answers = {o.id for o in sorted((o for o in objs if o.object_type == "work_item" and o.status in OPEN_STATUSES
-                                     and sims[o.id] >= listed_floor),
+                                     and sims[o.id] >= listed_floor and _in_scope(o, scope)),
                                     key=lambda o: (-sims[o.id], o.id))[:OPEN_WORK_LISTED]} if open_question else set()
     out, below = [], 0
     for obj in objs:
@@ -244,11 +245,19 @@ def fact_lookup(
     return out
 
 
-def _open_work(session: StoreSession, seen: set[str]) -> list[MemoryObject]:
+def _open_work(session: StoreSession, scope: Any, seen: set[str]) -> list[MemoryObject]:
     """The open work a task asking what is open (answer_type.asks_what_is_open) is answered by,
-    beside what the search found: the most recently updated items."""
-    items = session.list_objects(object_types=["work_item"], statuses=list(OPEN_STATUSES), limit=OPEN_WORK_SCAN)
-    return [o for o in items if o.id not in seen]
+    beside what the search found: the most recently updated items in the task's scope."""
+    items = session.list_objects(object_types=["work_item"], kinds=list(scope.kinds) or None,
+                                 statuses=list(OPEN_STATUSES), limit=OPEN_WORK_SCAN)
+    return [o for o in items if o.id not in seen and _in_scope(o, scope)]
+
+
+def _in_scope(obj: MemoryObject, scope: Any) -> bool:
+    """``scope.kinds`` and ``scope.scope_refs`` as compile._apply_scope applies them, so the open
+    work listed is work the package may hold."""
+    kinds_ok = not scope.kinds or obj.kind in scope.kinds
+    return kinds_ok and (not scope.scope_refs or bool(set(scope.scope_refs) & set(obj.scope_refs)))
 
 
 def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
