@@ -16,6 +16,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from tests.helpers import call
+from tests.ingest_adapters.conftest import write
 
 pytestmark = pytest.mark.anyio
 
@@ -66,12 +67,7 @@ def _repo(root: Path) -> Path:
         "ops/.env.kt": "LEDGER_TOKEN=1\n",  # secret-file rules hold for any extension
     }
     for rel, content in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
+        write(root, rel, content)
     return root
 
 

@@ -83,12 +83,6 @@ _WHAT_IS_OPEN = re.compile(
 )
 
 
-def asks_about_open_work(task: str) -> bool:
-    """Whether ``task`` is about work still to do (an instruction to do it; what is open, left,
-    next, blocked, being picked up), as opposed to work done or history."""
-    return _DO_WORK.search(task) is not None or _WHAT_IS_OPEN.search(task) is not None
-
-
 # A question that asks for the open work itself, as a list: "What's still open before we go live?",
 # "What work remains?", "Which tickets are unresolved?". Narrower than _WHAT_IS_OPEN, whose looser
 # phrases ("where are we", "outstanding", "backlog", "pick up") also name other things ("Where

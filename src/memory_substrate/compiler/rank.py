@@ -33,7 +33,7 @@ from memory_substrate.util import parse_time
 
 UNVERIFIED = ("candidate", "contested")
 # Closed work is history: it answers "didn't we fix this already?" but misleads a task about what
-# is open now (answer_type.asks_about_open_work: such a task never gets it). Otherwise it enters
+# is open now (answer_type.work_stance: such a task never gets it). Otherwise it enters
 # only when the task names it (a similarity this close), or when the task asks for an account of
 # past work (a postmortem, release notes: answer_type.recounts_past_work), where it enters like any
 # item. On the agent-work dev set the closed items a task needed matched at 0.95-1.0, the ones it
