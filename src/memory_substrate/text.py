@@ -46,9 +46,10 @@ def tokens(text: str) -> list[str]:
 _fold_word = lru_cache(maxsize=65_536)(fold)
 
 
-def _analysed(text: str, *, drop_stopwords: bool) -> list[str] | None:
-    """Surface words and their terms for text in a language ``analysis`` handles (else None)."""
-    words = analyse_words(text, drop_stopwords=drop_stopwords)
+def _analysed(text: str, *, drop_stopwords: bool, language: str | None = None) -> list[str] | None:
+    """Surface words and their terms for text in a language ``analysis`` handles (else None);
+    ``language`` as ``analysis.analyse_words`` takes it."""
+    words = analyse_words(text, drop_stopwords=drop_stopwords, language=language)
     if words is None:
         return None
     out: list[str] = []
@@ -76,11 +77,13 @@ def index_text(*parts: str | None) -> str:
     return " ".join(words)
 
 
-def query_terms(text: str) -> list[str]:
-    """Content terms of a query (stopwords dropped unless nothing else is left), stems included."""
+def query_terms(text: str, language: str | None = None) -> list[str]:
+    """Content terms of a query (stopwords dropped unless nothing else is left), stems included.
+
+    ``language``: a stored text's language (``Segment.language``), which spares the detector."""
     if len(text) <= _CACHED_CHARS:
-        return list(_query_terms_cached(text))
-    return _query_terms(text)
+        return list(_query_terms_cached(text, language))
+    return _query_terms(text, language)
 
 
 # A compile judges the same pooled turns several times (episode match, coverage) and the next
@@ -89,12 +92,12 @@ _CACHED_CHARS = 2_000
 
 
 @lru_cache(maxsize=16_384)
-def _query_terms_cached(text: str) -> tuple[str, ...]:
-    return tuple(_query_terms(text))
+def _query_terms_cached(text: str, language: str | None) -> tuple[str, ...]:
+    return tuple(_query_terms(text, language))
 
 
-def _query_terms(text: str) -> list[str]:
-    analysed = _analysed(text, drop_stopwords=True)
+def _query_terms(text: str, language: str | None = None) -> list[str]:
+    analysed = _analysed(text, drop_stopwords=True, language=language)
     if analysed:
         return list(dict.fromkeys(analysed))
     toks = tokens(text)

@@ -36,6 +36,26 @@ def test_language_is_detected_and_short_or_english_text_keeps_the_english_path()
     assert index_terms(STATEMENTS[5]) == ["went", "hik", "mountain", "two", "dog", "last", "weekend"]
 
 
+def test_a_stored_language_gives_the_detected_answer_without_the_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_substrate.analysis import words
+    from memory_substrate.storage.ranking import stored_language
+    from memory_substrate.text import query_terms
+
+    expected = {t: (words.analyse_words(t), query_terms(t)) for t in STATEMENTS}
+    stored = {t: stored_language(t) for t in STATEMENTS}
+
+    def no_detector(_: str) -> str:
+        raise AssertionError("the detector ran although the language was given")
+
+    monkeypatch.setattr(words, "language_of", no_detector)
+    for text in STATEMENTS:
+        assert words.analyse_words(text, language=stored[text]) == expected[text][0], text
+        assert query_terms(text + " ", stored[text]) == expected[text][1], text  # a new text: not cached
+    # "" (no language could be told) and a language not analysed here keep the English path
+    assert words.analyse_words(STATEMENTS[0], language="") is None
+    assert words.analyse_words(STATEMENTS[0], language="tr") is None
+
+
 def test_inflections_meet_stopwords_drop_and_compounds_offer_their_head() -> None:
     doc = set(index_terms(STATEMENTS[1]))
     assert {"dateiserv", "sicher", "festplatt"} <= doc

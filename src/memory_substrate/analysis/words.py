@@ -12,6 +12,7 @@ from memory_substrate.analysis import cjk
 from memory_substrate.analysis.compounds import compound_heads
 from memory_substrate.analysis.detect import (
     CJK_CHAR,
+    DETECTED,
     HANGUL_CHAR,
     KANA_CHAR,
     MIN_LETTERS,
@@ -59,15 +60,22 @@ def analyse(text: str, *, drop_stopwords: bool = True) -> tuple[str, ...] | None
     return None if words is None else tuple(t for _, terms in words for t in terms)
 
 
-def analyse_words(text: str, *, drop_stopwords: bool = True) -> list[tuple[str, tuple[str, ...]]] | None:
-    """Like ``analyse``, word by word: ``(lower-cased word, its terms)``."""
+def analyse_words(
+    text: str, *, drop_stopwords: bool = True, language: str | None = None
+) -> list[tuple[str, tuple[str, ...]]] | None:
+    """Like ``analyse``, word by word: ``(lower-cased word, its terms)``.
+
+    ``language``: the text's language as a store kept it (``main_language`` of the same text, ""
+    when none could be told), used instead of running the detector again: the same answer, as
+    both read the detector's verdict on the text's beginning (a compile analyses a few hundred
+    stored turns)."""
     if not text:
         return None
     if not text.isascii() and CJK_CHAR.search(text):
         return _cjk_words(text)
     if len(text) < MIN_LETTERS:
         return None
-    lang = language_of(text)
+    lang = language_of(text) if language is None else language if language in DETECTED else None
     if lang is None or lang == "en":
         return None
     stop = STOPWORDS.get(lang, frozenset())

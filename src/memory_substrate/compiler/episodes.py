@@ -109,7 +109,7 @@ def episode_match(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -
     groups = word_groups(task)
     best: dict[str, float] = {}
     for seg, r, _ in pool:
-        m = max(0.0, float(r.features.get("semantic", 0.0))) + overlap(groups, seg.text)
+        m = max(0.0, float(r.features.get("semantic", 0.0))) + overlap(groups, seg.text, seg.language)
         best[seg.source_id] = max(best.get(seg.source_id, 0.0), m)
     return best
 
@@ -128,7 +128,7 @@ def coverage(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> tup
     have: set[str] = set()
     speakers: dict[str, str] = {}
     for seg, _, _ in pool:
-        have.update(query_terms(seg.text))
+        have.update(query_terms(seg.text, seg.language))
         name = seg.metadata.get("name")
         if isinstance(name, str):
             have.update(query_terms(name))

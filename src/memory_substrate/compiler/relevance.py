@@ -56,11 +56,12 @@ def word_groups(task: str) -> list[frozenset[str]]:
     return [frozenset(forms[h]) for h in heads]
 
 
-def overlap(groups: Sequence[frozenset[str]], text: str) -> float:
-    """The share of the task's words (``word_groups``) that ``text`` holds in some form."""
+def overlap(groups: Sequence[frozenset[str]], text: str, language: str | None = None) -> float:
+    """The share of the task's words (``word_groups``) that ``text`` holds in some form
+    (``language``: a stored turn's, as ``query_terms`` takes it)."""
     if not groups:
         return 0.0
-    have = set(query_terms(text))
+    have = set(query_terms(text, language))
     return sum(bool(g & have) for g in groups) / len(groups)
 
 
