@@ -53,9 +53,13 @@ _UNDERSCORES = re.compile(r"_+")
 _SPACE_RUNS = re.compile(r" {2,}")
 
 
-# Where a piece of a package ends for the word rule: after a line, and after a JSON string that
-# another follows (``",`` before ``"``: a quote inside a string is escaped).
-_PIECE_END = re.compile(r'(?<=\n)|(?<=",)(?=")')
+# Where a piece of a package ends for the word rule: after a line, after a JSON string that
+# another follows (``",`` before ``"``: a quote inside a string is escaped), and between two
+# objects of a list (``},`` before ``{``). The last cut keeps an object's last field a piece of its
+# own, the same piece its part (``part_tokens``) was told by, so the package's count finds it told
+# instead of running the detector on it again with the next object's first key attached; the
+# punctuation run it cuts (``"},{"``) counts the same in two pieces.
+_PIECE_END = re.compile(r'(?<=\n)|(?<=",)(?=")|(?<=\},)(?=\{)')
 
 
 def _estimate(text: str) -> float:
