@@ -26,7 +26,7 @@ def _turn(n: int, text: str, source: str = "src:1") -> Candidate:
 
 
 def _fact(n: int, text: str) -> Candidate:
-    obj = MemoryObject(f"know:{n}", "knowledge", "fact", "active", text, valid_from="2026-11-01T00:00:00+00:00",
+    obj = MemoryObject(f"know:{n}", "knowledge", "fact", "active", text, valid_from="2026-11-01T09:30:12.618610+02:00",
                        evidence_refs=[{"source_id": "src:1", "segment_id": "seg-1"}],
                        metadata={"evidence_status": "observed"})
     c = Candidate(obj.id, "semantic", "graph", 1.0, "chat", obj=obj)
@@ -52,7 +52,8 @@ def test_xml_escapes_and_marks_memory_as_data() -> None:
     assert root.tag == "memory_context" and root.attrib["note"] == NOTE
     assert [e.tag for e in root] == ["fact", "episodes"]
     assert root[0].text == HOSTILE and root[0].attrib["evidence"] == "src:1#seg-1"
-    assert root[0].attrib["valid_from"] and root[0].attrib["status"] == "active"
+    # a fact's time as a turn's: UTC to the minute (the package pays for every character)
+    assert root[0].attrib["valid_from"] == "2026-11-01 07:30" and root[0].attrib["status"] == "active"
     assert xml_episodes(root) == [("src:1", '## src:1 "chat "one" <b>" 2026-11-20 10:00', [f"1 ann: {HOSTILE}"])]
     assert "<system>" not in out
 

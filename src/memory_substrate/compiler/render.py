@@ -86,7 +86,7 @@ def object_fields(c: Candidate, names: Names) -> dict[str, Any]:
     if obj.metadata.get("evidence_status"):
         fields["evidence_status"] = obj.metadata["evidence_status"]
     if obj.valid_from:
-        fields["valid_from"] = obj.valid_from
+        fields["valid_from"] = _minutes(obj.valid_from)  # as a turn's time: UTC, to the minute
     if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
         fields["procedure_kind"] = obj.payload["procedure_kind"]
     ev = _evidence(obj, names)
