@@ -171,8 +171,12 @@ class SearchEngine:
         filtered, adjusted for status and inferred types, best ``max_items`` with their records and
         up to ``n_chunks`` matched segments each."""
         found = _Found(n_chunks)
-        pending = self._nearest(session, plan)  # beside the full-text streams (query/streams.py)
-        streams, heads = self._lexical_streams(session, plan, found)
+        # Segment hits stand for their sources: a search whose types leave sources out neither runs
+        # their streams nor lets them take places in the fused list before the filter.
+        types = filters.get("object_types")
+        sources = not types or "source" in types
+        pending = self._nearest(session, plan, sources)  # beside the full-text streams (query/streams.py)
+        streams, heads = self._lexical_streams(session, plan, found, sources)
         if pending is not None:
             streams["semantic"] = _semantic_stream(*pending.result(), found)
         graph = self._graph_stream(session, streams["lexical"], heads)
@@ -183,8 +187,10 @@ class SearchEngine:
         heads.update(session.get_object_heads(missing))
         return self._select(session, fused, heads, filters, plan, max_items, found)
 
-    def _nearest(self, session: StoreSession, plan: SearchPlan) -> Future[tuple[list[Hit], list[Hit]]] | None:
-        """The vector stream (objects' and segments' nearest neighbours), running beside."""
+    def _nearest(
+        self, session: StoreSession, plan: SearchPlan, segments: bool = True
+    ) -> Future[tuple[list[Hit], list[Hit]]] | None:
+        """The vector stream (objects' and, with ``segments``, segments' nearest neighbours), running beside."""
         emb = self.rt.embedder_or_none()
         if emb is None or semantic_factor(emb, plan.clean.text) == 0.0:
             return None  # no embedder, or a query without a word (embed.gated.semantic_weight)
@@ -194,25 +200,25 @@ class SearchEngine:
             vectors = vector_index(self.rt, s)
             return (
                 vectors.vector_search(model, qvec, owner_type="object", limit=CANDIDATES),
-                vectors.vector_search(model, qvec, owner_type="segment", limit=CANDIDATES),
+                vectors.vector_search(model, qvec, owner_type="segment", limit=CANDIDATES) if segments else [],
             )
 
         return beside(self.rt, session, nearest)
 
     @staticmethod
     def _lexical_streams(
-        session: StoreSession, plan: SearchPlan, found: _Found
+        session: StoreSession, plan: SearchPlan, found: _Found, segments: bool = True
     ) -> tuple[dict[str, list[Hit]], dict[str, ObjectHead]]:
-        """The lexical stream (objects' full text, ids stated in the query, and segment hits counted
-        for their source) with the phrase boost, and the exact stream (query/exact.py); with the
-        heads of the objects they name."""
+        """The lexical stream (objects' full text, ids stated in the query, and, with ``segments``,
+        segment hits counted for their source) with the phrase boost, and the exact stream
+        (query/exact.py); with the heads of the objects they name."""
         terms = plan.terms
         asked = terms + plan.expansions + plan.older_forms
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(asked, limit=CANDIDATES)]
         for object_id in ids.candidates(session, plan.ids):  # a short id (ids.py) names its objects
             lexical.insert(0, (object_id, 1e6))
         # Segment hits count for their source (evidence found inside a capture).
-        seg_hits = session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES)
+        seg_hits = session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES) if segments else []
         for rank, h in enumerate(seg_hits):
             lexical.append((h.source_id, h.score * 0.5))
             found.chunk(rank, h.source_id, h.segment_id, h.score, None)
