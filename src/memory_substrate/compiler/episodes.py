@@ -41,7 +41,7 @@ from memory_substrate.analysis.stopwords import ENGLISH
 from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.compiler.relevance import overlap, word_groups
 from memory_substrate.models import Segment
-from memory_substrate.query.segments import ranked_segments
+from memory_substrate.query.segments import ranked_segments, whole_rows
 from memory_substrate.retrieval.ranker import RankConfig
 from memory_substrate.retrieval.timeexpr import find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment
@@ -165,13 +165,14 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
     pool = max(EPISODE_POOL[0], min(EPISODE_POOL[1], budget // TURN_TOKENS_GUESS))
     depth = max(STREAM[0], min(STREAM[1], budget // STREAM_TOKENS))
     # The episode score is taken over the largest pool (200 turns) whatever the budget, then the
-    # budget's pool is kept. (Over every ranked turn it recalled a little more at 1,500 tokens,
-    # but reading all of them whole cost a compile more than the gain was worth.)
+    # budget's pool is kept, and only its turns are read whole. (Over every ranked turn it recalled
+    # a little more at 1,500 tokens, but reading all of them whole cost a compile more than the
+    # gain was worth.)
     vector_depth = max(depth, min(EPISODE_POOL[1], round(VECTOR_PER_POOL * pool)))
     if found is not None:
         found["streams"] = {"full_text": depth, "vector": vector_depth}
     ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, vector_depth=vector_depth,
-                             config=CONFIG)
+                             config=CONFIG, light=True)
     if not ranked:
         return []
     scores = _z(np.array([r.rank_score for _, r in ranked]))
@@ -184,4 +185,6 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
     combined = episode_scores([seg.source_id for seg, _ in ranked], scores)
     order = np.lexsort((np.arange(len(ranked)), -combined))[:pool]
     sims = similarities(combined[order])
-    return [(ranked[int(i)][0], ranked[int(i)][1], s) for i, s in zip(order, sims, strict=True)]
+    pool_rows = [(ranked[int(i)][0], ranked[int(i)][1], s) for i, s in zip(order, sims, strict=True)]
+    full = {(seg.source_id, seg.id): seg for seg in whole_rows(session, [seg for seg, _, _ in pool_rows])}
+    return [(full[k], r, s) for seg, r, s in pool_rows if (k := (seg.source_id, seg.id)) in full]

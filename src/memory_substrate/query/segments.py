@@ -100,11 +100,8 @@ class _Fetcher:
         """Complete rows (locator, hash, metadata) for these keys, reading the light ones again."""
         missing = [k for k in keys if k not in self.full]
         if missing:
-            for seg in self.session.get_segments_by_keys([_split(k) for k in missing]):
+            for seg in whole_rows(self.session, [self.rows[k] for k in missing if k in self.rows]):
                 key = _key(seg)
-                light = self.rows.get(key)
-                if light is not None and seg.language is None:
-                    seg.language = light.language  # read light with the row; full reads leave it out
                 self.rows[key] = seg
                 self.full.add(key)
         return {k: self.rows[k] for k in keys if k in self.rows}
@@ -150,6 +147,20 @@ class _Fetcher:
         return out
 
 
+def whole_rows(session: StoreSession, light: Sequence[Segment]) -> list[Segment]:
+    """The complete rows (locator, hash, metadata) of segments read light, in their order, each
+    keeping the language read with it (full reads leave it out)."""
+    full = {(s.source_id, s.id): s for s in session.get_segments_by_keys([(s.source_id, s.id) for s in light])}
+    out = []
+    for seg in light:
+        row = full.get((seg.source_id, seg.id))
+        if row is not None:
+            if row.language is None:
+                row.language = seg.language
+            out.append(row)
+    return out
+
+
 def ranked_segments(
     rt: Runtime,
     session: StoreSession,
@@ -160,12 +171,15 @@ def ranked_segments(
     depth: int = STREAM_DEPTH,
     vector_depth: int | None = None,
     config: ranker.RankConfig | None = None,
+    light: bool = False,
 ) -> list[tuple[Segment, RankedSegment]]:
     """The segment ranker's answer with each segment's complete record, best first (search and the
     context compiler's episode recall share it; the compiler asks for deeper candidate streams
     when its budget holds more turns than a search page, the vector stream deeper than the
     full-text one (``vector_depth``, default ``depth``), and passes its own ``config`` to rank
-    more of the turns around the best hits)."""
+    more of the turns around the best hits). ``light``: the records as the ranker read them (text,
+    position, speaker, date, language; no locator or metadata beyond name and date), for a caller
+    that keeps only some of the answers and reads those whole itself (``whole_rows``)."""
     source_ids = filters.get("source_ids")
     emb = rt.embedder_or_none()
     vector: list[tuple[str, float]] = []
@@ -208,6 +222,8 @@ def ranked_segments(
         config=config,
         limit=max_items,
     )
+    if light:
+        return [(fetch.rows[r.segment_id], r) for r in ranked if r.segment_id in fetch.rows]
     rows = fetch.whole([r.segment_id for r in ranked])  # windows were read light; answers whole
     return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
 
