@@ -59,7 +59,19 @@ _SPACE_RUNS = re.compile(r" {2,}")
 # own, the same piece its part (``part_tokens``) was told by, so the package's count finds it told
 # instead of running the detector on it again with the next object's first key attached; the
 # punctuation run it cuts (``"},{"``) counts the same in two pieces.
-_PIECE_END = re.compile(r'(?<=\n)|(?<=",)(?=")|(?<=\},)(?=\{)')
+_PIECE_END = re.compile(r'\n|",(?=")|\},(?=\{)')  # a piece ends after the match
+
+
+def _pieces(text: str) -> list[str]:
+    """``text`` cut after each ``_PIECE_END`` (the last piece may be empty): a consuming pattern
+    and slices, several times faster than ``re.split`` on lookbehinds over a whole package."""
+    out: list[str] = []
+    start = 0
+    for m in _PIECE_END.finditer(text):
+        out.append(text[start : m.end()])
+        start = m.end()
+    out.append(text[start:])
+    return out
 
 
 def _estimate(text: str) -> float:
@@ -69,7 +81,7 @@ def _estimate(text: str) -> float:
     which turn came first and was not the sum of the parts packing weighs."""
     if "\n" not in text and '",' not in text:
         return _estimate_as(text, _is_other_latin(text))
-    pieces = _PIECE_END.split(text)
+    pieces = _pieces(text)
     # a piece shorter than the detector's minimum of letters has no language (the English rule)
     other = [len(p) >= MIN_LETTERS and _is_other_latin(p) for p in pieces]
     if not any(other):
@@ -91,7 +103,9 @@ def _estimate_as(text: str, other_latin: bool) -> float:
     total += CAPITALISED_EXTRA * len(_CAPITALISED.findall(text))
     total += len(_DIGITS.findall(text)) - len(_CONTRACTION.findall(text))
     total += sum(math.ceil(len(run) / 2) if run.isascii() else len(run) for run in _PUNCT.findall(text))
-    total += text.count("\n") + len(_SPACE_RUNS.findall(text)) + len(_UNDERSCORES.findall(text))
+    total += text.count("\n")
+    # two passes that mostly find nothing: skipped when a substring search says so
+    total += (len(_SPACE_RUNS.findall(text)) if "  " in text else 0) + (len(_UNDERSCORES.findall(text)) if "_" in text else 0)
     if not text.isascii():
         cyrillic = len(_CYRILLIC.findall(text))
         total += CJK_PER_CHAR * len(_CJK.findall(text)) + CYRILLIC_PER_CHAR * cyrillic
@@ -139,7 +153,7 @@ def part_tokens(text: str, language: str | None = None) -> float:
     if len(text) <= 2_000:
         # One piece only (a turn of one line): the package's count splits a turn of several lines
         # into its lines and tells each one's rule apart, and a part must weigh what it adds.
-        if language is not None and sum(1 for p in _PIECE_END.split(text) if p) == 1:
+        if language is not None and sum(1 for p in _pieces(text) if p) == 1:
             other = language in OTHER_LATIN
             # The package's count reads this part again as one of its pieces: it is told too.
             if len(_KNOWN) >= _KNOWN_LIMIT:
