@@ -57,8 +57,10 @@ _SPACE_RUNS = re.compile(r" {2,}")
 # another follows (``",`` before ``"``: a quote inside a string is escaped), and between two
 # objects of a list (``},`` before ``{``). The last cut keeps an object's last field a piece of its
 # own, the same piece its part (``part_tokens``) was told by, so the package's count finds it told
-# instead of running the detector on it again with the next object's first key attached; the
-# punctuation run it cuts (``"},{"``) counts the same in two pieces.
+# instead of running the detector on it again with the next object's first key attached. The
+# punctuation run it cuts (``"},{"``) counts the same in two pieces; where the language of the
+# two sides differs, each side now takes its own word rule, so a package mixing languages counts
+# closer to the sum of its parts than before (an English one counts the same).
 _PIECE_END = re.compile(r'\n|",(?=")|\},(?=\{)')  # a piece ends after the match
 
 
@@ -79,7 +81,7 @@ def _estimate(text: str) -> float:
     and per JSON string: told once for a whole package, a German turn at its top counted every
     English line after it by the German rule (a quarter more), so a package's count depended on
     which turn came first and was not the sum of the parts packing weighs."""
-    if "\n" not in text and '",' not in text:
+    if "\n" not in text and '",' not in text and "},{" not in text:
         return _estimate_as(text, _is_other_latin(text))
     pieces = _pieces(text)
     # a piece shorter than the detector's minimum of letters has no language (the English rule)

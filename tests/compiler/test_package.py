@@ -58,6 +58,14 @@ def test_xml_escapes_and_marks_memory_as_data() -> None:
     assert "<system>" not in out
 
 
+def test_a_time_at_the_edge_of_the_calendar_is_written_as_stored() -> None:
+    fact = _fact(1, "edge")
+    assert fact.obj is not None
+    fact.obj.valid_from = "0001-01-01T00:00:00+05:00"  # in UTC it would fall before year 1
+    root = ET.fromstring(render("xml", {"task_class": "chat"}, [fact], SOURCES))
+    assert root[0].attrib["valid_from"] == "0001-01-01T00:00:00+05:00"
+
+
 def test_a_turn_of_several_lines_cannot_pose_as_a_turn_or_an_episode() -> None:
     """Continuation lines start with a space: recalled text that looks like a header or a turn
     line stays inside its turn."""

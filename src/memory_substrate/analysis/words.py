@@ -68,7 +68,8 @@ def analyse_words(
     ``language``: the text's language as a store kept it (``main_language`` of the same text, ""
     when none could be told), used instead of running the detector again: the same answer, as
     both read the detector's verdict on the text's beginning (a compile analyses a few hundred
-    stored turns)."""
+    stored turns). A row keeps the verdict of the detector that stored it (the ranker reads the
+    same column): ``memory_maintain reindex`` writes it again after the detector changes."""
     if not text:
         return None
     if not text.isascii() and CJK_CHAR.search(text):

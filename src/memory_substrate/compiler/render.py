@@ -109,7 +109,7 @@ def _minutes(ts: str) -> str:
     """A turn time to the minute in UTC (the package pays for every character of it)."""
     try:
         dt = parse_time(ts).astimezone(UTC)
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: moved to UTC past year 1 or 9999
         return ts
     return dt.strftime("%Y-%m-%d %H:%M")
 
