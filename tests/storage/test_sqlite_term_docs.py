@@ -63,10 +63,10 @@ def test_dropped_common_terms_follow_the_writes(tmp_path: Path) -> None:
         def planned() -> tuple[list[str], list[str]]:
             with mem.store.read(mem.namespace) as s:
                 inner = getattr(s, "inner", s)
-                cached = inner._selective_terms(["alpha", "beta", "gamma"])
+                cached = inner._plan_terms(["alpha", "beta", "gamma"])[0]
                 cache, inner.term_docs = inner.term_docs, None
                 try:
-                    return cached, inner._selective_terms(["alpha", "beta", "gamma"])
+                    return cached, inner._plan_terms(["alpha", "beta", "gamma"])[0]
                 finally:
                     inner.term_docs = cache
 

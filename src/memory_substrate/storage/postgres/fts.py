@@ -65,14 +65,20 @@ def field_text(text: str) -> str:
     return fold(text[:MAX_FIELD_CHARS])
 
 
-def tsquery(terms: Sequence[str]) -> str:
-    """An OR query of quoted terms for ``to_tsquery('simple', ...)``; '' when there is no term."""
+def tsquery(terms: Sequence[str], *, joiner: str = " | ") -> str:
+    """An OR query of quoted terms for ``to_tsquery('simple', ...)`` (``joiner=" & "``: an AND
+    query); '' when there is no term."""
     quoted = []
     for term in dict.fromkeys(fold(t) for t in terms if t):
         if not term.strip():
             continue
         quoted.append("'" + term.replace("\\", "\\\\").replace("'", "''") + "'")
-    return " | ".join(quoted)
+    return joiner.join(quoted)
+
+
+def tsquery_groups(groups: Sequence[Sequence[str]]) -> str:
+    """A query matching rows that hold every term of at least one group: ``(a & b) | (a & c)``."""
+    return " | ".join(f"({tsquery(g, joiner=' & ')})" for g in groups if tsquery(g))
 
 
 def merge_pending(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> int:

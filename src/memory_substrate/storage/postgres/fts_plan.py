@@ -14,7 +14,8 @@ rarest term is always taken. The rest are *common*: they still count in ``ts_ran
 row that holds only common terms is a candidate only when the selective terms find fewer rows
 than asked for (and then from a capped scan, see ``PostgresReads.search_segments_text``).
 Without statistics (a store never analysed) or on a small namespace every term is taken,
-which is exactly the plain query.
+which is exactly the plain query. When even the rarest term alone is over the budget, the rows
+holding all the terms (then all but one) are asked for first (``storage/conjunctive.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+
+from memory_substrate.storage.conjunctive import conjunctive_groups
 
 # Estimated matching rows the candidate query may rank (about 10-20 ms of heap reads).
 CANDIDATE_BUDGET = 12_000
@@ -61,17 +64,35 @@ class TermStats:
                 self._stats = _read(conn)
             return self._stats
 
+    def _estimates(
+        self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]
+    ) -> tuple[dict[str, float], float] | None:
+        """(each term's estimated rows in the namespace, the namespace's rows); None without
+        statistics or on a namespace within the budget."""
+        stats = self._current(conn)
+        if stats.rows <= 0 or not stats.lexeme_freq or len(terms) == 0:
+            return None
+        ns_rows = stats.rows * stats.namespace_freq.get(namespace, stats.other_namespace_freq)
+        if ns_rows <= self.budget:
+            return None
+        return {t: stats.lexeme_freq.get(t, stats.floor) * ns_rows for t in terms}, ns_rows
+
+    def conjunctive(self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]) -> list[list[list[str]]]:
+        """The term groups to ask first (``storage/conjunctive.py``) when even the rarest term
+        alone is estimated in more rows than the budget; [] otherwise."""
+        found = self._estimates(conn, namespace, terms)
+        if found is None or min(found[0].values()) <= self.budget:
+            return []
+        return conjunctive_groups(*found)
+
     def selective(
         self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]
     ) -> tuple[list[str], list[str]]:
         """(selective terms, common terms) of ``terms`` (already folded, distinct)."""
-        stats = self._current(conn)
-        if stats.rows <= 0 or not stats.lexeme_freq or len(terms) == 0:
+        found = self._estimates(conn, namespace, terms)
+        if found is None:
             return list(terms), []
-        ns_rows = stats.rows * stats.namespace_freq.get(namespace, stats.other_namespace_freq)
-        if ns_rows <= self.budget:
-            return list(terms), []
-        est = {t: stats.lexeme_freq.get(t, stats.floor) * ns_rows for t in terms}
+        est = found[0]
         keep: list[str] = []
         total = 0.0
         for t in sorted(terms, key=lambda t: (est[t], t)):

@@ -22,7 +22,13 @@ from memory_substrate.models import (
     TextHit,
 )
 from memory_substrate.storage.base import ID_TAIL_CHARS
-from memory_substrate.storage.postgres.fts import OBJECT_WEIGHTS, SEGMENT_WEIGHTS, fold, tsquery
+from memory_substrate.storage.postgres.fts import (
+    OBJECT_WEIGHTS,
+    SEGMENT_WEIGHTS,
+    fold,
+    tsquery,
+    tsquery_groups,
+)
 from memory_substrate.storage.postgres.fts_plan import TermStats
 from memory_substrate.storage.postgres.vector_index import index_expression
 from memory_substrate.storage.ranges import merge_ranges
@@ -281,6 +287,12 @@ class PostgresReads:
         selective, common = self.term_stats.selective(self.conn, self.namespace, folded)
         if not common:
             return self._rank_segments(query, query, limit)
+        # Every term common: the rows holding all of them, then all but one, ranked by the whole
+        # query (storage/conjunctive.py), when they fill the page.
+        for level in self.term_stats.conjunctive(self.conn, self.namespace, folded):
+            hits = self._rank_segments(query, tsquery_groups(level), limit)
+            if len(hits) >= limit:
+                return hits
         # See fts_plan.py: rows holding a selective term, ranked by the whole query; rows holding
         # only common terms fill the list when those are too few, from a capped scan.
         narrow = tsquery(selective)

@@ -11,6 +11,12 @@ search. ``TermDocs`` keeps the counts per connection while the database is uncha
 ``total_changes`` when this one writes (a rolled-back write moves it too), so a cached count is
 always the count the session would read. Write sessions neither read nor fill it (their
 uncommitted rows count for them alone).
+
+Where even those terms would make FTS5 rank more rows than ``RANK_BUDGET`` (a large namespace
+whose every query word is common), the search asks for the segments that hold all the query's
+terms first, then those that miss one (``storage/conjunctive.py``), and ranks only those: FTS5
+scores every row an OR query matches, ~0.5 µs a row, so 80,000 matches cost 40 ms where the
+rows that hold all three words of a query are a few hundred.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_substrate.models import SegmentHit, TextHit
+from memory_substrate.storage.conjunctive import RANK_BUDGET, conjunctive_groups
 from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts, indexed
 
 OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
@@ -89,7 +96,8 @@ class SessionFullText(NamespaceFts):
         tables = self.fts()
         if tables is None:
             return []
-        match = fts_query(self._selective_terms(terms))
+        kept, groups = self._plan_terms(terms)
+        match = fts_query(kept)
         if not match:
             return []
         w, fts = SEGMENT_WEIGHTS, tables.segments
@@ -97,10 +105,19 @@ class SessionFullText(NamespaceFts):
         # match before sorting dominates on large stores. If the source filter leaves too few of
         # those, fall back to ranking every match (exact, slower).
         inner = limit * OVERFETCH
-        ranked = self.conn.execute(
-            f"SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} WHERE {fts} MATCH ? ORDER BY r LIMIT ?",
-            (match, inner),
-        ).fetchall()
+        ranked_sql = f"SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} WHERE {fts} MATCH ? ORDER BY r LIMIT ?"
+        ranked = self._conjunctive(ranked_sql, groups, inner)
+        if len(ranked) < inner:
+            plain = self.conn.execute(ranked_sql, (match, inner)).fetchall()
+            if ranked:
+                # Too few rows hold (all but one of) the terms: those rank with every match of
+                # the kept terms, a row found both ways by its better score (the conjunction's
+                # counts every term the row holds).
+                best = dict(ranked)
+                for pk, r in plain:
+                    best[pk] = min(r, best.get(pk, r))
+                plain = sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:inner]
+            ranked = plain
         rows = self._in_scope(ranked, limit, source_ids)
         if len(rows) < limit and len(ranked) == inner:
             total = self.conn.execute(
@@ -150,22 +167,44 @@ class SessionFullText(NamespaceFts):
                         return out
         return out
 
-    def _selective_terms(self, terms: Sequence[str]) -> list[str]:
-        """Drop terms found in more than COMMON_TERM_SHARE of the namespace's segments, keeping
-        at least one.
+    def _conjunctive(self, ranked_sql: str, groups: list[list[list[str]]], inner: int) -> list[tuple[int, float]]:
+        """The best ``inner`` rows holding every term of a group, each ranked by the terms it holds
+        (a row holding all terms is found by every group; its best score is the one counting all of
+        them), groups asked in turn until ``inner`` rows are found; [] without groups."""
+        best: dict[int, float] = {}
+        for level in groups:
+            for group in level:
+                for pk, r in self.conn.execute(ranked_sql, (" AND ".join(fts_query([t]) for t in group), inner)):
+                    best[pk] = min(r, best.get(pk, r))
+            if len(best) >= inner:
+                break
+        return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:inner]
 
-        Such terms carry almost no BM25 weight, yet an OR query must rank every segment that
-        holds them; without them the candidate stream is the same and far cheaper.
+    def _plan_terms(self, terms: Sequence[str]) -> tuple[list[str], list[list[list[str]]]]:
+        """(the terms an OR query ranks, the conjunctive groups to ask first: see ``conjunctive_groups``).
+
+        Terms found in more than COMMON_TERM_SHARE of the namespace's segments are dropped from
+        the OR query, keeping at least one: such terms carry little BM25 weight, yet an OR query
+        must rank every segment that holds them. When the kept terms still match more than
+        RANK_BUDGET rows, the conjunction of all the terms is asked first.
         """
         terms = list(dict.fromkeys(t for t in terms if t))
         tables = self.fts()
         if len(terms) < 2 or tables is None:
-            return terms
+            return terms, []
         # (This read also starts the session's snapshot, which ``TermDocs`` must key on.)
         total = indexed(self.conn, tables.segments)
         if total < COMMON_TERM_FLOOR:
-            return terms
-        space = tables.vocab
+            return terms, []
+        df = self._term_docs(tables.vocab, terms)
+        kept = [t for t in terms if df[t] <= COMMON_TERM_SHARE * total]
+        kept = kept or [min(terms, key=lambda t: df[t])]
+        if sum(df[t] for t in kept) <= RANK_BUDGET:
+            return kept, []
+        return kept, conjunctive_groups(df, total)
+
+    def _term_docs(self, space: str, terms: list[str]) -> dict[str, int]:
+        """Each term's count of segments in the namespace (0 for a term none holds)."""
         cache = self.term_docs if not self.writable else None  # a write session sees uncommitted rows
         df = cache.lookup(self.conn, space, terms) if cache is not None else {}
         if missing := [t for t in terms if t not in df]:
@@ -177,5 +216,4 @@ class SessionFullText(NamespaceFts):
             df.update(counts)
             if cache is not None:
                 cache.store(space, counts)
-        kept = [t for t in terms if df.get(t, 0) <= COMMON_TERM_SHARE * total]
-        return kept or [min(terms, key=lambda t: df.get(t, 0))]
+        return df
