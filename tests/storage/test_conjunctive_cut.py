@@ -1,7 +1,7 @@
 """A segment search whose every word is common ranks the rows holding all its words first
 (``storage/conjunctive.py``), on every backend, without ranking every row that holds one of them.
 
-The store holds 1,200 turns: 300 short ones each for "alpha", "beta" and "gamma" (25% of the
+The store holds 1,200 turns: 250 short ones each for "alpha", "beta" and "gamma" (21% of the
 turns each, so every query word is common) and five turns holding all three. Ranking only the
 rarest word's rows, as the search did before, put those five behind hundreds of shorter "alpha"
 turns (BM25 favours short rows when it counts one word).
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 import pytest
 
 from memory_substrate.storage.base import Store
-from memory_substrate.storage.conjunctive import conjunctive_groups
+from memory_substrate.storage.conjunctive import conjunctive_groups, words_of
 from memory_substrate.text import index_text
 from tests.storage.builders import seg
 
@@ -26,8 +26,8 @@ ALL_THREE = {f"seg-{n}" for n in range(901, 906)}
 def _fill(store: Store, namespace: str) -> None:
     rows = []
     for n in range(1, 1201):
-        if n <= 900:
-            text = f"{WORDS[(n - 1) // 300]} w{n}"
+        if n <= 750:
+            text = f"{WORDS[(n - 1) // 250]} w{n}"
         elif f"seg-{n}" in ALL_THREE:
             text = f"alpha beta gamma w{n}"
         else:
@@ -48,19 +48,13 @@ def test_rows_holding_every_word_come_first(store: Store, namespace: str, small_
     _fill(store, namespace)
     with store.read(namespace) as s:
         if hasattr(s, "term_stats"):  # PostgreSQL plans from ANALYZE's statistics: give it this store's
-            from memory_substrate.storage.postgres.fts_plan import TermStats, _Stats
-
-            s.term_stats = TermStats(budget=100, ttl_s=1e9)
-            s.term_stats._stats = _Stats(
-                read_at=time.monotonic(), rows=1200.0, lexeme_freq={w: 0.25 for w in WORDS}, floor=0.001,
-                namespace_freq={namespace: 1.0},
-            )
+            _pg_stats(s, namespace, {w: 0.21 for w in WORDS})
             asked: list[str] = []
             rank = s._rank_segments
             s._rank_segments = lambda query, match, limit, **kw: asked.append(match) or rank(query, match, limit, **kw)
         hits = s.search_segments_text(WORDS, limit=5)
         if hasattr(s, "term_stats"):  # only the rows holding every word were ranked
-            assert asked == ["('alpha' & 'beta' & 'gamma')"]
+            assert asked == ["(('alpha') & ('beta') & ('gamma'))"]
         fewer = s.search_segments_text(WORDS, limit=2)
         # Too few rows hold every word for the page: the rest come from the rows holding one.
         wide = s.search_segments_text(WORDS, limit=40)
@@ -70,10 +64,43 @@ def test_rows_holding_every_word_come_first(store: Store, namespace: str, small_
     assert len(wide) == 40 and len({h.segment_id for h in wide}) == 40
 
 
-def test_groups_all_terms_then_all_but_one() -> None:
-    rows = {"a": 300, "b": 100, "c": 200, "none": 0, "most": 900}
-    assert conjunctive_groups(rows, 1000) == [[["b", "c", "a"]], [["c", "a"], ["b", "a"], ["b", "c"]]]
-    assert conjunctive_groups({"a": 300, "b": 100}, 1000) == [[["b", "a"]]]  # two terms: no "all but one"
-    assert conjunctive_groups({"a": 300, "most": 900}, 1000) == []  # one usable term: nothing to intersect
-    many = {f"t{i}": 10 + i for i in range(10)}
-    assert conjunctive_groups(many, 1000)[0] == [[f"t{i}" for i in range(6)]]  # the six rarest
+def _pg_stats(s: object, namespace: str, freq: dict[str, float]) -> None:
+    from memory_substrate.storage.postgres.fts_plan import TermStats, _Stats
+
+    stats = TermStats(budget=100, ttl_s=1e9)
+    stats._stats = _Stats(
+        read_at=time.monotonic(), rows=1200.0, lexeme_freq=freq, floor=0.001, namespace_freq={namespace: 1.0}
+    )
+    s.term_stats = stats  # type: ignore[attr-defined]
+
+
+def test_one_common_word_ranks_a_bounded_share(store: Store, namespace: str, small_budget: None) -> None:
+    """One word in 250 rows, a budget of 100: the page comes from 100 of them, not all 250
+    (SQLite: the newest)."""
+    _fill(store, namespace)
+    with store.read(namespace) as s:
+        caps: list[int | None] = []
+        if hasattr(s, "term_stats"):
+            _pg_stats(s, namespace, {"alpha": 0.21})
+            rank = s._rank_segments
+            s._rank_segments = lambda query, match, limit, **kw: caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
+        hits = s.search_segments_text(["alpha"], limit=5)
+    assert len(hits) == 5
+    if caps:
+        assert caps == [100]
+    else:
+        assert all(150 < int(h.segment_id.removeprefix("seg-")) <= 250 for h in hits)
+
+
+def test_words_and_groups() -> None:
+    assert words_of(["booked", "book", "may", "beehiv", "beehive"]) == [("may",), ("book", "booked"), ("beehiv", "beehive")]
+    rows = {"a": 200, "b": 100, "c": 150, "none": 0, "most": 300}
+    a, b, c = ("a",), ("b",), ("c",)
+    assert conjunctive_groups(rows, 1000) == [[[b, c, a]], [[c, a], [b, a], [b, c]]]
+    assert conjunctive_groups({"a": 200, "b": 100}, 1000) == [[[b, a]]]  # two words: no "all but one"
+    assert conjunctive_groups({"a": 200, "most": 300}, 1000) == []  # one usable word: nothing to intersect
+    # a word and its stem are one word, as common as its commonest form
+    assert conjunctive_groups({"booked": 90, "book": 120, "may": 100}, 1000) == [[[("may",), ("book", "booked")]]]
+    assert conjunctive_groups({"beehive": 90, "beehiv": 90}, 1000) == []
+    many = {f"t{i}x": 10 + i for i in range(10)}
+    assert conjunctive_groups(many, 1000)[0] == [[(f"t{i}x",) for i in range(6)]]  # the six rarest

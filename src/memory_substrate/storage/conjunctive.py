@@ -8,9 +8,9 @@ query are, nearly always, the rows that hold all its terms, then those that miss
 through repeated or much rarer words.
 
 So when an OR query would rank more than ``RANK_BUDGET`` rows, the backends ask for the rows
-holding every term first, then (if those are too few) the rows holding all but one, and rank
+holding every word first, then (if those are too few) the rows holding all but one, and rank
 only those, each by the whole query; only when those too are fewer than the search asked for
-does the OR query run as before. A conjunction is cheap where the OR query is dear: an index
+does the OR query run, and then over at most ``RANK_BUDGET`` of its rows (SQLite: the newest). A conjunction is cheap where the OR query is dear: an index
 intersects its terms' row lists, stepping over the rows that cannot match. On a bare FTS5 table
 of the scale bench's 1M salads (each query word in ~8% of the rows), ranking the rarest word's
 rows took 40 / 63 ms (p50 / p95) and this took 10 / 26 ms; its top 40 shared 97% of the full OR
@@ -21,25 +21,46 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-# Rows an OR query may rank before the conjunction is asked first (~5 ms of FTS5's bm25).
+# Rows an OR query may rank before the conjunction is asked first (~5 ms of FTS5's bm25); also
+# the rows ranked, newest first, when the conjunction cannot fill the page (one common word).
 RANK_BUDGET = 10_000
-# The rarest terms a conjunction is built of: "all but one" asks one query per term.
-CONJUNCTION_TERMS = 6
-# A term in more than this share of the rows narrows a conjunction too little to be worth it.
-CONJUNCTION_SHARE = 0.5
+# The rarest words a conjunction is built of: "all but one" asks one query per word.
+CONJUNCTION_WORDS = 6
+# A word in more than this share of the rows narrows a conjunction too little to be worth its
+# cost (the index reads its whole row list to weigh it).
+CONJUNCTION_SHARE = 0.25
+
+Word = tuple[str, ...]  # the forms of one query word (``booked``, ``book``): a row holds any of them
+Group = list[Word]  # a row matches a group when it holds every word of it
 
 
-def conjunctive_groups(rows_of: Mapping[str, float], total: float) -> list[list[list[str]]]:
-    """Levels of term groups, asked in turn: ``[[all terms]]``, then, with three terms or more,
-    every group missing one term. A row matches a group when it holds each of its terms.
+def words_of(terms: list[str]) -> list[Word]:
+    """Query terms grouped into words: a term that begins another (a stem and its word, ``book``
+    and ``booked``) is a form of the same word. Grouping two different words only makes a
+    conjunction ask less of a row; splitting one would ask a row for the same word twice."""
+    words: list[list[str]] = []
+    for t in sorted(dict.fromkeys(terms), key=lambda t: (len(t), t)):
+        for w in words:
+            if any(t.startswith(f) or f.startswith(t) for f in w):
+                w.append(t)
+                break
+        else:
+            words.append([t])
+    return [tuple(w) for w in words]
+
+
+def conjunctive_groups(rows_of: Mapping[str, float], total: float) -> list[list[Group]]:
+    """Levels of groups, asked in turn: ``[[all words]]``, then, with three words or more, every
+    group missing one word.
 
     ``rows_of``: each query term's (estimated) number of rows; ``total``: rows in the namespace.
-    Terms no row holds, or more than CONJUNCTION_SHARE of them, are left out; only the
-    CONJUNCTION_TERMS rarest are used; fewer than two usable terms give no levels.
+    A word's rows are its commonest form's. Words no row holds, or more than CONJUNCTION_SHARE
+    of them, are left out; only the CONJUNCTION_WORDS rarest are used; fewer than two usable
+    words give no levels.
     """
-    usable = sorted(
-        (t for t, n in rows_of.items() if 0 < n <= CONJUNCTION_SHARE * total), key=lambda t: (rows_of[t], t)
-    )[:CONJUNCTION_TERMS]
+    rows = {w: max(rows_of[t] for t in w) for w in words_of(list(rows_of))}
+    usable = sorted((w for w, n in rows.items() if 0 < n <= CONJUNCTION_SHARE * total), key=lambda w: (rows[w], w))
+    usable = usable[:CONJUNCTION_WORDS]
     if len(usable) < 2:
         return []
     levels = [[usable]]

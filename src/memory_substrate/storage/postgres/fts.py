@@ -76,9 +76,12 @@ def tsquery(terms: Sequence[str], *, joiner: str = " | ") -> str:
     return joiner.join(quoted)
 
 
-def tsquery_groups(groups: Sequence[Sequence[str]]) -> str:
-    """A query matching rows that hold every term of at least one group: ``(a & b) | (a & c)``."""
-    return " | ".join(f"({tsquery(g, joiner=' & ')})" for g in groups if tsquery(g))
+def tsquery_groups(groups: Sequence[Sequence[Sequence[str]]]) -> str:
+    """A query matching rows that hold every word of at least one group, a word being any of its
+    forms: ``('book' | 'booked') & 'may' | ...``."""
+    return " | ".join(
+        "(" + " & ".join(f"({tsquery(word)})" for word in group) + ")" for group in groups
+    )
 
 
 def merge_pending(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> int:

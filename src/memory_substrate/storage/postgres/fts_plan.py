@@ -28,7 +28,7 @@ from typing import Any
 
 import psycopg
 
-from memory_substrate.storage.conjunctive import conjunctive_groups
+from memory_substrate.storage.conjunctive import Group, conjunctive_groups
 
 # Estimated matching rows the candidate query may rank (about 10-20 ms of heap reads).
 CANDIDATE_BUDGET = 12_000
@@ -77,13 +77,15 @@ class TermStats:
             return None
         return {t: stats.lexeme_freq.get(t, stats.floor) * ns_rows for t in terms}, ns_rows
 
-    def conjunctive(self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]) -> list[list[list[str]]]:
-        """The term groups to ask first (``storage/conjunctive.py``) when even the rarest term
-        alone is estimated in more rows than the budget; [] otherwise."""
+    def conjunctive(
+        self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]
+    ) -> tuple[list[list[Group]], bool]:
+        """(the groups to ask first, ``storage/conjunctive.py``; whether even the rarest term
+        alone is estimated in more rows than the budget): ([], False) when it is not."""
         found = self._estimates(conn, namespace, terms)
         if found is None or min(found[0].values()) <= self.budget:
-            return []
-        return conjunctive_groups(*found)
+            return [], False
+        return conjunctive_groups(*found), True
 
     def selective(
         self, conn: psycopg.Connection[Any], namespace: str, terms: Sequence[str]

@@ -285,19 +285,29 @@ class PostgresReads:
             )
         folded = list(dict.fromkeys(fold(t) for t in terms if t and t.strip()))
         selective, common = self.term_stats.selective(self.conn, self.namespace, folded)
-        if not common:
+        levels, over = self.term_stats.conjunctive(self.conn, self.namespace, folded)
+        if not common and not over:
             return self._rank_segments(query, query, limit)
-        # Every term common: the rows holding all of them, then all but one, ranked by the whole
-        # query (storage/conjunctive.py), when they fill the page.
-        for level in self.term_stats.conjunctive(self.conn, self.namespace, folded):
-            hits = self._rank_segments(query, tsquery_groups(level), limit)
+        # Even the rarest term over the budget: the rows holding all the words, then all but
+        # one, ranked by the whole query (storage/conjunctive.py), when they fill the page.
+        hits: list[SegmentHit] = []
+        taken: str | None = None
+        for level in levels:
+            taken = tsquery_groups(level)
+            hits = self._rank_segments(query, taken, limit)
             if len(hits) >= limit:
                 return hits
-        # See fts_plan.py: rows holding a selective term, ranked by the whole query; rows holding
-        # only common terms fill the list when those are too few, from a capped scan.
+        # See fts_plan.py: rows holding a selective term, ranked by the whole query (from a capped
+        # scan when even the rarest term is over the budget, after the rows the conjunction found);
+        # rows holding only common terms fill the list when those are too few, from a capped scan.
         narrow = tsquery(selective)
-        hits = self._rank_segments(query, narrow, limit)
-        if len(hits) < limit:
+        if taken is None:
+            hits = self._rank_segments(query, narrow, limit, cap=self.term_stats.budget if over else None)
+        else:
+            hits += self._rank_segments(query, narrow, limit - len(hits), exclude=taken, cap=self.term_stats.budget)
+            hits.sort(key=lambda h: (-h.score, h.source_id, h.segment_id))
+            narrow = f"({narrow}) | {taken}"
+        if len(hits) < limit and common:
             hits += self._rank_segments(
                 query, tsquery(common), limit - len(hits), exclude=narrow, cap=self.term_stats.budget
             )

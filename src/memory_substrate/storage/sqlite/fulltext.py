@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory_substrate.models import SegmentHit, TextHit
-from memory_substrate.storage.conjunctive import RANK_BUDGET, conjunctive_groups
+from memory_substrate.storage.conjunctive import RANK_BUDGET, Group, conjunctive_groups
 from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts, indexed
 
 OBJECT_WEIGHTS = (10.0, 4.0, 2.0, 1.0)  # title > summary > body (payload) > meta
@@ -96,7 +96,7 @@ class SessionFullText(NamespaceFts):
         tables = self.fts()
         if tables is None:
             return []
-        kept, groups = self._plan_terms(terms)
+        kept, groups, over = self._plan_terms(terms)
         match = fts_query(kept)
         if not match:
             return []
@@ -108,7 +108,14 @@ class SessionFullText(NamespaceFts):
         ranked_sql = f"SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} WHERE {fts} MATCH ? ORDER BY r LIMIT ?"
         ranked = self._conjunctive(ranked_sql, groups, inner)
         if len(ranked) < inner:
-            plain = self.conn.execute(ranked_sql, (match, inner)).fetchall()
+            if over:  # the newest RANK_BUDGET matches only (FTS5 walks a term's rows newest first)
+                plain = self.conn.execute(
+                    f"SELECT rowid, r FROM (SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} "
+                    f"WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY r LIMIT ?",
+                    (match, RANK_BUDGET, inner),
+                ).fetchall()
+            else:
+                plain = self.conn.execute(ranked_sql, (match, inner)).fetchall()
             if ranked:
                 # Too few rows hold (all but one of) the terms: those rank with every match of
                 # the kept terms, a row found both ways by its better score (the conjunction's
@@ -167,41 +174,44 @@ class SessionFullText(NamespaceFts):
                         return out
         return out
 
-    def _conjunctive(self, ranked_sql: str, groups: list[list[list[str]]], inner: int) -> list[tuple[int, float]]:
-        """The best ``inner`` rows holding every term of a group, each ranked by the terms it holds
-        (a row holding all terms is found by every group; its best score is the one counting all of
-        them), groups asked in turn until ``inner`` rows are found; [] without groups."""
+    def _conjunctive(self, ranked_sql: str, levels: list[list[Group]], inner: int) -> list[tuple[int, float]]:
+        """The best ``inner`` rows holding every word of a group, each ranked by the terms it
+        holds (a row holding all words is found by every group; its best score is the one
+        counting all of them), levels asked in turn until ``inner`` rows are found; [] without
+        levels."""
         best: dict[int, float] = {}
-        for level in groups:
+        for level in levels:
             for group in level:
-                for pk, r in self.conn.execute(ranked_sql, (" AND ".join(fts_query([t]) for t in group), inner)):
+                query = " AND ".join(f"({fts_query(word)})" for word in group)
+                for pk, r in self.conn.execute(ranked_sql, (query, inner)):
                     best[pk] = min(r, best.get(pk, r))
             if len(best) >= inner:
                 break
         return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:inner]
 
-    def _plan_terms(self, terms: Sequence[str]) -> tuple[list[str], list[list[list[str]]]]:
-        """(the terms an OR query ranks, the conjunctive groups to ask first: see ``conjunctive_groups``).
+    def _plan_terms(self, terms: Sequence[str]) -> tuple[list[str], list[list[Group]], bool]:
+        """(the terms an OR query ranks, the conjunctive groups to ask first (see
+        ``conjunctive_groups``), whether the OR query would rank more than RANK_BUDGET rows).
 
         Terms found in more than COMMON_TERM_SHARE of the namespace's segments are dropped from
         the OR query, keeping at least one: such terms carry little BM25 weight, yet an OR query
         must rank every segment that holds them. When the kept terms still match more than
-        RANK_BUDGET rows, the conjunction of all the terms is asked first.
+        RANK_BUDGET rows, the conjunction of the query's words is asked first.
         """
         terms = list(dict.fromkeys(t for t in terms if t))
         tables = self.fts()
-        if len(terms) < 2 or tables is None:
-            return terms, []
+        if tables is None:
+            return terms, [], False
         # (This read also starts the session's snapshot, which ``TermDocs`` must key on.)
         total = indexed(self.conn, tables.segments)
-        if total < COMMON_TERM_FLOOR:
-            return terms, []
+        if total < COMMON_TERM_FLOOR or not terms:
+            return terms, [], False
         df = self._term_docs(tables.vocab, terms)
-        kept = [t for t in terms if df[t] <= COMMON_TERM_SHARE * total]
+        kept = [t for t in terms if df[t] <= COMMON_TERM_SHARE * total] if len(terms) > 1 else terms
         kept = kept or [min(terms, key=lambda t: df[t])]
         if sum(df[t] for t in kept) <= RANK_BUDGET:
-            return kept, []
-        return kept, conjunctive_groups(df, total)
+            return kept, [], False
+        return kept, conjunctive_groups(df, total), True
 
     def _term_docs(self, space: str, terms: list[str]) -> dict[str, int]:
         """Each term's count of segments in the namespace (0 for a term none holds)."""
