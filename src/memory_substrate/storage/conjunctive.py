@@ -10,8 +10,9 @@ through repeated or much rarer words.
 So when an OR query would rank more than ``RANK_BUDGET`` rows, the backends ask for the rows
 holding every word first, then (if those are too few) the rows holding all but one, and rank
 only those, each by the whole query; only when those too are fewer than the search asked for
-does the OR query run, and then over at most ``RANK_BUDGET`` of its rows (SQLite: the newest). A conjunction is cheap where the OR query is dear: an index
-intersects its terms' row lists, stepping over the rows that cannot match. On a bare FTS5 table
+does the OR query run, and then over at most ``RANK_BUDGET`` of its rows (SQLite: the newest).
+A conjunction is cheap where the OR query is dear: an index intersects its terms' row lists,
+stepping over the rows that cannot match. On a bare FTS5 table
 of the scale bench's 1M salads (each query word in ~8% of the rows), ranking the rarest word's
 rows took 40 / 63 ms (p50 / p95) and this took 10 / 26 ms; its top 40 shared 97% of the full OR
 query's (docs/benchmarks.md has the product's figures).
