@@ -17,7 +17,10 @@ topic words mixed in so queries have answers. Reported per size:
 - baseline: p50/p95 of the store's own full-text query for the same terms, measured in the same
   run (the floor any search on this backend pays);
 - peak RSS of the process;
-- with ``--compile``: p50/p95 of a 1,500-token ``Memory.query("context")`` compile.
+- with ``--compile``: p50/p95 of a 1,500-token ``Memory.query("context")`` compile;
+- for a salad corpus (below), from a 10-item segment search (untimed): how often the query's own
+  turn (the stored turn its three words were drawn from) is among them, and the share of the
+  turns returned that hold every query word.
 
 ``--text`` picks the turns (several: one store each, side by side): ``synthetic`` (above), or
 12-word salads of the held-out statements' words in English (``en``) or German (``de``), or of
@@ -80,14 +83,30 @@ def _salad_words(text: str, rng: random.Random) -> list[str]:
     return sorted(set(words))
 
 
-def _salads(text: str, size: int) -> tuple[list[str], list[str]]:
-    """``size`` 12-word salads in ``text``'s words, and 60 queries of three words of a stored turn."""
+def _salads(text: str, size: int, targets: list[int] | None = None) -> tuple[list[str], list[str]]:
+    """``size`` 12-word salads in ``text``'s words, and 60 queries of three words of a stored turn
+    (``targets``, when given, receives each query's turn number)."""
     rng = random.Random(size)
     words = _salad_words(text, rng)
     cum_weights = list(itertools.accumulate(1.0 / (i + 1) ** 0.5 for i in range(len(words))))
     texts = [" ".join(rng.choices(words, cum_weights=cum_weights, k=12)) for _ in range(size)]
-    queries = [" ".join(rng.sample(rng.choice(texts).split(), 3)) for _ in range(60)]
+    queries = []
+    for _ in range(60):
+        n = rng.randrange(len(texts))  # what rng.choice(texts) draws, kept
+        if targets is not None:
+            targets.append(n)
+        queries.append(" ".join(rng.sample(texts[n].split(), 3)))
     return texts, queries
+
+
+def _found_at(answer: dict[str, Any], title: str, line: str) -> int | None:
+    """The rank of the turn ``line`` of conversation ``title`` in a compact segment answer."""
+    for src in answer.get("sources", []):
+        if src.get("title") == title:
+            for rank, text in zip(src.get("ranks", []), src.get("lines", []), strict=False):
+                if text.split(": ", 1)[-1] == line:
+                    return int(rank)
+    return None
 
 
 def build_synthetic(mem, size: int, text: str = "synthetic") -> tuple[list[str], float]:
@@ -146,6 +165,7 @@ def run_one(
         for _ in range(2):
             mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         seg_t, obj_t, base_t, comp_t = _time_queries(mem, queries, compile_too)
+        found = _salad_recall(mem, size, text, queries)
         mem.close()
     return {
         "size": size,
@@ -167,8 +187,34 @@ def run_one(
         "compile_p50_ms": statistics.median(comp_t) if comp_t else None,
         "compile_p95_ms": _pct(comp_t, 95) if comp_t else None,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "own_turn_at_10": found[0] if found else None,
+        "all_words_at_10": found[1] if found else None,
         "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
+
+
+def _salad_recall(mem, size: int, text: str, queries: list[str]) -> tuple[float, float] | None:
+    """For a salad corpus, from a 10-item segment search of each query (untimed, after the
+    timings): the share of queries whose own turn (the one their words were drawn from) is among
+    the 10, and the share of the turns returned that hold every word of their query. On a store
+    where hundreds of turns hold a query's three words the first is chance; the second says
+    whether the search still finds the best matches."""
+    if text == "synthetic":
+        return None
+    targets: list[int] = []
+    texts, again = _salads(text, size, targets)
+    if again != queries:
+        return None
+    own = held = shown = 0
+    for q, n in zip(queries, targets, strict=True):
+        answer = mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
+        own += _found_at(answer, f"conv {n // 100 * 100}", texts[n]) is not None
+        words = set(q.lower().split())
+        for src in answer.get("sources", []):
+            for line in src.get("lines", []):
+                shown += 1
+                held += words <= set(line.split(": ", 1)[-1].lower().split())
+    return own / len(queries), held / max(1, shown)
 
 
 def _finish_vectors(mem) -> float:
@@ -301,7 +347,9 @@ def main() -> None:
                 f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms  "
                 f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
                 f"baseline FTS p50 {r['baseline_fts_p50_ms']:5.1f} p95 {r['baseline_fts_p95_ms']:5.1f} ms  "
-                f"peak {r['peak_rss_mb']:6.0f} MB{comp}",
+                f"peak {r['peak_rss_mb']:6.0f} MB{comp}"
+                + (f"  own turn @10 {r['own_turn_at_10']:.2f}, turns holding all query words {r['all_words_at_10']:.2f}"
+                   if r.get("own_turn_at_10") is not None else ""),
                 flush=True,
             )
         out_dir = Path(__file__).resolve().parent / "results"
