@@ -54,7 +54,7 @@ def test_rows_holding_every_word_come_first(store: Store, namespace: str, small_
             s._rank_segments = lambda query, match, limit, **kw: asked.append(match) or rank(query, match, limit, **kw)
         hits = s.search_segments_text(WORDS, limit=5)
         if hasattr(s, "term_stats"):  # only the rows holding every word were ranked
-            assert asked == ["(('alpha') & ('beta') & ('gamma'))"]
+            assert asked == ["('alpha' & 'beta' & 'gamma')"]
         fewer = s.search_segments_text(WORDS, limit=2)
         # Too few rows hold every word for the page: the rest come from the rows holding one.
         wide = s.search_segments_text(WORDS, limit=40)
@@ -101,6 +101,13 @@ def test_words_and_groups() -> None:
     assert conjunctive_groups({"a": 200, "most": 300}, 1000) == []  # one usable word: nothing to intersect
     # a word and its stem are one word, as common as its commonest form
     assert conjunctive_groups({"booked": 90, "book": 120, "may": 100}, 1000) == [[[("may",), ("book", "booked")]]]
+    assert conjunctive_groups({"booked": 90, "book": 90, "may": 100}, 1000) == [[[("book", "booked"), ("may",)]]]
+    assert conjunctive_groups({"platz": 130, "fensterplatz": 120, "eiche": 100}, 1000) == [
+        [[("eiche",), ("platz", "fensterplatz")]]
+    ]
     assert conjunctive_groups({"beehive": 90, "beehiv": 90}, 1000) == []
+    # a compound and its head (German analysis indexes both) are one word too
+    assert words_of(["fensterplatz", "terplatz", "platz", "eiche"]) == [("eiche",), ("platz", "terplatz", "fensterplatz")]
+    assert conjunctive_groups({"fensterplatz": 120, "terplatz": 120, "platz": 120}, 1000) == []
     many = {f"t{i}x": 10 + i for i in range(10)}
     assert conjunctive_groups(many, 1000)[0] == [[(f"t{i}x",) for i in range(6)]]  # the six rarest

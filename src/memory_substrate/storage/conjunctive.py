@@ -31,18 +31,19 @@ CONJUNCTION_WORDS = 6
 # cost (the index reads its whole row list to weigh it).
 CONJUNCTION_SHARE = 0.25
 
-Word = tuple[str, ...]  # the forms of one query word (``booked``, ``book``): a row holds any of them
+Word = tuple[str, ...]  # the forms of one query word (``book``, ``booked``), the commonest first
 Group = list[Word]  # a row matches a group when it holds every word of it
 
 
 def words_of(terms: list[str]) -> list[Word]:
-    """Query terms grouped into words: a term that begins another (a stem and its word, ``book``
-    and ``booked``) is a form of the same word. Grouping two different words only makes a
-    conjunction ask less of a row; splitting one would ask a row for the same word twice."""
+    """Query terms grouped into words: a term that begins or ends another is a form of the same
+    word (a stem and its word, ``book`` and ``booked``; a compound's head, ``platz`` of
+    ``fensterplatz``). Grouping two different words only makes a conjunction ask less of a row;
+    splitting one would ask a row for the same word twice, which every row holding it does."""
     words: list[list[str]] = []
     for t in sorted(dict.fromkeys(terms), key=lambda t: (len(t), t)):
         for w in words:
-            if any(t.startswith(f) or f.startswith(t) for f in w):
+            if any(t.startswith(f) or f.startswith(t) or t.endswith(f) or f.endswith(t) for f in w):
                 w.append(t)
                 break
         else:
@@ -52,14 +53,19 @@ def words_of(terms: list[str]) -> list[Word]:
 
 def conjunctive_groups(rows_of: Mapping[str, float], total: float) -> list[list[Group]]:
     """Levels of groups, asked in turn: ``[[all words]]``, then, with three words or more, every
-    group missing one word.
+    group missing one word. A row matches a group when it holds each word's first (commonest)
+    form.
 
     ``rows_of``: each query term's (estimated) number of rows; ``total``: rows in the namespace.
     A word's rows are its commonest form's. Words no row holds, or more than CONJUNCTION_SHARE
     of them, are left out; only the CONJUNCTION_WORDS rarest are used; fewer than two usable
     words give no levels.
     """
-    rows = {w: max(rows_of[t] for t in w) for w in words_of(list(rows_of))}
+    # Each word's commonest form first: it is held by every row holding any of the word's forms
+    # (the stem by each inflected word, the head by each compound), so asking for it alone
+    # finds them all at the cost of one row list.
+    words = [tuple(sorted(w, key=lambda t: (-rows_of[t], t))) for w in words_of(list(rows_of))]
+    rows = {w: rows_of[w[0]] for w in words}
     usable = sorted((w for w, n in rows.items() if 0 < n <= CONJUNCTION_SHARE * total), key=lambda w: (rows[w], w))
     usable = usable[:CONJUNCTION_WORDS]
     if len(usable) < 2:

@@ -175,14 +175,15 @@ class SessionFullText(NamespaceFts):
         return out
 
     def _conjunctive(self, ranked_sql: str, levels: list[list[Group]], inner: int) -> list[tuple[int, float]]:
-        """The best ``inner`` rows holding every word of a group, each ranked by the terms it
-        holds (a row holding all words is found by every group; its best score is the one
-        counting all of them), levels asked in turn until ``inner`` rows are found; [] without
-        levels."""
+        """The best ``inner`` rows holding every word of a group (its commonest form), each
+        ranked by those forms (a row holding all words is found by every group; its best score is
+        the one counting all of them), levels asked in turn until ``inner`` rows are found; []
+        without levels. Only one form a word: FTS5's bm25 reads the whole row list of every term
+        it ranks by (a German compound brings five or ten forms of ~100k rows each at 1M turns)."""
         best: dict[int, float] = {}
         for level in levels:
             for group in level:
-                query = " AND ".join(f"({fts_query(word)})" for word in group)
+                query = " AND ".join(fts_query([word[0]]) for word in group)
                 for pk, r in self.conn.execute(ranked_sql, (query, inner)):
                     best[pk] = min(r, best.get(pk, r))
             if len(best) >= inner:
