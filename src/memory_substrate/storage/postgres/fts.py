@@ -77,9 +77,9 @@ def tsquery(terms: Sequence[str], *, joiner: str = " | ") -> str:
 
 
 def tsquery_groups(groups: Sequence[Sequence[Sequence[str]]]) -> str:
-    """A query matching rows that hold every word of at least one group, by each word's first
-    (commonest) form: ``('book' & 'may') | ...``."""
-    return " | ".join("(" + tsquery([word[0] for word in group], joiner=" & ") + ")" for group in groups)
+    """A query matching rows that hold every word of at least one group, a word by any of its
+    forms: ``(('car' | 'carpet') & 'clean') | ...``."""
+    return " | ".join("(" + " & ".join(f"({tsquery(word)})" for word in group) + ")" for group in groups)
 
 
 def merge_pending(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> int:

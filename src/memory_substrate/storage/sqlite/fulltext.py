@@ -14,7 +14,7 @@ uncommitted rows count for them alone).
 
 Where even those terms would make FTS5 rank more rows than ``RANK_BUDGET`` (a large namespace
 whose every query word is common), the search asks for the segments that hold all the query's
-terms first, then those that miss one (``storage/conjunctive.py``), and ranks only those: FTS5
+words first, then those that miss one (``storage/conjunctive.py``), and ranks only those: FTS5
 scores every row an OR query matches, ~0.5 µs a row, so 80,000 matches cost 40 ms where the
 rows that hold all three words of a query are a few hundred.
 """
@@ -106,20 +106,22 @@ class SessionFullText(NamespaceFts):
         # those, fall back to ranking every match (exact, slower).
         inner = limit * OVERFETCH
         ranked_sql = f"SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} WHERE {fts} MATCH ? ORDER BY r LIMIT ?"
-        ranked = self._conjunctive(ranked_sql, groups, inner)
+        # The same over the newest N matches only (FTS5 walks a term's rows in rowid order).
+        capped_sql = (
+            f"SELECT rowid, r FROM (SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} "
+            f"WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY r LIMIT ?"
+        )
+        ranked = self._conjunctive(capped_sql, groups, inner)
         if len(ranked) < inner:
-            if over:  # the newest RANK_BUDGET matches only (FTS5 walks a term's rows newest first)
-                plain = self.conn.execute(
-                    f"SELECT rowid, r FROM (SELECT rowid, bm25({fts}, {w[0]}, {w[1]}) AS r FROM {fts} "
-                    f"WHERE {fts} MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY r LIMIT ?",
-                    (match, RANK_BUDGET, inner),
-                ).fetchall()
+            if over:  # even the rarest kept term is in more than RANK_BUDGET rows
+                plain = self.conn.execute(capped_sql, (match, RANK_BUDGET, inner)).fetchall()
             else:
                 plain = self.conn.execute(ranked_sql, (match, inner)).fetchall()
             if ranked:
-                # Too few rows hold (all but one of) the terms: those rank with every match of
-                # the kept terms, a row found both ways by its better score (the conjunction's
-                # counts every term the row holds).
+                # Too few rows hold (all but one of) the words: those rank with the matches of
+                # the kept terms, a row found both ways by its better score. The two scores count
+                # different terms (the conjunction's asked forms, the kept terms), so this order
+                # is close to the OR query's, not equal to it.
                 best = dict(ranked)
                 for pk, r in plain:
                     best[pk] = min(r, best.get(pk, r))
@@ -174,17 +176,16 @@ class SessionFullText(NamespaceFts):
                         return out
         return out
 
-    def _conjunctive(self, ranked_sql: str, levels: list[list[Group]], inner: int) -> list[tuple[int, float]]:
-        """The best ``inner`` rows holding every word of a group (its commonest form), each
-        ranked by those forms (a row holding all words is found by every group; its best score is
-        the one counting all of them), levels asked in turn until ``inner`` rows are found; []
-        without levels. Only one form a word: FTS5's bm25 reads the whole row list of every term
-        it ranks by (a German compound brings five or ten forms of ~100k rows each at 1M turns)."""
+    def _conjunctive(self, capped_sql: str, levels: list[list[Group]], inner: int) -> list[tuple[int, float]]:
+        """The best ``inner`` rows holding every word of a group (a word: any of its asked forms),
+        each ranked by the forms it was asked for (a row holding all words is found by every
+        group; its best score is the one counting all of them), from the newest RANK_BUDGET rows
+        of each group; levels asked in turn until ``inner`` rows are found; [] without levels."""
         best: dict[int, float] = {}
         for level in levels:
             for group in level:
-                query = " AND ".join(fts_query([word[0]]) for word in group)
-                for pk, r in self.conn.execute(ranked_sql, (query, inner)):
+                query = " AND ".join(f"({fts_query(word)})" for word in group)
+                for pk, r in self.conn.execute(capped_sql, (query, RANK_BUDGET, inner)):
                     best[pk] = min(r, best.get(pk, r))
             if len(best) >= inner:
                 break
@@ -192,7 +193,8 @@ class SessionFullText(NamespaceFts):
 
     def _plan_terms(self, terms: Sequence[str]) -> tuple[list[str], list[list[Group]], bool]:
         """(the terms an OR query ranks, the conjunctive groups to ask first (see
-        ``conjunctive_groups``), whether the OR query would rank more than RANK_BUDGET rows).
+        ``conjunctive_groups``), whether even the rarest of those terms alone is in more than
+        RANK_BUDGET rows).
 
         Terms found in more than COMMON_TERM_SHARE of the namespace's segments are dropped from
         the OR query, keeping at least one: such terms carry little BM25 weight, yet an OR query
@@ -212,7 +214,7 @@ class SessionFullText(NamespaceFts):
         kept = kept or [min(terms, key=lambda t: df[t])]
         if sum(df[t] for t in kept) <= RANK_BUDGET:
             return kept, [], False
-        return kept, conjunctive_groups(df, total), True
+        return kept, conjunctive_groups(df, total), min(df[t] for t in kept) > RANK_BUDGET
 
     def _term_docs(self, space: str, terms: list[str]) -> dict[str, int]:
         """Each term's count of segments in the namespace (0 for a term none holds)."""
