@@ -47,6 +47,14 @@ REL_COLS = "id, rel_type, source_id, target_id, origin_id, payload, created_at"
 HNSW_MAX_DIM = 2000
 # Extra candidates asked of a half-precision index (at most as many as wanted), rescored exactly.
 RESCORE_EXTRA = 10
+# Index entries a filtered HNSW search may visit (pgvector's hnsw.max_scan_tuples, default 20,000).
+# Each dimension has one index over every owner type, so a search for a rare type (10,000 object
+# vectors among a million turns') walks about a hundred entries for each row it keeps: at 1M
+# turns 106 / 117 ms (p50 / p95) for the object stream, against 15 / 20 ms with this bound. The
+# bound keeps the nearest rows of the type among the entries nearest the query; a type that
+# common rows crowd out of those returns fewer rows than asked. It never binds on a store of
+# fewer vectors than this, nor for a type that is most of the index.
+MAX_SCAN_TUPLES = 2_000
 
 
 def _seg(r: Sequence[Any]) -> Segment:
@@ -363,7 +371,7 @@ class PostgresReads:
         fetch = limit + min(limit, RESCORE_EXTRA)  # see below
         settings = f"SET LOCAL hnsw.ef_search = {max(40, min(fetch, 1000))}; "
         if self.iterative_scan:  # pgvector >= 0.8: keep scanning until enough rows pass the filter
-            settings += "SET LOCAL hnsw.iterative_scan = strict_order; "
+            settings += f"SET LOCAL hnsw.iterative_scan = strict_order; SET LOCAL hnsw.max_scan_tuples = {MAX_SCAN_TUPLES}; "
         # No parameters: one round trip for the settings and the index (the last result).
         cur = self.conn.execute(settings + f"SELECT watermark, halfvec FROM vector_indexes WHERE dim = {dim}")
         while cur.nextset():
