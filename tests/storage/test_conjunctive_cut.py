@@ -115,12 +115,11 @@ def test_words_and_groups() -> None:
 
 
 def test_postgres_queries_of_groups() -> None:
-    from memory_substrate.storage.postgres.fts import tsquery, tsquery_groups
+    from memory_substrate.storage.postgres.fts import tsquery_groups
 
     assert tsquery_groups([[("car", "carpet"), ("clean",)], [("it's",)]]) == (
         "(('car' | 'carpet') & ('clean')) | (('it''s'))"
     )
-    assert tsquery(["a", "b"], joiner=" & ") == "'a' & 'b'"
 
 
 def test_rare_terms_over_the_budget_together_rank_every_match(

@@ -14,9 +14,9 @@ one, and rank only those (PostgreSQL by the whole query, SQLite by the forms it 
 when those too are fewer than the search asked for does the OR query run as before, over a
 bounded share of its rows (SQLite: the newest ``RANK_BUDGET``) when even its rarest term is
 over the budget. A conjunction is cheap where the OR query is dear: an index intersects its
-terms' row lists, stepping over the rows that cannot match. On a bare FTS5 table
-of the scale bench's 1M salads (each query word in ~8% of the rows), ranking the rarest word's
-rows took 40 / 63 ms (p50 / p95) and this took 10 / 26 ms; its top 40 shared 97% of the full OR
+terms' row lists, stepping over the rows that cannot match. On a bare FTS5 table of the scale
+bench's 1M salads (each query word in ~8% of the rows), ranking the rarest word's rows took
+40 / 63 ms (p50 / p95) and the conjunction 10 / 26 ms; its top 40 shared 97% of the full OR
 query's (docs/benchmarks.md has the product's figures).
 """
 
@@ -61,9 +61,9 @@ def conjunctive_groups(rows_of: Mapping[str, float], total: float) -> list[list[
     and its longest (the word as written, when the grouping joined two words).
 
     ``rows_of``: each query term's (estimated) number of rows; ``total``: rows in the namespace.
-    A word's rows are counted as its commonest form's. Words no row holds, or more than CONJUNCTION_SHARE
-    of them, are left out; only the CONJUNCTION_WORDS rarest are used; fewer than two usable
-    words give no levels.
+    A word's rows are counted as its commonest form's. Words no row holds, or more than
+    CONJUNCTION_SHARE of them, are left out; only the CONJUNCTION_WORDS rarest are used; fewer
+    than two usable words give no levels.
     """
     # Two forms a word, not all: FTS5's bm25 reads the whole row list of every term it ranks by,
     # and a German compound brings five or ten forms of the same rows (its heads).

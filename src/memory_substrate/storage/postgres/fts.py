@@ -65,15 +65,14 @@ def field_text(text: str) -> str:
     return fold(text[:MAX_FIELD_CHARS])
 
 
-def tsquery(terms: Sequence[str], *, joiner: str = " | ") -> str:
-    """An OR query of quoted terms for ``to_tsquery('simple', ...)`` (``joiner=" & "``: an AND
-    query); '' when there is no term."""
+def tsquery(terms: Sequence[str]) -> str:
+    """An OR query of quoted terms for ``to_tsquery('simple', ...)``; '' when there is no term."""
     quoted = []
     for term in dict.fromkeys(fold(t) for t in terms if t):
         if not term.strip():
             continue
         quoted.append("'" + term.replace("\\", "\\\\").replace("'", "''") + "'")
-    return joiner.join(quoted)
+    return " | ".join(quoted)
 
 
 def tsquery_groups(groups: Sequence[Sequence[Sequence[str]]]) -> str:

@@ -22,7 +22,7 @@ rows that hold all three words of a query are a few hundred.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memory_substrate.models import SegmentHit, TextHit
@@ -41,6 +41,19 @@ def fts_query(terms: Sequence[str]) -> str:
     """An OR query of quoted terms; quoting makes every token literal to FTS5."""
     quoted = ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms) if t]
     return " OR ".join(quoted)
+
+
+def _keep_best(best: dict[int, float], rows: Iterable[tuple[int, float]]) -> dict[int, float]:
+    """``best`` with ranked (rowid, bm25) rows added, a row seen twice keeping its better (lower)
+    score."""
+    for pk, r in rows:
+        best[pk] = min(r, best.get(pk, r))
+    return best
+
+
+def _best_first(best: dict[int, float], n: int) -> list[tuple[int, float]]:
+    """The ``n`` best rows, best first (ties by rowid)."""
+    return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:n]
 
 
 class TermDocs:
@@ -122,10 +135,7 @@ class SessionFullText(NamespaceFts):
                 # the kept terms, a row found both ways by its better score. The two scores count
                 # different terms (the conjunction's asked forms, the kept terms), so this order
                 # is close to the OR query's, not equal to it.
-                best = dict(ranked)
-                for pk, r in plain:
-                    best[pk] = min(r, best.get(pk, r))
-                plain = sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:inner]
+                plain = _best_first(_keep_best(dict(ranked), plain), inner)
             ranked = plain
         rows = self._in_scope(ranked, limit, source_ids)
         if len(rows) < limit and len(ranked) == inner:
@@ -185,11 +195,10 @@ class SessionFullText(NamespaceFts):
         for level in levels:
             for group in level:
                 query = " AND ".join(f"({fts_query(word)})" for word in group)
-                for pk, r in self.conn.execute(capped_sql, (query, RANK_BUDGET, inner)):
-                    best[pk] = min(r, best.get(pk, r))
+                _keep_best(best, self.conn.execute(capped_sql, (query, RANK_BUDGET, inner)))
             if len(best) >= inner:
                 break
-        return sorted(best.items(), key=lambda kv: (kv[1], kv[0]))[:inner]
+        return _best_first(best, inner)
 
     def _plan_terms(self, terms: Sequence[str]) -> tuple[list[str], list[list[Group]], bool]:
         """(the terms an OR query ranks, the conjunctive groups to ask first (see
