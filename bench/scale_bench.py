@@ -13,7 +13,9 @@ topic words mixed in so queries have answers. Reported per size:
   then the index builds the store deferred during the load (``build_deferred_indexes``: the
   PostgreSQL HNSW index), timed apart, and the load rate with them (ingest + build); searches
   are measured after the build;
-- search: p50/p95 of ``Memory.query("search")`` with ``result_unit`` segment and object;
+- search: p50/p95 of ``Memory.query("search")`` with ``result_unit`` segment and object, once
+  warmed and with the heap frozen as ``memory-substrate serve`` freezes it (``--no-settle``:
+  without; memory_substrate.heap);
 - baseline: p50/p95 of the store's own full-text query for the same terms, measured in the same
   run (the floor any search on this backend pays);
 - peak RSS of the process;
@@ -134,7 +136,7 @@ KEPT = "scale_bench.json"  # in a kept store's folder: its namespace, queries an
 
 def run_one(
     size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None,
-    text: str = "synthetic", compile_too: bool = False,
+    text: str = "synthetic", compile_too: bool = False, settle: bool = True,
 ) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
 
@@ -164,6 +166,8 @@ def run_one(
         # load), as a long-running server would have.
         for _ in range(2):
             mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
+        if settle:
+            _settle()
         seg_t, obj_t, base_t, comp_t = _time_queries(mem, queries, compile_too)
         found = _salad_recall(mem, size, text, queries)
         mem.close()
@@ -191,6 +195,17 @@ def run_one(
         "all_words_at_10": found[1] if found else None,
         "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
+
+
+def _settle() -> None:
+    """The heap as a server's is once its model has loaded: ``memory-substrate serve`` freezes what
+    it lives with, and again after an embedder's first build (``memory_substrate.heap``). A tree
+    from before the heap module measures unsettled, as that tree served."""
+    try:
+        from memory_substrate.heap import freeze_long_lived
+    except ImportError:
+        return
+    freeze_long_lived()
 
 
 def _salad_recall(mem, size: int, text: str, queries: list[str]) -> tuple[float, float] | None:
@@ -284,12 +299,14 @@ def main() -> None:
     ap.add_argument("--text", nargs="+", default=["synthetic"], choices=["synthetic", "en", "de", "tokens"],
                     help="the turns: synthetic words, or salads of English, German or unplaced tokens")
     ap.add_argument("--compile", action="store_true", help="also time a 1,500-token context compile")
+    ap.add_argument("--no-settle", action="store_true",
+                    help="time searches without freezing the warmed heap as the server does (memory_substrate.heap)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep,
-                                 args.text[0], args.compile)))
+                                 args.text[0], args.compile, not args.no_settle)))
         return
     url = args.database_url
     stop = None
@@ -316,7 +333,7 @@ def main() -> None:
             (size, b, x, t) for size in args.sizes for b in args.backend for x in args.text for t in trees
         ]:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder,
-                   "--text", text, *(["--compile"] if args.compile else [])]
+                   "--text", text, *(["--compile"] if args.compile else []), *(["--no-settle"] if args.no_settle else [])]
             fresh = None
             if url and backend == "postgres":
                 # On the embedded server each run gets a database of its own, as each SQLite run gets
