@@ -134,6 +134,13 @@ class Runtime:
         with self.store.read(self.namespace) as session:
             yield cast(StoreSession, VisibleSession(session, self.clock()))
 
+    @contextmanager
+    def spare_read(self) -> Iterator[StoreSession | None]:
+        """A second read session of this namespace beside one the caller holds (``Store.spare_read``),
+        expired objects hidden as in ``read``; None when the store has none free without waiting."""
+        with self.store.spare_read(self.namespace) as session:
+            yield None if session is None else cast(StoreSession, VisibleSession(session, self.clock()))
+
     def _pinned(self) -> _Snapshot | None:
         pinned = _PINNED.get()
         if pinned is not None and pinned.store is self.store and pinned.namespace == self.namespace:

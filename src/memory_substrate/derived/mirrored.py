@@ -29,6 +29,9 @@ class MirroredStore:
     def read(self, namespace: str) -> Any:
         return self.inner.read(namespace)
 
+    def spare_read(self, namespace: str) -> Any:
+        return self.inner.spare_read(namespace)
+
     @contextmanager
     def _write(self, namespace: str) -> Iterator[StoreSession]:
         with self.inner.write(namespace) as session:

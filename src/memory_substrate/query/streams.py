@@ -12,8 +12,10 @@ committed in between can appear among its hits and is dropped when the caller's 
 cannot read it, as if the search had started a moment earlier. The stream runs inline instead
 inside a write session (only that session sees its own uncommitted writes), inside a request's
 snapshot (``Runtime.snapshot``: a context compile reads everything in one session), on a store
-whose extra read sessions are not free (``Store.parallel_reads``: a pooled PostgreSQL connection
-could wait on the very sessions that wait for it), and when both workers are busy.
+without spare read sessions (``Store.parallel_reads``), and when both workers are busy. A worker
+that gets no spare session at once (``Store.spare_read``: PostgreSQL's pool has every connection
+held, perhaps by callers that wait on their own workers) hands the work back, and the caller runs
+it in its own session once its full-text stream is done: never a wait on a connection.
 
 Inline inside the compile's snapshot cost nothing measurable on the 2-core development machine
 (interleaved, 120 compiles each: p50 21.9 ms inline against 23.9 ms beside at 10k segments,
@@ -26,7 +28,7 @@ import atexit
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -52,9 +54,29 @@ class _Done(Future[T]):
         self.set_result(value)
 
 
+class _Returned(Future[T]):
+    """The worker's future; when the worker had no spare session (``_BUSY``), ``result`` runs the
+    work in the caller's own session, in the caller's thread."""
+
+    def __init__(self, worker: Future[object], inline: Callable[[], T]) -> None:
+        super().__init__()
+        self._worker, self._inline = worker, inline
+
+    def done(self) -> bool:
+        return self._worker.done()
+
+    def result(self, timeout: float | None = None) -> T:
+        value = self._worker.result(timeout)
+        return self._inline() if value is _BUSY else cast(T, value)
+
+
+_BUSY = object()
+
+
 def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]) -> Future[T]:
     """Run ``work`` in a read session of its own on a worker thread (inline, in ``session``,
-    when that session writes or is a request's snapshot); ``.result()`` gives its value or raises its error."""
+    when that session writes or is a request's snapshot, or when no spare session is free);
+    ``.result()`` gives its value or raises its error."""
     if (
         getattr(session, "writable", False)
         or not rt.store.parallel_reads
@@ -63,15 +85,15 @@ def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]
     ):
         return _Done(work(session))
 
-    def run() -> T:
+    def run() -> object:
         try:
-            with rt.read() as own:
-                return work(own)
+            with rt.spare_read() as own:
+                return _BUSY if own is None else work(own)
         finally:
             _FREE.release()
 
     try:
-        return _pool().submit(run)
+        return _Returned(_pool().submit(run), lambda: work(session))
     except RuntimeError:  # the pool is shut down (interpreter exit)
         _FREE.release()
         return _Done(work(session))

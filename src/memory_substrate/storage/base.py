@@ -209,11 +209,16 @@ class Store(Protocol):
 
     backend: str  # "sqlite" | "postgres"
     location: str  # a file path or a redacted URL
-    # True when a second read session beside an open one costs nothing and never waits on it
-    # (a thread's own SQLite connection); False where sessions share a bounded pool.
+    # True when a second read session beside an open one is worth taking (``spare_read``): a
+    # thread's own SQLite connection, or a pooled PostgreSQL one that is free now.
     parallel_reads: bool
 
     def read(self, namespace: str) -> AbstractContextManager[StoreSession]: ...
+    def spare_read(self, namespace: str) -> AbstractContextManager[StoreSession | None]:
+        """A read session to run beside one the caller holds, or None when none is free without
+        waiting (a bounded pool whose connections are all held, perhaps by callers waiting on
+        theirs): the caller then does the work in its own session."""
+        ...
     def write(self, namespace: str) -> AbstractContextManager[StoreSession]: ...
     def schema_version(self) -> int: ...
     def namespaces(self) -> list[str]: ...

@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from types import EllipsisType
 from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from memory_substrate.errors import StorageError
 from memory_substrate.storage.base import token_row
@@ -36,6 +36,10 @@ from memory_substrate.util import now_iso
 
 # Bulk vector writes pausing this long (seconds) start the deferred index build.
 IDLE_BUILD_S = 2.0
+# How long a spare read session (a search's vector stream, run beside its full-text stream) waits
+# for a pooled connection before the caller runs that work in its own session instead: long enough
+# for the pool to open one more (a few milliseconds on a local server), short against a search.
+SPARE_WAIT_S = 0.05
 
 
 def redact(url: str) -> str:
@@ -48,7 +52,9 @@ class PostgresStore:
     """A PostgreSQL database holding any number of namespaces (see the module docstring)."""
 
     backend = "postgres"
-    parallel_reads = False  # sessions share a bounded pool: a second one could wait on the first
+    # A second session beside a caller's comes from the pool only when one is free within
+    # SPARE_WAIT_S (``spare_read``): never a wait on connections held by callers that wait in turn.
+    parallel_reads = True
 
     def __init__(
         self,
@@ -108,10 +114,10 @@ class PostgresStore:
             ).fetchone() == (True,)
 
     @contextmanager
-    def _session(self, namespace: str, writable: bool) -> Iterator[PostgresSession]:
+    def _session(self, namespace: str, writable: bool, timeout: float | None = None) -> Iterator[PostgresSession]:
         if not namespace:
             raise StorageError("a namespace is required")
-        with self._pool.connection() as conn:
+        with self._pool.connection(timeout=timeout) as conn:
             # Applied by psycopg to the BEGIN statement itself: no extra round trip.
             conn.isolation_level = (
                 IsolationLevel.READ_COMMITTED if writable else IsolationLevel.REPEATABLE_READ
@@ -135,6 +141,23 @@ class PostgresStore:
     def read(self, namespace: str) -> Any:
         """A read-only snapshot of one namespace."""
         return self._session(namespace, False)
+
+    @contextmanager
+    def spare_read(self, namespace: str) -> Iterator[PostgresSession | None]:
+        """A read-only snapshot of one namespace if the pool has a connection for it within
+        SPARE_WAIT_S, else None. The pool's timeout would otherwise be waited out whenever every
+        connection is held by a request that waits on its own spare read."""
+        stats = self._pool.get_stats()
+        if not stats.get("pool_available") and stats.get("pool_size", 0) >= stats.get("pool_max", 0):
+            yield None  # every connection is held: not even a short wait
+            return
+        stack = ExitStack()
+        try:
+            session: PostgresSession | None = stack.enter_context(self._session(namespace, False, SPARE_WAIT_S))
+        except PoolTimeout:
+            session = None
+        with stack:
+            yield session
 
     def write(self, namespace: str) -> Any:
         """An exclusive (per namespace, across processes), atomic write session."""

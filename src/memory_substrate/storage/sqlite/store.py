@@ -126,6 +126,9 @@ class SQLiteStore:
     def read(self, namespace: str) -> Any:
         return self._session(namespace, False)
 
+    def spare_read(self, namespace: str) -> Any:
+        return self._session(namespace, False)  # the thread's own connection: never waits
+
     def write(self, namespace: str) -> Any:
         return self._session(namespace, True)
 
