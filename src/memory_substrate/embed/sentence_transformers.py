@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.heap import settle_after_load
 
 
 def _fingerprint(path: Path) -> str:
@@ -63,6 +64,7 @@ class SentenceTransformerEmbedder:
                     self._model = SentenceTransformer(
                         str(Path(self.model_path).expanduser()), device=self.device
                     )
+                    settle_after_load()  # long-lived state (memory_substrate.heap)
         return self._model
 
     @property

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from memory_substrate.embed.sentencepiece import UnigramTokenizer
 from memory_substrate.embed.wordpiece import WordPieceTokenizer
+from memory_substrate.heap import settle_after_load
 
 ENGLISH_DIR = Path(__file__).resolve().parent / "data"
 MULTILINGUAL_DIR = ENGLISH_DIR / "use_m3"
@@ -106,6 +107,7 @@ class StaticEmbedder:
                     else:
                         self._tokenizer = WordPieceTokenizer(vocab)
                     self._matrix = (np.ascontiguousarray(q, dtype=np.int8), scales.astype(np.float32))
+                    settle_after_load()  # the vocabulary is long-lived state (memory_substrate.heap)
         assert self._matrix is not None and self._tokenizer is not None
         return self._matrix, self._tokenizer
 

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.heap import settle_after_load
 from memory_substrate.util import head_of_size
 
 DIMENSIONS = 512
@@ -68,6 +69,7 @@ class UniversalSentenceEncoder:
                 _cache_words(model._tokenizer)
                 model.encode("")  # loads the weights and the tokenizer now, under the lock
                 self._model = model
+                settle_after_load()  # its vocabularies are long-lived state (memory_substrate.heap)
             return self._model
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:

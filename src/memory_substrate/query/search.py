@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from concurrent.futures import Future
 from typing import Any
 
 from memory_substrate import ids
@@ -18,7 +17,7 @@ from memory_substrate.query.sanitize import sanitize_query
 from memory_substrate.query.schemas import SearchInput, SearchOptions
 from memory_substrate.query.segments import ranked_segments, segment_item, semantic_factor
 from memory_substrate.query.shaping import excerpt
-from memory_substrate.query.streams import beside
+from memory_substrate.query.streams import Pending, beside
 from memory_substrate.query.views import compact
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
@@ -189,7 +188,7 @@ class SearchEngine:
 
     def _nearest(
         self, session: StoreSession, plan: SearchPlan, segments: bool = True
-    ) -> Future[tuple[list[Hit], list[Hit]]] | None:
+    ) -> Pending[tuple[list[Hit], list[Hit]]] | None:
         """The vector stream (objects' and, with ``segments``, segments' nearest neighbours), running beside."""
         emb = self.rt.embedder_or_none()
         if emb is None or semantic_factor(emb, plan.clean.text) == 0.0:

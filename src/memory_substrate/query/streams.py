@@ -28,7 +28,7 @@ import atexit
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar, cast
+from typing import Generic, TypeVar, cast
 
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -48,32 +48,42 @@ def _pool() -> ThreadPoolExecutor:
     return _POOL
 
 
-class _Done(Future[T]):
+class Pending(Generic[T]):
+    """A stream's value on its way: ``done()`` says whether it is there, ``result()`` waits for it
+    (and raises its error). Run inline, it is there from the start."""
+
     def __init__(self, value: T) -> None:
-        super().__init__()
-        self.set_result(value)
+        self._value = value
+
+    def done(self) -> bool:
+        return True
+
+    def result(self) -> T:
+        return self._value
 
 
-class _Returned(Future[T]):
-    """The worker's future; when the worker had no spare session (``_BUSY``), ``result`` runs the
-    work in the caller's own session, in the caller's thread."""
+class _OnWorker(Pending[T]):
+    """The worker's future; when the worker had no spare session (``_BUSY``), the first
+    ``result()`` runs the work in the caller's own session, in the caller's thread, once."""
 
     def __init__(self, worker: Future[object], inline: Callable[[], T]) -> None:
-        super().__init__()
         self._worker, self._inline = worker, inline
+        self._kept: list[T] = []
 
     def done(self) -> bool:
         return self._worker.done()
 
-    def result(self, timeout: float | None = None) -> T:
-        value = self._worker.result(timeout)
-        return self._inline() if value is _BUSY else cast(T, value)
+    def result(self) -> T:
+        if not self._kept:
+            value = self._worker.result()
+            self._kept.append(self._inline() if value is _BUSY else cast(T, value))
+        return self._kept[0]
 
 
 _BUSY = object()
 
 
-def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]) -> Future[T]:
+def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]) -> Pending[T]:
     """Run ``work`` in a read session of its own on a worker thread (inline, in ``session``,
     when that session writes or is a request's snapshot, or when no spare session is free);
     ``.result()`` gives its value or raises its error."""
@@ -83,7 +93,7 @@ def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]
         or rt.in_snapshot()
         or not _FREE.acquire(blocking=False)
     ):
-        return _Done(work(session))
+        return Pending(work(session))
 
     def run() -> object:
         try:
@@ -93,7 +103,7 @@ def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]
             _FREE.release()
 
     try:
-        return _Returned(_pool().submit(run), lambda: work(session))
+        return _OnWorker(_pool().submit(run), lambda: work(session))
     except RuntimeError:  # the pool is shut down (interpreter exit)
         _FREE.release()
-        return _Done(work(session))
+        return Pending(work(session))

@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import IsolationLevel
-from psycopg_pool import ConnectionPool, PoolTimeout
+from psycopg_pool import ConnectionPool
 
 from memory_substrate.errors import StorageError
 from memory_substrate.storage.base import token_row
@@ -145,16 +145,19 @@ class PostgresStore:
     @contextmanager
     def spare_read(self, namespace: str) -> Iterator[PostgresSession | None]:
         """A read-only snapshot of one namespace if the pool has a connection for it within
-        SPARE_WAIT_S, else None. The pool's timeout would otherwise be waited out whenever every
-        connection is held by a request that waits on its own spare read."""
+        SPARE_WAIT_S, else None: at once when every connection is held or other requests already
+        wait for one (a spare read never queues ahead of them), else after that wait or a failed
+        connection. The pool's timeout would otherwise be waited out whenever every connection is
+        held by a request that waits on its own spare read."""
         stats = self._pool.get_stats()
-        if not stats.get("pool_available") and stats.get("pool_size", 0) >= stats.get("pool_max", 0):
-            yield None  # every connection is held: not even a short wait
+        held = not stats.get("pool_available") and stats.get("pool_size", 0) >= stats.get("pool_max", 0)
+        if held or stats.get("requests_waiting"):
+            yield None  # every connection is held, or others wait for one: not even a short wait
             return
         stack = ExitStack()
         try:
             session: PostgresSession | None = stack.enter_context(self._session(namespace, False, SPARE_WAIT_S))
-        except PoolTimeout:
+        except psycopg.OperationalError:  # PoolTimeout, a closed pool, a connection that failed
             session = None
         with stack:
             yield session
