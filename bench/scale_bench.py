@@ -199,8 +199,8 @@ def run_one(
 
 def _settle() -> None:
     """The heap as a server's is once its model has loaded: ``memory-substrate serve`` freezes what
-    it lives with, and again after an embedder's first build (``memory_substrate.heap``). A tree
-    from before the heap module measures unsettled, as that tree served."""
+    it lives with, and again once an embedder has loaded its model (``memory_substrate.heap``). A
+    tree from before the heap module measures unsettled, as that tree served."""
     try:
         from memory_substrate.heap import freeze_long_lived
     except ImportError:

@@ -68,16 +68,17 @@ class _OnWorker(Pending[T]):
 
     def __init__(self, worker: Future[object], inline: Callable[[], T]) -> None:
         self._worker, self._inline = worker, inline
-        self._kept: list[T] = []
+        self._ready = False
 
     def done(self) -> bool:
         return self._worker.done()
 
     def result(self) -> T:
-        if not self._kept:
+        if not self._ready:
             value = self._worker.result()
-            self._kept.append(self._inline() if value is _BUSY else cast(T, value))
-        return self._kept[0]
+            self._value = self._inline() if value is _BUSY else cast(T, value)
+            self._ready = True
+        return self._value
 
 
 _BUSY = object()
