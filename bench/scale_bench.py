@@ -142,6 +142,7 @@ def run_one(
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(keep or tmp)
+        root.mkdir(parents=True, exist_ok=True)
         kept = root / KEPT
         settings = Settings(root=root, embedder=embedder, database_url=database_url)
         build_s: float | None = None

@@ -140,7 +140,7 @@ def _catch_up(conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: thre
     covered = _count(conn, f"dim = {dim} AND batch <= {watermark}")
     # An index in the other precision (an older schema's, or a pgvector upgrade's) is rebuilt.
     if indexed_half != halfvec or pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
-        return _rebuild(conn, dim, watermark, halfvec, pending + covered)
+        return _rebuild(conn, dim, watermark, halfvec, pending + covered, stop)
     return _fold(conn, dim, watermark, stop)
 
 
@@ -149,7 +149,9 @@ def _count(conn: psycopg.Connection[Any], where: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, rows: int) -> int:
+def _rebuild(
+    conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, rows: int, stop: threading.Event | None
+) -> int:
     """A new index up to the newest batch number, then the switch, then the old one dropped."""
     seq = conn.execute("SELECT last_value FROM vectors_batch_seq").fetchone()
     new = max(old + 1, int(seq[0]) if seq else 0)
@@ -166,15 +168,37 @@ def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, r
     # Readers that planned with the old watermark finish first; DROP ... CONCURRENTLY waits for them.
     conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {index_name(dim, old)}")
     left = _count(conn, f"dim = {dim} AND batch > {new}")
-    # A rebuild follows a bulk load (a quarter of the rows or more are new), after which the
-    # planner's statistics are as stale as the index was: refresh them now rather than when
-    # autovacuum gets to it. Until then, stale row estimates picked scans of the whole table for
-    # the searches' key probes (segment search ~0.75 s at 100k right after a load), and the
-    # full-text candidate planning (fts_plan.py) reads the lexeme frequencies gathered here.
-    conn.execute("ANALYZE segments")
-    conn.execute("ANALYZE segment_search")
-    conn.execute("ANALYZE vectors")
+    # A rebuild follows a bulk load (a quarter of the rows or more are new): settle the loaded
+    # tables now rather than when autovacuum gets to them.
+    settle_tables(conn, stop)
     return max(0, before - left)
+
+
+# The tables a bulk load fills and every search reads.
+LOADED_TABLES = ("objects", "segments", "segment_search", "vectors")
+
+
+def settle_tables(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> None:
+    """VACUUM (ANALYZE) the tables a bulk load filled. ``conn`` must be in autocommit.
+
+    ANALYZE: the planner's statistics are as stale as the index was. Until refreshed, stale row
+    estimates picked scans of the whole table for the searches' key probes (segment search
+    ~0.75 s at 100k right after a load), and the full-text candidate planning (fts_plan.py)
+    reads the lexeme frequencies gathered here.
+    VACUUM: a freshly loaded row's commit status is looked up, and its page written again, by
+    the first query that reads it, and its page is not yet marked all-visible. Searches on a
+    store just loaded paid that (segment search p95 ~1.5x on a German store, whose full-text
+    queries visit more rows) until autovacuum came by; this moves it off the search path. A
+    role that does not own a table cannot vacuum it (autovacuum still will): logged, not raised.
+    ``stop`` (the idle builder closing, which cancels the statement under way) ends it.
+    """
+    for table in LOADED_TABLES:
+        if stop is not None and stop.is_set():
+            break
+        try:
+            conn.execute(f"VACUUM (ANALYZE) {table}")
+        except psycopg.Error as exc:
+            log.info("%s not vacuumed after the load: %s", table, exc)
 
 
 def _fold(conn: psycopg.Connection[Any], dim: int, watermark: int, stop: threading.Event | None) -> int:
