@@ -60,3 +60,50 @@ def test_many_replacements_compact_the_matrix_and_keep_the_answers() -> None:
     q = rng.normal(size=4).astype(np.float32)
     want = sorted(ids, key=lambda i: -float(rows[i] @ q))[:5]
     assert [oid for oid, _ in cache.search(KEY, 200, _refuse, q, 5)] == want
+
+
+def _gated_rows(n: int, dim: int, used: slice, rng: np.random.Generator) -> np.ndarray:
+    """Rows that fill only ``used`` of ``dim`` columns, as a gated embedder's English texts do."""
+    rows = np.zeros((n, dim), dtype=np.float32)
+    rows[:, used] = rng.normal(size=(n, used.stop - used.start))
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_a_matrix_keeps_only_the_columns_its_rows_use_and_scores_as_the_full_rows() -> None:
+    rng = np.random.default_rng(3)
+    n, dim = 25_000, 96  # past QUANTISE_FROM: the int8 pass runs on the narrowed rows too
+    rows = _gated_rows(n, dim, slice(0, 24), rng)
+    ids = [f"s{i}" for i in range(n)]
+    cache = VectorCache()
+    q = rng.normal(size=dim).astype(np.float32)  # uses every column, as an English query does
+    want_scores = rows @ q
+    want = [ids[i] for i in np.argsort(-want_scores, kind="stable")[:20]]
+    for _ in range(3):  # float32 scan, then the int8 companion is built and used
+        hits = cache.search(KEY, 1, _loader(ids, list(rows)), q, 20)
+        assert [oid for oid, _ in hits] == want
+        assert [s for _, s in hits] == pytest.approx([float(want_scores[ids.index(o)]) for o in want], abs=1e-5)
+    entry = cache._entries[KEY]
+    assert entry.buf.shape[1] == 24 and entry.dim == dim  # kept narrow
+    got = cache.lookup(KEY, 1, _refuse, ["s7"])["s7"]
+    assert got.shape == (dim,) and np.array_equal(got, rows[7])  # handed out at full width
+
+    # A write inside the kept columns is applied in place, narrowed.
+    new = _gated_rows(1, dim, slice(0, 24), rng)[0]
+    cache.advance("ns", [VectorStep("entity:service", 1, 2, "m1", [("x", new)])])
+    assert cache.search(KEY, 2, _refuse, new, 1)[0][0] == "x"
+    # A write using a column left out (a text in another language) sends the next read to a
+    # reload, which keeps the wider set of columns.
+    foreign = _gated_rows(1, dim, slice(24, 60), rng)[0]
+    cache.advance("ns", [VectorStep("entity:service", 2, 3, "m1", [("de", foreign)])])
+    wider = _loader([*ids, "x", "de"], [*rows, new, foreign])
+    hits = cache.search(KEY, 3, wider, foreign, 1)
+    assert hits[0][0] == "de" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+    assert cache._entries[KEY].buf.shape[1] == 60
+
+
+def test_a_matrix_that_uses_most_columns_is_kept_whole() -> None:
+    rng = np.random.default_rng(4)
+    rows = _gated_rows(50, 16, slice(0, 14), rng)
+    cache = VectorCache()
+    cache.search(KEY, 1, _loader([f"s{i}" for i in range(50)], list(rows)), rows[0], 5)
+    assert cache._entries[KEY].buf.shape[1] == 16 and cache._entries[KEY].cols is None

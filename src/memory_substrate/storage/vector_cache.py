@@ -20,6 +20,13 @@ than overwritten. Masked rows are compacted away once they pass a quarter of the
 From ``vector_topk.QUANTISE_FROM`` rows a matrix also gets an int8 companion (see
 ``vector_topk``), built on the second search after a load and from then on extended row by row
 by the same steps (each row's codes depend on that row alone), so a write never throws it away.
+
+A cached matrix keeps only the columns some row uses. The default embedder's vectors are
+``[English | multilingual | language]`` parts of which a text fills one (``embed.gated``): on a
+namespace in English alone, 528 of 784 columns are zero in every row, and a search streamed them
+all (int8 pass and float32 rescoring) to add nothing to any score. The query is cut to the same
+columns, so every score is the one the full rows give. A write whose vector uses a column the
+matrix left out sends the next read to a reload, which keeps the wider set.
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ from memory_substrate.storage import vector_topk
 
 Loader = Callable[[], tuple[list[str], npt.NDArray[np.float32]]]
 Matrix = npt.NDArray[np.float32]
+
+# A matrix is kept narrower when its rows use fewer than this share of the columns.
+NARROW_BELOW = 0.75
 
 
 @dataclass(frozen=True)
@@ -60,10 +70,39 @@ class _Entry:
     dead_rows: npt.NDArray[np.intp] | None = field(default=None)
     quant: _QuantBuf | None = None  # int8 companion, rows aligned with ``buf``
     searched: bool = False  # searched once since its load: the next search builds ``quant``
+    cols: npt.NDArray[np.intp] | None = None  # the columns ``buf`` keeps (None: every one)
+    width: int = -1  # the vectors' full dimension (-1: ``buf``'s own)
+
+    @property
+    def dim(self) -> int:
+        return self.buf.shape[1] if self.width < 0 else self.width
+
+    def narrowed(self, vec: Matrix) -> Matrix | None:
+        """A full-width vector as ``buf`` keeps it; None when it uses a column ``buf`` left out."""
+        if self.cols is None:
+            return vec
+        left_out = np.ones(self.dim, dtype=bool)
+        left_out[self.cols] = False
+        if np.any(vec[left_out] != 0):
+            return None
+        return vec[self.cols]
+
+    def widened(self, row: Matrix) -> Matrix:
+        """A row of ``buf`` at the vectors' full width."""
+        if self.cols is None:
+            return row
+        out = np.zeros(self.dim, dtype=np.float32)
+        out[self.cols] = row
+        return out
 
     @property
     def matrix(self) -> Matrix:
         return self.buf[: len(self.ids)]
+
+    def kept_from(self, entry: _Entry) -> _Entry:
+        """This entry with ``entry``'s columns."""
+        self.cols, self.width = entry.cols, entry.width
+        return self
 
     def masked(self) -> npt.NDArray[np.intp]:
         if self.dead_rows is None:
@@ -132,7 +171,7 @@ class VectorCache:
             entry = self._entries.get(key)
         if entry is None or entry.version != version:
             ids, matrix = load()
-            entry = _Entry(version, list(ids), matrix)
+            entry = _loaded(version, ids, matrix)
             with self._lock:
                 self._entries[key] = entry
         return entry
@@ -173,7 +212,7 @@ class VectorCache:
         with self._lock:
             pos = entry.index()
         matrix = entry.matrix
-        return {oid: matrix[pos[oid]] for oid in owner_ids if oid in pos}
+        return {oid: entry.widened(matrix[pos[oid]]) for oid in owner_ids if oid in pos}
 
     def search(
         self, key: Any, version: int, load: Loader, query: Matrix, limit: int, *, cache: bool = True
@@ -182,11 +221,12 @@ class VectorCache:
         entry = self._entry(key, version, load, cache)
         ids, matrix = entry.ids, entry.matrix
         live = len(ids) - entry.dead
-        if not live or matrix.shape[1] != query.shape[0]:
+        if not live or entry.dim != query.shape[0]:
             return []
         quant = self._quantised(entry) if cache else None
         masked = entry.masked() if entry.dead else None
-        hits = vector_topk.top_k(matrix, quant, query, min(limit, live), masked)
+        q = query if entry.cols is None else np.asarray(query, dtype=np.float32)[entry.cols]
+        hits = vector_topk.top_k(matrix, quant, q, min(limit, live), masked)
         return [(oid, score) for i, score in hits if (oid := ids[i]) is not None]
 
     def _quantised(self, entry: _Entry) -> vector_topk.Quantised | None:
@@ -210,6 +250,27 @@ class VectorCache:
         return entry.quant.view(n)
 
 
+def used_columns(matrix: Matrix, batch: int = 8_192) -> npt.NDArray[np.intp] | None:
+    """The columns some row of ``matrix`` is non-zero in; None when that is most of them (or none:
+    nothing to gain)."""
+    n, dim = matrix.shape
+    used = np.zeros(dim, dtype=bool)
+    for lo in range(0, n, batch):
+        used |= np.any(matrix[lo : lo + batch] != 0, axis=0)
+    count = int(used.sum())
+    if count == 0 or count >= NARROW_BELOW * dim:
+        return None
+    return np.flatnonzero(used)
+
+
+def _loaded(version: int, ids: list[str], matrix: Matrix) -> _Entry:
+    """A cache entry for a loaded matrix, kept to the columns its rows use."""
+    cols = used_columns(matrix) if len(matrix) else None
+    if cols is None:
+        return _Entry(version, list(ids), matrix)
+    return _Entry(version, list(ids), np.ascontiguousarray(matrix[:, cols]), cols=cols, width=matrix.shape[1])
+
+
 def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
     """A new entry with ``step`` applied (``entry`` itself is left as readers see it)."""
     removed = {oid for oid, m in step.removals if m == model}
@@ -218,9 +279,12 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
         removed |= {oid for oid, _ in step.upserts}
     if not removed and not upserts:
         return _Entry(step.v_to, entry.ids, entry.buf, entry.dead, entry.positions, entry.dead_rows,
-                      entry.quant, entry.searched)
-    if upserts and (len(entry.ids) == 0 or any(v.shape != (entry.buf.shape[1],) for _, v in upserts)):
+                      entry.quant, entry.searched).kept_from(entry)
+    if upserts and (len(entry.ids) == 0 or any(v.shape != (entry.dim,) for _, v in upserts)):
         return None  # first rows of a partition, or a dimension change: a reload sets the shape
+    narrowed = [(oid, entry.narrowed(np.asarray(vec, dtype=np.float32))) for oid, vec in upserts]
+    if any(vec is None for _, vec in narrowed):
+        return None  # a column the matrix left out is used now: a reload keeps it
     ids = list(entry.ids)
     positions = dict(entry.index())
     quant = entry.quant
@@ -230,7 +294,7 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
         if i is not None:
             ids[i] = None
             dead += 1
-    latest = dict(upserts)  # the last vector of an owner written twice in one step wins
+    latest = dict(narrowed)  # the last vector of an owner written twice in one step wins
     buf = entry.buf
     need = len(ids) + len(latest)
     if need > buf.shape[0]:
@@ -242,7 +306,7 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
             quant = quant.grown(len(ids), buf.shape[0])
     start = len(ids)
     for oid, vec in latest.items():
-        buf[len(ids)] = np.asarray(vec, dtype=np.float32)
+        buf[len(ids)] = vec
         positions[oid] = len(ids)
         ids.append(oid)
     if quant is not None and len(ids) > start:
@@ -251,5 +315,6 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
         keep = [i for i, oid in enumerate(ids) if oid is not None]
         compact = buf[keep]
         kept_ids = [ids[i] for i in keep]
-        return _Entry(step.v_to, list(kept_ids), compact, 0, None, quant=None if quant is None else quant.taken(keep))
-    return _Entry(step.v_to, ids, buf, dead, positions, quant=quant, searched=entry.searched)
+        taken = None if quant is None else quant.taken(keep)
+        return _Entry(step.v_to, list(kept_ids), compact, 0, None, quant=taken).kept_from(entry)
+    return _Entry(step.v_to, ids, buf, dead, positions, quant=quant, searched=entry.searched).kept_from(entry)
