@@ -187,9 +187,10 @@ def settle_tables(conn: psycopg.Connection[Any], stop: threading.Event | None = 
     reads the lexeme frequencies gathered here.
     VACUUM: a freshly loaded row's commit status is looked up, and its page written again, by
     the first query that reads it, and its page is not yet marked all-visible. Searches on a
-    store just loaded paid that (segment search p95 ~1.5x on a German store, whose full-text
-    queries visit more rows) until autovacuum came by; this moves it off the search path. A
-    role that does not own a table cannot vacuum it (autovacuum still will): logged, not raised.
+    store just loaded paid that (a German store's segment search, whose full-text queries visit
+    more rows, at up to 1.65x English's p95) until autovacuum came by; this moves it off the
+    search path. A role that does not own a table cannot vacuum it (autovacuum still will):
+    logged, not raised.
     ``stop`` (the idle builder closing, which cancels the statement under way) ends it.
     """
     for table in LOADED_TABLES:
