@@ -100,10 +100,12 @@ def build(
 
     Returns the rows newly covered per dimension (``{"d256": 100000}``) by this call. A dimension
     another builder is working on is skipped, or with ``wait`` waited for (and then caught up),
-    so that everything written before the call is indexed when it returns. ``stop`` ends a
-    fold between chunks.
+    so that everything written before the call is indexed when it returns. A rebuild (after a
+    bulk load) is followed by ``settle_tables``. ``stop`` ends a fold between chunks and the
+    build between steps.
     """
     done: dict[str, int] = {}
+    rebuilt = False
     halfvec = halfvec_supported(pgvector_version(conn))
     dims = [r[0] for r in conn.execute("SELECT dim FROM vector_indexes ORDER BY dim").fetchall()]
     for dim in dims:
@@ -118,30 +120,37 @@ def build(
             if not locked or not locked[0]:
                 continue
         try:
-            n = _catch_up(conn, dim, halfvec, stop)
+            n, whole = _catch_up(conn, dim, halfvec, stop)
+            rebuilt = rebuilt or whole
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS_DDL, BUILD_LOCK_BASE + dim))
         if n:
             done[f"d{dim}"] = n
+    # Once for all the rebuilt dimensions, and without holding any dimension's build lock.
+    if rebuilt:
+        settle_tables(conn, stop)
     # The bulk writes that left vectors pending left full-text entries in GIN's pending lists too.
     merge_pending(conn, stop)
     return done
 
 
-def _catch_up(conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: threading.Event | None) -> int:
+def _catch_up(
+    conn: psycopg.Connection[Any], dim: int, halfvec: bool, stop: threading.Event | None
+) -> tuple[int, bool]:
+    """(rows newly indexed, whether the index was rebuilt rather than folded into)."""
     row = conn.execute("SELECT watermark, halfvec FROM vector_indexes WHERE dim = %s", (dim,)).fetchone()
     if row is None:
-        return 0
+        return 0, False
     watermark, indexed_half = int(row[0]), bool(row[1])
     _drop_strays(conn, dim, watermark)
     pending = _count(conn, f"dim = {dim} AND batch > {watermark}")
     if pending == 0 and indexed_half == halfvec:
-        return 0
+        return 0, False
     covered = _count(conn, f"dim = {dim} AND batch <= {watermark}")
     # An index in the other precision (an older schema's, or a pgvector upgrade's) is rebuilt.
     if indexed_half != halfvec or pending >= max(REBUILD_MIN_ROWS, REBUILD_FRACTION * covered):
-        return _rebuild(conn, dim, watermark, halfvec, pending + covered, stop)
-    return _fold(conn, dim, watermark, stop)
+        return _rebuild(conn, dim, watermark, halfvec, pending + covered), True
+    return _fold(conn, dim, watermark, stop), False
 
 
 def _count(conn: psycopg.Connection[Any], where: str) -> int:
@@ -149,9 +158,7 @@ def _count(conn: psycopg.Connection[Any], where: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _rebuild(
-    conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, rows: int, stop: threading.Event | None
-) -> int:
+def _rebuild(conn: psycopg.Connection[Any], dim: int, old: int, halfvec: bool, rows: int) -> int:
     """A new index up to the newest batch number, then the switch, then the old one dropped."""
     seq = conn.execute("SELECT last_value FROM vectors_batch_seq").fetchone()
     new = max(old + 1, int(seq[0]) if seq else 0)
@@ -168,9 +175,6 @@ def _rebuild(
     # Readers that planned with the old watermark finish first; DROP ... CONCURRENTLY waits for them.
     conn.execute(f"DROP INDEX CONCURRENTLY IF EXISTS {index_name(dim, old)}")
     left = _count(conn, f"dim = {dim} AND batch > {new}")
-    # A rebuild follows a bulk load (a quarter of the rows or more are new): settle the loaded
-    # tables now rather than when autovacuum gets to them.
-    settle_tables(conn, stop)
     return max(0, before - left)
 
 
@@ -179,7 +183,9 @@ LOADED_TABLES = ("objects", "segments", "segment_search", "vectors")
 
 
 def settle_tables(conn: psycopg.Connection[Any], stop: threading.Event | None = None) -> None:
-    """VACUUM (ANALYZE) the tables a bulk load filled. ``conn`` must be in autocommit.
+    """VACUUM (ANALYZE) the tables a bulk load filled, now rather than when autovacuum gets to
+    them: a rebuild follows a bulk load (a quarter of the rows or more are new). ``conn`` must
+    be in autocommit.
 
     ANALYZE: the planner's statistics are as stale as the index was. Until refreshed, stale row
     estimates picked scans of the whole table for the searches' key probes (segment search
@@ -189,9 +195,9 @@ def settle_tables(conn: psycopg.Connection[Any], stop: threading.Event | None = 
     the first query that reads it, and its page is not yet marked all-visible. Searches on a
     store just loaded paid that (a German store's segment search, whose full-text queries visit
     more rows, at up to 1.65x English's p95) until autovacuum came by; this moves it off the
-    search path. A role that does not own a table cannot vacuum it (autovacuum still will):
-    logged, not raised.
-    ``stop`` (the idle builder closing, which cancels the statement under way) ends it.
+    search path. A role that does not own a table cannot vacuum it: the server skips it with a
+    warning, and autovacuum still will. ``stop`` (the idle builder closing, which cancels the
+    statement under way) ends it; an error is logged, not raised.
     """
     for table in LOADED_TABLES:
         if stop is not None and stop.is_set():

@@ -234,7 +234,7 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText):
         self.namespace = namespace
         self.writable = writable
         self._vectors = vectors
-        self.vectors_written = False  # set by upsert_vectors: this transaction's matrix is private
+        self.vectors_written = False  # set by a vector write: this transaction's matrix is private
         self.vector_steps: list[VectorStep] = []  # applied to the shared cache after commit
 
     # --- objects -------------------------------------------------------------------

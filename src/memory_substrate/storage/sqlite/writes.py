@@ -184,6 +184,10 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             for owner_id, model in gone_vectors:  # a vector mirror (LanceDB) drops them on replay
                 self._touch(f"vector:{owner_type}", [owner_id], model)
             if gone_vectors:  # cached matrices of this owner type are now stale
+                # ...and this transaction's are its own until it commits: a search later in it
+                # must not leave its uncommitted matrix in the shared cache under a version
+                # number a rollback frees for reuse.
+                self.vectors_written = True
                 (version,) = self.conn.execute(
                     "UPDATE vector_versions SET version = version + 1 WHERE namespace = ? AND owner_type = ? "
                     "RETURNING version",
