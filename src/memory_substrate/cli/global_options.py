@@ -50,15 +50,27 @@ def _copy(option: click.Option) -> click.Option:
 
 
 def accept_after_subcommands(group: click.Group) -> None:
-    """Give every command under ``group`` (recursively) a copy of the group's global options."""
+    """Give every command under ``group`` (recursively) a copy of the group's global options.
+
+    A command registered lazily (cli/lazy.py) gets them when it is first loaded, so that this
+    imports no command's module."""
+    from memory_substrate.cli.lazy import LazyCommands
+
     globals_ = [p for p in group.params if isinstance(p, click.Option) and p.name in GLOBAL_PARAMS]
+    if isinstance(group.commands, LazyCommands):
+        group.commands.add_prepare(lambda command: _add_to(command, globals_))
+        return
     _add(group, globals_)
 
 
 def _add(group: click.Group, options: list[click.Option]) -> None:
     for command in group.commands.values():
-        if isinstance(command, click.Group):
-            _add(command, options)
-            continue
-        taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
-        command.params.extend(_copy(o) for o in options if not taken.intersection(o.opts))
+        _add_to(command, options)
+
+
+def _add_to(command: click.Command, options: list[click.Option]) -> None:
+    if isinstance(command, click.Group):
+        _add(command, options)
+        return
+    taken = {opt for p in command.params for opt in getattr(p, "opts", [])}
+    command.params.extend(_copy(o) for o in options if not taken.intersection(o.opts))

@@ -16,11 +16,9 @@ from memory_substrate.cli.common import fail as _fail
 from memory_substrate.cli.common import load_json as _load_json
 from memory_substrate.cli.common import open_memory as _memory
 from memory_substrate.cli.common import settings_of as _settings
-from memory_substrate.cli.contracts import contracts as contracts_group
 from memory_substrate.cli.global_options import accept_after_subcommands, checked
-from memory_substrate.cli.inspect_import import export_mcp_memory_to
-from memory_substrate.cli.inspect_import import register as register_inspect_import
-from memory_substrate.cli.modes import modes_command, tool_help
+from memory_substrate.cli.lazy import LazyGroup
+from memory_substrate.cli.modes import ToolCommand
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.process import (
     STOP_HINT,
@@ -30,9 +28,10 @@ from memory_substrate.process import (
     stop_handlers,
     stop_requested,
 )
+from memory_substrate.version import __version__
 
 
-class _Group(click.Group):
+class _Group(LazyGroup):
     """Every failure ends as one line on stderr and exit 2 (usage) or 1 (runtime), never a traceback.
 
     Commands map ``MemorySubstrateError`` themselves; this net catches what escapes them (an OS
@@ -89,7 +88,9 @@ class _Group(click.Group):
 @click.option("--database-url", default=None, envvar="MEMORY_SUBSTRATE_DATABASE_URL",
               help="A postgresql:// URL: use PostgreSQL instead of the embedded SQLite file.")
 @click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.")
-@click.version_option(package_name="memory-substrate")
+# The version from version.py, not the package metadata: importing importlib.metadata costs more
+# than the rest of `--version` (tests/cli/test_startup.py checks the two agree).
+@click.version_option(version=__version__)
 @click.pass_context
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
@@ -169,8 +170,8 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
         memory.close()
 
 
-def _tool_command(tool: str, method: str, help_text: str) -> None:
-    @main.command(name=tool, help=help_text)
+def _tool_command(tool: str, method: str, what: str) -> None:
+    @main.command(name=tool, cls=ToolCommand, tool=tool, what=what)
     @click.argument("mode")
     @click.argument("input_data", required=False)
     @click.option("--options", "options_json", default=None, help="Options as JSON (or @file, @- for stdin).")
@@ -232,13 +233,11 @@ def _progress_lines(done: int, total: int, phase: str) -> None:
     click.echo(json.dumps(line), err=True)
 
 
-_tool_command("ingest", "ingest", tool_help("ingest", "Capture evidence as a source with addressable segments."))
-_tool_command("query", "query", tool_help("query", "Read memory: search, task context, pages, neighbours, recent items, graph."))
-_tool_command("remember", "remember", tool_help("remember", "Governed write of durable memory, or a lifecycle change (promote, supersede, contest, batch)."))
-_tool_command("maintain", "maintain", tool_help(
-    "maintain", "Inspect and maintain the store. Modes that change state plan only (a dry run) unless "
-    "--options '{\"apply\": true}'."))
-main.add_command(modes_command)
+_tool_command("ingest", "ingest", "Capture evidence as a source with addressable segments.")
+_tool_command("query", "query", "Read memory: search, task context, pages, neighbours, recent items, graph.")
+_tool_command("remember", "remember", "Governed write of durable memory, or a lifecycle change (promote, supersede, contest, batch).")
+_tool_command("maintain", "maintain", "Inspect and maintain the store. Modes that change state plan only (a dry run) unless "
+              "--options '{\"apply\": true}'.")
 
 
 @main.command()
@@ -356,6 +355,8 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
         return
     try:
         if fmt == "mcp-memory":
+            from memory_substrate.cli.inspect_import import export_mcp_memory_to
+
             with _memory(ctx) as memory:
                 click.echo(json.dumps(export_mcp_memory_to(memory, output)), err=True)
             return
@@ -411,18 +412,17 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
     _emit(result)
 
 
-main.add_command(contracts_group)
-from memory_substrate.cli.derived import register as _register_derived  # noqa: E402
-
-_register_derived(main, _memory, _fail)
-register_inspect_import(main, _memory, _fail)
-from memory_substrate.cli.namespaces import namespace  # noqa: E402  (own module, registered here)
-
-main.add_command(namespace)
-from memory_substrate.cli.tokens import register as _register_tokens  # noqa: E402
-
-_register_tokens(main, _settings, _fail)
-accept_after_subcommands(main)  # last: every command is registered by now
+# lazily loaded commands: each module is imported only when its command runs or --help lists it
+# (cli/lazy.py); one line per command, "module:attribute" of its click object.
+main.lazy("modes", "memory_substrate.cli.modes:modes_command")
+main.lazy("contracts", "memory_substrate.cli.contracts:contracts")
+main.lazy("falkordb-server", "memory_substrate.cli.derived:falkordb_server")
+main.lazy("graph", "memory_substrate.cli.derived:graph")
+main.lazy("inspect", "memory_substrate.cli.inspect_import:inspect_command")
+main.lazy("import-from", "memory_substrate.cli.inspect_import:import_from")
+main.lazy("namespace", "memory_substrate.cli.namespaces:namespace")
+main.lazy("token", "memory_substrate.cli.tokens:token")
+accept_after_subcommands(main)  # each command, lazy ones as they load, gets the global options
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 
@@ -16,6 +18,35 @@ def tool_help(tool: str, what: str) -> str:
         f"`memory-substrate modes {tool} MODE` prints the fields of INPUT_DATA and --options for a mode "
         "(the same reference is docs/modes.md)."
     )
+
+
+class ToolCommand(click.Command):
+    """A tool command (``ingest``, ``query``...) whose help, which lists the modes, is made when shown.
+
+    Listing the modes imports every service's declarations; a process that runs the command
+    without asking for its help should not pay for that. Its one-line summary (in the group's
+    help) is the first sentence of ``what``, as it is of the full help.
+    """
+
+    def __init__(self, *args: Any, tool: str, what: str, **kwargs: Any) -> None:
+        self._tool, self._what = tool, what
+        self._help: str | None = None
+        super().__init__(*args, **kwargs)
+
+    @property  # type: ignore[override]
+    def help(self) -> str:
+        if self._help is None:
+            self._help = tool_help(self._tool, self._what)
+        return self._help
+
+    @help.setter
+    def help(self, value: str | None) -> None:
+        self._help = value
+
+    def get_short_help_str(self, limit: int = 45) -> str:
+        if self.short_help:
+            return super().get_short_help_str(limit)
+        return click.Command(self.name, help=self._what).get_short_help_str(limit)
 
 
 @click.command(name="modes")

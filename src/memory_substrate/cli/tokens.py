@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from memory_substrate.cli.common import fail, settings_of
 from memory_substrate.errors import MemorySubstrateError, NotFoundError, ValidationError
 
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([smhdw])\s*$")
@@ -59,28 +60,24 @@ def _public(row: dict[str, Any], now: str) -> dict[str, Any]:
     return out
 
 
-def register(main: click.Group, settings_of: Any, fail: Any) -> None:
-    """Add the ``token`` group to ``main``; ``settings_of(ctx)`` gives Settings, ``fail(exc)`` reports."""
+def with_store(ctx: click.Context, job: Any) -> Any:
+    """``job(store)`` on the configured store, closed after; an error is reported and gives None."""
+    from memory_substrate.storage.factory import open_store
 
-    def with_store(ctx: click.Context, job: Any) -> Any:
-        from memory_substrate.storage.factory import open_store
-
+    try:
+        store = open_store(settings_of(ctx))
         try:
-            store = open_store(settings_of(ctx))
-            try:
-                return job(store)
-            finally:
-                store.close()
-        except MemorySubstrateError as exc:
-            fail(exc)
-            return None
+            return job(store)
+        finally:
+            store.close()
+    except MemorySubstrateError as exc:
+        fail(exc)
+        return None
 
-    @main.group()
-    def token() -> None:
-        """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
 
-    for add in (_create, _list, _revoke, _rotate):
-        add(token, with_store)
+@click.group()
+def token() -> None:
+    """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
 
 
 def _create(token: click.Group, with_store: Any) -> None:
@@ -173,3 +170,7 @@ def _rotate(token: click.Group, with_store: Any) -> None:
         value = with_store(ctx, job)
         if value is not None:
             click.echo(value)
+
+
+for _add in (_create, _list, _revoke, _rotate):
+    _add(token, with_store)
