@@ -19,7 +19,7 @@ from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
-from memory_substrate.validation import check_text, namespace_name
+from memory_substrate.validation import check_input, namespace_name
 
 
 class Memory:
@@ -130,7 +130,8 @@ class Memory:
 
 
 def _check_args(input_data: Any, options: Any) -> None:
-    """NUL and lone surrogates are refused in every field of every mode, with the field's path.
+    """NUL, lone surrogates and non-finite numbers are refused in every field of every mode, with
+    the field's path (validation.check_input).
     (Then short ids are expanded to full ones, ids.py: the one place memory_* arguments enter.)"""
-    check_text(input_data, "input_data")
-    check_text(options, "options")
+    check_input(input_data, "input_data")
+    check_input(options, "options")

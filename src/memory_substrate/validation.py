@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -108,32 +109,47 @@ def _shown(text: str) -> str:
     return _BAD_CHAR.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _bad_strings(value: Any, path: str, found: list[tuple[str, str]], depth: int = 0) -> None:
-    if len(found) >= 20 or depth > 200:
-        return
-    if isinstance(value, str):
-        what = _bad_char(value)
-        if what:
-            found.append((path, what))
-    elif isinstance(value, dict):
-        for k, v in value.items():
-            key = _shown(str(k))
-            sub = f"{path}.{key}" if path else key
-            if isinstance(k, str) and (what := _bad_char(k)):
-                found.append((f"{sub} (key)", what))
-                continue
-            _bad_strings(v, sub, found, depth + 1)
-    elif isinstance(value, list | tuple):
-        for i, v in enumerate(value):
-            _bad_strings(v, f"{path}.{i}" if path else str(i), found, depth + 1)
+MAX_PROBLEMS = 20  # a document with more is refused naming the first ones
 
 
-def check_text(value: Any, path: str) -> None:
-    """Refuse NUL characters and lone surrogates anywhere in ``value`` (strings, dict keys, nested
-    lists), naming each field's dotted path: one rule for every string of every mode and tool.
-    Nothing downstream (hashing, JSON, SQLite, PostgreSQL) can then fail on them half-way."""
-    found: list[tuple[str, str]] = []
-    _bad_strings(value, path, found)
+def input_problems(value: Any, path: str, *, strings: bool = True) -> list[tuple[str, str, str]]:
+    """(dotted path, message, type) of every value in ``value`` that no store can keep and every
+    reader can read back: a non-finite number (NaN, Infinity, -Infinity, which JSON cannot
+    write and SQLite's JSON functions refuse to read) and, with ``strings``, a string or key
+    holding NUL or a lone surrogate. One walk of any depth (a stack, not recursion), a dict's
+    keys before its values, stopping at ``MAX_PROBLEMS``."""
+    found: list[tuple[str, str, str]] = []
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack and len(found) < MAX_PROBLEMS:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if strings and (what := _bad_char(value)):
+                found.append((path, f"must not contain {what} characters", "string_characters"))
+        elif isinstance(value, float):
+            if not math.isfinite(value):
+                found.append((path, "must be a finite number", "finite_number"))
+        elif isinstance(value, dict):
+            children = []
+            for k, v in value.items():
+                key = _shown(str(k))
+                sub = f"{path}.{key}" if path else key
+                if strings and isinstance(k, str) and (what := _bad_char(k)):
+                    found.append((f"{sub} (key)", f"must not contain {what} characters", "string_characters"))
+                else:
+                    children.append((v, sub))
+            stack.extend(reversed(children))  # popped in document order
+        elif isinstance(value, list | tuple):
+            stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(value))))
+    return found[:MAX_PROBLEMS]
+
+
+def check_input(value: Any, path: str, *, strings: bool = True) -> None:
+    """Refuse, with ``ValidationError`` naming each field's dotted path, what ``input_problems``
+    finds: one rule for every field of every mode and tool (strings and dict keys, nested lists
+    and objects). Nothing downstream (hashing, JSON, SQLite, PostgreSQL, a later read) can then
+    fail on them. ``strings=False`` checks numbers only: for stored data coming back (an
+    import), whose text may hold NUL captured from a file."""
+    found = input_problems(value, path, strings=strings)
     if found:
-        errors = [{"field": p, "message": f"must not contain {w} characters", "type": "string_characters"} for p, w in found]
+        errors = [{"field": p, "message": m, "type": t} for p, m, t in found]
         raise ValidationError("; ".join(f"{e['field']}: {e['message']}" for e in errors), details={"errors": errors})

@@ -64,3 +64,13 @@ async def err(client: Client, name: str, code: str, **args: Any) -> dict[str, An
     assert out["error_code"] == code, out
     assert "Traceback" not in out["error"] and 'File "' not in out["error"]
     return out
+
+
+async def refused(server: Any, name: str, **args: Any) -> str:
+    """Call a graph tool at the server's own entry point (arguments as parsed, which the SDK's
+    client could not send: a lone surrogate, a NaN) and return the error of its refusal."""
+    result = await server.call_tool(name, args)
+    out = result.structured_content
+    assert result.is_error and out is not None and out["success"] is False, out
+    assert out["error_code"] == "memory_validation_error", out
+    return str(out["error"])

@@ -12,7 +12,7 @@ from mcp import Client
 from memory_substrate.errors import ValidationError
 from memory_substrate.mcp.server import build_server
 from tests.cli.test_cli import _run
-from tests.graphmem.conftest import ok
+from tests.graphmem.conftest import ok, refused
 from tests.helpers import call, conversation, knowledge, tool_error
 
 pytestmark = pytest.mark.anyio
@@ -59,19 +59,11 @@ def test_the_python_api_raises_validation_error(memory):
 async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem, what):
     bad = BAD[what]
     server = build_server(gmem, "graph")
-
-    async def refused(name: str, **args: object) -> str:
-        result = await server.call_tool(name, args)
-        out = result.structured_content
-        assert result.is_error and out is not None and out["success"] is False, out
-        assert out["error_code"] == "memory_validation_error", out
-        return str(out["error"])
-
-    assert (await refused("create_node", text="a fact", metadata={"note": bad})).startswith(
+    assert (await refused(server, "create_node", text="a fact", metadata={"note": bad})).startswith(
         f"metadata.note: must not contain {what} characters")
-    assert f"must not contain {what}" in await refused("create_node", text=bad) or what == "lone surrogate"
-    await refused("create_triplet", subject="Alice", predicate="WORKS_AT", object_value=bad)
-    await refused("search", query=bad)
+    assert f"must not contain {what}" in await refused(server, "create_node", text=bad) or what == "lone surrogate"
+    await refused(server, "create_triplet", subject="Alice", predicate="WORKS_AT", object_value=bad)
+    await refused(server, "search", query=bad)
     async with Client(server) as c:
         assert (await ok(c, "get_stats"))["stats"]["facts"] == 0
 

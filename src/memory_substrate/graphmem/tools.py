@@ -24,7 +24,7 @@ from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.ids import expand_short_ids
-from memory_substrate.validation import check_text
+from memory_substrate.validation import check_input
 from memory_substrate.wire import tool_result
 
 OWNER = " owner_id = namespace."
@@ -84,7 +84,7 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
             return fail(g.config_error, VALIDATION)
         try:
             for arg, value in kwargs.items():
-                check_text(value, arg)
+                check_input(value, arg)
             # short ids (ids.py) become full ones in the caller's namespace, before the tool runs
             (kwargs,) = expand_short_ids(lambda: g.read(g.namespace(kwargs.get("owner_id"))), kwargs)
             return fn(g, **kwargs)

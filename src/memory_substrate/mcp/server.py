@@ -17,7 +17,7 @@ from memory_substrate.governance import MemorySource
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
 from memory_substrate.mcp.errors import MemoryMCPServer
-from memory_substrate.validation import Mode, check_text
+from memory_substrate.validation import Mode, check_input
 from memory_substrate.wire import outcome_result
 
 INSTRUCTIONS = (
@@ -134,8 +134,8 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
             try:
-                check_text(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
-                check_text(a.options, "options")
+                check_input(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
+                check_input(a.options, "options")
                 work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
                 if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                     extractor = sampling_extractor(ctx)
