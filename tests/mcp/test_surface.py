@@ -50,6 +50,8 @@ async def test_resources_and_prompts_have_actionable_content(memory):
         ({"args": {"mode": "search"}}, ("args.input_data", "Field required")),
         ({"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}}, ("args.root", "Extra inputs are not permitted")),
         ({"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}}, ("args.surprise", "Extra inputs are not permitted")),
+        # Beside args, not in it: refused too (the root is configured outside the tool schema).
+        ({"args": {"mode": "search", "input_data": {"query": "x"}}, "root": "/tmp"}, ("root", "Extra inputs are not permitted")),
         ({"args": {"mode": "delete_everything", "input_data": {}}}, ("args.mode", "'search'")),
     ],
 )

@@ -26,6 +26,7 @@ async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory):
                     args = t.input_schema["$defs"]["Args"]
                     assert args["required"] == ["mode", "input_data"] and args["properties"]["mode"]["enum"]
                     assert args["additionalProperties"] is False
+                    assert t.input_schema["additionalProperties"] is False  # nothing beside args either
             if toolset == "substrate":
                 summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
                 assert "SOURCE_ID#seg-N" in summary and "include_items" in summary

@@ -24,14 +24,16 @@ import copy
 import json
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import MCPServerError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from mcp.types import Tool as MCPTool
+from pydantic import ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
@@ -119,6 +121,20 @@ class MemoryMCPServer(MCPServer):
         self.envelope_tools: set[str] = set()
         # tool name -> how its input schema is rewritten for tools/list (validation is unaffected)
         self.published_schemas: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+
+    def forbid_unknown_arguments(self, name: str) -> None:
+        """Refuse a call of tool ``name`` that passes an argument its signature does not name
+        (``memory_validation_error`` naming it, as for any schema failure), and publish
+        ``additionalProperties: false``: the SDK's argument model ignores unknown keys, so a
+        misplaced ``root`` beside ``args`` would be dropped without a word."""
+        tool = self._tool_manager.get_tool(name)
+        if tool is None:
+            raise ValueError(f"no tool {name!r} to make strict")
+        loose = tool.fn_metadata.arg_model
+        strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
+            "model_config": ConfigDict(extra="forbid"), "__module__": loose.__module__}))
+        tool.fn_metadata.arg_model = strict
+        tool.parameters = strict.model_json_schema(by_alias=True)
 
     async def list_tools(self) -> list[MCPTool]:
         tools = await super().list_tools()

@@ -28,10 +28,13 @@ INSTRUCTIONS = (
 
 
 def _no_titles(schema: dict[str, Any]) -> None:
-    """Pydantic's generated titles restate the field names; an agent pays for each one."""
+    """Pydantic's generated titles restate the field names, and ``additionalProperties: true`` on
+    an open object is JSON Schema's default; an agent pays for each one."""
     schema.pop("title", None)
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
+        if prop.get("additionalProperties") is True:
+            del prop["additionalProperties"]
 
 
 def input_data_description(modes: Sequence[Mode]) -> str:
@@ -74,7 +77,7 @@ def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = Fa
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; choose one of {', '.join(TOOLSETS)}")
     if toolset == "graph":
-        server: MCPServer = MemoryMCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
+        server: MemoryMCPServer = MemoryMCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
     else:
         server = MemoryMCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
     if toolset != "graph":
@@ -115,7 +118,7 @@ def _annotations(tool: str, modes: Sequence[Mode]) -> ToolAnnotations:
                            idempotent_hint=not writes, open_world_hint=tool == "memory_ingest")
 
 
-def _register_substrate(server: MCPServer, memory: Memory) -> None:
+def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
     from memory_substrate.modes_reference import declared
 
     # One server serves one namespace, so its bulkhead is that namespace's (mcp/bulkhead.py).
@@ -152,6 +155,7 @@ def _register_substrate(server: MCPServer, memory: Memory) -> None:
         tool.__annotations__ = {"args": model, "ctx": Context, "return": dict[str, Any]}
         tool.__doc__ = description
         server.add_tool(tool, name=name, description=description, annotations=_annotations(name, modes))
+        server.forbid_unknown_arguments(name)  # only ``args``: the root, say, is never a tool argument
 
     for name, modes in declared().items():
         register(name, modes)
