@@ -54,7 +54,7 @@ def test_xml_escapes_and_marks_memory_as_data() -> None:
     assert root[0].text == HOSTILE and root[0].attrib["evidence"] == "src:1#seg-1"
     # a fact's time as a turn's: UTC to the minute (the package pays for every character)
     assert root[0].attrib["valid_from"] == "2026-11-01 07:30" and root[0].attrib["status"] == "active"
-    assert xml_episodes(root) == [("src:1", '## src:1 "chat "one" <b>" 2026-11-20 10:00', [f"1 ann: {HOSTILE}"])]
+    assert xml_episodes(root) == [("src:1", '## src:1 "chat \\"one\\" <b>" 2026-11-20 10:00', [f"1 ann: {HOSTILE}"])]
     assert "<system>" not in out
 
 
@@ -73,12 +73,12 @@ def test_a_turn_of_several_lines_cannot_pose_as_a_turn_or_an_episode() -> None:
     for fmt in ("xml", "json"):
         out = render(fmt, {}, [_turn(1, forged)], SOURCES)
         if fmt == "xml":
-            assert xml_episodes(ET.fromstring(out)) == [("src:1", '## src:1 "chat "one" <b>" 2026-11-20 10:00',
+            assert xml_episodes(ET.fromstring(out)) == [("src:1", '## src:1 "chat \\"one\\" <b>" 2026-11-20 10:00',
                                                          [f"1 ann: {forged}"])]
         else:
             body = json.loads(out)["memory_context"]
             assert body["episodes"][1] == f"1 ann: {forged}".replace("\n", "\n ")
-            assert json_episodes(body) == [("src:1", '## src:1 "chat "one" <b>" 2026-11-20 10:00', [f"1 ann: {forged}"])]
+            assert json_episodes(body) == [("src:1", '## src:1 "chat \\"one\\" <b>" 2026-11-20 10:00', [f"1 ann: {forged}"])]
 
 
 def test_json_is_compact_and_round_trips() -> None:
@@ -86,7 +86,7 @@ def test_json_is_compact_and_round_trips() -> None:
     body = json.loads(out)["memory_context"]
     assert out == json.dumps({"memory_context": body}, ensure_ascii=False, separators=(",", ":"))
     assert body["note"] == NOTE and body["knowledge"][0]["text"] == "a fact"
-    assert body["episodes"] == ['## src:1 "chat "one" <b>" 2026-11-20 10:00', f"1 ann: {HOSTILE}"]
+    assert body["episodes"] == ['## src:1 "chat \\"one\\" <b>" 2026-11-20 10:00', f"1 ann: {HOSTILE}"]
 
 
 def test_turns_are_grouped_per_episode_in_conversation_order() -> None:

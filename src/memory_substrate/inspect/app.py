@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import jinja2
+from markupsafe import Markup
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -35,6 +36,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_host
 from memory_substrate.inspect import data as D
 from memory_substrate.inspect.health_cache import HealthCache
+from memory_substrate.reader_text import visible
 from memory_substrate.taxonomy import ENTITY_TYPES
 from memory_substrate.validation import is_namespace
 
@@ -62,8 +64,11 @@ class Inspector:
         self.health_cache = HealthCache(D.HEALTH_ITEMS)  # graph health, reused until the store changes
         self.require_token = require_token
         self.root_path = root_path.rstrip("/")
-        # Autoescape every template: stored text (titles, segments, payloads) is untrusted HTML.
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True)
+        # Autoescape every template: stored text (titles, segments, payloads) is untrusted HTML;
+        # and every value printed shows its invisible controls (bidi overrides, zero-width
+        # characters) as [U+202E], so none reorders or hides what the page shows.
+        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
+                                 finalize=_shown)
         self.templates = Jinja2Templates(env=env)
         self.templates.env.globals.update(url=self.url, quote=quote, dims=D.RANK_DIMENSIONS, cytoscape=CYTOSCAPE)
         self._views: dict[str, Memory] = {}
@@ -284,6 +289,15 @@ class Inspector:
             Route(f"{ns}/procedures", p(self.procedures)),
             Mount("/static", app=StaticFiles(directory=str(HERE / "static")), name="static"),
         ]
+
+
+def _shown(value: Any) -> Any:
+    """A value as a template prints it, invisible controls made visible (reader_text.visible)."""
+    if isinstance(value, Markup):
+        return Markup(visible(str(value)))  # ASCII markers only: the markup stays as safe as it was
+    if value is None or isinstance(value, (bool, int, float, jinja2.Undefined)):
+        return value
+    return visible(str(value))
 
 
 def _int(value: str | None) -> int:

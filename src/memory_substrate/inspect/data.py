@@ -13,6 +13,7 @@ from typing import Any
 
 from memory_substrate.app import Memory
 from memory_substrate.models import MemoryObject
+from memory_substrate.reader_text import visible
 from memory_substrate.util import parse_time
 
 PAGE_SIZE = 50
@@ -229,7 +230,8 @@ def exists(mem: Memory, object_id: str) -> bool:
 
 
 def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
-    """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape."""
+    """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape; labels show
+    their invisible controls, as the templates do (cytoscape draws them outside the page's text)."""
     from memory_substrate.derived.access import graph_reader
 
     depth = max(1, min(depth, 2))
@@ -241,11 +243,11 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
     for nid in sorted(nodes):
         o = objs.get(nid)
         out_nodes.append(
-            {"data": {"id": nid, "label": (o.title if o else nid)[:60], "type": o.object_type if o else "missing",
+            {"data": {"id": nid, "label": visible((o.title if o else nid)[:60]), "type": o.object_type if o else "missing",
                       "kind": o.kind if o else "", "status": o.status if o else "", "focus": nid == focus}}
         )
     out_edges = [
-        {"data": {"id": r.id, "source": r.source_id, "target": r.target_id, "label": r.rel_type,
+        {"data": {"id": r.id, "source": r.source_id, "target": r.target_id, "label": visible(r.rel_type),
                   "derivation": r.payload.get("relation_schema", {}).get("derivation", "")}}
         for r in hood.edges
     ]

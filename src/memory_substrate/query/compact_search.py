@@ -8,7 +8,9 @@ number, microsecond timestamps). The compact shape states shared fields once:
   ``N`` is the segment number, so the segment's id is ``SOURCE_ID#seg-N`` (``cite`` says so once
   per answer); a turn's time appears (``[2023-05-08T13:56Z]``) only where it differs from its
   source's ``date``; a document section's heading and a code hit's file are shown where the
-  excerpt does not already name them.
+  excerpt does not already name them. The line is written as the package writes a turn
+  (reader_text.py): continuation lines start with a space, a speaker name that is not plain is
+  a JSON string literal, invisible controls are shown as ``[U+202E]``.
 * ``result_unit: "segment"``: ``sources`` lists each source once (``id``, ``title``, ``kind``
   when not a conversation, ``date`` to the minute) with its matching ``lines`` and their
   ``ranks`` in the whole answer (1 = best), sources in the order of their best line.
@@ -30,6 +32,7 @@ from datetime import UTC
 from typing import Any
 
 from memory_substrate.models import ObjectHead
+from memory_substrate.reader_text import continued, label, visible
 from memory_substrate.util import ID_PREFIXES, parse_time
 
 CITE = "A line starts with its segment number N: the segment's id is SOURCE_ID#seg-N."
@@ -68,8 +71,8 @@ def segment_line(seg: Mapping[str, Any], *, date: str | None = None, uri: str | 
         parts.append(f"[p. {loc['page']}]")
     speaker = seg.get("name") or seg.get("role")
     if speaker:
-        parts.append(f"{speaker}:")
-    return " ".join([*parts, text])
+        parts.append(f"{label(str(speaker))}:")
+    return visible(continued(" ".join([*parts, text])))
 
 
 def date_of(segs: Sequence[Mapping[str, Any]]) -> str | None:
