@@ -9,7 +9,7 @@ from typing import Any
 
 from memory_substrate.graph import jobs
 from memory_substrate.graph.procedures import promotion_gap
-from memory_substrate.lookup_keys import CUSTOM_PREDICATE_PREFIX
+from memory_substrate.lookup_keys import CUSTOM_PREDICATE_PREFIX, keys_for
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 
@@ -18,7 +18,7 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
     entities = [o for o in objects if o.object_type == "entity"]
     facts = [o for o in objects if o.object_type == "knowledge" and o.kind == "fact"]
     procs = [o for o in objects if o.object_type == "knowledge" and o.kind == "procedure" and o.payload.get("procedure_kind")]
-    custom = session.key_counts(CUSTOM_PREDICATE_PREFIX, limit=cap)
+    custom = _custom_predicate_occurrences([o for o in objects if o.object_type == "knowledge"])[:cap]
     near = sorted(
         (p for p in procs if p.status == "candidate"),
         key=lambda p: (-(len(set(p.payload.get("source_episodes") or []))), -(p.confidence or 0.0), p.id),
@@ -29,9 +29,8 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
         "facts_by_status": dict(sorted(Counter(f.status for f in facts).items())),
         "facts_by_evidence_status": dict(sorted(Counter(str(f.metadata.get("evidence_status")) for f in facts).items())),
         "predicate_review": [
-            {"predicate": key.removeprefix(CUSTOM_PREDICATE_PREFIX), "occurrences": n,
-             "suggested_action": "promote_to_canonical_or_map_to_existing"}
-            for key, n in custom
+            {"predicate": predicate, "occurrences": n, "suggested_action": "promote_to_canonical_or_map_to_existing"}
+            for predicate, n in custom
         ],
         "procedures": {
             "by_status": dict(sorted(Counter(p.status for p in procs).items())),
@@ -47,3 +46,15 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
         # with their last error and attempts (the whole error is in the job's trace).
         "extraction_failures": [{**j, "last_error": (j["last_error"] or "")[:300]} for j in jobs.troubled(session, cap)],
     }
+
+
+def _custom_predicate_occurrences(knowledge: list[MemoryObject]) -> list[tuple[str, int]]:
+    """Each non-canonical predicate and how often it was stated, most stated first. A fact stated
+    again (another episode, more evidence) is one fact observed once more (``observations``, kept
+    by extraction's reinforce), so the occurrences are the facts' observations, not their number."""
+    counts: Counter[str] = Counter()
+    for obj in knowledge:
+        for key in keys_for(obj):
+            if key.startswith(CUSTOM_PREDICATE_PREFIX):
+                counts[key.removeprefix(CUSTOM_PREDICATE_PREFIX)] += max(1, int(obj.metadata.get("observations") or 1))
+    return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -10,10 +10,13 @@ from collections.abc import Iterable
 
 MAX_PER_EPISODE = 100
 
-_IPV4 = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?:/(\d{1,2}))?(?![\w.])")
+# After a value, a period ends it only when no word follows (a sentence's end: "at 10.0.3.17.");
+# "10.0.3.17.5" and "1.2.3.4.5" are neither an address nor a version.
+_END = r"(?!\w|\.\w)"
+_IPV4 = re.compile(r"(?<![\w.])(\d{1,3}(?:\.\d{1,3}){3})(?:/(\d{1,2}))?" + _END)
 _IPV6 = re.compile(r"(?<![\w:])((?:[0-9a-fA-F]{1,4}:){2,7}[0-9a-fA-F]{0,4}|::1)(?![\w:])")
 _PORT = re.compile(r"\bport\s+(\d{2,5})\b|(?<=[\w\]])\:(\d{2,5})\b(?![.:]\d)", re.IGNORECASE)
-_VERSION = re.compile(r"(?<![\w.])(v?\d+\.\d+(?:\.\d+){0,2}(?:[-+][0-9A-Za-z.]+)?)(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.])(v?\d+\.\d+(?:\.\d+){0,2}(?:[-+][0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?)" + _END)
 _NAMED_BEFORE = re.compile(r"(?:\b(?i:version|release|v)|\b[A-Z][\w+#-]*)\s*$")
 _CLI_TOOLS = (
     "kubectl|docker|git|npm|npx|pnpm|yarn|pip|pip3|python|python3|uv|poetry|terraform|az|aws|gcloud|helm|psql|"
