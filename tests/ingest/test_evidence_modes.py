@@ -65,10 +65,12 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
         assert again["status"] == "completed_with_pending_decisions" and again["requires_decision"] is True
         assert again["applied_operations"] == 0 and again["patch_id"] is None
         assert again["pending_decisions"][0]["path"] == ".codex"
-        # Excluding the agent state explicitly is another view of the repo: a new capture...
+        # Excluding the agent state explicitly captures the same files: the decision is settled
+        # and nothing changed, so it is the spec's noop, answering with the first capture...
         clean = await call(c, "memory_ingest", "repo", {"path": str(root), "exclude_patterns": [".codex"]})
-        assert clean["status"] == "completed" and clean["requires_decision"] is False
-        # ...and once preflight passes, an unchanged repo is the spec's noop.
+        assert clean["status"] == "noop" and clean["requires_decision"] is False
+        assert clean["source_id"] == out["source_id"]
+        # ...and so is every unchanged capture after it.
         noop = await call(c, "memory_ingest", "repo", {"path": str(root), "exclude_patterns": [".codex"]})
         assert noop == {
             "result_type": "repo_ingest_result",

@@ -67,7 +67,9 @@ async def test_every_capture_answers_within_the_budget(mem: Memory, tmp_path: Pa
         seg = answers["markdown"]["memory_suggestions"]["concept_candidates"][0]["segment_ids"][0]
         page = await call(c, "memory_query", "page", {"id": f"{answers['markdown']['source_id']}#{seg}"})
         assert page["segment"]["text"]
-        # The rest: more per list with max_items, everything in spec 001's shape with detail full.
+        # The rest: more per list with max_items, everything in spec 001's shape with detail full
+        # (on a changed tree: the same files again are a noop, whatever the options).
+        (tmp_path / "tree" / "pkg" / "mod_0.py").write_text('"""RetryPolicy, changed."""\n', encoding="utf-8")
         more = await call(c, "memory_ingest", "repo", {"path": str(tmp_path / "tree")},
                           {"force": True, "max_items": 12})
         assert len(more["skipped"]) == 12 and len(more["memory_suggestions"]["concept_candidates"]) > 5

@@ -58,9 +58,11 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
         max_file_bytes=rt.settings.max_file_bytes,
         progress=progress,
     ))
-    # The same files seen through other patterns are a different capture of the repository.
-    scope = canonical_json([captured.fingerprint, data.include_patterns, data.exclude_patterns, opts.force])
-    captured.fingerprint = sha256_text(scope)
+    # What the capture holds, not the options that chose it: the files read with their content
+    # hashes, and the map made of them (a newer outliner or a wider secret scan maps the same
+    # files anew). The same files chosen through other patterns are the same capture: a noop.
+    held = [[s.text, s.locator, s.metadata] for s in captured.segments]
+    captured.fingerprint = sha256_text(canonical_json([captured.fingerprint, held]))
     return captured
 
 
