@@ -26,7 +26,7 @@ INJECTED_CLOSE = "</memory-substrate-context>"
 # Spans a client or a hook adds to text that the user or the model did not write, and the spans
 # a user marks private: none is ever captured.
 _SPAN_TAGS = ("memory-substrate-context", "system-reminder", "user-prompt-submit-hook", "private")
-_SPANS = [re.compile(rf"<{tag}>.*?(?:</{tag}>|\Z)", re.DOTALL) for tag in _SPAN_TAGS]
+_SPANS = [re.compile(rf"<{tag}>.*?(?:</{tag}>[ \t]*|\Z)", re.DOTALL) for tag in _SPAN_TAGS]
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 RESULT_HEAD = 600   # characters kept from the start of a long tool result
