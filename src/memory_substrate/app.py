@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memory_substrate.compiler import compile_context
 from memory_substrate.derived.mirrored import mirrored
 from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.graph import deferred
-from memory_substrate.graph.extract import Extractor
 from memory_substrate.ids import expand_short_ids
-from memory_substrate.ingest.service import IngestService, Progress
-from memory_substrate.maintain.service import MaintainService
-from memory_substrate.query.service import QueryService
-from memory_substrate.remember.service import RememberService
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
 from memory_substrate.validation import check_input, namespace_name
+
+if TYPE_CHECKING:
+    from memory_substrate.graph.extract import Extractor
+    from memory_substrate.ingest.service import IngestService, Progress
+    from memory_substrate.maintain.service import MaintainService
+    from memory_substrate.query.service import QueryService
+    from memory_substrate.remember.service import RememberService
 
 
 class Memory:
@@ -59,10 +61,33 @@ class Memory:
             wrapped.replay_pending(self.runtime.namespace)
             # Vectors a closed process left to make (graph/deferred.py) are made from now on.
             deferred.resume(self.runtime)
-        self._ingest = IngestService(self.runtime)
-        self._query = QueryService(self.runtime, compile_context)
-        self._remember = RememberService(self.runtime)
-        self._maintain = MaintainService(self.runtime)
+
+    # Each service, and what it imports, is built when first used: a process that only captures
+    # (a hook) never loads the compiler, and one that only reads never loads the write paths.
+    @cached_property
+    def _ingest(self) -> IngestService:
+        from memory_substrate.ingest.service import IngestService
+
+        return IngestService(self.runtime)
+
+    @cached_property
+    def _query(self) -> QueryService:
+        from memory_substrate.compiler import compile_context
+        from memory_substrate.query.service import QueryService
+
+        return QueryService(self.runtime, compile_context)
+
+    @cached_property
+    def _remember(self) -> RememberService:
+        from memory_substrate.remember.service import RememberService
+
+        return RememberService(self.runtime)
+
+    @cached_property
+    def _maintain(self) -> MaintainService:
+        from memory_substrate.maintain.service import MaintainService
+
+        return MaintainService(self.runtime)
 
     @classmethod
     def open(cls, root: str | Path | None = None, *, namespace: str | None = None, **overrides: Any) -> Memory:
