@@ -69,6 +69,7 @@ class _Passes:
 WRITE = "a write: the view filters what is read, never what is written"
 FIGURE = "a count or a setting: names no object"
 RECORD = "history or an operational record (patch, audit event, job, trace, outbox): kept by design"
+HEALTH = "a storage health check: names damaged rows, an expired object's too, so repair can mend every one"
 
 
 class VisibleSession:
@@ -266,6 +267,7 @@ class VisibleSession:
     list_traces = _Passes(RECORD)
     outbox_pending = _Passes(RECORD)
     outbox_count = _Passes(FIGURE)
+    stored_json_problems = _Passes(HEALTH)
 
     # --- writes (a write session opened with ``hide_expired``) --------------------------
     set_object_keys = _Passes(WRITE)
@@ -284,3 +286,4 @@ class VisibleSession:
     set_config = _Passes(WRITE)
     outbox_delete = _Passes(WRITE)
     flush_outbox = _Passes(WRITE)
+    repair_stored_json = _Passes(WRITE)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory_substrate.expiry import FIGURE, RECORD, WRITE, VisibleSession, _Passes
+from memory_substrate.expiry import FIGURE, HEALTH, RECORD, WRITE, VisibleSession, _Passes
 from memory_substrate.indexing import claim_key, lookup_keys
 from memory_substrate.models import MemoryObject, Relation, Segment
 from memory_substrate.storage.base import ID_TAIL_CHARS, StoreSession
@@ -36,11 +36,13 @@ PASSES = {
     "get_config": FIGURE, "job_counts": FIGURE, "outbox_count": FIGURE,
     "list_events": RECORD, "list_patches": RECORD, "get_job": RECORD, "list_jobs": RECORD,
     "get_trace": RECORD, "list_traces": RECORD, "outbox_pending": RECORD,
+    "stored_json_problems": HEALTH,
 }
 WRITES = {
     "set_object_keys", "put_job", "record_trace", "insert_object", "update_object", "insert_segments",
     "insert_relations", "delete_relations_from_origin", "delete_relations", "delete_object",
     "replace_segment_search", "upsert_vectors", "record_patch", "set_config", "outbox_delete", "flush_outbox",
+    "repair_stored_json",
 }
 
 

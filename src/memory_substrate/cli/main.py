@@ -266,7 +266,8 @@ def doctor(ctx: click.Context) -> None:
     """Check the installation: store, schema, embedder (loads the model once).
 
     Prints a report whose "ok" is false, and exits 1, when something is wrong (an unknown or
-    unavailable embedder, a store that cannot be opened); "problems" says what. Creates nothing.
+    unavailable embedder, a store that cannot be opened, stored rows whose JSON reads cannot use);
+    "problems" says what. Creates nothing.
     """
     from contextlib import closing
 
@@ -295,6 +296,12 @@ def doctor(ctx: click.Context) -> None:
             if derived:
                 report["derived_backends"] = derived
                 problems.extend(derived.get("problems") or [])
+            # Rows an older release stored with NaN or Infinity, which break the searches touching them.
+            from memory_substrate.maintain.repair import stored_json_health
+
+            if (stored := stored_json_health(runtime)) is not None:
+                report["stored_json"] = stored
+                problems.append(stored["problem"])
     except NotFoundError as exc:
         # Not a fault: a fresh install has no store until the first write.
         report["storage"] = {"location": exc.details.get("location"), "exists": False}

@@ -8,6 +8,12 @@ Only repairs that cannot lose or invent meaning are made:
   implies it), and so is a canonical (origin-less) relation whose endpoint is missing and is not
   a node (it cannot be re-created).
 
+Stored JSON that readers of the database cannot use (``StoreSession.stored_json_problems``:
+NaN or Infinity written by an older release, which SQLite's JSON functions refuse, failing every
+search that touched the row) is rewritten with those numbers as ``null``, each rewritten row and
+field listed in ``repairs.stored_json`` and audited; text that is not JSON at all (never written
+by this server) is listed and left alone.
+
 Broken references that only a reviewer can fix are *reported* in ``unresolved_references``
 and left alone: a field of a canonical object naming a missing non-node object, or evidence
 refs whose source or segment is gone. ``derived_indexes`` (full-text rows, vectors by model,
@@ -31,8 +37,10 @@ from memory_substrate.maintain.common import (
 )
 from memory_substrate.maintain.reindex import derived_index_diagnostics, is_derived
 from memory_substrate.models import MemoryObject, Relation
+from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
+from memory_substrate.storage.json_text import NON_FINITE, StoredJson
 
 SAMPLE = 50
 
@@ -95,8 +103,30 @@ def _drifted(backends: dict[str, Any]) -> list[str]:
     return [name for name, b in backends.get("backends", {}).items() if not b["in_line"] or not b["built"]]
 
 
+def _row_name(row: StoredJson) -> str:
+    """What an audit event of a rewritten row names: the object, segment or record it holds."""
+    if row.table == "segments":
+        return f"{row.key['source_id']}#{row.key['id']}"
+    if row.table == "config":
+        return f"config:{row.key['key']}"
+    return row.key["id"]
+
+
+def _repair_json(session: StoreSession, patch: Patch | None) -> tuple[list[StoredJson], list[StoredJson]]:
+    """(rows found, rows rewritten): first, so every later read of this repair reads clean rows."""
+    found = session.stored_json_problems(limit=ALL)
+    if patch is None:
+        return found, []
+    repaired = session.repair_stored_json(found)
+    for row in repaired:
+        maintenance_event(patch, _row_name(row), "repair_stored_json", row.to_dict())
+    return found, repaired
+
+
 def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
     with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (session, patch):
+        damaged, rewritten = _repair_json(session, patch)
+        fixable = [row for row in damaged if row.problem == NON_FINITE]
         objects = load_objects(session)
         relations = session.list_relations(limit=ALL)
         diagnostics = derived_index_diagnostics(rt, session, objects, relations)
@@ -124,12 +154,15 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
             "stub_nodes_created": len(missing_nodes),
             "relations_removed": len(remove),
             "unresolved_references": len(unresolved),
+            "stored_json_rewritten": len(rewritten) if patch is not None else len(fixable),
+            "stored_json_unreadable": len(damaged) - len(fixable),
         }
         record = commit_if_changed(patch, counts)
     return mutation_result(
         "repair",
         apply=apply,
-        change_count=len(missing_nodes) + len(remove) + len(drifted) + (1 if backends.get("outbox_pending") else 0),
+        change_count=len(missing_nodes) + len(remove) + len(drifted) + (1 if backends.get("outbox_pending") else 0)
+        + len(fixable),
         counts=counts,
         patch=patch,
         record=record,
@@ -139,8 +172,25 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
                 {"id": r.id, "rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id, "reason": why}
                 for r, why in remove[:SAMPLE]
             ],
+            "stored_json": [row.to_dict() for row in damaged[:SAMPLE]],
         },
         unresolved_references=unresolved[:SAMPLE],
         derived_backends_repaired=mirrored,
         derived_indexes=diagnostics,
     )
+
+
+def stored_json_health(rt: Runtime) -> dict[str, Any] | None:
+    """For ``doctor``: the namespace's rows whose stored JSON readers cannot use, counted, a few
+    shown, with what to run; None when there are none."""
+    with rt.read_with_expired() as session:
+        damaged = session.stored_json_problems(limit=ALL)
+    if not damaged:
+        return None
+    fixable = sum(row.problem == NON_FINITE for row in damaged)
+    problem = (f"{len(damaged)} stored row(s) hold JSON that reads cannot use (NaN or Infinity"
+               f"{'' if fixable == len(damaged) else ', or text that is not JSON'}): searches touching them fail")
+    if fixable:
+        problem += "; `memory-substrate maintain repair --options '{\"apply\": true}'` rewrites those numbers as null"
+    return {"rows": len(damaged), "repairable": fixable, "sample": [row.to_dict() for row in damaged[:5]],
+            "problem": problem}

@@ -28,6 +28,7 @@ from memory_substrate.models import (
     TextHit,
     Trace,
 )
+from memory_substrate.storage.json_text import StoredJson
 from memory_substrate.storage.outbox import OutboxEntry
 
 TOKEN_ID_CHARS = 12  # a token is named by this many hex characters of its hash (never by itself)
@@ -140,6 +141,16 @@ class StoreSession(Protocol):
     def list_events(self, *, object_id: str | None = None, limit: int = 50) -> list[AuditEvent]: ...
     def list_patches(self, *, limit: int = 50) -> list[PatchRecord]: ...
     def get_config(self) -> dict[str, Any]: ...
+
+    # --- stored JSON health (storage/json_text.py) ------------------------------------
+    def stored_json_problems(self, *, limit: int = 1000) -> list[StoredJson]:
+        """Rows of this namespace, at most ``limit``, whose JSON a reader of this database cannot
+        use: a non-finite number (NaN, Infinity) or text that is not JSON."""
+        ...
+    def repair_stored_json(self, rows: Sequence[StoredJson]) -> list[StoredJson]:
+        """Rewrite each of ``rows`` that holds non-finite numbers with those numbers as null (write
+        sessions only); returns the rows rewritten. Text that is not JSON is left alone."""
+        ...
 
     # --- lookup keys, jobs, traces (the knowledge graph's indexes and its operational records) ---
     def find_keys(self, keys: Sequence[str]) -> list[tuple[str, str]]:

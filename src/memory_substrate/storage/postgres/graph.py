@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import psycopg
 
 from memory_substrate.models import Job, Trace
+from memory_substrate.storage.json_text import dumps
 
 _JOB_COLS = "id, kind, target_id, status, attempts, created_at, updated_at, error, data"
 
@@ -120,7 +120,7 @@ class PostgresGraph:
                 job.created_at,
                 job.updated_at,
                 None if job.error is None else _clean(job.error),
-                json.dumps(job.data, ensure_ascii=False),
+                dumps(job.data),
             ),
         )
 
@@ -134,6 +134,6 @@ class PostgresGraph:
                 trace.kind,
                 None if trace.subject_id is None else _clean(trace.subject_id),
                 trace.created_at,
-                json.dumps(trace.data, ensure_ascii=False),
+                dumps(trace.data),
             ),
         )

@@ -22,6 +22,7 @@ from memory_substrate.models import (
     TextHit,
 )
 from memory_substrate.storage.base import ID_TAIL_CHARS
+from memory_substrate.storage.json_text import StoredJson
 from memory_substrate.storage.postgres.fts import (
     OBJECT_WEIGHTS,
     SEGMENT_WEIGHTS,
@@ -107,6 +108,11 @@ class PostgresReads:
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, params).fetchall()
+
+    def stored_json_problems(self, *, limit: int = 1000) -> list[StoredJson]:
+        # Every JSON column has PostgreSQL's json type, which refuses at write any text that is
+        # not JSON, and NaN and Infinity are not JSON: no stored row can hold what readers refuse.
+        return []
 
     # --- objects -------------------------------------------------------------------
     def get_object(self, object_id: str) -> MemoryObject | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -12,6 +11,7 @@ import psycopg
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.storage.json_text import StoredJson, dumps
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.postgres.fts import field_text
 from memory_substrate.storage.postgres.fts_plan import TermStats
@@ -31,7 +31,7 @@ SEGMENT_TSV = "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvecto
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return dumps(value)
 
 
 def _doc(search: SearchDoc) -> tuple[str, str, str, str]:
@@ -353,8 +353,12 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self.conn.execute(
             "INSERT INTO config (namespace, key, value) VALUES (%s, %s, %s::json) "
             "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
-            (self.namespace, key, json.dumps(value)),
+            (self.namespace, key, dumps(value)),
         )
+
+    def repair_stored_json(self, rows: Sequence[StoredJson]) -> list[StoredJson]:
+        self._require_write()
+        return []  # none can be found (PostgresReads.stored_json_problems)
 
 
 class PostgresSession(PostgresWrites, PostgresGraph):

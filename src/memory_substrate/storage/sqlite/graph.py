@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from memory_substrate.models import Job, Trace
+from memory_substrate.storage.json_text import dumps
 
 
 class SessionGraph:
@@ -125,7 +126,7 @@ class SessionGraph:
                 job.created_at,
                 job.updated_at,
                 job.error,
-                json.dumps(job.data, ensure_ascii=False),
+                dumps(job.data),
             ),
         )
 
@@ -133,5 +134,5 @@ class SessionGraph:
         self._require_write()
         self.conn.execute(
             "INSERT INTO traces (namespace, id, kind, subject_id, created_at, data) VALUES (?, ?, ?, ?, ?, ?)",
-            (self.namespace, trace.id, trace.kind, trace.subject_id, trace.created_at, json.dumps(trace.data, ensure_ascii=False)),
+            (self.namespace, trace.id, trace.kind, trace.subject_id, trace.created_at, dumps(trace.data)),
         )

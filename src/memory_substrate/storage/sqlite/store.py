@@ -28,6 +28,7 @@ from memory_substrate.storage.ranges import merge_ranges
 from memory_substrate.storage.sqlite.checkpoint import SAFETY_PAGES, Checkpointer
 from memory_substrate.storage.sqlite.fulltext import SessionFullText, TermDocs
 from memory_substrate.storage.sqlite.graph import SessionGraph
+from memory_substrate.storage.sqlite.json_health import SessionJsonHealth
 from memory_substrate.storage.sqlite.schema import migrate
 from memory_substrate.storage.sqlite.writer_lock import WriterLock
 from memory_substrate.storage.sqlite.writes import SessionWrites
@@ -224,7 +225,7 @@ def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
     return MemoryObject.from_dict(json.loads(row[0]))
 
 
-class SQLiteSession(SessionWrites, SessionGraph, SessionFullText):
+class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHealth):
     def __init__(
         self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache,
         term_docs: TermDocs | None = None,

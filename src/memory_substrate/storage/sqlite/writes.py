@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
@@ -13,6 +12,7 @@ import numpy.typing as npt
 
 from memory_substrate.errors import StorageError
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, SearchDoc, Segment
+from memory_substrate.storage.json_text import dumps
 from memory_substrate.storage.outbox import OBJECT, RELATION
 from memory_substrate.storage.ranking import ranking_columns, reindexed_columns
 from memory_substrate.storage.sqlite.fts_spaces import NamespaceFts
@@ -52,7 +52,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                 claim_key,
                 obj.created_at,
                 obj.updated_at,
-                json.dumps(obj.to_dict(), ensure_ascii=False),
+                dumps(obj.to_dict()),
             ),
         )
         assert cur.lastrowid is not None
@@ -69,7 +69,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
         pk = row[0]
         self.conn.execute(
             "UPDATE objects SET kind = ?, status = ?, claim_key = ?, updated_at = ?, data = ? WHERE pk = ?",
-            (obj.kind, obj.status, claim_key, obj.updated_at, json.dumps(obj.to_dict(), ensure_ascii=False), pk),
+            (obj.kind, obj.status, claim_key, obj.updated_at, dumps(obj.to_dict()), pk),
         )
         self.conn.execute(f"DELETE FROM {self.fts_for_write().objects} WHERE rowid = ?", (pk,))
         self._fts_object(pk, search)
@@ -88,9 +88,9 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                     seg.id,
                     seg.ordinal,
                     seg.text,
-                    json.dumps(seg.locator, ensure_ascii=False),
+                    dumps(seg.locator),
                     seg.hash,
-                    json.dumps(seg.metadata, ensure_ascii=False),
+                    dumps(seg.metadata),
                     seg.created_at,
                     *ranking_columns(seg),
                 ),
@@ -113,7 +113,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                     r.source_id,
                     r.target_id,
                     r.origin_id,
-                    json.dumps(r.payload, ensure_ascii=False),
+                    dumps(r.payload),
                     r.created_at,
                 )
                 for r in relations
@@ -260,14 +260,14 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                 patch.reason,
                 patch.created_at,
                 patch.operations,
-                json.dumps(patch.summary, ensure_ascii=False),
+                dumps(patch.summary),
             ),
         )
         self.conn.executemany(
             "INSERT INTO audit_events (namespace, id, patch_id, object_id, action, created_at, data) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
-                (self.namespace, e.id, e.patch_id, e.object_id, e.action, e.created_at, json.dumps(e.data, ensure_ascii=False))
+                (self.namespace, e.id, e.patch_id, e.object_id, e.action, e.created_at, dumps(e.data))
                 for e in events
             ],
         )
@@ -277,5 +277,5 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
         self.conn.execute(
             "INSERT INTO config (namespace, key, value) VALUES (?, ?, ?) "
             "ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value",
-            (self.namespace, key, json.dumps(value)),
+            (self.namespace, key, dumps(value)),
         )
