@@ -37,6 +37,7 @@ from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relat
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import now_iso
+from memory_substrate.validation import input_problems
 
 FORMAT = "memory-substrate.export"
 VERSION = 2
@@ -47,7 +48,48 @@ _PAGE = 1000
 
 
 def _line(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+    try:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
+    except ValueError:  # NaN or Infinity, which import refuses: stop rather than write a backup that won't load
+        raise _unexportable(record) from None
+
+
+REPAIR = "memory-substrate maintain repair --options '{\"apply\": true}'"
+
+
+def _unexportable(record: dict[str, Any]) -> ValidationError:
+    data = record["data"] if isinstance(record.get("data"), dict) else {}
+    fields = [path for path, _, _ in input_problems(data, "", strings=False)]
+    name = data.get("id") or data.get("key") or data.get("owner_id") or "?"
+    return ValidationError(
+        f"cannot export {record.get('type')} {name}: {', '.join(fields)} must be a finite number (stored by an "
+        f"older release; import refuses NaN and Infinity); run `{REPAIR}`, which rewrites them as null, then export again",
+        details={"record_type": record.get("type"), "id": name, "fields": fields},
+    )
+
+
+class _NonFiniteToken(ValueError):
+    pass
+
+
+def _no_constant(token: str) -> Any:
+    raise _NonFiniteToken(token)
+
+
+def _record(line: str, number: int) -> Any:
+    """One record line parsed, or ``ValidationError`` naming the fields of a NaN or Infinity in it
+    (the parser flags the token at no cost to clean lines; the walk that names it runs only then)."""
+    try:
+        return json.loads(line, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"line {number}: malformed record ({type(exc).__name__}: {exc})") from None
+    except _NonFiniteToken:
+        fields = [path for path, _, _ in input_problems(json.loads(line), "", strings=False)]
+        raise ValidationError(
+            f"line {number}: {', '.join(fields)}: must be a finite number (an export made by an older release of a "
+            f"store holding NaN or Infinity: run `{REPAIR}` on that store and export it again)",
+            details={"line": number, "fields": fields},
+        ) from None
 
 
 def _counts(session: StoreSession, vectors: bool) -> dict[str, int]:
@@ -148,6 +190,8 @@ def _vector(data: dict[str, Any]) -> np.ndarray:
         raise ValidationError(
             f"vector of {data['owner_id']} has {vec.shape[0]} values, header says {data['dim']}"
         )
+    if not np.isfinite(vec).all():
+        raise ValidationError(f"vector of {data['owner_id']} holds a non-finite value (NaN or Infinity)")
     return vec
 
 
@@ -251,8 +295,8 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
                 continue
             if end is not None:
                 raise ValidationError(f"line {number}: a record after the end record; the file is damaged")
+            record = _record(line, number)
             try:
-                record = json.loads(line)
                 if record["type"] == END and header["version"] >= 2:
                     end = dict(record["data"])
                     continue

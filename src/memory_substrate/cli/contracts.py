@@ -151,7 +151,9 @@ def export_graph(ctx: click.Context, output: Path | None, query: str | None, set
     from memory_substrate.app import Memory
     from memory_substrate.contracts.loader import dump
     from memory_substrate.contracts.snapshot_export import export_snapshot
-    from memory_substrate.errors import MemorySubstrateError
+    from memory_substrate.errors import MemorySubstrateError, ValidationError
+    from memory_substrate.transfer import REPAIR
+    from memory_substrate.validation import input_problems
 
     try:
         with Memory(settings_of(ctx)) as memory:
@@ -163,6 +165,12 @@ def export_graph(ctx: click.Context, output: Path | None, query: str | None, set
                 snapshot, report = export_snapshot(session, ids=ids)
     except MemorySubstrateError as exc:
         fail(exc)
+        return
+    if numbers := input_problems(snapshot, "", strings=False):  # import would refuse the file: write none
+        fields = [path for path, _, _ in numbers]
+        fail(ValidationError(f"cannot export: {', '.join(fields)} must be a finite number (stored by an older "
+                             f"release); run `{REPAIR}`, which rewrites them as null, then export again",
+                             details={"fields": fields}))
         return
     fmt = "yaml" if output is not None and output.suffix in (".yaml", ".yml") else "json"
     text = dump(snapshot, fmt)

@@ -374,8 +374,15 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
             if output is None:
                 summary = export_namespace(runtime, sys.stdout, vectors=not no_vectors)
             else:
-                with output.open("w", encoding="utf-8") as fh:
-                    summary = export_namespace(runtime, fh, vectors=not no_vectors)
+                # Written beside the target and moved over it whole: an export that stops (a record
+                # it refuses to write, a full disk) leaves no half file, and a --force target intact.
+                partial = output.with_name(output.name + ".partial")
+                try:
+                    with partial.open("w", encoding="utf-8") as fh:
+                        summary = export_namespace(runtime, fh, vectors=not no_vectors)
+                    partial.replace(output)
+                finally:
+                    partial.unlink(missing_ok=True)
         finally:
             store.close()
     except MemorySubstrateError as exc:

@@ -21,6 +21,7 @@ import jsonschema
 from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import Diagnostic, child, sort_diagnostics
 from memory_substrate.contracts.loader import schema
+from memory_substrate.validation import input_problems
 
 KIND_CODES = {"nodes": "unknown_node_kind", "edges": "unknown_edge_kind", "events": "unknown_event_kind"}
 _REQUIRED = re.compile(r"^'(.+)' is a required property$")
@@ -218,7 +219,18 @@ def validate(document: Any, contract: str) -> list[Diagnostic]:
         return found  # another contract or version: checking its fields against this one would only add noise
     found = _schema_findings(document, version)
     found.extend(_SEMANTIC[contract](document))
+    found.extend(_non_finite_findings(document))
     return sort_diagnostics(found)
+
+
+_INDEX = re.compile(r"\.(\d+)(?=\.|$)")
+
+
+def _non_finite_findings(document: Any) -> list[Diagnostic]:
+    """NaN and Infinity (YAML's ``.nan``/``.inf``, JSON's non-standard tokens): no JSON reader
+    or store takes them, so a document holding one is invalid wherever it sits."""
+    return [Diagnostic("invalid_value", _INDEX.sub(r"[\1]", path), "must be a finite number (not NaN or Infinity)")
+            for path, _, _ in input_problems(document, "$", strings=False)]
 
 
 def check_selection_against_graph(selection: dict[str, Any], graph: dict[str, Any]) -> list[Diagnostic]:

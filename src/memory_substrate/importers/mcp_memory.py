@@ -56,6 +56,7 @@ from memory_substrate.taxonomy import (
     normalize_name,
     normalize_predicate,
 )
+from memory_substrate.validation import input_problems
 
 FORMAT = "mcp-memory"
 # A part (one captured source, one patch) ends after a record whose key hashes to 0 mod
@@ -151,6 +152,10 @@ def _records(policy: PathPolicy, path: Path, wanted: str, report: ImportReport |
             except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                 if report is not None:
                     report.skip("invalid_json", line=lineno, error=str(exc)[:200])
+                continue
+            if numbers := input_problems(rec, "", strings=False):  # NaN or Infinity: the one rule for every input
+                if report is not None:
+                    report.skip("non_finite_number", line=lineno, fields=[path for path, _, _ in numbers])
                 continue
             if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
                 if report is not None:
