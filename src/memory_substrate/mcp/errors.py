@@ -24,16 +24,14 @@ import copy
 import json
 import logging
 from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
 from mcp.server.mcpserver.exceptions import MCPServerError, ToolError, UnexpectedToolError
-from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from mcp.types import Tool as MCPTool
-from pydantic import ConfigDict
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
@@ -121,20 +119,28 @@ class MemoryMCPServer(MCPServer):
         self.envelope_tools: set[str] = set()
         # tool name -> how its input schema is rewritten for tools/list (validation is unaffected)
         self.published_schemas: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        # tool name -> the argument names it accepts (None until read from its schema)
+        self.strict_tools: dict[str, frozenset[str] | None] = {}
 
     def forbid_unknown_arguments(self, name: str) -> None:
-        """Refuse a call of tool ``name`` that passes an argument its signature does not name
+        """Refuse a call of tool ``name`` that passes an argument its input schema does not name
         (``memory_validation_error`` naming it, as for any schema failure), and publish
         ``additionalProperties: false``: the SDK's argument model ignores unknown keys, so a
         misplaced ``root`` beside ``args`` would be dropped without a word."""
-        tool = self._tool_manager.get_tool(name)
-        if tool is None:
-            raise ValueError(f"no tool {name!r} to make strict")
-        loose = tool.fn_metadata.arg_model
-        strict = cast(type[ArgModelBase], type(loose.__name__, (loose,), {
-            "model_config": ConfigDict(extra="forbid"), "__module__": loose.__module__}))
-        tool.fn_metadata.arg_model = strict
-        tool.parameters = strict.model_json_schema(by_alias=True)
+        self.strict_tools[name] = None
+        earlier = self.published_schemas.get(name)
+        self.published_schemas[name] = lambda schema: {**(earlier(schema) if earlier else schema),
+                                                      "additionalProperties": False}
+
+    async def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> list[str]:
+        if name not in self.strict_tools:
+            return []
+        allowed = self.strict_tools[name]
+        if allowed is None:  # the tool's own argument names, read once from its schema
+            tool = next((t for t in await super().list_tools() if t.name == name), None)
+            allowed = frozenset((tool.input_schema.get("properties") or {}) if tool is not None else ())
+            self.strict_tools[name] = allowed
+        return sorted(set(arguments) - allowed)
 
     async def list_tools(self) -> list[MCPTool]:
         tools = await super().list_tools()
@@ -153,6 +159,11 @@ class MemoryMCPServer(MCPServer):
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
+            if unknown := await self._unknown_arguments(name, arguments):
+                # The schema failure the SDK would raise with extra="forbid", answered like the others.
+                refused = PydanticValidationError.from_exception_data(
+                    name, [{"type": "extra_forbidden", "loc": (k,), "input": arguments[k]} for k in unknown])
+                raise ToolError(f"Error executing tool {name}: unknown arguments") from refused
             return await super().call_tool(name, arguments, context)
         except MCPError:
             raise
