@@ -436,6 +436,8 @@ main.lazy("inspect", "memory_substrate.cli.inspect_import:inspect_command")
 main.lazy("import-from", "memory_substrate.cli.inspect_import:import_from")
 main.lazy("namespace", "memory_substrate.cli.namespaces:namespace")
 main.lazy("token", "memory_substrate.cli.tokens:token")
+main.lazy("hook", "memory_substrate.cli.hooks:hook")
+main.lazy("backfill", "memory_substrate.cli.hooks:backfill")
 accept_after_subcommands(main)  # each command, lazy ones as they load, gets the global options
 
 if __name__ == "__main__":  # pragma: no cover

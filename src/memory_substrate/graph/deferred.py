@@ -237,11 +237,21 @@ class _Worker:
 
 _WORKERS: dict[tuple[int, str], _Worker] = {}
 _WORKERS_LOCK = threading.Lock()
+_HELD = False  # hold_workers(): this process runs no worker
+
+
+def hold_workers() -> None:
+    """Run no worker in this process: what its captures defer waits in the queue for the next
+    process that runs one (``serve``), or for ``memory_maintain embed``. For a process that ends
+    in a moment, such as an agent's hook, a batch begun there (loading the encoder alone takes
+    seconds) would only hold it up."""
+    global _HELD
+    _HELD = True
 
 
 def notify(rt: Runtime) -> None:
     """Work was queued for ``rt``'s namespace (or found waiting): make sure its worker runs."""
-    if not rt.settings.embed_in_background:
+    if not rt.settings.embed_in_background or _HELD:
         return
     key = (id(rt.store), rt.namespace)
     with _WORKERS_LOCK:
