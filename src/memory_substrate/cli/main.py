@@ -39,6 +39,20 @@ class _Group(LazyGroup):
     """
 
     def main(self, *args: Any, **kwargs: Any) -> Any:
+        client = _hook_client(args[0] if args else kwargs.get("args"))
+        if client is None:
+            return self._main(*args, **kwargs)
+        # A hook never fails its client (exit 2 blocks the prompt): an environment or a command line
+        # the group refuses, before the hook runs, ends as exit 0 and one line in the hooks' log.
+        try:
+            return self._main(*args, **kwargs)
+        except SystemExit as exc:
+            if exc.code in (0, None):
+                raise
+            _hook_log(client, f"exit {exc.code} before the hook ran: {getattr(exc, 'line', '') or 'see stderr'}")
+            sys.exit(0)
+
+    def _main(self, *args: Any, **kwargs: Any) -> Any:
         # Usage errors as one line too (click prints usage, a hint and the error on three).
         kwargs["standalone_mode"] = False
         try:
@@ -51,8 +65,11 @@ class _Group(LazyGroup):
         except click.exceptions.ClickException as exc:
             usage_ctx = getattr(exc, "ctx", None)
             where = f" (see {usage_ctx.command_path} --help)" if usage_ctx is not None else ""
-            click.echo(f"error [memory_usage_error]: {exc.format_message()}{where}", err=True)
-            sys.exit(exc.exit_code)
+            line = f"error [memory_usage_error]: {exc.format_message()}{where}"
+            click.echo(line, err=True)
+            exit_with = SystemExit(exc.exit_code)
+            exit_with.line = line  # type: ignore[attr-defined]  # for the hooks' log
+            raise exit_with from None
         except click.exceptions.Abort:
             click.echo("aborted", err=True)
             sys.exit(EXIT_ERROR)
@@ -81,6 +98,39 @@ class _Group(LazyGroup):
             sys.exit(EXIT_ERROR)
 
 
+_GLOBAL_VALUED = ("--root", "--namespace", "--database-url", "--embedder")
+
+
+def _hook_client(argv: Any) -> str | None:
+    """The client of a ``hook`` command line (``[global options] hook CLIENT ...``), '' when it
+    names none; None when the command is not ``hook``."""
+    words = list(sys.argv[1:] if argv is None else argv)
+    i = 0
+    while i < len(words):
+        word = str(words[i])
+        if word in _GLOBAL_VALUED:
+            i += 2
+            continue
+        if word.startswith("-"):  # --root=R, or an option the group will refuse
+            i += 1
+            continue
+        if word != "hook":
+            return None
+        rest = [str(w) for w in words[i + 1:] if not str(w).startswith("-")]
+        return rest[0] if rest else ""
+    return None
+
+
+def _hook_log(client: str, message: str) -> None:
+    try:
+        from memory_substrate.hooks.failopen import HookLog
+        from memory_substrate.hooks.run import _root
+
+        HookLog(_root({}), client or "-").write(message)
+    except Exception:  # the log is best effort: the exit status is what the client acts on
+        pass
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--root", type=click.Path(path_type=Path), default=None, envvar="MEMORY_SUBSTRATE_ROOT",
               help="Directory of the embedded store (default ~/memory-substrate).")
@@ -95,6 +145,15 @@ class _Group(LazyGroup):
 def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
     # Also accepted after the command's name (cli/global_options.py), checked the same way.
+    if ctx.invoked_subcommand == "hook":
+        # The hooks take their namespace from the project and their root as hooks/run.py reads it:
+        # a global value they do not use, or cannot use, must not stop them.
+        try:
+            root = checked("root", root)
+        except click.BadParameter:
+            root = None
+        ctx.obj = {"root": root, "namespace": None, "database_url": database_url, "embedder": embedder}
+        return
     ctx.obj = {"root": checked("root", root), "namespace": checked("namespace", namespace),
                "database_url": database_url, "embedder": embedder}
 
