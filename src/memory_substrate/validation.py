@@ -118,6 +118,8 @@ def input_problems(value: Any, path: str, *, strings: bool = True) -> list[tuple
     write and SQLite's JSON functions refuse to read) and, with ``strings``, a string or key
     holding NUL or a lone surrogate. One walk of any depth (a stack, not recursion), a dict's
     keys before its values, stopping at ``MAX_PROBLEMS``."""
+    if _clean(value, strings):
+        return []
     found: list[tuple[str, str, str]] = []
     stack: list[tuple[Any, str]] = [(value, path)]
     while stack and len(found) < MAX_PROBLEMS:
@@ -141,6 +143,29 @@ def input_problems(value: Any, path: str, *, strings: bool = True) -> list[tuple
         elif isinstance(value, list | tuple):
             stack.extend((v, f"{path}.{i}" if path else str(i)) for i, v in reversed(list(enumerate(value))))
     return found[:MAX_PROBLEMS]
+
+
+def _clean(value: Any, strings: bool) -> bool:
+    """Whether ``input_problems`` would find nothing: the same rule, walked without building a
+    path per value (every call's input is walked; almost all are clean, and the paths cost more
+    than the checks)."""
+    stack = [value]
+    pop, extend = stack.pop, stack.extend
+    while stack:
+        item = pop()
+        if isinstance(item, str):
+            if strings and _bad_char(item):
+                return False
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                return False
+        elif isinstance(item, dict):
+            if strings:
+                extend(item)  # the keys, checked as strings
+            extend(item.values())
+        elif isinstance(item, list | tuple):
+            extend(item)
+    return True
 
 
 def check_input(value: Any, path: str, *, strings: bool = True) -> None:
