@@ -143,10 +143,12 @@ def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: se
         if line.startswith("## "):
             header, episode = line, _resolve(line[3:].split(" ", 1)[0], full)
             continue
-        number = line.split(" ", 1)[0]
-        if episode is None or episode in own or not number.isdigit():
+        ref = line.split(" ", 1)[0]
+        # ``N`` names segment seg-N (a conversation's turn); any other segment keeps ``[id]``.
+        segment = f"seg-{ref}" if ref.isdigit() else ref[1:-1] if ref.startswith("[") and ref.endswith("]") else None
+        if episode is None or episode in own or not segment:
             continue
-        turn = f"{episode}#seg-{number}"
+        turn = f"{episode}#{segment}"
         if turn in skip:
             continue
         if header is not None:
