@@ -175,9 +175,12 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
 @click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Directory that path-taking modes (file, markdown, repo, pdf) may read; repeatable. Over http "
                    "nothing is readable without it; over stdio it restricts reads to these directories.")
+@click.option("--project", "project_namespace", is_flag=True,
+              help="With stdio: serve the namespace of the project holding the current directory, the one "
+                   "the hooks capture into (docs/hooks.md), unless --namespace names one. `setup` registers this.")
 @click.pass_context
 def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool,
-          allowed_hosts: tuple[str, ...], allow_paths: tuple[Path, ...]) -> None:
+          allowed_hosts: tuple[str, ...], allow_paths: tuple[Path, ...], project_namespace: bool) -> None:
     """Run the MCP server (stdio by default).
 
     Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
@@ -190,6 +193,17 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
     from memory_substrate.heap import freeze_long_lived
     from memory_substrate.mcp.server import build_server
 
+    if project_namespace and transport == "http":
+        raise click.UsageError("--project is for stdio: over http each token decides its namespace")
+    if project_namespace and not ctx.obj.get("namespace"):
+        from memory_substrate.errors import ValidationError
+        from memory_substrate.hooks.config import ConfigError, load
+        from memory_substrate.hooks.project import project_namespace as namespace_of
+
+        try:
+            ctx.obj = {**ctx.obj, "namespace": namespace_of(Path.cwd(), load(ctx.obj.get("root")))}
+        except ConfigError as exc:
+            raise ValidationError(f"the hooks' config: {exc}") from None
     settings = _settings(ctx)
     if transport == "http" or allow_paths:
         # Over http callers are not the machine's user: no filesystem unless allowed (docs/security.md).
@@ -495,6 +509,7 @@ main.lazy("inspect", "memory_substrate.cli.inspect_import:inspect_command")
 main.lazy("import-from", "memory_substrate.cli.inspect_import:import_from")
 main.lazy("namespace", "memory_substrate.cli.namespaces:namespace")
 main.lazy("token", "memory_substrate.cli.tokens:token")
+main.lazy("setup", "memory_substrate.cli.setup:setup")
 main.lazy("hook", "memory_substrate.cli.hooks:hook")
 main.lazy("backfill", "memory_substrate.cli.hooks:backfill")
 accept_after_subcommands(main)  # each command, lazy ones as they load, gets the global options
