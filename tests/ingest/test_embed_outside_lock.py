@@ -79,3 +79,32 @@ def test_conversation_ingest_embeds_outside_the_write_session(make_settings: Any
             assert embedder.name in {m for _, m in s.vector_owners("object")}
     finally:
         store.close()
+
+
+def test_a_grown_conversation_embeds_only_its_new_messages(make_settings: Any, namespace: str) -> None:
+    """An agent's session is captured again after every reply: each capture embeds what it added."""
+    settings = make_settings(embedder="static")
+    store = _WatchedStore(open_store(settings))
+    embedder = _RecordingEmbedder(store)
+    texts: list[str] = []
+    embed = embedder.embed_documents
+
+    def recording(batch: list[str]) -> np.ndarray:
+        texts.extend(batch)
+        return embed(batch)
+
+    embedder.embed_documents = recording  # type: ignore[method-assign]
+    runtime = Runtime(store, namespace, settings, _embedder=embedder, _loaded=True)  # type: ignore[arg-type]
+    mem = Memory(settings, store=store, runtime=runtime)  # type: ignore[arg-type]
+    try:
+        msgs = [{"role": "user", "content": f"turn {i} about the vector index rebuild"} for i in range(40)]
+        first = mem.ingest("conversation", {"title": "rebuild", "thread_id": "t-1", "messages": msgs[:30]})
+        texts.clear()
+        grown = mem.ingest("conversation", {"title": "rebuild", "thread_id": "t-1", "messages": msgs})
+        assert grown["appended_messages"] == 10 and grown["source_id"] == first["source_id"]
+        assert [t for t in texts if t.startswith("turn")] == [m["content"] for m in msgs[30:]]
+        with store.read(namespace) as s:
+            ids = [f"{first['source_id']}#seg-{i}" for i in range(1, 41)]
+            assert set(s.get_vectors(embedder.name, "segment", ids)) == set(ids)
+    finally:
+        store.close()

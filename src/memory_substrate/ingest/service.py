@@ -132,7 +132,14 @@ class IngestService:
                 return None, {}
             if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
-        texts = [segment_embedding_text(s.text, s.metadata) for s in captured.segments]
+            # A conversation that extends an earlier capture of its thread appends only the
+            # messages beyond it (repeats.append_messages): only those need a vector. An agent's
+            # session is captured again after every reply, so this keeps each capture's cost to
+            # what the reply added. (Should the episode be gone by the write, the first ones are
+            # queued for the background worker like any deferred vector.)
+            grown = repeats.grown_from(session, captured) if mode == "conversation" else None
+        start = int(grown.metadata.get("segment_count") or 0) if grown is not None else 0
+        texts = [segment_embedding_text(s.text, s.metadata) for s in captured.segments[start:]]
         later = deferred.deferrable(emb, texts, background=self.rt.settings.embed_in_background)
         if any(later):  # the costly vectors are made by the background worker (graph/deferred.py)
             now = [i for i, d in enumerate(later) if not d]
@@ -142,6 +149,8 @@ class IngestService:
                 seg_vectors[i] = made[k]
         else:
             seg_vectors = emb.embed_documents(texts) if texts else None
+        if start and seg_vectors is not None:
+            seg_vectors = [None] * start + list(seg_vectors)
         source_text = f"{captured.title}. {_summary(captured)}".strip()
         return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}
 
