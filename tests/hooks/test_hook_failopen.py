@@ -132,3 +132,11 @@ def test_an_excluded_project_is_neither_captured_nor_given_context(tmp_path: Pat
     assert episodes(hooks.root, project_namespace(secret)) == []
     later = Transcript(t.path.with_name("s2.jsonl"), "s2", t.cwd)
     assert context(hooks.run(_event(later, "UserPromptSubmit"), env=env), "UserPromptSubmit") is not None
+
+
+def test_an_environment_the_command_line_refuses_still_exits_0(tmp_path: Path) -> None:
+    """Variables the hook inherits from the user's shell may be anything: none of them can make
+    the hook block the client."""
+    hooks, t = _setup(tmp_path)
+    for env in ({"MEMORY_SUBSTRATE_NAMESPACE": "not a namespace"}, {"MEMORY_SUBSTRATE_ROOT": "~no-such-user-here/x"}):
+        assert hooks.run(_event(t, "UserPromptSubmit"), env=env).stdout == ""
