@@ -62,6 +62,29 @@ def test_a_captured_session_is_handed_to_the_next_one(tmp_path: Path) -> None:
     assert hooks.log() == ""
 
 
+def test_a_session_starts_with_open_work_and_the_decisions_in_force(tmp_path: Path) -> None:
+    from memory_substrate.app import Memory
+    from memory_substrate.settings import Settings
+
+    hooks = Hooks(tmp_path)
+    first = _captured(tmp_path, hooks)
+    common = {"reason": "agreed in review", "memory_source": "user_declared", "scope_refs": ["scope:project"]}
+    with Memory(Settings(root=hooks.root, namespace=project_namespace(first.cwd))) as mem:
+        mem.remember("knowledge", {**common, "kind": "decision", "title": "Transactional email goes through Postmark",
+                                   "summary": "Moved from SendGrid in November; Alice owns the migration."})
+        mem.remember("knowledge", {**common, "kind": "decision", "title": "Feature flags live in LaunchDarkly",
+                                   "summary": "Chosen for the audit log.", "valid_until": "2026-01-01T00:00:00Z"})
+        mem.remember("work_item", {**common, "kind": "task", "title": "Add retry with backoff to the payments client",
+                                   "summary": "Three retries with jittered backoff."})
+    nxt = Transcript(first.path.with_name("sess-2.jsonl"), "sess-2", first.cwd)
+    start = context(hooks.run(nxt.event("SessionStart", source="startup")), "SessionStart") or ""
+    assert "decision active] Transactional email goes through Postmark" in start
+    assert "task open] Add retry with backoff" in start
+    assert "LaunchDarkly" not in start  # no longer in force
+    assert start.count("Alice owns the migration") <= 2  # the decision and the turn that made it, once each
+    assert count_tokens(start) <= 800
+
+
 def test_a_prompt_is_never_handed_what_the_session_already_holds(tmp_path: Path) -> None:
     hooks = Hooks(tmp_path)
     first = _captured(tmp_path, hooks)

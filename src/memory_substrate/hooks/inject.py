@@ -2,8 +2,9 @@
 cut to a small budget, never what the session already holds.
 
 - **Session start**: the context compiler's answer to "what is open and what was decided" (its
-  knowledge and open work; its turns only when it judges memory covers the question), then the
-  latest sessions of the project: each one's header line and its last answer, newest first.
+  knowledge and open work; its turns only when it judges memory covers the question), the
+  project's latest decisions still in force, then the latest sessions of the project: each
+  one's header line and its last answer, newest first.
 - **Prompt**: the compiler's package for the prompt as the task. Nothing when the compiler
   judges memory barely covers it (the compile trace's ``coverage`` is ``weak``): a few loosely
   matching turns would only cost the prompt tokens and attention.
@@ -32,6 +33,7 @@ SESSION_HEADER = (
 )
 RECENT_HEADER = "Latest sessions, newest first, each with its last answer:"
 RECENT_SESSIONS = 3
+DECISIONS = 5  # decisions in force listed at session start
 RECENT_TAIL = 40  # turns read from the end of an episode to find its last answer
 ANSWER_CHARS = 600  # of a recent session's last answer
 MAX_TASK_CHARS = 4000  # of a prompt compiled as the task (the rest adds words, not meaning)
@@ -66,8 +68,12 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
     result = _compile(mem, SESSION_TASK, max(64, budget // 2))
     covered = _coverage(mem, result) == "covered"
     lines = package_lines(result, skip=given, own=own, turns=covered)
+    held = given | {oid for _, oid in lines if oid}
+    episodes_at = next((i for i, (text, _) in enumerate(lines) if text.startswith("## ")), len(lines))
+    lines[episodes_at:episodes_at] = current_decisions(mem, skip=held)  # with the knowledge, before the turns
+    held |= {oid for _, oid in lines if oid}
     left = budget - count_tokens("\n".join([INJECTED_OPEN, SESSION_HEADER, *(t for t, _ in lines), INJECTED_CLOSE]))
-    recent = recent_sessions(mem, own=own, skip=given, budget=left - count_tokens(RECENT_HEADER))
+    recent = recent_sessions(mem, own=own, skip=held, budget=left - count_tokens(RECENT_HEADER))
     if recent:
         lines += [(RECENT_HEADER, None), *recent]
     return _wrap(SESSION_HEADER, lines, budget)
@@ -158,6 +164,30 @@ def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: se
     return out
 
 
+# --- what memory holds for the project as a whole ----------------------------------------------
+def current_decisions(mem: Any, *, skip: set[str], limit: int = DECISIONS) -> list[Line]:
+    """The project's latest decisions still in force (active, not past ``valid_until``), as the
+    package writes knowledge: a session starts knowing what was decided, whatever it is about."""
+    from memory_substrate.ids import short_forms
+    from memory_substrate.util import now_iso
+
+    now = now_iso()
+    with mem.runtime.read() as session:
+        found = [o for o in session.list_objects(object_types=["knowledge"], kinds=["decision"], statuses=["active"],
+                                                 limit=limit + len(skip) + 5)
+                 if o.id not in skip and not (o.valid_until and o.valid_until <= now)][:limit]
+        names = short_forms(session, [o.id for o in found])
+    return [(_object_line({"id": names.get(o.id, o.id), "kind": o.kind, "status": o.status,
+                           "text": _knowledge_text(o)}), o.id) for o in found]
+
+
+def _knowledge_text(obj: Any) -> str:
+    from memory_substrate.reader_text import continued
+
+    text = f"{obj.title}: {obj.summary}" if obj.summary and obj.summary != obj.title else obj.title
+    return continued(_cut(str(text), ANSWER_CHARS))
+
+
 # --- the latest sessions ----------------------------------------------------------------------
 def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS) -> list[Line]:
     """Header lines of the latest captured sessions and each one's last answer, within ``budget``
@@ -179,6 +209,8 @@ def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, lim
             count = int(source.metadata.get("segment_count") or 0)
             tail = session.get_segments(source.id, offset=max(0, count - RECENT_TAIL), limit=RECENT_TAIL)
             answer = next((s for s in reversed(tail) if _is_answer(s)), None)
+            if answer is not None and f"{source.id}#{answer.id}" in skip:
+                continue  # its last answer is already in this context
             when = str(source.payload.get("ended_at") or source.payload.get("started_at") or source.created_at)
             block: list[Line] = [(f"## {names.get(source.id, source.id)} {quoted(source.title or '')} "
                                   f"{when[:16].replace('T', ' ')}, {count} turns", source.id)]
