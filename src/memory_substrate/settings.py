@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     root: Path = Field(default_factory=default_root)
     namespace: str = "default"
     database_url: str | None = None  # postgresql://... selects PostgreSQL; default SQLite under root
+    # How long a write on the embedded store waits while another process holds its write lock,
+    # before it fails as busy (nothing written). An agent's hook waits less: it must not stall.
+    lock_timeout_s: float = Field(default=30.0, gt=0, le=3600)
     embedder: str = "use-gated"  # offline (English as "static", other languages through USE); "none"; or a registered provider
     embedder_model: str | None = None
     embedder_url: str | None = None

@@ -74,6 +74,17 @@ def test_a_held_lock_gives_up_at_the_deadline_and_loses_nothing(tmp_path: Path) 
         blocker.execute("ROLLBACK")
         blocker.close()
     assert "deadline" in hooks.log() or "busy" in hooks.log()
+    # However long the event's deadline, a hook waits a couple of seconds for a lock, not more.
+    blocker = sqlite3.connect(hooks.root / "memory.sqlite3", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    try:
+        started = time.perf_counter()
+        assert hooks.run(_event(t, "Stop")).stdout == ""
+        assert time.perf_counter() - started < 12
+    finally:
+        blocker.execute("ROLLBACK")
+        blocker.close()
+    assert "the store is busy" in hooks.log().splitlines()[-1]
     hooks.run(_event(t, "Stop"))  # the lock is gone: what the blocked capture missed is captured now
     assert [n for _, n in episodes(hooks.root, namespace)] == [6]
 

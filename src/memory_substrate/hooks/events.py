@@ -76,6 +76,7 @@ class Stores:
     config: HookConfig
     overrides: dict[str, Any] = field(default_factory=dict)
     hook: bool = True
+    lock_timeout_s: float | None = None  # how long a write waits for another process's lock
     _first: Any = None
     _views: dict[str, Any] = field(default_factory=dict)
 
@@ -90,8 +91,9 @@ class Stores:
 
             if self.hook:
                 deferred.hold_workers()
+            wait = {"lock_timeout_s": self.lock_timeout_s} if self.lock_timeout_s else {}
             settings = Settings(**{**self.overrides, "root": self.config.root, "namespace": namespace,
-                                   "embed_in_background": self.hook})
+                                   "embed_in_background": self.hook, **wait})
             self._first = Memory(settings, store=open_store(settings, create=create))
             self._views[namespace] = self._first
             return self._first

@@ -19,6 +19,7 @@ from memory_substrate.hooks.config import DEFAULT_TIMEOUT, ConfigError, default_
 from memory_substrate.hooks.failopen import Deadline, HookLog
 
 STDIN_MAX = 10_000_000  # an event is a few kilobytes; a prompt can be long, not this long
+LOCK_WAIT_S = 2.0  # a write's wait for another process's lock on the store (normal writes take milliseconds)
 
 
 def run(client: str, overrides: dict[str, Any]) -> NoReturn:
@@ -57,7 +58,9 @@ def _answer(client: str, root: Path | None, overrides: dict[str, Any], log: Hook
         log.write(f"the store root {config.root} is not a directory")
         return None
     store_overrides = {k: v for k, v in overrides.items() if k in ("database_url", "embedder") and v is not None}
-    stores = Stores(config, store_overrides)
+    # A store another process keeps locked is given up on well before the deadline: the prompt
+    # goes on without context, and a capture is done by the next event (its cursor did not move).
+    stores = Stores(config, store_overrides, lock_timeout_s=max(0.1, min(LOCK_WAIT_S, deadline.remaining() - 0.3)))
     return handle(event, config, stores, log)
 
 

@@ -27,9 +27,10 @@ def open_store(settings: Settings, *, create: bool = True) -> Store:
         raise NotAvailableError(f"unsupported database URL scheme in {url.split('://', 1)[0]!r}")
     from memory_substrate.storage.sqlite import SQLiteStore
 
+    wait = settings.lock_timeout_s
     if url:  # sqlite:///absolute/path.sqlite3
-        return SQLiteStore(Path(url.removeprefix("sqlite://")), create=create)
-    return SQLiteStore(settings.sqlite_path, create=create)
+        return SQLiteStore(Path(url.removeprefix("sqlite://")), create=create, lock_timeout_s=wait)
+    return SQLiteStore(settings.sqlite_path, create=create, lock_timeout_s=wait)
 
 
 def store_files(settings: Settings) -> tuple[Path, ...]:

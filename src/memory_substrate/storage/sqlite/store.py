@@ -40,13 +40,15 @@ class SQLiteStore:
     backend = "sqlite"
     parallel_reads = True  # each thread reads on its own connection (WAL: readers never wait)
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    def __init__(self, path: Path, *, create: bool = True, lock_timeout_s: float = 30.0) -> None:
         """Open (and with ``create``, create) the store file and migrate it.
 
         Raises ``NotFoundError`` when ``create`` is false and there is no store at ``path``, and
-        ``StorageError`` when the directory or file cannot be created or opened.
+        ``StorageError`` when the directory or file cannot be created or opened. A write waits
+        ``lock_timeout_s`` for another process's lock before it fails as busy.
         """
         self.path = Path(path).expanduser()
+        self._lock_timeout_s = float(lock_timeout_s)
         self.location = str(self.path)
         if not create and not self.path.is_file():
             raise NotFoundError(
@@ -66,7 +68,7 @@ class SQLiteStore:
         self._all: list[sqlite3.Connection] = []
         self._lock = threading.Lock()
         self._write_lock = threading.RLock()
-        self._process_lock = WriterLock(self.path)
+        self._process_lock = WriterLock(self.path, self._lock_timeout_s)
         try:
             self._version = migrate(self._conn())
         except sqlite3.Error as exc:
@@ -76,9 +78,9 @@ class SQLiteStore:
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=30.0)
+            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self._lock_timeout_s)
             # busy_timeout first: switching a new file to WAL takes a lock another opener may hold.
-            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(f"PRAGMA busy_timeout={round(self._lock_timeout_s * 1000)}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
@@ -107,7 +109,7 @@ class SQLiteStore:
                 if not isinstance(exc, TimeoutError) and "locked" not in str(exc) and "busy" not in str(exc):
                     raise
                 raise StorageError(
-                    "the store is busy: another process kept it locked for more than 30 s; retry",
+                    f"the store is busy: another process kept it locked for more than {self._lock_timeout_s:g} s; retry",
                     details={"location": self.location},
                 ) from None
             session = SQLiteSession(conn, namespace, writable, self._vectors, self._local.term_docs)
