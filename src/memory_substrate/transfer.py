@@ -34,9 +34,10 @@ import numpy as np
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.indexing import claim_key, lookup_keys, search_doc, segment_search_text
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
+from memory_substrate.redaction import Redactions, redact_value
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.util import now_iso
+from memory_substrate.util import now_iso, sha256_text
 from memory_substrate.validation import input_problems
 
 FORMAT = "memory-substrate.export"
@@ -287,6 +288,7 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
                 details={"namespace": target},
             )
         importer = _Importer(session)
+        found = Redactions()
         digest = hashlib.sha256()
         records = 0
         end: dict[str, Any] | None = None
@@ -302,7 +304,7 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
                     continue
                 digest.update(line.encode("utf-8"))
                 records += 1
-                importer.add(record["type"], record["data"])
+                importer.add(record["type"], _redacted(record["type"], record["data"], found))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
                 raise ValidationError(
                     f"line {number}: malformed record ({type(exc).__name__}: {exc})"
@@ -336,4 +338,15 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
                 "the export is incomplete: record counts differ from its header",
                 details={"header": expected, "read": got},
             )
-    return {"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts}
+    return found.report({"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts})
+
+
+def _redacted(kind: str, data: Any, found: Redactions) -> Any:
+    """A record with the secret scan run over its texts (an export of an older release may hold
+    secrets stored verbatim); a segment whose text changed gets the hash of its new text."""
+    if kind in ("vector", "config") or not isinstance(data, dict):
+        return data
+    out = redact_value(data, found)
+    if kind == "segment" and out is not data and isinstance(out.get("text"), str):
+        out["hash"] = sha256_text(out["text"])
+    return out

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from memory_substrate.ingest.adapters.secrets import looks_like_private_key, scan_text, secret_file_kind
+from memory_substrate.ingest.adapters.secret_files import looks_like_private_key, scan_text, secret_file_kind
 
 TOKENS = {
     "aws_access_key": "AKIAIOSFODNN7EXAMPLE",
     "github_token": "ghp_" + "a" * 30 + "123456",
     "slack_token": "xoxb-" + "1234567890-abcdefghij",
-    "api_key": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q",
+    "openai_key": "sk-proj-" + "Ab3dEf6hIj9kLm2nOp5q",
 }
 
 
@@ -92,12 +92,12 @@ def test_secret_file_names(name: str, kind: str | None) -> None:
 def test_a_long_text_is_scanned_in_pieces_with_the_whole_text_result() -> None:
     """The patterns run over line-cut pieces (so no single regex call holds the GIL over a 2 MB
     text); secrets on either side of a cut, and their line numbers, come out as in one pass."""
-    from memory_substrate.ingest.adapters import secrets
+    from memory_substrate import redaction
 
     filler = "plain line of prose\n" * 2_000  # 40,000 characters: more than one piece
     text = (f"{filler}token: {TOKENS['aws_access_key']}\n{filler}password=hunter22x\n"
             f"{filler}key {TOKENS['github_token']}")
-    pieces = secrets.text_pieces(text)
+    pieces = redaction.text_pieces(text)
     assert len(pieces) >= 3 and "".join(pieces) == text
     assert all(p.endswith("\n") for p in pieces[:-1])
     result = scan_text(text, "big.txt")
@@ -111,7 +111,7 @@ def test_a_long_text_is_scanned_in_pieces_with_the_whole_text_result() -> None:
 
 
 def test_text_pieces_keeps_an_overlong_line_whole() -> None:
-    from memory_substrate.ingest.adapters.secrets import text_pieces
+    from memory_substrate.redaction import text_pieces
 
     assert text_pieces("x" * 100, size=10) == ["x" * 100]
     assert text_pieces("ab\n" * 10, size=4) == ["ab\nab\n"] * 5

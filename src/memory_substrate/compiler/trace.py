@@ -10,6 +10,7 @@ from typing import Any
 
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.graph import jobs
+from memory_substrate.redaction import redact_text
 from memory_substrate.runtime import Runtime
 
 MAX_REJECTED = 200  # the rest are counted by reason, not listed
@@ -33,7 +34,7 @@ def build(
 ) -> dict[str, Any]:
     reasons = Counter((c.rejected or "").split(" (")[0] for c in rejected)
     return {
-        "task": task[:2000],
+        "task": redact_text(task)[:2000],  # redacted whole: a cut could leave a secret's head unrecognised
         "model": model,
         "classification": classification,
         "profiles": profiles,

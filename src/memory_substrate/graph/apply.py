@@ -21,6 +21,7 @@ from memory_substrate.graph.resolve import EntityResolver
 from memory_substrate.graph.schemas import ExtractedFact, Extraction
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
+from memory_substrate.redaction import Redactions, redact_fields
 from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     EVIDENCE_SCORES,
@@ -103,6 +104,10 @@ class ExtractionApplier:
     # --- the whole extraction ------------------------------------------------------------
     def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> dict[str, Any]:
         started = time.perf_counter()
+        # A model's answer (or an import) may repeat a secret of the episode; it is redacted before
+        # any of it is resolved or written (an agent's own extraction already was, by memory_remember).
+        found = Redactions()
+        redact_fields(ex, found)
         episode = self._episode(episode_id)
         wanted = {s for f in ex.facts for s in f.segment_ids} | {s for p in ex.procedures for s in p.segment_ids}
         seg_times = self._segment_times(episode, wanted)
@@ -118,6 +123,7 @@ class ExtractionApplier:
             "procedures": {"extracted": len(ex.procedures), "created": [], "merged": [], "promoted": []},
             "errors": [],
         }
+        found.report(trace)
         names = self._entities(episode, ex, gov, trace)
         for fact in ex.facts:
             try:

@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memory_substrate.models import Job, Trace
+from memory_substrate.redaction import redact_text, redact_value
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso
 
@@ -43,7 +44,7 @@ def finish(session: StoreSession, episode_id: str, *, trace_id: str, extractor: 
         job.status, job.error = "done", None
     else:
         job.status = "failed" if job.attempts >= MAX_ATTEMPTS else "retrying"
-        job.error = error[:2000]
+        job.error = redact_text(error)[:2000]
     job.data = {**job.data, "trace_id": trace_id, "extractor": extractor}
     session.put_job(job)
     return job
@@ -68,7 +69,9 @@ def runnable(session: StoreSession, *, limit: int, stale_after_s: float) -> list
 
 
 def new_trace(kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
-    return Trace(new_id("trace"), kind, subject_id, now_iso(), data)
+    # A trace keeps what was asked (a compile's task) and what failed (a model's raw answer): the
+    # secret scan runs over it as over every other stored text.
+    return Trace(new_id("trace"), kind, subject_id, now_iso(), redact_value(data))
 
 
 def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:

@@ -24,6 +24,7 @@ from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.ids import expand_short_ids
+from memory_substrate.redaction import Redactions, redact_value
 from memory_substrate.validation import check_input
 from memory_substrate.wire import tool_result
 
@@ -67,6 +68,9 @@ TOOLS: list[tuple[str, Callable[..., dict[str, Any]], ToolAnnotations, str]] = [
 ]
 
 
+WRITES = frozenset(name for name, _fn, hints, _doc in TOOLS if not hints.read_only_hint)
+
+
 def _signature(fn: Callable[..., Any]) -> inspect.Signature:
     """The domain function's keyword parameters without ``g``, with evaluated annotations."""
     hints = typing.get_type_hints(fn)
@@ -85,9 +89,13 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
         try:
             for arg, value in kwargs.items():
                 check_input(value, arg)
+            found = Redactions()
+            if name in WRITES:  # every text a write keeps passes the one secret scan (redaction.py)
+                kwargs = redact_value(kwargs, found)
             # short ids (ids.py) become full ones in the caller's namespace, before the tool runs
             (kwargs,) = expand_short_ids(lambda: g.read(g.namespace(kwargs.get("owner_id"))), kwargs)
-            return fn(g, **kwargs)
+            envelope = fn(g, **kwargs)
+            return found.report(envelope) if envelope.get("success") is not False else envelope
         except Exception as exc:  # the tool boundary: nothing escapes as a traceback
             return from_exception(exc, name)
 

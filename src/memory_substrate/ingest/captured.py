@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_substrate.redaction import Redactions
+
 Progress = Callable[[int, int, str], None]  # (done, total, stage): adapters and imports report through it
 
 
@@ -50,3 +52,7 @@ class CapturedSource:
     # earlier capture's fingerprint), and the thread key it is appended to when it grows.
     prefix_fingerprints: list[str] = field(default_factory=list)
     thread: str | None = None
+    # Whether the builder ran the segments' text through the secret scan (redaction.py) itself; the
+    # ingest service scans what is not, and always the title, uri, payload and metadata.
+    text_scanned: bool = False
+    redactions: Redactions = field(default_factory=Redactions)  # what the builder's scan replaced, by kind

@@ -8,9 +8,14 @@ import uuid
 
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 from memory_substrate.ingest.schemas import ConversationInput
+from memory_substrate.redaction import Redactions, redact_fields
 
 
 def capture_conversation(data: ConversationInput) -> CapturedSource:
+    # Secrets go first, before anything is hashed: a fingerprint of the text with a short password
+    # in it would let whoever reads the store guess the password offline.
+    found = Redactions()
+    redact_fields(data, found)
     segments = []
     digest = hashlib.sha256()
     prefixes: list[str] = []
@@ -49,4 +54,6 @@ def capture_conversation(data: ConversationInput) -> CapturedSource:
         origin_classification="agent_conversation",
         prefix_fingerprints=prefixes,
         thread=thread,
+        text_scanned=True,
+        redactions=found,
     )

@@ -16,6 +16,7 @@ from memory_substrate.ingest.modes import MODES_DECLARED
 from memory_substrate.ingest.suggestions import memory_suggestions, summarise
 from memory_substrate.models import MemoryObject, PatchRecord, Segment
 from memory_substrate.patch import Patch
+from memory_substrate.redaction import redact_text, redact_value
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import new_id, now_iso, sha256_text
 from memory_substrate.validation import mode_of, parse
@@ -53,6 +54,12 @@ class IngestService:
         return ADAPTERS[mode](self.rt, mode, input_data, opts, progress)
 
     def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
+        """Store a capture: nothing of it reaches the store before the secret scan (redaction.py)
+        has run over it, and the answer says how many values that replaced (``redacted``)."""
+        captured = _scanned(captured)
+        return captured.redactions.report(self._store(mode, captured, opts))
+
+    def _store(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
         checked_at = now_iso()
         result_type = f"{mode}_ingest_result"
         source_id = new_id("source")
@@ -153,6 +160,21 @@ class IngestService:
             seg_vectors = [None] * start + list(seg_vectors)
         source_text = f"{captured.title}. {_summary(captured)}".strip()
         return seg_vectors, {source_text: emb.embed_documents([source_text])[0]}
+
+
+def _scanned(captured: CapturedSource) -> CapturedSource:
+    """The capture with its title, uri (a URL's password), payload and metadata redacted, and its
+    segments too when its builder did not scan them (an importer's part source)."""
+    found = captured.redactions
+    segments = captured.segments
+    if not captured.text_scanned:
+        segments = [replace(s, text=redact_text(s.text, found), metadata=redact_value(s.metadata, found))
+                    for s in captured.segments]
+    return replace(
+        captured, title=redact_text(captured.title, found), uri=redact_text(captured.uri, found),
+        payload=redact_value(captured.payload, found), metadata=redact_value(captured.metadata, found),
+        segments=segments, text_scanned=True,
+    )
 
 
 def _queue_deferred(patch: Patch) -> None:

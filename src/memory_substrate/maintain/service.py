@@ -40,6 +40,7 @@ from memory_substrate.maintain.report import build_report
 from memory_substrate.maintain.resolve import resolve_duplicates
 from memory_substrate.query.shaping import Cursor, fit_together
 from memory_substrate.query.views import snippet
+from memory_substrate.redaction import Redactions, redact_value
 from memory_substrate.runtime import Runtime
 from memory_substrate.validation import mode_of, parse
 
@@ -72,10 +73,13 @@ class MaintainService:
         if declared.handler in LONG_RUNNING:
             long_running: Callable[..., dict[str, Any]] = getattr(self, declared.handler)
             return long_running(input_data, options, progress=progress, extractor=extractor)
+        found = Redactions()
+        if declared.writes:  # a reason, a resolved duplicate's new title or summary is kept
+            input_data = redact_value(input_data, found)
         handler = getattr(self, declared.handler)
         result = handler(input_data, options)
         result.setdefault("mode", mode)
-        return shape_maintenance(mode, result, options)
+        return found.report(shape_maintenance(mode, result, options))
 
     # --- long-running: they report progress, and answer unshaped ----------------------------
     def _reindex(

@@ -27,6 +27,7 @@ from memory_substrate.graph.schemas import ExtractionInput
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
+from memory_substrate.redaction import Redactions, redact_fields
 from memory_substrate.remember import schemas as S
 from memory_substrate.remember.evidence import check_evidence
 from memory_substrate.remember.modes import MODES_DECLARED
@@ -74,18 +75,20 @@ class RememberService:
         declared = mode_of(MODES_DECLARED, mode)
         parse(declared.options_model, options or {}, "options")
         data = parse(input_model(mode, input_data), input_data, "input_data")
+        found = Redactions()
+        redact_fields(data, found)  # after parsing: a marker longer than its secret breaks no length limit
         reason = getattr(data, "reason", None)
         with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             result = self._handler(mode)(patch, data)
             record = patch.commit({"mode": mode})
-        return {
+        return found.report({
             "result_type": "remember_result",
             "mode": mode,
             **result,
             "patch_id": record.id,
             "applied_operations": record.operations,
             "audit_event_ids": patch.event_ids,
-        }
+        })
 
     def _handler(self, mode: str) -> Callable[[Patch, Any], dict[str, Any]]:
         handler: Callable[[Patch, Any], dict[str, Any]] = getattr(self, mode_of(MODES_DECLARED, mode).handler)

@@ -20,8 +20,8 @@ _EXPORTS = {
     "capture_repo": "repo",
     "capture_pdf": "pdf",
     "capture_web": "web",
-    "scan_text": "secrets",
-    "secret_file_kind": "secrets",
+    "scan_text": "secret_files",
+    "secret_file_kind": "secret_files",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -19,7 +19,7 @@ from memory_substrate.ingest.adapters.chunker import (
 )
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.adapters.languages import MARKDOWN_SUFFIXES
-from memory_substrate.ingest.adapters.secrets import looks_like_private_key, scan_text, secret_file_kind
+from memory_substrate.ingest.adapters.secret_files import looks_like_private_key, scan_text, secret_file_kind
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
@@ -126,5 +126,6 @@ def _capture(
         withheld=scan.withheld,
         adapter_name=f"{kind}_adapter",
         declared_transformations=list(_TRANSFORMATIONS),
+        text_scanned=True,
         origin_classification="local_file",
     )

@@ -11,7 +11,7 @@ from typing import Any
 from memory_substrate.ingest.adapters._files import Allowed, read_bytes_checked, resolve_path, sha256_hex
 from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
-from memory_substrate.ingest.adapters.secrets import scan_text
+from memory_substrate.ingest.adapters.secret_files import scan_text
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 
 Progress = Callable[[int, int, str], None]
@@ -165,5 +165,6 @@ def capture_pdf(
         withheld=withheld,
         adapter_name="pdf_adapter",
         declared_transformations=list(_TRANSFORMATIONS),
+        text_scanned=True,
         origin_classification="local_file",
     )

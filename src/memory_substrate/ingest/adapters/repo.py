@@ -37,7 +37,7 @@ from memory_substrate.ingest.adapters.languages import (
     language_for,
 )
 from memory_substrate.ingest.adapters.repo_walk import normalize_patterns, walk_repo
-from memory_substrate.ingest.adapters.secrets import looks_like_private_key, scan_text, secret_file_kind
+from memory_substrate.ingest.adapters.secret_files import looks_like_private_key, scan_text, secret_file_kind
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 
 Progress = Callable[[int, int, str], None]
@@ -293,5 +293,6 @@ def capture_repo(
         skipped=builder.skipped,
         adapter_name="repo_adapter",
         declared_transformations=list(_TRANSFORMATIONS),
+        text_scanned=True,
         origin_classification="local_repository",
     )

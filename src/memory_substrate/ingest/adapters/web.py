@@ -21,7 +21,7 @@ from memory_substrate.ingest.adapters._files import sha256_hex
 from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
 from memory_substrate.ingest.adapters.html_text import decode_html, extract_main_text
-from memory_substrate.ingest.adapters.secrets import scan_text
+from memory_substrate.ingest.adapters.secret_files import scan_text
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 
 DEFAULT_TIMEOUT_S = 15.0
@@ -334,5 +334,6 @@ def capture_web(
         withheld=scan.withheld,
         adapter_name="web_adapter",
         declared_transformations=list(_TRANSFORMATIONS),
+        text_scanned=True,
         origin_classification="web",
     )
