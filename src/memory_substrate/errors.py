@@ -81,6 +81,12 @@ class RateLimitedError(MemorySubstrateError):
     code = "memory_rate_limited"
 
 
+class ForbiddenError(MemorySubstrateError):
+    """The caller's bearer token does not reach the namespace it asked for."""
+
+    code = "memory_forbidden"
+
+
 class StorageError(MemorySubstrateError):
     """The store could not complete an operation."""
 

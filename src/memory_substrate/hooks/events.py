@@ -134,27 +134,47 @@ def handle(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> st
         state.prune_sessions(config.state_dir)
         if event.data.get("source") in RESET_SOURCES:
             state.forget_session(config.state_dir, event.client, event.session_id)
-    if not stores.exists():
-        return None  # no store yet: nothing to recall (and a read creates none)
     namespace = project_namespace(event.cwd, config)
-    from memory_substrate.hooks import inject
-
-    mem = stores.memory(namespace, create=False)
     given = state.injected(config.state_dir, event.client, event.session_id) if event.session_id else set()
     own = _own_episodes(event, config)
-    if event.name == "SessionStart":
-        found = inject.session_injection(mem, budget=config.session_budget, given=given, own=own)
-    else:
-        prompt = event.data.get("prompt")
-        if not isinstance(prompt, str):
-            return None
-        found = inject.prompt_injection(mem, prompt, budget=config.prompt_budget, given=given, own=own)
+    prompt = event.data.get("prompt")
+    if event.name == "UserPromptSubmit" and not isinstance(prompt, str):
+        return None
+    budget = config.session_budget if event.name == "SessionStart" else config.prompt_budget
+    found = _warm_context(event, namespace, budget, given, own, log)
+    if found is False:  # no server answered: the work is done here
+        if not stores.exists():
+            return None  # no store yet: nothing to recall (and a read creates none)
+        from memory_substrate.hooks import inject
+
+        mem = stores.memory(namespace, create=False)
+        if event.name == "SessionStart":
+            found = inject.session_injection(mem, budget=budget, given=given, own=own)
+        else:
+            found = inject.prompt_injection(mem, str(prompt), budget=budget, given=given, own=own)
     if found is None:
         return None
     if event.session_id:
-        state.add_injected(config.state_dir, event.client, event.session_id, found.ids)
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event.name, "additionalContext": found.text}},
+        state.add_injected(config.state_dir, event.client, event.session_id, list(found.ids))
+    return context_output(event.name, found.text)
+
+
+def context_output(event_name: str, text: str) -> str:
+    """The line a context event prints: the JSON both clients read from a hook's stdout."""
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
                       ensure_ascii=False)
+
+
+def _warm_context(event: Event, namespace: str, budget: int, given: set[str], own: set[str], log: HookLog) -> Any:
+    """The running server's answer (hooks/warm.py): an injection, None (nothing to give), or
+    False when there is no server to ask or it did not answer."""
+    from memory_substrate.hooks import warm
+
+    if not warm.configured():
+        return False
+    got = warm.context(event.client, dict(event.data), namespace=namespace, budget=budget, given=given, own=own,
+                       log=log.write)
+    return False if got is None else got.injection
 
 
 def _own_episodes(event: Event, config: HookConfig) -> set[str]:
@@ -190,8 +210,13 @@ def _capture(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> 
         paths = [Path(event.data["agent_transcript_path"]).expanduser()]
     else:
         paths = transcripts_of(event.client, path)
+    from memory_substrate.hooks import warm
+
+    # Through a running server when one is configured (hooks/warm.py), else (or when it fails) here.
+    memory = warm.memory_factory(event.client, event.data, stores.memory, log=log.write) if warm.configured() \
+        else stores.memory
     for one in paths:
-        done = capture(event.client, one, config, stores.memory, cwd=event.cwd)
+        done = capture(event.client, one, config, memory, cwd=event.cwd)
         if done.status == "missing" and one == path:
             log.write(f"capture: cannot read {one}: {done.reason}")
         elif done.reason and done.status != "missing":

@@ -180,8 +180,9 @@ def build_app(
     inspector: bool = False,
     allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
-    """The ASGI app: ``/mcp`` (authenticated MCP) and ``/healthz`` (unauthenticated liveness); with
-    ``inspector``, the read-only web inspector at ``/inspect/``, behind the same tokens.
+    """The ASGI app: ``/mcp`` (authenticated MCP), ``/hooks/{client}`` (the hooks' warm path, same
+    tokens) and ``/healthz`` (unauthenticated liveness); with ``inspector``, the read-only web
+    inspector at ``/inspect/``, behind the same tokens.
 
     Every route answers only requests whose Host names ``host`` or one of ``allowed_hosts`` and
     the settings' ``allowed_hosts`` (hosts.py); others get 421. The app does not close the store;
@@ -209,7 +210,12 @@ def build_app(
     endpoint = RequireAuthMiddleware(
         RequestBodyLimitMiddleware(route_to_namespace, max_body_bytes), required_scopes=[]
     )
-    routes: list[Any] = [Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"])]
+    from memory_substrate.mcp.hooks_route import HOOKS_PATH, HookRoute
+
+    # The hooks' warm path (mcp/hooks_route.py): the same token check, body limit and namespace rule.
+    hooks = RequireAuthMiddleware(RequestBodyLimitMiddleware(HookRoute(memory), max_body_bytes), required_scopes=[])
+    routes: list[Any] = [Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"]),
+                         Route(HOOKS_PATH, endpoint=hooks, methods=["POST"])]
     if inspector:
         from starlette.routing import Mount
 

@@ -1,0 +1,162 @@
+"""The hook's warm path: hand the memory work of an event to a running ``serve --transport http``.
+
+With ``MEMORY_SUBSTRATE_HOOK_URL`` set (``http://127.0.0.1:8765``, or a team server's address)
+and ``MEMORY_SUBSTRATE_HOOK_TOKEN`` (a token of the project's namespace, ``token create``), an
+event's compile or capture is posted to ``URL/hooks/CLIENT`` (mcp/hooks_route.py), which holds
+the store and the models warm. Everything else stays here: the transcript is read, the session's
+state kept and the namespace computed on this machine, as on the cold path.
+
+Any failure (no server listening, a refusal, a timeout, an answer that is not the route's) gives
+None, and the caller does the work cold: the warm path can make a hook faster, never break it.
+Imports only the standard library's HTTP client, so a hook that takes the warm path loads neither
+the store nor numpy.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+URL_ENV = "MEMORY_SUBSTRATE_HOOK_URL"
+TOKEN_ENV = "MEMORY_SUBSTRATE_HOOK_TOKEN"
+EXTRA = "memory_substrate"  # the key added to the event (mcp/hooks_route.py)
+# A server on this machine answers a compile in tens of milliseconds and refuses a connection at
+# once when it is down; the limits bound a server that hangs, leaving the cold path its time.
+CONTEXT_TIMEOUT = 3.0
+CAPTURE_TIMEOUT = 20.0
+MAX_ANSWER = 4_000_000
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class WarmInjection:
+    """What the server compiled: the text to hand over, and the ids it holds (as ``inject.Injection``)."""
+
+    text: str
+    ids: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WarmContext:
+    """The server's answer to a context event: ``injection`` None means print nothing."""
+
+    injection: WarmInjection | None
+    output: str = ""  # the line the hook prints, as the server made it ('' for nothing)
+
+
+def configured(environ: Mapping[str, str] | None = None) -> bool:
+    return bool((environ if environ is not None else os.environ).get(URL_ENV, "").strip())
+
+
+def context(client: str, event: Mapping[str, Any], *, namespace: str, budget: int, given: set[str] | list[str],
+            own: set[str] | list[str], timeout: float = CONTEXT_TIMEOUT, log: Log | None = None,
+            environ: Mapping[str, str] | None = None) -> WarmContext | None:
+    """The server's compile for a SessionStart or UserPromptSubmit ``event``; None: do it cold."""
+    body = {**event, EXTRA: {"namespace": namespace, "budget": budget, "given": sorted(given), "own": sorted(own)}}
+    answer = post(client, body, namespace, timeout=timeout, log=log, environ=environ)
+    if answer is None:
+        return None
+    found = answer.get("injection")
+    output = answer.get("output")
+    if found is None and output == "":
+        return WarmContext(None)
+    if (isinstance(found, dict) and isinstance(found.get("text"), str) and isinstance(output, str)
+            and isinstance(found.get("ids"), list) and all(isinstance(i, str) for i in found["ids"])):
+        return WarmContext(WarmInjection(found["text"], list(found["ids"])), output)
+    _say(log, "warm path: the server's answer is not a hook answer; doing it here")
+    return None
+
+
+def ingest(client: str, event: Mapping[str, Any], namespace: str, mode: str, input_data: dict[str, Any],
+           options: dict[str, Any] | None = None, *, timeout: float = CAPTURE_TIMEOUT, log: Log | None = None,
+           environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """The server's ingest of a capture; None: do it cold."""
+    body = {**event, EXTRA: {"namespace": namespace,
+                             "ingest": {"mode": mode, "input_data": input_data, "options": options or {}}}}
+    answer = post(client, body, namespace, timeout=timeout, log=log, environ=environ)
+    result = None if answer is None else answer.get("result")
+    if answer is not None and not isinstance(result, dict):
+        _say(log, "warm path: the server's answer holds no ingest result; doing it here")
+        return None
+    return result
+
+
+def memory_factory(client: str, event: Mapping[str, Any], cold: Callable[[str], Any], *,
+                   log: Log | None = None) -> Callable[[str], Any]:
+    """What ``hooks.capture`` takes as ``memory``: ``factory(ns).ingest(...)`` goes to the server
+    and, when that fails, to ``cold(ns)`` (whose store is opened only then)."""
+    return lambda namespace: _FallbackMemory(client, event, namespace, cold, log)
+
+
+class _FallbackMemory:
+    def __init__(self, client: str, event: Mapping[str, Any], namespace: str, cold: Callable[[str], Any],
+                 log: Log | None) -> None:
+        self.client, self.event, self.namespace, self.cold, self.log = client, event, namespace, cold, log
+
+    def ingest(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = ingest(self.client, self.event, self.namespace, mode, input_data, options, log=self.log)
+        if result is not None:
+            return result
+        return dict(self.cold(self.namespace).ingest(mode, input_data, options))
+
+
+def post(client: str, body: dict[str, Any], namespace: str, *, timeout: float, log: Log | None = None,
+         environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+    """POST ``body`` to ``URL/hooks/CLIENT``; the answer's JSON object, or None (said in ``log``)."""
+    env = environ if environ is not None else os.environ
+    url = env.get(URL_ENV, "").strip()
+    if not url:
+        return None
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        _say(log, f"warm path: {URL_ENV} is not an http(s) URL: {url!r}")
+        return None
+    import http.client
+
+    conn_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+    path = parts.path.rstrip("/") + f"/hooks/{client}"
+    headers = {"Content-Type": "application/json", "Accept": "application/json",
+               "X-Memory-Substrate-Namespace": namespace}
+    token = env.get(TOKEN_ENV, "").strip()
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    conn = conn_class(parts.hostname, parts.port, timeout=timeout)
+    try:
+        conn.request("POST", path, body=json.dumps(body, ensure_ascii=False).encode("utf-8"), headers=headers)
+        response = conn.getresponse()
+        raw = response.read(MAX_ANSWER + 1)
+        status = response.status
+    except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, not HTTP
+        _say(log, f"warm path: {parts.hostname}:{parts.port or ''} unreachable ({type(exc).__name__}: {exc}); doing it here")
+        return None
+    finally:
+        conn.close()
+    if status != 200:
+        _say(log, f"warm path: the server answered {status}{_error_code(raw)}; doing it here")
+        return None
+    try:
+        answer = json.loads(raw.decode("utf-8")) if len(raw) <= MAX_ANSWER else None
+    except (UnicodeDecodeError, ValueError):
+        answer = None
+    if not isinstance(answer, dict):
+        _say(log, "warm path: the server's answer is not a JSON object; doing it here")
+        return None
+    return answer
+
+
+def _error_code(raw: bytes) -> str:
+    try:
+        code = json.loads(raw.decode("utf-8"))["error"]["code"]
+    except (UnicodeDecodeError, ValueError, KeyError, TypeError):
+        return ""
+    return f" {code}" if isinstance(code, str) else ""
+
+
+def _say(log: Log | None, line: str) -> None:
+    if log is not None:
+        log(line)
