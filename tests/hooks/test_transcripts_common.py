@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from memory_substrate.hooks.transcripts import (
     INJECTED_CLOSE,
     INJECTED_OPEN,
@@ -14,7 +16,7 @@ from memory_substrate.hooks.transcripts import (
     clean_text,
     to_conversation,
 )
-from memory_substrate.hooks.transcripts.common import bound
+from memory_substrate.hooks.transcripts.common import bound, own_tool
 
 
 def test_the_parsers_import_nothing_heavy() -> None:
@@ -51,3 +53,17 @@ def test_bound_keeps_head_and_tail() -> None:
 def test_an_empty_chunk_gives_no_messages() -> None:
     data = to_conversation(Chunk([], SessionMeta("codex", session_id="s1"), 0, "codex-rollout.v1"))
     assert data["messages"] == [] and data["thread_id"] == "codex:s1" and "origin" not in data
+
+
+@pytest.mark.parametrize(("name", "ours"), [
+    ("mcp__memory-substrate__memory_query", True),
+    ("mcp__plugin_memory-substrate_memory-substrate__memory_remember", True),
+    ("mcp__memory__memory_ingest", True),  # the server registered under a name of the user's
+    ("memory.memory_maintain", True),
+    ("memory_query", True),
+    ("mcp__github__create_issue", False),
+    ("Bash", False),
+    ("mcp__notes__memory_query_helper", False),
+])
+def test_our_own_tools_are_known_by_name_whatever_the_server_is_called(name: str, ours: bool) -> None:
+    assert own_tool(name) is ours

@@ -126,11 +126,14 @@ def result_turn(text: str, error: bool, timestamp: str | None, name: str, sidech
 
 
 OWN_TOOL_PREFIXES = ("mcp__memory-substrate__", "mcp__memory_substrate__", "mcp__plugin_memory-substrate")
+# The server may be registered under any name (``claude mcp add memory ...``, a plugin's own), so a
+# call is ours by its tool name too: the last part of ``mcp__SERVER__TOOL`` (or ``SERVER.TOOL``).
+OWN_TOOL_NAMES = frozenset({"memory_ingest", "memory_query", "memory_remember", "memory_maintain"})
 
 
 def own_tool(name: str) -> bool:
     """A call of our own MCP server: its results are memory already, never captured again."""
-    return name.startswith(OWN_TOOL_PREFIXES)
+    return name.startswith(OWN_TOOL_PREFIXES) or name.rsplit("__", 1)[-1].rsplit(".", 1)[-1] in OWN_TOOL_NAMES
 
 
 def complete_lines(path: Path, start: int = 0) -> Iterator[tuple[bytes, int]]:
