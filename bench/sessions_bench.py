@@ -356,8 +356,12 @@ def _record(i: int, name: str, session: Learn | Use, run: SessionRun, project: A
     for event, text in run.outputs.items():
         rec.tokens[event] = _count_tokens(text)
     everything = run.all_text()
+    # A leak is the other project's phrase in what memory handed over (our wrapper, in any request):
+    # the client's own text holds common words such as "Spark" whatever memory does, so a phrase
+    # anywhere in the requests counts even in the run without memory.
+    handed = "\n".join(injected_spans(everything)).lower()
     for fact in other.facts:
-        rec.leaks += [p for p in fact.phrases if p.lower() in everything.lower()]
+        rec.leaks += [p for p in fact.phrases if p.lower() in handed]
     # A secret or private span may reach the model in the session that read or typed it; never later.
     exposed_before = {s for r in earlier for s in scenario.secrets if s in r.run.all_text()}
     rec.secrets_sent = [s for s in exposed_before if s in everything]
