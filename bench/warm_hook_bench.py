@@ -60,7 +60,9 @@ import json, sys
 from memory_substrate.hooks import warm
 event = json.loads(sys.stdin.read())
 got = warm.context("claude-code", event, namespace=sys.argv[1], budget=int(sys.argv[2]), given=set(), own=set())
-print("" if got is None else got.output)
+found = None if got is None else got.injection
+print("" if found is None else json.dumps({"hookSpecificOutput": {"hookEventName": event["hook_event_name"],
+                                                                   "additionalContext": found.text}}, ensure_ascii=False))
 """
 
 

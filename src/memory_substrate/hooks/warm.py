@@ -46,7 +46,6 @@ class WarmContext:
     """The server's answer to a context event: ``injection`` None means print nothing."""
 
     injection: WarmInjection | None
-    output: str = ""  # the line the hook prints, as the server made it ('' for nothing)
 
 
 def configured(environ: Mapping[str, str] | None = None) -> bool:
@@ -62,12 +61,11 @@ def context(client: str, event: Mapping[str, Any], *, namespace: str, budget: in
     if answer is None:
         return None
     found = answer.get("injection")
-    output = answer.get("output")
-    if found is None and output == "":
+    if found is None and answer.get("output") == "":
         return WarmContext(None)
-    if (isinstance(found, dict) and isinstance(found.get("text"), str) and isinstance(output, str)
+    if (isinstance(found, dict) and isinstance(found.get("text"), str)
             and isinstance(found.get("ids"), list) and all(isinstance(i, str) for i in found["ids"])):
-        return WarmContext(WarmInjection(found["text"], list(found["ids"])), output)
+        return WarmContext(WarmInjection(found["text"], list(found["ids"])))
     _say(log, "warm path: the server's answer is not a hook answer; doing it here")
     return None
 

@@ -29,24 +29,43 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from pydantic import Field
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import Receive, Scope, Send
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import ForbiddenError, MemorySubstrateError, RateLimitedError, ValidationError
+from memory_substrate.hooks.warm import EXTRA
 from memory_substrate.mcp.bulkhead import Bulkhead
+from memory_substrate.validation import Strict, parse
 
 HOOKS_PATH = "/hooks/{client}"
 CLIENTS = ("claude-code", "codex")
 NAMESPACE_HEADER = "x-memory-substrate-namespace"
-EXTRA = "memory_substrate"  # the key the hook adds to its event
-INGEST_MODES = ("conversation",)  # what a hook captures; path-taking modes stay with their own surfaces
 MAX_IDS = 10_000  # of ``given`` / ``own``: a session's worth, not a store's
+
+
+class HookIngest(Strict):
+    """A capture: what a hook captures is a conversation; path-taking modes stay with their own surfaces."""
+
+    mode: Literal["conversation"]
+    input_data: dict[str, Any]
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class HookExtra(Strict):
+    """The key the hook adds to its event (``hooks/warm.py``)."""
+
+    namespace: str | None = None
+    budget: int | None = Field(default=None, ge=0, strict=True)
+    given: list[str] = Field(default_factory=list, max_length=MAX_IDS)
+    own: list[str] = Field(default_factory=list, max_length=MAX_IDS)
+    ingest: HookIngest | None = None
 
 
 class HookRoute:
@@ -76,7 +95,7 @@ class HookRoute:
             raise ValidationError(f"unknown hook client {client!r}: use one of {', '.join(CLIENTS)}",
                                   details={"client": client})
         body, extra = _body(await request.body())
-        namespace = extra.get("namespace", request.headers.get(NAMESPACE_HEADER))
+        namespace = extra.namespace or request.headers.get(NAMESPACE_HEADER)
         if not isinstance(namespace, str) or not namespace:
             raise ValidationError(f"the body's {EXTRA}.namespace (or the {NAMESPACE_HEADER} header) names no namespace")
         if namespace != allowed:
@@ -90,17 +109,17 @@ class HookRoute:
         memory = self._view(namespace)
         if event.name in CONTEXT_EVENTS:
             return await self._context(memory, event, extra)
-        if event.name in CAPTURE_EVENTS and "ingest" in extra:
-            return await self._capture(memory, namespace, extra["ingest"])
+        if event.name in CAPTURE_EVENTS and extra.ingest is not None:
+            return await self._capture(memory, namespace, extra.ingest)
         return {"output": "", "injection": None}
 
-    async def _context(self, memory: Memory, event: Any, extra: dict[str, Any]) -> dict[str, Any]:
+    async def _context(self, memory: Memory, event: Any, extra: HookExtra) -> dict[str, Any]:
         from memory_substrate.hooks import inject
 
-        budget = extra.get("budget")
-        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 0:
-            raise ValidationError(f"{EXTRA}.budget must be a whole number of tokens, 0 or more")
-        given, own = _ids(extra, "given"), _ids(extra, "own")
+        budget = extra.budget
+        if budget is None:
+            raise ValidationError(f"{EXTRA}.budget: a context event needs its budget in tokens, 0 or more")
+        given, own = set(extra.given), set(extra.own)
         job: Callable[[], Any]
         if event.name == "SessionStart":
             def job() -> Any:
@@ -121,15 +140,9 @@ class HookRoute:
         return {"output": context_output(event.name, found.text),
                 "injection": {"text": found.text, "ids": list(found.ids)}}
 
-    async def _capture(self, memory: Memory, namespace: str, spec: Any) -> dict[str, Any]:
-        if not isinstance(spec, dict) or spec.get("mode") not in INGEST_MODES or not isinstance(spec.get("input_data"), dict):
-            raise ValidationError(f"{EXTRA}.ingest must be {{\"mode\": \"conversation\", \"input_data\": {{...}}, "
-                                  "\"options\": {...}}")
-        options = spec.get("options") or {}
-        if not isinstance(options, dict):
-            raise ValidationError(f"{EXTRA}.ingest.options must be a JSON object")
+    async def _capture(self, memory: Memory, namespace: str, spec: HookIngest) -> dict[str, Any]:
         bulkhead = self._bulkhead(namespace)
-        result = await bulkhead.run("memory_ingest", spec["mode"], memory.ingest, spec["mode"], spec["input_data"], options)
+        result = await bulkhead.run("memory_ingest", spec.mode, memory.ingest, spec.mode, spec.input_data, spec.options)
         return {"output": "", "result": result}
 
     def _view(self, namespace: str) -> Memory:
@@ -148,7 +161,7 @@ class HookRoute:
         return bulkhead
 
 
-def _body(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+def _body(raw: bytes) -> tuple[dict[str, Any], HookExtra]:
     """The event (without the hook's key) and the hook's key."""
     try:
         body = json.loads(raw.decode("utf-8"))
@@ -156,17 +169,7 @@ def _body(raw: bytes) -> tuple[dict[str, Any], dict[str, Any]]:
         raise ValidationError("the body is not JSON") from None
     if not isinstance(body, dict):
         raise ValidationError("the body must be a JSON object: the hook's event")
-    extra = body.pop(EXTRA, None) or {}
-    if not isinstance(extra, dict):
-        raise ValidationError(f"{EXTRA} must be a JSON object")
-    return body, extra
-
-
-def _ids(extra: dict[str, Any], key: str) -> set[str]:
-    value = extra.get(key) or []
-    if not isinstance(value, list) or len(value) > MAX_IDS or not all(isinstance(v, str) for v in value):
-        raise ValidationError(f"{EXTRA}.{key} must be a list of at most {MAX_IDS} ids")
-    return set(value)
+    return body, parse(HookExtra, body.pop(EXTRA, None), EXTRA)
 
 
 def _status(exc: MemorySubstrateError) -> int:
