@@ -69,13 +69,15 @@ def runnable(session: StoreSession, *, limit: int, stale_after_s: float) -> list
 
 
 def new_trace(kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
-    # A trace keeps what was asked (a compile's task) and what failed (a model's raw answer): the
-    # secret scan runs over it as over every other stored text.
-    return Trace(new_id("trace"), kind, subject_id, now_iso(), redact_value(data))
+    """A trace of ``data`` as given: its builder has scanned what it took from outside the store
+    (a compile's task, compiler/trace.py), so a compile on the hot path scans no stored text again."""
+    return Trace(new_id("trace"), kind, subject_id, now_iso(), data)
 
 
 def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
-    trace = new_trace(kind, subject_id, data)
+    # An extraction trace keeps what a model answered (raw, when it failed to parse): the secret
+    # scan runs over it as over every other stored text. Off the hot path.
+    trace = new_trace(kind, subject_id, redact_value(data))
     session.record_trace(trace)
     return trace
 
