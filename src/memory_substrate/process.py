@@ -154,7 +154,7 @@ def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] 
 # lookup, the tool's worker thread, back to the loop) and each crossing waits for whoever holds
 # the GIL to be asked to give it up, up to the interval each time. Beside four CPU-bound calls of
 # another namespace a search that takes 5-7 ms alone took ~100 ms (p50) at 5 ms, 65-90 ms at
-# 1 ms with messages validated in pieces (docs/benchmarks.md, issue 37); the slow calls took no
+# 1 ms with messages validated in pieces (docs/benchmarks.md); the slow calls took no
 # longer for the extra switching.
 SERVE_SWITCH_INTERVAL_S = 0.001
 

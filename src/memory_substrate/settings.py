@@ -132,7 +132,7 @@ class Settings(BaseSettings):
     # Vectors a capture's embedder marks costly (use-gated: other languages) are made by a background
     # worker after the capture returns (graph/deferred.py); off: every vector is made during capture.
     embed_in_background: bool = True
-    # Derived backends (issue 12): a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
+    # Derived backends: a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None
     # The graph toolset's limits (spec 002), see the module docstring.
     max_text_length: int = _limit("max_text_length")

@@ -358,7 +358,7 @@ def _windows(pool: _Pool, ids: Sequence[str], terms: Sequence[str], cfg: RankCon
         if me not in members:
             win_rows.append(c_i)
             win_cols.append(me)
-            win_w.append(own if at is not None else 1.0)  # no window: the turn alone, as before
+            win_w.append(own if at is not None else 1.0)  # no window: the turn alone
     rows_a = np.asarray(win_rows, dtype=np.intp)
     cols_a = np.asarray(win_cols, dtype=np.intp)
     w_a = np.asarray(win_w, dtype=np.float64)

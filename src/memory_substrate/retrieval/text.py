@@ -73,7 +73,7 @@ def _index_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
 
 def _compute_terms(text: str, drop_stopwords: bool) -> tuple[str, ...]:
     # Text in another language than English gets its own stemmer and stopwords (``analysis``);
-    # English, CJK and short or uncertain text take the path below, as before.
+    # English, CJK and short or uncertain text take the path below.
     from memory_substrate.analysis import analyse  # imported on first use: it loads language models
 
     analysed = analyse(text, drop_stopwords=drop_stopwords)

@@ -196,7 +196,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         4,
-        # Issue 14: deferred HNSW maintenance (see vector_index.py). Rows written before this
+        # Deferred HNSW maintenance (see vector_index.py). Rows written before this
         # version get batch 1, pending until the first build; later small writes get batch 0.
         # The per-dimension indexes of version 1 (``WHERE dim = D``) would take every bulk row
         # row by row: they are dropped, and the first write or build makes the new ones.
@@ -227,7 +227,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         5,
-        # Issue 12: ids touched by a write, recorded in its transaction, replayed into derived backends.
+        # Ids touched by a write, recorded in its transaction, replayed into derived backends.
         f"""
         CREATE TABLE derived_outbox (
             namespace {_C} NOT NULL,
@@ -242,7 +242,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         6,
-        # Issue 11: graph walks (get_trace, get_context) read edges by one end and test the other;
+        # Graph walks (get_trace, get_context) read edges by one end and test the other;
         # with both ends, the type and the id in the key, an edge read (and a meet between two
         # frontiers) is answered from the index. They replace the two single-end indexes.
         """
@@ -254,7 +254,7 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         8,
-        # Issue 14: what the segment ranker reads of each window turn, as columns (see the SQLite migration).
+        # What the segment ranker reads of each window turn, as columns (see the SQLite migration).
         """
         ALTER TABLE segments ADD COLUMN IF NOT EXISTS terms text,
             ADD COLUMN IF NOT EXISTS speaker text, ADD COLUMN IF NOT EXISTS said_at text;
