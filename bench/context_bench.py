@@ -152,8 +152,8 @@ def packaged_search(mem: Memory, question: str, budget: int, fmt: str) -> str:
     from memory_substrate.compiler.rank import rank
     from memory_substrate.ids import short_forms
     from memory_substrate.indexing import segment_vector_id
-    from memory_substrate.query.search import SearchEngine
-    from memory_substrate.query.segments import ranked_segments
+    from memory_substrate.search.engine import SearchEngine
+    from memory_substrate.search.segments import ranked_segments
 
     rt = mem.runtime
     pool = max(episodes.EPISODE_POOL[0], min(episodes.EPISODE_POOL[1], budget // episodes.TURN_TOKENS_GUESS))

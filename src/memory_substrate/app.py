@@ -72,10 +72,9 @@ class Memory:
 
     @cached_property
     def _query(self) -> QueryService:
-        from memory_substrate.compiler import compile_context
         from memory_substrate.query.service import QueryService
 
-        return QueryService(self.runtime, compile_context)
+        return QueryService(self.runtime)
 
     @cached_property
     def _remember(self) -> RememberService:

@@ -198,6 +198,6 @@ def test_ingest_this_repository_and_find_a_function(memory):
     assert out["status"] in ("completed", "completed_with_pending_decisions")
     hits = memory.query("search", {"query": "sanitize_query"}, {"result_unit": "segment", "detail": "full"})
     top = hits["items"][0]["locator"]
-    assert top["path"] == "src/memory_substrate/query/sanitize.py"
+    assert top["path"] == "src/memory_substrate/search/sanitize.py"
     source_lines = (REPO_ROOT / top["path"]).read_text().splitlines()
     assert source_lines[top["line_start"] - 1].startswith("def sanitize_query")

@@ -6,7 +6,7 @@ import pytest
 from mcp import Client
 
 from memory_substrate.mcp.server import build_server
-from memory_substrate.query.sanitize import sanitize_query
+from memory_substrate.search.sanitize import sanitize_query
 from tests.helpers import call, conversation, knowledge
 
 

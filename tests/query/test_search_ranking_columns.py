@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memory_substrate import Memory
-from memory_substrate.query import streams
+from memory_substrate.search import streams
 
 SPEAKERS = ["ana", "bo"]
 LINES = [

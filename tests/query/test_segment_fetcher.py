@@ -1,4 +1,4 @@
-"""The segment ranker's store adapter (``query/segments.py``) gives the records the ranker's
+"""The segment ranker's store adapter (``search/segments.py``) gives the records the ranker's
 contract describes, however it builds them: windows are each key's turns from ``before``
 positions before it to ``after`` after it, in order; light records equal the ones the
 dataclass constructor makes."""
@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memory_substrate import Memory
-from memory_substrate.query.segments import _Fetcher
 from memory_substrate.retrieval.types import RankSegment, stored_segment
+from memory_substrate.search.segments import _Fetcher
 
 
 def test_stored_segment_equals_the_constructor() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from memory_substrate.answers.shaping import Cursor, excerpt, fit_sections, paginate, prune, take_within
 from memory_substrate.errors import ValidationError
-from memory_substrate.query.shaping import Cursor, excerpt, fit_sections, paginate, prune, take_within
 from memory_substrate.tokens import count_tokens, wire_json
 
 TEXT = "Alpha beta gamma delta. " * 10 + "The support group met on Tuesday about rights. " + "Zeta eta. " * 10 + "Omega."

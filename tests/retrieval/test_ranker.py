@@ -209,7 +209,7 @@ def test_idf_fallback_without_term_stats() -> None:
 
 
 def test_rrf() -> None:
-    from memory_substrate.query.fusion import rrf  # the one fusion
+    from memory_substrate.search.fusion import rrf  # the one fusion
 
     fused = rrf({"x": [("a", 1.0), ("b", 0.5), ("c", 0.1)], "y": [("b", 1.0), ("c", 0.5), ("a", 0.1)]})
     assert fused[0].key == "b"

@@ -81,7 +81,7 @@ def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after
 
 def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_settings, namespace):
     """With an embedder the searches' vector streams run too: inside the compile's snapshot they
-    read in its session (query/streams.py), so the whole compile is one read transaction."""
+    read in its session (search/streams.py), so the whole compile is one read transaction."""
     from memory_substrate import Memory
 
     with Memory(make_settings(embedder="static"), namespace=namespace) as memory:

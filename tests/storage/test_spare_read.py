@@ -1,5 +1,5 @@
 """A search's vector stream runs beside its full-text stream in a spare read session
-(query/streams.py). Where sessions share a bounded pool (PostgreSQL) a spare session is taken only
+(search/streams.py). Where sessions share a bounded pool (PostgreSQL) a spare session is taken only
 when one is free: with every connection held, ``spare_read`` says so at once (no wait on the pool's
 timeout) and the work runs in the caller's own session, with the same answer."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from memory_substrate import Memory, Settings
-from memory_substrate.query.streams import beside
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.streams import beside
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.postgres.store import PostgresStore
 

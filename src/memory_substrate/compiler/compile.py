@@ -11,24 +11,24 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from memory_substrate.answers.shaping import take_within
+from memory_substrate.answers.views import compact
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.answer_type import work_stance
 from memory_substrate.compiler.budget import Fitted, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
+from memory_substrate.compiler.inputs import ContextInput, ContextOptions
 from memory_substrate.compiler.profiles import PROFILE_STRATEGIES, TYPE_WEIGHTS
 from memory_substrate.compiler.rank import rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
 from memory_substrate.embed.base import query_memo
 from memory_substrate.ids import short_forms
-from memory_substrate.query.results import SearchPlan
-from memory_substrate.query.schemas import ContextInput, ContextOptions
-from memory_substrate.query.search import SearchEngine, semantic_backend
-from memory_substrate.query.shaping import take_within
-from memory_substrate.query.views import compact
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.engine import SearchEngine, semantic_backend
+from memory_substrate.search.results import SearchPlan
 from memory_substrate.util import now_iso, parse_time
 
 POLICY_SNIPPETS = [
@@ -147,7 +147,6 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     rejected.extend(fitted.dropped)
     clock.lap("render")
 
-    items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
     data_trace = TR.build(
         task=task, model=req.model, classification=cls.to_dict(), profiles=profiles, found=len(eligible) + len(rejected)
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
@@ -159,6 +158,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     clock.lap("trace")
     package = _Package(task, plan, cls, fmt, budget, budget_source, fitted, trace_id,
                        candidates=len(eligible) + len(rejected) - len(fitted.dropped))
+    if opts.detail == "compact" and not opts.include_items:
+        return _answer(rt, package)
+    items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
     return _result(rt, package, items, opts, scope.model_dump(), clock.stages)
 
 
@@ -295,6 +297,34 @@ class _Package:
     fitted: Fitted
     trace_id: str
     candidates: int
+
+
+def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
+    """The compact answer: the package in ``content`` and the facts about it, nothing said twice.
+    The structured directory (``items``, ``context_tiers``) comes with ``include_items`` or
+    ``detail: "full"`` (``_result``)."""
+    cls = package.cls.to_dict()
+    semantic = semantic_backend(rt, "compact")
+    out: dict[str, Any] = {
+        "result_type": "context_result",
+        "task": package.task,
+        "format": package.fmt,
+        "token_count": package.fitted.token_count,
+        "context_budget": {
+            "budget_tokens": package.budget,
+            "budget_source": package.budget_source,
+            "package_entries": len(package.fitted.selected),
+            "candidate_items": package.candidates,
+        },
+        "classification": {k: cls[k] for k in ("primary", "method", "dual_profile") if k in cls},
+        "semantic_backend": {k: semantic[k] for k in ("enabled", "provider", "reason") if k in semantic},
+        "trace_id": package.trace_id,
+        "content": package.fitted.content,
+    }
+    sanitizer = package.plan.clean.diagnostics()
+    if sanitizer.get("was_sanitized"):
+        out["query_sanitizer"] = sanitizer
+    return out
 
 
 def _result(rt: Runtime, package: _Package, items: list[dict[str, Any]], opts: ContextOptions,

@@ -41,11 +41,11 @@ from memory_substrate.analysis.stopwords import ENGLISH
 from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.compiler.relevance import overlap, word_groups
 from memory_substrate.models import Segment
-from memory_substrate.query.segments import ranked_segments, whole_rows
 from memory_substrate.retrieval.ranker import RankConfig
 from memory_substrate.retrieval.timeexpr import find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.segments import ranked_segments, whole_rows
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms
 

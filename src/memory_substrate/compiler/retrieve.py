@@ -23,10 +23,10 @@ from memory_substrate.compiler.relevance import fact_floor, judge
 from memory_substrate.graph.procedures import distinct_episodes
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, Segment
-from memory_substrate.query.results import SearchPlan
-from memory_substrate.query.schemas import Filters
-from memory_substrate.query.search import SearchEngine
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.engine import SearchEngine
+from memory_substrate.search.inputs import Filters
+from memory_substrate.search.results import SearchPlan
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.tokens import count_tokens
 from memory_substrate.util import parse_time

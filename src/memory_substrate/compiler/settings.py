@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memory_substrate.compiler.inputs import ContextInput, ContextOptions
 from memory_substrate.errors import ValidationError
-from memory_substrate.query.schemas import ContextInput, ContextOptions
 
 DEFAULT_TOKEN_BUDGET = 4096  # spec 004: per-namespace budget unless configured
 FIELDS = ("model", "format", "budget_tokens", "task_class")

@@ -1,7 +1,7 @@
 """search and find_similar, on the one retrieval engine of spec 001.
 
 ``search`` runs the same lexical + semantic + graph fusion as ``memory_query search``
-(query/search.py), restricted to graph nodes, then splits facts from entities. Every result
+(search/engine.py), restricted to graph nodes, then splits facts from entities. Every result
 carries ``similarity``: the cosine between the query and the node's stored vector (None
 without an embedder), which is what ``similarity_threshold`` filters on. Results are cached
 per namespace for ``CACHE_SEARCH_TTL`` seconds and dropped on any write (cache.py).
@@ -18,8 +18,8 @@ from memory_substrate.graph.nodes import relations_between, similar_facts
 from memory_substrate.graphmem import schemas as V
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
-from memory_substrate.query.schemas import Filters, SearchInput, SearchOptions
-from memory_substrate.query.search import SearchEngine
+from memory_substrate.search.engine import SearchEngine
+from memory_substrate.search.inputs import Filters, SearchInput, SearchOptions
 
 MAX_LIMIT = 200
 OBJECT_TYPES = {"Fact": ["knowledge"], "Entity": ["entity", "node"]}

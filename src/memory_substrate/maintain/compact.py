@@ -1,7 +1,7 @@
 """Compact detail for the read-only maintenance views (``report``, ``audit``).
 
 The default response of every tool stays within the response budget (see
-``query/shaping.py``): nulls are dropped, and report sections are cut from their ends until the
+``answers/shaping.py``): nulls are dropped, and report sections are cut from their ends until the
 whole fits, each marked in ``truncated`` while ``counts`` keeps the totals. ``detail: "full"``
 returns every section as computed.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_substrate.query.shaping import fit_sections, shape
+from memory_substrate.answers.shaping import fit_sections, shape
 
 REPORT_SECTIONS = (
     "promotable_candidates",

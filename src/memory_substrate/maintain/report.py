@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from memory_substrate.answers.views import compact
 from memory_substrate.graph.report import knowledge_graph_section
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
@@ -23,7 +24,6 @@ from memory_substrate.maintain.health_section import health_of
 from memory_substrate.maintain.lifecycle import is_low_evidence, is_promotable, is_stale_candidate
 from memory_substrate.maintain.schemas import ReportInput, ReportOptions
 from memory_substrate.models import MemoryObject
-from memory_substrate.query.views import compact
 from memory_substrate.runtime import Runtime
 
 

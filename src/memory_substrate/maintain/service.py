@@ -14,6 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from memory_substrate.answers.shaping import Cursor, fit_together
+from memory_substrate.answers.views import snippet
 from memory_substrate.errors import NotAvailableError, NotFoundError
 from memory_substrate.graph import deferred
 from memory_substrate.graph.extract import Extractor, configured_extractor, drain
@@ -38,8 +40,6 @@ from memory_substrate.maintain.reindex import Progress, reindex
 from memory_substrate.maintain.repair import repair
 from memory_substrate.maintain.report import build_report
 from memory_substrate.maintain.resolve import resolve_duplicates
-from memory_substrate.query.shaping import Cursor, fit_together
-from memory_substrate.query.views import snippet
 from memory_substrate.redaction import Redactions, redact_value
 from memory_substrate.runtime import Runtime
 from memory_substrate.validation import mode_of, parse

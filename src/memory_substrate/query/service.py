@@ -4,24 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from memory_substrate.contracts.inputs import PackageInput, PackageOptions
-from memory_substrate.derived.access import graph_reader
-from memory_substrate.errors import NotFoundError
-from memory_substrate.models import MemoryObject
-from memory_substrate.query import graph_modes as G
-from memory_substrate.query import schemas as Q
-from memory_substrate.query.compact_search import (
-    CITE,
-    compact_object,
-    date_of,
-    fit_count,
-    group_segments,
-    segment_line,
-)
-from memory_substrate.query.context import ContextCompiler, build_context
-from memory_substrate.query.modes import MODES_DECLARED
-from memory_substrate.query.search import SearchEngine, object_matches
-from memory_substrate.query.shaping import (
+from memory_substrate.answers.shaping import (
     RESPONSE_TOKENS,
     Cursor,
     fit_list,
@@ -31,8 +14,33 @@ from memory_substrate.query.shaping import (
     shape,
     take_within,
 )
-from memory_substrate.query.views import compact, compact_source_payload, full, segment_view, work_history
+from memory_substrate.answers.views import compact, compact_source_payload, full, segment_view, work_history
+from memory_substrate.compiler.inputs import ContextInput, ContextOptions
+from memory_substrate.contracts.inputs import PackageInput, PackageOptions
+from memory_substrate.derived.access import graph_reader
+from memory_substrate.errors import NotFoundError
+from memory_substrate.models import MemoryObject
+from memory_substrate.query import graph_modes
+from memory_substrate.query.compact_search import (
+    CITE,
+    compact_object,
+    date_of,
+    fit_count,
+    group_segments,
+    segment_line,
+)
+from memory_substrate.query.inputs import (
+    ExpandOptions,
+    GraphOptions,
+    IdInput,
+    PageOptions,
+    RecentInput,
+    RecentOptions,
+)
+from memory_substrate.query.modes import MODES_DECLARED
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.engine import SearchEngine, object_matches
+from memory_substrate.search.inputs import SearchInput, SearchOptions
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.validation import mode_of, parse
 
@@ -78,14 +86,12 @@ def _relation_view(rel: Any) -> dict[str, Any]:
 
 
 class QueryService:
-    """``compile_context`` is mode ``context`` (the spec-004 compiler, ``compiler/``): the
-    composition root (``app.py``) passes it in, because the compiler builds on this package's
-    search engine and so sits above it."""
+    """Mode ``context`` is the context compiler's (``compiler/``): this service hands it the
+    validated request and returns its answer as it comes."""
 
-    def __init__(self, runtime: Runtime, compile_context: ContextCompiler) -> None:
+    def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
         self.engine = SearchEngine(runtime)
-        self.compile_context = compile_context
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
         declared = mode_of(MODES_DECLARED, mode)
@@ -149,36 +155,39 @@ class QueryService:
 
         return store_package(self.rt, data, opts)
 
-    def _search(self, data: Q.SearchInput, opts: Q.SearchOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _search(self, data: SearchInput, opts: SearchOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging
         result = self.engine.search(data, opts, limit=offset + opts.max_items + 1)
         result["items"], result["next_cursor"] = paginate(result["items"], offset, opts.max_items, fingerprint)
         result["count"] = len(result["items"])
         return result
 
-    def _entities(self, data: G.EntitiesInput, opts: G.EntitiesOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _entities(self, data: graph_modes.EntitiesInput, opts: graph_modes.EntitiesOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
-            return G.entities_mode(session, data, opts)
+            return graph_modes.entities_mode(session, data, opts)
 
-    def _facts(self, data: G.FactsInput, opts: G.FactsOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _facts(self, data: graph_modes.FactsInput, opts: graph_modes.FactsOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
-            return G.facts_mode(session, data, opts)
+            return graph_modes.facts_mode(session, data, opts)
 
-    def _trace(self, data: G.TraceInput, opts: G.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _trace(self, data: graph_modes.TraceInput, opts: graph_modes.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
         if "#" not in data.id:
             with self.rt.read() as session:
-                return G.trace_mode(session, data)
+                return graph_modes.trace_mode(session, data)
         # SOURCE_ID#seg-N: its episode's trace; an error names the id as the caller sent it.
         try:
             with self.rt.read() as session:
-                return G.trace_mode(session, data.model_copy(update={"id": data.id.partition("#")[0]}))
+                return graph_modes.trace_mode(session, data.model_copy(update={"id": data.id.partition("#")[0]}))
         except NotFoundError:
             raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
-    def _context(self, data: Q.ContextInput, opts: Q.ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
-        return build_context(self.compile_context, self.rt, data, opts)
+    def _context(self, data: ContextInput, opts: ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        # Imported here: a process that never compiles (a hook that only captures) never loads it.
+        from memory_substrate.compiler import compile_context
 
-    def _recent(self, data: Q.RecentInput, opts: Q.RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
+        return compile_context(self.rt, data, opts)
+
+    def _recent(self, data: RecentInput, opts: RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging
         filters = opts.filters.merged()
         want = offset + opts.max_items + 1
@@ -210,7 +219,7 @@ class QueryService:
             "applied_filters": filters,
         }
 
-    def _page(self, data: Q.IdInput, opts: Q.PageOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _page(self, data: IdInput, opts: PageOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             hit = _segment_of(session, data.id)
             if hit is not None:  # one segment, whole, with its source named
@@ -262,7 +271,7 @@ class QueryService:
                     result["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[: opts.max_items]
             return result
 
-    def _expand(self, data: Q.IdInput, opts: Q.ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _expand(self, data: IdInput, opts: ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:
         """One object with its relations and evidence; ``next_cursor`` moves every list one page on."""
         offset, fingerprint = paging
         end = offset + opts.max_items
@@ -313,7 +322,7 @@ class QueryService:
         return result
 
     def _expand_segment(
-        self, session: StoreSession, ref: str, source: MemoryObject, seg: Any, opts: Q.ExpandOptions,
+        self, session: StoreSession, ref: str, source: MemoryObject, seg: Any, opts: ExpandOptions,
         paging: tuple[int, str],
     ) -> dict[str, Any]:
         """A segment in its place: the segments around it (``max_items`` before and after)."""
@@ -334,7 +343,7 @@ class QueryService:
             result["segments"] = views
         return result
 
-    def _graph(self, data: Q.IdInput, opts: Q.GraphOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _graph(self, data: IdInput, opts: GraphOptions, paging: tuple[int, str]) -> dict[str, Any]:
         with self.rt.read() as session:
             hit = _segment_of(session, data.id)
             root = hit[0] if hit is not None else _get(session, data.id)

@@ -18,7 +18,7 @@ class RankSegment:
     ``id`` is the segment's key across sources (``SOURCE_ID#seg-N``); ``index`` its position in
     its source (``locator["index"]`` for messages); ``created_at`` the message date
     (``metadata.created_at``), parsed; ``speaker`` ``metadata.name``; ``vector`` its stored
-    L2-normalised embedding when the store has one at hand (optional). ``query/segments.py``
+    L2-normalised embedding when the store has one at hand (optional). ``search/segments.py``
     builds them from store rows, ``bench/sim_store.py`` from LoCoMo turns.
     """
 

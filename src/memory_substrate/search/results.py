@@ -1,7 +1,7 @@
 """The typed result of a search: what the engine found, before any response is shaped from it.
 
 ``SearchEngine.find`` answers a ``SearchResult``; ``memory_query search`` shapes its tool response
-from it (``query/search.py``), and the context compiler consumes it directly (``compiler/retrieve.py``)
+from it (``search/engine.py``), and the context compiler consumes it directly (``compiler/retrieve.py``)
 instead of reading ids and scores back out of a response dict.
 """
 
@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memory_substrate.models import MemoryObject, Segment
-from memory_substrate.query.fusion import Fused
-from memory_substrate.query.sanitize import Sanitized
 from memory_substrate.retrieval.types import RankedSegment
+from memory_substrate.search.fusion import Fused
+from memory_substrate.search.sanitize import Sanitized
 
 
 @dataclass(frozen=True)

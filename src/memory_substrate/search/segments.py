@@ -15,15 +15,15 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from memory_substrate.answers.shaping import excerpt
+from memory_substrate.answers.views import segment_view
 from memory_substrate.derived.access import vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import Segment
-from memory_substrate.query.shaping import excerpt
-from memory_substrate.query.streams import beside
-from memory_substrate.query.views import segment_view
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.streams import beside
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import full_text_terms
 from memory_substrate.util import parse_time
@@ -194,7 +194,7 @@ def ranked_segments(
         vdepth = depth if vector_depth is None else vector_depth
         wanted = vdepth * (4 if source_ids else 1)
         model, q = emb.name, qvec
-        # The vector stream runs beside the full-text one (see query/streams.py).
+        # The vector stream runs beside the full-text one (see search/streams.py).
         pending = beside(
             rt, session, lambda s: vector_index(rt, s).vector_search(model, q, owner_type="segment", limit=wanted)
         )

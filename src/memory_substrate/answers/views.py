@@ -97,7 +97,7 @@ def compact_source_payload(
     ``list_tokens`` (a default page): each list is also cut to what fits that many tokens, so a
     repository's page stays within the response budget; an explicit ``max_items`` is honoured.
     """
-    from memory_substrate.query.shaping import take_within
+    from memory_substrate.answers.shaping import take_within
 
     out: dict[str, Any] = {}
     for key, value in obj.payload.items():

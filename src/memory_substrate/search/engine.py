@@ -7,20 +7,20 @@ from collections import defaultdict
 from typing import Any
 
 from memory_substrate import ids
+from memory_substrate.answers.shaping import excerpt
+from memory_substrate.answers.views import compact
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, ObjectHead, Segment
-from memory_substrate.query.exact import exact_matches
-from memory_substrate.query.fusion import Fused, rrf
-from memory_substrate.query.results import ChunkMatch, ObjectMatch, SearchPlan, SearchResult, SegmentMatch
-from memory_substrate.query.sanitize import sanitize_query
-from memory_substrate.query.schemas import SearchInput, SearchOptions
-from memory_substrate.query.segments import ranked_segments, segment_item, semantic_factor
-from memory_substrate.query.shaping import excerpt
-from memory_substrate.query.streams import Pending, beside
-from memory_substrate.query.views import compact
 from memory_substrate.retrieval.text import stem
 from memory_substrate.runtime import Runtime
+from memory_substrate.search.exact import exact_matches
+from memory_substrate.search.fusion import Fused, rrf
+from memory_substrate.search.inputs import SearchInput, SearchOptions
+from memory_substrate.search.results import ChunkMatch, ObjectMatch, SearchPlan, SearchResult, SegmentMatch
+from memory_substrate.search.sanitize import sanitize_query
+from memory_substrate.search.segments import ranked_segments, segment_item, semantic_factor
+from memory_substrate.search.streams import Pending, beside
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import expand_terms, normalize_phrase, older_forms, query_terms
 
@@ -174,7 +174,7 @@ class SearchEngine:
         # their streams nor lets them take places in the fused list before the filter.
         types = filters.get("object_types")
         sources = not types or "source" in types
-        pending = self._nearest(session, plan, sources)  # beside the full-text streams (query/streams.py)
+        pending = self._nearest(session, plan, sources)  # beside the full-text streams (search/streams.py)
         streams, heads = self._lexical_streams(session, plan, found, sources)
         if pending is not None:
             streams["semantic"] = _semantic_stream(*pending.result(), found)
@@ -210,7 +210,7 @@ class SearchEngine:
     ) -> tuple[dict[str, list[Hit]], dict[str, ObjectHead]]:
         """The lexical stream (objects' full text, ids stated in the query, and, with ``segments``,
         segment hits counted for their source) with the phrase boost, and the exact stream
-        (query/exact.py); with the heads of the objects they name."""
+        (search/exact.py); with the heads of the objects they name."""
         terms = plan.terms
         asked = terms + plan.expansions + plan.older_forms
         lexical = [(h.object_id, h.score) for h in session.search_objects_text(asked, limit=CANDIDATES)]
@@ -221,7 +221,7 @@ class SearchEngine:
         for rank, h in enumerate(seg_hits):
             lexical.append((h.source_id, h.score * 0.5))
             found.chunk(rank, h.source_id, h.segment_id, h.score, None)
-        exact = exact_matches(session, plan.clean.text, seg_hits)  # query/exact.py
+        exact = exact_matches(session, plan.clean.text, seg_hits)  # search/exact.py
         lexical[:0] = [(k, 1e6) for k in exact]
         # Candidates are ranked on their heads; only the answers' whole records are read.
         heads = session.get_object_heads([k for k, _ in lexical])
