@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shlex
 import statistics
 import subprocess
@@ -73,7 +74,8 @@ CLASSES = ("debug", "architecture", "compliance", "writing", "chat")
 WIDE_BUDGET = 4096
 SCOPE = ["scope:project"]
 PROCEDURE_KINDS = {"workflow", "decision_rule", "best_practice", "convention", "troubleshooting"}
-SYSTEMS = ("compiler", "search")
+# "reach": what the package holds in full or names in its index (``more``), one expand away.
+SYSTEMS = ("compiler", "reach", "search")
 # FORMAT.md's "observed" is the store's observed evidence status, which a system_generated write
 # with cited evidence earns (docs/knowledge-graph.md); the API has no memory_source of that name.
 SOURCES = {"observed": "system_generated"}
@@ -310,20 +312,32 @@ def cut(units: list[tuple[str, set[str]]], budget: int) -> tuple[set[str], int]:
 
 async def pose(client: Client, task: dict[str, Any], budgets: list[int]) -> dict[str, Any]:
     """One task: the compiler's package and the search cut at each budget, as sets of store keys."""
-    out: dict[str, Any] = {"compiler": {}, "search": {}, "class": None, "ms": []}
+    out: dict[str, Any] = {"compiler": {}, "reach": {}, "search": {}, "class": None, "ms": []}
     for budget in budgets:
         t0 = time.perf_counter()
         ctx = await call(client, "memory_query", "context", {"task": task["task"]}, {"budget_tokens": budget})
         out["ms"].append((time.perf_counter() - t0) * 1000)
         trace = (await call(client, "memory_query", "trace", {"id": ctx["trace_id"]}))["trace"]
         selected = {s["id"] for s in trace["candidates"]["selected"]}
+        indexed = {m["id"] for m in trace.get("more") or []}
         out["compiler"][budget] = (selected, int(ctx["token_count"]))
+        out["reach"][budget] = (selected | indexed, int(ctx["token_count"]))
+        out.setdefault("index_share", {})[budget] = index_tokens(str(ctx["content"])) / max(1, int(ctx["token_count"]))
         out["class"] = out["class"] or ctx["classification"]["primary"]["class"]
     found = await call(client, "memory_query", "search", {"query": task["task"]}, {"max_items": 200, "detail": "full"})
     units = search_units(found["items"])
     for budget in budgets:
         out["search"][budget] = cut(units, budget)
     return out
+
+
+def index_tokens(content: str) -> int:
+    """What the package's index of what else memory holds costs (its <more> element, or "more")."""
+    if content.startswith("{"):
+        more = json.loads(content).get("memory_context", {}).get("more")
+        return count_tokens(json.dumps(more, ensure_ascii=False, separators=(",", ":"))) if more else 0
+    m = re.search(r"<more\b.*?</more>", content, re.S)
+    return count_tokens(m.group(0)) if m else 0
 
 
 def holds(package: set[str], store: Store, label: str) -> bool:
@@ -347,6 +361,8 @@ def score_task(task: dict[str, Any], posed: dict[str, Any], store: Store, budget
                 "forbidden": [lab for lab in forbidden if holds(package, store, lab)],
                 "tokens": tokens,
             }
+    for budget in budgets:
+        rec[f"index_share@{budget}"] = posed.get("index_share", {}).get(budget, 0.0)
     return rec
 
 
@@ -431,6 +447,11 @@ def print_summary(name: str, s: dict[str, Any], budgets: list[int], records: lis
         for system in SYSTEMS:
             u = s["uncovered"][f"{system}@{budget}"]
             print(f"  {system:8s} @{budget:<5d} tasks {u['tasks']}  median {u['median']}  max {u['max']}  over 300: {u['over_300']}")
+    print("the index's share of a package's tokens (goal <= 0.20 on average)")
+    for budget in budgets:
+        shares = [rec[f"index_share@{budget}"] for rec in records]
+        print(f"  compiler @{budget:<5d} mean {statistics.fmean(shares) if shares else 0:.3f}  "
+              f"max {max(shares, default=0):.3f}  packages with an index {sum(x > 0 for x in shares)}")
     c = s["classification"]
     print(f"compiler's class vs labelled class: agree {c['agree']}")
     for label, row in c["confusion"].items():

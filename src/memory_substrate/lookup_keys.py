@@ -53,6 +53,12 @@ def conversation_thread_key(thread: str) -> str:
     return f"src:thread:{thread}"
 
 
+def superseded_evidence_key(source_id: str, segment_id: str) -> str:
+    """The key of a turn that is evidence of superseded knowledge: a package that recalls the turn
+    marks it with what replaced the claim."""
+    return f"superseded-evidence:{source_id}#{segment_id}"
+
+
 def keys_for(obj: MemoryObject) -> list[str]:
     keys: list[str] = []
     if obj.object_type == "entity":
@@ -78,6 +84,9 @@ def keys_for(obj: MemoryObject) -> list[str]:
                 keys.append(fact_object_key(target))
         if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
             keys.append(procedure_key(str(obj.payload["procedure_kind"]), obj.title))
+        if obj.status == "superseded" or obj.metadata.get("evidence_status") == "superseded":
+            keys.extend(superseded_evidence_key(str(e["source_id"]), str(e["segment_id"]))
+                        for e in obj.evidence_refs if e.get("source_id") and e.get("segment_id"))
     elif obj.object_type == "source":
         freshness = obj.metadata.get("freshness") or {}
         if obj.status == "active" and freshness.get("is_current", True) and freshness.get("fingerprint"):

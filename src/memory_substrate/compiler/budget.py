@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,9 +50,11 @@ def fit(
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
     names: R.Names = R.WHOLE,
+    more: Sequence[str] = (),
 ) -> Fitted:
-    """``names``: the form each id takes in the package (ids.short_forms)."""
-    envelope = count_tokens(R.render(fmt, header, [], sources, names))
+    """``names``: the form each id takes in the package (ids.short_forms); ``more``: the lines of
+    its index (compiler/more.py), counted with the envelope."""
+    envelope = count_tokens(R.render(fmt, header, [], sources, names, more))
     if any(c.segment is not None for c in ranked):
         envelope += count_tokens(R.cite_text(fmt))
     # Parts are weighed unrounded (tokens.part_tokens): they then add up to the whole's count,
@@ -63,7 +66,7 @@ def fit(
     dropped = [c for i, c in enumerate(ranked) if i not in taken]
     for c in dropped:
         c.rejected = OVER_BUDGET
-    content, total = _render_within(budget, fmt, header, sources, names, selected, dropped)
+    content, total = _render_within(budget, fmt, header, sources, names, selected, dropped, more)
     selected.sort(key=lambda c: (-c.score, c.key))
     return Fitted(content, total, selected, dropped, envelope)
 
@@ -152,18 +155,18 @@ def _pack(
 
 def _render_within(
     budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject], names: R.Names,
-    selected: list[Candidate], dropped: list[Candidate],
+    selected: list[Candidate], dropped: list[Candidate], more: Sequence[str] = (),
 ) -> tuple[str, int]:
     """The sum of parts is an estimate: render the whole, count it, and drop the lowest-scored
     selections (moved from ``selected`` to ``dropped``) until the real count is within budget."""
-    content = R.render(fmt, header, selected, sources, names)
+    content = R.render(fmt, header, selected, sources, names, more)
     total = count_tokens(content)
     while total > budget and selected:
         worst = min(selected, key=lambda c: (c.score, c.key))  # drop the lowest-scored first
         selected.remove(worst)
         worst.rejected = OVER_BUDGET
         dropped.append(worst)
-        content = R.render(fmt, header, selected, sources, names)
+        content = R.render(fmt, header, selected, sources, names, more)
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0

@@ -30,6 +30,9 @@ class Candidate:
     # When what it describes was last seen, where that is not its own write time: a procedure's
     # latest episode (retrieve.py), so a procedure extracted today from March chats is as old as they are.
     seen_at: str | None = None
+    # A turn that is the evidence of superseded knowledge: what replaced the claim, as the package
+    # shows it after the turn ('superseded by know:c74d41 "Orders database runs PostgreSQL 17"').
+    superseded_mark: str | None = None
 
     @property
     def kind(self) -> str:

@@ -8,11 +8,14 @@ result and adds ``classification``, ``format``, ``token_count``, ``trace_id`` an
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from memory_substrate.answers.shaping import take_within
 from memory_substrate.answers.views import compact
+from memory_substrate.compiler import more, superseded
+from memory_substrate.compiler import render as R
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.answer_type import work_stance
@@ -21,7 +24,7 @@ from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
 from memory_substrate.compiler.inputs import ContextInput, ContextOptions
 from memory_substrate.compiler.profiles import PROFILE_STRATEGIES, TYPE_WEIGHTS
-from memory_substrate.compiler.rank import rank
+from memory_substrate.compiler.rank import exclusion, rank
 from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
 from memory_substrate.embed.base import query_memo
@@ -29,6 +32,7 @@ from memory_substrate.ids import short_forms
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.engine import SearchEngine, semantic_backend
 from memory_substrate.search.results import SearchPlan
+from memory_substrate.tokens import count_tokens
 from memory_substrate.util import now_iso, parse_time
 
 POLICY_SNIPPETS = [
@@ -130,11 +134,22 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
                               open_work=open_work, past_work=past)
     source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
+    turns = [c for c in [*eligible, *rejected] if c.segment is not None]
+    # The index (compiler/more.py) may name a rejected turn's episode too.
+    source_ids = sorted({*source_ids, *(c.segment.source_id for c in rejected if c.segment is not None)})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
+        replaced = superseded.successors(session, turns)
         # the short form of every id the package may show (ids.py): one query
-        names = short_forms(session, [*source_ids, *_object_ids(eligible)])
+        names = short_forms(session, [*source_ids, *_object_ids(eligible), *_object_ids(rejected),
+                                      *(n.id for n in replaced.values() if n is not None)])
+    superseded.mark(turns, replaced, names)
     _apply_scope(eligible, rejected, in_scope, scope.scope_refs, scope.kinds, sources)
+
+    def allowed(c: Candidate) -> bool:
+        """What governance and scope let into the package, asked again of a rejected candidate."""
+        return (exclusion(c, cls.classes[0], opts.include_unverified, now, open_work, past) is None
+                and _scope_reason(c, in_scope, scope.scope_refs, scope.kinds, sources) is None)
     clock.lap("rank")
 
     header = {"task_class": cls.primary}
@@ -143,7 +158,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     if found.get("coverage") == "weak":
         # Said in the package itself: an agent reading a near-empty package learns why it is empty.
         header["coverage"] = "memory barely covers this task"
-    fitted = fit(eligible, budget, fmt, header, sources, names)
+    floor = more.FLOORS["semantic" if emb is not None else "lexical"]
+    fitted, indexed = _fit_with_index(eligible, rejected, budget, fmt, header, sources, names,
+                                      allowed if found.get("coverage") != "weak" else None, floor)
     rejected.extend(fitted.dropped)
     clock.lap("render")
 
@@ -152,6 +169,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
         budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
         extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
+               "more": [{"id": e.candidate.key, "group": e.group, "why": e.candidate.rejected} for e in indexed],
                **{k: found[k] for k in TRACED if k in found}},
     )
     trace_id = TR.record(rt, data_trace)
@@ -230,24 +248,62 @@ def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], object_ty
                  kinds: list[str], sources: dict[str, Any]) -> None:
     """Every scope filter, on every candidate whichever strategy found it; each one left out is
     traced with the filter that removed it."""
-    wanted = set(scope_refs)
     keep: list[Candidate] = []
     for c in eligible:
-        refs: set[str] = set()
-        otype = c.obj.object_type if c.obj is not None else "source"
-        if otype not in object_types:
-            c.rejected = f"{otype} outside scope.object_types"
-        elif c.obj is not None:
-            refs = set(c.obj.scope_refs)
-            if kinds and c.obj.kind not in kinds:
-                c.rejected = f"kind {c.obj.kind} outside scope.kinds"
-        else:
-            src = sources.get(c.segment.source_id) if c.segment else None
-            refs = set(src.scope_refs) if src is not None else set()
-        if c.rejected is None and wanted and not wanted & refs:
-            c.rejected = "outside scope_refs"
+        c.rejected = _scope_reason(c, object_types, scope_refs, kinds, sources)
         (rejected if c.rejected else keep).append(c)
     eligible[:] = keep
+
+
+def _scope_reason(c: Candidate, object_types: set[str], scope_refs: list[str], kinds: list[str],
+                  sources: dict[str, Any]) -> str | None:
+    otype = c.obj.object_type if c.obj is not None else "source"
+    if otype not in object_types:
+        return f"{otype} outside scope.object_types"
+    if c.obj is not None:
+        if kinds and c.obj.kind not in kinds:
+            return f"kind {c.obj.kind} outside scope.kinds"
+        refs = set(c.obj.scope_refs)
+    else:
+        src = sources.get(c.segment.source_id) if c.segment else None
+        refs = set(src.scope_refs) if src is not None else set()
+    if scope_refs and not set(scope_refs) & refs:
+        return "outside scope_refs"
+    return None
+
+
+def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget: int, fmt: str, header: dict[str, Any],
+                    sources: dict[str, Any], names: dict[str, str], allowed: Callable[[Candidate], bool] | None,
+                    floor: float) -> tuple[Fitted, list[more.Entry]]:
+    """The package with its index (compiler/more.py) of what fell under a floor or outside the
+    budget: the items in full are packed into the budget less the index's share, and the index
+    takes what they leave, up to that share. Nothing dropped and nothing floored: no index, and
+    the items in full are all there were. Nothing in full: no index either (on the similarity
+    alone, offline judges list unrelated items for a task memory does not hold). ``allowed`` None: no index (a task memory barely
+    covers), the whole budget for the items in full."""
+    share = more.allowance(budget) if allowed is not None else 0
+    fitted = fit(eligible, budget - share, fmt, header, sources, names)
+    if allowed is None or not fitted.selected:
+        # Nothing in full: nothing is near enough to the task to list what else is near it.
+        if allowed is not None and fitted.dropped:  # all it could hold was over the reduced budget
+            fitted = fit(eligible, budget, fmt, header, sources, names)
+        return fitted, []
+    entries = more.choose(more.pool(fitted.dropped, rejected, floor, allowed),
+                          min(share, budget - fitted.token_count), names, sources)
+    if entries:
+        fitted.content, fitted.token_count = _within(budget, fmt, header, sources, names, fitted.selected, entries)
+    return fitted, entries
+
+
+def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, Any], names: dict[str, str],
+            selected: list[Candidate], entries: list[more.Entry]) -> tuple[str, int]:
+    """The package with as many of the index's lines as keep it within the budget."""
+    while True:
+        content = R.render(fmt, header, selected, sources, names, [e.line for e in entries])
+        total = count_tokens(content)
+        if total <= budget or not entries:
+            return content, total
+        entries.pop()
 
 
 def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str],

@@ -117,6 +117,9 @@ CUES: dict[str, tuple[tuple[str, float], ...]] = {
          r"event.driven|event sourcing|cqrs|sharding|replication|caching (layer|strategy))\b", 0.8),
         (r"\b(adr|rfc|high.level|layers?|modules?|interfaces?|api contract|deployment model|package|"
          r"better fit|approach|versioning|should (it|the \w+) (live|go|be)|own(s)? its own|split)\b", 0.5),
+        # how a codebase is laid out: "inspect repository structure", "where does the CLI live"
+        (r"\b((repo|repository|project|code ?base|directory|folder|package|source) (structure|layout|tree|map)|"
+         r"structure of the (repo|repository|project|code ?base)|laid out|where (does|do) (the )?\w+ live)\b", 0.8),
     ),
     "compliance": (
         (r"\b(complian\w*|audit\w*|regulat\w*|gdpr|hipaa|soc ?2|sox|pci(.dss)?|iso ?27001|ccpa|fedramp|"

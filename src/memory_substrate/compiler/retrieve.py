@@ -32,16 +32,13 @@ from memory_substrate.tokens import count_tokens
 from memory_substrate.util import parse_time
 
 FACT_LOOKUP_DEPTH = 40
-# A task asking what work is open, left or blocked gets up to OPEN_WORK_LISTED open items (of the
-# OPEN_WORK_SCAN most recently updated and those search found), best-matching first, below the
-# ordinary fact floor too ...
+# A task asking what work is open, left or blocked gets up to OPEN_WORK_LISTED open items in its
+# scope (of the OPEN_WORK_SCAN most recently updated and those search found), best-matching first,
+# whatever their similarity: "What's still open?" shares no word with the items that answer it, and
+# an open item of the namespace is part of the answer to "what is open" whatever it is about.
 OPEN_STATUSES = ("open", "in_progress", "blocked")
 OPEN_WORK_LISTED = 8
 OPEN_WORK_SCAN = 50
-# ... that clear this floor, which keeps out items that share nothing with the question (on the
-# agent-work dev sets the open items such a question needed matched at 0.34-0.54; 0.35 cost one of
-# them and gave nothing else back).
-OPEN_WORK_FLOORS = {"semantic": 0.3, "lexical": 0.1}
 PROCEDURE_SCAN = 200
 # No padding. How well memory covers the task: its best turn's absolute match
 # (episodes.episode_match: cosine + share of the task's words) plus the share of the task's words
@@ -227,11 +224,9 @@ def fact_lookup(
         return []
     sims = judge(engine.rt, session, task, objs)
     floor = fact_floor(engine.rt)
-    # "What's still open?" is answered by the open work as a list: its best-matching items enter
-    # whatever words each shares with the question.
-    listed_floor = OPEN_WORK_FLOORS["semantic" if engine.rt.embedder_or_none() is not None else "lexical"]
+    # "What's still open?" is answered by the open work as a list, best-matching first.
     answers = {o.id for o in sorted((o for o in objs if o.object_type == "work_item" and o.status in OPEN_STATUSES
-                                     and sims[o.id] >= listed_floor and _in_scope(o, scope)),
+                                     and _in_scope(o, scope)),
                                     key=lambda o: (-sims[o.id], o.id))[:OPEN_WORK_LISTED]} if open_question else set()
     out, below = [], 0
     for obj in objs:

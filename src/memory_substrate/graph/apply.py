@@ -10,6 +10,7 @@ nothing.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -163,18 +164,21 @@ class ExtractionApplier:
             if why:
                 trace["entities"]["refused"].append({"name": ent.name, "type": ent.type, "reason": why})
                 continue
-            res = resolver.resolve(ent.name, ent.type, ent.aliases)
+            res = resolver.resolve(ent.name, ent.type, list(dict.fromkeys([*ent.aliases, *ent.model_aliases])))
             if res.conflict:
                 trace["entities"]["conflicts"].append({"name": ent.name, "type": ent.type, **res.conflict})
             if res.entity_id is not None:
                 entity = self.session.get_object(res.entity_id)
                 assert entity is not None
-                entity = self._touch(entity, ent.name, ent.aliases, episode.id)
+                entity = self._touch(entity, ent.name, [*ent.aliases, *ent.model_aliases], episode.id,
+                                     ent.model_aliases)
                 trace["entities"]["resolved"].append(
                     {"name": ent.name, "entity_id": entity.id, "pass": res.method, "confidence": res.confidence}
                 )
             else:
-                aliases = [a for a in ent.aliases if normalize_name(a) != normalize_name(ent.name)]
+                aliases = [a for a in dict.fromkeys([*ent.aliases, *ent.model_aliases])
+                           if normalize_name(a) != normalize_name(ent.name)]
+                model = [a for a in ent.model_aliases if a in aliases]
                 entity = self.patch.create(
                     MemoryObject(
                         id=new_id("entity"),
@@ -186,14 +190,15 @@ class ExtractionApplier:
                         memory_source=gov.memory_source,
                         reason=gov.reason,
                         scope_refs=list(gov.scope_refs),
-                        payload={"name": ent.name, "entity_type": ent.type, "aliases": aliases},
+                        payload={"name": ent.name, "entity_type": ent.type, "aliases": aliases,
+                                 **({"model_aliases": model} if model else {})},
                         metadata={"episode_ids": [episode.id], "mentions": 1,
                                   "resolution": {"method": "new", "candidates": res.candidates}},
                     )
                 )
                 trace["entities"]["new"].append({"name": ent.name, "entity_id": entity.id, "type": ent.type})
             self._resolved[entity.id] = entity  # the facts below read it without a round trip
-            for n in [ent.name, *ent.aliases]:
+            for n in [ent.name, *ent.aliases, *ent.model_aliases]:
                 names.setdefault(normalize_name(n), entity.id)
         self._link_entities(episode, [e.id for e in self._resolved.values()])
         return names
@@ -222,8 +227,10 @@ class ExtractionApplier:
         self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": links}),
                           action="entities_linked", changes={"entity_ids": added}, derive=False, embed=False)
 
-    def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str) -> MemoryObject:
-        """A resolved mention: learn new aliases, count the mention, remember the episode."""
+    def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str,
+               model_aliases: Sequence[str] = ()) -> MemoryObject:
+        """A resolved mention: learn new aliases (``model_aliases``: those that are the model's
+        own knowledge, not the episode's words), count the mention, remember the episode."""
         known = {normalize_name(entity.title), *(normalize_name(a) for a in entity.payload.get("aliases") or [])}
         learned = [a for a in [name, *aliases] if normalize_name(a) not in known]
         learned = list({normalize_name(a): a for a in learned}.values())
@@ -231,6 +238,9 @@ class ExtractionApplier:
         if not learned and episode_id in episodes:
             return entity
         payload = {**entity.payload, "aliases": [*(entity.payload.get("aliases") or []), *learned][:50]}
+        model = [a for a in learned if a in model_aliases and a in payload["aliases"]]
+        if model:
+            payload["model_aliases"] = [*(entity.payload.get("model_aliases") or []), *model][:50]
         meta = {
             **entity.metadata,
             "episode_ids": [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes,

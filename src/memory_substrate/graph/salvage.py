@@ -5,8 +5,9 @@ copies the prompt's own words, or cites every segment of the episode. Nothing he
 what the model wrote: each entity, fact and procedure is validated on its own, and an invalid one
 is dropped with its reason (``Reading.dropped``) while the others are kept. Then three rules:
 
-- leaks: a fact or entity whose names occur in the prompt but not in the episode is dropped (the
-  model copied the instructions), and an alias the episode never writes is not kept;
+- leaks: a fact, entity or alias whose names occur in the prompt but not in the episode is dropped
+  (the model copied the instructions); an alias the episode never writes is the model's own
+  knowledge of the thing's other names, kept and marked as the model's (``model_aliases``);
 - evidence (``graph/grounding.py``): every kept fact and procedure cites segments that share a
   name with it;
 - truncation: an answer cut at ``max_tokens`` keeps the items completed before the cut.
@@ -147,11 +148,15 @@ def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: 
         if leaked(ent.name):
             reading.dropped.append({"item": f"entity {ent.name!r}", "reason": "names the prompt, not the episode"})
             continue
-        invented = [a for a in ent.aliases if not _in(a, episode)]
-        if invented:
-            ent = ent.model_copy(update={"aliases": [a for a in ent.aliases if a not in invented]})
-            reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "not written in the episode",
-                                    "value": invented})
+        copied = [a for a in ent.aliases if not _in(a, episode) and _in(a, prompt)]
+        if copied:
+            reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "names the prompt, not the episode",
+                                    "value": copied})
+        aliases = [a for a in ent.aliases if a not in copied]
+        # What else the thing is called, from the model's own knowledge: the bridge between a
+        # task's words and the episode's. Kept, marked as the model's.
+        known = [a for a in aliases if not _in(a, episode)]
+        ent = ent.model_copy(update={"aliases": aliases, "model_aliases": list(dict.fromkeys([*ent.model_aliases, *known]))})
         ents.append(ent)
     kept["entities"] = ents
     facts = []

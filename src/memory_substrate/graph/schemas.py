@@ -30,6 +30,9 @@ class ExtractedEntity(Strict):
     name: str = Name
     type: EntityType
     aliases: list[str] = Field(default_factory=list, max_length=20)
+    # Which of the aliases are the writer's own knowledge ("SK" for Semantic Kernel) rather than
+    # words of the episode: stored and matched like the others, and marked as the model's.
+    model_aliases: list[str] = Field(default_factory=list, max_length=20)
     summary: str | None = Field(default=None, max_length=2000)
 
     @field_validator("name")
@@ -37,7 +40,7 @@ class ExtractedEntity(Strict):
     def _name(cls, v: str) -> str:
         return _no_nul(v)
 
-    @field_validator("aliases")
+    @field_validator("aliases", "model_aliases")
     @classmethod
     def _aliases(cls, v: list[str]) -> list[str]:
         out = []

@@ -176,6 +176,8 @@ def entity_view(obj: MemoryObject) -> dict[str, Any]:
         "type": obj.kind,
         "status": obj.status,
         "aliases": obj.payload.get("aliases") or [],
+        # the aliases the model knew, which no episode writes: the others are the episodes' words
+        **({"model_aliases": obj.payload["model_aliases"]} if obj.payload.get("model_aliases") else {}),
         "summary": obj.summary,
         "mentions": obj.metadata.get("mentions", 0),
         "episode_count": len(obj.metadata.get("episode_ids") or []),

@@ -272,7 +272,10 @@ class RememberService:
                 "a lower-trust claim cannot supersede a higher-trust one",
                 details={"id": old.id, "superseded_by": new.id},
             )
-        patch.set_status(old, "superseded", data.reason, superseded_by=new.id)
+        # The old claim names its successor, as a superseded graph fact does (graph/claims.py): a
+        # package that recalls the old claim's turns marks them with it.
+        patch.set_status(replace(old, metadata={**old.metadata, "superseded_by": new.id}), "superseded", data.reason,
+                         superseded_by=new.id)
         meta = dict(new.metadata)
         meta["supersedes"] = old.id
         patch.update(replace(new, metadata=meta), action="supersede", changes={"supersedes": old.id, "reason": data.reason})
