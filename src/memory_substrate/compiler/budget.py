@@ -37,6 +37,9 @@ class Fitted:
     selected: list[Candidate]
     dropped: list[Candidate] = field(default_factory=list)
     envelope_tokens: int = 0
+    # Each candidate's part and each episode's opening (``_weigh``), for packing the same
+    # candidates again into a smaller budget without weighing them twice.
+    weights: tuple[list[float], dict[str, float]] | None = None
 
 
 def _density(margin: float, tokens: float) -> float:
@@ -51,6 +54,7 @@ def fit(
     sources: dict[str, MemoryObject],
     names: R.Names = R.WHOLE,
     more: Sequence[str] = (),
+    weights: tuple[list[float], dict[str, float]] | None = None,
 ) -> Fitted:
     """``names``: the form each id takes in the package (ids.short_forms); ``more``: the lines of
     its index (compiler/more.py), counted with the envelope."""
@@ -61,14 +65,31 @@ def fit(
     # less the whole's own rounding up (one token, kept aside), where parts rounded up one by one
     # left packages 20-30 tokens under their budget.
     left = budget - envelope - 1.0
-    size, opening = _weigh(ranked, fmt, sources, names)
+    size, opening = weights or _weigh(ranked, fmt, sources, names)
     taken, selected = _pack(ranked, size, opening, _cites(ranked), left)
     dropped = [c for i, c in enumerate(ranked) if i not in taken]
     for c in dropped:
         c.rejected = OVER_BUDGET
     content, total = _render_within(budget, fmt, header, sources, names, selected, dropped, more)
     selected.sort(key=lambda c: (-c.score, c.key))
-    return Fitted(content, total, selected, dropped, envelope)
+    return Fitted(content, total, selected, dropped, envelope, (size, opening))
+
+
+def estimate(
+    ranked: list[Candidate], budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject],
+    names: R.Names = R.WHOLE,
+) -> tuple[tuple[list[float], dict[str, float]], list[Candidate], float]:
+    """The packing ``fit`` would do, without rendering: (the weights, for ``fit`` to reuse; what
+    would be left out; the tokens the package would hold, estimated as the sum of its parts)."""
+    envelope = count_tokens(R.render(fmt, header, [], sources, names))
+    if any(c.segment is not None for c in ranked):
+        envelope += count_tokens(R.cite_text(fmt))
+    left = budget - envelope - 1.0
+    size, opening = _weigh(ranked, fmt, sources, names)
+    taken, _ = _pack(ranked, size, opening, _cites(ranked), left)
+    opened = {ranked[i].segment.source_id for i in taken if ranked[i].segment is not None}  # type: ignore[union-attr]
+    used = envelope + sum(size[i] for i in taken) + sum(opening[sid] for sid in opened)
+    return (size, opening), [c for i, c in enumerate(ranked) if i not in taken], used
 
 
 def _weigh(

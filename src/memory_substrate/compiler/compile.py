@@ -19,7 +19,7 @@ from memory_substrate.compiler import render as R
 from memory_substrate.compiler import retrieve as RT
 from memory_substrate.compiler import trace as TR
 from memory_substrate.compiler.answer_type import work_stance
-from memory_substrate.compiler.budget import Fitted, fit
+from memory_substrate.compiler.budget import Fitted, estimate, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
 from memory_substrate.compiler.inputs import ContextInput, ContextOptions
@@ -276,34 +276,44 @@ def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget
                     sources: dict[str, Any], names: dict[str, str], allowed: Callable[[Candidate], bool] | None,
                     floor: float) -> tuple[Fitted, list[more.Entry]]:
     """The package with its index (compiler/more.py) of what fell under a floor or outside the
-    budget: the items in full are packed into the budget less the index's share, and the index
-    takes what they leave, up to that share. Nothing dropped and nothing floored: no index, and
-    the items in full are all there were. Nothing in full: no index either (on the similarity
-    alone, offline judges list unrelated items for a task memory does not hold). ``allowed`` None: no index (a task memory barely
-    covers), the whole budget for the items in full."""
-    share = more.allowance(budget) if allowed is not None else 0
-    fitted = fit(eligible, budget - share, fmt, header, sources, names)
-    if allowed is None or not fitted.selected:
-        # Nothing in full: nothing is near enough to the task to list what else is near it.
-        if allowed is not None and fitted.dropped:  # all it could hold was over the reduced budget
-            fitted = fit(eligible, budget, fmt, header, sources, names)
-        return fitted, []
-    entries = more.choose(more.pool(fitted.dropped, rejected, floor, allowed),
-                          min(share, budget - fitted.token_count), names, sources)
-    if entries:
+    budget. The packing is estimated first (no rendering) to learn what the budget leaves out;
+    the index is drawn from that and what fell under a floor, at most a share of the budget, and
+    the items in full are packed into what it leaves. When that packing leaves out more than the
+    estimate did, the index is drawn afresh within the same room. So the index costs the full
+    part only what it needs. No index for a task memory barely covers (``allowed`` None) or whose
+    package would hold nothing in full: on similarity alone, offline judges list unrelated items
+    for a task memory does not hold."""
+    if allowed is None:
+        return fit(eligible, budget, fmt, header, sources, names), []
+    weights, dropped, used = estimate(eligible, budget, fmt, header, sources, names)
+    entries = (more.choose(more.pool(dropped, rejected, floor, allowed), more.allowance(budget), names, sources)
+               if len(dropped) < len(eligible) else [])
+    if not entries:
+        return fit(eligible, budget, fmt, header, sources, names, weights=weights), []
+    room = more.cost(entries)
+    fitted = fit(eligible, budget, fmt, header, sources, names, [e.line for e in entries], weights)
+    if not fitted.selected:
+        for c in eligible:
+            c.rejected = None
+        return fit(eligible, budget, fmt, header, sources, names, weights=weights), []
+    if used + room > budget:  # the items in full gave up room to the index: what they left out may be listed
+        entries = more.choose(more.pool(fitted.dropped, rejected, floor, allowed), room, names, sources)
         fitted.content, fitted.token_count = _within(budget, fmt, header, sources, names, fitted.selected, entries)
     return fitted, entries
 
 
 def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, Any], names: dict[str, str],
             selected: list[Candidate], entries: list[more.Entry]) -> tuple[str, int]:
-    """The package with as many of the index's lines as keep it within the budget."""
+    """The package with as many of the index's lines as keep it within the budget (``entries``
+    is cut to them): the last lines go, as many as the excess counts, until it fits."""
     while True:
         content = R.render(fmt, header, selected, sources, names, [e.line for e in entries])
         total = count_tokens(content)
         if total <= budget or not entries:
             return content, total
-        entries.pop()
+        excess = total - budget
+        while entries and excess > 0:
+            excess -= count_tokens(entries.pop().line) + 1
 
 
 def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str],

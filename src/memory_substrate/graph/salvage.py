@@ -27,6 +27,7 @@ from pydantic import ValidationError as PydanticValidationError
 from memory_substrate.graph.grounding import ground
 from memory_substrate.graph.schemas import ExtractedEntity, ExtractedFact, ExtractedProcedure, Extraction
 from memory_substrate.llm.base import error_list, strip_fences
+from memory_substrate.redaction import redact_text
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, normalize_name
 
 SECTIONS: dict[str, tuple[type[BaseModel], int]] = {
@@ -152,7 +153,13 @@ def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: 
         if copied:
             reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "names the prompt, not the episode",
                                     "value": copied})
-        aliases = [a for a in ent.aliases if a not in copied]
+        # A secret the model gave as a name is no name once redacted (the whole answer is redacted
+        # before it is applied): nothing would ever call the thing "[REDACTED:github_token]".
+        secrets = [a for a in ent.aliases if a not in copied and redact_text(a) != a]
+        if secrets:
+            reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "a redacted secret, not a name",
+                                    "value": secrets})
+        aliases = [a for a in ent.aliases if a not in copied and a not in secrets]
         # What else the thing is called, from the model's own knowledge: the bridge between a
         # task's words and the episode's. Kept, marked as the model's.
         known = [a for a in aliases if not _in(a, episode)]
