@@ -133,10 +133,9 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     open_work, past = work_stance(task)  # "Write the postmortem" is about work done, not work to do
     eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
                               open_work=open_work, past_work=past)
-    source_ids = sorted({c.segment.source_id for c in eligible if c.segment is not None})
     turns = [c for c in [*eligible, *rejected] if c.segment is not None]
-    # The index (compiler/more.py) may name a rejected turn's episode too.
-    source_ids = sorted({*source_ids, *(c.segment.source_id for c in rejected if c.segment is not None)})
+    # The episodes the package may open, and those the index (compiler/more.py) may name.
+    source_ids = sorted({c.segment.source_id for c in turns if c.segment is not None})
     with rt.read() as session:
         sources = session.get_objects(source_ids)
         replaced = superseded.successors(session, turns)
