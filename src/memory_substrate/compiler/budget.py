@@ -58,9 +58,7 @@ def fit(
 ) -> Fitted:
     """``names``: the form each id takes in the package (ids.short_forms); ``more``: the lines of
     its index (compiler/more.py), counted with the envelope."""
-    envelope = count_tokens(R.render(fmt, header, [], sources, names, more))
-    if any(c.segment is not None for c in ranked):
-        envelope += count_tokens(R.cite_text(fmt))
+    envelope = _envelope(ranked, fmt, header, sources, names, more)
     # Parts are weighed unrounded (tokens.part_tokens): they then add up to the whole's count,
     # less the whole's own rounding up (one token, kept aside), where parts rounded up one by one
     # left packages 20-30 tokens under their budget.
@@ -75,19 +73,26 @@ def fit(
     return Fitted(content, total, selected, dropped, envelope, (size, opening))
 
 
+def _envelope(ranked: list[Candidate], fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject],
+              names: R.Names, more: Sequence[str] = ()) -> int:
+    """What the package costs with nothing in it: its root, header, index and, when a turn may
+    enter, the ``cite`` rule."""
+    envelope = count_tokens(R.render(fmt, header, [], sources, names, more))
+    if any(c.segment is not None for c in ranked):
+        envelope += count_tokens(R.cite_text(fmt))
+    return envelope
+
+
 def estimate(
     ranked: list[Candidate], budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject],
     names: R.Names = R.WHOLE,
 ) -> tuple[tuple[list[float], dict[str, float]], list[Candidate], float]:
     """The packing ``fit`` would do, without rendering: (the weights, for ``fit`` to reuse; what
     would be left out; the tokens the package would hold, estimated as the sum of its parts)."""
-    envelope = count_tokens(R.render(fmt, header, [], sources, names))
-    if any(c.segment is not None for c in ranked):
-        envelope += count_tokens(R.cite_text(fmt))
-    left = budget - envelope - 1.0
+    envelope = _envelope(ranked, fmt, header, sources, names)
     size, opening = _weigh(ranked, fmt, sources, names)
-    taken, _ = _pack(ranked, size, opening, _cites(ranked), left)
-    opened = {ranked[i].segment.source_id for i in taken if ranked[i].segment is not None}  # type: ignore[union-attr]
+    taken, _ = _pack(ranked, size, opening, _cites(ranked), budget - envelope - 1.0)
+    opened = {seg.source_id for i in taken if (seg := ranked[i].segment) is not None}
     used = envelope + sum(size[i] for i in taken) + sum(opening[sid] for sid in opened)
     return (size, opening), [c for i, c in enumerate(ranked) if i not in taken], used
 

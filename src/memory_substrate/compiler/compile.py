@@ -29,6 +29,7 @@ from memory_substrate.compiler.render import pick_format
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
 from memory_substrate.embed.base import query_memo
 from memory_substrate.ids import short_forms
+from memory_substrate.models import MemoryObject
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.engine import SearchEngine, semantic_backend
 from memory_substrate.search.results import SearchPlan
@@ -255,7 +256,7 @@ def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], object_ty
 
 
 def _scope_reason(c: Candidate, object_types: set[str], scope_refs: list[str], kinds: list[str],
-                  sources: dict[str, Any]) -> str | None:
+                  sources: dict[str, MemoryObject]) -> str | None:
     otype = c.obj.object_type if c.obj is not None else "source"
     if otype not in object_types:
         return f"{otype} outside scope.object_types"
@@ -272,7 +273,7 @@ def _scope_reason(c: Candidate, object_types: set[str], scope_refs: list[str], k
 
 
 def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget: int, fmt: str, header: dict[str, Any],
-                    sources: dict[str, Any], names: dict[str, str], allowed: Callable[[Candidate], bool] | None,
+                    sources: dict[str, MemoryObject], names: dict[str, str], allowed: Callable[[Candidate], bool] | None,
                     floor: float) -> tuple[Fitted, list[more.Entry]]:
     """The package with its index (compiler/more.py) of what fell under a floor or outside the
     budget. The packing is estimated first (no rendering) to learn what the budget leaves out;
@@ -301,7 +302,7 @@ def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget
     return fitted, entries
 
 
-def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, Any], names: dict[str, str],
+def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject], names: dict[str, str],
             selected: list[Candidate], entries: list[more.Entry]) -> tuple[str, int]:
     """The package with as many of the index's lines as keep it within the budget (``entries``
     is cut to them): the last lines go, as many as the excess counts, until it fits."""
@@ -382,6 +383,7 @@ def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
             "candidate_items": package.candidates,
         },
         "classification": {k: cls[k] for k in ("primary", "method", "dual_profile") if k in cls},
+        # in this order whatever order the embedder's status lists them: the answer's bytes are stable
         "semantic_backend": {k: semantic[k] for k in ("enabled", "provider", "reason") if k in semantic},
         "trace_id": package.trace_id,
         "content": package.fitted.content,

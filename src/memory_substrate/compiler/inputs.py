@@ -22,7 +22,7 @@ TaskClass = Literal["debug", "architecture", "compliance", "writing", "chat"]
 
 
 class CompileSettings(Strict):
-    """Compiler settings (spec 004) accepted in ``input_data`` or ``options``; unset means default."""
+    """Compiler settings accepted in ``input_data`` or ``options``; unset means default."""
 
     model: str | None = Field(default=None, min_length=1, max_length=200)
     format: Literal["xml", "json"] | None = None
@@ -40,5 +40,5 @@ class ContextOptions(CompileSettings):
     detail: Detail = "compact"
     # Candidate and contested knowledge are unverified: left out of the package unless asked for.
     include_unverified: bool = False
-    # The structured directory of the package (spec 001's items and context_tiers) beside it.
+    # The structured directory of the package (its items and context_tiers) beside it.
     include_items: bool = False

@@ -30,7 +30,9 @@ PER_EPISODE = 2  # lines from one episode: the index names many places, not one 
 # Below these, a candidate is unrelated to the task even as a line of the index (the ordinary
 # floors, relevance.py and retrieve.py, are 0.55 with an embedder and 0.2 on words alone). With
 # the default embedder, 0.3 listed link facts that say nothing a task asks; 0.4 reached as much at
-# 1,500 tokens on the agent-work dev sets.
+# 1,500 tokens on the agent-work dev sets. A turn's similarity is relative to the turns recalled
+# with it (episodes.similarities, min-max), so for turns the floor keeps the better part of that
+# pool rather than an absolute match.
 FLOORS = {"semantic": 0.4, "lexical": 0.1}
 GROUPS = ("knowledge", "work_item", "procedure", "file", "turn")
 

@@ -5,7 +5,7 @@ keys, nothing fuzzier. A full-text match is not evidence that a task is about an
 containing "svc-3" matched a note "Project Atlas" that mentions it, and the package filled with
 that note's links); ``neighbourhood`` returns every fact whose subject or object is
 one of them, whatever its status (the ranker decides what is current and says why the rest is
-left out). A derived graph backend (issue 12's projections) can serve the same two calls.
+left out). A derived graph backend (its projections) can serve the same two calls.
 """
 
 from __future__ import annotations

@@ -7,8 +7,6 @@ from pydantic import Field
 from memory_substrate.search.inputs import Cursor, Detail, Filters
 from memory_substrate.validation import Strict
 
-__all__ = ["ExpandOptions", "Filters", "GraphOptions", "IdInput", "PageOptions", "RecentInput", "RecentOptions"]
-
 
 class IdInput(Strict):
     id: str = Field(min_length=1, max_length=300)

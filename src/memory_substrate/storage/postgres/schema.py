@@ -301,12 +301,12 @@ MIGRATIONS: list[tuple[int, str]] = [
     ),
     (
         10,
-        # Issue 23: tokens may expire (NULL: never).
+        # tokens may expire (NULL: never).
         "ALTER TABLE tokens ADD COLUMN IF NOT EXISTS expires_at text;",
     ),
     (
         12,
-        # Issue 22: each segment's language, stored at ingest (see the SQLite migration).
+        # each segment's language, stored at ingest (see the SQLite migration).
         "ALTER TABLE segments ADD COLUMN IF NOT EXISTS language text;",
     ),
     (

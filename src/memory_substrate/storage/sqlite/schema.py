@@ -179,7 +179,7 @@ MIGRATIONS: list[tuple[int, Migration]] = [
     ),
     (
         5,
-        # Issue 12: ids touched by a write, recorded in its transaction, replayed into derived backends.
+        # ids touched by a write, recorded in its transaction, replayed into derived backends.
         """
         CREATE TABLE derived_outbox (
             seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -194,7 +194,7 @@ MIGRATIONS: list[tuple[int, Migration]] = [
     ),
     (
         6,
-        # Issue 11: graph walks (get_trace, get_context) read edges by one end and test the other;
+        # graph walks (get_trace, get_context) read edges by one end and test the other;
         # covering indexes answer that from the index alone (no table row per edge), and replace
         # the two single-end indexes they extend, so a write still maintains two.
         """
@@ -206,7 +206,7 @@ MIGRATIONS: list[tuple[int, Migration]] = [
     ),
     (
         8,
-        # Issue 14: what the segment ranker reads of every turn in its candidate windows, as columns:
+        # what the segment ranker reads of every turn in its candidate windows, as columns:
         # the normalised terms (retrieval.text.lexical_document), so a search does not tokenise and
         # stem each turn, and the speaker and message date, so it does not parse each metadata JSON.
         # Terms are NULL on rows written before (the ranker computes those itself, and
@@ -220,19 +220,19 @@ MIGRATIONS: list[tuple[int, Migration]] = [
     ),
     (
         10,
-        # Issue 23: tokens may expire (NULL: never); `token list/revoke/rotate` read and delete rows.
+        # tokens may expire (NULL: never); `token list/revoke/rotate` read and delete rows.
         "ALTER TABLE tokens ADD COLUMN expires_at TEXT;",
     ),
     (
         11,
-        # Issue 27: which models made a namespace's vectors, answered by index (the embedder a
+        # which models made a namespace's vectors, answered by index (the embedder a
         # store written before an upgrade keeps; Store.vector_models). PostgreSQL has had
         # vectors_ns_model since v1.
         "CREATE INDEX IF NOT EXISTS vectors_ns_model ON vectors (namespace, owner_type, model);",
     ),
     (
         12,
-        # Issue 22: each segment's language (analysis.main_language, "" when it cannot be told),
+        # each segment's language (analysis.main_language, "" when it cannot be told),
         # stored at ingest: a search compares its candidates' languages with the query's
         # (analysis.across_languages), and detecting each of several hundred candidates per search
         # cost ~20 ms uncached at 10k segments. NULL on rows written before (detected at query

@@ -3,7 +3,7 @@
 SQLite lets one writer in at a time; the others wait in its busy handler, which sleeps between
 retries for up to 100 ms at a time and keeps no order, so a writer that has waited long keeps
 losing to newcomers that retry sooner. With 8 processes writing back to back, single writes
-waited up to 14-28 s (issue 23). Writers therefore take an ``flock`` on a lock file beside the
+waited up to 14-28 s. Writers therefore take an ``flock`` on a lock file beside the
 database before ``BEGIN IMMEDIATE``, retrying every millisecond: whoever waits gets in within
 about a millisecond of the lock being free, and SQLite's own lock is then free too. The kernel
 drops the lock of a process that dies. Where ``fcntl`` is missing (Windows), this does nothing
