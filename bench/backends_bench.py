@@ -38,7 +38,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memory_substrate.derived.file_graph import FileGraph
-from memory_substrate.derived.mirrored import MirroredStore
+from memory_substrate.derived.mirrored_store import MirroredStore
 from memory_substrate.indexing import search_doc
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.settings import Settings

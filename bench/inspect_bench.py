@@ -83,7 +83,7 @@ def main() -> None:
     from starlette.testclient import TestClient
 
     from memory_substrate import Memory, Settings
-    from memory_substrate.inspect import build_inspector
+    from memory_substrate.inspector import build_inspector
 
     with tempfile.TemporaryDirectory() as tmp:
         root = args.store or Path(tmp)

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory_substrate.retrieval.text import (
+from memory_substrate.retrieval.terms import (
     STOPWORDS,
     index_terms,
     lexical_document,

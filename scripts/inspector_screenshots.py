@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memory_substrate import Memory, Settings  # noqa: E402
-from memory_substrate.inspect import build_inspector  # noqa: E402
+from memory_substrate.inspector import build_inspector  # noqa: E402
 from tests.inspect.browser import chromium, serving  # noqa: E402
 from tests.inspect.seed import seed  # noqa: E402
 

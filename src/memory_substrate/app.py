@@ -6,7 +6,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_substrate.derived.mirrored import mirrored
+from memory_substrate.derived.mirrored_store import mirrored
 from memory_substrate.embed.registry import require_known as require_known_embedder
 from memory_substrate.graph import deferred
 from memory_substrate.ids import expand_short_ids
@@ -30,7 +30,7 @@ class Memory:
     >>> mem = Memory.open(root="/tmp/mem")            # doctest: +SKIP
     >>> mem.remember("knowledge", {...})              # doctest: +SKIP
 
-    Every method takes the spec-001 ``mode``/``input_data``/``options`` triple and returns
+    Every method takes the MCP tools' ``mode``/``input_data``/``options`` triple and returns
     the same JSON-shaped dict the MCP tools return. Errors raise ``MemorySubstrateError``
     subclasses with a stable ``code``; an unknown embedder name raises ``ValidationError`` here.
     """
@@ -51,7 +51,7 @@ class Memory:
         if runtime is not None:
             self.store = runtime.store
         else:
-            # Writes are mirrored into configured derived backends after commit (derived/mirrored.py);
+            # Writes are mirrored into configured derived backends after commit (derived/mirrored_store.py);
             # what a crashed process committed but never mirrored is replayed now.
             wrapped = mirrored(store or open_store(self.settings), self.settings)
             self.store = wrapped

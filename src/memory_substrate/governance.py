@@ -1,5 +1,5 @@
-"""The governance fields every durable write carries (spec 001), shared by memory_remember, the
-knowledge graph's extraction input and the spec-003 contracts."""
+"""The governance fields every durable write carries, shared by memory_remember, the
+knowledge graph's extraction input and the portable contracts."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def check_scope_refs(refs: list[str]) -> list[str]:
 
 
 class Governance(Strict):
-    """The governance fields every durable write carries (spec 001)."""
+    """The governance fields every durable write carries."""
 
     reason: str = Field(min_length=1, max_length=4000)
     memory_source: MemorySource

@@ -2,11 +2,11 @@
 
 A full collection walks every tracked object. In a serving process most of them live as long as
 the process: the modules, the MCP SDK's and our pydantic models (each with its compiled schema,
-whose traversal is costly: importing ``mcp`` alone makes one full pass take ~50 ms on the
-machines measured here), the store's prepared state. CPython starts a full pass whenever the
-objects that survived younger passes grow by a quarter of the long-lived ones, so under load it
-lands, every few dozen requests, on whichever search or compile is running then: the tails of
-their latency (docs/context-compiler-log.md).
+whose traversal is costly: importing ``mcp`` alone makes every full pass markedly longer), the
+store's prepared state. CPython starts a full pass whenever the objects that survived younger
+passes grow by a quarter of the long-lived ones, so under load it lands, every few dozen
+requests, on whichever search or compile is running then: the tails of their latency
+(docs/context-compiler-log.md).
 
 ``freeze_long_lived()`` runs one full collection and then ``gc.freeze()``: every object alive at that moment
 moves to the permanent generation, which no pass visits. A server calls it once it is built and
@@ -21,9 +21,8 @@ only numpy arrays: the multilingual encoder's vocabularies and tokenizers are li
 30,000-128,000 strings and a few thousand objects the collector walks. So a process that froze
 once (``freeze_long_lived``) freezes again when an embedder has loaded its model
 (``settle_after_load``, called by each embedder's loader once the model is in); one that never
-froze is left alone. Measured on a 100,000-turn store in a process frozen as ``serve`` freezes,
-then searching: the longest full pass 5.3 -> 3.9 ms, 1,028 -> 470 objects left to walk (a process
-that never froze: passes of 21-36 ms).
+froze is left alone. Freezing again keeps the model's objects out of the passes too, so the
+longest full pass stays short once the model is in (a process that never froze walks everything).
 """
 
 from __future__ import annotations

@@ -40,8 +40,8 @@ _P = "|".join(OBJECT_PREFIXES)
 SHORT_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN},20}})(#.*)?", re.DOTALL)
 ABBREVIABLE_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN + 1},21}})")
 # Argument names whose values are object ids (strings or lists of strings), in every tool's
-# input_data and options. Subtrees that hold the caller's own data are never read, nor spec-003
-# documents (a graph snapshot's node ids are its own; a selection is validated as written).
+# input_data and options. Subtrees that hold the caller's own data are never read, nor portable
+# contract documents (a graph snapshot's node ids are its own; a selection is validated as written).
 ID_FIELDS = frozenset({
     "id", "ids", "source_id", "source_ids", "node_id", "node_ids", "object_id", "object_ids",
     "knowledge_id", "knowledge_ids", "work_item_id", "old_knowledge_id", "new_knowledge_id", "canonical_knowledge_id",

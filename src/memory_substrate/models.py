@@ -63,7 +63,7 @@ class Segment:
     hash: str
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: str = ""
-    # The ranker's normalised terms (``retrieval.segment_terms``: ``retrieval.text.lexical_document``
+    # The ranker's normalised terms (``retrieval.segment_terms``: ``retrieval.terms.lexical_document``
     # of the text, a code symbol's summary weighted), stored at ingest. Read only by light reads
     # (ranking); None elsewhere and on rows stored without them. Not part of an export: it is
     # derived from ``text`` and ``metadata``.

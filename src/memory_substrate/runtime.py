@@ -1,7 +1,7 @@
 """The bundle every service receives: the store, the namespace, settings and a lazy embedder.
 
 ``Runtime`` owns the unit of work. Outside ``storage/``, this module and the derived-index mirror
-(``derived/mirror.py``, ``derived/mirrored.py``) nothing opens a store session:
+(``derived/mirror.py``, ``derived/mirrored_store.py``) nothing opens a store session:
 
 * ``read()`` — a read session in which expired objects do not exist (every read surface);
 * ``read_with_expired()`` — a read session that sees expired rows too, for the callers that must

@@ -1,7 +1,7 @@
 """One settings object, read once by the composition root (never at import time).
 
 Every setting comes from a ``MEMORY_SUBSTRATE_`` environment variable. The graph toolset's limits
-(spec 002) are settings too, read as spec 002 names them as well: ``MAX_TEXT_LENGTH`` or
+are settings too, read by the toolset's own unprefixed names as well: ``MAX_TEXT_LENGTH`` or
 ``MEMORY_SUBSTRATE_MAX_TEXT_LENGTH``, from the environment or from ``.env`` in the working
 directory (only these limits are read from the file). The source decides first: anything in the
 environment wins over the file, so an unprefixed variable in the environment wins over a prefixed
@@ -23,7 +23,7 @@ from pydantic_settings import (
 )
 
 PREFIX = "MEMORY_SUBSTRATE_"
-# The graph toolset's limits (spec 002): field -> default.
+# The graph toolset's limits: field -> default.
 GRAPH_LIMITS: dict[str, Any] = {
     "max_text_length": 10_000,
     "max_metadata_size": 100_000,  # bytes of the metadata's UTF-8 JSON
@@ -47,7 +47,7 @@ _KIND = {"int_parsing": "int", "float_parsing": "float", "bool_parsing": "bool"}
 
 
 def _limit(name: str) -> Any:
-    """A graph-toolset limit: ``MEMORY_SUBSTRATE_NAME``, else spec 002's ``NAME``; never negative."""
+    """A graph-toolset limit: ``MEMORY_SUBSTRATE_NAME``, else the toolset's own ``NAME``; never negative."""
     default = GRAPH_LIMITS[name]
     alias = AliasChoices(PREFIX + name.upper(), name.upper(), name)
     if isinstance(default, str):
@@ -134,7 +134,7 @@ class Settings(BaseSettings):
     embed_in_background: bool = True
     # Derived backends: a FalkorDB server; Kùzu (LadybugDB) and LanceDB live under derived_root.
     falkordb_url: str | None = None
-    # The graph toolset's limits (spec 002), see the module docstring.
+    # The graph toolset's limits, see the module docstring.
     max_text_length: int = _limit("max_text_length")
     max_metadata_size: int = _limit("max_metadata_size")
     min_ttl_days: float = _limit("min_ttl_days")

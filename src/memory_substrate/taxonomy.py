@@ -22,8 +22,8 @@ ENTITY_TYPES = (
 )
 MAX_ENTITIES_PER_EPISODE = 10
 
-# The canonical predicates of spec 004, in four categories. The spec calls them "24 verbs" but
-# lists 25; all 25 listed are canonical here (docs/knowledge-graph.md notes the discrepancy).
+# The canonical predicates of the knowledge graph, in four categories. The design calls them "24 verbs"
+# but lists 25; all 25 listed are canonical here (docs/knowledge-graph.md notes the discrepancy).
 PREDICATE_CATEGORIES: dict[str, tuple[str, ...]] = {
     "structure": ("uses", "used_by", "contains", "contained_in", "depends_on", "dependency_of"),
     "implementation": ("implements", "implemented_by", "integrates_with", "authored", "authored_by", "owns", "owned_by"),
@@ -36,7 +36,7 @@ assert len(CANONICAL_PREDICATES) == 25 and len(set(CANONICAL_PREDICATES)) == 25
 # Predicates that naturally hold many objects at once for one subject: a new object is an
 # addition, never a change, so they do not supersede (nor conflict). Every other predicate,
 # canonical or custom, is single-valued: a new object for the same subject replaces the old
-# one over time. `uses` stays single-valued because spec 004's own example supersedes it.
+# one over time. `uses` stays single-valued: a project that switches tools replaces what it uses.
 MANY_VALUED_PREDICATES = frozenset(
     {
         "used_by",
@@ -63,8 +63,8 @@ PROCEDURE_START_CONFIDENCE = 0.3
 PROCEDURE_PROMOTION_EPISODES = 3
 PROCEDURE_PROMOTION_CONFIDENCE = 0.8
 
-# Evidence statuses of spec 004 with the score the compiler's stability dimension reads, the
-# trust rank that decides who may supersede or contest whom, and the spec-001 knowledge status
+# Evidence statuses of the knowledge graph with the score the compiler's stability dimension reads, the
+# trust rank that decides who may supersede or contest whom, and the memory_remember knowledge status
 # each maps onto (docs/knowledge-graph.md has the table).
 EVIDENCE_SCORES: dict[str, float] = {
     "user_asserted": 1.0,
@@ -135,7 +135,7 @@ def normalize_predicate(predicate: str) -> str:
     return re.sub(r"[\s\-]+", "_", text)
 
 
-# Generic concepts are refused as entities (spec 004: "authentication is not an entity"). A name
+# Generic concepts are refused as entities ("authentication is not an entity"). A name
 # is generic when every word of it is a common technical word below and it carries no
 # proper-name signal: one such word alone ("Authentication", "database") is always refused; a
 # phrase of them is refused when written as plain lower-case words ("event delivery system") and

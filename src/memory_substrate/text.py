@@ -2,12 +2,12 @@
 
 Both sides produce the same terms, so a store only needs a whitespace-token full-text index:
 words are normalised (``fold``: lower case, NFKC, accents stripped) and split by the one
-tokenizer (``retrieval.text.tokenize``: CJK runs become overlapping bigrams, single characters
+tokenizer (``retrieval.terms.tokenize``: CJK runs become overlapping bigrams, single characters
 for one-character runs, which makes Chinese, Japanese and Korean searchable without a
 language-specific tokenizer on any backend), with a light stem added.
 
 One normaliser, two term sets (docs/architecture.md, "Text"): this module's terms keep each
-word's surface form beside its stem, for the full-text candidate streams; ``retrieval.text``'s
+word's surface form beside its stem, for the full-text candidate streams; ``retrieval.terms``'s
 ``index_terms`` keep the stems alone, stopwords dropped, for the ranker's BM25.
 """
 
@@ -20,8 +20,8 @@ from functools import lru_cache
 
 from memory_substrate.analysis import analyse_words
 from memory_substrate.analysis.english import fold
-from memory_substrate.retrieval.text import STOPWORDS, tokenize
-from memory_substrate.retrieval.text import stem as _stem
+from memory_substrate.retrieval.terms import STOPWORDS, tokenize
+from memory_substrate.retrieval.terms import stem as _stem
 
 # Domain vocabulary: a query term pulls in its group (and a type hint) so that an agent asking
 # for "待办项" finds work items titled "task" and the reverse.
@@ -37,7 +37,7 @@ DOMAIN_GROUPS: list[tuple[frozenset[str], str | None]] = [
 
 
 def tokens(text: str) -> list[str]:
-    """Surface tokens in order: normalised words, and CJK runs as bigrams (``retrieval.text.tokenize``)."""
+    """Surface tokens in order: normalised words, and CJK runs as bigrams (``retrieval.terms.tokenize``)."""
     return tokenize(text)
 
 

@@ -72,7 +72,7 @@ class NoOptions(Strict):
 
 @dataclass(frozen=True)
 class Mode:
-    """One mode of a spec-001 tool, declared once (``<service>/modes.py``): the service dispatches
+    """One mode of an envelope tool, declared once (``<service>/modes.py``): the service dispatches
     on it, the MCP server lists it, docs/modes.md and ``memory-substrate modes`` are rendered from it."""
 
     tool: str

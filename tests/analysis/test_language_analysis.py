@@ -11,7 +11,7 @@ from memory_substrate import Memory, analysis
 from memory_substrate.analysis import analyse, language_of
 from memory_substrate.analysis.compounds import compound_heads
 from memory_substrate.mcp.server import build_server
-from memory_substrate.retrieval.text import index_terms
+from memory_substrate.retrieval.terms import index_terms
 from tests.helpers import call, conversation
 
 STATEMENTS = [
@@ -101,9 +101,9 @@ async def test_search_in_each_language_through_mcp_and_reindex_rebuilds_older_ro
     async with Client(build_server(memory)) as c:
         out: dict[str, Any] = await call(c, "memory_ingest", "conversation", conversation(STATEMENTS))
     monkeypatch.undo()
-    from memory_substrate.retrieval import text as retrieval_text
+    from memory_substrate.retrieval import terms as retrieval_terms
 
-    retrieval_text._index_terms.cache_clear()
+    retrieval_terms._index_terms.cache_clear()
     sources = {out["source_id"]: 0}
     async with Client(build_server(memory)) as c:
         before = [await _rank_of(c, sources, q, i) for q, i in QUESTIONS]
@@ -129,12 +129,12 @@ def test_without_a_segmenter_cjk_keeps_its_bigrams(monkeypatch: pytest.MonkeyPat
     from memory_substrate.analysis import cjk
 
     monkeypatch.setattr(cjk, "_state", {"zh": None, "ja": None})
-    from memory_substrate.retrieval import text as retrieval_text
+    from memory_substrate.retrieval import terms as retrieval_terms
 
-    retrieval_text._index_terms.cache_clear()
+    retrieval_terms._index_terms.cache_clear()
     assert analyse("我们四月要飞去东京看樱花") is None
     assert index_terms("东京看樱花") == ["东京", "京看", "看樱", "樱花"]
-    retrieval_text._index_terms.cache_clear()
+    retrieval_terms._index_terms.cache_clear()
 
 
 def test_lexical_evidence_across_languages_is_neutral_and_one_language_keeps_its_scores() -> None:

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.inspect.data import overview as inspector_overview
+from memory_substrate.inspector.data import overview as inspector_overview
 from memory_substrate.llm.base import LLMError
 from memory_substrate.llm.openai_compat import OpenAICompatibleChat
 from memory_substrate.mcp.server import build_server

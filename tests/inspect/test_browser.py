@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from memory_substrate import Memory, Settings
-from memory_substrate.inspect import build_inspector
+from memory_substrate.inspector import build_inspector
 from tests.inspect.browser import chromium, chromium_paths, serving
 from tests.inspect.seed import seed
 

@@ -10,7 +10,7 @@ from typing import Any
 from starlette.testclient import TestClient
 
 from memory_substrate import Memory
-from memory_substrate.inspect import build_inspector
+from memory_substrate.inspector import build_inspector
 from tests.inspect.seed import seed
 
 LOCAL = "http://127.0.0.1"  # the bound address: the inspector answers no other Host (hosts.py)

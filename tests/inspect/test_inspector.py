@@ -10,8 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from memory_substrate import Memory
-from memory_substrate.inspect import build_inspector
-from memory_substrate.inspect.data import compile_candidates
+from memory_substrate.inspector import build_inspector
+from memory_substrate.inspector.data import compile_candidates
 from memory_substrate.mcp.http import build_app, create_token
 from tests.inspect.seed import XSS, seed
 

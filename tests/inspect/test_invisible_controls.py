@@ -6,7 +6,7 @@ from __future__ import annotations
 from starlette.testclient import TestClient
 
 from memory_substrate import Memory
-from memory_substrate.inspect import build_inspector
+from memory_substrate.inspector import build_inspector
 
 LOCAL = "http://127.0.0.1"
 HIDDEN = "\u202e\u200b"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memory_substrate import Memory
 from memory_substrate.importers.mcp_memory import import_mcp_memory
-from memory_substrate.inspect.data import HEALTH_ITEMS, health_report
+from memory_substrate.inspector.data import HEALTH_ITEMS, health_report
 from memory_substrate.maintain.health_section import graph_health_section
 
 FIXTURE = Path(__file__).resolve().parents[1] / "importers" / "fixtures" / "mcp_memory.jsonl"

@@ -66,8 +66,8 @@ def _env(root: Path) -> dict[str, str]:
 def test_the_wheel_holds_the_models_and_the_inspectors_assets(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     for needed in ("memory_substrate/embed/data/minilm_l6_static.npz", "memory_substrate/embed/data/vocab.txt",
-                   "memory_substrate/inspect/static/vendor/cytoscape-3.34.4.min.js",
-                   "memory_substrate/inspect/static/cytoscape.css", "memory_substrate/inspect/templates/graph.html",
+                   "memory_substrate/inspector/static/vendor/cytoscape-3.34.4.min.js",
+                   "memory_substrate/inspector/static/cytoscape.css", "memory_substrate/inspector/templates/graph.html",
                    "memory_substrate/contracts/schemas"):
         assert any(n.startswith(needed) for n in names), needed
 

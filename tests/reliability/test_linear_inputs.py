@@ -75,9 +75,9 @@ def _cold() -> None:
     """Empty the caches keyed by a whole text (a repeat must not find the input's analysis made)."""
     from memory_substrate import text, tokens
     from memory_substrate.analysis import detect
-    from memory_substrate.retrieval import text as retrieval_text
+    from memory_substrate.retrieval import terms as retrieval_terms
 
-    for cached in (retrieval_text._index_terms, text._query_terms_cached, tokens._cached, tokens._cached_part,
+    for cached in (retrieval_terms._index_terms, text._query_terms_cached, tokens._cached, tokens._cached_part,
                    tokens._cached_part_as, detect._detect):
         cached.cache_clear()
     tokens._KNOWN.clear()

@@ -24,7 +24,7 @@ from starlette.testclient import TestClient
 
 from memory_substrate import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.inspect import build_inspector
+from memory_substrate.inspector import build_inspector
 from memory_substrate.mcp.server import build_server
 from tests.loopback import serve_loopback
 from tests.reliability.common import child_env, cli

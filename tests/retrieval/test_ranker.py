@@ -16,7 +16,7 @@ from memory_substrate.retrieval import (
     analyse_query,
     rank_segments,
 )
-from memory_substrate.retrieval.text import index_terms
+from memory_substrate.retrieval.terms import index_terms
 
 
 class TinyStore:

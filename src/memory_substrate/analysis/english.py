@@ -1,5 +1,5 @@
 """The English path's folding and light stemmer, shared by every language path: ``fold`` (lower
-case, accents stripped) and ``stem`` (plural / -ing / -ed / -ly). ``retrieval.text`` builds its
+case, accents stripped) and ``stem`` (plural / -ing / -ed / -ly). ``retrieval.terms`` builds its
 terms with them; the other languages' stopwords are folded the same way."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import lru_cache
 def _strip_marks() -> dict[int, None]:
     """``str.translate`` table deleting every combining mark (canonical combining class above 0)
     except the kana voicing marks (U+3099, U+309A). Built once, on the first non-ASCII text
-    (about 15 ms: every code point of the first two planes; none beyond them has a class)."""
+    (it tries every code point of the first two planes; none beyond them has a class)."""
     return {cp: None for cp in range(0x300, 0x20000) if unicodedata.combining(chr(cp)) and cp not in (0x3099, 0x309A)}
 
 

@@ -3,7 +3,7 @@ terms), ``STOPWORDS`` for the languages ``analysis`` stems.
 
 Short lists of articles, pronouns, prepositions, conjunctions, auxiliaries and question words,
 written for this project; no domain vocabulary. Words are folded the way terms are (lower case,
-accents stripped), so they are compared after ``retrieval.text.fold``.
+accents stripped), so they are compared after ``retrieval.terms.fold``.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def first_match(lower: str, terms: Iterable[str]) -> int:
     One pass over the text for all terms: each word is tried against the set of terms by its
     prefixes of the terms' lengths (a handful), so the cost is the text's length times the number
     of distinct term lengths, not times the number of terms (a long query has hundreds). A term
-    that is not one word (it holds punctuation) is searched for on its own, as before.
+    that is not one word (it holds punctuation) is searched for on its own.
     """
     words: set[str] = set()
     others: list[str] = []

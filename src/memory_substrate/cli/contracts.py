@@ -1,4 +1,4 @@
-"""`memory-substrate contracts ...`: validate and pack spec-003 documents. Opens no store.
+"""`memory-substrate contracts ...`: validate and pack portable-contract documents. Opens no store.
 
 Exit codes: 0 valid (warnings allowed), 1 invalid (diagnostics printed), 2 usage error.
 """
@@ -60,7 +60,7 @@ def _validate_file(file: Path, contract: str, as_json: bool) -> None:
 
 @click.group(name="contracts")
 def contracts() -> None:
-    """Portable memory contracts (spec 003): validate profiles and graph snapshots, pack selections."""
+    """Portable memory contracts: validate profiles and graph snapshots, pack selections."""
 
 
 @contracts.group()

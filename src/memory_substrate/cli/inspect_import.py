@@ -45,7 +45,7 @@ def inspect_command(ctx: click.Context, host: str, port: int, require_token: boo
                     allowed_hosts: tuple[str, ...]) -> None:
     """Serve the read-only web inspector for this store (every namespace, or the token's)."""
     from memory_substrate.errors import ValidationError
-    from memory_substrate.inspect import serve_inspector
+    from memory_substrate.inspector import serve_inspector
     from memory_substrate.mcp.http import is_loopback, public_bind_check
 
     if not is_loopback(host) and not require_token:

@@ -348,7 +348,7 @@ def doctor(ctx: click.Context) -> None:
     from contextlib import closing
 
     from memory_substrate.app import Memory
-    from memory_substrate.derived.mirrored import mirrored
+    from memory_substrate.derived.mirrored_store import mirrored
     from memory_substrate.embed.registry import DISABLED_NAMES, require_known
     from memory_substrate.errors import NotFoundError
     from memory_substrate.runtime import Runtime

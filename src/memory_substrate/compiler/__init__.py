@@ -1,4 +1,4 @@
-"""Task-aware context compiler (spec 004): classify, retrieve, rank, render, fit, trace."""
+"""Task-aware context compiler: classify, retrieve, rank, render, fit, trace."""
 
 from memory_substrate.compiler.compile import compile_context
 

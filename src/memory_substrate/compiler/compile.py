@@ -1,7 +1,7 @@
-"""The task-aware context compiler behind ``memory_query`` mode ``context`` (spec 004).
+"""The task-aware context compiler behind ``memory_query`` mode ``context``.
 
 classify -> retrieve per profile -> rank on four dimensions -> render -> fit the budget -> trace.
-No model call anywhere on this path. The result keeps every field of the spec-001 context
+No model call anywhere on this path. The result keeps every field of the plain context
 result and adds ``classification``, ``format``, ``token_count``, ``trace_id`` and ``content``.
 """
 
@@ -67,9 +67,9 @@ YIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple[str, str, str | None]], list[dict[str, Any]]]:
     """(strategy, class, why) to run, each strategy once, and the ones left out with their reason.
-    The primary class's profile leads (spec 004's retrieval profile), then every other strategy
+    The primary class's profile leads (its retrieval profile), then every other strategy
     follows: each memory type enters by its weight in the ranking, and only a weight of 0.0
-    excludes (spec 004), so a debug task still finds the open work item and the decision it names.
+    excludes, so a debug task still finds the open work item and the decision it names.
     Strategies add candidates to one pool; the four-dimension ranking decides."""
     plan: list[tuple[str, str, str | None]] = []
     skipped: list[dict[str, Any]] = []
@@ -318,7 +318,7 @@ def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, Me
 
 def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str],
            scope_refs: list[str]) -> list[dict[str, Any]]:
-    """The spec-001 ``items``: selected memory objects, then open work in scope."""
+    """The context answer's ``items``: selected memory objects, then open work in scope."""
     items: list[dict[str, Any]] = []
     for c in selected:
         if c.obj is not None and len(items) < max_items:

@@ -1,4 +1,4 @@
-"""The compiler's tables from spec 004: task classes, retrieval profiles, memory-type weights,
+"""The compiler's tables: task classes, retrieval profiles, memory-type weights,
 provenance scores and the four ranking dimensions. Data only; docs/context-compiler.md explains
 each choice."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 TASK_CLASSES = ("debug", "architecture", "compliance", "writing", "chat")
 
-# Strategies each class leads with (spec 004's "retrieval profile" column).
+# Strategies each class leads with (its retrieval profile).
 PROFILE_STRATEGIES: dict[str, tuple[str, ...]] = {
     "debug": ("graph", "episode_recall"),
     "architecture": ("fact_lookup", "graph"),

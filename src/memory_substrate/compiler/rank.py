@@ -1,4 +1,4 @@
-"""Four-dimension ranking (spec 004). Pure: no store, no clock except the ``now`` passed in.
+"""Four-dimension ranking. Pure: no store, no clock except the ``now`` passed in.
 
 relevance  = similarity x memory-type weight of the task class
 recency    = linear decay from 1 (happened now) to 0 (90 days or more ago); the pool's median

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.models import MemoryObject
-from memory_substrate.retrieval.text import stem
+from memory_substrate.retrieval.terms import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import query_terms

@@ -1,5 +1,5 @@
 """Render the selected candidates as a context package: XML for Claude-family models, compact
-JSON for the others (spec 004). Recalled memory is wrapped and labelled as data, and every value
+JSON for the others. Recalled memory is wrapped and labelled as data, and every value
 is escaped by the serialiser (ElementTree, json), so nothing recalled can close the wrapper or
 pose as an instruction outside it.
 

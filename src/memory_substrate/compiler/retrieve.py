@@ -1,4 +1,4 @@
-"""The four retrieval strategies of spec 004. Each returns candidates with a similarity in 0..1;
+"""The compiler's four retrieval strategies. Each returns candidates with a similarity in 0..1;
 ranking and exclusion happen later (rank.py), so every candidate found can be traced.
 
 * graph: entities the task names and the facts around them (neighbourhood.py);

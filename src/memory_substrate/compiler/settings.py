@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from memory_substrate.compiler.inputs import ContextInput, ContextOptions
 from memory_substrate.errors import ValidationError
 
-DEFAULT_TOKEN_BUDGET = 4096  # spec 004: per-namespace budget unless configured
+DEFAULT_TOKEN_BUDGET = 4096  # per-namespace budget unless configured
 FIELDS = ("model", "format", "budget_tokens", "task_class")
 
 

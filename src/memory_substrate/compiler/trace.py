@@ -1,4 +1,4 @@
-"""The per-compile audit trace (spec 004): what was asked, how it was classified, which profiles
+"""The per-compile audit trace: what was asked, how it was classified, which profiles
 ran, every candidate found with its four scores (selected) or its rejection reason, the compiled
 size and format, and the latency of each stage. Written as a ``compile`` trace row in its own
 short write session, after the compile's read snapshot has closed, and read back with ``memory_query`` mode ``trace``."""

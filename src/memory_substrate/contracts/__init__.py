@@ -1,1 +1,1 @@
-"""Portable contracts (spec 003): profile, graph and selection documents, ContextPackages, graph.v1 snapshots."""
+"""Portable contracts: profile, graph and selection documents, ContextPackages, graph.v1 snapshots."""

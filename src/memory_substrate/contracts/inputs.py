@@ -1,4 +1,4 @@
-"""Input and option models of the spec-003 tool modes (memory_remember ``graph_snapshot``,
+"""Input and option models of the portable-contract tool modes (memory_remember ``graph_snapshot``,
 memory_query ``package``). Kept apart from the validators so that loading the tools stays cheap."""
 
 from __future__ import annotations

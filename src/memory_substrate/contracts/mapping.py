@@ -26,7 +26,7 @@ REL_TYPE_TO_EDGE = {
     "evidence": "derived_from",
     "related_to": "relates_to",
     "supersedes": "supersedes",
-    # common predicates of structured claims (spec 004's canonical predicates among them)
+    # common predicates of structured claims (the knowledge graph's canonical predicates among them)
     "part_of": "belongs_to",
     "member_of": "belongs_to",
     "requires": "depends_on",
@@ -35,7 +35,7 @@ REL_TYPE_TO_EDGE = {
     "causes": "led_to",
     "impacts": "affects",
     "governed_by": "governs",
-    # typed edges of the graph toolset (spec 002), canonical relations
+    # typed edges of the graph toolset, canonical relations
     "SIMILAR_TO": "relates_to",
     "RELATED_TO": "relates_to",
     "SUMMARIZES": "derived_from",
@@ -83,7 +83,7 @@ def node_kind_for(object_type: str, kind: str, *, conversation: bool = False) ->
 
 
 def edge_kind_for(rel_type: str) -> str:
-    """The graph.v1 edge kind of a relation type. Spec 003 fails unknown kinds, so every type maps
+    """The graph.v1 edge kind of a relation type. graph.v1 fails unknown kinds, so every type maps
     into its vocabulary; the exact type travels in the edge's ``attributes.rel_type`` and import
     restores it from there (the round trip is lossless whatever the kind)."""
     if rel_type in vocab.EDGE_KINDS:

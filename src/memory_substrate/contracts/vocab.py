@@ -1,4 +1,4 @@
-"""The closed vocabularies of spec 003. Unknown kinds fail validation, so that runtimes sharing
+"""The closed vocabularies of the portable contracts. Unknown kinds fail validation, so that runtimes sharing
 these contracts cannot drift apart silently; extending a vocabulary is a new contract version.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 PROFILE_V1 = "markitect.memory.profile.v1"
 GRAPH_V1 = "markitect.memory.graph.v1"
 SELECTION_V1 = "markitect.memory.selection.v1"
-# Our own output contract (spec 003 names a "ContextPackage" without fixing its shape).
+# Our own output contract (the portable contracts name a "ContextPackage" without fixing its shape).
 PACKAGE_V1 = "memory-substrate.context-package.v1"
 
 CONTRACTS = {"profile": PROFILE_V1, "graph": GRAPH_V1, "selection": SELECTION_V1, "package": PACKAGE_V1}

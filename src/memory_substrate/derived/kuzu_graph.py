@@ -3,8 +3,8 @@
 Embedded: one database directory under the store root (``<root>/derived/ladybug``), opened by
 this process. Each namespace gets its own node table ``O_<hash>``, relationship table
 ``R_<hash>`` and state table ``M_<hash>``, so namespaces never share a table. A full build loads
-through ``COPY ... FROM`` an Arrow table (about 100x faster than row-by-row Cypher here);
-incremental mirroring uses ``MERGE``. The configured name stays ``kuzu`` (spec 001's name).
+through ``COPY ... FROM`` an Arrow table (far faster than row-by-row Cypher);
+incremental mirroring uses ``MERGE``. The configured name stays ``kuzu`` (``graph_backend``'s value, which stores already hold).
 """
 
 from __future__ import annotations

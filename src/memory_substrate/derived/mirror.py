@@ -98,7 +98,7 @@ class Mirror:
     def health(self, session: StoreSession, namespace: str) -> dict[str, Any]:
         """Per configured backend: reachable, built, and (for vector holders) whether vectors are indexed.
 
-        Cheap (no full scan): what spec 002's ``health_check`` reports as ``falkordb`` / ``vector_index``.
+        Cheap (no full scan): what the graph toolset's ``health_check`` reports as ``falkordb`` / ``vector_index``.
         """
         out: dict[str, Any] = {}
         for name in self.indexes.configured(session.get_config()):

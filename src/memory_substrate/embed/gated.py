@@ -15,7 +15,7 @@ So:
 
 * an English query scores an English document exactly as the English model alone does: the dot
   product is ``cos_E`` itself (the query vector is not unit length: its English part is, and
-  its multilingual part comes on top), so English-only stores rank as before and absolute
+  its multilingual part comes on top), so English-only stores rank as with the English model alone and absolute
   thresholds on English scores keep their meaning. Stores compare by inner product; a derived
   vector backend that compares by cosine (LanceDB, FalkorDB) divides every score of an English
   query by the same constant (√(1 + 1.49) ≈ 1.58): same order, lower values;

@@ -6,12 +6,11 @@ SentencePiece model (2.5 MB) in a pure-Python wheel, and runs USE's DAN + CNN n-
 numpy with a pure-Python tokenizer: no C extension of its own, no download at run time. It is
 contextual (word n-grams of 2, 3 and 5 pieces, then a deep averaging network), so it bridges
 paraphrases the per-piece static distillation (``embed/data/use_m3``) cannot, and it is not a
-transformer: about a millisecond for a short query, a thousand sentences a second in a batch, on
-one core.
+transformer: a short query or a batch of sentences runs quickly on one core.
 
 Threads: its forward pass is a few small matrix products, which the BLAS numpy links would
-otherwise spread over every core (on a busy machine a short query then took ~60 ms instead of
-~1.5 ms). Each call is pinned to ``threads`` BLAS threads (default 1, or
+otherwise spread over every core (on a busy machine a short query then took many times as long
+as on one thread). Each call is pinned to ``threads`` BLAS threads (default 1, or
 ``MEMORY_SUBSTRATE_EMBEDDER_THREADS``) through ``threadpoolctl``, for that call only.
 """
 

@@ -204,7 +204,7 @@ class ExtractionApplier:
         return names
 
     def _link_entities(self, episode: MemoryObject, entity_ids: list[str]) -> None:
-        """Spec 004's limit of ``MAX_ENTITIES_PER_EPISODE`` holds per episode, across extraction
+        """The limit of ``MAX_ENTITIES_PER_EPISODE`` holds per episode, across extraction
         calls: the episode remembers its entities, and an extraction that would take it over the
         limit is refused whole (the patch is not committed). A whole-episode extraction starts the
         count afresh (see ``whole_episode``)."""

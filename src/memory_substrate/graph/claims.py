@@ -1,16 +1,16 @@
 """How a new structured claim settles against live claims about the same subject and predicate.
 
-One rule for spec 001's knowledge writes and spec 004's temporal facts (docs/knowledge-graph.md):
+One rule for memory_remember's knowledge writes and the knowledge graph's temporal facts (docs/knowledge-graph.md):
 
-- Same value as a live claim: a duplicate (spec 001 rejects it; an extraction reinforces it).
+- Same value as a live claim: a duplicate (a knowledge write is rejected; an extraction reinforces it).
 - Many-valued predicate (``contains``, ``depends_on``, ...): a new value is an addition, no conflict.
 - A claim with ``valid_from`` is a change over time: it supersedes the live claims it contradicts
   (their ``valid_until`` becomes its ``valid_from``), unless it is older than them, in which case
   it is recorded as history (superseded on arrival).
-- A claim without ``valid_from`` is a disagreement: spec 001's conflict rule marks it contested.
+- A claim without ``valid_from`` is a disagreement: the conflict rule marks it contested.
 - Trust decides who yields: a lower-trust claim never supersedes, contests or demotes a higher
   one; it is contested itself and the higher claim is left as it was. Between equals, an
-  atemporal conflict contests both (spec 001).
+  atemporal conflict contests both.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ def settle(session: StoreSession, new: MemoryObject) -> Settlement:
     key = claim_key(new)
     if not key:
         return Settlement(new)
-    # Claims about a knowledge-graph entity settle across the whole namespace (spec 004: the
-    # namespace is the boundary); other structured claims only within overlapping scopes (spec 001).
+    # Claims about a knowledge-graph entity settle across the whole namespace (an entity
+    # belongs to the namespace, not to a scope); other structured claims only within overlapping scopes.
     namespace_wide = str(new.payload.get("subject", "")).startswith("ent:")
     rivals = [
         o

@@ -1,4 +1,4 @@
-"""The extraction prompt (spec 004): typed entities with aliases, canonical predicates, temporal
+"""The extraction prompt: typed entities with aliases, canonical predicates, temporal
 facts citing segments, and candidate procedures, as JSON that fits ``graph.schemas.Extraction``."""
 
 from __future__ import annotations

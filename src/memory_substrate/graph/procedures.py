@@ -1,4 +1,4 @@
-"""Procedures earn trust through observation (spec 004).
+"""Procedures earn trust through observation.
 
 A procedure starts as a candidate at confidence 0.3 with evidence status ``extracted``. When the
 same pattern reappears in another episode the record is merged: observation count +1, the
@@ -10,7 +10,7 @@ observation's (an extractor's stated confidence, 1.0 when it states none):
 
 (an exponentially weighted average: each new episode counts as much as all earlier ones
 together). From 0.3, consistent observations give 0.65 after two episodes and 0.825 after three,
-so one or two episodes stay below the 0.8 bar and the third can reach it, as spec 004 intends
+so one or two episodes stay below the 0.8 bar and the third can reach it, as promotion after three episodes intends
 (the plain running mean reached only 0.767 at three). Observations at 0.9 give 0.6, 0.75, 0.825:
 a less sure extractor needs a fourth episode. Low observations pull the confidence down.
 

@@ -1,4 +1,4 @@
-"""Three-pass entity resolution (spec 004). Prefer fragmentation to collision: two records of one
+"""Three-pass entity resolution. Prefer fragmentation to collision: two records of one
 thing can be merged later with ``merge_entities``; two things wrongly merged corrupt every fact
 on both, so every doubtful case creates a new entity and records why."""
 

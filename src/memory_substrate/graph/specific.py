@@ -1,4 +1,4 @@
-"""The deterministic pass that keeps what generic extraction loses (spec 004 "specific facts"):
+"""The deterministic pass that keeps what generic extraction loses (its "specific facts"):
 IP addresses, CLI invocations, resource names, ports, version strings and numeric counts.
 No model: regular expressions with validation, run at ingest, stored on the episode."""
 
@@ -89,8 +89,8 @@ PIECE_CHARS = 16_384
 def _pieces(text: str) -> list[str]:
     """``text`` cut at line ends (else at a space) into pieces of at most ~16 KB.
 
-    Each regex pass holds the GIL for as long as it scans; on a 200,000-character message that
-    was ~50 ms in which no other request of the server could run. Per piece it is a few ms.
+    Each regex pass holds the GIL for as long as it scans; over a whole long message that kept
+    every other request of the server waiting. A piece is short enough to keep the wait short.
     A fact spanning a cut is lost only in a line longer than a piece with no space near its end.
     """
     if len(text) <= PIECE_CHARS:

@@ -1,4 +1,4 @@
-"""The two caches of spec 002: an LRU of query embeddings and a TTL cache of search results.
+"""The graph toolset's two caches: an LRU of query embeddings and a TTL cache of search results.
 
 Hand-written (about 80 lines) rather than a dependency: both need an injectable clock and
 thread safety, and the core install stays as it is.

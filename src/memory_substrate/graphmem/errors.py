@@ -1,4 +1,4 @@
-"""The spec-002 response envelope and error codes.
+"""The graph toolset's response envelope and error codes.
 
 Success: ``{"success": true, ...}``. Error: ``{"success": false, "error": message,
 "error_code": code}``; the spec's validation example names the key ``code``, so both keys carry

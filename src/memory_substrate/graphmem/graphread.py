@@ -5,7 +5,7 @@
 namespace reads: the canonical relations table (light edges through ``edges_of`` and
 ``edges_between``, one query per level; full relations read once at the end for the edges
 returned) or a built derived backend (its ``relations_of``). Only graph nodes (facts, entities,
-nodes) are walked: evidence sources and other families are not spec-002 nodes.
+nodes) are walked: evidence sources and other families are not graph-toolset nodes.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ MAX_HISTORY = 1000
 
 
 def entity_kind(label: str | None) -> str:
-    """An entity's kind from a spec-002 type label ("PERSON" -> "person"); untyped -> "unspecified"."""
+    """An entity's kind from a graph-toolset type label ("PERSON" -> "person"); untyped -> "unspecified"."""
     if label is None or not str(label).strip():
         return "unspecified"
     if not _TYPE.match(str(label)):
@@ -189,7 +189,7 @@ def _revised(
     exp: str | None,
     entity_type: str | None,
 ) -> MemoryObject:
-    """The spec-002 update as a revision of the object (``graph.revised``): the node's
+    """A graph-toolset update as a revision of the object (``graph.revised``): the node's
     ``metadata.graph`` attributes, its spec status mapped to a lifecycle status, its kind."""
     attrs = dict(obj.metadata.get("graph") or {})
     kind = None

@@ -1,9 +1,9 @@
-"""Input validation and the node/edge views of spec 002 (pure functions, no storage).
+"""Input validation and the graph toolset's node/edge views (pure functions, no storage).
 
-A spec-002 node is a view of one object of the shared model:
+A graph-toolset node is a view of one object of the shared model:
 
 * Fact   = an object of type ``knowledge`` (created ones have kind ``fact``),
-* Entity = an object of type ``entity`` (created ones) or ``node`` (spec 001's nodes).
+* Entity = an object of type ``entity`` (created ones) or ``node`` (the nodes memory_remember writes).
 
 The spec's own attributes live under ``metadata.graph`` of the object (``source``, the caller's
 ``metadata``, ``ttl_days``, ``last_dedup_at``); the expiry is ``metadata.expires_at`` (ISO-8601),
@@ -28,7 +28,7 @@ RELATION_TYPE = re.compile(r"^[A-Za-z0-9_]{1,100}$")
 NODE_TYPES = {"fact": "Fact", "entity": "Entity"}
 GRAPH_OBJECT_TYPES = ("knowledge", "entity", "node")
 LIVE = ("active", "candidate", "contested")
-# spec-002 status -> lifecycle statuses it covers (the first is what a write sets).
+# graph-toolset status -> lifecycle statuses it covers (the first is what a write sets).
 STATUS_TO_LIFECYCLE = {
     "active": ("active", "candidate", "contested"),
     "outdated": ("stale", "superseded"),

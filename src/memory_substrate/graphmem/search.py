@@ -1,4 +1,4 @@
-"""search and find_similar, on the one retrieval engine of spec 001.
+"""search and find_similar, on the one retrieval engine of memory_query.
 
 ``search`` runs the same lexical + semantic + graph fusion as ``memory_query search``
 (search/engine.py), restricted to graph nodes, then splits facts from entities. Every result

@@ -110,7 +110,7 @@ class GraphMemory:
         """The namespace's runtime, sharing the store and clock, with the caching embedder."""
         rt = self._runtimes.get(namespace)
         if rt is None:
-            # a copy: the caching embedder stays out of spec-001 reads
+            # a copy: the caching embedder stays out of the four tools' reads
             rt = self.base.with_embedder(namespace, self.embedder(namespace))
             self._runtimes.put(namespace, rt)
         return cast(Runtime, rt)

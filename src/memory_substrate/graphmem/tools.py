@@ -1,12 +1,12 @@
-"""MCP registration of the 18 spec-002 tools. Thin: each tool calls one domain function.
+"""MCP registration of the graph toolset's 18 tools. Thin: each tool calls one domain function.
 
 Every call runs in a worker thread and is caught at this boundary: the client always gets the
-spec's envelope, never a traceback (errors.py). An envelope with ``success: false`` is an MCP
+toolset's envelope, never a traceback (errors.py). An envelope with ``success: false`` is an MCP
 error result (``isError: true``, the envelope as its structured content and text), so a client
 that checks ``isError`` never takes it for a success. Arguments that do not match a tool's JSON
 schema (a string where an integer belongs, a required one missing) are refused by the SDK
 before the tool runs; the server answers those in the same envelope too (``envelope_tools`` of
-mcp/errors.py), naming the argument.
+mcp/memory_server.py), naming the argument.
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
 
 
 def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
-    """The MCP result of a spec-002 envelope: an error result (``isError``) when it failed."""
+    """The MCP result of a graph-toolset envelope: an error result (``isError``) when it failed."""
     result = tool_result(envelope)
     if envelope.get("success") is False:
         result.is_error = True
@@ -134,7 +134,7 @@ def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
 
 
 def register_graph_tools(server: MCPServer, g: GraphMemory) -> None:
-    """Add the tools with the SDK's public ``add_tool``. On a ``MemoryMCPServer`` (mcp/errors.py)
+    """Add the tools with the SDK's public ``add_tool``. On a ``MemoryMCPServer`` (mcp/memory_server.py)
     they also answer argument errors in their envelope, and tools/list publishes their schemas
     compacted (argument validation still uses each tool's pydantic model: no behaviour changes)."""
     envelope_tools = getattr(server, "envelope_tools", None)

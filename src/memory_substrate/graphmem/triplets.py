@@ -23,7 +23,7 @@ MAX_NAME = 500
 
 
 def _predicate(value: str) -> str:
-    """A predicate is the relation type of the Entity-Entity edge it makes (spec 002): validated
+    """A predicate is the relation type of the Entity-Entity edge it makes: validated
     exactly as ``create_relation`` validates ``relation_type`` (letters, digits, ``_``), case kept.
     Lookups (``search_triplets``, supersession) compare predicates case-insensitively."""
     if not V.RELATION_TYPE.match(value):

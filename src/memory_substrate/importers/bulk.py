@@ -14,7 +14,7 @@ same part is found by the exact and alias passes of resolution (its keys are wri
 but not by the semantic pass, because its name vector is embedded at commit. In an import file
 two different names are two different entities of the tool it came from, so the importer
 prefers not to merge them on likeness alone; entities already in the store are resolved by all
-three passes as before.
+three passes.
 """
 
 from __future__ import annotations

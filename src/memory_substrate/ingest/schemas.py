@@ -84,6 +84,6 @@ class WebInput(Strict):
 class IngestOptions(Strict):
     force: bool = False
     # compact (default): counts, the first ``max_items`` of each list and of the concept
-    # candidates, shared guidance once; full: every list whole, each candidate in spec 001's shape.
+    # candidates, shared guidance once; full: every list whole, each candidate with all its fields.
     detail: Literal["compact", "full"] = "compact"
     max_items: int = Field(default=5, ge=1, le=200)

@@ -220,7 +220,7 @@ def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
     skipped files); concept candidates keep
     their title, score, occurrences and segment ids (their source is the answer's
     ``source_id``), and the guidance every candidate shared is stated once. ``memory_maintain
-    report`` lists every candidate with a write skeleton; ``detail: "full"`` keeps spec 001's
+    report`` lists every candidate with a write skeleton; ``detail: "full"`` keeps the whole
     per-candidate shape and every list whole.
     """
     counts: dict[str, int] = {}

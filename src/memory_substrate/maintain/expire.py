@@ -1,4 +1,4 @@
-"""``expire``: sweep objects whose ``metadata.expires_at`` has passed (the TTL of spec 002).
+"""``expire``: sweep objects whose ``metadata.expires_at`` has passed (the graph toolset's TTL).
 
 Reads already hide expired objects (expiry.py); the sweep makes it durable and visible in the
 lifecycle: each one gets status ``expired`` through one patch with an audit event, so history

@@ -80,7 +80,7 @@ def promote_step(ws: Workspace, min_confidence: float, min_evidence: int, ref: d
 
 
 def deprecated(obj: MemoryObject) -> MemoryObject:
-    """``obj`` with evidence status ``deprecated`` (spec 004's lifecycle step after ``promoted``),
+    """``obj`` with evidence status ``deprecated`` (the evidence lifecycle's step after ``promoted``),
     the status it had kept in ``evidence_status_before_decay`` (a promote restores it)."""
     meta = dict(obj.metadata)
     before = meta.get("evidence_status")

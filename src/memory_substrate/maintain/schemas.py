@@ -48,7 +48,7 @@ class AuditOptions(Strict):
 class ConfigureInput(Strict):
     graph_backend: GraphBackend | None = None
     semantic_backend: SemanticBackend | None = None
-    # The namespace's context budget (spec 004): what memory_query context compiles to by default.
+    # The namespace's context budget: what memory_query context compiles to by default.
     token_budget: int | None = Field(default=None, ge=64, le=200_000)
 
 

@@ -1,1 +1,1 @@
-"""The spec-001 MCP toolset (``server.py``) and its streamable-HTTP transport with bearer tokens (``http.py``)."""
+"""The MCP toolsets (``server.py``) and their streamable-HTTP transport with bearer tokens (``http.py``)."""

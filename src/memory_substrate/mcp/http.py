@@ -219,7 +219,7 @@ def build_app(
     if inspector:
         from starlette.routing import Mount
 
-        from memory_substrate.inspect import build_inspector
+        from memory_substrate.inspector import build_inspector
 
         # host=None: this app's own Host check covers the mounted inspector.
         routes.append(Mount(INSPECT_PATH, app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH,

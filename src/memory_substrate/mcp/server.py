@@ -1,4 +1,4 @@
-"""The spec-001 MCP surface: four tools, three resources, two prompts. Thin: validate, call, shape."""
+"""The MCP surface: four tools, three resources, two prompts (graph tools opt-in). Thin: validate, call, shape."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.governance import MemorySource
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
-from memory_substrate.mcp.errors import MemoryMCPServer
+from memory_substrate.mcp.memory_server import MemoryMCPServer
 from memory_substrate.validation import Mode, check_input
 from memory_substrate.wire import outcome_result
 
@@ -70,7 +70,7 @@ def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = Fa
     """An MCP server over one ``Memory`` (one store, one namespace). Every tool error, on every
     tool registered here, is a JSON {code, message, details} (mcp/errors.py).
 
-    ``toolset``: ``substrate`` (spec 001: four tools, resources, prompts), ``graph`` (spec 002's
+    ``toolset``: ``substrate`` (four tools, resources, prompts), ``graph`` (the graph toolset's
     18 tools) or ``all``. ``bound``: the graph tools may reach only ``memory``'s namespace
     (HTTP, where a token is bound to one); otherwise ``owner_id`` may name any namespace.
     """

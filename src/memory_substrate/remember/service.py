@@ -145,7 +145,7 @@ class RememberService:
                 {"field": "status", "from": "active", "to": "candidate", "rule": "agent_inferred_claims_start_as_candidates"}
             )
         elif data.kind == "procedure" and requested == "active":
-            # Procedures earn trust through observation (spec 004, graph/procedures.py): a written one
+            # Procedures earn trust through observation (graph/procedures.py): a written one
             # is a candidate until promoted with evidence from 3 episodes and confidence >= 0.8.
             status = "candidate"
             normalized.append({"field": "status", "from": "active", "to": "candidate",
@@ -281,7 +281,7 @@ class RememberService:
         patch.update(replace(new, metadata=meta), action="supersede", changes={"supersedes": old.id, "reason": data.reason})
         return {"status": "superseded", "object_id": old.id, "superseded_by": new.id, "knowledge_status": "superseded"}
 
-    # --- extraction (spec 004: the calling agent supplies its own extraction) ----------------
+    # --- extraction (the calling agent supplies its own extraction) --------------------------
     def _extraction(self, patch: Patch, data: ExtractionInput) -> dict[str, Any]:
         gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),
                          extractor="agent")

@@ -38,7 +38,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.analysis import across_languages
-from memory_substrate.retrieval.text import STOPWORDS, fold, index_terms, query_stems, tokenize
+from memory_substrate.retrieval.terms import STOPWORDS, fold, index_terms, query_stems, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, RankSegment
 
@@ -526,7 +526,7 @@ def rank_segments(
       ``RankSegment.vector`` is None, asked once, for the candidates only (a window holds several
       times more turns than there are candidates, and only candidates are scored).
     * ``term_stats(terms) -> TermStats`` (optional): corpus-wide document frequencies of the
-      content terms (normalised by ``retrieval.text.index_terms``); without it idf is estimated
+      content terms (normalised by ``retrieval.terms.index_terms``); without it idf is estimated
       from the fetched candidates and their neighbours.
     * ``query_vector`` or ``embedder``: to score segments semantically (from ``RankSegment.vector``
       or by embedding the segment text); without both, the vector stream's scores are used.

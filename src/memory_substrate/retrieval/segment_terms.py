@@ -7,7 +7,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from memory_substrate.retrieval.text import lexical_document
+from memory_substrate.retrieval.terms import lexical_document
 
 # A docstring's summary: its first sentence (up to a sentence end followed by a space), or its
 # first paragraph when that comes first.

@@ -29,7 +29,7 @@ class RankSegment:
     created_at: datetime | None = None
     speaker: str | None = None
     vector: npt.NDArray[np.float32] | None = field(default=None, compare=False, repr=False)
-    # ``retrieval.text.index_terms(text)`` when the store kept them (saves tokenising the turn)
+    # ``retrieval.terms.index_terms(text)`` when the store kept them (saves tokenising the turn)
     terms: Sequence[str] | None = field(default=None, compare=False, repr=False)
     # ``analysis.main_language(text)`` as the store kept it ("" for none told); None: not kept
     language: str | None = field(default=None, compare=False, repr=False)

@@ -12,7 +12,7 @@ from memory_substrate.answers.views import compact
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, ObjectHead, Segment
-from memory_substrate.retrieval.text import stem
+from memory_substrate.retrieval.terms import stem
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.exact import exact_matches
 from memory_substrate.search.fusion import Fused, rrf

@@ -11,7 +11,7 @@ So when an OR query would rank too many rows (SQLite: more than ``RANK_BUDGET``;
 when even its rarest term is estimated over its own budget, ``fts_plan.py``), the backends ask
 for the rows holding every word first, then (if those are too few) the rows holding all but
 one, and rank only those (PostgreSQL by the whole query, SQLite by the forms it asked for); only
-when those too are fewer than the search asked for does the OR query run as before, over a
+when those too are fewer than the search asked for does the plain OR query run, over a
 bounded share of its rows (SQLite: the newest ``RANK_BUDGET``) when even its rarest term is
 over the budget. A conjunction is cheap where the OR query is dear: an index intersects its
 terms' row lists, stepping over the rows that cannot match. On a bare FTS5 table of the scale

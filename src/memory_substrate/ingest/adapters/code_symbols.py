@@ -190,7 +190,7 @@ def _parse_bounded(parser: Any, src: bytes) -> Any | None:
     """Parse with a time budget; None when it runs out.
 
     ``parser.parse(bytes)`` holds the GIL for the whole parse, and tree-sitter's error recovery
-    is slow on some text (100 KB of '"' took 3.5 s in Rust), which stalled every other request of
+    is slow on some text (a long run of '"' in Rust takes seconds), which stalled every other request of
     the server. Read through a callback with a progress callback, the parse returns to Python
     regularly (other threads run) and stops at the deadline.
     """

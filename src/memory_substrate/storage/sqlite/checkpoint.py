@@ -9,7 +9,7 @@ the GIL while SQLite copies pages, so commits go on meanwhile.
 
 The writers keep a high automatic threshold (``SAFETY_PAGES``) as a bound: should this thread
 fall behind or die, the WAL still cannot grow without limit. Other processes opening the same
-file keep SQLite's default and checkpoint for themselves, as before.
+file keep SQLite's default and checkpoint for themselves.
 """
 
 from __future__ import annotations

@@ -207,7 +207,7 @@ MIGRATIONS: list[tuple[int, Migration]] = [
     (
         8,
         # what the segment ranker reads of every turn in its candidate windows, as columns:
-        # the normalised terms (retrieval.text.lexical_document), so a search does not tokenise and
+        # the normalised terms (retrieval.terms.lexical_document), so a search does not tokenise and
         # stem each turn, and the speaker and message date, so it does not parse each metadata JSON.
         # Terms are NULL on rows written before (the ranker computes those itself, and
         # ``memory_maintain reindex`` fills them); speaker and date are copied here.

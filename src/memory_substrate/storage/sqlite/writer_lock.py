@@ -7,7 +7,7 @@ waited up to 14-28 s. Writers therefore take an ``flock`` on a lock file beside 
 database before ``BEGIN IMMEDIATE``, retrying every millisecond: whoever waits gets in within
 about a millisecond of the lock being free, and SQLite's own lock is then free too. The kernel
 drops the lock of a process that dies. Where ``fcntl`` is missing (Windows), this does nothing
-and SQLite's busy handler alone decides, as before.
+and SQLite's busy handler alone decides.
 """
 
 from __future__ import annotations

@@ -34,8 +34,8 @@ from memory_substrate.app import Memory
 from memory_substrate.bearer import hash_token
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_host
-from memory_substrate.inspect import data as D
-from memory_substrate.inspect.health_cache import HealthCache
+from memory_substrate.inspector import data as D
+from memory_substrate.inspector.health_cache import HealthCache
 from memory_substrate.reader_text import visible
 from memory_substrate.taxonomy import ENTITY_TYPES
 from memory_substrate.validation import is_namespace
