@@ -102,6 +102,17 @@ class Transcript:
                 fh.write(json.dumps(line) + "\n")
         return self
 
+    def tool(self, name: str, command: str, result: str) -> Transcript:
+        """A tool call of the assistant's and its result, as Claude Code writes them."""
+        call_id = f"toolu-{self.session_id}-{self.n}"
+        call = self._line("assistant", {"id": f"msg-{self.n}", "role": "assistant", "content": [
+            {"type": "tool_use", "id": call_id, "name": name, "input": {"command": command}}]})
+        done = self._line("user", {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": call_id, "content": result}]})
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(call) + "\n" + json.dumps(done) + "\n")
+        return self
+
     def event(self, name: str, **fields: Any) -> dict[str, Any]:
         return {"session_id": self.session_id, "transcript_path": str(self.path), "cwd": str(self.cwd),
                 "hook_event_name": name, "permission_mode": "default", **fields}

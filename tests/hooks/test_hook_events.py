@@ -62,6 +62,28 @@ def test_a_captured_session_is_handed_to_the_next_one(tmp_path: Path) -> None:
     assert hooks.log() == ""
 
 
+def test_a_recalled_session_brings_its_conclusion_past_its_tool_calls(tmp_path: Path) -> None:
+    # The question matches the later prompt's words, its answer (after the tool calls) does not.
+    hooks = Hooks(tmp_path)
+    repo = project(tmp_path, "shop")
+    yaml = "\n".join(["name: nightly", "on:", "  schedule:", "    - cron: '30 23 * * *'", "jobs:", "  test:",
+                      "    runs-on: ubuntu-latest", "    steps:", "      - run: pytest tests/test_reports.py"] * 3)
+    first = Transcript(hooks.home / ".claude" / "projects" / "shop" / "s1.jsonl", "s1", repo)
+    first.add(("user", "The nightly build has been red since Monday. Find out why."))
+    first.tool("Bash", "cat ci/nightly.yml", yaml).tool("Bash", "cat tests/test_reports.py", "def test_daily(): ...")
+    first.add(("assistant", "Found it: the report tests run in UTC because TZ is unset in CI, so the 23:30 order "
+                            "lands on the next day. Setting TZ=Europe/Berlin in the job's env fixes it."))
+    hooks.run(first.event("Stop", stop_hook_active=False, last_assistant_message="Found it"))
+    nxt = Transcript(first.path.with_name("s2.jsonl"), "s2", repo)
+    for prompt in ("The nightly is red again this morning. Same problem as last time?",
+                   "Is the nightly build red since Monday for the same reason?"):
+        given = context(hooks.run(nxt.event("UserPromptSubmit", prompt=prompt)), "UserPromptSubmit") or ""
+        assert "TZ is unset" in given, given
+        assert count_tokens(given) <= 1000
+        nxt = Transcript(first.path.with_name("s3.jsonl"), "s3", repo)
+    assert hooks.log() == ""
+
+
 def test_a_session_starts_with_open_work_and_the_decisions_in_force(tmp_path: Path) -> None:
     from memory_substrate.app import Memory
     from memory_substrate.settings import Settings

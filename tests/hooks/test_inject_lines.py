@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from memory_substrate.hooks.inject import _wrap, neutralised, package_lines
+from memory_substrate.hooks.inject import _wrap, neutralised, package_lines, without_tool_turns
 from memory_substrate.tokens import count_tokens
 from tests.hooks.hook_support import CLOSE, OPEN
 
@@ -48,3 +48,19 @@ def test_the_wrapped_text_keeps_the_budget_and_cannot_be_closed_early() -> None:
     assert not small.text.splitlines()[-2].startswith("## ")  # no episode header left without turns
     assert _wrap("Header", [("## src:x", None)], 1000) is None
     assert neutralised("plain") == "plain"
+
+
+def test_a_hint_leaves_out_folded_tool_turns_so_the_answer_fits() -> None:
+    lines = [("- [know:f3c91e decision active] Email moves to Postmark", KNOW),
+             ('## src:437c1e "codex session The nightly build has been red" 2026-12-07 12:53', None),
+             ("1 user: The nightly build has been red since Monday. Find out why.", f"{FULL_A}#seg-1"),
+             ("2 codex: [tool exec_command] cat ci/nightly.yml", f"{FULL_A}#seg-2"),
+             ("3 codex: [result] read ci/nightly.yml (13 lines)", f"{FULL_A}#seg-3"),
+             ("6 codex: Found it: the nightly fails because TZ is unset in CI.", f"{FULL_A}#seg-6"),
+             ('## src:9a0b7f "claude session" 2026-12-07 13:00', None),
+             ("4 claude-code: [tool Bash] ls", f"{FULL_B}#seg-4")]
+    kept = without_tool_turns(lines)
+    assert [oid for _, oid in kept] == [KNOW, None, f"{FULL_A}#seg-1", f"{FULL_A}#seg-6"]
+    # A user who writes brackets is not a tool call, and a knowledge line is never dropped.
+    typed = [("- [know:1 fact] [tool x] in a title", KNOW), ("## src:1", None), ("1 user: [result] of the vote?", "s#seg-1")]
+    assert without_tool_turns(typed) == typed

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.rank import REPEATS
 from memory_substrate.compiler.render import MORE_EXPAND
 from memory_substrate.models import MemoryObject
 from memory_substrate.reader_text import continued
@@ -84,7 +85,8 @@ def pool(
     seen: set[str] = set()
     out: list[Candidate] = []
     for c in [*dropped, *rejected]:
-        if c.key in seen or c.superseded_mark or c.similarity < floor or not allowed(c):
+        if c.key in seen or c.superseded_mark or c.similarity < floor or (c.rejected or "").startswith(REPEATS) \
+                or not allowed(c):
             continue
         seen.add(c.key)
         out.append(c)

@@ -41,6 +41,8 @@ UNVERIFIED = ("candidate", "contested")
 CLOSED_WORK_MATCH = 0.9
 CLOSE_MATCH = 0.9
 GONE = ("archived", "expired", "stale")
+REPEATS = "repeats "  # the reason given to a turn that says word for word what a better one says
+REPEAT_WORDS = 8
 
 
 def _strength(c: Candidate) -> tuple[bool, float]:
@@ -155,4 +157,26 @@ def rank(
         score(c, classes, now, undated)
         (rejected if c.rejected else eligible).append(c)
     eligible.sort(key=lambda c: (-c.score, c.key))
-    return eligible, rejected
+    return _without_repeats(eligible, rejected)
+
+
+def _without_repeats(eligible: list[Candidate], rejected: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+    """A turn of another episode that says word for word what a better-ranked turn says (the same
+    message captured twice: a re-import, a pasted message, a transcript read by two clients) tells
+    the reader nothing more; it is left out, naming the turn it repeats. A short reply ("Yes,
+    ship it.") means what its own conversation makes it mean, so only turns of ``REPEAT_WORDS``
+    words or more count, and never two turns of one episode."""
+    said: dict[tuple[str, str], Candidate] = {}
+    kept: list[Candidate] = []
+    for c in eligible:
+        seg = c.segment
+        if seg is not None and len(seg.text.split()) >= REPEAT_WORDS:
+            speaker = seg.metadata.get("name") or seg.metadata.get("role") or ""
+            # Exact text: turns that differ in a character (case, a line break) are not repeats.
+            first = said.setdefault((str(speaker), seg.text.strip()), c)
+            if first is not c and first.segment is not None and first.segment.source_id != seg.source_id:
+                c.rejected = f"{REPEATS}{first.key} word for word"
+                rejected.append(c)
+                continue
+        kept.append(c)
+    return kept, rejected

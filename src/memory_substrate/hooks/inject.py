@@ -17,6 +17,7 @@ own episode (its turns are the conversation itself), and the text goes out wrapp
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,9 @@ RECENT_TAIL = 40  # turns read from the end of an episode to find its last answe
 ANSWER_CHARS = 600  # of a recent session's last answer
 MAX_TASK_CHARS = 4000  # of a prompt compiled as the task (the rest adds words, not meaning)
 MIN_PROMPT_CHARS = 8  # "yes", "go on", "/clear": nothing to recall for
+CONCLUSION_SHARE = 5  # 1/5 of a prompt's budget is kept for the recalled sessions' conclusions
+CONCLUSION_CHARS = 400  # of a recalled session's conclusion
+CLIENT_HOSTS = ("claude-code", "codex")  # sessions a hook captured (their origin's host)
 
 
 Line = tuple[str, str | None]  # a line of the injected text, and the memory id it hands over
@@ -56,14 +60,16 @@ def prompt_injection(mem: Any, prompt: str, *, budget: int, given: set[str], own
     text = prompt.strip()
     if budget <= 0 or len(text) < MIN_PROMPT_CHARS:
         return None
-    result = _compile(mem, text[:MAX_TASK_CHARS], budget)
-    lines = package_lines(result, skip=given, own=own, turns=True)
+    # The compile leaves room for the conclusions of the sessions it recalls (below).
+    result = _compile(mem, text[:MAX_TASK_CHARS], max(64, budget - budget // CONCLUSION_SHARE))
+    lines = with_conclusions(mem, package_lines(result, skip=given, own=own, turns=True), skip=given)
     if _coverage(mem, result) == "weak":
         # The compiler admits only its few best turns then; they go out as a hint within
         # WEAK_BUDGET: a prompt memory barely covers costs little, and one memory covers in words
         # of its own ("who should review my billing change?" beside "Dana owns billing") still
-        # gets the turn that answers it.
-        return _wrap(WEAK_HEADER, lines, min(budget, WEAK_BUDGET))
+        # gets the turn that answers it. In so few tokens the client's mechanics (a folded tool
+        # call, its result) would push out the answer that follows them.
+        return _wrap(WEAK_HEADER, without_tool_turns(lines), min(budget, WEAK_BUDGET))
     return _wrap(PROMPT_HEADER, lines, budget)
 
 
@@ -122,6 +128,18 @@ def package_lines(result: dict[str, Any], *, skip: set[str], own: set[str], turn
     return lines
 
 
+# A capture folds tool calls and results into the assistant's turns; a user's turn never is one.
+_TOOL_TURN = re.compile(r"^\S+ (?!user:)[^:\n]{1,60}: \[(?:tool [^\]]*|result)\]")
+
+
+def without_tool_turns(lines: list[Line]) -> list[Line]:
+    """The lines less the turns that are a folded tool call or its result (``N speaker: [tool
+    ...]`` / ``[result]``), as a capture writes them; an episode left with no turn goes too."""
+    kept = [(text, oid) for text, oid in lines if not (oid and "#" in oid and _TOOL_TURN.match(text))]
+    return [line for i, line in enumerate(kept)
+            if not (line[0].startswith("## ") and (i + 1 == len(kept) or kept[i + 1][0].startswith("## ")))]
+
+
 def _full_ids(result: dict[str, Any]) -> list[str]:
     """The full ids of the package's objects and turns (``items`` and the context tiers)."""
     found = [str(i["id"]) for i in result.get("items") or [] if isinstance(i, dict) and i.get("id")]
@@ -171,6 +189,50 @@ def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: se
     return out
 
 
+def with_conclusions(mem: Any, lines: list[Line], *, skip: set[str]) -> list[Line]:
+    """``lines`` with, after the turns of each captured agent session they show, that session's
+    conclusion (its last answer in words) when the package left it out.
+
+    In an agent's session the answer to the question that opened it comes after its tool calls,
+    several turns on, where the words of a later prompt seldom reach: the question matches, the
+    answer does not. The package's turns of such a session then bring the answer along."""
+    shown = {oid for _, oid in lines if oid}
+    episodes = list(dict.fromkeys(oid.partition("#")[0] for _, oid in lines if oid and "#" in oid))
+    if not episodes:
+        return lines
+    from memory_substrate.reader_text import continued, label
+
+    found: dict[str, Line] = {}
+    with mem.runtime.read() as session:
+        for source in session.get_objects(episodes).values():
+            origin = (source.payload or {}).get("origin") if source.object_type == "source" else None
+            if not isinstance(origin, dict) or origin.get("host") not in CLIENT_HOSTS:
+                continue
+            answer = last_answer(session, source)
+            if answer is None or (turn := f"{source.id}#{answer.id}") in shown or turn in skip:
+                continue
+            speaker = label(str(answer.metadata.get("name") or answer.metadata.get("role") or "assistant"))
+            text = continued(_cut(answer.text, CONCLUSION_CHARS))
+            found[source.id] = (f"{answer.id.removeprefix('seg-')} {speaker}: {text}", turn)
+    if not found:
+        return lines
+    out: list[Line] = []
+    for i, line in enumerate(lines):
+        out.append(line)
+        episode = line[1].partition("#")[0] if line[1] and "#" in line[1] else None
+        following = lines[i + 1][1] if i + 1 < len(lines) else None
+        if episode in found and not (following and following.startswith(episode + "#")):
+            out.append(found.pop(episode))
+    return out
+
+
+def last_answer(session: Any, source: Any) -> Any:
+    """A captured session's last assistant turn in words (read from its last turns), or None."""
+    count = int(source.metadata.get("segment_count") or 0)
+    tail = session.get_segments(source.id, offset=max(0, count - RECENT_TAIL), limit=RECENT_TAIL)
+    return next((s for s in reversed(tail) if _is_answer(s)), None)
+
+
 # --- what memory holds for the project as a whole ----------------------------------------------
 def current_decisions(mem: Any, *, skip: set[str], limit: int = DECISIONS) -> list[Line]:
     """The project's latest decisions still in force (active, not past ``valid_until``), as the
@@ -214,8 +276,7 @@ def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, lim
         used = 0
         for source in sources:
             count = int(source.metadata.get("segment_count") or 0)
-            tail = session.get_segments(source.id, offset=max(0, count - RECENT_TAIL), limit=RECENT_TAIL)
-            answer = next((s for s in reversed(tail) if _is_answer(s)), None)
+            answer = last_answer(session, source)
             if answer is not None and f"{source.id}#{answer.id}" in skip:
                 continue  # its last answer is already in this context
             when = str(source.payload.get("ended_at") or source.payload.get("started_at") or source.created_at)
