@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     # extraction, reindex), on threads apart from those serving reads; this many more may wait.
     slow_concurrency: int = Field(default=4, ge=1)
     slow_queue: int = Field(default=8, ge=0)
+    # Heavy reads (a very long query or task, a very large budget: mcp/bulkhead.py) of a namespace
+    # run at most this many at once, so they never take the interpreter from other namespaces' reads.
+    heavy_read_concurrency: int = Field(default=1, ge=1)
+    heavy_read_queue: int = Field(default=8, ge=0)
     # Optional extraction model (any OpenAI-compatible chat endpoint); never used on the hot path.
     llm_base_url: str | None = None
     llm_model: str | None = None

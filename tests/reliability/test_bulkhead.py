@@ -142,3 +142,54 @@ def test_the_bulkhead_refuses_past_its_bound(limits: tuple[int, int]) -> None:
 
     anyio.run(main)
     assert results.count("done") == concurrency + queue
+
+
+def test_heavy_reads_are_told_apart_by_their_input_and_budget() -> None:
+    from memory_substrate.mcp.bulkhead import HEAVY_INPUT_CHARS, is_heavy_read
+
+    assert not is_heavy_read("memory_query", {"query": "why did the nightly fail?"}, {})
+    assert is_heavy_read("memory_query", {"query": "x" * HEAVY_INPUT_CHARS}, {})
+    # Many short strings count together, keys included; a budget past the bound is heavy too.
+    assert is_heavy_read("memory_query", {"ids": ["know:" + "a" * 20] * (HEAVY_INPUT_CHARS // 20)}, None)
+    assert is_heavy_read("memory_query", {"task": "plan the release"}, {"budget_tokens": 32_000})
+    assert not is_heavy_read("memory_query", {"task": "plan the release"}, {"budget_tokens": True})
+    # Writes are never heavy reads (captures have the slow-work bulkhead).
+    assert not is_heavy_read("memory_remember", {"summary": "x" * HEAVY_INPUT_CHARS}, {})
+
+
+@pytest.mark.anyio
+async def test_a_namespace_runs_its_heavy_reads_one_at_a_time_and_refuses_past_its_queue(
+        make_settings: Any, namespace: str) -> None:
+    from mcp import Client
+
+    from memory_substrate.mcp.server import build_server
+    from tests.helpers import ToolFailed, call, conversation
+
+    memory = Memory(make_settings(heavy_read_concurrency=1, heavy_read_queue=1), namespace=namespace)
+    words = " ".join(f"deploy{i % 700} key rotation window" for i in range(6_000))[:99_000]
+    try:
+        async with Client(build_server(memory)) as c:
+            await call(c, "memory_ingest", "conversation", conversation([words[:20_000], "rotation noted"]))
+            ends: list[str] = []
+
+            async def heavy() -> None:
+                try:
+                    await call(c, "memory_query", "search", {"query": words}, {"result_unit": "segment"})
+                    ends.append("done")
+                except ToolFailed as exc:
+                    assert "memory_rate_limited" in str(exc) and "heavy reads" in str(exc), exc
+                    ends.append("refused")
+
+            async def small() -> None:
+                await call(c, "memory_query", "search", {"query": "key rotation"})
+                ends.append("small")
+
+            async with anyio.create_task_group() as tg:
+                for _ in range(4):
+                    tg.start_soon(heavy)
+                tg.start_soon(small)
+        # One runs, one waits, two are refused at once; a small read never queues behind them.
+        assert sorted(ends) == ["done", "done", "refused", "refused", "small"], ends
+        assert ends.index("small") < max(i for i, e in enumerate(ends) if e == "done")
+    finally:
+        memory.close()

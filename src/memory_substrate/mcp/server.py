@@ -15,7 +15,7 @@ from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.governance import MemorySource
 from memory_substrate.mcp import texts
-from memory_substrate.mcp.bulkhead import Bulkhead, is_slow
+from memory_substrate.mcp.bulkhead import Bulkhead, is_heavy_read, is_slow
 from memory_substrate.mcp.memory_server import MemoryMCPServer
 from memory_substrate.validation import Mode, check_input
 from memory_substrate.wire import outcome_result
@@ -124,6 +124,8 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
     # One server serves one namespace, so its bulkhead is that namespace's (mcp/bulkhead.py).
     bulkhead = Bulkhead(memory.namespace, concurrency=memory.settings.slow_concurrency,
                         queue=memory.settings.slow_queue)
+    heavy = Bulkhead(memory.namespace, concurrency=memory.settings.heavy_read_concurrency,
+                     queue=memory.settings.heavy_read_queue, what="heavy reads (inputs or budgets this large)")
     calls: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
         "memory_ingest": memory.ingest, "memory_query": memory.query,
         "memory_remember": memory.remember, "memory_maintain": memory.maintain,
@@ -145,6 +147,8 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
                     work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
                 if is_slow(name, a.mode):
                     return outcome_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
+                if is_heavy_read(name, a.input_data, a.options):
+                    return outcome_result(await heavy.run(name, a.mode, work))  # type: ignore[return-value]
                 return outcome_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
             except MemorySubstrateError as exc:
                 # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
