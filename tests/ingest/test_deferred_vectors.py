@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from memory_substrate import Memory
+from memory_substrate.embed import foreground
 from memory_substrate.graph import deferred, jobs
 
 GERMAN = [
@@ -183,3 +184,117 @@ def test_a_one_shot_cli_capture_makes_its_vectors_before_it_exits(tmp_path: Any,
     assert "vectors" not in json.loads(stored.output)
     structure = CliRunner().invoke(main, ["maintain", "structure"])
     assert json.loads(structure.output)["deferred_vectors"]["segments_pending"] == 0
+
+
+SPANISH = "El perro de mi vecino ladra toda la noche y no me deja dormir."
+SPANISH_QUESTION = "Whose dog keeps barking at night?"
+
+
+@pytest.fixture
+def loads(monkeypatch: pytest.MonkeyPatch, backend: str) -> list[str]:
+    """Each full load of a segment-vector matrix from the store (SQLite's cache; PostgreSQL
+    searches its vectors in the database and keeps no matrix)."""
+    seen: list[str] = []
+    if backend == "sqlite":
+        from memory_substrate.storage.sqlite.store import SQLiteSession
+
+        plain = SQLiteSession._vector_loader
+
+        def counted(self: Any, model: str, owner_type: str) -> Any:
+            load = plain(self, model, owner_type)
+
+            def run() -> Any:
+                if owner_type == "segment":
+                    seen.append(model)
+                return load()
+
+            return run
+
+        monkeypatch.setattr(SQLiteSession, "_vector_loader", counted)
+    return seen
+
+
+def _ranking(memory: Memory, queries: list[str]) -> list[list[tuple[str, float, float]]]:
+    out = []
+    for q in queries:
+        found = memory.query("search", {"query": q}, {"result_unit": "segment", "max_items": 5, "detail": "full"})
+        out.append([(i["excerpt"], i["rank_score"], i["semantic_score"]) for i in found["items"]])
+    return out
+
+
+def test_search_during_a_backlog_sees_each_vector_once_made_and_the_matrix_is_never_reloaded(
+    mem: Memory, make_settings: Any, namespace: str, loads: list[str]
+) -> None:
+    _capture(mem, [ENGLISH], title="english")  # made during capture: the matrix holds English columns only
+    assert _top(mem, "bicycle office")[0] == ENGLISH
+    loaded = len(loads)
+    _capture(mem, GERMAN, title="notizen")
+    _capture(mem, [SPANISH], title="notas")
+    assert _waiting(mem)["segments_pending"] == 3
+    # Neither has a vector yet: each is found by its words, not by an English paraphrase.
+    assert _top(mem, "Skifahren Knie")[0] == GERMAN[0]
+    assert SPANISH in _top(mem, "perro vecino")
+    assert GERMAN[0] not in _top(mem, QUESTION) and SPANISH not in _top(mem, SPANISH_QUESTION)
+
+    # Some are made (one job: the German conversation's): visible to the next search at once.
+    assert mem.maintain("embed", {"limit": 1}, {"apply": True})["embedded"] == 2
+    assert _top(mem, QUESTION)[0] == GERMAN[0]
+    assert SPANISH not in _top(mem, SPANISH_QUESTION)
+    assert SPANISH in _top(mem, "perro vecino")  # the one still waiting: by its words
+
+    assert mem.maintain("embed", {}, {"apply": True})["embedded"] == 1
+    assert _top(mem, SPANISH_QUESTION)[0] == SPANISH
+    # Every batch, in new columns (a language's) too, was taken into the cached matrix in place.
+    assert len(loads) == loaded
+
+    # ... and the answers are those of a process that loads every vector from the store.
+    queries = [QUESTION, SPANISH_QUESTION, "bicycle office", "Skifahren Knie", "Chefin Firma"]
+    warm = _ranking(mem, queries)
+    with Memory(make_settings(embedder="use-gated"), namespace=namespace) as cold:
+        assert _ranking(cold, queries) == warm
+
+
+def test_a_read_counts_as_in_flight_while_it_runs(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    _capture(mem, GERMAN)
+    embedder = mem.runtime.embedder_or_none()
+    plain = embedder.embed_query  # type: ignore[union-attr]
+    seen: list[int] = []
+
+    def watched(text: str) -> Any:
+        seen.append(foreground.in_flight())
+        return plain(text)
+
+    monkeypatch.setattr(embedder, "embed_query", watched)
+    mem.query("search", {"query": QUESTION}, {"result_unit": "segment"})
+    mem.query("context", {"task": QUESTION}, {})
+    assert len(seen) >= 2 and min(seen) >= 1
+    assert foreground.in_flight() == 0
+
+
+def test_the_worker_waits_while_a_read_is_in_flight(make_settings: Any, namespace: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deferred, "IDLE_S", 0.05)
+    monkeypatch.setattr(foreground, "STARVED_S", 3600.0)  # no piece goes ahead of a read
+    with Memory(make_settings(embedder="use-gated"), namespace=namespace) as memory:
+        stored = _capture(memory, [ENGLISH])  # loads the embedders
+        with foreground.foreground():  # a read in flight, as QueryService.run holds it
+            stored = _capture(memory, GERMAN)
+            time.sleep(0.5)  # well past IDLE_S: the worker has taken the batch and waits
+            assert _vectors(memory, stored["source_id"], 2) == 0
+        deadline = time.monotonic() + 120  # the worker's own pace; a loaded machine is slow
+        while _waiting(memory)["segments_pending"] and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _vectors(memory, stored["source_id"], 2) == 2
+
+
+def test_a_drain_asked_for_does_not_wait_on_a_worker_that_yields(make_settings: Any, namespace: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(deferred, "IDLE_S", 0.05)
+    monkeypatch.setattr(foreground, "STARVED_S", 3600.0)
+    # Reads that never pause: the worker would wait for ever.
+    with Memory(make_settings(embedder="use-gated"), namespace=namespace) as memory, foreground.foreground():
+        stored = _capture(memory, GERMAN)
+        time.sleep(0.3)
+        done = memory.maintain("embed", {}, {"apply": True})
+        assert done["status"] == "applied" and done["queue"]["segments_pending"] == 0
+        assert _vectors(memory, stored["source_id"], 2) == 2

@@ -91,14 +91,35 @@ def test_a_matrix_keeps_only_the_columns_its_rows_use_and_scores_as_the_full_row
     new = _gated_rows(1, dim, slice(0, 24), rng)[0]
     cache.advance("ns", [VectorStep("entity:service", 1, 2, "m1", [("x", new)])])
     assert cache.search(KEY, 2, _refuse, new, 1)[0][0] == "x"
-    # A write using a column left out (a text in another language) sends the next read to a
-    # reload, which keeps the wider set of columns.
+    # A write using a column left out (a text in another language) widens the matrix and its
+    # int8 companion in place, without a reload, and every score is still the full rows'.
     foreign = _gated_rows(1, dim, slice(24, 60), rng)[0]
     cache.advance("ns", [VectorStep("entity:service", 2, 3, "m1", [("de", foreign)])])
-    wider = _loader([*ids, "x", "de"], [*rows, new, foreign])
-    hits = cache.search(KEY, 3, wider, foreign, 1)
+    hits = cache.search(KEY, 3, _refuse, foreign, 1)
     assert hits[0][0] == "de" and hits[0][1] == pytest.approx(1.0, abs=1e-5)
-    assert cache._entries[KEY].buf.shape[1] == 60
+    entry = cache._entries[KEY]
+    assert entry.buf.shape[1] == 60 and entry.quant is not None
+    all_ids, all_rows = [*ids, "x", "de"], np.vstack([rows, new, foreign])
+    for query in (q, foreign + q):
+        scores = all_rows @ query
+        want = [all_ids[i] for i in np.argsort(-scores, kind="stable")[:20]]
+        hits = cache.search(KEY, 3, _refuse, query, 20)
+        assert [oid for oid, _ in hits] == want
+        assert [s for _, s in hits] == pytest.approx([float(scores[all_ids.index(o)]) for o in want], abs=1e-5)
+    assert np.array_equal(cache.lookup(KEY, 3, _refuse, ["s7"])["s7"], rows[7])
+    # Past NARROW_BELOW of the columns the matrix keeps every one.
+    wide = _gated_rows(1, dim, slice(0, dim), rng)[0]
+    cache.advance("ns", [VectorStep("entity:service", 3, 4, "m1", [("all", wide)])])
+    assert cache.search(KEY, 4, _refuse, wide, 1)[0][0] == "all"
+    assert cache._entries[KEY].cols is None and cache._entries[KEY].buf.shape[1] == dim
+
+
+def test_the_first_rows_of_a_partition_cached_empty_are_taken_in_place() -> None:
+    cache = VectorCache()
+    q = _unit(1, 0, 0)
+    assert cache.search(KEY, 5, lambda: ([], np.zeros((0, 0), dtype=np.float32)), q, 10) == []
+    cache.advance("ns", [VectorStep("entity:service", 5, 6, "m1", [("a", _unit(1, 1, 0)), ("b", _unit(0, 1, 0))])])
+    assert [oid for oid, _ in cache.search(KEY, 6, _refuse, q, 10)] == ["a", "b"]
 
 
 def test_a_matrix_that_uses_most_columns_is_kept_whole() -> None:

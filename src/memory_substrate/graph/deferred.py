@@ -1,11 +1,11 @@
 """Segment vectors made after capture: the queue, its drain and the background worker.
 
-Why: the default embedder (``use-gated``) embeds English turns with a static model (~0.2 ms a
-turn) and every other language with the Universal Sentence Encoder (~1 ms a turn batched, pure
-numpy), so a capture in German took ~5x an English one. A capture now stores every turn, its
-full-text row and the vectors that are cheap (``Embedder.deferrable`` says which are not), and
-leaves the rest to this module; search finds those turns by their words (and by whatever vectors
-exist) until their vectors are written.
+Why: the default embedder (``use-gated``) embeds English turns with a static model (a table
+look-up) and every other language with the Universal Sentence Encoder (a network pass per turn,
+pure numpy), so a capture in German took several times as long as an English one. A capture now
+stores every turn, its full-text row and the vectors that are cheap (``Embedder.deferrable``
+says which are not), and leaves the rest to this module; search finds those turns by their words
+(and by whatever vectors exist) until their vectors are written.
 
 The queue is the extraction queue's table (``jobs``, kind ``embed``): one job per source, whose
 ``data["segments"]`` lists the segment ids still without a vector, written in the capture's own
@@ -24,12 +24,16 @@ the CPU they need (a batch of 512 German turns is ~0.5 s of a quiet core, 1.5 s 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
+from memory_substrate.embed import foreground
 from memory_substrate.embed.base import Embedder
 from memory_substrate.graph import jobs
 from memory_substrate.indexing import segment_embedding_text, segment_vector_id
@@ -41,7 +45,8 @@ from memory_substrate.util import new_id, now_iso
 log = logging.getLogger(__name__)
 
 EMBED = "embed"
-BATCH = 512  # segments a drain embeds in one go (~0.5 s of the encoder on one quiet core)
+BATCH = 512  # segments a drain embeds and writes in one go (~0.5 s of the encoder on one quiet core)
+PIECE = 4  # ... the worker in pieces of this many (~5 ms on a quiet core), each once no read runs
 IDLE_S = 0.5  # the worker waits for captures to pause this long ...
 MAX_WAIT_S = 10.0  # ... but while they go on, still embeds a small batch this often,
 BUSY_BATCH = 64  # this many segments (~1% of a core), so the queue always moves
@@ -107,38 +112,62 @@ def pending_count(session: StoreSession) -> int:
 _DRAINING = threading.Lock()
 
 
-def drain(rt: Runtime, *, limit: int = BATCH) -> dict[str, Any]:
+def drain(rt: Runtime, *, limit: int = BATCH, pause: Callable[[], object] | None = None) -> dict[str, Any]:
     """Embed up to about ``limit`` waiting segments (whole jobs, at least one) and write their
-    vectors; a failure is recorded on the jobs taken and returned, never raised."""
+    vectors; a failure is recorded on the jobs taken and returned, never raised. ``pause`` (the
+    worker's): called before each piece of ``PIECE`` texts and before the write, to wait for the
+    background's turn (``embed.foreground``); without it (``memory_maintain embed``) the batch is
+    embedded at once, and a worker's batch under way stops yielding until this one has run."""
     embedder = rt.embedder_or_none()
-    with _DRAINING:
-        with rt.read_with_expired() as session:
-            taken = _take(session, limit)
-            segments = {j.target_id: session.get_segments(j.target_id, segment_ids=j.data.get("segments") or [])
-                        for j in taken}
-        if not taken:
-            return {"embedded": 0, "jobs": 0, "failed": 0}
-        if embedder is None:
-            return {"embedded": 0, "jobs": 0, "failed": 0, "reason": rt.semantic_status().get("reason")}
-        # A reindex may have made some meanwhile (it embeds every segment without a vector).
-        with rt.read_with_expired() as session:
-            made = session.get_vectors(embedder.name, "segment", [
-                segment_vector_id(s.source_id, s.id) for j in taken for s in segments[j.target_id]])
-        flat = [s for j in taken for s in segments[j.target_id] if segment_vector_id(s.source_id, s.id) not in made]
-        try:
-            texts = [segment_embedding_text(s.text, s.metadata) for s in flat]
-            vectors: Any = embedder.embed_documents(texts) if flat else []
-        except Exception as exc:  # a model that fails must not lose the work: it stays queued, with the error
-            log.exception("deferred embedding failed")
-            _fail(rt, taken, f"{type(exc).__name__}: {exc}")
-            return {"embedded": 0, "jobs": len(taken), "failed": len(taken), "error": f"{type(exc).__name__}: {exc}"}
-        rows = [(segment_vector_id(s.source_id, s.id), vectors[i]) for i, s in enumerate(flat)]
-        with rt.write("memory_maintain", EMBED, None, embed=False) as (session, _patch):
-            if rows:
-                session.upsert_vectors(embedder.name, "segment", rows)
-            for job in taken:
-                _settle(session, job)
+    with contextlib.ExitStack() as held:
+        if pause is None:
+            held.enter_context(foreground.urgent())
+        held.enter_context(_DRAINING)
+        return _drain(rt, embedder, limit, pause)
+
+
+def _drain(rt: Runtime, embedder: Embedder | None, limit: int, pause: Callable[[], object] | None) -> dict[str, Any]:
+    with rt.read_with_expired() as session:
+        taken = _take(session, limit)
+        segments = {j.target_id: session.get_segments(j.target_id, segment_ids=j.data.get("segments") or [])
+                    for j in taken}
+    if not taken:
+        return {"embedded": 0, "jobs": 0, "failed": 0}
+    if embedder is None:
+        return {"embedded": 0, "jobs": 0, "failed": 0, "reason": rt.semantic_status().get("reason")}
+    # A reindex may have made some meanwhile (it embeds every segment without a vector).
+    with rt.read_with_expired() as session:
+        made = session.get_vectors(embedder.name, "segment", [
+            segment_vector_id(s.source_id, s.id) for j in taken for s in segments[j.target_id]])
+    flat = [s for j in taken for s in segments[j.target_id] if segment_vector_id(s.source_id, s.id) not in made]
+    try:
+        texts = [segment_embedding_text(s.text, s.metadata) for s in flat]
+        vectors: Any = _embed(embedder, texts, pause) if flat else []
+    except Exception as exc:  # a model that fails must not lose the work: it stays queued, with the error
+        log.exception("deferred embedding failed")
+        _fail(rt, taken, f"{type(exc).__name__}: {exc}")
+        return {"embedded": 0, "jobs": len(taken), "failed": len(taken), "error": f"{type(exc).__name__}: {exc}"}
+    rows = [(segment_vector_id(s.source_id, s.id), vectors[i]) for i, s in enumerate(flat)]
+    if pause is not None:
+        pause()
+    with rt.write("memory_maintain", EMBED, None, embed=False) as (session, _patch):
+        if rows:
+            session.upsert_vectors(embedder.name, "segment", rows)
+        for job in taken:
+            _settle(session, job)
     return {"embedded": len(rows), "jobs": len(taken), "failed": 0}
+
+
+def _embed(embedder: Embedder, texts: list[str], pause: Callable[[], object] | None) -> Any:
+    """The texts' vectors, embedded in pieces of ``PIECE`` with a ``pause`` before each (at once
+    without one). A vector does not depend on the texts embedded beside it."""
+    if pause is None:
+        return embedder.embed_documents(texts)
+    pieces = []
+    for lo in range(0, len(texts), PIECE):
+        pause()
+        pieces.append(np.asarray(embedder.embed_documents(texts[lo : lo + PIECE]), dtype=np.float32))
+    return np.concatenate(pieces)
 
 
 def _take(session: StoreSession, limit: int) -> list[Job]:
@@ -212,6 +241,10 @@ class _Worker:
         self.last_capture = time.monotonic()
         self.wake.set()
 
+    def _pause(self) -> None:
+        """Wait for the background's turn: no read in flight (embed.foreground)."""
+        foreground.background_turn(self.stopping)
+
     def _run(self) -> None:
         while not self.stopping.is_set():
             self.wake.wait()  # a capture that queued work, or stopping
@@ -225,7 +258,7 @@ class _Worker:
                     continue
                 self.last_batch = time.monotonic()
                 try:
-                    step = drain(self.rt, limit=BUSY_BATCH if busy else BATCH)
+                    step = drain(self.rt, limit=BUSY_BATCH if busy else BATCH, pause=self._pause)
                 except Exception:  # the store closing under it, a database gone: the jobs stay queued
                     log.exception("deferred embedding worker")
                     step = {"jobs": 0, "failed": 1}

@@ -18,6 +18,7 @@ from memory_substrate.answers.views import compact, compact_source_payload, full
 from memory_substrate.compiler.inputs import ContextInput, ContextOptions
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
 from memory_substrate.derived.access import graph_reader
+from memory_substrate.embed.foreground import foreground
 from memory_substrate.errors import NotFoundError
 from memory_substrate.models import MemoryObject
 from memory_substrate.query import graph_modes
@@ -94,6 +95,11 @@ class QueryService:
         self.engine = SearchEngine(runtime)
 
     def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        # Background embedding waits while a read is in flight (embed.foreground).
+        with foreground():
+            return self._run(mode, input_data, options)
+
+    def _run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
         declared = mode_of(MODES_DECLARED, mode)
         data = parse(declared.input_model, input_data, "input_data")
         opts = parse(declared.options_model, options or {}, "options")

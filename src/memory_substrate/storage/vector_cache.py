@@ -11,7 +11,7 @@ records what it changed as :class:`VectorStep` s, each taking the counter from `
 exactly at the first step's ``v_from``. The write lock makes a transaction's steps contiguous,
 so a matrix advanced this way equals a fresh load. Any change the steps do not describe (another
 process, a path that does not record steps) leaves the counter ahead of the cache and the next
-read reloads, as before.
+read reloads the partition whole.
 
 Advanced matrices are copy-on-write for readers: new rows go into spare capacity past the end
 of the published view, and a replaced or removed row is masked (its id becomes ``None``) rather
@@ -26,7 +26,9 @@ A cached matrix keeps only the columns some row uses. The default embedder's vec
 namespace in English alone, 528 of 784 columns are zero in every row, and a search streamed them
 all (int8 pass and float32 rescoring) to add nothing to any score. The query is cut to the same
 columns, so every score is the one the full rows give. A write whose vector uses a column the
-matrix left out sends the next read to a reload, which keeps the wider set.
+matrix left out (the first text in another language) widens the matrix in place: a copy of its
+rows with zero columns added, not a reload of the partition from the store, which a bulk import's
+background embedding would otherwise send every search to after each of its batches.
 """
 
 from __future__ import annotations
@@ -280,11 +282,25 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
     if not removed and not upserts:
         return _Entry(step.v_to, entry.ids, entry.buf, entry.dead, entry.positions, entry.dead_rows,
                       entry.quant, entry.searched).kept_from(entry)
+    if upserts and len(entry.ids) == 0 and not removed:
+        # The first rows of a partition cached empty: the matrix is theirs alone.
+        latest = {oid: np.asarray(vec, dtype=np.float32) for oid, vec in upserts}
+        if len({v.shape for v in latest.values()}) != 1 or latest[next(iter(latest))].ndim != 1:
+            return None
+        return _loaded(step.v_to, list(latest), np.stack(list(latest.values())))
     if upserts and (len(entry.ids) == 0 or any(v.shape != (entry.dim,) for _, v in upserts)):
-        return None  # first rows of a partition, or a dimension change: a reload sets the shape
-    narrowed = [(oid, entry.narrowed(np.asarray(vec, dtype=np.float32))) for oid, vec in upserts]
-    if any(vec is None for _, vec in narrowed):
-        return None  # a column the matrix left out is used now: a reload keeps it
+        return None  # a dimension change: a reload sets the shape
+    full = [np.asarray(vec, dtype=np.float32) for _, vec in upserts]
+    if entry.cols is not None and upserts:
+        # A column the matrix left out is used now (a new language's slot): the matrix takes it
+        # in, its rows zero there, instead of a reload from the store.
+        entry = _widened(entry, np.stack(full))
+    narrowed: list[tuple[str, Matrix]] = []
+    for (oid, _), vec in zip(upserts, full, strict=True):
+        kept = entry.narrowed(vec)
+        if kept is None:
+            return None  # not after ``_widened``; a reload is the safe answer
+        narrowed.append((oid, kept))
     ids = list(entry.ids)
     positions = dict(entry.index())
     quant = entry.quant
@@ -318,3 +334,32 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
         taken = None if quant is None else quant.taken(keep)
         return _Entry(step.v_to, list(kept_ids), compact, 0, None, quant=taken).kept_from(entry)
     return _Entry(step.v_to, ids, buf, dead, positions, quant=quant, searched=entry.searched).kept_from(entry)
+
+
+def _widened(entry: _Entry, vectors: Matrix) -> _Entry:
+    """``entry`` keeping also the columns ``vectors`` use that it left out (itself when none): a
+    copy of its rows with zero columns added (every row is zero where it left a column out), its
+    int8 companion likewise (a zero codes as 0 and leaves the row's scale and norms as they are).
+    At ``NARROW_BELOW`` of the columns or more it keeps every one."""
+    assert entry.cols is not None
+    used = np.zeros(entry.dim, dtype=bool)
+    used[entry.cols] = True
+    if not np.any(np.any(vectors[:, ~used] != 0, axis=0)):
+        return entry
+    used |= np.any(vectors != 0, axis=0)
+    cols = np.flatnonzero(used) if used.sum() < NARROW_BELOW * entry.dim else np.arange(entry.dim)
+    at = np.searchsorted(cols, entry.cols)  # where the kept columns go among the new ones
+    n, capacity = len(entry.ids), entry.buf.shape[0]
+    buf = np.zeros((capacity, len(cols)), dtype=np.float32)
+    buf[:n, at] = entry.buf[:n]
+    quant = None
+    if entry.quant is not None:
+        old = entry.quant
+        codes = np.zeros((capacity, len(cols)), dtype=np.int8)
+        codes[:n, at] = old.codes[:n]
+        quant = _QuantBuf(codes, old.inv_scale.copy(), old.code_norm.copy(), old.error_norm.copy())
+    out = _Entry(entry.version, entry.ids, buf, entry.dead, entry.positions, entry.dead_rows, quant, entry.searched)
+    if len(cols) == entry.dim:
+        return out  # every column: cols None, width the buffer's own
+    out.cols, out.width = cols, entry.dim
+    return out
