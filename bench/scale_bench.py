@@ -1,7 +1,7 @@
 """Scale benchmark: ingest throughput, search latency and peak memory on synthetic corpora.
 
     .venv/bin/python bench/scale_bench.py --sizes 10000 100000 [--backend sqlite postgres] [--embedder static|none]
-        [--text synthetic|en|de|tokens ...] [--compile]
+        [--text synthetic|en|de|tokens|real-en|real-de ...] [--compile] [--profile N]
 
 Each size runs in a fresh store (a subprocess, so peak memory is per size). A corpus is made of
 conversations of 100 turns whose words follow a Zipf law over a synthetic vocabulary, with real
@@ -29,6 +29,17 @@ topic words mixed in so queries have answers. Reported per size:
 tokens no language detector places (``tokens``: ``w123``-style identifiers, as in log lines and
 ticket numbers). A salad corpus is drawn from a fixed seed, and its queries are three words of a
 stored turn (issue 41: capture and search as fast in every language as in English).
+``real-en`` and ``real-de`` are real text and real questions (issue 53; ``bench/real_corpus.py``):
+turns of 1–3 sentences of the LoCoMo development conversations and the agent-bench conversations,
+recombined so no turn repeats, said by their real speakers, and asked 200 real questions (150
+LoCoMo development questions, 50 agent-bench tasks; their figures are also given apart); German
+has no real conversation text here, so ``real-de`` recombines the multilingual sets' German
+statements and asks their German questions. Give a salad and a real corpus in one run
+(``--text en real-en``) and the end of the run prints them side by side in one table, with the
+load average before and after each corpus's timings and the time of day.
+
+``--profile N`` runs cProfile over N segment searches of each corpus's questions after its timings
+(untimed) and writes the top functions by cumulative time to ``bench/results/``.
 
 ``--store-dir DIR`` keeps each store (``DIR/current-SIZE``, ``DIR/base-REF-SIZE``) and searches a
 kept one again without ingesting: build once (untimed), then time the searches in a quiet moment.
@@ -111,9 +122,35 @@ def _found_at(answer: dict[str, Any], title: str, line: str) -> int | None:
     return None
 
 
+def _real_corpus():
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import real_corpus
+
+    return real_corpus
+
+
+def build_real(mem, size: int, text: str) -> tuple[list[str], float]:
+    """Fill ``mem`` with ``size`` turns of real sentences recombined (``bench/real_corpus.py``,
+    conversations of 100, each turn named by its speaker); the real questions and the seconds
+    ingestion took (the corpus is made before the clock starts)."""
+    rc = _real_corpus()
+    lang = text.removeprefix("real-")
+    convs = list(rc.conversations(lang, size))
+    queries = [q for _, q in rc.sample_questions(lang)]
+    t0 = time.perf_counter()
+    start = 0
+    for conv in convs:
+        msgs = [{"role": "user", "content": t, "name": speaker} for speaker, t in conv]
+        mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
+        start += len(conv)
+    return queries, time.perf_counter() - t0
+
+
 def build_synthetic(mem, size: int, text: str = "synthetic") -> tuple[list[str], float]:
     """Fill ``mem`` with ``size`` turns (conversations of 100); the 60 benchmark queries and the
     seconds ingestion took."""
+    if text.startswith("real-"):
+        return build_real(mem, size, text)
     rng = random.Random(size)
     per_conv = 100
     if text == "synthetic":
@@ -136,7 +173,7 @@ KEPT = "scale_bench.json"  # in a kept store's folder: its namespace, queries an
 
 def run_one(
     size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None,
-    text: str = "synthetic", compile_too: bool = False, settle: bool = True,
+    text: str = "synthetic", compile_too: bool = False, settle: bool = True, profile: int = 0,
 ) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
 
@@ -169,8 +206,13 @@ def run_one(
             mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         if settle:
             _settle()
+        load_before = os.getloadavg()[0]
+        started = time.strftime("%H:%M:%S")
         seg_t, obj_t, base_t, comp_t = _time_queries(mem, queries, compile_too)
+        load_after = os.getloadavg()[0]
         found = _salad_recall(mem, size, text, queries)
+        by_source = _by_source(text, queries, seg_t, obj_t, comp_t)
+        profile_path = _profile(mem, queries, profile, text, size, backend) if profile else None
         mem.close()
     return {
         "size": size,
@@ -193,9 +235,98 @@ def run_one(
         "compile_p95_ms": _pct(comp_t, 95) if comp_t else None,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "own_turn_at_10": found[0] if found else None,
+        "queries": len(queries),
+        "query_words_mean": statistics.mean(len(q.split()) for q in queries),
+        "by_source": by_source,
+        "timed_at": started,
+        "load_before": load_before,
+        "load_after": load_after,
+        "profile": profile_path,
         "all_words_at_10": found[1] if found else None,
         "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
+
+
+def _by_source(text: str, queries: list[str], *timings: list[float]) -> dict[str, dict[str, float]] | None:
+    """For a real corpus: segment / object search (and compile) p50 / p95 per source of question
+    (LoCoMo development questions, agent-bench tasks)."""
+    if not text.startswith("real-"):
+        return None
+    qs = _real_corpus().sample_questions(text.removeprefix("real-"))
+    if [q for _, q in qs] != queries:
+        return None
+    out: dict[str, dict[str, float]] = {}
+    for source in sorted({s for s, _ in qs}):
+        picked = [i for i, (s, _) in enumerate(qs) if s == source]
+        row: dict[str, float] = {"queries": len(picked)}
+        for name, ts in zip(["segment", "object", "compile"], timings, strict=False):
+            if ts:
+                row[f"{name}_p50_ms"] = statistics.median(ts[i] for i in picked)
+                row[f"{name}_p95_ms"] = _pct([ts[i] for i in picked], 95)
+        out[source] = row
+    return out
+
+
+def _profile(mem, queries: list[str], n: int, text: str, size: int, backend: str) -> str:
+    """cProfile over ``n`` segment searches (untimed, after the timings); the top functions by
+    cumulative time, written to bench/results; the file's path."""
+    import cProfile
+    import io
+    import pstats
+
+    prof = cProfile.Profile()
+    picked = (queries * (n // max(1, len(queries)) + 1))[:n]
+    t0 = time.perf_counter()
+    prof.enable()
+    for q in picked:
+        mem.query("search", {"query": q}, {"max_items": 10, "result_unit": "segment"})
+    prof.disable()
+    wall = (time.perf_counter() - t0) * 1000 / max(1, n)
+    buf = io.StringIO()
+    buf.write(f"{n} segment searches, {text} at {size} on {backend}, {wall:.1f} ms each under the profiler, "
+              f"load {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n")
+    stats = pstats.Stats(prof, stream=buf)
+    buf.write("where a search's time goes (cumulative ms per search; the ranker's parts are inside it, "
+              "neighbours partly inside the ranker's gather):\n")
+    for label, ms_each in _profile_buckets(stats, n):
+        buf.write(f"  {label:44s} {ms_each:6.1f}\n")
+    buf.write("\n")
+    stats.sort_stats("cumulative").print_stats(60)
+    stats.sort_stats("tottime").print_stats(30)
+    out_dir = Path(__file__).resolve().parent / "results"
+    out_dir.mkdir(exist_ok=True)
+    path = out_dir / f"scale_profile_{backend}_{text}_{size}.txt"
+    path.write_text(buf.getvalue())
+    stats.dump_stats(str(path.with_suffix(".pstats")))
+    return str(path)
+
+
+PROFILE_BUCKETS = [  # (label, function names: the largest cumulative time among them)
+    ("segment search, all", ["ranked_segments"]),
+    ("full-text SQL (search_segments_text)", ["search_segments_text"]),
+    ("ranker (rank_segments)", ["rank_segments"]),
+    ("  ranker: gather (_gather)", ["_gather"]),
+    ("  ranker: windows (_windows)", ["_windows"]),
+    ("  ranker: lexical scores (_lexical)", ["_lexical"]),
+    ("  ranker: semantic scores (_semantic)", ["_semantic"]),
+    ("neighbours (_Fetcher.neighbours, all callers)", ["neighbours"]),
+    ("  of which the SQL (segment_windows)", ["segment_windows"]),
+    ("query embedding (embed_query)", ["embed_query"]),
+    ("nearest vectors", ["nearest_segments", "nearest", "_nearest"]),
+    ("waiting on the stream beside (Pending.result)", ["result"]),
+]
+
+
+def _profile_buckets(stats: Any, n: int) -> list[tuple[str, float]]:
+    """Milliseconds per search in each of PROFILE_BUCKETS, from a pstats.Stats of ``n`` searches
+    (functions of memory_substrate only)."""
+    out = []
+    for label, names in PROFILE_BUCKETS:
+        cum = [ct for (file, _, fn), (_, _, _, ct, _) in stats.stats.items()
+               if fn in names and "memory_substrate" in file]
+        if cum:
+            out.append((label, max(cum) * 1000 / max(1, n)))
+    return out
 
 
 def _settle() -> None:
@@ -215,7 +346,7 @@ def _salad_recall(mem, size: int, text: str, queries: list[str]) -> tuple[float,
     the 10, and the share of the turns returned that hold every word of their query. On a store
     where hundreds of turns hold a query's three words the first is chance; the second says
     whether the search still finds the best matches."""
-    if text == "synthetic":
+    if text == "synthetic" or text.startswith("real-"):
         return None
     targets: list[int] = []
     texts, again = _salads(text, size, targets)
@@ -282,6 +413,43 @@ def _database(url: str, name: str, *, drop: bool = False) -> str:
     return urlunsplit(urlsplit(url)._replace(path="/" + name))
 
 
+def side_by_side(rows: list[dict[str, Any]]) -> str:
+    """One markdown table of a run: a column per store (code, backend, corpus, size), a row per
+    figure, with the time of day and the load average around each store's timings."""
+    def ms(r: dict[str, Any], key: str) -> str:
+        a, b = r.get(f"{key}_p50_ms"), r.get(f"{key}_p95_ms")
+        return "—" if a is None else f"{a:.1f} / {b:.1f}"
+
+    def source_ms(r: dict[str, Any], source: str, key: str) -> str:
+        b = (r.get("by_source") or {}).get(source)
+        return "—" if not b or f"{key}_p50_ms" not in b else f"{b[f'{key}_p50_ms']:.1f} / {b[f'{key}_p95_ms']:.1f}"
+
+    sources = sorted({s for r in rows for s in (r.get("by_source") or {})})
+    cols = [f"{r['code']} {r['backend']} {r.get('text', 'synthetic')} {r['size'] // 1000}k" for r in rows]
+    lines = ["| p50 / p95 ms | " + " | ".join(cols) + " |", "| --- |" + " --- |" * len(rows)]
+    figures: list[tuple[str, Any]] = [
+        ("timed at (load before → after)", lambda r: f"{r.get('timed_at', '?')} ({r.get('load_before', 0):.2f} → "
+                                                      f"{r.get('load_after', 0):.2f})"),
+        ("queries (mean words)", lambda r: f"{r.get('queries', '?')} ({r.get('query_words_mean', 0):.1f})"),
+        ("segment search", lambda r: ms(r, "segment_search")),
+        ("object search", lambda r: ms(r, "object_search")),
+        ("context compile, 1,500 tokens", lambda r: ms(r, "compile")),
+        ("store's full-text query (floor)", lambda r: ms(r, "baseline_fts")),
+    ]
+    for source in sources:
+        for key in ("segment", "object", "compile"):
+            figures.append((f"{key}, {source} questions only", lambda r, s=source, k=key: source_ms(r, s, k)))
+    figures += [
+        ("ingest turns/s (+ vectors after capture)", lambda r: f"{r['ingest_turns_per_s']:.0f} "
+                                                              f"({r.get('complete_turns_per_s', 0):.0f})"
+                                                              + (" kept" if r.get("reused_store") else "")),
+        ("peak RSS MB", lambda r: f"{r['peak_rss_mb']:.0f}"),
+    ]
+    for name, fn in figures:
+        lines.append(f"| {name} | " + " | ".join(fn(r) for r in rows) + " |")
+    return f"\n{time.strftime('%Y-%m-%d %H:%M')} (load {os.getloadavg()[0]:.2f} at the end)\n" + "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -297,9 +465,12 @@ def main() -> None:
                     help="keep each store under this folder (one per size and code) and, when it is "
                          "already there, search it again without ingesting (a 1M store takes minutes "
                          "to build; the ingest rate shown is then the one measured when it was built)")
-    ap.add_argument("--text", nargs="+", default=["synthetic"], choices=["synthetic", "en", "de", "tokens"],
-                    help="the turns: synthetic words, or salads of English, German or unplaced tokens")
+    ap.add_argument("--text", nargs="+", default=["synthetic"], choices=["synthetic", "en", "de", "tokens", "real-en", "real-de"],
+                    help="the turns: synthetic words, salads of English, German or unplaced tokens, or real "
+                         "sentences recombined, asked real questions (bench/real_corpus.py)")
     ap.add_argument("--compile", action="store_true", help="also time a 1,500-token context compile")
+    ap.add_argument("--profile", type=int, default=0, metavar="N",
+                    help="cProfile N segment searches of each corpus after its timings (bench/results/)")
     ap.add_argument("--no-settle", action="store_true",
                     help="time searches without freezing the warmed heap as the server does (memory_substrate.heap)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
@@ -307,7 +478,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.one:
         print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep,
-                                 args.text[0], args.compile, not args.no_settle)))
+                                 args.text[0], args.compile, not args.no_settle, args.profile)))
         return
     url = args.database_url
     stop = None
@@ -334,7 +505,8 @@ def main() -> None:
             (size, b, x, t) for size in args.sizes for b in args.backend for x in args.text for t in trees
         ]:
             cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder,
-                   "--text", text, *(["--compile"] if args.compile else []), *(["--no-settle"] if args.no_settle else [])]
+                   "--text", text, *(["--compile"] if args.compile else []), *(["--no-settle"] if args.no_settle else []),
+                   *(["--profile", str(args.profile)] if args.profile else [])]
             fresh = None
             if url and backend == "postgres":
                 # On the embedded server each run gets a database of its own, as each SQLite run gets
@@ -370,6 +542,15 @@ def main() -> None:
                    if r.get("own_turn_at_10") is not None else ""),
                 flush=True,
             )
+            for source, b in (r.get("by_source") or {}).items():
+                print(f"{'':13s} {'':8s} {'':9s} {'':>8s}       {source} questions ({b['queries']:.0f}): "
+                      f"segment p50 {b['segment_p50_ms']:6.1f} p95 {b['segment_p95_ms']:6.1f} ms  "
+                      f"object p50 {b['object_p50_ms']:6.1f} p95 {b['object_p95_ms']:6.1f} ms"
+                      + (f"  compile p50 {b['compile_p50_ms']:6.1f} p95 {b['compile_p95_ms']:6.1f} ms"
+                         if "compile_p50_ms" in b else ""), flush=True)
+            if r.get("profile"):
+                print(f"{'':13s} profile: {r['profile']}", flush=True)
+        print(side_by_side(rows))
         out_dir = Path(__file__).resolve().parent / "results"
         out_dir.mkdir(exist_ok=True)
         (out_dir / f"scale_{'_'.join(args.backend)}_{'_'.join(args.text)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
