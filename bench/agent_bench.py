@@ -91,7 +91,9 @@ class ToolError(Exception):
             self.code, self.message = "unparsed", text
 
 
-async def call(client: Client, tool: str, mode: str, data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+async def call(
+    client: Client, tool: str, mode: str, data: dict[str, Any], options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     args: dict[str, Any] = {"mode": mode, "input_data": data}
     if options is not None:
         args["options"] = options
@@ -162,9 +164,16 @@ class Builder:
         return out
 
     async def run(self) -> Store:
-        handlers = {"conversation": self.conversation, "knowledge": self.knowledge, "supersede": self.supersede,
-                    "work_item": self.work_item, "work_update": self.work_update, "procedure": self.procedure,
-                    "repo": self.repo, "doc": self.doc}
+        handlers = {
+            "conversation": self.conversation,
+            "knowledge": self.knowledge,
+            "supersede": self.supersede,
+            "work_item": self.work_item,
+            "work_update": self.work_update,
+            "procedure": self.procedure,
+            "repo": self.repo,
+            "doc": self.doc,
+        }
         for n, event in enumerate(self.data["timeline"]):
             op = event.get("op")
             try:
@@ -173,20 +182,31 @@ class Builder:
                 if op == "work_update" and "work_item_id" in exc.message and "not permitted" in exc.message:
                     self.store.skipped["work_update (server has no work_item_id update path)"] += 1
                     continue
-                self.store.errors.append(f"event {n} {op} {event.get('id', event.get('old', ''))}: {exc.code}: {exc.message[:300]}")
+                self.store.errors.append(
+                    f"event {n} {op} {event.get('id', event.get('old', ''))}: {exc.code}: {exc.message[:300]}"
+                )
             except (KeyError, ValueError) as exc:
                 self.store.errors.append(f"event {n} {op} {event.get('id', '')}: {type(exc).__name__}: {exc}")
         return self.store
 
     async def segments(self, source_id: str) -> list[dict[str, Any]]:
-        page = await call(self.client, "memory_query", "page", {"id": source_id},
-                          {"include_segments": True, "detail": "compact", "max_items": 500})
+        page = await call(
+            self.client,
+            "memory_query",
+            "page",
+            {"id": source_id},
+            {"include_segments": True, "detail": "compact", "max_items": 500},
+        )
         return list(page.get("segments") or page.get("object", {}).get("segments") or [])
 
     async def conversation(self, ev: dict[str, Any]) -> None:
-        messages = [{"role": "user", "name": t["speaker"], "content": t["text"], "created_at": self.at(ev["day"], i)}
-                    for i, t in enumerate(ev["turns"])]
-        out = await call(self.client, "memory_ingest", "conversation", {"title": ev["title"], "messages": messages})
+        messages = [
+            {"role": "user", "name": t["speaker"], "content": t["text"], "created_at": self.at(ev["day"], i)}
+            for i, t in enumerate(ev["turns"])
+        ]
+        out = await call(
+            self.client, "memory_ingest", "conversation", {"title": ev["title"], "messages": messages}
+        )
         sid = out["source_id"]
         self.store.sources[ev["id"]] = sid
         by_index = {s["locator"].get("index"): s["segment_id"] for s in await self.segments(sid)}
@@ -194,10 +214,18 @@ class Builder:
             self.store.put(f"{ev['id']}#{i}", "turn", f"{sid}#{by_index.get(i, f'seg-{i + 1}')}")
 
     async def knowledge(self, ev: dict[str, Any]) -> None:
-        data = {"kind": ev["kind"], "title": ev["title"], "summary": ev["summary"],
-                "reason": ev.get("reason", "recorded while working on the project"),
-                "memory_source": SOURCES.get(ev.get("memory_source", ""), ev.get("memory_source", "user_declared")),
-                "scope_refs": SCOPE, "valid_from": self.at(ev["day"]), "evidence_refs": self.evidence(ev.get("evidence", []))}
+        data = {
+            "kind": ev["kind"],
+            "title": ev["title"],
+            "summary": ev["summary"],
+            "reason": ev.get("reason", "recorded while working on the project"),
+            "memory_source": SOURCES.get(
+                ev.get("memory_source", ""), ev.get("memory_source", "user_declared")
+            ),
+            "scope_refs": SCOPE,
+            "valid_from": self.at(ev["day"]),
+            "evidence_refs": self.evidence(ev.get("evidence", [])),
+        }
         if ev.get("status"):
             data["status"] = ev["status"]
         out = await call(self.client, "memory_remember", "knowledge", data)
@@ -206,15 +234,28 @@ class Builder:
             self.store.stale[ev["id"]] = "unverified guess"
 
     async def supersede(self, ev: dict[str, Any]) -> None:
-        await call(self.client, "memory_remember", "supersede", {
-            "old_knowledge_id": self.ref(ev["old"]), "new_knowledge_id": self.ref(ev["new"]),
-            "reason": ev.get("reason", "replaced")})
+        await call(
+            self.client,
+            "memory_remember",
+            "supersede",
+            {
+                "old_knowledge_id": self.ref(ev["old"]),
+                "new_knowledge_id": self.ref(ev["new"]),
+                "reason": ev.get("reason", "replaced"),
+            },
+        )
         self.store.stale[ev["old"]] = "superseded"
 
     async def work_item(self, ev: dict[str, Any]) -> None:
-        data = {"kind": ev.get("kind", "task"), "title": ev["title"], "summary": ev["summary"],
-                "reason": ev.get("reason", "tracked as project work"), "memory_source": ev.get("memory_source", "user_declared"),
-                "scope_refs": SCOPE, "status": ev.get("status", "open")}
+        data = {
+            "kind": ev.get("kind", "task"),
+            "title": ev["title"],
+            "summary": ev["summary"],
+            "reason": ev.get("reason", "tracked as project work"),
+            "memory_source": ev.get("memory_source", "user_declared"),
+            "scope_refs": SCOPE,
+            "status": ev.get("status", "open"),
+        }
         if ev.get("priority"):
             data["priority"] = ev["priority"]
         out = await call(self.client, "memory_remember", "work_item", data)
@@ -231,14 +272,27 @@ class Builder:
 
     async def procedure(self, ev: dict[str, Any]) -> None:
         kind = ev.get("kind", "workflow")
-        proc = {"kind": kind if kind in PROCEDURE_KINDS else "workflow", "title": ev["title"], "text": ev["text"]}
+        proc = {
+            "kind": kind if kind in PROCEDURE_KINDS else "workflow",
+            "title": ev["title"],
+            "text": ev["text"],
+        }
         pid = None
         for episode in ev["episodes"]:
             conv, _, turn = episode.partition("#")
             segs = [next(iter(self.store.keys[episode])).partition("#")[2]] if turn else []
-            out = await call(self.client, "memory_remember", "extraction", {
-                "episode_id": self.ref(conv), "reason": "procedure observed in this conversation",
-                "memory_source": "agent_inferred", "scope_refs": SCOPE, "procedures": [{**proc, "segment_ids": segs}]})
+            out = await call(
+                self.client,
+                "memory_remember",
+                "extraction",
+                {
+                    "episode_id": self.ref(conv),
+                    "reason": "procedure observed in this conversation",
+                    "memory_source": "agent_inferred",
+                    "scope_refs": SCOPE,
+                    "procedures": [{**proc, "segment_ids": segs}],
+                },
+            )
             found = out["procedures"]["created"] + out["procedures"]["merged"]
             pid = pid or (found[0] if found else None)
         if pid is None:
@@ -249,7 +303,12 @@ class Builder:
         else:
             page = await call(self.client, "memory_query", "page", {"id": pid})
             if page["object"].get("status") == "candidate":
-                await call(self.client, "memory_remember", "promote", {"knowledge_id": pid, "reason": "seen in three episodes"})
+                await call(
+                    self.client,
+                    "memory_remember",
+                    "promote",
+                    {"knowledge_id": pid, "reason": "seen in three episodes"},
+                )
 
     def write_files(self, name: str, files: dict[str, str]) -> Path:
         root = self.workdir / name
@@ -322,9 +381,13 @@ async def pose(client: Client, task: dict[str, Any], budgets: list[int]) -> dict
         indexed = {m["id"] for m in trace.get("more") or []}
         out["compiler"][budget] = (selected, int(ctx["token_count"]))
         out["reach"][budget] = (selected | indexed, int(ctx["token_count"]))
-        out.setdefault("index_share", {})[budget] = index_tokens(str(ctx["content"])) / max(1, int(ctx["token_count"]))
+        out.setdefault("index_share", {})[budget] = index_tokens(str(ctx["content"])) / max(
+            1, int(ctx["token_count"])
+        )
         out["class"] = out["class"] or ctx["classification"]["primary"]["class"]
-    found = await call(client, "memory_query", "search", {"query": task["task"]}, {"max_items": 200, "detail": "full"})
+    found = await call(
+        client, "memory_query", "search", {"query": task["task"]}, {"max_items": 200, "detail": "full"}
+    )
     units = search_units(found["items"])
     for budget in budgets:
         out["search"][budget] = cut(units, budget)
@@ -344,12 +407,22 @@ def holds(package: set[str], store: Store, label: str) -> bool:
     return bool(store.keys.get(label, set()) & package)
 
 
-def score_task(task: dict[str, Any], posed: dict[str, Any], store: Store, budgets: list[int]) -> dict[str, Any]:
+def score_task(
+    task: dict[str, Any], posed: dict[str, Any], store: Store, budgets: list[int]
+) -> dict[str, Any]:
     """Per system and budget: the required labels held and missed, the forbidden labels held, tokens."""
-    unresolved = [lab for lab in task.get("required", []) + task.get("forbidden", []) if lab not in store.keys]
-    rec: dict[str, Any] = {"id": task["id"], "class": task["class"], "compiler_class": posed["class"],
-                           "uncovered": bool(task.get("uncovered")), "unresolved": unresolved, "task": task["task"],
-                           "unmapped_required": [lab for lab in task.get("required", []) if lab not in store.keys]}
+    unresolved = [
+        lab for lab in task.get("required", []) + task.get("forbidden", []) if lab not in store.keys
+    ]
+    rec: dict[str, Any] = {
+        "id": task["id"],
+        "class": task["class"],
+        "compiler_class": posed["class"],
+        "uncovered": bool(task.get("uncovered")),
+        "unresolved": unresolved,
+        "task": task["task"],
+        "unmapped_required": [lab for lab in task.get("required", []) if lab not in store.keys],
+    }
     required = list(task.get("required", []))  # a label with no store id counts as a miss
     forbidden = [lab for lab in task.get("forbidden", []) if lab in store.keys]
     for system in SYSTEMS:
@@ -373,10 +446,20 @@ def ratio(hit: int, total: int) -> float | None:
     return round(hit / total, 3) if total else None
 
 
-def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budgets: list[int],
-              stale: dict[str, str] | None = None) -> dict[str, Any]:
+def summarise(
+    records: list[dict[str, Any]],
+    store_types: dict[str, str],
+    budgets: list[int],
+    stale: dict[str, str] | None = None,
+) -> dict[str, Any]:
     stale = stale or {}
-    out: dict[str, Any] = {"tasks": len(records), "by_type": {}, "by_class": {}, "forbidden": {}, "uncovered": {}}
+    out: dict[str, Any] = {
+        "tasks": len(records),
+        "by_type": {},
+        "by_class": {},
+        "forbidden": {},
+        "uncovered": {},
+    }
     for system in SYSTEMS:
         for budget in budgets:
             key = f"{system}@{budget}"
@@ -397,18 +480,24 @@ def summarise(records: list[dict[str, Any]], store_types: dict[str, str], budget
             out["by_type"].setdefault("required_counts", {t: totals[t] for t in TYPES})
             out["by_class"][key] = {c: ratio(cls_hit[c], cls_tot[c]) for c in CLASSES}
             out["forbidden"][key] = [rec["id"] for rec in records if rec[key]["forbidden"]]
-            out.setdefault("forbidden_by_reason", {})[key] = dict(Counter(
-                stale.get(lab, "other") for rec in records for lab in rec[key]["forbidden"]))
+            out.setdefault("forbidden_by_reason", {})[key] = dict(
+                Counter(stale.get(lab, "other") for rec in records for lab in rec[key]["forbidden"])
+            )
             toks = [rec[key]["tokens"] for rec in records if rec["uncovered"]]
-            out["uncovered"][key] = {"tasks": len(toks), "median": statistics.median(toks) if toks else None,
-                                     "max": max(toks) if toks else None, "over_300": sum(t > 300 for t in toks)}
+            out["uncovered"][key] = {
+                "tasks": len(toks),
+                "median": statistics.median(toks) if toks else None,
+                "max": max(toks) if toks else None,
+                "over_300": sum(t > 300 for t in toks),
+            }
     out["unmapped_required"] = sorted({lab for rec in records for lab in rec["unmapped_required"]})
     confusion: dict[str, Counter[str]] = defaultdict(Counter)
     for rec in records:
         confusion[rec["class"]][rec["compiler_class"]] += 1
     out["classification"] = {
         "agree": ratio(sum(confusion[c][c] for c in confusion), len(records)),
-        "confusion": {c: dict(v) for c, v in sorted(confusion.items())}}
+        "confusion": {c: dict(v) for c, v in sorted(confusion.items())},
+    }
     return out
 
 
@@ -416,19 +505,39 @@ def fmt(x: float | None) -> str:
     return "   -  " if x is None else f"{x:6.3f}"
 
 
-def print_summary(name: str, s: dict[str, Any], budgets: list[int], records: list[dict[str, Any]], show_misses: bool) -> None:
+def print_summary(
+    name: str, s: dict[str, Any], budgets: list[int], records: list[dict[str, Any]], show_misses: bool
+) -> None:
     print(f"\n== {name}: {s['tasks']} tasks ==")
     counts = s["by_type"]["required_counts"]
     if s["unmapped_required"]:
-        print(f"required labels with no store id, counted as misses for both systems: {s['unmapped_required']}")
-    print("recall of required items   " + "".join(f"{t}({counts[t]})".rjust(14) for t in TYPES) + "overall".rjust(10))
+        print(
+            f"required labels with no store id, counted as misses for both systems: {s['unmapped_required']}"
+        )
+    print(
+        "recall of required items   "
+        + "".join(f"{t}({counts[t]})".rjust(14) for t in TYPES)
+        + "overall".rjust(10)
+    )
     for budget in budgets:
         for system in SYSTEMS:
             row = s["by_type"][f"{system}@{budget}"]
-            print(f"  {system:8s} @{budget:<5d}          " + "".join(fmt(row[t]).rjust(14) for t in TYPES) + fmt(row["overall"]).rjust(10))
-        diff = [None if s["by_type"][f"compiler@{budget}"][t] is None else
-                round(s["by_type"][f"compiler@{budget}"][t] - s["by_type"][f"search@{budget}"][t], 3) for t in (*TYPES, "overall")]
-        print(f"  {'delta':8s} @{budget:<5d}          " + "".join(fmt(d).rjust(14) for d in diff[:-1]) + fmt(diff[-1]).rjust(10))
+            print(
+                f"  {system:8s} @{budget:<5d}          "
+                + "".join(fmt(row[t]).rjust(14) for t in TYPES)
+                + fmt(row["overall"]).rjust(10)
+            )
+        diff = [
+            None
+            if s["by_type"][f"compiler@{budget}"][t] is None
+            else round(s["by_type"][f"compiler@{budget}"][t] - s["by_type"][f"search@{budget}"][t], 3)
+            for t in (*TYPES, "overall")
+        ]
+        print(
+            f"  {'delta':8s} @{budget:<5d}          "
+            + "".join(fmt(d).rjust(14) for d in diff[:-1])
+            + fmt(diff[-1]).rjust(10)
+        )
     print("recall per task class       " + "".join(c.rjust(14) for c in CLASSES))
     for budget in budgets:
         for system in SYSTEMS:
@@ -436,26 +545,41 @@ def print_summary(name: str, s: dict[str, Any], budgets: list[int], records: lis
             print(f"  {system:8s} @{budget:<5d}          " + "".join(fmt(row[c]).rjust(14) for c in CLASSES))
     print(f"packages holding a forbidden item (of {s['tasks']})")
     for budget in budgets:
-        print("  " + "   ".join(f"{system} @{budget}: {len(s['forbidden'][f'{system}@{budget}'])}" for system in SYSTEMS))
+        print(
+            "  "
+            + "   ".join(
+                f"{system} @{budget}: {len(s['forbidden'][f'{system}@{budget}'])}" for system in SYSTEMS
+            )
+        )
     print("forbidden items held, by why they are forbidden")
     for budget in budgets:
         for system in SYSTEMS:
             held = s["forbidden_by_reason"][f"{system}@{budget}"]
-            print(f"  {system:8s} @{budget:<5d} " + (", ".join(f"{k} {v}" for k, v in sorted(held.items())) or "none"))
+            print(
+                f"  {system:8s} @{budget:<5d} "
+                + (", ".join(f"{k} {v}" for k, v in sorted(held.items())) or "none")
+            )
     print("tokens of packages for uncovered tasks (goal <= 300)")
     for budget in budgets:
         for system in SYSTEMS:
             u = s["uncovered"][f"{system}@{budget}"]
-            print(f"  {system:8s} @{budget:<5d} tasks {u['tasks']}  median {u['median']}  max {u['max']}  over 300: {u['over_300']}")
+            print(
+                f"  {system:8s} @{budget:<5d} tasks {u['tasks']}  median {u['median']}  max {u['max']}  over 300: {u['over_300']}"
+            )
     print("the index's share of a package's tokens (goal <= 0.20 on average)")
     for budget in budgets:
         shares = [rec[f"index_share@{budget}"] for rec in records]
-        print(f"  compiler @{budget:<5d} mean {statistics.fmean(shares) if shares else 0:.3f}  "
-              f"max {max(shares, default=0):.3f}  packages with an index {sum(x > 0 for x in shares)}")
+        print(
+            f"  compiler @{budget:<5d} mean {statistics.fmean(shares) if shares else 0:.3f}  "
+            f"max {max(shares, default=0):.3f}  packages with an index {sum(x > 0 for x in shares)}"
+        )
     c = s["classification"]
     print(f"compiler's class vs labelled class: agree {c['agree']}")
     for label, row in c["confusion"].items():
-        print(f"  labelled {label:12s} -> " + ", ".join(f"{k} {v}" for k, v in sorted(row.items(), key=lambda kv: -kv[1])))
+        print(
+            f"  labelled {label:12s} -> "
+            + ", ".join(f"{k} {v}" for k, v in sorted(row.items(), key=lambda kv: -kv[1]))
+        )
     if show_misses:
         print_misses(records, budgets)
 
@@ -468,10 +592,17 @@ def print_misses(records: list[dict[str, Any]], budgets: list[int]) -> None:
             for system in SYSTEMS:
                 r = rec[f"{system}@{budget}"]
                 if r["miss"] or r["forbidden"]:
-                    lines.append(f"    {system} @{budget} ({r['tokens']} tok): miss {r['miss']}" + (f"  FORBIDDEN {r['forbidden']}" if r["forbidden"] else ""))
+                    lines.append(
+                        f"    {system} @{budget} ({r['tokens']} tok): miss {r['miss']}"
+                        + (f"  FORBIDDEN {r['forbidden']}" if r["forbidden"] else "")
+                    )
         if rec["uncovered"]:
-            lines += [f"    {system} @{budget}: {rec[f'{system}@{budget}']['tokens']} tokens for a task memory does not cover"
-                      for budget in budgets for system in SYSTEMS if rec[f"{system}@{budget}"]["tokens"] > 300]
+            lines += [
+                f"    {system} @{budget}: {rec[f'{system}@{budget}']['tokens']} tokens for a task memory does not cover"
+                for budget in budgets
+                for system in SYSTEMS
+                if rec[f"{system}@{budget}"]["tokens"] > 300
+            ]
         if rec["unresolved"]:
             lines.append(f"    labels with no store id (required ones count as misses): {rec['unresolved']}")
         if lines:
@@ -485,9 +616,12 @@ def print_misses(records: list[dict[str, Any]], budgets: list[int]) -> None:
 async def run_file(path: Path, budgets: list[int], embedder: str, database_url: str | None) -> dict[str, Any]:
     data = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="agentbench-") as tmp:
-        mem = Memory(Settings(root=Path(tmp) / "store", embedder=embedder, database_url=database_url),
-                     # a server's namespaces outlive the run: a fresh one there
-                     namespace=f"agent-{data.get('name', path.stem)}" + (f"-{uuid.uuid4().hex[:6]}" if database_url else ""))
+        mem = Memory(
+            Settings(root=Path(tmp) / "store", embedder=embedder, database_url=database_url),
+            # a server's namespaces outlive the run: a fresh one there
+            namespace=f"agent-{data.get('name', path.stem)}"
+            + (f"-{uuid.uuid4().hex[:6]}" if database_url else ""),
+        )
         # The same ids in every build (util.fix_ids): a package cites ids by their random part,
         # whose token count would otherwise move items at the budget's edge from run to run.
         fix_ids(mem.namespace)
@@ -508,15 +642,27 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
         finally:
             fix_ids(None)
             mem.close()
-    return {"file": str(path), "name": data.get("name", path.stem), "build_s": round(build_s, 1),
-            "compile_ms_median": round(statistics.median(ms), 1) if ms else None, "errors": store.errors,
-            "skipped": dict(store.skipped), "types": store.types, "stale": store.stale, "records": records}
+    return {
+        "file": str(path),
+        "name": data.get("name", path.stem),
+        "build_s": round(build_s, 1),
+        "compile_ms_median": round(statistics.median(ms), 1) if ms else None,
+        "errors": store.errors,
+        "skipped": dict(store.skipped),
+        "types": store.types,
+        "stale": store.stale,
+        "records": records,
+    }
 
 
 def git_commit() -> str:
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True
+        ).stdout.strip()
         return head + (" (+ uncommitted changes)" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
@@ -530,8 +676,12 @@ def pick_files(args: argparse.Namespace) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", nargs="+", help="data files (default: every non-heldout file in bench/data/agent)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--data", nargs="+", help="data files (default: every non-heldout file in bench/data/agent)"
+    )
     ap.add_argument("--heldout", action="store_true", help="run the heldout_*.json files instead")
     ap.add_argument("--budget", type=int, default=1500, help="the main budget (4,096 is always reported too)")
     ap.add_argument("--embedder", default="static")
@@ -553,7 +703,9 @@ def main(argv: list[str] | None = None) -> int:
     all_stale: dict[str, str] = {}
     for path in files:
         res = anyio.run(run_file, path, budgets, args.embedder, args.database_url)
-        print(f"\n{res['name']} ({path}): store built in {res['build_s']} s, compile median {res['compile_ms_median']} ms")
+        print(
+            f"\n{res['name']} ({path}): store built in {res['build_s']} s, compile median {res['compile_ms_median']} ms"
+        )
         for k, v in res["skipped"].items():
             print(f"  WARNING skipped {v} x {k}")
         for err in res["errors"]:
@@ -565,10 +717,23 @@ def main(argv: list[str] | None = None) -> int:
         all_types.update(res["types"])
         all_stale.update(res["stale"])
     if len(results) > 1:
-        print_summary("all files", summarise(all_records, all_types, budgets, all_stale), budgets, all_records, False)
+        print_summary(
+            "all files", summarise(all_records, all_types, budgets, all_stale), budgets, all_records, False
+        )
     if args.json:
-        args.json.write_text(json.dumps({"date": datetime.now(UTC).isoformat(), "commit": git_commit(),
-                                         "argv": sys.argv, "budgets": budgets, "files": results}, indent=1), encoding="utf-8")
+        args.json.write_text(
+            json.dumps(
+                {
+                    "date": datetime.now(UTC).isoformat(),
+                    "commit": git_commit(),
+                    "argv": sys.argv,
+                    "budgets": budgets,
+                    "files": results,
+                },
+                indent=1,
+            ),
+            encoding="utf-8",
+        )
     return 0
 
 

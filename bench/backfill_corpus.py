@@ -52,14 +52,22 @@ def _rewrite(value: Any, texts: dict[str, str], words: Iterator[str]) -> Any:
     return value
 
 
-def _copy(lines: list[str], said: set[str], ids: dict[str, str], project: str, words: Iterator[str],
-          rng: random.Random) -> list[str]:
+def _copy(
+    lines: list[str],
+    said: set[str],
+    ids: dict[str, str],
+    project: str,
+    words: Iterator[str],
+    rng: random.Random,
+) -> list[str]:
     texts = dict.fromkeys(said, "")
     out = []
     for line in lines:
         if not line.strip():
             continue
-        line = _UUID.sub(lambda m: ids.setdefault(m[0], str(uuid.UUID(int=rng.getrandbits(128), version=4))), line)
+        line = _UUID.sub(
+            lambda m: ids.setdefault(m[0], str(uuid.UUID(int=rng.getrandbits(128), version=4))), line
+        )
         line = line.replace(RECORDED_PROJECT, project).replace(_dashed(RECORDED_PROJECT), _dashed(project))
         try:
             rec = json.loads(line)
@@ -74,8 +82,9 @@ def _dashed(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
-def _copies(templates: list[Path], read: Callable[[Path], Any], count: int, projects: int,
-            seed: int) -> Iterator[tuple[Path, str, dict[str, str], list[str], Callable[[Path], list[str]]]]:
+def _copies(
+    templates: list[Path], read: Callable[[Path], Any], count: int, projects: int, seed: int
+) -> Iterator[tuple[Path, str, dict[str, str], list[str], Callable[[Path], list[str]]]]:
     """(template, project, id map, rewritten lines, rewrite) of each of ``count`` copies; ``rewrite``
     gives another file of the same session (a subagent's) with the same ids and project."""
     rng = random.Random(seed)

@@ -55,7 +55,11 @@ def _one_search(mem: Any, q: str, unit: str) -> float:
 
 
 def _stats(xs: list[float]) -> dict[str, float | int]:
-    return {"p50": statistics.median(xs), "p95": _pct(xs, 95), "n": len(xs)} if xs else {"p50": 0.0, "p95": 0.0, "n": 0}
+    return (
+        {"p50": statistics.median(xs), "p95": _pct(xs, 95), "n": len(xs)}
+        if xs
+        else {"p50": 0.0, "p95": 0.0, "n": 0}
+    )
 
 
 def _gap(rng: random.Random, gap_ms: float) -> None:
@@ -63,8 +67,16 @@ def _gap(rng: random.Random, gap_ms: float) -> None:
         time.sleep(rng.uniform(0.5, 1.5) * gap_ms / 1000)
 
 
-def run_one(size: int, backend: str, embedder: str, database_url: str | None, text: str,
-            profile: str | None, max_backlog_s: float, gap_ms: float = 0.0) -> dict[str, Any]:
+def run_one(
+    size: int,
+    backend: str,
+    embedder: str,
+    database_url: str | None,
+    text: str,
+    profile: str | None,
+    max_backlog_s: float,
+    gap_ms: float = 0.0,
+) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
 
     rng = random.Random(7)
@@ -115,11 +127,20 @@ def run_one(size: int, backend: str, embedder: str, database_url: str | None, te
                 _gap(rng, gap_ms)
         mem.close()
     return {
-        "size": size, "backend": backend, "text": text, "embedder": embedder, "gap_ms": gap_ms,
-        "ingest_s": ingest_s, "backlog_segments": backlog_at_start, "backlog_s": backlog_s,
-        "searched_s": searched_s, "index_build_s": build_s,
-        "segment_backlog": _stats(seg), "object_backlog": _stats(obj),
-        "segment_settled": _stats(seg_after), "object_settled": _stats(obj_after),
+        "size": size,
+        "backend": backend,
+        "text": text,
+        "embedder": embedder,
+        "gap_ms": gap_ms,
+        "ingest_s": ingest_s,
+        "backlog_segments": backlog_at_start,
+        "backlog_s": backlog_s,
+        "searched_s": searched_s,
+        "index_build_s": build_s,
+        "segment_backlog": _stats(seg),
+        "object_backlog": _stats(obj),
+        "segment_settled": _stats(seg_after),
+        "object_settled": _stats(obj_after),
         "code_path": str(Path(sys.modules["memory_substrate"].__file__ or "").parent),
     }
 
@@ -128,13 +149,18 @@ def _line(label: str, r: dict[str, Any]) -> str:
     def pair(unit: str) -> str:
         b, s = r[f"{unit}_backlog"], r[f"{unit}_settled"]
         ratio = (b["p50"] / s["p50"] if s["p50"] else 0.0, b["p95"] / s["p95"] if s["p95"] else 0.0)
-        return (f"{unit} backlog p50 {b['p50']:6.1f} p95 {b['p95']:6.1f} ms (n {b['n']:3d}) | settled p50 "
-                f"{s['p50']:5.1f} p95 {s['p95']:5.1f} ms | x{ratio[0]:.2f} / x{ratio[1]:.2f}")
-    return (f"{label:13s} {r['backend']:8s} {r['text']:3s} {r['size']:>6d} turns  gap {r['gap_ms']:3.0f} ms  "
-            f"ingest {r['ingest_s']:5.1f} s  "
-            f"backlog {r['backlog_segments']:>6d} segs drained in {r['backlog_s']:5.1f} s  "
-            f"(then index build {r.get('index_build_s', 0.0):4.1f} s)\n"
-            f"    {pair('segment')}\n    {pair('object')}")
+        return (
+            f"{unit} backlog p50 {b['p50']:6.1f} p95 {b['p95']:6.1f} ms (n {b['n']:3d}) | settled p50 "
+            f"{s['p50']:5.1f} p95 {s['p95']:5.1f} ms | x{ratio[0]:.2f} / x{ratio[1]:.2f}"
+        )
+
+    return (
+        f"{label:13s} {r['backend']:8s} {r['text']:3s} {r['size']:>6d} turns  gap {r['gap_ms']:3.0f} ms  "
+        f"ingest {r['ingest_s']:5.1f} s  "
+        f"backlog {r['backlog_segments']:>6d} segs drained in {r['backlog_s']:5.1f} s  "
+        f"(then index build {r.get('index_build_s', 0.0):4.1f} s)\n"
+        f"    {pair('segment')}\n    {pair('object')}"
+    )
 
 
 def main() -> None:
@@ -146,15 +172,34 @@ def main() -> None:
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
     ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
     ap.add_argument("--profile", default=None, help="cProfile output of the backlog searches (current tree)")
-    ap.add_argument("--max-backlog-s", type=float, default=180.0, help="stop timing backlog searches after this")
-    ap.add_argument("--gap-ms", type=float, nargs="+", default=[0.0],
-                    help="pause between searches, ms (drawn from 0.5x-1.5x; several: one store each). 0: back "
-                         "to back, the worker then gets no quiet moment; 100: the worker runs between searches")
+    ap.add_argument(
+        "--max-backlog-s", type=float, default=180.0, help="stop timing backlog searches after this"
+    )
+    ap.add_argument(
+        "--gap-ms",
+        type=float,
+        nargs="+",
+        default=[0.0],
+        help="pause between searches, ms (drawn from 0.5x-1.5x; several: one store each). 0: back "
+        "to back, the worker then gets no quiet moment; 100: the worker runs between searches",
+    )
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.size, args.backend[0], args.embedder, args.database_url, args.text[0],
-                                 args.profile, args.max_backlog_s, args.gap_ms[0])))
+        print(
+            json.dumps(
+                run_one(
+                    args.size,
+                    args.backend[0],
+                    args.embedder,
+                    args.database_url,
+                    args.text[0],
+                    args.profile,
+                    args.max_backlog_s,
+                    args.gap_ms[0],
+                )
+            )
+        )
         return
     url, stop = args.database_url, None
     if "postgres" in args.backend and url is None:
@@ -168,7 +213,8 @@ def main() -> None:
     if args.baseline_ref:
         archive = subprocess.run(
             ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
         trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
@@ -177,9 +223,23 @@ def main() -> None:
         for backend, text, gap, (label, src) in [
             (b, x, g, t) for b in args.backend for x in args.text for g in args.gap_ms for t in trees
         ]:
-            cmd = [sys.executable, __file__, "--one", "--size", str(args.size), "--backend", backend,
-                   "--embedder", args.embedder, "--text", text, "--max-backlog-s", str(args.max_backlog_s),
-                   "--gap-ms", str(gap)]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--one",
+                "--size",
+                str(args.size),
+                "--backend",
+                backend,
+                "--embedder",
+                args.embedder,
+                "--text",
+                text,
+                "--max-backlog-s",
+                str(args.max_backlog_s),
+                "--gap-ms",
+                str(gap),
+            ]
             if args.profile and src is None:
                 cmd += ["--profile", f"{args.profile}.{backend}.{text}.{gap:g}"]
             fresh = None
@@ -193,13 +253,19 @@ def main() -> None:
                 _database(url, fresh, drop=True)
             if out.returncode != 0:
                 sys.exit(f"{label} {backend} {text} failed:\n{out.stderr[-4000:]}")
-            r = {**json.loads(out.stdout.strip().splitlines()[-1]), "code": label,
-                 "load_before": load, "load_after": os.getloadavg()[0]}
+            r = {
+                **json.loads(out.stdout.strip().splitlines()[-1]),
+                "code": label,
+                "load_before": load,
+                "load_after": os.getloadavg()[0],
+            }
             rows.append(r)
             print(_line(label, r) + f"\n    load {r['load_before']:.2f} -> {r['load_after']:.2f}", flush=True)
         out_dir = Path(__file__).resolve().parent / "results"
         out_dir.mkdir(exist_ok=True)
-        (out_dir / f"backlog_{'_'.join(args.backend)}_{'_'.join(args.text)}.json").write_text(json.dumps(rows, indent=2))
+        (out_dir / f"backlog_{'_'.join(args.backend)}_{'_'.join(args.text)}.json").write_text(
+            json.dumps(rows, indent=2)
+        )
     finally:
         tmp.cleanup()
         if stop is not None:

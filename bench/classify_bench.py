@@ -55,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
 
     rows = load()
     emb = StaticEmbedder()
-    splits = {"dev": [r for r in rows if split_of(r["text"]) == "dev"],
-              "heldout": [r for r in rows if split_of(r["text"]) == "heldout"]}
+    splits = {
+        "dev": [r for r in rows if split_of(r["text"]) == "dev"],
+        "heldout": [r for r in rows if split_of(r["text"]) == "heldout"],
+    }
     splits["all"] = rows
     majority = Counter(r["label"] for r in rows).most_common(1)[0][0]
     print(f"{'split':8s} {'n':>4s}  {'prototypes+cues':>15s}  {'cues only':>9s}  {'majority':>8s}")

@@ -88,8 +88,12 @@ def ingest(mem: Memory, conv: Conversation) -> dict[str, str]:
     texts = {}
     for n, turns in sorted(conv.sessions.items()):
         messages = [
-            {"role": "user", "name": t.speaker, "content": t.text,
-             **({"created_at": t.created_at.isoformat()} if t.created_at else {})}
+            {
+                "role": "user",
+                "name": t.speaker,
+                "content": t.text,
+                **({"created_at": t.created_at.isoformat()} if t.created_at else {}),
+            }
             for t in turns
         ]
         mem.ingest("conversation", {"title": f"{conv.sample_id} session {n}", "messages": messages})
@@ -125,7 +129,9 @@ def bare_text(texts: list[str], budget: int, *, skip_long: bool) -> str:
 
 
 def baseline_texts(mem: Memory, question: str) -> list[str]:
-    found = mem.query("search", {"query": question}, {"max_items": 200, "result_unit": "segment", "detail": "full"})
+    found = mem.query(
+        "search", {"query": question}, {"max_items": 200, "result_unit": "segment", "detail": "full"}
+    )
     return [item["excerpt"] for item in found["items"]]
 
 
@@ -135,7 +141,9 @@ def ceiling_texts(mem: Memory, question: str) -> list[str]:
     from memory_substrate.compiler import episodes
 
     with mem.runtime.read() as session:
-        ranked = episodes.recall(mem.runtime, session, question, episodes.EPISODE_POOL[1] * episodes.TURN_TOKENS_GUESS)
+        ranked = episodes.recall(
+            mem.runtime, session, question, episodes.EPISODE_POOL[1] * episodes.TURN_TOKENS_GUESS
+        )
     return [seg.text for seg, _, _ in ranked]
 
 
@@ -160,15 +168,28 @@ def packaged_search(mem: Memory, question: str, budget: int, fmt: str) -> str:
     with rt.read() as session:
         ranked = ranked_segments(rt, session, SearchEngine(rt).plan(question).clean.text, {}, pool)
         sims = episodes.similarities(np.array([r.rank_score for _, r in ranked]))
-        cands = [Candidate(segment_vector_id(seg.source_id, seg.id), "episodic", "episode_recall", sim, "chat", segment=seg)
-                 for (seg, _), sim in zip(ranked, sims, strict=True)]
+        cands = [
+            Candidate(
+                segment_vector_id(seg.source_id, seg.id),
+                "episodic",
+                "episode_recall",
+                sim,
+                "chat",
+                segment=seg,
+            )
+            for (seg, _), sim in zip(ranked, sims, strict=True)
+        ]
         eligible, _ = rank(cands, ["chat"], include_unverified=False, now=datetime.now(UTC))
-        sources = session.get_objects(sorted({c.segment.source_id for c in eligible if c.segment is not None}))
+        sources = session.get_objects(
+            sorted({c.segment.source_id for c in eligible if c.segment is not None})
+        )
         names = short_forms(session, list(sources))  # the compiler's short ids (ids.py)
     return fit(eligible, budget, fmt, {"task_class": "chat"}, sources, names).content
 
 
-def open_store(convs: list[Conversation], settings: Settings, store: Path | None) -> list[tuple[Memory, dict[str, str]]]:
+def open_store(
+    convs: list[Conversation], settings: Settings, store: Path | None
+) -> list[tuple[Memory, dict[str, str]]]:
     """One namespace per conversation, with dia_id -> turn text: ingested now, or, with ``store``,
     read back from a store built by an earlier run (``store/bench.json`` names its namespaces)."""
     index = store / "bench.json" if store is not None else None
@@ -188,14 +209,25 @@ def open_store(convs: list[Conversation], settings: Settings, store: Path | None
     return out
 
 
-def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str], database_url: str | None,
-               ceiling: bool = False, store: Path | None = None, packaged: bool = False) -> dict[str, Any]:
+def recall_run(
+    convs: list[Conversation],
+    budgets: list[int],
+    formats: list[str],
+    database_url: str | None,
+    ceiling: bool = False,
+    store: Path | None = None,
+    packaged: bool = False,
+) -> dict[str, Any]:
     root = str(store) if store is not None else tempfile.mkdtemp(prefix="ctxbench-")
     if store is not None:
         store.mkdir(parents=True, exist_ok=True)
     settings = Settings(root=root, embedder="static", database_url=database_url)
-    systems = ([f"compile-{f}" for f in formats] + ["segment-search"] + (["ranking-bare-text"] if ceiling else [])
-               + (["search-packaged"] if packaged else []))
+    systems = (
+        [f"compile-{f}" for f in formats]
+        + ["segment-search"]
+        + (["ranking-bare-text"] if ceiling else [])
+        + (["search-packaged"] if packaged else [])
+    )
     scores: dict[tuple[str, int], dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
     tokens: dict[tuple[str, int], list[int]] = defaultdict(list)
@@ -204,7 +236,10 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
         for q in conv.questions:
             # Bare-text systems: (name, ranked texts, ms to rank them, skip texts that do not fit).
             bare = []
-            for name, rank, skip in (("segment-search", baseline_texts, False), ("ranking-bare-text", ceiling_texts, True)):
+            for name, rank, skip in (
+                ("segment-search", baseline_texts, False),
+                ("ranking-bare-text", ceiling_texts, True),
+            ):
                 if name in systems:
                     t0 = time.perf_counter()
                     ranked_texts = rank(mem, q.text)
@@ -236,7 +271,11 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
                     scores[(name, budget)][q.category].append(hit / len(q.evidence))
                     tokens[(name, budget)].append(count_tokens(content))
         mem.close()
-    result: dict[str, Any] = {"questions": sum(len(c.questions) for c in convs), "systems": {}, "classes": dict(classes)}
+    result: dict[str, Any] = {
+        "questions": sum(len(c.questions) for c in convs),
+        "systems": {},
+        "classes": dict(classes),
+    }
     for system in systems:
         entry: dict[str, Any] = {}
         for budget in budgets:
@@ -244,7 +283,9 @@ def recall_run(convs: list[Conversation], budgets: list[int], formats: list[str]
             allr = [r for rs in per_cat.values() for r in rs]
             entry[str(budget)] = {
                 "recall": statistics.fmean(allr),
-                "by_category": {CATEGORIES[c]: round(statistics.fmean(v), 4) for c, v in sorted(per_cat.items())},
+                "by_category": {
+                    CATEGORIES[c]: round(statistics.fmean(v), 4) for c, v in sorted(per_cat.items())
+                },
                 "median_tokens": statistics.median(tokens[(system, budget)]),
             }
         lat = latency[system]
@@ -261,21 +302,38 @@ def scale_run(size: int, database_url: str | None, settle: bool = True) -> dict[
     cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(vocab))))
     with tempfile.TemporaryDirectory() as root:
         # The default embedder (the "default path" of the latency target), as a user's store has it.
-        mem = Memory(Settings(root=root, database_url=database_url),
-                     namespace=f"ctxscale-{size}-{uuid.uuid4().hex[:6]}")
+        mem = Memory(
+            Settings(root=root, database_url=database_url),
+            namespace=f"ctxscale-{size}-{uuid.uuid4().hex[:6]}",
+        )
         for start in range(0, size, 100):
-            msgs = [{"role": "user", "content": _turn(rng, vocab, cum), "name": rng.choice(["ana", "ben", "cy"])}
-                    for _ in range(min(100, size - start))]
+            msgs = [
+                {"role": "user", "content": _turn(rng, vocab, cum), "name": rng.choice(["ana", "ben", "cy"])}
+                for _ in range(min(100, size - start))
+            ]
             mem.ingest("conversation", {"title": f"conv {start}", "messages": msgs})
-        batch = [{"mode": "knowledge", "input_data": {
-            "kind": "fact", "title": f"{rng.choice(TOPICS)} note {i}", "summary": _turn(rng, vocab, cum),
-            "reason": "bench", "memory_source": "user_declared", "scope_refs": ["scope:bench"]}} for i in range(200)]
+        batch = [
+            {
+                "mode": "knowledge",
+                "input_data": {
+                    "kind": "fact",
+                    "title": f"{rng.choice(TOPICS)} note {i}",
+                    "summary": _turn(rng, vocab, cum),
+                    "reason": "bench",
+                    "memory_source": "user_declared",
+                    "scope_refs": ["scope:bench"],
+                },
+            }
+            for i in range(200)
+        ]
         mem.remember("batch", {"entries": batch})
         # The corpus's made-up words are no language a detector places as English: their vectors
         # are made by the background worker after capture (issue 41). Made now, so the compiles
         # are not timed beside that work.
         _finish_vectors(mem)
-        queries = [f"why does the {rng.choice(TOPICS)} fail with {rng.choice(vocab[:2000])}?" for _ in range(60)]
+        queries = [
+            f"why does the {rng.choice(TOPICS)} fail with {rng.choice(vocab[:2000])}?" for _ in range(60)
+        ]
         mem.query("context", {"task": queries[0]})  # warm caches once, as a running server would have
         mem.query("search", {"query": queries[0]}, {"result_unit": "segment"})
         if settle:  # what `memory-substrate serve` does once built (memory_substrate.heap)
@@ -295,8 +353,13 @@ def scale_run(size: int, database_url: str | None, settle: bool = True) -> dict[
     if settle:  # this size's store is garbage now: let the next size's run collect it
         gc.unfreeze()
         gc.collect()
-    return {"size": size, "compile_p50_ms": statistics.median(comp), "compile_p95_ms": _pct(comp, 95),
-            "segment_search_p50_ms": statistics.median(seg), "segment_search_p95_ms": _pct(seg, 95)}
+    return {
+        "size": size,
+        "compile_p50_ms": statistics.median(comp),
+        "compile_p95_ms": _pct(comp, 95),
+        "segment_search_p50_ms": statistics.median(seg),
+        "segment_search_p95_ms": _pct(seg, 95),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,26 +368,50 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budgets", type=int, nargs="+", default=[1500, 4096])
     ap.add_argument("--format", nargs="+", default=["json", "xml"], choices=["json", "xml"])
     ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
-    ap.add_argument("--scale", type=int, nargs="*", default=None, help="also measure latency at these segment counts")
+    ap.add_argument(
+        "--scale", type=int, nargs="*", default=None, help="also measure latency at these segment counts"
+    )
     ap.add_argument("--no-recall", action="store_true")
-    ap.add_argument("--no-settle", action="store_true",
-                    help="latency: leave the heap as it is (the server freezes it once built: memory_substrate.heap)")
-    ap.add_argument("--ceiling", action="store_true",
-                    help="also report the compiler's ranking filled with bare turn texts (no markup): an upper bound")
-    ap.add_argument("--packaged-search", action="store_true",
-                    help="also report search's ranking packaged by the compiler (same markup): search-packaged")
-    ap.add_argument("--store", type=Path, default=None,
-                    help="build the conversations' store here once and reuse it on later runs")
+    ap.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="latency: leave the heap as it is (the server freezes it once built: memory_substrate.heap)",
+    )
+    ap.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="also report the compiler's ranking filled with bare turn texts (no markup): an upper bound",
+    )
+    ap.add_argument(
+        "--packaged-search",
+        action="store_true",
+        help="also report search's ranking packaged by the compiler (same markup): search-packaged",
+    )
+    ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="build the conversations' store here once and reuse it on later runs",
+    )
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
     args = ap.parse_args(argv)
     summary: dict[str, Any] = {}
     if not args.no_recall:
         convs = load_locomo(args.data)[: args.conversations]
-        res = recall_run(convs, args.budgets, args.format, args.database_url, args.ceiling, args.store,
-                         args.packaged_search)
+        res = recall_run(
+            convs,
+            args.budgets,
+            args.format,
+            args.database_url,
+            args.ceiling,
+            args.store,
+            args.packaged_search,
+        )
         summary["recall"] = res
-        print(f"LoCoMo dev, {res['questions']} questions; evidence recall at budget (share of gold turns inside the package)")
+        print(
+            f"LoCoMo dev, {res['questions']} questions; evidence recall at budget (share of gold turns inside the package)"
+        )
         head = f"{'system':16s}" + "".join(f"  @{b:<6d}" for b in args.budgets) + "  p50 ms  p95 ms"
         print(head + "\n" + "-" * len(head))
         for name, entry in res["systems"].items():
@@ -333,17 +420,26 @@ def main(argv: list[str] | None = None) -> int:
         for b in args.budgets:
             base = res["systems"]["segment-search"][str(b)]["recall"]
             for f in args.format:
-                print(f"  @{b}: compile-{f} / segment-search = {res['systems'][f'compile-{f}'][str(b)]['recall'] / base:.3f}")
-        print("by category:", json.dumps({n: {b: e[str(b)]["by_category"] for b in args.budgets}
-                                          for n, e in res["systems"].items()}))
+                print(
+                    f"  @{b}: compile-{f} / segment-search = {res['systems'][f'compile-{f}'][str(b)]['recall'] / base:.3f}"
+                )
+        print(
+            "by category:",
+            json.dumps(
+                {n: {b: e[str(b)]["by_category"] for b in args.budgets} for n, e in res["systems"].items()}
+            ),
+        )
         print("task classes:", res["classes"])
     if args.scale:
         summary["scale"] = []
         for size in args.scale:
             r = scale_run(size, args.database_url, settle=not args.no_settle)
             summary["scale"].append(r)
-            print(f"{size:>8d} segments  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms   "
-                  f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms", flush=True)
+            print(
+                f"{size:>8d} segments  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms   "
+                f"segment search p50 {r['segment_search_p50_ms']:6.1f} p95 {r['segment_search_p95_ms']:6.1f} ms",
+                flush=True,
+            )
     save(args.out, "context", summary)
     return 0
 

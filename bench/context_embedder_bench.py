@@ -68,7 +68,9 @@ def _weights(raw: bytes) -> dict[str, np.ndarray]:
         if key == "__metadata__":
             continue
         start, end = spec["data_offsets"]
-        out[key.removeprefix("bert.")] = np.frombuffer(body[start:end], dtype=dtypes[spec["dtype"]]).reshape(spec["shape"])
+        out[key.removeprefix("bert.")] = np.frombuffer(body[start:end], dtype=dtypes[spec["dtype"]]).reshape(
+            spec["shape"]
+        )
     return out
 
 
@@ -100,8 +102,11 @@ class MiniLM:
         for j, s in enumerate(ids):
             arr[j, : len(s)] = s
             mask[j, : len(s)] = 1
-        x = (w["embeddings.word_embeddings.weight"][arr] + w["embeddings.position_embeddings.weight"][:L][None]
-             + w["embeddings.token_type_embeddings.weight"][0])
+        x = (
+            w["embeddings.word_embeddings.weight"][arr]
+            + w["embeddings.position_embeddings.weight"][:L][None]
+            + w["embeddings.token_type_embeddings.weight"][0]
+        )
         x = _norm(x, w["embeddings.LayerNorm.weight"], w["embeddings.LayerNorm.bias"])
         bias = (1 - mask)[:, None, None, :] * -1e9
         d = x.shape[-1] // HEADS
@@ -111,17 +116,24 @@ class MiniLM:
             def lin(h: np.ndarray, name: str, p: str = p) -> np.ndarray:
                 return h @ w[p + name + ".weight"].T + w[p + name + ".bias"]
 
-            q, k, v = (lin(x, f"attention.self.{n}").reshape(B, L, HEADS, d).transpose(0, 2, 1, 3)
-                       for n in ("query", "key", "value"))
+            q, k, v = (
+                lin(x, f"attention.self.{n}").reshape(B, L, HEADS, d).transpose(0, 2, 1, 3)
+                for n in ("query", "key", "value")
+            )
             a = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d) + bias
             a = np.exp(a - a.max(-1, keepdims=True))
             a /= a.sum(-1, keepdims=True)
             ctx = (a @ v).transpose(0, 2, 1, 3).reshape(B, L, HEADS * d)
-            x = _norm(lin(ctx, "attention.output.dense") + x,
-                      w[p + "attention.output.LayerNorm.weight"], w[p + "attention.output.LayerNorm.bias"])
+            x = _norm(
+                lin(ctx, "attention.output.dense") + x,
+                w[p + "attention.output.LayerNorm.weight"],
+                w[p + "attention.output.LayerNorm.bias"],
+            )
             h = lin(x, "intermediate.dense")
             h = 0.5 * h * (1 + np.tanh(0.7978845608 * (h + 0.044715 * h**3)))  # GELU (tanh form)
-            x = _norm(lin(h, "output.dense") + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"])
+            x = _norm(
+                lin(h, "output.dense") + x, w[p + "output.LayerNorm.weight"], w[p + "output.LayerNorm.bias"]
+            )
         e = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         return (e / np.linalg.norm(e, axis=1, keepdims=True)).astype(np.float32)
 
@@ -155,8 +167,10 @@ def dense_recall(model: MiniLM, ks: tuple[int, ...] = (20, 45, 65, 100)) -> None
     print("dense MiniLM alone, evidence recall among the K nearest turns:")
     for k, cats in res.items():
         allr = [x for v in cats.values() for x in v]
-        print(f"  K={k:<4d} {statistics.fmean(allr):.3f}  "
-              + json.dumps({CATEGORIES[c]: round(statistics.fmean(v), 3) for c, v in sorted(cats.items())}))
+        print(
+            f"  K={k:<4d} {statistics.fmean(allr):.3f}  "
+            + json.dumps({CATEGORIES[c]: round(statistics.fmean(v), 3) for c, v in sorted(cats.items())})
+        )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,23 @@ from memory_substrate.contracts.loader import dump_yaml, load_document
 from memory_substrate.contracts.pack import build_package, resolve
 from memory_substrate.contracts.validate import validate
 
-WORDS = ["memory", "graph", "contract", "runtime", "package", "selection", "profile", "edge", "node", "event", "policy", "store", "vector", "decision", "claim"]
+WORDS = [
+    "memory",
+    "graph",
+    "contract",
+    "runtime",
+    "package",
+    "selection",
+    "profile",
+    "edge",
+    "node",
+    "event",
+    "policy",
+    "store",
+    "vector",
+    "decision",
+    "claim",
+]
 
 
 def snapshot(n: int, seed: int = 7) -> dict[str, Any]:
@@ -55,16 +71,31 @@ def snapshot(n: int, seed: int = 7) -> dict[str, Any]:
             node["confidence"] = round(rng.random(), 2)
         nodes.append(node)
     edges = [
-        {"id": f"e{j}", "kind": vocab.EDGE_KINDS[j % len(vocab.EDGE_KINDS)], "source": f"n{rng.randrange(n)}",
-         "target": f"n{rng.randrange(n)}"}
+        {
+            "id": f"e{j}",
+            "kind": vocab.EDGE_KINDS[j % len(vocab.EDGE_KINDS)],
+            "source": f"n{rng.randrange(n)}",
+            "target": f"n{rng.randrange(n)}",
+        }
         for j in range(n * 3 // 2)
     ]
     events = [
-        {"id": f"v{k}", "kind": vocab.EVENT_KINDS[k % len(vocab.EVENT_KINDS)], "at": "2026-05-02T00:00:00Z",
-         "refs": [f"n{rng.randrange(n)}"]}
+        {
+            "id": f"v{k}",
+            "kind": vocab.EVENT_KINDS[k % len(vocab.EVENT_KINDS)],
+            "at": "2026-05-02T00:00:00Z",
+            "refs": [f"n{rng.randrange(n)}"],
+        }
         for k in range(n // 5)
     ]
-    return {"schema_version": vocab.GRAPH_V1, "id": "bench", "title": "bench", "nodes": nodes, "edges": edges, "events": events}
+    return {
+        "schema_version": vocab.GRAPH_V1,
+        "id": "bench",
+        "title": "bench",
+        "nodes": nodes,
+        "edges": edges,
+        "events": events,
+    }
 
 
 def median_s(fn: Callable[[], Any], runs: int) -> float:
@@ -80,7 +111,10 @@ def store_rows(graph: dict[str, Any]) -> None:
     from memory_substrate import Memory, Settings
     from memory_substrate.contracts.snapshot_export import export_snapshot
 
-    with tempfile.TemporaryDirectory() as tmp, Memory(Settings(root=Path(tmp), embedder="none"), namespace="bench") as mem:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Memory(Settings(root=Path(tmp), embedder="none"), namespace="bench") as mem,
+    ):
         start = time.perf_counter()
         result = mem.remember("graph_snapshot", {"snapshot": graph})
         imported = time.perf_counter() - start
@@ -89,8 +123,10 @@ def store_rows(graph: dict[str, Any]) -> None:
             _, report = export_snapshot(session)
         exported = time.perf_counter() - start
     n = len(graph["nodes"])
-    print(f"  import {n} nodes into SQLite (one patch)     {imported * 1000:8.1f} ms   {n / imported:6.0f} nodes/s "
-          f"(created {result['created']})")
+    print(
+        f"  import {n} nodes into SQLite (one patch)     {imported * 1000:8.1f} ms   {n / imported:6.0f} nodes/s "
+        f"(created {result['created']})"
+    )
     print(f"  export them again as graph.v1                {exported * 1000:8.1f} ms   {report['counts']}")
 
 
@@ -98,7 +134,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--store", type=int, default=2000, help="nodes to import into a SQLite store (0: skip)")
+    parser.add_argument(
+        "--store", type=int, default=2000, help="nodes to import into a SQLite store (0: skip)"
+    )
     args = parser.parse_args()
 
     graph = snapshot(args.nodes)
@@ -112,21 +150,39 @@ def main() -> None:
         text = json_path.read_text(encoding="utf-8")
         assert validate(graph, "graph") == [], "the synthetic snapshot must be valid"
         assert len(validate(broken, "graph")) == 20
-        selection = {"schema_version": vocab.SELECTION_V1, "id": "s", "graph": graph,
-                     "nodes": [f"n{i}" for i in range(0, args.nodes, max(1, args.nodes // 200))]}
+        selection = {
+            "schema_version": vocab.SELECTION_V1,
+            "id": "s",
+            "graph": graph,
+            "nodes": [f"n{i}" for i in range(0, args.nodes, max(1, args.nodes // 200))],
+        }
 
         validate(graph, "graph")  # compile the validator once, as any long-lived process would
         rows = [
             ("json.loads of the file (baseline)", median_s(lambda: json.loads(text), args.runs)),
-            ("load + validate, JSON file", median_s(lambda: validate(load_document(json_path), "graph"), args.runs)),
+            (
+                "load + validate, JSON file",
+                median_s(lambda: validate(load_document(json_path), "graph"), args.runs),
+            ),
             ("validate only (parsed document)", median_s(lambda: validate(graph, "graph"), args.runs)),
-            ("load + validate, YAML file", median_s(lambda: validate(load_document(yaml_path), "graph"), max(1, args.runs // 2))),
-            ("validate, 20 invalid nodes (all findings)", median_s(lambda: validate(broken, "graph"), max(1, args.runs // 2))),
-            ("pack a 200-node selection", median_s(lambda: build_package(resolve(selection, None)), max(1, args.runs // 2))),
+            (
+                "load + validate, YAML file",
+                median_s(lambda: validate(load_document(yaml_path), "graph"), max(1, args.runs // 2)),
+            ),
+            (
+                "validate, 20 invalid nodes (all findings)",
+                median_s(lambda: validate(broken, "graph"), max(1, args.runs // 2)),
+            ),
+            (
+                "pack a 200-node selection",
+                median_s(lambda: build_package(resolve(selection, None)), max(1, args.runs // 2)),
+            ),
         ]
     size_mb = len(text.encode()) / 1e6
-    print(f"graph.v1 snapshot: {args.nodes} nodes, {len(graph['edges'])} edges, {len(graph['events'])} events, "
-          f"{size_mb:.1f} MB as JSON; medians of {args.runs} runs")
+    print(
+        f"graph.v1 snapshot: {args.nodes} nodes, {len(graph['edges'])} edges, {len(graph['events'])} events, "
+        f"{size_mb:.1f} MB as JSON; medians of {args.runs} runs"
+    )
     baseline = rows[0][1]
     for name, seconds in rows:
         print(f"  {name:<44} {seconds * 1000:8.1f} ms   x{seconds / baseline:5.1f} baseline")

@@ -48,8 +48,10 @@ def build(root: Path, segments: int) -> float:
     t = time.perf_counter()
     with Memory(Settings(root=root, embedder="static"), namespace="bench") as mem:
         for start in range(0, segments, 1000):
-            turns = [{"role": "user", "content": f"Turn {i}: the mechanic fixed the brakes on day {i % 97}."}
-                     for i in range(start, min(segments, start + 1000))]
+            turns = [
+                {"role": "user", "content": f"Turn {i}: the mechanic fixed the brakes on day {i % 97}."}
+                for i in range(start, min(segments, start + 1000))
+            ]
             mem.ingest("conversation", {"title": f"chat {start}", "messages": turns})
     return time.perf_counter() - t
 
@@ -57,8 +59,13 @@ def build(root: Path, segments: int) -> float:
 def measure(src: Path, root: Path, runs: int) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
     env["PYTHONPATH"] = str(src)
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root), str(runs)], env=env, capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root), str(runs)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
@@ -73,7 +80,9 @@ def main() -> None:
     repo = Path(__file__).resolve().parent.parent
     base_src = tmp / "baseline"
     base_src.mkdir()
-    archive = subprocess.run(["git", "-C", str(repo), "archive", args.baseline_ref, "src"], capture_output=True, check=True)
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", args.baseline_ref, "src"], capture_output=True, check=True
+    )
     subprocess.run(["tar", "-x", "-C", str(base_src)], input=archive.stdout, check=True)
     root = tmp / "store"
     built_s = build(root, args.segments)
@@ -91,9 +100,20 @@ def main() -> None:
             "provider": rows[-1]["provider"],
             "found": rows[-1]["found"],
         }
-    print(json.dumps({"segments": args.segments, "build_s": round(built_s, 1), "baseline_ref": args.baseline_ref,
-                      **summary, "open_ratio": round(summary["this"]["open_ms_median"] / summary["baseline"]["open_ms_median"], 3)},
-                     indent=1))
+    print(
+        json.dumps(
+            {
+                "segments": args.segments,
+                "build_s": round(built_s, 1),
+                "baseline_ref": args.baseline_ref,
+                **summary,
+                "open_ratio": round(
+                    summary["this"]["open_ms_median"] / summary["baseline"]["open_ms_median"], 3
+                ),
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -34,19 +34,28 @@ from tests.graph.test_recorded_models import RECORDS, _messages, _replayer
 from tests.graph.test_recorded_models import wordpiece_tokens as count_tokens
 from tests.helpers import call
 
-OLD_SYSTEM = (Path(__file__).resolve().parents[1] / "tests" / "graph" / "data" / "recorded_system_prompt.txt").read_text()
+OLD_SYSTEM = (
+    Path(__file__).resolve().parents[1] / "tests" / "graph" / "data" / "recorded_system_prompt.txt"
+).read_text()
 
 
 async def replay(record: dict[str, Any], root: Path) -> dict[str, Any]:
     with stub_llm() as llm:
         others = _replayer(llm, record)
-        settings = Settings(root=root / record["id"], embedder="none", llm_base_url=llm.url, llm_model="qwen",
-                            llm_backoff_s=0.01)
+        settings = Settings(
+            root=root / record["id"],
+            embedder="none",
+            llm_base_url=llm.url,
+            llm_model="qwen",
+            llm_backoff_s=0.01,
+        )
         mem = Memory(settings, namespace="bench")
         try:
             title, messages = _messages(record["episode"])
             async with Client(build_server(mem)) as c:
-                ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))["source_id"]
+                ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))[
+                    "source_id"
+                ]
                 out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
                 trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
         finally:
@@ -55,13 +64,20 @@ async def replay(record: dict[str, Any], root: Path) -> dict[str, Any]:
     run = out["runs"][0]
     window = trace["window_runs"][0]
     return {
-        "id": record["id"][-6:], "model": record["model"].split("-")[-2], "finish": record["finish_reason"],
+        "id": record["id"][-6:],
+        "model": record["model"].split("-")[-2],
+        "finish": record["finish_reason"],
         "old_prompt": count_tokens(OLD_SYSTEM) + count_tokens(record["episode"]),
         "new_prompt": sum(count_tokens(m["content"]) for m in first["messages"]),
-        "model_counted_old": record["prompt_tokens"], "max_tokens": first.get("max_tokens"),
-        "outcome": run["outcome"], "entities": run.get("entities", 0), "facts": run.get("facts", 0),
-        "dropped": len(trace.get("dropped") or []), "truncated": bool(window.get("truncated")),
-        "grounded": len(window.get("grounding") or []), "extra_requests": len(others),
+        "model_counted_old": record["prompt_tokens"],
+        "max_tokens": first.get("max_tokens"),
+        "outcome": run["outcome"],
+        "entities": run.get("entities", 0),
+        "facts": run.get("facts", 0),
+        "dropped": len(trace.get("dropped") or []),
+        "truncated": bool(window.get("truncated")),
+        "grounded": len(window.get("grounding") or []),
+        "extra_requests": len(others),
     }
 
 
@@ -77,13 +93,18 @@ async def main() -> None:
         seen.setdefault(rec["episode"].splitlines()[0], row)  # one window per recorded episode
     old = [r["old_prompt"] for r in seen.values()]
     new = [r["new_prompt"] for r in seen.values()]
-    print(json.dumps({
-        "windows": len(seen),
-        "prompt_tokens_per_window_old_median": statistics.median(old),
-        "prompt_tokens_per_window_new_median": statistics.median(new),
-        "new_over_old": round(statistics.median(n / o for n, o in zip(new, old, strict=True)), 3),
-        "outcomes": {k: sum(r["outcome"] == k for r in rows) for k in ("done", "partial", "failed")},
-    }, indent=1))
+    print(
+        json.dumps(
+            {
+                "windows": len(seen),
+                "prompt_tokens_per_window_old_median": statistics.median(old),
+                "prompt_tokens_per_window_new_median": statistics.median(new),
+                "new_over_old": round(statistics.median(n / o for n, o in zip(new, old, strict=True)), 3),
+                "outcomes": {k: sum(r["outcome"] == k for r in rows) for k in ("done", "partial", "failed")},
+            },
+            indent=1,
+        )
+    )
 
 
 if __name__ == "__main__":

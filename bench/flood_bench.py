@@ -41,9 +41,21 @@ def main() -> int:
         env["MEMORY_SUBSTRATE_WEB_ALLOW_PRIVATE"] = "true"  # the chain is a loopback stub
         token_a = cli(env, "token", "create", "--namespace", "tenant-a").strip()
         token_b = cli(env, "token", "create", "--namespace", "tenant-b").strip()
-        with slow_chain(args.hops, args.hop_delay) as chain, http_server(env, Path(tmp) / "server.log") as url:
-            result = anyio.run(lambda: flood(url, token_a, token_b, chain, captures=args.captures,
-                                             before_s=args.before, during_s=args.during))
+        with (
+            slow_chain(args.hops, args.hop_delay) as chain,
+            http_server(env, Path(tmp) / "server.log") as url,
+        ):
+            result = anyio.run(
+                lambda: flood(
+                    url,
+                    token_a,
+                    token_b,
+                    chain,
+                    captures=args.captures,
+                    before_s=args.before,
+                    during_s=args.during,
+                )
+            )
     print(json.dumps({"captures": args.captures, "hops": args.hops, "hop_delay_s": args.hop_delay, **result}))
     print(f"{'A search':<16}{'n':>6}{'p50 s':>10}{'p95 s':>10}{'worst s':>10}")
     for phase in ("before", "during"):

@@ -10,8 +10,40 @@ import random
 import sys
 from pathlib import Path
 
-SYLLABLES = ["ka", "lo", "mi", "ter", "on", "ra", "ve", "dis", "pa", "tro", "nel", "qui", "sa", "bor", "den", "fi",
-             "gu", "han", "ix", "jo", "lum", "mar", "nor", "os", "pre", "rin", "sul", "tav", "ur", "wen", "yel", "zor"]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ter",
+    "on",
+    "ra",
+    "ve",
+    "dis",
+    "pa",
+    "tro",
+    "nel",
+    "qui",
+    "sa",
+    "bor",
+    "den",
+    "fi",
+    "gu",
+    "han",
+    "ix",
+    "jo",
+    "lum",
+    "mar",
+    "nor",
+    "os",
+    "pre",
+    "rin",
+    "sul",
+    "tav",
+    "ur",
+    "wen",
+    "yel",
+    "zor",
+]
 TYPES = ["person", "company", "project", "tool", "service", "location", "concept", "event"]
 RELATIONS = ["works_at", "knows", "uses", "part_of", "depends on", "manages", "created"]
 
@@ -23,7 +55,9 @@ def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
     return sorted(words)
 
 
-def generate(path: Path, target_bytes: int, seed: int = 7, words: tuple[int, int] = (8, 24)) -> dict[str, int]:
+def generate(
+    path: Path, target_bytes: int, seed: int = 7, words: tuple[int, int] = (8, 24)
+) -> dict[str, int]:
     """Write entities (2-6 observations of ``words`` words each) and relations until ``target_bytes``."""
     rng = random.Random(seed)
     vocab = vocabulary(rng)
@@ -32,18 +66,38 @@ def generate(path: Path, target_bytes: int, seed: int = 7, words: tuple[int, int
     names: list[str] = []
     with path.open("w", encoding="utf-8") as f:
         while size < target_bytes:
-            obs = [" ".join(rng.choices(vocab, weights, k=rng.randint(*words))).capitalize() + "."
-                   for _ in range(rng.randint(2, 6))]
+            obs = [
+                " ".join(rng.choices(vocab, weights, k=rng.randint(*words))).capitalize() + "."
+                for _ in range(rng.randint(2, 6))
+            ]
             names.append(f"{rng.choice(vocab).title()} {n:07d}")
-            line = json.dumps({"type": "entity", "name": names[-1],
-                               "entityType": rng.choice(TYPES), "observations": obs}) + "\n"
+            line = (
+                json.dumps(
+                    {
+                        "type": "entity",
+                        "name": names[-1],
+                        "entityType": rng.choice(TYPES),
+                        "observations": obs,
+                    }
+                )
+                + "\n"
+            )
             f.write(line)
             size += len(line.encode())
             n += 1
             if n > 1 and rng.random() < 0.8:
                 a, b = n - 1, rng.randrange(n - 1)
-                line = json.dumps({"type": "relation", "from": names[a], "to": names[b],
-                                   "relationType": rng.choice(RELATIONS)}) + "\n"
+                line = (
+                    json.dumps(
+                        {
+                            "type": "relation",
+                            "from": names[a],
+                            "to": names[b],
+                            "relationType": rng.choice(RELATIONS),
+                        }
+                    )
+                    + "\n"
+                )
                 f.write(line)
                 size += len(line.encode())
                 relations += 1

@@ -104,7 +104,11 @@ def build_graph(memory: Any, relations: int, rng: random.Random) -> tuple[list[s
     while len(rels) < relations * 0.8:
         a, b = rng.choices(ents, cum_weights=weights, k=1)[0], rng.choice(ents)
         if a != b:
-            rels.append(canonical_relation(rng.choice(("uses", "depends_on", "owns", "integrates_with")), a, b, {}, TS))
+            rels.append(
+                canonical_relation(
+                    rng.choice(("uses", "depends_on", "owns", "integrates_with")), a, b, {}, TS
+                )
+            )
     while len(rels) < relations:
         a, b = rng.choice(facts), rng.choice(facts)
         if a != b:
@@ -118,8 +122,16 @@ def build_graph(memory: Any, relations: int, rng: random.Random) -> tuple[list[s
         for oid in ents + facts:
             is_ent = oid.startswith("ent:")
             title = f"{'entity' if is_ent else 'fact'} {oid[-7:]}"
-            obj = MemoryObject(id=oid, object_type="entity" if is_ent else "knowledge", kind="technology" if is_ent else "fact",
-                               status="active", title=title, summary=title, created_at=TS, updated_at=TS)
+            obj = MemoryObject(
+                id=oid,
+                object_type="entity" if is_ent else "knowledge",
+                kind="technology" if is_ent else "fact",
+                status="active",
+                title=title,
+                summary=title,
+                created_at=TS,
+                updated_at=TS,
+            )
             s.insert_object(obj, SearchDoc(index_text(title), index_text(title), "", ""), None)
         for i in range(0, len(rels), 5000):
             s.insert_relations(rels[i : i + 5000])
@@ -140,7 +152,9 @@ def timed(fn: Any, args: list[Any]) -> list[float]:
     return out
 
 
-def run_backend(backend: str, url: str | None, relations: int, queries: int, baseline_queries: int) -> dict[str, Any]:
+def run_backend(
+    backend: str, url: str | None, relations: int, queries: int, baseline_queries: int
+) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
     from memory_substrate.graphmem import relations as R
     from memory_substrate.graphmem.service import GraphMemory
@@ -209,18 +223,36 @@ def run_backend(backend: str, url: str | None, relations: int, queries: int, bas
         ids = [row[0] for row in sql(ctx_q, ctx_params(root_id))]
         marks = ",".join([mark] * len(ids))
         sql(f"SELECT id, data FROM objects WHERE namespace = {mark} AND id IN ({marks})", (NS, *ids))
-        sql(f"SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = {mark} AND source_id IN ({marks}) "
-            f"AND target_id IN ({marks})", (NS, *ids, *ids))
+        sql(
+            f"SELECT id, rel_type, source_id, target_id FROM relations WHERE namespace = {mark} AND source_id IN ({marks}) "
+            f"AND target_id IN ({marks})",
+            (NS, *ids, *ids),
+        )
 
     def base_trace(a: str, b: str) -> None:
         sql(trace_q, trace_params(a, b))
 
-    for fn, args in ((tool_ctx, roots[:20]), (base_ctx, roots[:20]), (tool_trace, pairs[:20]), (base_trace, pairs[:3])):
+    for fn, args in (
+        (tool_ctx, roots[:20]),
+        (base_ctx, roots[:20]),
+        (tool_trace, pairs[:20]),
+        (base_trace, pairs[:3]),
+    ):
         timed(fn, args)  # warm caches and plans
-    res = {"backend": backend, "relations": relations, "nodes": len(nodes), "build_s": round(build_s, 1),
-           "queries": queries, "baseline_trace_queries": min(baseline_queries, len(pairs))}
-    for name, fn, args in (("get_context_d2", tool_ctx, roots), ("baseline_context_sql", base_ctx, roots),
-                           ("get_trace", tool_trace, pairs), ("baseline_trace_sql", base_trace, pairs[:baseline_queries])):
+    res = {
+        "backend": backend,
+        "relations": relations,
+        "nodes": len(nodes),
+        "build_s": round(build_s, 1),
+        "queries": queries,
+        "baseline_trace_queries": min(baseline_queries, len(pairs)),
+    }
+    for name, fn, args in (
+        ("get_context_d2", tool_ctx, roots),
+        ("baseline_context_sql", base_ctx, roots),
+        ("get_trace", tool_trace, pairs),
+        ("baseline_trace_sql", base_trace, pairs[:baseline_queries]),
+    ):
         print(f"  {backend}: timing {name} ({len(args)} queries)", file=sys.stderr, flush=True)
         ms = timed(fn, args)
         res[f"{name}_p50_ms"] = round(statistics.median(ms), 2)
@@ -239,8 +271,12 @@ def main() -> None:
     ap.add_argument("--relations", type=int, default=100_000)
     ap.add_argument("--backend", choices=["sqlite", "postgres"], nargs="+", default=["sqlite", "postgres"])
     ap.add_argument("--queries", type=int, default=300)
-    ap.add_argument("--baseline-trace-queries", type=int, default=60,
-                    help="the recursive-SQL path baseline is slow on hubs; time it on the first N pairs")
+    ap.add_argument(
+        "--baseline-trace-queries",
+        type=int,
+        default=60,
+        help="the recursive-SQL path baseline is slow on hubs; time it on the first N pairs",
+    )
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
     args = ap.parse_args()
     url, stop = args.database_url, None

@@ -39,10 +39,18 @@ def sessions(data: Path) -> Iterator[tuple[str, list[dict[str, Any]]]]:
                 continue
             messages = []
             for turn in turns:
-                text = turn["text"] + (f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else "")
+                text = turn["text"] + (
+                    f" [image: {turn['blip_caption']}]" if turn.get("blip_caption") else ""
+                )
                 role = "user" if turn["speaker"] == conv["speaker_a"] else "assistant"
-                messages.append({"role": role, "name": turn["speaker"], "content": text,
-                                 "metadata": {"dia_id": turn["dia_id"]}})
+                messages.append(
+                    {
+                        "role": role,
+                        "name": turn["speaker"],
+                        "content": text,
+                        "metadata": {"dia_id": turn["dia_id"]},
+                    }
+                )
             yield f"{sample['sample_id']}:{n}", messages
 
 
@@ -63,22 +71,38 @@ def build(root: Path, namespace: str, turns: int, embedder: str | None, data: Pa
                 messages = [dict(m) for m in messages[: turns - stored]]
                 if passes:  # the same session again is a no-op capture: its first line differs per pass
                     messages[0]["content"] = f"(retold, pass {passes}) {messages[0]['content']}"
-                result = memory.ingest("conversation", {"thread_id": f"locomo:{name}:{passes}",
-                                                        "title": f"session {name} (pass {passes})",
-                                                        "messages": messages}, {})
+                result = memory.ingest(
+                    "conversation",
+                    {
+                        "thread_id": f"locomo:{name}:{passes}",
+                        "title": f"session {name} (pass {passes})",
+                        "messages": messages,
+                    },
+                    {},
+                )
                 if result.get("status") in ("failed", "partial", "noop"):
                     raise SystemExit(f"ingest failed: {json.dumps(result)[:400]}")
                 stored += len(messages)
                 threads += 1
                 if threads % 50 == 0:
-                    print(f"{stored} turns, {threads} threads, {time.perf_counter() - started:.0f} s", file=sys.stderr)
+                    print(
+                        f"{stored} turns, {threads} threads, {time.perf_counter() - started:.0f} s",
+                        file=sys.stderr,
+                    )
             passes += 1
-    return {"root": str(root), "namespace": namespace, "turns": stored, "threads": threads,
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "root": str(root),
+        "namespace": namespace,
+        "turns": stored,
+        "threads": threads,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--namespace", default="default")
     parser.add_argument("--project", type=Path, default=None, help="the namespace the hooks give this folder")

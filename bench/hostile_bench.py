@@ -85,7 +85,9 @@ class Bench:
         if not mem.query("search", {"query": "needle"})["count"]:
             for k in range(8):
                 text = "needle " + hangul_words(self.rng, 199_000)
-                mem.ingest("conversation", {"title": f"long {k}", "messages": [{"role": "user", "content": text}]})
+                mem.ingest(
+                    "conversation", {"title": f"long {k}", "messages": [{"role": "user", "content": text}]}
+                )
         return mem
 
     def query(self, unit: str) -> Callable[[int], Any]:
@@ -100,7 +102,9 @@ class Bench:
 def hangul_words(rng: random.Random, n: int) -> str:
     """About ``n`` characters of two-syllable Hangul words drawn from four million: rare terms, so
     a long query keeps hundreds of them and the long turns hold some."""
-    return " ".join(chr(0xAC00 + rng.randrange(2000)) + chr(0xAC00 + rng.randrange(2000)) for _ in range(n // 3))[:n]
+    return " ".join(
+        chr(0xAC00 + rng.randrange(2000)) + chr(0xAC00 + rng.randrange(2000)) for _ in range(n // 3)
+    )[:n]
 
 
 def measure(prepare: Callable[[int], Any], n: int) -> float:
@@ -118,8 +122,12 @@ def _superlinear(t1: float, t2: float, n1: int, n2: int, args: argparse.Namespac
     return _exponent(t1, t2, n1, n2) > args.max_exponent and t2 >= args.floor
 
 
-def run_shape(name: str, prepare: Callable[[int], Any], limit: int, target: float, args: argparse.Namespace) -> dict[str, Any]:
-    measure(prepare, START)  # warm-up: one-time loads (a language model, a dictionary) are not the input's cost
+def run_shape(
+    name: str, prepare: Callable[[int], Any], limit: int, target: float, args: argparse.Namespace
+) -> dict[str, Any]:
+    measure(
+        prepare, START
+    )  # warm-up: one-time loads (a language model, a dictionary) are not the input's cost
     points: list[tuple[int, float]] = []
     for n in sizes(limit):
         best = measure(prepare, n)
@@ -139,12 +147,24 @@ def run_shape(name: str, prepare: Callable[[int], Any], limit: int, target: floa
             fastest[n1] = min(fastest[n1], measure(prepare, n1))
             fastest[n2] = min(fastest[n2], measure(prepare, n2))
         t1, t2 = fastest[n1], fastest[n2]
-        steps.append({"from": n1, "to": n2, "exponent": round(_exponent(t1, t2, n1, n2), 2),
-                      "superlinear": _superlinear(t1, t2, n1, n2, args)})
+        steps.append(
+            {
+                "from": n1,
+                "to": n2,
+                "exponent": round(_exponent(t1, t2, n1, n2), 2),
+                "superlinear": _superlinear(t1, t2, n1, n2, args),
+            }
+        )
     points = sorted(fastest.items())
     largest = points[-1][1]
-    return {"shape": name, "points": [{"chars": n, "s": round(t, 3)} for n, t in points], "steps": steps,
-            "largest_s": round(largest, 3), "target_s": target, "within_target": largest <= target}
+    return {
+        "shape": name,
+        "points": [{"chars": n, "s": round(t, 3)} for n, t in points],
+        "steps": steps,
+        "largest_s": round(largest, 3),
+        "target_s": target,
+        "within_target": largest <= target,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -153,9 +173,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-exponent", type=float, default=1.5)
     parser.add_argument("--floor", type=float, default=0.2, help="seconds under which a step is noise")
     parser.add_argument("--repeat", type=int, default=3, help="best of this many runs per size under 1 s")
-    parser.add_argument("--confirm", type=int, default=2, help="re-measurements of a step before it counts as superlinear")
+    parser.add_argument(
+        "--confirm", type=int, default=2, help="re-measurements of a step before it counts as superlinear"
+    )
     parser.add_argument("--strict", action="store_true", help="a largest input over its target fails too")
-    parser.add_argument("--max-chars", type=int, default=0, help="stop every shape at this size (a quick run)")
+    parser.add_argument(
+        "--max-chars", type=int, default=0, help="stop every shape at this size (a quick run)"
+    )
     parser.add_argument("--json", dest="json_out", default="", help="write the results here as JSON")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
@@ -183,12 +207,17 @@ def main(argv: list[str] | None = None) -> int:
     print("\nshape                largest   target  max step exponent")
     for r in results:
         worst = max((s["exponent"] for s in r["steps"]), default=0.0)
-        print(f"{r['shape']:<20} {r['largest_s']:7.2f} s {r['target_s']:6.1f} s  {worst:5.2f}"
-              f"{'' if r['within_target'] else '  (over target)'}")
+        print(
+            f"{r['shape']:<20} {r['largest_s']:7.2f} s {r['target_s']:6.1f} s  {worst:5.2f}"
+            f"{'' if r['within_target'] else '  (over target)'}"
+        )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(results, indent=2))
     for shape, step in bad:
-        print(f"SUPERLINEAR: {shape} {step['from']:,} -> {step['to']:,} chars, exponent {step['exponent']}", file=sys.stderr)
+        print(
+            f"SUPERLINEAR: {shape} {step['from']:,} -> {step['to']:,} chars, exponent {step['exponent']}",
+            file=sys.stderr,
+        )
     if bad or (args.strict and missed):
         return 1
     return 0

@@ -57,8 +57,13 @@ def measure_in(src: Path, mb: float, embedder: str) -> dict[str, object]:
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(mb), embedder, str(ROOT / "bench")], env=env,
-                         check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(mb), embedder, str(ROOT / "bench")],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -67,14 +72,22 @@ def baseline(ref: str, mb: float, embedder: str) -> dict[str, object]:
 
     tree = Path(tempfile.gettempdir()) / f"i16-baseline-{ref}"
     if not tree.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+            check=True,
+            capture_output=True,
+        )
     old = measure_in(tree / "src", mb, embedder)
     new = measure_in(ROOT / "src", mb, embedder)
-    return {"ref": ref, "file_mb": mb, "old": old, "new": new,
-            "speedup": round(float(new["records_per_s"]) / float(old["records_per_s"]), 2),  # type: ignore[arg-type]
-            # Wall time swings with the load of a shared machine; CPU time is the steadier ratio.
-            "cpu_speedup": round(float(old["cpu_s"]) / float(new["cpu_s"]), 2)}  # type: ignore[arg-type]
+    return {
+        "ref": ref,
+        "file_mb": mb,
+        "old": old,
+        "new": new,
+        "speedup": round(float(new["records_per_s"]) / float(old["records_per_s"]), 2),  # type: ignore[arg-type]
+        # Wall time swings with the load of a shared machine; CPU time is the steadier ratio.
+        "cpu_speedup": round(float(old["cpu_s"]) / float(new["cpu_s"]), 2),
+    }  # type: ignore[arg-type]
 
 
 def main() -> None:
@@ -103,16 +116,28 @@ def main() -> None:
         mem.close()
         rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     mb = shape["bytes"] / 1e6
-    print(json.dumps({
-        "file_mb": round(mb, 1), "lines": lines, **shape, "embedder": args.embedder,
-        "baseline_read_and_parse_s": round(parse_s, 2),
-        "import_s": round(import_s, 1), "import_mb_per_s": round(mb / import_s, 3),
-        "records_per_s": round((shape["entities"] + shape["relations"]) / import_s, 1),
-        "reimport_unchanged_s": round(reimport_s, 2), "reimport_status": again["status"],
-        "peak_rss_mb_before_import": round(rss_before, 1), "peak_rss_mb_after": round(rss_after, 1),
-        "counts": result["counts"], "skipped": result["skipped_count"],
-        **({"baseline": compared} if compared else {}),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "file_mb": round(mb, 1),
+                "lines": lines,
+                **shape,
+                "embedder": args.embedder,
+                "baseline_read_and_parse_s": round(parse_s, 2),
+                "import_s": round(import_s, 1),
+                "import_mb_per_s": round(mb / import_s, 3),
+                "records_per_s": round((shape["entities"] + shape["relations"]) / import_s, 1),
+                "reimport_unchanged_s": round(reimport_s, 2),
+                "reimport_status": again["status"],
+                "peak_rss_mb_before_import": round(rss_before, 1),
+                "peak_rss_mb_after": round(rss_after, 1),
+                "counts": result["counts"],
+                "skipped": result["skipped_count"],
+                **({"baseline": compared} if compared else {}),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

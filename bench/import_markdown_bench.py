@@ -56,13 +56,20 @@ def generate(folder: Path, notes: int, seed: int = 11) -> None:
                 words.insert(rng.randrange(len(words)), f"#{rng.choice(vocab[:40])}")
             paras.append(" ".join(words))
         front = f"---\ntitle: {name}\ntags: [{rng.choice(vocab[:40])}]\n---\n"
-        (folder / f"{name}.md").write_text(front + f"# {name}\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8")
+        (folder / f"{name}.md").write_text(
+            front + f"# {name}\n\n" + "\n\n".join(paras) + "\n", encoding="utf-8"
+        )
 
 
 def measure_in(src: Path, folder: Path, embedder: str) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(src)}
-    out = subprocess.run([sys.executable, "-c", MEASURE, str(folder), embedder], env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(folder), embedder],
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
@@ -77,13 +84,19 @@ def main() -> None:
         folder.mkdir()
         generate(folder, args.notes)
         mb = sum(p.stat().st_size for p in folder.iterdir()) / 1e6
-        out: dict[str, object] = {"notes": args.notes, "folder_mb": round(mb, 2),
-                                  "this_tree": measure_in(ROOT / "src", folder, args.embedder)}
+        out: dict[str, object] = {
+            "notes": args.notes,
+            "folder_mb": round(mb, 2),
+            "this_tree": measure_in(ROOT / "src", folder, args.embedder),
+        }
         if args.baseline_ref:
             tree = Path(tempfile.gettempdir()) / f"i16-baseline-{args.baseline_ref}"
             if not tree.exists():
-                subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.baseline_ref],
-                               check=True, capture_output=True)
+                subprocess.run(
+                    ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), args.baseline_ref],
+                    check=True,
+                    capture_output=True,
+                )
             base = measure_in(tree / "src", folder, args.embedder)
             out["baseline"] = {"ref": args.baseline_ref, **base}
             new, old = out["this_tree"], base

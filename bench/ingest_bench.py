@@ -40,7 +40,9 @@ def _median(fn, runs: int) -> float:
 
 
 def bench_repo(repo: Path, runs: int, embedder: str) -> dict[str, float]:
-    files = subprocess.run(["git", "-C", str(repo), "ls-files"], capture_output=True, text=True, check=True).stdout.split()
+    files = subprocess.run(
+        ["git", "-C", str(repo), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.split()
 
     def baseline() -> None:
         for rel in files:
@@ -87,8 +89,12 @@ def main() -> None:
     repo = bench_repo(args.repo, args.runs, args.embedder)
     pdf = bench_pdf(args.pages, args.runs, args.embedder)
     print(f"embedder={args.embedder} runs={args.runs} (medians)")
-    print(f"repo  {repo['files']:5d} files  ingest {repo['ingest_s']:.3f}s  baseline(read+hash) {repo['baseline_s']:.3f}s  ratio {repo['ingest_s'] / repo['baseline_s']:.1f}x")
-    print(f"pdf   {pdf['pages']:5d} pages  ingest {pdf['ingest_s']:.3f}s  baseline(pypdf text) {pdf['baseline_s']:.3f}s  ratio {pdf['ingest_s'] / pdf['baseline_s']:.2f}x")
+    print(
+        f"repo  {repo['files']:5d} files  ingest {repo['ingest_s']:.3f}s  baseline(read+hash) {repo['baseline_s']:.3f}s  ratio {repo['ingest_s'] / repo['baseline_s']:.1f}x"
+    )
+    print(
+        f"pdf   {pdf['pages']:5d} pages  ingest {pdf['ingest_s']:.3f}s  baseline(pypdf text) {pdf['baseline_s']:.3f}s  ratio {pdf['ingest_s'] / pdf['baseline_s']:.2f}x"
+    )
 
 
 if __name__ == "__main__":

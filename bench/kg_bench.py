@@ -98,15 +98,28 @@ def score(seq: list[dict[str, Any]], resolved: list[str | None], created: dict[s
 
 
 def run_pipeline(embedder: str, seq: list[dict[str, Any]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as root, Memory(Settings(root=Path(root), embedder=embedder), namespace="bench") as mem:
+    with (
+        tempfile.TemporaryDirectory() as root,
+        Memory(Settings(root=Path(root), embedder=embedder), namespace="bench") as mem,
+    ):
         resolved: list[str | None] = []
         created: dict[str, str] = {}
         refused = 0
         for g, group in enumerate(episodes(seq)):
             # each group its own episode: an identical capture would be the same episode (a noop)
-            ep = mem.ingest("conversation", {"title": "bench", "messages": [{"role": "user", "content": f"mentions {g}"}]})
-            out = mem.remember("extraction", {"episode_id": ep["source_id"], **GOV,
-                                              "entities": [{"name": m["name"], "type": m["type"], "aliases": m["aliases"]} for m in group]})
+            ep = mem.ingest(
+                "conversation", {"title": "bench", "messages": [{"role": "user", "content": f"mentions {g}"}]}
+            )
+            out = mem.remember(
+                "extraction",
+                {
+                    "episode_id": ep["source_id"],
+                    **GOV,
+                    "entities": [
+                        {"name": m["name"], "type": m["type"], "aliases": m["aliases"]} for m in group
+                    ],
+                },
+            )
             got = {r["name"]: r["entity_id"] for r in out["entities"]["resolved"]}
             new = {r["name"]: r["entity_id"] for r in out["entities"]["new"]}
             refused += len(out["entities"]["refused"])
@@ -137,16 +150,31 @@ def run_naive(seq: list[dict[str, Any]]) -> dict[str, Any]:
 
 # --- apply latency -----------------------------------------------------------------------------
 def _seed(mem: Memory, n: int, rng: random.Random) -> list[str]:
-    names = [f"Component {i:05d} {rng.choice(['Gateway', 'Worker', 'Store', 'Router', 'Indexer'])}" for i in range(n)]
+    names = [
+        f"Component {i:05d} {rng.choice(['Gateway', 'Worker', 'Store', 'Router', 'Indexer'])}"
+        for i in range(n)
+    ]
     types = ["service", "technology", "project", "person", "organization"]
     for start in range(0, n, 10):
-        ep = mem.ingest("conversation", {"title": "seed", "messages": [{"role": "user", "content": f"seed {start}"}]})
-        mem.remember("extraction", {"episode_id": ep["source_id"], **GOV,
-                                    "entities": [{"name": names[i], "type": types[i % 5]} for i in range(start, min(n, start + 10))]})
+        ep = mem.ingest(
+            "conversation", {"title": "seed", "messages": [{"role": "user", "content": f"seed {start}"}]}
+        )
+        mem.remember(
+            "extraction",
+            {
+                "episode_id": ep["source_id"],
+                **GOV,
+                "entities": [
+                    {"name": names[i], "type": types[i % 5]} for i in range(start, min(n, start + 10))
+                ],
+            },
+        )
     return names
 
 
-def _extraction(rng: random.Random, names: list[str], k: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _extraction(
+    rng: random.Random, names: list[str], k: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     types = ["service", "technology", "project", "person", "organization"]
     known = [(names[i], types[i % 5]) for i in rng.sample(range(len(names)), 5)]
     fresh = [(f"Fresh Thing {k:04d}-{j}", "service") for j in range(5)]
@@ -155,7 +183,14 @@ def _extraction(rng: random.Random, names: list[str], k: int) -> tuple[list[dict
     facts = []
     for j in range(20):
         a, b = rng.sample(ents, 2)
-        facts.append({"subject": a["name"], "predicate": preds[j % len(preds)], "object": b["name"], "segment_ids": ["seg-1"]})
+        facts.append(
+            {
+                "subject": a["name"],
+                "predicate": preds[j % len(preds)],
+                "object": b["name"],
+                "segment_ids": ["seg-1"],
+            }
+        )
     return ents, facts
 
 
@@ -213,7 +248,10 @@ def time_apply(entities: int, runs: int, embedder: str, warmup: int = 5) -> dict
 
 def _pcts(xs: list[float]) -> dict[str, float]:
     xs = sorted(xs)
-    return {"p50_ms": round(statistics.median(xs), 2), "p95_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.95))], 2)}
+    return {
+        "p50_ms": round(statistics.median(xs), 2),
+        "p95_ms": round(xs[min(len(xs) - 1, int(len(xs) * 0.95))], 2),
+    }
 
 
 def main() -> None:
@@ -235,8 +273,19 @@ def main() -> None:
             "no_embedder": time_apply(args.entities, args.runs, "none"),
         }
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else None
-        print(json.dumps({"apply_latency": {"entities_stored": args.entities, "runs": args.runs,
-                                            "load_average_1m": load, **latency}}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "apply_latency": {
+                        "entities_stored": args.entities,
+                        "runs": args.runs,
+                        "load_average_1m": load,
+                        **latency,
+                    }
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -284,7 +284,10 @@ def _compact_keys(found: dict[str, Any]) -> list[tuple[str, int]]:
 
 
 def memory_system(
-    backend: str = "sqlite", database_url: str | None = None, detail: str = "full", embedder: str | None = None
+    backend: str = "sqlite",
+    database_url: str | None = None,
+    detail: str = "full",
+    embedder: str | None = None,
 ):
     """The product: each session ingested as one conversation through ``Memory.ingest``, each
     question asked through ``Memory.query("search", result_unit="segment")`` with ``max_items``
@@ -338,8 +341,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-save", action="store_true")
     ap.add_argument("--embedder", default=None, help="the memory system's embedder (default: the product's)")
     ap.add_argument("--database-url", default=None, help="run the memory system on this PostgreSQL database")
-    ap.add_argument("--compact", action="store_true",
-                    help="also run the memory system through the default compact answers (memory-compact)")
+    ap.add_argument(
+        "--compact",
+        action="store_true",
+        help="also run the memory system through the default compact answers (memory-compact)",
+    )
     args = ap.parse_args(argv)
 
     convs = load_locomo(args.data)

@@ -75,8 +75,15 @@ def ingest(mem: Memory, conv: Conversation) -> tuple[dict[str, str], list[tuple[
     """Sessions as conversations: (dia_id -> text, [(episode id, speakers)])."""
     texts, episodes = {}, []
     for n, turns in sorted(conv.sessions.items()):
-        messages = [{"role": "user", "name": t.speaker, "content": t.text,
-                     **({"created_at": t.created_at.isoformat()} if t.created_at else {})} for t in turns]
+        messages = [
+            {
+                "role": "user",
+                "name": t.speaker,
+                "content": t.text,
+                **({"created_at": t.created_at.isoformat()} if t.created_at else {}),
+            }
+            for t in turns
+        ]
         out = mem.ingest("conversation", {"title": f"{conv.sample_id} session {n}", "messages": messages})
         texts.update({t.key: t.text for t in turns})
         episodes.append((out["source_id"], list(dict.fromkeys(t.speaker for t in turns))))
@@ -88,10 +95,24 @@ def add_speakers(mem: Memory, episodes: list[tuple[str, list[str]]]) -> None:
     for ep, speakers in episodes:
         facts = []
         if len(speakers) >= 2:
-            facts.append({"subject": speakers[0], "predicate": "talked_with", "object": speakers[1],
-                          "segment_ids": ["seg-1", "seg-2"]})
-        mem.remember("extraction", {"episode_id": ep, **GOV, "entities": [{"name": s, "type": "person"} for s in speakers],
-                                    "facts": facts, "procedures": []})
+            facts.append(
+                {
+                    "subject": speakers[0],
+                    "predicate": "talked_with",
+                    "object": speakers[1],
+                    "segment_ids": ["seg-1", "seg-2"],
+                }
+            )
+        mem.remember(
+            "extraction",
+            {
+                "episode_id": ep,
+                **GOV,
+                "entities": [{"name": s, "type": "person"} for s in speakers],
+                "facts": facts,
+                "procedures": [],
+            },
+        )
 
 
 def ops_chats(rng: random.Random) -> list[tuple[str, list[str]]]:
@@ -100,15 +121,21 @@ def ops_chats(rng: random.Random) -> list[tuple[str, list[str]]]:
     for i in range(40):
         ip, ver, ticket = f"10.0.{i % 5}.{17 + i}", f"2.{i % 4}.{11 + i}", f"OPS-{1700 + i}"
         path = f"/var/log/svc-{i}/worker.log"
-        text = (f"Ticket {ticket}: the worker on {ip} crashed after the upgrade to version {ver}; "
-                f"the trace is in {path}. {rng.choice(['Rolled back.', 'Restarted it.', 'Paged the owner.'])}")
+        text = (
+            f"Ticket {ticket}: the worker on {ip} crashed after the upgrade to version {ver}; "
+            f"the trace is in {path}. {rng.choice(['Rolled back.', 'Restarted it.', 'Paged the owner.'])}"
+        )
         chats.append((text, [ip, ver, ticket, path]))
     return chats
 
 
 def add_code_and_docs(mem: Memory, work: Path, rng: random.Random) -> tuple[list[str], list[tuple[str, str]]]:
     """Store (c): repos, vault, MCP JSONL, operations chats. Returns (repo source ids, [(token, chat id)])."""
-    repos = [mem.ingest("repo", {"path": str(SITE / name)})["source_id"] for name in REPOS if (SITE / name).is_dir()]
+    repos = [
+        mem.ingest("repo", {"path": str(SITE / name)})["source_id"]
+        for name in REPOS
+        if (SITE / name).is_dir()
+    ]
     vault = work / "vault"
     vault.mkdir(exist_ok=True)
     for name, text in VAULT.items():
@@ -158,8 +185,14 @@ def code_questions(limit: int) -> list[tuple[str, str, str, list[tuple[str, str]
 
 
 # --- measuring ---------------------------------------------------------------------------------
-def measure_chat(mem: Memory, conv: Conversation, texts: dict[str, str], budgets: list[int], limit: int | None,
-                 acc: dict[str, Any]) -> None:
+def measure_chat(
+    mem: Memory,
+    conv: Conversation,
+    texts: dict[str, str],
+    budgets: list[int],
+    limit: int | None,
+    acc: dict[str, Any],
+) -> None:
     for q in conv.questions[:limit]:
         ranked = baseline_texts(mem, q.text)
         for budget in budgets:
@@ -167,22 +200,32 @@ def measure_chat(mem: Memory, conv: Conversation, texts: dict[str, str], budgets
             out = mem.query("context", {"task": q.text}, {"budget_tokens": budget, "format": "xml"})
             elapsed = (time.perf_counter() - t0) * 1000
             content = _norm(out["content"])
-            acc[f"compile@{budget}"].append(sum(_encoded(texts[e], "xml") in content for e in q.evidence) / len(q.evidence))
+            acc[f"compile@{budget}"].append(
+                sum(_encoded(texts[e], "xml") in content for e in q.evidence) / len(q.evidence)
+            )
             plain = _norm(bare_text(ranked, budget, skip_long=False))
-            acc[f"search@{budget}"].append(sum(_encoded(texts[e], "text") in plain for e in q.evidence) / len(q.evidence))
+            acc[f"search@{budget}"].append(
+                sum(_encoded(texts[e], "text") in plain for e in q.evidence) / len(q.evidence)
+            )
             if budget == budgets[0]:
                 acc["evidence_free"].append(float("<episode" not in out["content"]))
                 acc["compile_ms"].append(elapsed)
 
 
-def measure_code(mem: Memory, questions: list[tuple[str, str, str, list[tuple[str, str]]]], budget: int,
-                 show_misses: bool = False) -> dict[str, float]:
+def measure_code(
+    mem: Memory,
+    questions: list[tuple[str, str, str, list[tuple[str, str]]]],
+    budget: int,
+    show_misses: bool = False,
+) -> dict[str, float]:
     ctx, top5, top5_any = [], [], []
     for question, def_line, doc_line, answers in questions:
         out = mem.query("context", {"task": question}, {"budget_tokens": budget, "format": "xml"})
         content = out["content"]
         ctx.append(float(def_line in content and _encoded(doc_line, "xml")[:60] in _norm(content)))
-        found = mem.query("search", {"query": question}, {"max_items": 5, "result_unit": "segment", "detail": "full"})
+        found = mem.query(
+            "search", {"query": question}, {"max_items": 5, "result_unit": "segment", "detail": "full"}
+        )
         keys = [(i["source_id"], i["segment_id"]) for i in found["items"]]
         with mem.runtime.read() as session:
             segs = session.get_segments_by_keys(sorted(set(keys)))
@@ -191,13 +234,19 @@ def measure_code(mem: Memory, questions: list[tuple[str, str, str, list[tuple[st
         top5_any.append(float(any(d in t and _norm(doc)[:60] in t for t in whole for d, doc in answers)))
         if show_misses and not (top5[-1] and ctx[-1]):
             by_key = {(s.source_id, s.id): s.text for s in segs}
-            print(f"MISS (top 5 {top5[-1]:.0f}, any {top5_any[-1]:.0f}, package {ctx[-1]:.0f}) {question!r} -> {def_line}",
-                  file=sys.stderr)
+            print(
+                f"MISS (top 5 {top5[-1]:.0f}, any {top5_any[-1]:.0f}, package {ctx[-1]:.0f}) {question!r} -> {def_line}",
+                file=sys.stderr,
+            )
             for k in keys:
                 print("    " + " | ".join(by_key.get(k, "?").splitlines())[:160], file=sys.stderr)
-    return {"context": statistics.fmean(ctx) if ctx else 0.0, "segment_search_top5": statistics.fmean(top5) if top5 else 0.0,
-            "segment_search_top5_any_answer": statistics.fmean(top5_any) if top5_any else 0.0,
-            "ambiguous": sum(len(a) > 1 for *_, a in questions), "n": len(questions)}
+    return {
+        "context": statistics.fmean(ctx) if ctx else 0.0,
+        "segment_search_top5": statistics.fmean(top5) if top5 else 0.0,
+        "segment_search_top5_any_answer": statistics.fmean(top5_any) if top5_any else 0.0,
+        "ambiguous": sum(len(a) > 1 for *_, a in questions),
+        "n": len(questions),
+    }
 
 
 def measure_tokens(mem: Memory, tokens: list[tuple[str, str]]) -> dict[str, float]:
@@ -207,14 +256,34 @@ def measure_tokens(mem: Memory, tokens: list[tuple[str, str]]) -> dict[str, floa
         hits.append(float(chat in [i["id"] for i in found["items"]]))
     kinds = defaultdict(list)
     for (token, _), h in zip(tokens, hits, strict=True):
-        kind = "ip" if re.fullmatch(r"[\d.]+", token) and token.count(".") == 3 else (
-            "version" if re.fullmatch(r"[\d.]+", token) else "ticket" if token.startswith("OPS-") else "path")
+        kind = (
+            "ip"
+            if re.fullmatch(r"[\d.]+", token) and token.count(".") == 3
+            else (
+                "version"
+                if re.fullmatch(r"[\d.]+", token)
+                else "ticket"
+                if token.startswith("OPS-")
+                else "path"
+            )
+        )
         kinds[kind].append(h)
-    return {"all": statistics.fmean(hits), **{k: statistics.fmean(v) for k, v in kinds.items()}, "n": len(hits)}
+    return {
+        "all": statistics.fmean(hits),
+        **{k: statistics.fmean(v) for k, v in kinds.items()},
+        "n": len(hits),
+    }
 
 
-def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code: int, database_url: str | None,
-        show_misses: bool = False, steps: str = "abc") -> dict[str, Any]:
+def run(
+    convs: list[Conversation],
+    budgets: list[int],
+    limit: int | None,
+    n_code: int,
+    database_url: str | None,
+    show_misses: bool = False,
+    steps: str = "abc",
+) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="mixedbench-"))
     settings = Settings(root=work / "store", embedder="static", database_url=database_url)
     acc: dict[str, dict[str, list[float]]] = {s: defaultdict(list) for s in steps}
@@ -238,14 +307,22 @@ def run(convs: list[Conversation], budgets: list[int], limit: int | None, n_code
         mem.close()
         fix_ids(None)
         print(f"  {conv.sample_id} done", file=sys.stderr, flush=True)
-    stores = {s: {k: statistics.fmean(v) for k, v in a.items() if k != "compile_ms"}
-              | {"questions": len(a["evidence_free"]), "compile_ms_p50": statistics.median(a["compile_ms"])}
-              for s, a in acc.items()}
+    stores = {
+        s: {k: statistics.fmean(v) for k, v in a.items() if k != "compile_ms"}
+        | {"questions": len(a["evidence_free"]), "compile_ms_p50": statistics.median(a["compile_ms"])}
+        for s, a in acc.items()
+    }
     return {"stores": stores, **extra}
 
 
-def run_code(conv: Conversation, n_code: int, budget: int, database_url: str | None, store: Path | None,
-             show_misses: bool) -> dict[str, Any]:
+def run_code(
+    conv: Conversation,
+    n_code: int,
+    budget: int,
+    database_url: str | None,
+    store: Path | None,
+    show_misses: bool,
+) -> dict[str, Any]:
     """Code questions only, in store (c) of the first conversation. With ``store``, the store is
     built there once and reused by later runs (ranking changes need no rebuild; ingest changes do:
     delete the folder)."""
@@ -278,44 +355,85 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--code-questions", type=int, default=60)
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: SQLite)")
     ap.add_argument("--out", type=Path, default=HERE / "results")
-    ap.add_argument("--only", choices=["code", "a"], default=None,
-                    help="code: only the code questions, in store (c) of the first conversation; a: only store (a) "
-                         "(its figures differ a little from a full run's: full-text statistics are table-wide, and "
-                         "no earlier namespace grows to (b) and (c))")
-    ap.add_argument("--store", type=Path, default=None,
-                    help="with --only code: build store (c) in this folder once and reuse it")
+    ap.add_argument(
+        "--only",
+        choices=["code", "a"],
+        default=None,
+        help="code: only the code questions, in store (c) of the first conversation; a: only store (a) "
+        "(its figures differ a little from a full run's: full-text statistics are table-wide, and "
+        "no earlier namespace grows to (b) and (c))",
+    )
+    ap.add_argument(
+        "--store",
+        type=Path,
+        default=None,
+        help="with --only code: build store (c) in this folder once and reuse it",
+    )
     ap.add_argument("--show-misses", action="store_true", help="print each missed code question's top 5")
     args = ap.parse_args(argv)
     t0 = time.time()
     if args.only == "code":
-        c = run_code(load_locomo(args.data)[0], args.code_questions, args.budgets[0], args.database_url, args.store,
-                     args.show_misses)["code"]
-        print(f"code questions (n={c['n']}): in the package at {args.budgets[0]}: {c['context']:.3f}; segment search "
-              f"top 5: {c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} "
-              f"(any function the question fits: {c['ambiguous']} questions fit several) ({time.time() - t0:.0f} s)")
+        c = run_code(
+            load_locomo(args.data)[0],
+            args.code_questions,
+            args.budgets[0],
+            args.database_url,
+            args.store,
+            args.show_misses,
+        )["code"]
+        print(
+            f"code questions (n={c['n']}): in the package at {args.budgets[0]}: {c['context']:.3f}; segment search "
+            f"top 5: {c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} "
+            f"(any function the question fits: {c['ambiguous']} questions fit several) ({time.time() - t0:.0f} s)"
+        )
         return 0
-    res = run(load_locomo(args.data)[: args.conversations], args.budgets, args.limit, args.code_questions,
-              args.database_url, args.show_misses, "a" if args.only == "a" else "abc")
-    print(f"LoCoMo dev, evidence recall (compiler XML package | segment-search excerpts cut at the budget), "
-          f"{res['stores']['a']['questions']} questions per store")
-    print(f"{'store':42s}" + "".join(f"  compile@{b:<5d} search@{b:<5d} diff  " for b in args.budgets)
-          + "  evidence-free  compile p50 ms")
-    names = {"a": "(a) clean", "b": "(b) + speakers as entities", "c": "(c) + repos, vault, MCP facts, ops chats"}
+    res = run(
+        load_locomo(args.data)[: args.conversations],
+        args.budgets,
+        args.limit,
+        args.code_questions,
+        args.database_url,
+        args.show_misses,
+        "a" if args.only == "a" else "abc",
+    )
+    print(
+        f"LoCoMo dev, evidence recall (compiler XML package | segment-search excerpts cut at the budget), "
+        f"{res['stores']['a']['questions']} questions per store"
+    )
+    print(
+        f"{'store':42s}"
+        + "".join(f"  compile@{b:<5d} search@{b:<5d} diff  " for b in args.budgets)
+        + "  evidence-free  compile p50 ms"
+    )
+    names = {
+        "a": "(a) clean",
+        "b": "(b) + speakers as entities",
+        "c": "(c) + repos, vault, MCP facts, ops chats",
+    }
     for key, s in res["stores"].items():
-        cells = "".join(f"  {s[f'compile@{b}']:.3f}        {s[f'search@{b}']:.3f}       {s[f'compile@{b}'] - s[f'search@{b}']:+.3f}"
-                        for b in args.budgets)
+        cells = "".join(
+            f"  {s[f'compile@{b}']:.3f}        {s[f'search@{b}']:.3f}       {s[f'compile@{b}'] - s[f'search@{b}']:+.3f}"
+            for b in args.budgets
+        )
         print(f"{names[key]:42s}{cells}  {s['evidence_free']:.3f}          {s['compile_ms_p50']:.1f}")
     b0 = args.budgets[0]
     for key in [k for k in "bc" if k in res["stores"]]:
-        print(f"  store ({key}) - store (a) at {b0}: {res['stores'][key][f'compile@{b0}'] - res['stores']['a'][f'compile@{b0}']:+.3f}")
+        print(
+            f"  store ({key}) - store (a) at {b0}: {res['stores'][key][f'compile@{b0}'] - res['stores']['a'][f'compile@{b0}']:+.3f}"
+        )
     if "code" in res:
         c = res["code"]
-        print(f"code questions (n={c['n']}): in the package at {b0}: {c['context']:.3f}; segment search top 5: "
-              f"{c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} (any function "
-              f"the question fits: {c['ambiguous']} questions fit several)")
+        print(
+            f"code questions (n={c['n']}): in the package at {b0}: {c['context']:.3f}; segment search top 5: "
+            f"{c['segment_search_top5']:.3f} (its own function); {c['segment_search_top5_any_answer']:.3f} (any function "
+            f"the question fits: {c['ambiguous']} questions fit several)"
+        )
         e = res["exact_tokens"]
-        print("exact-token queries, object search top 5: " + ", ".join(f"{k} {v:.3f}" for k, v in e.items() if k != "n")
-              + f" (n={e['n']})")
+        print(
+            "exact-token queries, object search top 5: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in e.items() if k != "n")
+            + f" (n={e['n']})"
+        )
     print(f"({time.time() - t0:.0f} s)")
     save(args.out, "mixed", res)
     return 0

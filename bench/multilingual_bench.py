@@ -48,7 +48,9 @@ def _vector_only(embedder: str) -> dict[str, Any]:
 
     data = _data()
     langs: list[str] = data["languages"]
-    items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
+    items: list[dict[str, Any]] = data["items"][
+        : int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None
+    ]
     emb = create_embedder(embedder)
     assert emb is not None
     keys = [(it["id"], lang) for lang in langs for it in items]
@@ -58,9 +60,16 @@ def _vector_only(embedder: str) -> dict[str, Any]:
         scores = docs @ emb.embed_query(question)
         return [keys[i] for i in np.argsort(-scores, kind="stable")[:k]]
 
-    para = {lang: sum((it["id"], lang) in top(it["question"][lang], 3) for it in items) / len(items) for lang in langs}
+    para = {
+        lang: sum((it["id"], lang) in top(it["question"][lang], 3) for it in items) / len(items)
+        for lang in langs
+    }
     english = {it["id"]: top(it["question"]["en"], 10) for it in items}
-    cross = {lang: sum((it["id"], lang) in english[it["id"]] for it in items) / len(items) for lang in langs if lang != "en"}
+    cross = {
+        lang: sum((it["id"], lang) in english[it["id"]] for it in items) / len(items)
+        for lang in langs
+        if lang != "en"
+    }
     return {"paraphrase_at_3": para, "cross_at_10": cross}
 
 
@@ -72,7 +81,9 @@ async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
 
     data = _data()
     langs: list[str] = data["languages"]
-    items: list[dict[str, Any]] = data["items"][: int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None]
+    items: list[dict[str, Any]] = data["items"][
+        : int(os.environ.get("MULTILINGUAL_BENCH_ITEMS", "0")) or None
+    ]
     with tempfile.TemporaryDirectory() as root:
         memory = Memory(Settings(root=root, embedder=embedder), namespace="multilingual-bench")
         where: dict[tuple[str, int], tuple[str, str]] = {}
@@ -91,7 +102,9 @@ async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
             t0 = time.perf_counter()
             for lang in langs:
                 messages = [{"role": "user", "name": "me", "content": it["statement"][lang]} for it in items]
-                out = await call("memory_ingest", "conversation", {"title": f"notes ({lang})", "messages": messages})
+                out = await call(
+                    "memory_ingest", "conversation", {"title": f"notes ({lang})", "messages": messages}
+                )
                 for i, it in enumerate(items):
                     where[(out["source_id"], i)] = (it["id"], lang)
             ingest_s = time.perf_counter() - t0
@@ -128,8 +141,13 @@ async def _measure(embedder: str, show_misses: bool = False) -> dict[str, Any]:
                 para[lang] = hits / len(items)
                 if lang != "en":
                     cross[lang] = sum((it["id"], lang) in english[it["id"]] for it in items) / len(items)
-    return {"paraphrase_at_3": para, "cross_at_10": cross, "misses": misses,
-            "turns": len(items) * len(langs), "ingest_s": ingest_s}
+    return {
+        "paraphrase_at_3": para,
+        "cross_at_10": cross,
+        "misses": misses,
+        "turns": len(items) * len(langs),
+        "ingest_s": ingest_s,
+    }
 
 
 def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float]:
@@ -146,10 +164,15 @@ def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float
     out: dict[str, float] = {}
     for lang in langs:
         rng = random.Random(7)
-        texts = [" ".join(it["statement"][lang] for it in rng.sample(items, rng.randint(2, 3))) for _ in range(turns)]
+        texts = [
+            " ".join(it["statement"][lang] for it in rng.sample(items, rng.randint(2, 3)))
+            for _ in range(turns)
+        ]
         with tempfile.TemporaryDirectory() as root:
             memory = Memory(Settings(root=root, embedder=embedder), namespace="ingest")
-            memory.ingest("conversation", {"title": "warm-up", "messages": [{"role": "user", "content": texts[0]}]})
+            memory.ingest(
+                "conversation", {"title": "warm-up", "messages": [{"role": "user", "content": texts[0]}]}
+            )
             t0 = time.perf_counter()
             for k in range(0, turns, 100):
                 messages = [{"role": "user", "name": "me", "content": t} for t in texts[k : k + 100]]
@@ -159,8 +182,15 @@ def _ingest_rate(embedder: str, turns: int, langs: list[str]) -> dict[str, float
     return out
 
 
-def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show_misses: bool = False,
-              vector_only: bool = False, gate: str | None = None) -> dict[str, Any]:
+def _run_tree(
+    src: str | None,
+    embedder: str,
+    ingest: int,
+    core_only: bool,
+    show_misses: bool = False,
+    vector_only: bool = False,
+    gate: str | None = None,
+) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--one", "--embedder", embedder, "--ingest", str(ingest)]
     cmd += ["--vector-only"] if vector_only else []
     cmd += ["--gate", gate] if gate else []
@@ -171,30 +201,63 @@ def _run_tree(src: str | None, embedder: str, ingest: int, core_only: bool, show
     if out.returncode != 0:
         sys.exit(f"run failed ({src or 'current'}):\n{out.stderr[-4000:]}")
     if show_misses:
-        print(f"[{src or 'current'}]\n" + "\n".join(line for line in out.stderr.splitlines() if line.startswith("miss ")))
+        print(
+            f"[{src or 'current'}]\n"
+            + "\n".join(line for line in out.stderr.splitlines() if line.startswith("miss "))
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--embedder", default=None,
-                    help="the embedder measured (default: the default); several, comma-separated, in one run")
-    ap.add_argument("--vector-only", action="store_true",
-                    help="also rank by each embedder's vectors alone (no lexical path), beside hybrid")
-    ap.add_argument("--gate", default=None, metavar="Q,L[,W]",
-                    help="a gated embedder's query_multilingual, same_language [and foreign_semantic] (calibration sweeps)")
-    ap.add_argument("--baseline-embedder", default="static-multilingual",
-                    help="the embedder of the --baseline-ref run (default: static-multilingual, the default of 7a2813e)")
+    ap.add_argument(
+        "--embedder",
+        default=None,
+        help="the embedder measured (default: the default); several, comma-separated, in one run",
+    )
+    ap.add_argument(
+        "--vector-only",
+        action="store_true",
+        help="also rank by each embedder's vectors alone (no lexical path), beside hybrid",
+    )
+    ap.add_argument(
+        "--gate",
+        default=None,
+        metavar="Q,L[,W]",
+        help="a gated embedder's query_multilingual, same_language [and foreign_semantic] (calibration sweeps)",
+    )
+    ap.add_argument(
+        "--baseline-embedder",
+        default="static-multilingual",
+        help="the embedder of the --baseline-ref run (default: static-multilingual, the default of 7a2813e)",
+    )
     ap.add_argument("--baseline-ref", default=None, help="git revision measured too, in the same run")
-    ap.add_argument("--ingest", type=int, default=0, metavar="TURNS",
-                    help="also time ingesting this many turns each of English, German and Japanese")
-    ap.add_argument("--core-only", action="store_true",
-                    help="measure as the default install does: hide the cjk extra's segmenters if installed")
-    ap.add_argument("--items", type=int, default=0, metavar="N",
-                    help="only the first N statements (12: the set measured before the last six were added)")
-    ap.add_argument("--data", type=Path, default=None,
-                    help="another statement set of the same shape (bench/data/multilingual_heldout.json: 12 statements "
-                         "written in round 9, not used to tune anything)")
+    ap.add_argument(
+        "--ingest",
+        type=int,
+        default=0,
+        metavar="TURNS",
+        help="also time ingesting this many turns each of English, German and Japanese",
+    )
+    ap.add_argument(
+        "--core-only",
+        action="store_true",
+        help="measure as the default install does: hide the cjk extra's segmenters if installed",
+    )
+    ap.add_argument(
+        "--items",
+        type=int,
+        default=0,
+        metavar="N",
+        help="only the first N statements (12: the set measured before the last six were added)",
+    )
+    ap.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="another statement set of the same shape (bench/data/multilingual_heldout.json: 12 statements "
+        "written in round 9, not used to tune anything)",
+    )
     ap.add_argument("--show-misses", action="store_true", help="print each missed paraphrase's top 3")
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -208,7 +271,13 @@ def main() -> None:
     if args.one and args.gate:
         from memory_substrate.embed.registry import create_embedder, register
 
-        gate = dict(zip(("query_multilingual", "same_language", "foreign_semantic"), map(float, args.gate.split(",")), strict=False))
+        gate = dict(
+            zip(
+                ("query_multilingual", "same_language", "foreign_semantic"),
+                map(float, args.gate.split(",")),
+                strict=False,
+            )
+        )
         base = args.embedder
         register("bench-gate", lambda **kw: create_embedder(base, **gate))
         args.embedder = "bench-gate"
@@ -225,7 +294,8 @@ def main() -> None:
         if args.baseline_ref:
             archive = subprocess.run(
                 ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
-                check=True, capture_output=True,
+                check=True,
+                capture_output=True,
             ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             base = _run_tree(str(Path(tmp) / "src"), args.baseline_embedder, args.ingest, args.core_only)
@@ -233,7 +303,9 @@ def main() -> None:
         from memory_substrate.embed.registry import DEFAULT
 
         for embedder in (args.embedder or DEFAULT).split(","):
-            result = _run_tree(None, embedder, args.ingest, args.core_only, args.show_misses, args.vector_only, args.gate)
+            result = _run_tree(
+                None, embedder, args.ingest, args.core_only, args.show_misses, args.vector_only, args.gate
+            )
             runs.append((embedder + (f" {args.gate}" if args.gate else ""), result))
             if "vector_only" in result:
                 runs.append((embedder + " vec", {**result, **result["vector_only"], "misses": {}}))
@@ -252,8 +324,10 @@ def main() -> None:
     for label, r in runs:
         if label.endswith(" vec"):
             cross_values = list(r["cross_at_10"].values())
-            print(f"{label}: paraphrase@3 min {min(r['paraphrase_at_3'].values()):.2f}, "
-                  f"cross@10 mean {sum(cross_values) / len(cross_values):.2f}")
+            print(
+                f"{label}: paraphrase@3 min {min(r['paraphrase_at_3'].values()):.2f}, "
+                f"cross@10 mean {sum(cross_values) / len(cross_values):.2f}"
+            )
             continue
         cross_values = list(r["cross_at_10"].values())
         print(

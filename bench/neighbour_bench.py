@@ -36,11 +36,21 @@ from tests.reliability.flood import _searches, figures  # noqa: E402
 
 
 def hangul_words(rng: random.Random, n: int) -> str:
-    return " ".join(chr(0xAC00 + rng.randrange(2000)) + chr(0xAC00 + rng.randrange(2000)) for _ in range(n // 3))[:n]
+    return " ".join(
+        chr(0xAC00 + rng.randrange(2000)) + chr(0xAC00 + rng.randrange(2000)) for _ in range(n // 3)
+    )[:n]
 
 
-async def _hostile(client: Client, name: str, tool: str, mode: str, data: dict[str, Any],
-                   options: dict[str, Any] | None, ends: dict[str, Any], stop: anyio.Event) -> None:
+async def _hostile(
+    client: Client,
+    name: str,
+    tool: str,
+    mode: str,
+    data: dict[str, Any],
+    options: dict[str, Any] | None,
+    ends: dict[str, Any],
+    stop: anyio.Event,
+) -> None:
     """Run one input again and again until ``stop``, so four stay in flight all through A's window."""
     end: dict[str, Any] = {"outcomes": {}, "longest_s": 0.0}
     while not stop.is_set():
@@ -55,32 +65,61 @@ async def _hostile(client: Client, name: str, tool: str, mode: str, data: dict[s
     ends[name] = end
 
 
-async def run(url: str, token_a: str, token_b: str, md_path: Path, args: argparse.Namespace) -> dict[str, Any]:
+async def run(
+    url: str, token_a: str, token_b: str, md_path: Path, args: argparse.Namespace
+) -> dict[str, Any]:
     rng = random.Random(37)
     http_a = create_mcp_http_client(headers={"Authorization": f"Bearer {token_a}"})
     http_b = create_mcp_http_client(headers={"Authorization": f"Bearer {token_b}"})
     async with (
-        http_a, http_b,
+        http_a,
+        http_b,
         Client(streamable_http_client(url, http_client=http_a)) as a,
         Client(streamable_http_client(url, http_client=http_b)) as b,
     ):
         for i in range(40):
-            await call(a, "memory_remember", "knowledge",
-                       knowledge(title=f"lighthouse keeper note {i}", summary=f"The keeper logged night {i}."))
+            await call(
+                a,
+                "memory_remember",
+                "knowledge",
+                knowledge(title=f"lighthouse keeper note {i}", summary=f"The keeper logged night {i}."),
+            )
         for k in range(args.long_turns):  # B's own long turns, so its long queries have work to do
-            await call(b, "memory_ingest", "conversation", {"title": f"long {k}", "messages": [
-                {"role": "user", "content": "needle " + hangul_words(rng, 199_000)}]})
+            await call(
+                b,
+                "memory_ingest",
+                "conversation",
+                {
+                    "title": f"long {k}",
+                    "messages": [{"role": "user", "content": "needle " + hangul_words(rng, 199_000)}],
+                },
+            )
         await _searches(a, 0.5, [])
         before: list[float] = []
         await _searches(a, args.before, before)
         inputs = [
-            ("query_100k_1", "memory_query", "search", {"query": ("needle " + hangul_words(rng, 100_000))[:100_000]},
-             {"result_unit": "segment"}),
-            ("query_100k_2", "memory_query", "search", {"query": ("needle " + hangul_words(rng, 100_000))[:100_000]},
-             {"result_unit": "segment"}),
+            (
+                "query_100k_1",
+                "memory_query",
+                "search",
+                {"query": ("needle " + hangul_words(rng, 100_000))[:100_000]},
+                {"result_unit": "segment"},
+            ),
+            (
+                "query_100k_2",
+                "memory_query",
+                "search",
+                {"query": ("needle " + hangul_words(rng, 100_000))[:100_000]},
+                {"result_unit": "segment"},
+            ),
             ("markdown_2mb", "memory_ingest", "markdown", {"path": str(md_path)}, None),
-            ("conversation_20k", "memory_ingest", "conversation",
-             {"messages": [{"role": "user", "content": f"KafkaStream {i}"} for i in range(20_000)]}, None),
+            (
+                "conversation_20k",
+                "memory_ingest",
+                "conversation",
+                {"messages": [{"role": "user", "content": f"KafkaStream {i}"} for i in range(20_000)]},
+                None,
+            ),
         ]
         ends: dict[str, Any] = {}
         during: list[float] = []
@@ -104,7 +143,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--before", type=float, default=5.0)
     parser.add_argument("--during", type=float, default=10.0)
-    parser.add_argument("--wait", type=float, default=120.0, help="seconds to wait for B's inputs after A stops")
+    parser.add_argument(
+        "--wait", type=float, default=120.0, help="seconds to wait for B's inputs after A stops"
+    )
     parser.add_argument("--long-turns", type=int, default=4, help="199,000-character turns seeded in B")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="neighbour-bench-") as tmp:
@@ -123,7 +164,9 @@ def main() -> int:
         f = result[phase]
         print(f"{phase:<16}{f['n']:>6}{f['p50_s']:>10.4f}{f['p95_s']:>10.4f}{f['worst_s']:>10.4f}")
     for name, end in result["b"].items():
-        print(f"B {name}: {end['outcomes']}" + (f", longest {end['longest_s']} s" if "longest_s" in end else ""))
+        print(
+            f"B {name}: {end['outcomes']}" + (f", longest {end['longest_s']} s" if "longest_s" in end else "")
+        )
     ok = result["during"]["p95_s"] <= 0.25
     print("target (A's p95 <= 0.25 s during B's four inputs):", "met" if ok else "MISSED")
     return 0 if ok else 1

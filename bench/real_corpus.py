@@ -44,7 +44,9 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 LOCOMO = BENCH.parents[1] / "shared" / "data" / "locomo" / "locomo_dev.json"
-AGENT_FILES = sorted(p for p in (BENCH / "data" / "agent").glob("*.json") if not p.name.startswith("heldout_"))
+AGENT_FILES = sorted(
+    p for p in (BENCH / "data" / "agent").glob("*.json") if not p.name.startswith("heldout_")
+)
 MULTILINGUAL = [BENCH / "data" / "multilingual.json", BENCH / "data" / "multilingual_heldout.json"]
 PER_CONV = 100
 WINDOW = 6  # source turns either side of the cursor a new turn's sentences may come from
@@ -71,25 +73,43 @@ def _english_sources() -> list[tuple[str, Source]]:
         out.append((f"locomo {item['sample_id']}", [t for t in turns if t[1]]))
     for path in AGENT_FILES:  # one project's conversations, one after the other, as one source
         data = json.loads(path.read_text(encoding="utf-8"))
-        turns = [(t["speaker"], sentences(t["text"])) for ev in data["timeline"] if ev["op"] == "conversation"
-                 for t in ev["turns"]]
+        turns = [
+            (t["speaker"], sentences(t["text"]))
+            for ev in data["timeline"]
+            if ev["op"] == "conversation"
+            for t in ev["turns"]
+        ]
         out.append((f"agent {data['name']}", [t for t in turns if t[1]]))
     return out
 
 
 def _german_statements() -> list[str]:
-    return [it["statement"]["de"] for p in MULTILINGUAL for it in json.loads(p.read_text(encoding="utf-8"))["items"]]
+    return [
+        it["statement"]["de"]
+        for p in MULTILINGUAL
+        for it in json.loads(p.read_text(encoding="utf-8"))["items"]
+    ]
 
 
 def sources(lang: str) -> list[tuple[str, Source]]:
     if lang == "en":
         return _english_sources()
     if lang == "de":
-        return [("multilingual de", [(GERMAN_SPEAKERS[i % len(GERMAN_SPEAKERS)], [s]) for i, s in enumerate(_german_statements())])]
+        return [
+            (
+                "multilingual de",
+                [
+                    (GERMAN_SPEAKERS[i % len(GERMAN_SPEAKERS)], [s])
+                    for i, s in enumerate(_german_statements())
+                ],
+            )
+        ]
     raise ValueError(f"no real corpus for {lang!r}")
 
 
-def _english_turn(rng: random.Random, src: Source, cursor: int, counts: list[int], extra: int) -> tuple[str, str]:
+def _english_turn(
+    rng: random.Random, src: Source, cursor: int, counts: list[int], extra: int
+) -> tuple[str, str]:
     speaker = src[cursor][0]
     lo, hi = max(0, cursor - WINDOW), min(len(src), cursor + WINDOW + 1)
     pool = [s for i in range(lo, hi) if src[i][0] == speaker for s in src[i][1]]
@@ -124,8 +144,11 @@ def conversations(lang: str, size: int, seed: int = 53) -> Iterator[list[tuple[s
             misses += 1
             for attempt in range(60):
                 extra = attempt // 20  # a turn met before: draw again, with a sentence more after 20 tries
-                speaker, text = (_german_turn(rng, statements, extra) if lang == "de"
-                                 else _english_turn(rng, src, cursor, counts, extra))
+                speaker, text = (
+                    _german_turn(rng, statements, extra)
+                    if lang == "de"
+                    else _english_turn(rng, src, cursor, counts, extra)
+                )
                 key = hashlib.blake2b(text.encode(), digest_size=8).digest()
                 if key not in seen:
                     seen.add(key)
@@ -140,15 +163,24 @@ def conversations(lang: str, size: int, seed: int = 53) -> Iterator[list[tuple[s
 def questions(lang: str) -> list[tuple[str, str]]:
     """Every real question: ``(source, text)``, source ``locomo`` or ``agent`` (or ``multilingual``)."""
     if lang == "de":
-        return [("multilingual", it["question"]["de"]) for p in MULTILINGUAL
-                for it in json.loads(p.read_text(encoding="utf-8"))["items"]]
-    out = [("locomo", qa["question"]) for item in json.loads(LOCOMO.read_text(encoding="utf-8")) for qa in item["qa"]]
+        return [
+            ("multilingual", it["question"]["de"])
+            for p in MULTILINGUAL
+            for it in json.loads(p.read_text(encoding="utf-8"))["items"]
+        ]
+    out = [
+        ("locomo", qa["question"])
+        for item in json.loads(LOCOMO.read_text(encoding="utf-8"))
+        for qa in item["qa"]
+    ]
     for path in AGENT_FILES:
         out += [("agent", t["task"]) for t in json.loads(path.read_text(encoding="utf-8"))["tasks"]]
     return out
 
 
-def sample_questions(lang: str, n_locomo: int = 150, n_agent: int = 50, seed: int = 53) -> list[tuple[str, str]]:
+def sample_questions(
+    lang: str, n_locomo: int = 150, n_agent: int = 50, seed: int = 53
+) -> list[tuple[str, str]]:
     """The timed questions: a fixed draw of ``n_locomo`` LoCoMo questions and ``n_agent`` agent
     tasks, interleaved (German: all 30 paraphrases, twice in different orders: 60 timings)."""
     rng = random.Random(f"questions-{lang}-{seed}")
@@ -179,10 +211,14 @@ def describe(lang: str, size: int, seed: int = 53) -> dict[str, float]:
             n += 1
     src_words = {w for t in src_turns for w in t.lower().split()}
     return {
-        "turns": n, "distinct_turns": len(texts), "words_per_turn_mean": statistics.mean(lengths),
+        "turns": n,
+        "distinct_turns": len(texts),
+        "words_per_turn_mean": statistics.mean(lengths),
         "words_per_turn_median": statistics.median(lengths),
-        "source_turns": len(src_turns), "source_words_per_turn_mean": statistics.mean(len(t.split()) for t in src_turns),
-        "distinct_words": len(words), "source_distinct_words": len(src_words),
+        "source_turns": len(src_turns),
+        "source_words_per_turn_mean": statistics.mean(len(t.split()) for t in src_turns),
+        "distinct_words": len(words),
+        "source_distinct_words": len(src_words),
     }
 
 

@@ -25,7 +25,48 @@ from typing import Any
 
 from memory_substrate import Memory, Settings
 
-BASE = ["cache", "index", "query", "planner", "vector", "graph", "node", "edge", "scope", "source", "segment", "patch", "audit", "schema", "migration", "worker", "queue", "token", "budget", "context", "policy", "deploy", "release", "build", "test", "lint", "storage", "backup", "restore", "embed", "model", "rank", "fusion", "filter", "window", "session", "agent", "memory", "review", "decision"]
+BASE = [
+    "cache",
+    "index",
+    "query",
+    "planner",
+    "vector",
+    "graph",
+    "node",
+    "edge",
+    "scope",
+    "source",
+    "segment",
+    "patch",
+    "audit",
+    "schema",
+    "migration",
+    "worker",
+    "queue",
+    "token",
+    "budget",
+    "context",
+    "policy",
+    "deploy",
+    "release",
+    "build",
+    "test",
+    "lint",
+    "storage",
+    "backup",
+    "restore",
+    "embed",
+    "model",
+    "rank",
+    "fusion",
+    "filter",
+    "window",
+    "session",
+    "agent",
+    "memory",
+    "review",
+    "decision",
+]
 
 
 def _vocabulary(rng: random.Random, size: int = 4000) -> tuple[list[str], list[float]]:
@@ -35,7 +76,18 @@ def _vocabulary(rng: random.Random, size: int = 4000) -> tuple[list[str], list[f
     while len(words) < size:
         words.append("".join(rng.choices(letters, k=rng.randint(4, 9))))
     return words, [1.0 / (rank + 1) for rank in range(len(words))]
-PREDICATES = ["uses", "owns", "depends_on", "runs_on", "stores_in", "deployed_to", "written_in", "reviewed_by"]
+
+
+PREDICATES = [
+    "uses",
+    "owns",
+    "depends_on",
+    "runs_on",
+    "stores_in",
+    "deployed_to",
+    "written_in",
+    "reviewed_by",
+]
 
 
 def _words(rng: random.Random, k: int) -> list[str]:
@@ -49,9 +101,11 @@ def _sources(mem: Memory, rng: random.Random, n: int = 10) -> list[tuple[str, in
     out = []
     for s in range(n):
         messages = [
-            {"role": "user" if i % 2 else "assistant",
-             "content": f"The {rng.choice(BASE).title()} {rng.choice(BASE).title()} handles "
-                        f"{' '.join(_words(rng, 12))}. Context Pack and Memory Substrate again."}
+            {
+                "role": "user" if i % 2 else "assistant",
+                "content": f"The {rng.choice(BASE).title()} {rng.choice(BASE).title()} handles "
+                f"{' '.join(_words(rng, 12))}. Context Pack and Memory Substrate again.",
+            }
             for i in range(20)
         ]
         res = mem.ingest("conversation", {"title": f"bench conversation {s}", "messages": messages})
@@ -76,8 +130,11 @@ def _entry(i: int, rng: random.Random, sources: list[tuple[str, int]], now: date
     if i % 5 < 2:  # 40% structured claims on a shared entity graph
         subject = f"node:entity-{i // 8}"
         data["subject_refs"] = [subject]
-        data["payload"] = {"subject": subject, "predicate": PREDICATES[i % 8],
-                           "object": f"node:entity-{rng.randint(0, 1200)}"}
+        data["payload"] = {
+            "subject": subject,
+            "predicate": PREDICATES[i % 8],
+            "object": f"node:entity-{rng.randint(0, 1200)}",
+        }
         data["kind"] = "fact"
     if i % 50 == 0:
         data["valid_until"] = (now - timedelta(days=1)).isoformat()
@@ -98,8 +155,10 @@ def seed(mem: Memory, items: int, batch: int = 500) -> float:
     started = time.perf_counter()
     sources = _sources(mem, rng)
     for start in range(0, items, batch):
-        entries = [{"mode": "knowledge", "input_data": _entry(i, rng, sources, now)}
-                   for i in range(start, min(items, start + batch))]
+        entries = [
+            {"mode": "knowledge", "input_data": _entry(i, rng, sources, now)}
+            for i in range(start, min(items, start + batch))
+        ]
         mem.remember("batch", {"entries": entries})
     return time.perf_counter() - started
 
@@ -128,19 +187,24 @@ def main() -> None:
         report_median, report_runs = timed(lambda: mem.maintain("report", {}), args.runs)
         structure_median, _ = timed(lambda: mem.maintain("structure", {}), args.runs)
         rep = mem.maintain("report", {})
-        print(json.dumps({
-            "store": str(root),
-            "knowledge_items": rep["counts"]["knowledge"],
-            "objects": rep["counts"]["objects"],
-            "relations": rep["counts"]["relations"],
-            "seed_seconds": round(seed_s, 2),
-            "report_median_s": round(report_median, 3),
-            "report_runs_s": [round(t, 3) for t in report_runs],
-            "structure_median_s (baseline)": round(structure_median, 3),
-            "target_s": 2.0,
-            "within_target": report_median < 2.0,
-            "report_counts": {k: v for k, v in rep["counts"].items() if isinstance(v, int)},
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "store": str(root),
+                    "knowledge_items": rep["counts"]["knowledge"],
+                    "objects": rep["counts"]["objects"],
+                    "relations": rep["counts"]["relations"],
+                    "seed_seconds": round(seed_s, 2),
+                    "report_median_s": round(report_median, 3),
+                    "report_runs_s": [round(t, 3) for t in report_runs],
+                    "structure_median_s (baseline)": round(structure_median, 3),
+                    "target_s": 2.0,
+                    "within_target": report_median < 2.0,
+                    "report_counts": {k: v for k, v in rep["counts"].items() if isinstance(v, int)},
+                },
+                indent=2,
+            )
+        )
     finally:
         mem.close()
 

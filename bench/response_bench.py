@@ -74,12 +74,30 @@ async def _measure(args: argparse.Namespace, out: list[dict[str, Any]]) -> None:
     def rec(tool: str, mode: str, result: Any, store: str, asked: int | None) -> dict[str, Any]:
         text = _text(result)
         sc = result.structured_content or {}
-        out.append({"store": store, "tool": tool, "mode": mode, "text": text, "error": bool(result.is_error),
-                    "asked": asked, "returned": _returned(sc) if asked else None, "content": _content(sc)})
+        out.append(
+            {
+                "store": store,
+                "tool": tool,
+                "mode": mode,
+                "text": text,
+                "error": bool(result.is_error),
+                "asked": asked,
+                "returned": _returned(sc) if asked else None,
+                "content": _content(sc),
+            }
+        )
         return sc
 
-    async def call(c: Any, tool: str, mode: str, data: dict[str, Any], opts: dict[str, Any] | None = None,
-                   *, label: str | None = None, store: str = "locomo") -> dict[str, Any]:
+    async def call(
+        c: Any,
+        tool: str,
+        mode: str,
+        data: dict[str, Any],
+        opts: dict[str, Any] | None = None,
+        *,
+        label: str | None = None,
+        store: str = "locomo",
+    ) -> dict[str, Any]:
         a: dict[str, Any] = {"mode": mode, "input_data": data}
         if opts:
             a["options"] = opts
@@ -90,16 +108,30 @@ async def _measure(args: argparse.Namespace, out: list[dict[str, Any]]) -> None:
     raw = json.loads(Path(args.data).read_text(encoding="utf-8"))
     conv = next(x for x in raw if x["sample_id"] == args.conversation)
     c_data = conv["conversation"]
-    sessions = sorted(int(k.split("_")[1]) for k in c_data if k.startswith("session_") and not k.endswith("date_time"))
+    sessions = sorted(
+        int(k.split("_")[1]) for k in c_data if k.startswith("session_") and not k.endswith("date_time")
+    )
     with tempfile.TemporaryDirectory() as root:
         mem = Memory(Settings(root=root, embedder="static"), namespace="resp")
         for toolset in ("substrate", "all"):
             async with Client(build_server(mem, toolset)) as c:
                 tools = await c.list_tools()
-                out.append({"store": "-", "tool": "tools/list", "mode": "default" if toolset == "substrate" else toolset,
-                            "text": json.dumps([t.model_dump(mode="json", exclude_none=True, by_alias=True)
-                                                for t in tools.tools], ensure_ascii=False, separators=(",", ":")),
-                            "error": False})
+                out.append(
+                    {
+                        "store": "-",
+                        "tool": "tools/list",
+                        "mode": "default" if toolset == "substrate" else toolset,
+                        "text": json.dumps(
+                            [
+                                t.model_dump(mode="json", exclude_none=True, by_alias=True)
+                                for t in tools.tools
+                            ],
+                            ensure_ascii=False,
+                            separators=(",", ":"),
+                        ),
+                        "error": False,
+                    }
+                )
         async with Client(build_server(mem)) as c:
             source_ids = []
             for n in sessions:
@@ -107,27 +139,52 @@ async def _measure(args: argparse.Namespace, out: list[dict[str, Any]]) -> None:
                 for t in c_data[f"session_{n}"]:
                     text = t["text"] + (f" [image: {t['blip_caption']}]" if t.get("blip_caption") else "")
                     msgs.append({"role": "user", "content": text, "name": t["speaker"]})
-                r = await call(c, "memory_ingest", "conversation",
-                               {"title": f"{args.conversation} session {n}", "messages": msgs})
+                r = await call(
+                    c,
+                    "memory_ingest",
+                    "conversation",
+                    {"title": f"{args.conversation} session {n}", "messages": msgs},
+                )
                 source_ids.append(r.get("source_id") or r.get("id"))
             know_ids = []
             for i, sid in enumerate(source_ids[:5]):
-                r = await call(c, "memory_remember", "knowledge", {
-                    "kind": "fact", "title": f"Note {i} from session {i + 1}",
-                    "summary": f"Something said in session {i + 1} worth keeping: " + c_data[f"session_{sessions[i]}"][0]["text"][:200],
-                    "reason": "Kept for the response benchmark.", "memory_source": "agent_inferred",
-                    "scope_refs": ["scope:project"],
-                    "evidence_refs": [{"source_id": sid, "segment_id": "seg-1"}],
-                })
+                r = await call(
+                    c,
+                    "memory_remember",
+                    "knowledge",
+                    {
+                        "kind": "fact",
+                        "title": f"Note {i} from session {i + 1}",
+                        "summary": f"Something said in session {i + 1} worth keeping: "
+                        + c_data[f"session_{sessions[i]}"][0]["text"][:200],
+                        "reason": "Kept for the response benchmark.",
+                        "memory_source": "agent_inferred",
+                        "scope_refs": ["scope:project"],
+                        "evidence_refs": [{"source_id": sid, "segment_id": "seg-1"}],
+                    },
+                )
                 know_ids.append(r.get("object_id") or r.get("id"))
             questions = [q["question"] for q in conv["qa"]][: args.questions]
             top_obj = None
             for q in questions:
                 r = await call(c, "memory_query", "search", {"query": q}, label="search(object)")
                 top_obj = top_obj or ((r.get("items") or [{}])[0].get("id"))
-                await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment"}, label="search(segment)")
-                await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment", "max_items": 10},
-                           label="search(segment,10)")
+                await call(
+                    c,
+                    "memory_query",
+                    "search",
+                    {"query": q},
+                    {"result_unit": "segment"},
+                    label="search(segment)",
+                )
+                await call(
+                    c,
+                    "memory_query",
+                    "search",
+                    {"query": q},
+                    {"result_unit": "segment", "max_items": 10},
+                    label="search(segment,10)",
+                )
                 await call(c, "memory_query", "context", {"task": q})
             for oid in [i for i in [top_obj, source_ids[0], know_ids[0] if know_ids else None] if i]:
                 await call(c, "memory_query", "page", {"id": oid})
@@ -151,10 +208,19 @@ async def _measure(args: argparse.Namespace, out: list[dict[str, Any]]) -> None:
             async with Client(build_server(mem)) as c:
                 top = None
                 for q in queries:
-                    r = await call(c, "memory_query", "search", {"query": q}, label="search(object)", store=store)
+                    r = await call(
+                        c, "memory_query", "search", {"query": q}, label="search(object)", store=store
+                    )
                     top = top or ((r.get("items") or [{}])[0].get("id"))
-                    await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment"},
-                               label="search(segment)", store=store)
+                    await call(
+                        c,
+                        "memory_query",
+                        "search",
+                        {"query": q},
+                        {"result_unit": "segment"},
+                        label="search(segment)",
+                        store=store,
+                    )
                     await call(c, "memory_query", "context", {"task": q}, store=store)
                 if top:
                     for m in ("page", "expand", "graph"):
@@ -184,10 +250,24 @@ async def _measure_repo(args: argparse.Namespace, root: Path, call: Any) -> None
         for q in REPO_QUESTIONS:
             r = await call(c, "memory_query", "search", {"query": q}, label="search(object)", store=store)
             top = top or ((r.get("items") or [{}])[0].get("id"))
-            await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment"},
-                       label="search(segment)", store=store)
-            await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment", "max_items": 10},
-                       label="search(segment,10)", store=store)
+            await call(
+                c,
+                "memory_query",
+                "search",
+                {"query": q},
+                {"result_unit": "segment"},
+                label="search(segment)",
+                store=store,
+            )
+            await call(
+                c,
+                "memory_query",
+                "search",
+                {"query": q},
+                {"result_unit": "segment", "max_items": 10},
+                label="search(segment,10)",
+                store=store,
+            )
             await call(c, "memory_query", "context", {"task": q}, store=store)
         for oid in [i for i in dict.fromkeys([repo_id, top]) if i]:
             for m in ("page", "expand", "graph"):
@@ -254,15 +334,30 @@ def run_one(args: argparse.Namespace) -> None:
 # ------------------------------------------------------------------------ driver
 def _tree_of(ref: str, into: Path) -> Path:
     """The ``src`` tree of a git revision, extracted (not checked out) into ``into``."""
-    archive = subprocess.run(["git", "-C", str(REPO), "archive", ref, "src"], check=True, capture_output=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(REPO), "archive", ref, "src"], check=True, capture_output=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into / "src"
 
 
 def _collect(src: Path, args: argparse.Namespace, tmp: Path, label: str) -> list[dict[str, Any]]:
     out = tmp / f"{label}.json"
-    cmd = [sys.executable, __file__, "--one", "--out", str(out), "--data", str(args.data),
-           "--conversation", args.conversation, "--questions", str(args.questions), "--repo", str(args.repo or "")]
+    cmd = [
+        sys.executable,
+        __file__,
+        "--one",
+        "--out",
+        str(out),
+        "--data",
+        str(args.data),
+        "--conversation",
+        args.conversation,
+        "--questions",
+        str(args.questions),
+        "--repo",
+        str(args.repo or ""),
+    ]
     if args.synthetic:
         cmd += ["--synthetic", str(args.synthetic)]
     env = {**os.environ, "PYTHONPATH": str(src)}
@@ -286,8 +381,13 @@ def _summarise(rows: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[st
     for key, vals in groups.items():
         chars = [len(v["text"]) for v in vals]
         toks = [count_tokens(v["text"]) for v in vals]
-        s: dict[str, float] = {"n": len(vals), "chars_p50": statistics.median(chars), "chars_max": max(chars),
-                               "tokens_p50": statistics.median(toks), "tokens_max": max(toks)}
+        s: dict[str, float] = {
+            "n": len(vals),
+            "chars_p50": statistics.median(chars),
+            "chars_max": max(chars),
+            "tokens_p50": statistics.median(toks),
+            "tokens_max": max(toks),
+        }
         if key[2] == "context":  # the package budget's own unit: the compiler's cl100k-like count
             model = [count_tokens(v["text"]) for v in vals]
             s["model_tokens_p50"], s["model_tokens_max"] = statistics.median(model), max(model)
@@ -322,12 +422,16 @@ def main() -> None:
         runs: dict[str, dict[tuple[str, str, str], dict[str, float]]] = {}
         if args.baseline_ref:
             (tmp / "base").mkdir()
-            runs["baseline"] = _summarise(_collect(_tree_of(args.baseline_ref, tmp / "base"), args, tmp, "baseline"))
+            runs["baseline"] = _summarise(
+                _collect(_tree_of(args.baseline_ref, tmp / "base"), args, tmp, "baseline")
+            )
         runs["current"] = _summarise(_collect(REPO / "src", args, tmp, "current"))
     keys = sorted({k for r in runs.values() for k in r})
     head = f"{'store':10s} {'tool':15s} {'mode':19s}"
     for name in runs:
-        head += f" | {name + ' chars p50/max':>24s} {'tokens p50/max':>14s} {'ret/asked':>10s} {'content':>7s}"
+        head += (
+            f" | {name + ' chars p50/max':>24s} {'tokens p50/max':>14s} {'ret/asked':>10s} {'content':>7s}"
+        )
     print(head)
     over, short = [], []
     for k in keys:
@@ -339,12 +443,18 @@ def main() -> None:
                 continue
             ratio = f"{s['returned']:.1f}/{s['asked']:.0f}" if "asked" in s else ""
             share = f"{s['content_share']:.0%}" if "content_share" in s else ""
-            line += (f" | {s['chars_p50']:>11.0f} / {s['chars_max']:>10.0f} {s['tokens_p50']:>6.0f} / {s['tokens_max']:>5.0f}"
-                     f" {ratio:>10s} {share:>7s}")
+            line += (
+                f" | {s['chars_p50']:>11.0f} / {s['chars_max']:>10.0f} {s['tokens_p50']:>6.0f} / {s['tokens_max']:>5.0f}"
+                f" {ratio:>10s} {share:>7s}"
+            )
             if name == "current" and k[1] != "tools/list":
                 # context: its package budget is in the compiler's count (BERT runs 5-15% higher on
                 # a package's punctuation and code); both are printed below.
-                size, limit = (s["model_tokens_max"], CONTEXT_BUDGET * 1.1) if k[2] == "context" else (s["tokens_max"], BUDGET)
+                size, limit = (
+                    (s["model_tokens_max"], CONTEXT_BUDGET * 1.1)
+                    if k[2] == "context"
+                    else (s["tokens_max"], BUDGET)
+                )
                 if size > limit:
                     over.append(k)
                 if k[2] == "search(segment,10)" and s.get("short"):
@@ -353,15 +463,24 @@ def main() -> None:
     print("\ncontext in the compiler's count (its budget's unit), p50 / max:")
     for k in keys:
         if k[2] == "context":
-            print(f"  {k[0]:10s} " + "  ".join(f"{name}: {r[k]['model_tokens_p50']:.0f} / {r[k]['model_tokens_max']:.0f}"
-                                             for name, r in runs.items() if k in r))
-    print(f"\nbudget {BUDGET} tokens per default response (context: {CONTEXT_BUDGET} + 10% in the compiler's count): "
-          + ("met" if not over else f"NOT met for {over}"))
+            print(
+                f"  {k[0]:10s} "
+                + "  ".join(
+                    f"{name}: {r[k]['model_tokens_p50']:.0f} / {r[k]['model_tokens_max']:.0f}"
+                    for name, r in runs.items()
+                    if k in r
+                )
+            )
+    print(
+        f"\nbudget {BUDGET} tokens per default response (context: {CONTEXT_BUDGET} + 10% in the compiler's count): "
+        + ("met" if not over else f"NOT met for {over}")
+    )
     print("explicit max_items 10 returned in full: " + ("yes" if not short else f"NO for {short}"))
     out_dir = HERE / "results"
     out_dir.mkdir(exist_ok=True)
-    (out_dir / "responses.json").write_text(json.dumps(
-        {name: {" / ".join(k): v for k, v in r.items()} for name, r in runs.items()}, indent=2))
+    (out_dir / "responses.json").write_text(
+        json.dumps({name: {" / ".join(k): v for k, v in r.items()} for name, r in runs.items()}, indent=2)
+    )
 
 
 if __name__ == "__main__":

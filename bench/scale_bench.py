@@ -63,9 +63,21 @@ from pathlib import Path
 from typing import Any
 
 TOPICS = [
-    "database migration", "vector index", "graph traversal", "release schedule", "payment service",
-    "login failure", "cache eviction", "search latency", "embedding model", "backup restore",
-    "rate limiter", "schema change", "deployment pipeline", "memory leak", "feature flag",
+    "database migration",
+    "vector index",
+    "graph traversal",
+    "release schedule",
+    "payment service",
+    "login failure",
+    "cache eviction",
+    "search latency",
+    "embedding model",
+    "backup restore",
+    "rate limiter",
+    "schema change",
+    "deployment pipeline",
+    "memory leak",
+    "feature flag",
 ]
 
 
@@ -172,8 +184,15 @@ KEPT = "scale_bench.json"  # in a kept store's folder: its namespace, queries an
 
 
 def run_one(
-    size: int, backend: str, embedder: str, database_url: str | None, keep: str | None = None,
-    text: str = "synthetic", compile_too: bool = False, settle: bool = True, profile: int = 0,
+    size: int,
+    backend: str,
+    embedder: str,
+    database_url: str | None,
+    keep: str | None = None,
+    text: str = "synthetic",
+    compile_too: bool = False,
+    settle: bool = True,
+    profile: int = 0,
 ) -> dict[str, Any]:
     from memory_substrate import Memory, Settings
 
@@ -198,8 +217,11 @@ def run_one(
             getattr(mem.store, "build_deferred_indexes", dict)()
             build_s = time.perf_counter() - t0
             if keep:
-                kept.write_text(json.dumps({"namespace": namespace, "queries": queries, "ingest_s": ingest_s,
-                                             "embed_s": embed_s}))
+                kept.write_text(
+                    json.dumps(
+                        {"namespace": namespace, "queries": queries, "ingest_s": ingest_s, "embed_s": embed_s}
+                    )
+                )
         # Warm caches (vector matrix load; its int8 copy is built on the second search after a
         # load), as a long-running server would have.
         for _ in range(2):
@@ -283,11 +305,15 @@ def _profile(mem, queries: list[str], n: int, text: str, size: int, backend: str
     prof.disable()
     wall = (time.perf_counter() - t0) * 1000 / max(1, n)
     buf = io.StringIO()
-    buf.write(f"{n} segment searches, {text} at {size} on {backend}, {wall:.1f} ms each under the profiler, "
-              f"load {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n")
+    buf.write(
+        f"{n} segment searches, {text} at {size} on {backend}, {wall:.1f} ms each under the profiler, "
+        f"load {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M:%S')}\n\n"
+    )
     stats = pstats.Stats(prof, stream=buf)
-    buf.write("where a search's time goes (cumulative ms per search; the ranker's parts are inside it, "
-              "neighbours partly inside the ranker's gather):\n")
+    buf.write(
+        "where a search's time goes (cumulative ms per search; the ranker's parts are inside it, "
+        "neighbours partly inside the ranker's gather):\n"
+    )
     for label, ms_each in _profile_buckets(stats, n):
         buf.write(f"  {label:44s} {ms_each:6.1f}\n")
     buf.write("\n")
@@ -322,8 +348,11 @@ def _profile_buckets(stats: Any, n: int) -> list[tuple[str, float]]:
     (functions of memory_substrate only)."""
     out = []
     for label, names in PROFILE_BUCKETS:
-        cum = [ct for (file, _, fn), (_, _, _, ct, _) in stats.stats.items()
-               if fn in names and "memory_substrate" in file]
+        cum = [
+            ct
+            for (file, _, fn), (_, _, _, ct, _) in stats.stats.items()
+            if fn in names and "memory_substrate" in file
+        ]
         if cum:
             out.append((label, max(cum) * 1000 / max(1, n)))
     return out
@@ -416,20 +445,29 @@ def _database(url: str, name: str, *, drop: bool = False) -> str:
 def side_by_side(rows: list[dict[str, Any]]) -> str:
     """One markdown table of a run: a column per store (code, backend, corpus, size), a row per
     figure, with the time of day and the load average around each store's timings."""
+
     def ms(r: dict[str, Any], key: str) -> str:
         a, b = r.get(f"{key}_p50_ms"), r.get(f"{key}_p95_ms")
         return "—" if a is None else f"{a:.1f} / {b:.1f}"
 
     def source_ms(r: dict[str, Any], source: str, key: str) -> str:
         b = (r.get("by_source") or {}).get(source)
-        return "—" if not b or f"{key}_p50_ms" not in b else f"{b[f'{key}_p50_ms']:.1f} / {b[f'{key}_p95_ms']:.1f}"
+        return (
+            "—"
+            if not b or f"{key}_p50_ms" not in b
+            else f"{b[f'{key}_p50_ms']:.1f} / {b[f'{key}_p95_ms']:.1f}"
+        )
 
     sources = sorted({s for r in rows for s in (r.get("by_source") or {})})
     cols = [f"{r['code']} {r['backend']} {r.get('text', 'synthetic')} {r['size'] // 1000}k" for r in rows]
     lines = ["| p50 / p95 ms | " + " | ".join(cols) + " |", "| --- |" + " --- |" * len(rows)]
     figures: list[tuple[str, Any]] = [
-        ("timed at (load before → after)", lambda r: f"{r.get('timed_at', '?')} ({r.get('load_before', 0):.2f} → "
-                                                      f"{r.get('load_after', 0):.2f})"),
+        (
+            "timed at (load before → after)",
+            lambda r: (
+                f"{r.get('timed_at', '?')} ({r.get('load_before', 0):.2f} → {r.get('load_after', 0):.2f})"
+            ),
+        ),
         ("queries (mean words)", lambda r: f"{r.get('queries', '?')} ({r.get('query_words_mean', 0):.1f})"),
         ("segment search", lambda r: ms(r, "segment_search")),
         ("object search", lambda r: ms(r, "object_search")),
@@ -440,45 +478,94 @@ def side_by_side(rows: list[dict[str, Any]]) -> str:
         for key in ("segment", "object", "compile"):
             figures.append((f"{key}, {source} questions only", lambda r, s=source, k=key: source_ms(r, s, k)))
     figures += [
-        ("ingest turns/s (+ vectors after capture)", lambda r: f"{r['ingest_turns_per_s']:.0f} "
-                                                              f"({r.get('complete_turns_per_s', 0):.0f})"
-                                                              + (" kept" if r.get("reused_store") else "")),
+        (
+            "ingest turns/s (+ vectors after capture)",
+            lambda r: (
+                f"{r['ingest_turns_per_s']:.0f} "
+                f"({r.get('complete_turns_per_s', 0):.0f})" + (" kept" if r.get("reused_store") else "")
+            ),
+        ),
         ("peak RSS MB", lambda r: f"{r['peak_rss_mb']:.0f}"),
     ]
     for name, fn in figures:
         lines.append(f"| {name} | " + " | ".join(fn(r) for r in rows) + " |")
-    return f"\n{time.strftime('%Y-%m-%d %H:%M')} (load {os.getloadavg()[0]:.2f} at the end)\n" + "\n".join(lines)
+    return f"\n{time.strftime('%Y-%m-%d %H:%M')} (load {os.getloadavg()[0]:.2f} at the end)\n" + "\n".join(
+        lines
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    ap.add_argument("--backend", choices=["sqlite", "postgres"], nargs="+", default=["sqlite"],
-                    help="one or both; several are measured in one run, side by side")
+    ap.add_argument(
+        "--backend",
+        choices=["sqlite", "postgres"],
+        nargs="+",
+        default=["sqlite"],
+        help="one or both; several are measured in one run, side by side",
+    )
     ap.add_argument("--embedder", default="static")
     ap.add_argument("--database-url", default=None, help="PostgreSQL URL (default: start an embedded server)")
-    ap.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
-                    help="a setting for the embedded PostgreSQL server (repeatable), e.g. shared_buffers=1GB")
-    ap.add_argument("--baseline-ref", default=None,
-                    help="git revision whose code is measured too, size by size, in the same run")
-    ap.add_argument("--store-dir", type=Path, default=None,
-                    help="keep each store under this folder (one per size and code) and, when it is "
-                         "already there, search it again without ingesting (a 1M store takes minutes "
-                         "to build; the ingest rate shown is then the one measured when it was built)")
-    ap.add_argument("--text", nargs="+", default=["synthetic"], choices=["synthetic", "en", "de", "tokens", "real-en", "real-de"],
-                    help="the turns: synthetic words, salads of English, German or unplaced tokens, or real "
-                         "sentences recombined, asked real questions (bench/real_corpus.py)")
+    ap.add_argument(
+        "--pg-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting for the embedded PostgreSQL server (repeatable), e.g. shared_buffers=1GB",
+    )
+    ap.add_argument(
+        "--baseline-ref",
+        default=None,
+        help="git revision whose code is measured too, size by size, in the same run",
+    )
+    ap.add_argument(
+        "--store-dir",
+        type=Path,
+        default=None,
+        help="keep each store under this folder (one per size and code) and, when it is "
+        "already there, search it again without ingesting (a 1M store takes minutes "
+        "to build; the ingest rate shown is then the one measured when it was built)",
+    )
+    ap.add_argument(
+        "--text",
+        nargs="+",
+        default=["synthetic"],
+        choices=["synthetic", "en", "de", "tokens", "real-en", "real-de"],
+        help="the turns: synthetic words, salads of English, German or unplaced tokens, or real "
+        "sentences recombined, asked real questions (bench/real_corpus.py)",
+    )
     ap.add_argument("--compile", action="store_true", help="also time a 1,500-token context compile")
-    ap.add_argument("--profile", type=int, default=0, metavar="N",
-                    help="cProfile N segment searches of each corpus after its timings (bench/results/)")
-    ap.add_argument("--no-settle", action="store_true",
-                    help="time searches without freezing the warmed heap as the server does (memory_substrate.heap)")
+    ap.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        metavar="N",
+        help="cProfile N segment searches of each corpus after its timings (bench/results/)",
+    )
+    ap.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="time searches without freezing the warmed heap as the server does (memory_substrate.heap)",
+    )
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--keep", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(run_one(args.one, args.backend[0], args.embedder, args.database_url, args.keep,
-                                 args.text[0], args.compile, not args.no_settle, args.profile)))
+        print(
+            json.dumps(
+                run_one(
+                    args.one,
+                    args.backend[0],
+                    args.embedder,
+                    args.database_url,
+                    args.keep,
+                    args.text[0],
+                    args.compile,
+                    not args.no_settle,
+                    args.profile,
+                )
+            )
+        )
         return
     url = args.database_url
     stop = None
@@ -495,7 +582,8 @@ def main() -> None:
         # The baseline's source tree, extracted (not checked out) and put first on the path.
         archive = subprocess.run(
             ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
-            check=True, capture_output=True,
+            check=True,
+            capture_output=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
         trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
@@ -504,9 +592,21 @@ def main() -> None:
         for size, backend, text, (label, src) in [
             (size, b, x, t) for size in args.sizes for b in args.backend for x in args.text for t in trees
         ]:
-            cmd = [sys.executable, __file__, "--one", str(size), "--backend", backend, "--embedder", args.embedder,
-                   "--text", text, *(["--compile"] if args.compile else []), *(["--no-settle"] if args.no_settle else []),
-                   *(["--profile", str(args.profile)] if args.profile else [])]
+            cmd = [
+                sys.executable,
+                __file__,
+                "--one",
+                str(size),
+                "--backend",
+                backend,
+                "--embedder",
+                args.embedder,
+                "--text",
+                text,
+                *(["--compile"] if args.compile else []),
+                *(["--no-settle"] if args.no_settle else []),
+                *(["--profile", str(args.profile)] if args.profile else []),
+            ]
             fresh = None
             if url and backend == "postgres":
                 # On the embedded server each run gets a database of its own, as each SQLite run gets
@@ -527,7 +627,11 @@ def main() -> None:
                 sys.exit(f"{backend} at {size} failed:\n{out.stderr[-4000:]}")
             rows.append({**json.loads(out.stdout.strip().splitlines()[-1]), "code": label})
             r = rows[-1]
-            comp = f"  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms" if r.get("compile_p50_ms") else ""
+            comp = (
+                f"  compile p50 {r['compile_p50_ms']:6.1f} p95 {r['compile_p95_ms']:6.1f} ms"
+                if r.get("compile_p50_ms")
+                else ""
+            )
             print(
                 f"{label:13s} {r['backend']:8s} {r.get('text', 'synthetic'):9s} {r['size']:>8d} segs  "
                 f"{'(kept store) ' if r.get('reused_store') else ''}ingest {r['ingest_turns_per_s']:7.0f} turns/s  "
@@ -538,22 +642,33 @@ def main() -> None:
                 f"object search p50 {r['object_search_p50_ms']:6.1f} p95 {r['object_search_p95_ms']:6.1f} ms  "
                 f"baseline FTS p50 {r['baseline_fts_p50_ms']:5.1f} p95 {r['baseline_fts_p95_ms']:5.1f} ms  "
                 f"peak {r['peak_rss_mb']:6.0f} MB{comp}"
-                + (f"  own turn @10 {r['own_turn_at_10']:.2f}, turns holding all query words {r['all_words_at_10']:.2f}"
-                   if r.get("own_turn_at_10") is not None else ""),
+                + (
+                    f"  own turn @10 {r['own_turn_at_10']:.2f}, turns holding all query words {r['all_words_at_10']:.2f}"
+                    if r.get("own_turn_at_10") is not None
+                    else ""
+                ),
                 flush=True,
             )
             for source, b in (r.get("by_source") or {}).items():
-                print(f"{'':13s} {'':8s} {'':9s} {'':>8s}       {source} questions ({b['queries']:.0f}): "
-                      f"segment p50 {b['segment_p50_ms']:6.1f} p95 {b['segment_p95_ms']:6.1f} ms  "
-                      f"object p50 {b['object_p50_ms']:6.1f} p95 {b['object_p95_ms']:6.1f} ms"
-                      + (f"  compile p50 {b['compile_p50_ms']:6.1f} p95 {b['compile_p95_ms']:6.1f} ms"
-                         if "compile_p50_ms" in b else ""), flush=True)
+                print(
+                    f"{'':13s} {'':8s} {'':9s} {'':>8s}       {source} questions ({b['queries']:.0f}): "
+                    f"segment p50 {b['segment_p50_ms']:6.1f} p95 {b['segment_p95_ms']:6.1f} ms  "
+                    f"object p50 {b['object_p50_ms']:6.1f} p95 {b['object_p95_ms']:6.1f} ms"
+                    + (
+                        f"  compile p50 {b['compile_p50_ms']:6.1f} p95 {b['compile_p95_ms']:6.1f} ms"
+                        if "compile_p50_ms" in b
+                        else ""
+                    ),
+                    flush=True,
+                )
             if r.get("profile"):
                 print(f"{'':13s} profile: {r['profile']}", flush=True)
         print(side_by_side(rows))
         out_dir = Path(__file__).resolve().parent / "results"
         out_dir.mkdir(exist_ok=True)
-        (out_dir / f"scale_{'_'.join(args.backend)}_{'_'.join(args.text)}_{args.embedder}.json").write_text(json.dumps(rows, indent=2))
+        (out_dir / f"scale_{'_'.join(args.backend)}_{'_'.join(args.text)}_{args.embedder}.json").write_text(
+            json.dumps(rows, indent=2)
+        )
     finally:
         tmp.cleanup()
         if stop is not None:

@@ -75,8 +75,14 @@ from sessions_scenarios import DEV, HELD_OUT, Learn, Scenario, Use  # noqa: E402
 EXE = REPO / ".venv" / "bin" / "memory-substrate"
 RESULTS = HERE / "results"
 CACHE = HERE / ".cache" / "sessions-store"
-TARGETS = {"fact_share": 0.9, "uncovered_tokens": 150, "SessionStart": 1500, "UserPromptSubmit": 1000,
-           "Stop": 1000, "UserPromptSubmit_warm": 150}
+TARGETS = {
+    "fact_share": 0.9,
+    "uncovered_tokens": 150,
+    "SessionStart": 1500,
+    "UserPromptSubmit": 1000,
+    "Stop": 1000,
+    "UserPromptSubmit_warm": 150,
+}
 NOOP_COMMAND = "cat > /dev/null"
 NOOP_HOOK = {"type": "command", "command": NOOP_COMMAND, "timeout": 10}
 EVENTS = ("SessionStart", "UserPromptSubmit", "Stop")
@@ -92,15 +98,18 @@ class Variant:
     noop_hooks: bool = False
 
 
-VARIANTS = {v.name: v for v in (
-    Variant("none"),
-    Variant("noop-hooks", noop_hooks=True),
-    Variant("memory", memory=True),
-    Variant("memory-10k", memory=True, turns=10_000),
-    Variant("memory-10k-warm", memory=True, turns=10_000, warm=True),
-    Variant("codex-none", client="codex"),
-    Variant("codex-memory", client="codex", memory=True),
-)}
+VARIANTS = {
+    v.name: v
+    for v in (
+        Variant("none"),
+        Variant("noop-hooks", noop_hooks=True),
+        Variant("memory", memory=True),
+        Variant("memory-10k", memory=True, turns=10_000),
+        Variant("memory-10k-warm", memory=True, turns=10_000, warm=True),
+        Variant("codex-none", client="codex"),
+        Variant("codex-memory", client="codex", memory=True),
+    )
+}
 
 
 @dataclass
@@ -124,9 +133,18 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return {**{k: os.environ[k] for k in keep if k in os.environ}, "HOME": str(home), **extra}
 
 
-def _cli(*args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(EXE), *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+def _cli(
+    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(EXE), *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _pct(values: list[float], q: float) -> float | None:
@@ -138,8 +156,12 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def _stats(values: list[float]) -> dict[str, Any]:
-    return {"n": len(values), "p50": _round(_pct(values, 50)), "p95": _round(_pct(values, 95)),
-            "max": _round(max(values)) if values else None}
+    return {
+        "n": len(values),
+        "p50": _round(_pct(values, 50)),
+        "p95": _round(_pct(values, 95)),
+        "max": _round(max(values)) if values else None,
+    }
 
 
 def _round(v: float | None) -> float | None:
@@ -186,9 +208,13 @@ def conversations(root: Path, namespace: str) -> dict[str, list[tuple[str, str]]
     if not (root / "memory.sqlite3").exists():
         return {}
     out: dict[str, list[tuple[str, str]]] = {}
-    with Memory(Settings(root=root, namespace=namespace, embedder="none")) as mem, mem.runtime.read() as session:
-        for src in session.list_objects(object_types=["source"], kinds=["conversation"], statuses=["active"],
-                                        limit=100_000):
+    with (
+        Memory(Settings(root=root, namespace=namespace, embedder="none")) as mem,
+        mem.runtime.read() as session,
+    ):
+        for src in session.list_objects(
+            object_types=["source"], kinds=["conversation"], statuses=["active"], limit=100_000
+        ):
             count = int(src.metadata.get("segment_count") or 0)
             segs = session.get_segments(src.id, offset=0, limit=max(count, 1))
             thread = str(src.payload.get("thread_id") or src.id)
@@ -196,8 +222,9 @@ def conversations(root: Path, namespace: str) -> dict[str, list[tuple[str, str]]
     return out
 
 
-def store_checks(root: Path, namespaces: dict[str, str], records: list[Record], scenario: Scenario,
-                 client: str) -> dict[str, Any]:
+def store_checks(
+    root: Path, namespaces: dict[str, str], records: list[Record], scenario: Scenario, client: str
+) -> dict[str, Any]:
     """Captured once, injected context never captured again, no secret stored."""
     by_project = {name: conversations(root, ns) for name, ns in namespaces.items()}
     texts = [t for convs in by_project.values() for conv in convs.values() for _, t in conv]
@@ -221,8 +248,9 @@ def store_checks(root: Path, namespaces: dict[str, str], records: list[Record], 
         "sessions_captured_twice": duplicated,
         "learned_answer_copies": said_counts,  # each Learn session's answer: stored exactly once
         "answers_not_stored_once": [i for i, n in said_counts.items() if n != 1],
-        "segments_with_injected_context": sum((OPEN in t or CLOSE in t or "Memory of this project from earlier" in t)
-                                              for t in texts),
+        "segments_with_injected_context": sum(
+            (OPEN in t or CLOSE in t or "Memory of this project from earlier" in t) for t in texts
+        ),
         "secrets_stored": {s: sum(s in t for t in texts) for s in scenario.secrets},
     }
 
@@ -236,18 +264,26 @@ class WarmServer:
         env = _env(home)
         self.tokens = {}
         for ns in namespaces:
-            made = _cli("--root", str(root), "token", "create", "--namespace", ns, "--label", "bench", env=env)
+            made = _cli(
+                "--root", str(root), "token", "create", "--namespace", ns, "--label", "bench", env=env
+            )
             if made.returncode != 0:
                 raise RuntimeError(f"token create failed: {made.stderr[-500:]}")
             self.tokens[ns] = _token(made.stdout)
         self.log = open(root / "serve.log", "w")  # noqa: SIM115 - open for the server's lifetime
-        self.proc = subprocess.Popen([str(EXE), "--root", str(root), "serve", "--transport", "http", "--port",
-                                      str(self.port)], env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [str(EXE), "--root", str(root), "serve", "--transport", "http", "--port", str(self.port)],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"serve exited {self.proc.returncode}: {(root / 'serve.log').read_text()[-800:]}")
+                raise RuntimeError(
+                    f"serve exited {self.proc.returncode}: {(root / 'serve.log').read_text()[-800:]}"
+                )
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
                 break
@@ -277,8 +313,9 @@ def _token(stdout: str) -> str:
         return stdout.strip().split()[-1]
 
 
-def run_variant(scenario: Scenario, variant: Variant, work: Path, *, fresh_store: bool,
-                progress: bool = True) -> dict[str, Any]:
+def run_variant(
+    scenario: Scenario, variant: Variant, work: Path, *, fresh_store: bool, progress: bool = True
+) -> dict[str, Any]:
     home = work / "home"
     root = work / "store"
     home.mkdir(parents=True)
@@ -314,23 +351,35 @@ def run_variant(scenario: Scenario, variant: Variant, work: Path, *, fresh_store
             needed = tuple(ph for key in getattr(session, "needs", ()) for ph in project.fact(key).phrases)
             run_env: dict[str, str] = {}
             if server is not None:
-                run_env = {"MEMORY_SUBSTRATE_HOOK_URL": server.url,
-                           "MEMORY_SUBSTRATE_HOOK_TOKEN": server.tokens[namespaces[name]]}
+                run_env = {
+                    "MEMORY_SUBSTRATE_HOOK_URL": server.url,
+                    "MEMORY_SUBSTRATE_HOOK_TOKEN": server.tokens[namespaces[name]],
+                }
             if variant.noop_hooks:
                 settings = {"hooks": {e: [{"hooks": [NOOP_HOOK]}] for e in (*EVENTS, "SessionEnd")}}
                 (dirs[name] / ".claude").mkdir(exist_ok=True)
                 (dirs[name] / ".claude" / "settings.local.json").write_text(json.dumps(settings))
             if variant.client == "claude-code":
-                run = claude_session(dirs[name], home, session, needed, run_env, work / f"debug-{i:02d}.txt",
-                                     hook_command=NOOP_COMMAND if variant.noop_hooks else "memory-substrate")
+                run = claude_session(
+                    dirs[name],
+                    home,
+                    session,
+                    needed,
+                    run_env,
+                    work / f"debug-{i:02d}.txt",
+                    hook_command=NOOP_COMMAND if variant.noop_hooks else "memory-substrate",
+                )
             else:
                 run = codex_session(dirs[name], home, session, needed, run_env)
             rec = _record(i, name, session, run, project, other, scenario, records)
             records.append(rec)
             if progress:
-                print(f"  [{scenario.split} {variant.name}] {i:2d} {rec.kind:9s} rc={run.returncode} "
-                      f"{run.seconds:5.1f}s reached={sum(rec.reached.values())}/{len(rec.reached)} "
-                      f"tokens={rec.tokens} hooks={[(h.event, h.ms) for h in run.hooks]}", file=sys.stderr)
+                print(
+                    f"  [{scenario.split} {variant.name}] {i:2d} {rec.kind:9s} rc={run.returncode} "
+                    f"{run.seconds:5.1f}s reached={sum(rec.reached.values())}/{len(rec.reached)} "
+                    f"tokens={rec.tokens} hooks={[(h.event, h.ms) for h in run.hooks]}",
+                    file=sys.stderr,
+                )
     finally:
         if server is not None:
             server.stop()
@@ -343,8 +392,16 @@ def run_variant(scenario: Scenario, variant: Variant, work: Path, *, fresh_store
     return out
 
 
-def _record(i: int, name: str, session: Learn | Use, run: SessionRun, project: Any, other: Any,
-            scenario: Scenario, earlier: list[Record]) -> Record:
+def _record(
+    i: int,
+    name: str,
+    session: Learn | Use,
+    run: SessionRun,
+    project: Any,
+    other: Any,
+    scenario: Scenario,
+    earlier: list[Record],
+) -> Record:
     kind = "learn" if isinstance(session, Learn) else ("use" if session.needs else "uncovered")
     rec = Record(i, name, kind, session.prompt, run, needs=tuple(getattr(session, "needs", ())))
     first = run.first_text().replace(session.prompt, "")
@@ -369,13 +426,25 @@ def _record(i: int, name: str, session: Learn | Use, run: SessionRun, project: A
 
 
 def _session_json(r: Record) -> dict[str, Any]:
-    return {"index": r.index, "project": r.project, "kind": r.kind, "prompt": r.prompt, "needs": list(r.needs),
-            "reached": r.reached, "in_wrapper": r.in_wrapper, "tokens": r.tokens, "leaks": r.leaks,
-            "secrets_sent": r.secrets_sent, "returncode": r.run.returncode, "seconds": round(r.run.seconds, 2),
-            "model_requests": len(r.run.requests), "session_id": r.run.session_id,
-            "hooks": [{"event": h.event, "ms": h.ms, "status": h.status} for h in r.run.hooks],
-            "recorded": [{"event": h.event, "ms": h.ms, "source": h.source} for h in r.run.recorded],
-            "stderr_tail": r.run.stderr[-400:] if r.run.returncode else ""}
+    return {
+        "index": r.index,
+        "project": r.project,
+        "kind": r.kind,
+        "prompt": r.prompt,
+        "needs": list(r.needs),
+        "reached": r.reached,
+        "in_wrapper": r.in_wrapper,
+        "tokens": r.tokens,
+        "leaks": r.leaks,
+        "secrets_sent": r.secrets_sent,
+        "returncode": r.run.returncode,
+        "seconds": round(r.run.seconds, 2),
+        "model_requests": len(r.run.requests),
+        "session_id": r.run.session_id,
+        "hooks": [{"event": h.event, "ms": h.ms, "status": h.status} for h in r.run.hooks],
+        "recorded": [{"event": h.event, "ms": h.ms, "source": h.source} for h in r.run.recorded],
+        "stderr_tail": r.run.stderr[-400:] if r.run.returncode else "",
+    }
 
 
 def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
@@ -383,8 +452,10 @@ def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
     share = sum(r.reached[k] for r, k in pairs) / len(pairs) if pairs else None
     wrapped = sum(r.in_wrapper[k] for r, k in pairs) / len(pairs) if pairs else None
     by_kind: dict[str, list[bool]] = {}
-    kinds = {f.key: f.kind for f in (*DEV.project.facts, *DEV.other.facts, *HELD_OUT.project.facts,
-                                     *HELD_OUT.other.facts)}
+    kinds = {
+        f.key: f.kind
+        for f in (*DEV.project.facts, *DEV.other.facts, *HELD_OUT.project.facts, *HELD_OUT.other.facts)
+    }
     for r, k in pairs:
         by_kind.setdefault(kinds[k], []).append(r.reached[k])
     prompt_tokens = [r.tokens.get("UserPromptSubmit", 0) for r in records if r.kind != "uncovered"]
@@ -394,7 +465,9 @@ def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
     for event in (*EVENTS, "SessionEnd"):
         ms = [h.ms for r in records for h in r.run.hooks if h.event == event and h.ms is not None]
         rec_ms = [h.ms for r in records for h in r.run.recorded if h.event == event and h.ms is not None]
-        statuses = sorted({h.status for r in records for h in r.run.hooks if h.event == event and h.status is not None})
+        statuses = sorted(
+            {h.status for r in records for h in r.run.hooks if h.event == event and h.status is not None}
+        )
         hooks[event] = {"debug_log": _stats(ms), "transcript": _stats(rec_ms), "statuses": statuses}
     return {
         "session_count": len(records),
@@ -404,8 +477,12 @@ def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
         "fact_share_in_wrapper": None if wrapped is None else round(wrapped, 3),
         "fact_share_by_kind": {k: round(sum(v) / len(v), 3) for k, v in sorted(by_kind.items())},
         "missed": [f"{r.index}:{k}" for r, k in pairs if not r.reached[k]],
-        "prompt_tokens": {"covered_mean": _mean(prompt_tokens), "covered_max": max(prompt_tokens, default=0),
-                          "uncovered": uncovered, "uncovered_max": max(uncovered, default=0)},
+        "prompt_tokens": {
+            "covered_mean": _mean(prompt_tokens),
+            "covered_max": max(prompt_tokens, default=0),
+            "uncovered": uncovered,
+            "uncovered_max": max(uncovered, default=0),
+        },
         "session_start_tokens": {"mean": _mean(start_tokens), "max": max(start_tokens, default=0)},
         "hooks_ms": hooks,
         "other_project_leaks": sum(len(r.leaks) for r in records),
@@ -423,8 +500,18 @@ def _mean(values: list[int]) -> float:
 # --- backfill -------------------------------------------------------------------------------------
 def _backfill(client: str, path: Path, root: Path, home: Path, *extra: str) -> tuple[dict[str, Any], float]:
     started = time.perf_counter()
-    done = _cli("--root", str(root), "backfill", client, str(path), "--progress", "none", *extra,
-                env=_env(home, MEMORY_SUBSTRATE_ROOT=str(root)), timeout=3600)
+    done = _cli(
+        "--root",
+        str(root),
+        "backfill",
+        client,
+        str(path),
+        "--progress",
+        "none",
+        *extra,
+        env=_env(home, MEMORY_SUBSTRATE_ROOT=str(root)),
+        timeout=3600,
+    )
     took = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise RuntimeError(f"backfill exited {done.returncode}: {done.stderr[-800:]}")
@@ -448,15 +535,39 @@ def backfill_rebuild(memory_result: dict[str, Any], work: Path) -> dict[str, Any
             if hooked.get(thread) == backfilled.get(thread):
                 same += 1
             else:
-                differ.append({"project": name, "thread": thread, "hooks": len(hooked.get(thread) or []),
-                               "backfill": len(backfilled.get(thread) or [])})
-    return {"first": _brief(first), "second": _brief(again), "forced": _brief(forced), "seconds": [round(took, 2), round(took2, 2)],
-            "episodes_same": same, "episodes_differ": differ}
+                differ.append(
+                    {
+                        "project": name,
+                        "thread": thread,
+                        "hooks": len(hooked.get(thread) or []),
+                        "backfill": len(backfilled.get(thread) or []),
+                    }
+                )
+    return {
+        "first": _brief(first),
+        "second": _brief(again),
+        "forced": _brief(forced),
+        "seconds": [round(took, 2), round(took2, 2)],
+        "episodes_same": same,
+        "episodes_differ": differ,
+    }
 
 
 def _brief(summary: dict[str, Any]) -> dict[str, Any]:
-    keys = ("transcripts", "sessions", "stored", "appended", "unchanged", "turns", "added", "skipped", "errors",
-            "seconds", "sessions_per_s", "turns_per_s")
+    keys = (
+        "transcripts",
+        "sessions",
+        "stored",
+        "appended",
+        "unchanged",
+        "turns",
+        "added",
+        "skipped",
+        "errors",
+        "seconds",
+        "sessions_per_s",
+        "turns_per_s",
+    )
     return {k: summary.get(k) for k in keys}
 
 
@@ -468,7 +579,13 @@ def backfill_throughput(work: Path, claude_count: int, codex_count: int) -> dict
     home = work / "home"
     out: dict[str, Any] = {}
     for client, count, folder, write, read in (
-        ("claude-code", claude_count, home / ".claude" / "projects", backfill_corpus.write_claude, read_claude_code),
+        (
+            "claude-code",
+            claude_count,
+            home / ".claude" / "projects",
+            backfill_corpus.write_claude,
+            read_claude_code,
+        ),
         ("codex", codex_count, home / ".codex" / "sessions", backfill_corpus.write_codex, read_codex),
     ):
         if not count:
@@ -481,21 +598,32 @@ def backfill_throughput(work: Path, claude_count: int, codex_count: int) -> dict
         root = work / f"store-{client}"
         first, wall = _backfill(client, folder, root, home)
         again, wall2 = _backfill(client, folder, root, home)
-        out[client] = {"transcripts": len(every), "sessions_written": len(files), "first": _brief(first),
-                       "second": _brief(again), "process_seconds": [round(wall, 2), round(wall2, 2)],
-                       "baseline_parse_only": {"turns": parsed, "seconds": round(parse_s, 2),
-                                               "turns_per_s": round(parsed / parse_s, 1) if parse_s else None}}
+        out[client] = {
+            "transcripts": len(every),
+            "sessions_written": len(files),
+            "first": _brief(first),
+            "second": _brief(again),
+            "process_seconds": [round(wall, 2), round(wall2, 2)],
+            "baseline_parse_only": {
+                "turns": parsed,
+                "seconds": round(parse_s, 2),
+                "turns_per_s": round(parsed / parse_s, 1) if parse_s else None,
+            },
+        }
     return out
 
 
 # --- report ---------------------------------------------------------------------------------------
 def table(results: dict[str, Any]) -> str:
-    rows = ["| scenario | variant | runs ok | facts reached (first request) | in wrapper | covered prompt tokens "
-            "mean/max | uncovered tokens max | SessionStart p50/p95 ms | UserPromptSubmit p50/p95 ms | "
-            "Stop p50/p95 ms | leaks | secrets later |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = [
+        "| scenario | variant | runs ok | facts reached (first request) | in wrapper | covered prompt tokens "
+        "mean/max | uncovered tokens max | SessionStart p50/p95 ms | UserPromptSubmit p50/p95 ms | "
+        "Stop p50/p95 ms | leaks | secrets later |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for scen in results["scenarios"]:
         for v in scen["variants"]:
+
             def pp(event: str, h: dict[str, Any] = v["hooks_ms"]) -> str:
                 d = h[event]["debug_log"]
                 return "—" if not d["n"] else f"{d['p50']:.0f} / {d['p95']:.0f} (n={d['n']})"
@@ -505,33 +633,58 @@ def table(results: dict[str, Any]) -> str:
                 f"{v['fact_share_first_request']} ({v['fact_pairs']} pairs) | {v['fact_share_in_wrapper']} | "
                 f"{v['prompt_tokens']['covered_mean']} / {v['prompt_tokens']['covered_max']} | "
                 f"{v['prompt_tokens']['uncovered_max']} | {pp('SessionStart')} | {pp('UserPromptSubmit')} | "
-                f"{pp('Stop')} | {v['other_project_leaks']} | {v['secrets_sent_later']} |")
+                f"{pp('Stop')} | {v['other_project_leaks']} | {v['secrets_sent_later']} |"
+            )
     return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="CI-sized: part of the dev scenario, fewer variants")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="CI-sized: part of the dev scenario, fewer variants"
+    )
     parser.add_argument("--scenarios", nargs="+", choices=["dev", "held-out"], default=None)
     parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=None)
-    parser.add_argument("--turns", type=int, default=None, help="LoCoMo turns preloaded (default 10000; quick 1000)")
-    parser.add_argument("--backfill", type=int, nargs=2, metavar=("CLAUDE", "CODEX"), default=None,
-                        help="transcripts made for the throughput run (default 300 100; quick 20 10)")
-    parser.add_argument("--fresh-store", action="store_true", help="rebuild the preloaded store, not the cached one")
+    parser.add_argument(
+        "--turns", type=int, default=None, help="LoCoMo turns preloaded (default 10000; quick 1000)"
+    )
+    parser.add_argument(
+        "--backfill",
+        type=int,
+        nargs=2,
+        metavar=("CLAUDE", "CODEX"),
+        default=None,
+        help="transcripts made for the throughput run (default 300 100; quick 20 10)",
+    )
+    parser.add_argument(
+        "--fresh-store", action="store_true", help="rebuild the preloaded store, not the cached one"
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the work folder here")
     args = parser.parse_args(argv)
 
     scenarios = args.scenarios or (["dev"] if args.quick else ["dev", "held-out"])
-    default_variants = (["none", "noop-hooks", "memory", "memory-10k-warm"] if args.quick else
-                        ["none", "noop-hooks", "memory", "memory-10k", "memory-10k-warm", "codex-none", "codex-memory"])
+    default_variants = (
+        ["none", "noop-hooks", "memory", "memory-10k-warm"]
+        if args.quick
+        else ["none", "noop-hooks", "memory", "memory-10k", "memory-10k-warm", "codex-none", "codex-memory"]
+    )
     variants = [VARIANTS[v] for v in (args.variants or default_variants)]
     turns = args.turns if args.turns is not None else (1000 if args.quick else 10_000)
-    variants = [replace(v, turns=turns, name=v.name.replace("10k", _k(turns))) if v.turns else v for v in variants]
+    variants = [
+        replace(v, turns=turns, name=v.name.replace("10k", _k(turns))) if v.turns else v for v in variants
+    ]
     counts = args.backfill or ([20, 10] if args.quick else [300, 100])
     work = args.keep or Path(tempfile.mkdtemp(prefix="sessions-bench-"))
     work.mkdir(parents=True, exist_ok=True)
-    results: dict[str, Any] = {"date": time.strftime("%Y-%m-%d %H:%M"), "quick": args.quick, "turns": turns,
-                               "load_before": os.getloadavg(), "scenarios": []}
+    results: dict[str, Any] = {
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "quick": args.quick,
+        "turns": turns,
+        "load_before": os.getloadavg(),
+        "scenarios": [],
+    }
     for key in scenarios:
         scenario = DEV if key == "dev" else HELD_OUT
         if args.quick:
@@ -559,9 +712,11 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     for client, b in results["backfill"].items():
         f = b["first"]
-        print(f"backfill {client}: {b['transcripts']} transcripts, {f['sessions']} sessions, {f['turns']} turns in "
-              f"{f['seconds']} s: {f['sessions_per_s']} sessions/s, {f['turns_per_s']} turns/s; second run added "
-              f"{b['second']['added']} (stored {b['second']['stored']}); parse only {b['baseline_parse_only']['turns_per_s']} turns/s")
+        print(
+            f"backfill {client}: {b['transcripts']} transcripts, {f['sessions']} sessions, {f['turns']} turns in "
+            f"{f['seconds']} s: {f['sessions_per_s']} sessions/s, {f['turns_per_s']} turns/s; second run added "
+            f"{b['second']['added']} (stored {b['second']['stored']}); parse only {b['baseline_parse_only']['turns_per_s']} turns/s"
+        )
     print(f"wrote {out}")
     return 0
 

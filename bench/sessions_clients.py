@@ -32,8 +32,10 @@ from tests.agents.stub_server import all_text
 
 OPEN = "<memory-substrate-context>"
 CLOSE = "</memory-substrate-context>"
-_DEBUG_HOOK = re.compile(r"Hooks: (?P<event>[A-Za-z]+)(?::[\w-]+)? \[(?P<command>.*?)\] finished with status "
-                         r"(?P<status>-?\d+) \((?P<ms>\d+)ms\)")
+_DEBUG_HOOK = re.compile(
+    r"Hooks: (?P<event>[A-Za-z]+)(?::[\w-]+)? \[(?P<command>.*?)\] finished with status "
+    r"(?P<status>-?\d+) \((?P<ms>\d+)ms\)"
+)
 _GIT = ["-c", "user.name=dev", "-c", "user.email=dev@example.com", "-c", "commit.gpgsign=false"]
 
 
@@ -43,8 +45,12 @@ def make_repo(path: Path, project: Project) -> Path:
     for name, text in project.files.items():
         (path / name).parent.mkdir(parents=True, exist_ok=True)
         (path / name).write_text(text)
-    for cmd in (["init", "-q", "-b", "main"], ["remote", "add", "origin", project.origin], ["add", "-A"],
-                [*_GIT, "commit", "-qm", f"{project.name}: initial import"]):
+    for cmd in (
+        ["init", "-q", "-b", "main"],
+        ["remote", "add", "origin", project.origin],
+        ["add", "-A"],
+        [*_GIT, "commit", "-qm", f"{project.name}: initial import"],
+    ):
         subprocess.run(["git", *cmd], cwd=path, check=True, capture_output=True)
     return path
 
@@ -107,8 +113,9 @@ def codex_script(session: Session, prompt: str, needed: tuple[str, ...]) -> list
     return _use_script(session, prompt, needed, lambda cmd: [oa.exec_command(cmd)], oa.say)
 
 
-def _use_script(session: Use, prompt: str, needed: tuple[str, ...], tool: Callable[[str], Any],
-                say: Callable[[str], Any]) -> list[Any]:
+def _use_script(
+    session: Use, prompt: str, needed: tuple[str, ...], tool: Callable[[str], Any], say: Callable[[str], Any]
+) -> list[Any]:
     """Answer at once when every needed phrase is in the first request (the prompt aside), else
     look the facts up first. A per-session stub, so replies left unasked are simply dropped."""
     if not session.lookup:
@@ -123,27 +130,62 @@ def _use_script(session: Use, prompt: str, needed: tuple[str, ...], tool: Callab
 
 
 # --- one session --------------------------------------------------------------------------------
-def claude_session(project_dir: Path, home: Path, session: Session, needed: tuple[str, ...],
-                   env: dict[str, str], debug_file: Path, hook_command: str = "memory-substrate") -> SessionRun:
+def claude_session(
+    project_dir: Path,
+    home: Path,
+    session: Session,
+    needed: tuple[str, ...],
+    env: dict[str, str],
+    debug_file: Path,
+    hook_command: str = "memory-substrate",
+) -> SessionRun:
     with an.AnthropicStub(claude_script(session, session.prompt, needed)) as stub:
-        run = run_claude(project_dir, home, stub, session.prompt, env=env, extra_args=(
-            "--output-format", "stream-json", "--verbose", "--include-hook-events", "--debug-file", str(debug_file)))
+        run = run_claude(
+            project_dir,
+            home,
+            stub,
+            session.prompt,
+            env=env,
+            extra_args=(
+                "--output-format",
+                "stream-json",
+                "--verbose",
+                "--include-hook-events",
+                "--debug-file",
+                str(debug_file),
+            ),
+        )
         requests = stub.model_requests
-    out = SessionRun("claude-code", run.returncode, run.duration_s, run.session_id, run.transcript, requests,
-                     stderr=run.stderr[-2000:])
+    out = SessionRun(
+        "claude-code",
+        run.returncode,
+        run.duration_s,
+        run.session_id,
+        run.transcript,
+        requests,
+        stderr=run.stderr[-2000:],
+    )
     out.outputs = _stream_outputs(run.stdout)
     out.hooks = debug_hook_runs(debug_file, hook_command)
     out.recorded = transcript_hook_runs(run.transcript, hook_command) if run.transcript else []
     return out
 
 
-def codex_session(project_dir: Path, home: Path, session: Session, needed: tuple[str, ...],
-                  env: dict[str, str]) -> SessionRun:
+def codex_session(
+    project_dir: Path, home: Path, session: Session, needed: tuple[str, ...], env: dict[str, str]
+) -> SessionRun:
     with oa.OpenAIStub(codex_script(session, session.prompt, needed)) as stub:
         run = run_codex(project_dir, home, stub, session.prompt, bypass_hook_trust=False, env=env)
         requests = stub.model_requests
-    out = SessionRun("codex", run.returncode, run.duration_s, run.session_id, run.transcript, requests,
-                     stderr=run.stderr[-2000:])
+    out = SessionRun(
+        "codex",
+        run.returncode,
+        run.duration_s,
+        run.session_id,
+        run.transcript,
+        requests,
+        stderr=run.stderr[-2000:],
+    )
     # Codex reports no hook runs: what a hook handed over is read from the first request (its
     # developer messages), by the markers.
     if requests:
@@ -197,9 +239,17 @@ def transcript_hook_runs(path: Path, command: str = "memory-substrate") -> list[
         except ValueError:
             continue
         att = rec.get("attachment") or {}
-        if (rec.get("type") == "attachment" and att.get("type") == "hook_success" and "durationMs" in att
-                and command in str(att.get("command"))):
-            runs.append(HookRun(str(att.get("hookEvent")), float(att["durationMs"]), att.get("exitCode"), "transcript"))
+        if (
+            rec.get("type") == "attachment"
+            and att.get("type") == "hook_success"
+            and "durationMs" in att
+            and command in str(att.get("command"))
+        ):
+            runs.append(
+                HookRun(
+                    str(att.get("hookEvent")), float(att["durationMs"]), att.get("exitCode"), "transcript"
+                )
+            )
         if rec.get("type") == "system" and rec.get("subtype") == "stop_hook_summary":
             for info in rec.get("hookInfos") or []:
                 if command in str(info.get("command")) and "durationMs" in info:

@@ -48,9 +48,15 @@ def main() -> None:
         env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": root}
         for _ in range(args.runs):
             ours.append(anyio.run(_first_list, StdioServerParameters(command=exe, args=["serve"], env=env)))
-            bare.append(anyio.run(_first_list, StdioServerParameters(command=sys.executable, args=["-c", BARE], env=env)))
-    print(f"first tools/list median over {args.runs}: memory-substrate {statistics.median(ours):.2f}s  "
-          f"bare SDK server {statistics.median(bare):.2f}s  ratio {statistics.median(ours) / statistics.median(bare):.2f}x")
+            bare.append(
+                anyio.run(
+                    _first_list, StdioServerParameters(command=sys.executable, args=["-c", BARE], env=env)
+                )
+            )
+    print(
+        f"first tools/list median over {args.runs}: memory-substrate {statistics.median(ours):.2f}s  "
+        f"bare SDK server {statistics.median(bare):.2f}s  ratio {statistics.median(ours) / statistics.median(bare):.2f}x"
+    )
 
 
 if __name__ == "__main__":

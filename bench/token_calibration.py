@@ -40,24 +40,42 @@ def main() -> int:
     import tiktoken
     from tokenizers import Tokenizer
 
-    counters = {n: (lambda e: lambda t: len(e.encode(t)))(tiktoken.get_encoding(n)) for n in ("cl100k_base", "o200k_base")}
+    counters = {
+        n: (lambda e: lambda t: len(e.encode(t)))(tiktoken.get_encoding(n))
+        for n in ("cl100k_base", "o200k_base")
+    }
     claude = Tokenizer.from_file(str(args.claude))
     counters["claude (legacy)"] = lambda t: len(claude.encode(t).ids)
     data = json.loads(args.locomo.read_text(encoding="utf-8"))
-    turns = [t["text"] for c in data for k, v in c["conversation"].items() if k.startswith("session_") and isinstance(v, list) for t in v]
+    turns = [
+        t["text"]
+        for c in data
+        for k, v in c["conversation"].items()
+        if k.startswith("session_") and isinstance(v, list)
+        for t in v
+    ]
     rng = random.Random(1)
     samples = [("chat", "\n".join(rng.sample(turns, rng.randint(1, 60)))) for _ in range(300)]
-    samples += [("code", Path(f).read_text()[:6000]) for f in sorted(glob.glob(str(REPO / "src/memory_substrate/**/*.py"), recursive=True))]
+    samples += [
+        ("code", Path(f).read_text()[:6000])
+        for f in sorted(glob.glob(str(REPO / "src/memory_substrate/**/*.py"), recursive=True))
+    ]
     samples += [("docs", Path(f).read_text()[:8000]) for f in sorted(glob.glob(str(REPO / "docs/*.md")))]
     if args.packages:
-        samples += [("package", json.loads(line)["content"]) for line in args.packages.read_text().splitlines() if line]
+        samples += [
+            ("package", json.loads(line)["content"])
+            for line in args.packages.read_text().splitlines()
+            if line
+        ]
     samples = [(k, t) for k, t in samples if t.strip()]
     for kind in dict.fromkeys(k for k, _ in samples):
         for name, theirs in counters.items():
             ratios = sorted(count_tokens(t) / max(1, theirs(t)) for k, t in samples if k == kind)
             under = sum(r < 1 for r in ratios) / len(ratios)
-            print(f"{kind:8s} {name:16s} n={len(ratios):3d}  median {statistics.median(ratios):.3f}  "
-                  f"p5 {ratios[int(0.05 * len(ratios))]:.3f}  p95 {ratios[int(0.95 * len(ratios))]:.3f}  under-count {under:.2f}")
+            print(
+                f"{kind:8s} {name:16s} n={len(ratios):3d}  median {statistics.median(ratios):.3f}  "
+                f"p5 {ratios[int(0.05 * len(ratios))]:.3f}  p95 {ratios[int(0.95 * len(ratios))]:.3f}  under-count {under:.2f}"
+            )
     return 0
 
 

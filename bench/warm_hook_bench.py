@@ -68,14 +68,20 @@ print("" if found is None else json.dumps({"hookSpecificOutput": {"hookEventName
 
 def _row(label: str, samples: list[tuple[float, float, str]]) -> dict[str, Any]:
     walls = sorted(s[0] for s in samples)
-    return {"path": label, "runs": len(samples), "median_ms": round(statistics.median(walls) * 1000, 1),
-            "p90_ms": round(walls[min(len(walls) - 1, int(0.9 * len(walls)))] * 1000, 1),
-            "cpu_median_ms": round(statistics.median(s[1] for s in samples) * 1000, 1),
-            "load_1m": round(os.getloadavg()[0], 2)}
+    return {
+        "path": label,
+        "runs": len(samples),
+        "median_ms": round(statistics.median(walls) * 1000, 1),
+        "p90_ms": round(walls[min(len(walls) - 1, int(0.9 * len(walls)))] * 1000, 1),
+        "cpu_median_ms": round(statistics.median(s[1] for s in samples) * 1000, 1),
+        "load_1m": round(os.getloadavg()[0], 2),
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--root", type=Path, required=True)
     parser.add_argument("--project", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=10)
@@ -88,32 +94,60 @@ def main() -> None:
     namespace = project_namespace(str(args.project), config)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
     env["MEMORY_SUBSTRATE_ROOT"] = str(args.root)
-    token = subprocess.run([SCRIPT, "token", "create", "--namespace", namespace, "--label", "warm bench"], env=env,
-                           capture_output=True, text=True, check=True).stdout.strip()
+    token = subprocess.run(
+        [SCRIPT, "token", "create", "--namespace", namespace, "--label", "warm bench"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     port = _free_port()
-    server = subprocess.Popen([SCRIPT, "serve", "--transport", "http", "--port", str(port)], env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    warm_env = {**env, "MEMORY_SUBSTRATE_HOOK_URL": f"http://127.0.0.1:{port}", "MEMORY_SUBSTRATE_HOOK_TOKEN": token}
+    server = subprocess.Popen(
+        [SCRIPT, "serve", "--transport", "http", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    warm_env = {
+        **env,
+        "MEMORY_SUBSTRATE_HOOK_URL": f"http://127.0.0.1:{port}",
+        "MEMORY_SUBSTRATE_HOOK_TOKEN": token,
+    }
     try:
         _wait(port)
         hook = [SCRIPT, "hook", "claude-code"]
         route = [sys.executable, "-c", ROUTE, namespace]
-        for name, budget in (("UserPromptSubmit", config.prompt_budget), ("SessionStart", config.session_budget)):
+        for name, budget in (
+            ("UserPromptSubmit", config.prompt_budget),
+            ("SessionStart", config.session_budget),
+        ):
             _timed(hook, warm_env, json.dumps(_event(name, args.project)))  # the server's first compile
             rows: dict[str, list[tuple[float, float, str]]] = {"cold": [], "warm": [], "route": []}
             for _ in range(args.runs):
                 rows["cold"].append(_timed(hook, env, json.dumps(_event(name, args.project))))
                 rows["warm"].append(_timed(hook, warm_env, json.dumps(_event(name, args.project))))
-                rows["route"].append(_timed([*route, str(budget)], warm_env, json.dumps(_event(name, args.project))))
+                rows["route"].append(
+                    _timed([*route, str(budget)], warm_env, json.dumps(_event(name, args.project)))
+                )
             same = all(c[2].strip() == w[2].strip() for c, w in zip(rows["cold"], rows["warm"], strict=True))
             for label, samples in rows.items():
-                print(json.dumps({"event": name, **_row(label, samples),
-                                  "printed": bool(samples[0][2].strip()), "cold_equals_warm": same}), flush=True)
+                print(
+                    json.dumps(
+                        {
+                            "event": name,
+                            **_row(label, samples),
+                            "printed": bool(samples[0][2].strip()),
+                            "cold_equals_warm": same,
+                        }
+                    ),
+                    flush=True,
+                )
     finally:
         server.send_signal(signal.SIGTERM)
         server.wait(timeout=30)
-        listed = subprocess.run([SCRIPT, "token", "list", "--namespace", namespace], env=env, capture_output=True,
-                                text=True).stdout
+        listed = subprocess.run(
+            [SCRIPT, "token", "list", "--namespace", namespace], env=env, capture_output=True, text=True
+        ).stdout
         ours = [t["token_id"] for t in json.loads(listed or "[]") if t.get("label") == "warm bench"]
         if ours:
             subprocess.run([SCRIPT, "token", "revoke", *ours], env=env, capture_output=True)

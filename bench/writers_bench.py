@@ -70,7 +70,9 @@ def _quantile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=1000, method="inclusive")[int(q * 1000) - 1]
 
 
-def run(src: Path, backend: str, url: str | None, procs: int, seconds: float, embedder: str) -> dict[str, Any]:
+def run(
+    src: Path, backend: str, url: str | None, procs: int, seconds: float, embedder: str
+) -> dict[str, Any]:
     """One run: ``procs`` writer processes on a fresh store (or namespace), code from ``src``."""
     root = tempfile.mkdtemp(prefix="writers-bench-")
     namespace = f"writers-{uuid.uuid4().hex[:8]}"
@@ -78,12 +80,29 @@ def run(src: Path, backend: str, url: str | None, procs: int, seconds: float, em
     env["PYTHONPATH"] = str(src)
     db = url if backend == "postgres" else ""
     # Create the store once, so the workers measure writes and not the first migration.
-    subprocess.run([sys.executable, "-c", "import sys; from memory_substrate import Memory, Settings; "
-                    "Memory(Settings(root=sys.argv[1], database_url=sys.argv[2] or None, embedder=sys.argv[3])).close()",
-                    root, db, embedder], env=env, check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from memory_substrate import Memory, Settings; "
+            "Memory(Settings(root=sys.argv[1], database_url=sys.argv[2] or None, embedder=sys.argv[3])).close()",
+            root,
+            db,
+            embedder,
+        ],
+        env=env,
+        check=True,
+    )
     start_at = time.time() + 5.0
-    children = [subprocess.Popen([sys.executable, "-c", WORKER, root, db, namespace, str(seconds), embedder,
-                                  str(start_at)], env=env, stdout=subprocess.PIPE, text=True) for _ in range(procs)]
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, root, db, namespace, str(seconds), embedder, str(start_at)],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(procs)
+    ]
     waits: list[float] = []
     errors = 0
     for child in children:
@@ -91,16 +110,24 @@ def run(src: Path, backend: str, url: str | None, procs: int, seconds: float, em
         got = json.loads(out.strip().splitlines()[-1])
         waits.extend(got["waits"])
         errors += got["errors"]
-    return {"writes": len(waits), "errors": errors, "writes_per_s": round(len(waits) / seconds, 1),
-            "p50_s": round(_quantile(waits, 0.5), 3), "p99_s": round(_quantile(waits, 0.99), 3),
-            "max_s": round(max(waits), 3)}
+    return {
+        "writes": len(waits),
+        "errors": errors,
+        "writes_per_s": round(len(waits) / seconds, 1),
+        "p50_s": round(_quantile(waits, 0.5), 3),
+        "p99_s": round(_quantile(waits, 0.99), 3),
+        "max_s": round(max(waits), 3),
+    }
 
 
 def _baseline_src(ref: str) -> Path:
     tree = Path(tempfile.gettempdir()) / f"writers-baseline-{ref}"
     if not tree.exists():
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref], check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), ref],
+            check=True,
+            capture_output=True,
+        )
     return tree / "src"
 
 
@@ -120,17 +147,27 @@ def main() -> None:
 
         stop = running_postgres()
         url = stop.__enter__()
-    versions = [("baseline " + args.baseline_ref, _baseline_src(args.baseline_ref))] if args.baseline_ref else []
+    versions = (
+        [("baseline " + args.baseline_ref, _baseline_src(args.baseline_ref))] if args.baseline_ref else []
+    )
     versions.append(("current", ROOT / "src"))
     rows = []
     try:
         for backend in args.backend:
             for label, src in versions:
-                r = {"backend": backend, "code": label, "procs": args.procs, "seconds": args.seconds,
-                     **run(src, backend, url, args.procs, args.seconds, args.embedder)}
+                r = {
+                    "backend": backend,
+                    "code": label,
+                    "procs": args.procs,
+                    "seconds": args.seconds,
+                    **run(src, backend, url, args.procs, args.seconds, args.embedder),
+                }
                 rows.append(r)
-                print(f"{backend:8s} {label:18s} {r['writes']:6d} writes ({r['writes_per_s']}/s, {r['errors']} errors)  "
-                      f"write wait p50 {r['p50_s']:.3f} s  p99 {r['p99_s']:.3f} s  max {r['max_s']:.3f} s", flush=True)
+                print(
+                    f"{backend:8s} {label:18s} {r['writes']:6d} writes ({r['writes_per_s']}/s, {r['errors']} errors)  "
+                    f"write wait p50 {r['p50_s']:.3f} s  p99 {r['p99_s']:.3f} s  max {r['max_s']:.3f} s",
+                    flush=True,
+                )
     finally:
         if stop is not None:
             stop.__exit__(None, None, None)

@@ -104,7 +104,9 @@ def pca(vectors: np.ndarray, dims: int) -> np.ndarray:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    ap.add_argument("--vocab", type=int, default=130_000, help="most probable pieces kept (all: pruning cost recall)")
+    ap.add_argument(
+        "--vocab", type=int, default=130_000, help="most probable pieces kept (all: pruning cost recall)"
+    )
     ap.add_argument("--dims", type=int, default=128, help="PCA dimensions")
     ap.add_argument("--sif", type=float, default=1e-4, help="SIF coefficient")
     ap.add_argument("--cache", type=Path, default=None, help="reuse/save raw teacher vectors here")

@@ -58,7 +58,9 @@ def main() -> int:
     new = updated(current)
     if args.check:
         if new != current:
-            print("docs/architecture.md is stale: run python scripts/gen_architecture_doc.py", file=sys.stderr)
+            print(
+                "docs/architecture.md is stale: run python scripts/gen_architecture_doc.py", file=sys.stderr
+            )
             return 1
         return 0
     DOC.write_text(new, encoding="utf-8")

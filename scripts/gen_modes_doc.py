@@ -1,7 +1,7 @@
 """Write docs/modes.md, the per-mode input reference, from the models the services validate with.
 
-    python scripts/gen_modes_doc.py           # rewrite docs/modes.md
-    python scripts/gen_modes_doc.py --check   # exit 1 if docs/modes.md is out of date
+python scripts/gen_modes_doc.py           # rewrite docs/modes.md
+python scripts/gen_modes_doc.py --check   # exit 1 if docs/modes.md is out of date
 """
 
 from __future__ import annotations

@@ -65,7 +65,9 @@ def calls_for(task: str) -> list[tuple[str, dict[str, Any], dict[str, Any] | Non
     ]
 
 
-async def answer(client: Client, tmp: str, mode: str, data: dict[str, Any], options: dict[str, Any] | None) -> str:
+async def answer(
+    client: Client, tmp: str, mode: str, data: dict[str, Any], options: dict[str, Any] | None
+) -> str:
     args: dict[str, Any] = {"mode": mode, "input_data": data}
     if options is not None:
         args["options"] = options
@@ -86,15 +88,34 @@ async def record_file(path: Path, out: list[str]) -> None:
                 for task in data["tasks"]:
                     for mode, args, options in calls_for(task["task"]):
                         text = await answer(client, tmp, mode, args, options)
-                        out.append(json.dumps({"file": path.stem, "mode": mode, "args": args, "options": options,
-                                               "text": text}))
+                        out.append(
+                            json.dumps(
+                                {
+                                    "file": path.stem,
+                                    "mode": mode,
+                                    "args": args,
+                                    "options": options,
+                                    "text": text,
+                                }
+                            )
+                        )
                         if mode == "search" and options is None:
                             ids.extend(re.findall(r'"id":\s*"([^"]+)"', text)[:2])
-                out.append(json.dumps({"file": path.stem, "mode": "recent", "text": await answer(client, tmp, "recent", {}, None)}))
+                out.append(
+                    json.dumps(
+                        {
+                            "file": path.stem,
+                            "mode": "recent",
+                            "text": await answer(client, tmp, "recent", {}, None),
+                        }
+                    )
+                )
                 for object_id in list(dict.fromkeys(ids))[:20]:
                     for mode in ("page", "expand", "graph"):
                         text = await answer(client, tmp, mode, {"id": object_id}, None)
-                        out.append(json.dumps({"file": path.stem, "mode": mode, "id": object_id, "text": text}))
+                        out.append(
+                            json.dumps({"file": path.stem, "mode": mode, "id": object_id, "text": text})
+                        )
         finally:
             fix_ids(None)
             mem.close()

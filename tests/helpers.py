@@ -39,7 +39,9 @@ class ToolFailed(Exception):
         return self.error.get("code")
 
 
-async def call(client: Client, tool: str, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+async def call(
+    client: Client, tool: str, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+) -> dict[str, Any]:
     args: dict[str, Any] = {"mode": mode, "input_data": input_data}
     if options is not None:
         args["options"] = options

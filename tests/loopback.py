@@ -30,7 +30,9 @@ def send_redirect(handler: BaseHTTPRequestHandler, location: str, status: int = 
     handler.end_headers()
 
 
-def send_page(handler: BaseHTTPRequestHandler, body: bytes, content_type: str = "text/html; charset=utf-8") -> None:
+def send_page(
+    handler: BaseHTTPRequestHandler, body: bytes, content_type: str = "text/html; charset=utf-8"
+) -> None:
     """Answer ``handler``'s request with 200 and ``body``."""
     handler.send_response(200)
     handler.send_header("Content-Type", content_type)

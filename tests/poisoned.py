@@ -15,14 +15,21 @@ MARK = "0.123456"  # a number in the rows to poison, replaced by a bare token in
 
 def poison(db: Path, token: str = "Infinity") -> int:
     """Replace MARK by ``token`` in the JSON columns holding it, as the old writer left them."""
-    columns = {"objects": ["data"], "segments": ["metadata", "locator"], "audit_events": ["data"],
-               "patches": ["summary"], "relations": ["payload"]}
+    columns = {
+        "objects": ["data"],
+        "segments": ["metadata", "locator"],
+        "audit_events": ["data"],
+        "patches": ["summary"],
+        "relations": ["payload"],
+    }
     changed = 0
     with sqlite3.connect(db) as conn:
         for table, cols in columns.items():
             for col in cols:
-                changed += conn.execute(f"UPDATE {table} SET {col} = replace({col}, ?, ?) WHERE instr({col}, ?)",
-                                        (MARK, token, MARK)).rowcount
+                changed += conn.execute(
+                    f"UPDATE {table} SET {col} = replace({col}, ?, ?) WHERE instr({col}, ?)",
+                    (MARK, token, MARK),
+                ).rowcount
     return changed
 
 
@@ -30,10 +37,17 @@ def seed(memory: Memory) -> str:
     chat = conversation(["the gateway p99 is under budget"])
     chat["messages"][0]["metadata"] = {"score": float(MARK)}
     memory.ingest("conversation", chat)
-    return str(memory.remember("knowledge", knowledge(
-        title="Gateway latency budget", summary="The gateway p99 budget is 200 ms.",
-        metadata={"score": float(MARK)}, payload={"subject": "gateway", "predicate": "p99_budget", "value": float(MARK)},
-    ))["object_id"])
+    return str(
+        memory.remember(
+            "knowledge",
+            knowledge(
+                title="Gateway latency budget",
+                summary="The gateway p99 budget is 200 ms.",
+                metadata={"score": float(MARK)},
+                payload={"subject": "gateway", "predicate": "p99_budget", "value": float(MARK)},
+            ),
+        )["object_id"]
+    )
 
 
 def poisoned_store(root: Path) -> str:

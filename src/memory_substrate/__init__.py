@@ -16,8 +16,11 @@ __all__ = ["Memory", "MemorySubstrateError", "Settings", "__version__"]
 # Importing the package (which every submodule does first) must stay cheap: a command such as
 # `memory-substrate --version` or a hook imports submodules only, and the API below pulls in the
 # compiler, the settings and numpy. So the names load on first use.
-_LAZY = {"Memory": "memory_substrate.app", "MemorySubstrateError": "memory_substrate.errors",
-         "Settings": "memory_substrate.settings"}
+_LAZY = {
+    "Memory": "memory_substrate.app",
+    "MemorySubstrateError": "memory_substrate.errors",
+    "Settings": "memory_substrate.settings",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -89,7 +89,9 @@ class Memory:
         return MaintainService(self.runtime)
 
     @classmethod
-    def open(cls, root: str | Path | None = None, *, namespace: str | None = None, **overrides: Any) -> Memory:
+    def open(
+        cls, root: str | Path | None = None, *, namespace: str | None = None, **overrides: Any
+    ) -> Memory:
         if root is not None:
             overrides["root"] = Path(root)
         return cls(Settings(**overrides), namespace=namespace)
@@ -99,17 +101,26 @@ class Memory:
         return self.runtime.namespace
 
     def ingest(
-        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None, *, progress: Progress | None = None
+        self,
+        mode: str,
+        input_data: dict[str, Any],
+        options: dict[str, Any] | None = None,
+        *,
+        progress: Progress | None = None,
     ) -> dict[str, Any]:
         _check_args(input_data, options)
         return self._ingest.run(mode, input_data, options, progress=progress)
 
-    def query(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def query(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         _check_args(input_data, options)
         input_data, options = expand_short_ids(self.runtime.read, input_data, options)
         return self._query.run(mode, input_data, options)
 
-    def remember(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def remember(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         _check_args(input_data, options)
         input_data, options = expand_short_ids(self.runtime.read, input_data, options)
         return self._remember.run(mode, input_data, options)

@@ -93,7 +93,6 @@ class StorageError(MemorySubstrateError):
     code = "memory_storage_error"
 
 
-
 class BackendError(MemorySubstrateError):
     """A derived backend (FalkorDB, Kùzu, LanceDB) failed; canonical data is unaffected."""
 

@@ -161,7 +161,12 @@ class VisibleSession:
 
     # --- segments (hidden with their source) ----------------------------------------
     def get_segments(
-        self, source_id: str, *, segment_ids: Sequence[str] | None = None, limit: int | None = None, offset: int = 0
+        self,
+        source_id: str,
+        *,
+        segment_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[Segment]:
         if source_id in self.expired_ids():
             return []
@@ -171,7 +176,9 @@ class VisibleSession:
         hidden = self.expired_ids()
         return self._inner.get_segments_by_keys([k for k in keys if k[0] not in hidden], light=light)
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
+    def segment_windows(
+        self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False
+    ) -> list[Segment]:
         hidden = self.expired_ids()
         return self._inner.segment_windows([r for r in ranges if r[0] not in hidden], light=light)
 
@@ -184,7 +191,11 @@ class VisibleSession:
     # --- text and vectors -----------------------------------------------------------
     def search_objects_text(self, terms: Sequence[str], *, limit: int) -> list[TextHit]:
         hidden = self.expired_ids()
-        return [h for h in self._inner.search_objects_text(terms, limit=limit + len(hidden)) if h.object_id not in hidden][:limit]
+        return [
+            h
+            for h in self._inner.search_objects_text(terms, limit=limit + len(hidden))
+            if h.object_id not in hidden
+        ][:limit]
 
     def search_segments_text(
         self, terms: Sequence[str], *, limit: int, source_ids: Sequence[str] | None = None
@@ -196,7 +207,9 @@ class VisibleSession:
         hits = self._inner.search_segments_text(terms, limit=limit + len(hidden), source_ids=sources)
         return [h for h in hits if h.source_id not in hidden][:limit]
 
-    def vector_search(self, model: str, query: Any, *, owner_type: str, limit: int) -> list[tuple[str, float]]:
+    def vector_search(
+        self, model: str, query: Any, *, owner_type: str, limit: int
+    ) -> list[tuple[str, float]]:
         hidden = self.expired_ids()
         hits = self._inner.vector_search(model, query, owner_type=owner_type, limit=limit + len(hidden))
         return [h for h in hits if not self._owner_hidden(h[0])][:limit]
@@ -241,7 +254,9 @@ class VisibleSession:
     def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
         return self._inner.relations_among(self._live(object_ids), limit=limit)
 
-    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+    def edges_between(
+        self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int
+    ) -> list[tuple[str, str, str, str]]:
         return self._inner.edges_between(self._live(ids_a), self._live(ids_b), limit=limit)
 
     def edges_of(self, object_ids: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:

@@ -62,7 +62,7 @@ def split_host(value: str) -> tuple[str, int | None] | None:
         end = value.find("]")
         if end < 0:
             return None
-        host, rest = value[1:end], value[end + 1:]
+        host, rest = value[1:end], value[end + 1 :]
         if rest:
             if not rest.startswith(":"):
                 return None
@@ -93,7 +93,9 @@ class HostRule:
         self.bound = bind_address(bound).lower().rstrip(".")
         self.names = [entry for entry in (split_host(n) for n in names) if entry is not None]
         self.bound_address = _address(self.bound)
-        self.local = is_loopback(self.bound) or (self.bound_address is not None and self.bound_address.is_unspecified)
+        self.local = is_loopback(self.bound) or (
+            self.bound_address is not None and self.bound_address.is_unspecified
+        )
 
     def trusts(self, value: str | None) -> bool:
         """Whether a request whose Host header is ``value`` is meant for this server."""
@@ -139,7 +141,9 @@ class TrustedHosts:
             return
         origin = headers.get("origin")
         if origin is not None and not self.rule.trusts(urlsplit(origin).netloc if "://" in origin else None):
-            response = PlainTextResponse(f"Forbidden: requests from the origin {origin!r} are refused.", status_code=403)
+            response = PlainTextResponse(
+                f"Forbidden: requests from the origin {origin!r} are refused.", status_code=403
+            )
             await response(scope, receive, send)
             return
         await self.app(scope, receive, send)

@@ -35,23 +35,52 @@ from memory_substrate.storage.base import ID_TAIL_CHARS, StoreSession
 from memory_substrate.util import ID_PREFIXES
 
 SHORT_MIN = ID_TAIL_CHARS  # hex digits of the shortest form (the stored index covers exactly these)
-OBJECT_PREFIXES = tuple(ID_PREFIXES[t] for t in ("source", "knowledge", "activity", "work_item", "node", "entity"))
+OBJECT_PREFIXES = tuple(
+    ID_PREFIXES[t] for t in ("source", "knowledge", "activity", "work_item", "node", "entity")
+)
 _P = "|".join(OBJECT_PREFIXES)
 SHORT_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN},20}})(#.*)?", re.DOTALL)
 ABBREVIABLE_RE = re.compile(rf"({_P}):([0-9a-f]{{{SHORT_MIN + 1},21}})")
 # Argument names whose values are object ids (strings or lists of strings), in every tool's
 # input_data and options. Subtrees that hold the caller's own data are never read, nor portable
 # contract documents (a graph snapshot's node ids are its own; a selection is validated as written).
-ID_FIELDS = frozenset({
-    "id", "ids", "source_id", "source_ids", "node_id", "node_ids", "object_id", "object_ids",
-    "knowledge_id", "knowledge_ids", "work_item_id", "old_knowledge_id", "new_knowledge_id", "canonical_knowledge_id",
-    "episode_id", "episode_ids", "fact_id", "fact_ids", "from_id", "to_id", "source_entity_id", "target_entity_id",
-    "subject_refs", "source_refs", "related_node_refs", "subject", "object",
-})
+ID_FIELDS = frozenset(
+    {
+        "id",
+        "ids",
+        "source_id",
+        "source_ids",
+        "node_id",
+        "node_ids",
+        "object_id",
+        "object_ids",
+        "knowledge_id",
+        "knowledge_ids",
+        "work_item_id",
+        "old_knowledge_id",
+        "new_knowledge_id",
+        "canonical_knowledge_id",
+        "episode_id",
+        "episode_ids",
+        "fact_id",
+        "fact_ids",
+        "from_id",
+        "to_id",
+        "source_entity_id",
+        "target_entity_id",
+        "subject_refs",
+        "source_refs",
+        "related_node_refs",
+        "subject",
+        "object",
+    }
+)
 # Fields named like ids that hold something else: scope names, segment ids (``seg-N``), a
 # conversation's own thread id (tests/query/test_short_ids.py checks every input model's fields).
 NOT_OBJECT_IDS = frozenset({"scope_refs", "segment_id", "segment_ids", "thread_id"})
-OPAQUE = frozenset({"payload", "metadata", "locator", "properties", "text", "summary", "title", "snapshot", "selection"})
+OPAQUE = frozenset(
+    {"payload", "metadata", "locator", "properties", "text", "summary", "title", "snapshot", "selection"}
+)
 
 
 def is_short(value: str) -> bool:
@@ -100,7 +129,11 @@ def _matches(session: StoreSession, refs: Iterable[str]) -> dict[str, tuple[list
         if head in exact:
             named = [head]
         else:
-            named = [o for o in by_tail[digits[-ID_TAIL_CHARS:]] if o.startswith(prefix + ":") and o.endswith(digits)]
+            named = [
+                o
+                for o in by_tail[digits[-ID_TAIL_CHARS:]]
+                if o.startswith(prefix + ":") and o.endswith(digits)
+            ]
         out[ref] = (named, fragment)
     return out
 
@@ -152,9 +185,7 @@ def _replace(value: Any, key: str | None, full: dict[str, str]) -> Any:
     return value
 
 
-def expand_short_ids(
-    read: Callable[[], AbstractContextManager[StoreSession]], *args: Any
-) -> tuple[Any, ...]:
+def expand_short_ids(read: Callable[[], AbstractContextManager[StoreSession]], *args: Any) -> tuple[Any, ...]:
     """``args`` (a tool's input_data, options, keyword arguments) with every short id in an id
     field replaced by its full id, read in one session of the caller's namespace (``read``);
     unchanged, and nothing read, when no id field holds a short form."""

@@ -85,7 +85,9 @@ def _rel_id(origin: str, rel_type: str, source: str, target: str) -> str:
     return f"rel:{digest}"
 
 
-def _schema(derivation: str, origin: MemoryObject, field: str, source_type: str, target_type: str) -> dict[str, Any]:
+def _schema(
+    derivation: str, origin: MemoryObject, field: str, source_type: str, target_type: str
+) -> dict[str, Any]:
     return {
         "relation_schema": {
             "version": 1,
@@ -135,11 +137,17 @@ def derived_relations(obj: MemoryObject, created_at: str) -> list[Relation]:
     if isinstance(subject, str) and isinstance(target, str) and predicate and _type_of(target) != "unknown":
         add(str(predicate), subject, target, "structured_payload", "payload.object")
     if obj.metadata.get("supersedes"):
-        add("supersedes", obj.id, str(obj.metadata["supersedes"]), "canonical_relation", "metadata.supersedes")
+        add(
+            "supersedes", obj.id, str(obj.metadata["supersedes"]), "canonical_relation", "metadata.supersedes"
+        )
     # Typed links an object declares itself (graph.v1 imports write edges this way).
     links = obj.metadata.get("links")
     for link in links if isinstance(links, list) else []:
-        if isinstance(link, dict) and isinstance(link.get("rel_type"), str) and isinstance(link.get("target_id"), str):
+        if (
+            isinstance(link, dict)
+            and isinstance(link.get("rel_type"), str)
+            and isinstance(link.get("target_id"), str)
+        ):
             add(link["rel_type"], obj.id, link["target_id"], "canonical_relation", "metadata.links")
     return rels
 
@@ -193,7 +201,9 @@ def embed_segments(embedder: Embedder | None, segs: Iterable[Segment]) -> list[t
     return [(segment_vector_id(s.source_id, s.id), vecs[i]) for i, s in enumerate(segs)]
 
 
-def keyed_vectors(embedder: Embedder | None, objs: Sequence[MemoryObject]) -> dict[str, list[tuple[str, np.ndarray]]]:
+def keyed_vectors(
+    embedder: Embedder | None, objs: Sequence[MemoryObject]
+) -> dict[str, list[tuple[str, np.ndarray]]]:
     """Vectors the knowledge graph resolves by, one owner type per partition so a search loads
     only its own partition: entity names per entity type ("entity:<type>") and procedures per
     procedure kind ("procedure:<kind>")."""

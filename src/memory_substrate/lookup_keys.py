@@ -85,8 +85,11 @@ def keys_for(obj: MemoryObject) -> list[str]:
         if obj.kind == "procedure" and obj.payload.get("procedure_kind"):
             keys.append(procedure_key(str(obj.payload["procedure_kind"]), obj.title))
         if obj.status == "superseded" or obj.metadata.get("evidence_status") == "superseded":
-            keys.extend(superseded_evidence_key(str(e["source_id"]), str(e["segment_id"]))
-                        for e in obj.evidence_refs if e.get("source_id") and e.get("segment_id"))
+            keys.extend(
+                superseded_evidence_key(str(e["source_id"]), str(e["segment_id"]))
+                for e in obj.evidence_refs
+                if e.get("source_id") and e.get("segment_id")
+            )
     elif obj.object_type == "source":
         freshness = obj.metadata.get("freshness") or {}
         if obj.status == "active" and freshness.get("is_current", True) and freshness.get("fingerprint"):

@@ -68,7 +68,9 @@ class Patch:
         if keys:
             self.session.set_object_keys(obj.id, keys)
         self.created_ids.append(obj.id)
-        self._event(obj.id, "create", {"object_type": obj.object_type, "kind": obj.kind, "status": obj.status})
+        self._event(
+            obj.id, "create", {"object_type": obj.object_type, "kind": obj.kind, "status": obj.status}
+        )
         if derive:
             self._ensure_nodes(obj)
             self._sync_relations(obj, initial=True)
@@ -76,7 +78,13 @@ class Patch:
         return obj
 
     def update(
-        self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True, embed: bool = True
+        self,
+        obj: MemoryObject,
+        *,
+        action: str,
+        changes: dict[str, Any],
+        derive: bool = True,
+        embed: bool = True,
     ) -> MemoryObject:
         """Write a new version; ``embed=False`` when title and summary (the embedded text) are unchanged."""
         obj = replace(obj, updated_at=now_iso(), version=obj.version + 1)
@@ -118,7 +126,11 @@ class Patch:
         self._event(obj.id, "delete", {"reason": reason, "snapshot": obj.to_dict()})
 
     def add_segments(
-        self, segments: Sequence[Segment], *, vectors: bool = True, prepared_vectors: Sequence[Any] | None = None
+        self,
+        segments: Sequence[Segment],
+        *,
+        vectors: bool = True,
+        prepared_vectors: Sequence[Any] | None = None,
     ) -> None:
         """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given.
         A prepared vector that is None is left for later (``graph.deferred``): its segment's id is
@@ -160,7 +172,11 @@ class Patch:
         """Embed what was written and record the patch with its audit events."""
         if self.embedder is not None and self._pending_vectors:
             latest = {o.id: o for o in self._pending_vectors}
-            ready = [(o.id, self.prepared[embedding_text(o)]) for o in latest.values() if embedding_text(o) in self.prepared]
+            ready = [
+                (o.id, self.prepared[embedding_text(o)])
+                for o in latest.values()
+                if embedding_text(o) in self.prepared
+            ]
             rest = [o for o in latest.values() if embedding_text(o) not in self.prepared]
             rows = ready + embed_objects(self.embedder, rest)
             self.session.upsert_vectors(self.embedder.name, "object", rows)

@@ -114,16 +114,20 @@ def listen_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         if exc.errno == errno.EADDRINUSE:
-            raise ValidationError(f"port {port} on {host} is already in use; choose another with --port",
-                                  details={"host": host, "port": port}) from None
-        raise ValidationError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
-                              details={"host": host, "port": port}) from None
+            raise ValidationError(
+                f"port {port} on {host} is already in use; choose another with --port",
+                details={"host": host, "port": port},
+            ) from None
+        raise ValidationError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}", details={"host": host, "port": port}
+        ) from None
     sock.set_inheritable(True)
     return sock
 
 
-def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] | None = None,
-                **config: Any) -> None:
+def run_uvicorn(
+    app: Any, host: str, port: int, *, announce: Callable[[], None] | None = None, **config: Any
+) -> None:
     """Serve ``app`` with uvicorn on ``host:port`` until stopped. Binds first (``listen_socket``:
     a busy port is a ``ValidationError`` before anything is served); a stop signal shuts down
     gracefully under the deadline above, and the process then exits 0. ``announce`` runs once
@@ -141,8 +145,9 @@ def run_uvicorn(app: Any, host: str, port: int, *, announce: Callable[[], None] 
     serving()
     if announce is not None:
         announce()
-    server = Server(uvicorn.Config(app, host=host, port=port, server_header=False,
-                                   timeout_graceful_shutdown=1, **config))
+    server = Server(
+        uvicorn.Config(app, host=host, port=port, server_header=False, timeout_graceful_shutdown=1, **config)
+    )
     try:
         server.run(sockets=[sock])
     finally:

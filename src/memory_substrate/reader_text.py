@@ -22,7 +22,9 @@ import re
 LINE_BREAK = re.compile("\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
 # Bidi embeddings, overrides and isolates, the LRM/RLM/ALM marks; zero-width space, joiners,
 # word joiner and BOM; the tag block (invisible ASCII look-alikes).
-INVISIBLE = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]")
+INVISIBLE = re.compile(
+    "[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\u200b-\u200d\u2060\ufeff\U000e0000-\U000e007f]"
+)
 JOINERS = "\u200c\u200d"
 PLAIN_NAME = re.compile(r'[^\[:"\\][^:"\\]*')
 

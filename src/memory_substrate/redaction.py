@@ -112,21 +112,39 @@ def _tokens() -> list[_Rule]:
         # sk-... (OpenAI, sk-proj-/sk-svcacct-/sk-admin-). A digit and two letters keep kebab-case
         # identifiers such as "sk-button-primary-large-component" out; a start needs no token
         # character before it, so the look-aheads of two starts never cover the same characters.
-        rule("openai_key", _NOT_TOK + r"sk-(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z]{2})[A-Za-z0-9_-]{20,}",
-             ("sk-",), 3),
-        rule("stripe_key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", ("_live_", "_test_"), 8),
+        rule(
+            "openai_key",
+            _NOT_TOK + r"sk-(?=[A-Za-z0-9_-]*\d)(?=[A-Za-z0-9_-]*[A-Za-z]{2})[A-Za-z0-9_-]{20,}",
+            ("sk-",),
+            3,
+        ),
+        rule(
+            "stripe_key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}", ("_live_", "_test_"), 8
+        ),
         rule("stripe_key", _NOT_TOK + r"whsec_[A-Za-z0-9]{20,}", ("whsec_",), 6),
         rule("aws_access_key", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])", ("akia", "asia")),
         rule("github_token", _NOT_TOK + r"github_pat_[A-Za-z0-9_]{22,}", ("github_pat_",), 11),
-        rule("github_token", r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+        rule(
+            "github_token",
+            r"(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}",
+            ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        ),
         rule("slack_token", r"(?<![A-Za-z0-9])xox[abposre]-[A-Za-z0-9-]{10,}", ("xox",), 5),
         rule("slack_token", r"(?<![A-Za-z0-9])xapp-\d-[A-Za-z0-9-]{10,}", ("xapp-",), 7),
-        rule("slack_webhook", r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,}",
-             ("hooks.slack.com",), 23),
+        rule(
+            "slack_webhook",
+            r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]{10,}",
+            ("hooks.slack.com",),
+            23,
+        ),
         rule("google_api_key", _NOT_TOK + r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])", ("aiza",)),
         # This server's bearer tokens (bearer.py: "mst_" + 43 URL-safe characters). A capital or a
         # digit keeps identifiers such as mst_edges_sorted_by_weight out.
-        rule("memory_substrate_token", _NOT_TOK + r"mst_(?=[A-Za-z0-9_-]*[A-Z0-9])[A-Za-z0-9_-]{32,}", ("mst_",)),
+        rule(
+            "memory_substrate_token",
+            _NOT_TOK + r"mst_(?=[A-Za-z0-9_-]*[A-Z0-9])[A-Za-z0-9_-]{32,}",
+            ("mst_",),
+        ),
         rule("jwt", _NOT_TOK + r"eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*", ("eyj",), 3),
     ]
 
@@ -134,10 +152,12 @@ def _tokens() -> list[_Rule]:
 def _g(text: str, m: re.Match[str], group: str) -> str | None:
     """A group's text in the original ``text`` (a folded rule matched its lowercase copy)."""
     start = m.start(group)
-    return None if start < 0 else text[start:m.end(group)]
+    return None if start < 0 else text[start : m.end(group)]
 
 
-def _value_span(kind: str, group: str, check: Callable[[str], bool]) -> Callable[[str, re.Match[str]], Span | None]:
+def _value_span(
+    kind: str, group: str, check: Callable[[str], bool]
+) -> Callable[[str, re.Match[str]], Span | None]:
     """The span of ``group`` when ``check`` holds for it (and it is no placeholder)."""
 
     def decide(text: str, m: re.Match[str]) -> Span | None:
@@ -166,10 +186,14 @@ def _authorization(text: str, m: re.Match[str]) -> Span | None:
 # Assignments: ``password=...``, ``"api_key": "..."``, ``DB_PASSWORD: ...``, ``STRIPE_KEY=...``.
 # The key word may stand anywhere in a name (``aws_secret_access_key``); ``_KEY``, ``_PASS`` and
 # ``_AUTH`` count only in an upper-case environment name (``cache_key = "..."`` is code).
-_ASSIGNED = (r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
-             r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|(?P<v>[^\s\"'`,;]{1,300}))")
-_ASSIGNMENT = (r"(?P<key>(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
-               r"|private[_-]?key|credentials?|database[_-]?url|dsn)(?:[_.-]?(?:key|token|secret))?)" + _ASSIGNED)
+_ASSIGNED = (
+    r"[\"']?[ \t]*(?::=|=>|[:=])[ \t]*"
+    r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|(?P<v>[^\s\"'`,;]{1,300}))"
+)
+_ASSIGNMENT = (
+    r"(?P<key>(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|access[_-]?key"
+    r"|private[_-]?key|credentials?|database[_-]?url|dsn)(?:[_.-]?(?:key|token|secret))?)" + _ASSIGNED
+)
 _ENV_ASSIGNMENT = r"(?P<key>_(?:KEY|PASS|AUTH))" + _ASSIGNED
 _ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 # An unquoted value that reads as code: a call, an attribute or an index.
@@ -212,7 +236,9 @@ def _assignment(text: str, m: re.Match[str]) -> Span | None:
         return None
     if group == "v":
         env = bool(_ENV_NAME.fullmatch(_key_name(text, m.start()) + key))
-        if _CODE.fullmatch(value) or (value[0] in "/~." and key.lower() == "pwd"):  # pwd: the working directory
+        if _CODE.fullmatch(value) or (
+            value[0] in "/~." and key.lower() == "pwd"
+        ):  # pwd: the working directory
             return None
         # A bare word is a type or a name in code (``token: str``), a secret in an env file.
         if _WORD.fullmatch(value) and not env:
@@ -250,7 +276,9 @@ def _prose(text: str, m: re.Match[str]) -> Span | None:
     return "password", start, end
 
 
-def _folded(kind: str, pattern: str, hints: tuple[str, ...], decide: Callable[[str, re.Match[str]], Span | None]) -> _Rule:
+def _folded(
+    kind: str, pattern: str, hints: tuple[str, ...], decide: Callable[[str, re.Match[str]], Span | None]
+) -> _Rule:
     """A case-insensitive rule: ``pattern`` (lower case) runs on the text's lowercase copy, which
     a regex searches for a literal many times faster than with IGNORECASE."""
     return _Rule(kind, re.compile(pattern), hints, decide, folded=re.compile(pattern, re.IGNORECASE))
@@ -261,16 +289,31 @@ def _line_rules() -> list[_Rule]:
     # The scheme is not read: the literal "://" starts the search.
     connection = r"(?<=[A-Za-z0-9])://[^\s:/?#@\"'<>]{0,200}:(?P<v>[^\s/?#\"'<>]{1,300})@"
     bearer = r"bearer(?<![a-z0-9]bearer)[ \t]+(?P<v>[a-z0-9._~+/-]{16,}=*)"
-    authorization = (r"authorization(?<![a-z0-9]authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
-                     r"(?:(?P<scheme>basic|bearer|token|apikey)[ \t]+)?(?P<v>[a-z0-9._~+/=:-]{8,})")
+    authorization = (
+        r"authorization(?<![a-z0-9]authorization)[\"']?[ \t]*[:=][ \t]*[\"']?"
+        r"(?:(?P<scheme>basic|bearer|token|apikey)[ \t]+)?(?P<v>[a-z0-9._~+/=:-]{8,})"
+    )
     return [
         *_tokens(),
-        _Rule("connection_string_password", re.compile(connection), ("://",),
-              _value_span("connection_string_password", "v", lambda v: True)),
-        _folded("bearer_token", bearer, ("bearer",), _value_span("bearer_token", "v", lambda v: bool(_HAS_DIGIT.search(v)))),
+        _Rule(
+            "connection_string_password",
+            re.compile(connection),
+            ("://",),
+            _value_span("connection_string_password", "v", lambda v: True),
+        ),
+        _folded(
+            "bearer_token",
+            bearer,
+            ("bearer",),
+            _value_span("bearer_token", "v", lambda v: bool(_HAS_DIGIT.search(v))),
+        ),
         _folded("bearer_token", authorization, ("authorization",), _authorization),
-        _folded("secret_assignment", _ASSIGNMENT,
-                ("pass", "pwd", "secret", "token", "key", "credential", "database", "dsn"), _assignment),
+        _folded(
+            "secret_assignment",
+            _ASSIGNMENT,
+            ("pass", "pwd", "secret", "token", "key", "credential", "database", "dsn"),
+            _assignment,
+        ),
         _Rule("secret_assignment", re.compile(_ENV_ASSIGNMENT), ("_key", "_pass", "_auth"), _assignment),
         _folded("password", _PROSE, ("pass",), _prose),
     ]
@@ -338,7 +381,7 @@ def _private_keys(text: str, keep_lines: bool, found: Found) -> str:
         if begin:
             end = PRIVATE_KEY_END.search(line, begin.end())
             # A key written on one line (an escaped string in code) loses only its own span.
-            tail = line[end.end():] if end else ""
+            tail = line[end.end() :] if end else ""
             lines[i] = line[: begin.start()] + marker("private_key") + tail
             found("private_key", i + 1)
             in_key = end is None
@@ -388,7 +431,7 @@ def text_pieces(text: str, size: int = SCAN_PIECE_CHARS) -> list[str]:
         cut = text.find("\n", start + size)
         if cut < 0:
             break
-        pieces.append(text[start: cut + 1])
+        pieces.append(text[start : cut + 1])
         start = cut + 1
     if start < len(text) or not pieces:
         pieces.append(text[start:])

@@ -116,7 +116,13 @@ class Runtime:
                 "reason": self._embedder_error or "disabled",
                 **kept,
             }
-        return {"enabled": True, "provider": choice.provider, "model": emb.name, "dimensions": emb.dimensions, **kept}
+        return {
+            "enabled": True,
+            "provider": choice.provider,
+            "model": emb.name,
+            "dimensions": emb.dimensions,
+            **kept,
+        }
 
     @contextmanager
     def read(self) -> Iterator[StoreSession]:

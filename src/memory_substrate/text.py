@@ -26,7 +26,10 @@ from memory_substrate.retrieval.terms import stem as _stem
 # Domain vocabulary: a query term pulls in its group (and a type hint) so that an agent asking
 # for "待办项" finds work items titled "task" and the reverse.
 DOMAIN_GROUPS: list[tuple[frozenset[str], str | None]] = [
-    (frozenset({"待办项", "待办", "todo", "todos", "task", "tasks", "work_item", "workitem", "任务"}), "work_item"),
+    (
+        frozenset({"待办项", "待办", "todo", "todos", "task", "tasks", "work_item", "workitem", "任务"}),
+        "work_item",
+    ),
     (frozenset({"decision", "decisions", "decided", "决策", "决定", "adr"}), None),
     (frozenset({"procedure", "procedures", "howto", "runbook", "步骤", "流程"}), None),
     (frozenset({"bug", "bugs", "defect", "缺陷", "故障"}), None),

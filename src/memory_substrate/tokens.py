@@ -90,8 +90,9 @@ def _estimate(text: str) -> float:
         return _estimate_as(text, False)
     if all(other):
         return _estimate_as(text, True)
-    return (_estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if not o), False)
-            + _estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if o), True))
+    return _estimate_as(
+        "".join(p for p, o in zip(pieces, other, strict=True) if not o), False
+    ) + _estimate_as("".join(p for p, o in zip(pieces, other, strict=True) if o), True)
 
 
 def _estimate_as(text: str, other_latin: bool) -> float:
@@ -107,11 +108,15 @@ def _estimate_as(text: str, other_latin: bool) -> float:
     total += sum(math.ceil(len(run) / 2) if run.isascii() else len(run) for run in _PUNCT.findall(text))
     total += text.count("\n")
     # two passes that mostly find nothing: skipped when a substring search says so
-    total += (len(_SPACE_RUNS.findall(text)) if "  " in text else 0) + (len(_UNDERSCORES.findall(text)) if "_" in text else 0)
+    total += (len(_SPACE_RUNS.findall(text)) if "  " in text else 0) + (
+        len(_UNDERSCORES.findall(text)) if "_" in text else 0
+    )
     if not text.isascii():
         cyrillic = len(_CYRILLIC.findall(text))
         total += CJK_PER_CHAR * len(_CJK.findall(text)) + CYRILLIC_PER_CHAR * cyrillic
-        total += OTHER_SCRIPT_PER_CHAR * (len(_OTHER_SCRIPT.findall(text)) - cyrillic) + ASTRAL_EXTRA * len(_ASTRAL.findall(text))
+        total += OTHER_SCRIPT_PER_CHAR * (len(_OTHER_SCRIPT.findall(text)) - cyrillic) + ASTRAL_EXTRA * len(
+            _ASTRAL.findall(text)
+        )
     return total
 
 

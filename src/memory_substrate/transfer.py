@@ -51,7 +51,9 @@ _PAGE = 1000
 def _line(record: dict[str, Any]) -> str:
     try:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
-    except ValueError:  # NaN or Infinity, which import refuses: stop rather than write a backup that won't load
+    except (
+        ValueError
+    ):  # NaN or Infinity, which import refuses: stop rather than write a backup that won't load
         raise _unexportable(record) from None
 
 
@@ -257,7 +259,9 @@ def _numbered(lines: IO[str]) -> Iterator[tuple[int, str]]:
         for number, line in enumerate(lines, start=2):
             yield number, line
     except UnicodeDecodeError as exc:
-        raise ValidationError(f"line {number + 1}: not UTF-8 text ({exc.reason}); the file is damaged") from None
+        raise ValidationError(
+            f"line {number + 1}: not UTF-8 text ({exc.reason}); the file is damaged"
+        ) from None
 
 
 def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
@@ -272,11 +276,16 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
     try:
         first = lines.readline()
     except UnicodeDecodeError as exc:
-        raise ValidationError(f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})") from None
+        raise ValidationError(
+            f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})"
+        ) from None
     header = read_header(first)
     target = namespace or header["namespace"]
     unit = runtime if target == runtime.namespace else runtime.for_namespace(target)
-    with unit.write("cli", "import", f"import of namespace {header['namespace']!r}", embed=False) as (session, _):
+    with unit.write("cli", "import", f"import of namespace {header['namespace']!r}", embed=False) as (
+        session,
+        _,
+    ):
         if (
             session.count_objects()
             or session.count_segments()
@@ -338,7 +347,9 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
                 "the export is incomplete: record counts differ from its header",
                 details={"header": expected, "read": got},
             )
-    return found.report({"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts})
+    return found.report(
+        {"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts}
+    )
 
 
 def _redacted(kind: str, data: Any, found: Redactions) -> Any:

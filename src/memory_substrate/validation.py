@@ -63,7 +63,9 @@ def parse(model: type[M], data: Any, prefix: str) -> M:
     try:
         return model.model_validate(data)
     except PydanticValidationError as exc:
-        raise ValidationError(describe(exc, prefix), details={"errors": exc.errors(include_url=False, include_input=False)}) from None
+        raise ValidationError(
+            describe(exc, prefix), details={"errors": exc.errors(include_url=False, include_input=False)}
+        ) from None
 
 
 class NoOptions(Strict):
@@ -90,7 +92,9 @@ def mode_of(modes: Sequence[Mode], name: str) -> Mode:
         if mode.name == name:
             return mode
     tool = modes[0].tool if modes else "this tool"
-    raise UnsupportedModeError(f"unsupported {tool} mode {name!r}; allowed: {', '.join(m.name for m in modes)}")
+    raise UnsupportedModeError(
+        f"unsupported {tool} mode {name!r}; allowed: {', '.join(m.name for m in modes)}"
+    )
 
 
 _BAD_CHAR = re.compile("[\x00\ud800-\udfff]")
@@ -177,4 +181,6 @@ def check_input(value: Any, path: str, *, strings: bool = True) -> None:
     found = input_problems(value, path, strings=strings)
     if found:
         errors = [{"field": p, "message": m, "type": t} for p, m, t in found]
-        raise ValidationError("; ".join(f"{e['field']}: {e['message']}" for e in errors), details={"errors": errors})
+        raise ValidationError(
+            "; ".join(f"{e['field']}: {e['message']}" for e in errors), details={"errors": errors}
+        )

@@ -37,5 +37,9 @@ def outcome_result(value: dict[str, Any]) -> CallToolResult:
     error = value.get("error")
     if value.get("status") != FAILED or not isinstance(error, dict):
         return tool_result(value)
-    document = {"code": error.get("code", "memory_error"), "message": error.get("message", ""), "details": value}
+    document = {
+        "code": error.get("code", "memory_error"),
+        "message": error.get("message", ""),
+        "details": value,
+    }
     return CallToolResult(content=[TextContent(type="text", text=wire_json(document))], is_error=True)

@@ -54,11 +54,22 @@ def read(path: str) -> ToolUse:
     return ToolUse("Read", {"file_path": path})
 
 
-def agent(prompt: str, description: str = "Look something up", subagent_type: str = "general-purpose",
-          background: bool = False) -> ToolUse:
+def agent(
+    prompt: str,
+    description: str = "Look something up",
+    subagent_type: str = "general-purpose",
+    background: bool = False,
+) -> ToolUse:
     """An Agent (subagent) call; answer its turns with :meth:`AnthropicStub.subagent`."""
-    return ToolUse("Agent", {"description": description, "prompt": prompt, "subagent_type": subagent_type,
-                             "run_in_background": background})
+    return ToolUse(
+        "Agent",
+        {
+            "description": description,
+            "prompt": prompt,
+            "subagent_type": subagent_type,
+            "run_in_background": background,
+        },
+    )
 
 
 def first_user_text(body: dict[str, Any]) -> str:
@@ -69,9 +80,13 @@ def first_user_text(body: dict[str, Any]) -> str:
         content = msg.get("content")
         if isinstance(content, str):
             return content
-        return "\n".join(b.get("text", "") for b in content or []
-                         if isinstance(b, dict) and b.get("type") == "text"
-                         and not b.get("text", "").lstrip().startswith("<system-reminder>"))
+        return "\n".join(
+            b.get("text", "")
+            for b in content or []
+            if isinstance(b, dict)
+            and b.get("type") == "text"
+            and not b.get("text", "").lstrip().startswith("<system-reminder>")
+        )
     return ""
 
 
@@ -106,14 +121,23 @@ class AnthropicStub(ScriptedStub[Reply]):
             # Side calls (titles, summaries) get a short plain answer without consuming the script.
             send_json(h, self._message(body, [{"type": "text", "text": "ok"}], "end_turn", 1))
 
-    def _message(self, body: dict[str, Any], content: list[dict[str, Any]], stop: str | None,
-                 out_tokens: int) -> dict[str, Any]:
+    def _message(
+        self, body: dict[str, Any], content: list[dict[str, Any]], stop: str | None, out_tokens: int
+    ) -> dict[str, Any]:
         return {
-            "id": f"msg_{uuid.uuid4().hex[:24]}", "type": "message", "role": "assistant",
-            "model": body.get("model") or self.model, "content": content,
-            "stop_reason": stop, "stop_sequence": None,
-            "usage": {"input_tokens": tokens(body), "cache_creation_input_tokens": 0,
-                      "cache_read_input_tokens": 0, "output_tokens": out_tokens},
+            "id": f"msg_{uuid.uuid4().hex[:24]}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model") or self.model,
+            "content": content,
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": tokens(body),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+                "output_tokens": out_tokens,
+            },
         }
 
     def _stream(self, h: BaseHTTPRequestHandler, body: dict[str, Any], reply: Reply) -> None:
@@ -130,21 +154,32 @@ class AnthropicStub(ScriptedStub[Reply]):
                 deltas.append({"type": "signature_delta", "signature": block.signature})
             else:
                 start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
-                deltas = [{"type": "input_json_delta", "partial_json": part}
-                          for part in pieces(json.dumps(block.input))]
-            send_event(h, "content_block_start", {"type": "content_block_start", "index": i, "content_block": start})
+                deltas = [
+                    {"type": "input_json_delta", "partial_json": part}
+                    for part in pieces(json.dumps(block.input))
+                ]
+            send_event(
+                h, "content_block_start", {"type": "content_block_start", "index": i, "content_block": start}
+            )
             if i == 0:
                 send_event(h, "ping", {"type": "ping"})
             for delta in deltas:
-                send_event(h, "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta})
+                send_event(
+                    h, "content_block_delta", {"type": "content_block_delta", "index": i, "delta": delta}
+                )
             send_event(h, "content_block_stop", {"type": "content_block_stop", "index": i})
             out_tokens += sum(len(json.dumps(d)) for d in deltas) // 4
         stop = "tool_use" if any(isinstance(b, ToolUse) for b in reply) else "end_turn"
-        send_event(h, "message_delta", {"type": "message_delta",
-                                        "delta": {"stop_reason": stop, "stop_sequence": None},
-                                        "usage": {"output_tokens": out_tokens}})
+        send_event(
+            h,
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": out_tokens},
+            },
+        )
         send_event(h, "message_stop", {"type": "message_stop"})
-
 
 
 def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:

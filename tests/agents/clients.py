@@ -25,8 +25,10 @@ ROOT = Path(__file__).resolve().parents[2]
 AGENTS_DIR = Path(os.environ.get("MEMORY_SUBSTRATE_AGENTS_DIR") or ROOT / ".venv" / "agents")
 CLAUDE_VERSION = "2.1.328"
 CODEX_VERSION = "0.169.0"
-INSTALL_HINT = (f"npm install --prefix {AGENTS_DIR} @anthropic-ai/claude-code@{CLAUDE_VERSION} "
-                f"@openai/codex@{CODEX_VERSION} (scripts/test does this when npm is present)")
+INSTALL_HINT = (
+    f"npm install --prefix {AGENTS_DIR} @anthropic-ai/claude-code@{CLAUDE_VERSION} "
+    f"@openai/codex@{CODEX_VERSION} (scripts/test does this when npm is present)"
+)
 
 # Tools a scripted Claude Code session may use without a permission prompt (-p mode denies others).
 CLAUDE_TOOLS = ("Bash", "Read", "Glob", "Grep", "Agent", "Edit", "Write")
@@ -45,8 +47,13 @@ def skip_reason(client: str) -> str | None:
     if not exe.exists():
         return f"{client} is not installed at {exe}: {INSTALL_HINT}"
     try:
-        out = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60,
-                             env=_base_env(Path(os.environ.get("TMPDIR") or "/tmp")))
+        out = subprocess.run(
+            [str(exe), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=_base_env(Path(os.environ.get("TMPDIR") or "/tmp")),
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"{client} at {exe} does not start: {exc}"
     if out.returncode != 0:
@@ -81,7 +88,9 @@ class CompletedRun:
     events: list[dict[str, Any]] = field(default_factory=list)  # parsed JSON output lines
 
     def check(self) -> CompletedRun:
-        assert self.returncode == 0, f"{self.client} exited {self.returncode}\n{self.stdout[-3000:]}\n{self.stderr[-3000:]}"
+        assert self.returncode == 0, (
+            f"{self.client} exited {self.returncode}\n{self.stdout[-3000:]}\n{self.stderr[-3000:]}"
+        )
         return self
 
 
@@ -103,11 +112,21 @@ def claude_transcript(home: Path, session_id: str) -> Path | None:
     return found[0] if found else None
 
 
-def run_claude(project_dir: Path, home: Path, stub: AnthropicStub, prompt: str,
-               settings: dict[str, Any] | None = None, *, resume: str | None = None,
-               continue_session: bool = False, session_id: str | None = None,
-               tools: tuple[str, ...] = CLAUDE_TOOLS, env: dict[str, str] | None = None,
-               extra_args: tuple[str, ...] = (), timeout: float = 180) -> CompletedRun:
+def run_claude(
+    project_dir: Path,
+    home: Path,
+    stub: AnthropicStub,
+    prompt: str,
+    settings: dict[str, Any] | None = None,
+    *,
+    resume: str | None = None,
+    continue_session: bool = False,
+    session_id: str | None = None,
+    tools: tuple[str, ...] = CLAUDE_TOOLS,
+    env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 180,
+) -> CompletedRun:
     """``claude -p PROMPT`` in ``project_dir`` against ``stub``.
 
     ``settings`` (when given) is written to the project's ``.claude/settings.json``, where a
@@ -129,14 +148,27 @@ def run_claude(project_dir: Path, home: Path, stub: AnthropicStub, prompt: str,
         sid = session_id or str(uuid.uuid4())
         cmd += ["--session-id", sid]
     cmd += list(extra_args)
-    run_env = _base_env(home, {
-        "ANTHROPIC_BASE_URL": stub.url, "ANTHROPIC_API_KEY": "sk-ant-stub",
-        "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1", **(env or {}),
-    })
+    run_env = _base_env(
+        home,
+        {
+            "ANTHROPIC_BASE_URL": stub.url,
+            "ANTHROPIC_API_KEY": "sk-ant-stub",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            **(env or {}),
+        },
+    )
     started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=project_dir, env=run_env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        cmd,
+        cwd=project_dir,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     took = time.perf_counter() - started
     events: list[dict[str, Any]] = []
     result = None
@@ -149,8 +181,18 @@ def run_claude(project_dir: Path, home: Path, stub: AnthropicStub, prompt: str,
         if isinstance(ev, dict) and ev.get("type") == "result":
             result = ev.get("result")
             sid = ev.get("session_id") or sid
-    return CompletedRun("claude-code", proc.returncode, proc.stdout, proc.stderr, took, home, sid,
-                        claude_transcript(home, sid) if sid else None, result, events)
+    return CompletedRun(
+        "claude-code",
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        took,
+        home,
+        sid,
+        claude_transcript(home, sid) if sid else None,
+        result,
+        events,
+    )
 
 
 # -- Codex ---------------------------------------------------------------------------------------
@@ -173,11 +215,20 @@ def _toml(value: Any) -> str:
     return json.dumps(str(value))
 
 
-def run_codex(project_dir: Path, home: Path, stub: OpenAIStub, prompt: str,
-              hooks: dict[str, Any] | None = None, *, resume: str | None = None,
-              bypass_hook_trust: bool = True, config: dict[str, Any] | None = None,
-              env: dict[str, str] | None = None, extra_args: tuple[str, ...] = (),
-              timeout: float = 180) -> CompletedRun:
+def run_codex(
+    project_dir: Path,
+    home: Path,
+    stub: OpenAIStub,
+    prompt: str,
+    hooks: dict[str, Any] | None = None,
+    *,
+    resume: str | None = None,
+    bypass_hook_trust: bool = True,
+    config: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+    timeout: float = 180,
+) -> CompletedRun:
     """``codex exec PROMPT`` in ``project_dir`` against ``stub``, CODEX_HOME = ``home/.codex``.
 
     The stub is configured as a model provider through ``-c`` overrides, so a ``config.toml``
@@ -192,9 +243,14 @@ def run_codex(project_dir: Path, home: Path, stub: OpenAIStub, prompt: str,
     if hooks is not None:
         _write_json(chome / "hooks.json", hooks)
     overrides = {
-        "model": stub.model, "model_provider": "stub",
-        "model_providers.stub": {"name": "stub", "base_url": stub.base_url, "wire_api": "responses",
-                                 "env_key": "STUB_API_KEY"},
+        "model": stub.model,
+        "model_provider": "stub",
+        "model_providers.stub": {
+            "name": "stub",
+            "base_url": stub.base_url,
+            "wire_api": "responses",
+            "env_key": "STUB_API_KEY",
+        },
         **(config or {}),
     }
     opts = ["--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"]
@@ -206,8 +262,15 @@ def run_codex(project_dir: Path, home: Path, stub: OpenAIStub, prompt: str,
     cmd = [str(exe), "exec", "resume", *opts, resume, prompt] if resume else [str(exe), "exec", *opts, prompt]
     run_env = _base_env(home, {"CODEX_HOME": str(chome), "STUB_API_KEY": "sk-stub", **(env or {})})
     started = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=project_dir, env=run_env, capture_output=True, text=True,
-                          timeout=timeout, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        cmd,
+        cwd=project_dir,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
     took = time.perf_counter() - started
     events = []
     for line in proc.stdout.splitlines():
@@ -223,5 +286,15 @@ def run_codex(project_dir: Path, home: Path, stub: OpenAIStub, prompt: str,
         item = ev.get("item") or {}
         if ev.get("type") == "item.completed" and item.get("type") == "agent_message":
             result = item.get("text")
-    return CompletedRun("codex", proc.returncode, proc.stdout, proc.stderr, took, home, sid,
-                        codex_transcript(home, sid) if sid else None, result, events)
+    return CompletedRun(
+        "codex",
+        proc.returncode,
+        proc.stdout,
+        proc.stderr,
+        took,
+        home,
+        sid,
+        codex_transcript(home, sid) if sid else None,
+        result,
+        events,
+    )

@@ -27,12 +27,18 @@ from tests.agents.clients import ROOT, CompletedRun, codex_home, run_claude, run
 
 OUT = ROOT / "tests" / "data" / "transcripts"
 FAKE_KEY = "sk-proj-FAKEa1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8s9T0"
-START_CONTEXT = "<memory-substrate-context>\nEarlier sessions: the payments service is owned by Dana; " \
-                "discounts apply from 100 EUR.\n</memory-substrate-context>"
-PROMPT_CONTEXT = "<memory-substrate-context>\nRelevant: test_app.py checks the 100 EUR boundary." \
-                 "\n</memory-substrate-context>"
-SECOND_PROMPT = ("Also add a CHANGELOG entry. <private>the client is ACME Corp</private> "
-                 "For the record, the staging password: hunter2-staging")
+START_CONTEXT = (
+    "<memory-substrate-context>\nEarlier sessions: the payments service is owned by Dana; "
+    "discounts apply from 100 EUR.\n</memory-substrate-context>"
+)
+PROMPT_CONTEXT = (
+    "<memory-substrate-context>\nRelevant: test_app.py checks the 100 EUR boundary."
+    "\n</memory-substrate-context>"
+)
+SECOND_PROMPT = (
+    "Also add a CHANGELOG entry. <private>the client is ACME Corp</private> "
+    "For the record, the staging password: hunter2-staging"
+)
 
 README = "# shop\n\nA tiny shop. Orders of 100 EUR or more get a 10% discount.\n\nRun the tests with `python3 test_app.py`.\n"
 APP = "def discount(total):\n    return total * 0.9 if total > 100 else total\n"
@@ -63,14 +69,17 @@ def context_command(event: str, context: str) -> str:
 
 def hooks_config() -> dict[str, Any]:
     """SessionStart and UserPromptSubmit inject marked context; Stop only reads its input."""
+
     def group(command: str) -> list[dict[str, Any]]:
         return [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}]
 
-    return {"hooks": {
-        "SessionStart": group(context_command("SessionStart", START_CONTEXT)),
-        "UserPromptSubmit": group(context_command("UserPromptSubmit", PROMPT_CONTEXT)),
-        "Stop": group("cat > /dev/null"),
-    }}
+    return {
+        "hooks": {
+            "SessionStart": group(context_command("SessionStart", START_CONTEXT)),
+            "UserPromptSubmit": group(context_command("UserPromptSubmit", PROMPT_CONTEXT)),
+            "Stop": group("cat > /dev/null"),
+        }
+    }
 
 
 # -- Claude Code ---------------------------------------------------------------------------------
@@ -80,8 +89,11 @@ SUBAGENT_PROMPT = "Find every caller of discount() in this project and report fi
 def claude_script(project: Path) -> list[an.Reply]:
     app = str(project / "app.py")
     return [
-        [an.Thinking("The user says a test fails. Start with the README, then the code and the test."),
-         an.Text("Let me look at the README first."), an.bash("cat README.md", "Show the README")],
+        [
+            an.Thinking("The user says a test fails. Start with the README, then the code and the test."),
+            an.Text("Let me look at the README first."),
+            an.bash("cat README.md", "Show the README"),
+        ],
         [an.read(app)],
         [an.bash("python3 test_app.py", "Run the failing test")],
         [an.read(str(project / "docs" / "design.md"))],
@@ -90,16 +102,27 @@ def claude_script(project: Path) -> list[an.Reply]:
         [an.agent(SUBAGENT_PROMPT, "Find discount callers")],
         [an.ToolUse("Edit", {"file_path": app, "old_string": "total > 100", "new_string": "total >= 100"})],
         [an.bash("python3 test_app.py && echo PASS", "Run the test again")],
-        [an.Thinking("The boundary was exclusive; now it is inclusive and the test passes."),
-         an.Text("Fixed: `discount` used `total > 100`, so an order of exactly 100 EUR got no discount. "
-                 "It is now `total >= 100` and test_app.py passes.")],
+        [
+            an.Thinking("The boundary was exclusive; now it is inclusive and the test passes."),
+            an.Text(
+                "Fixed: `discount` used `total > 100`, so an order of exactly 100 EUR got no discount. "
+                "It is now `total >= 100` and test_app.py passes."
+            ),
+        ],
     ]
 
 
 def claude_second_script(project: Path) -> list[an.Reply]:
     return [
-        [an.ToolUse("Write", {"file_path": str(project / "CHANGELOG.md"),
-                              "content": "# Changelog\n\n- Orders of exactly 100 EUR now get the discount.\n"})],
+        [
+            an.ToolUse(
+                "Write",
+                {
+                    "file_path": str(project / "CHANGELOG.md"),
+                    "content": "# Changelog\n\n- Orders of exactly 100 EUR now get the discount.\n",
+                },
+            )
+        ],
         an.text("Added CHANGELOG.md with the fix."),
     ]
 
@@ -116,8 +139,9 @@ def record_claude(work: Path, out: Path) -> list[Path]:
     project = make_project(home / "shop")
     with an.AnthropicStub(claude_script(project)) as stub:
         stub.subagent(SUBAGENT_PROMPT, claude_subagent_script())
-        first = run_claude(project, home, stub, "The discount test fails. Find out why and fix it.",
-                           hooks_config()).check()
+        first = run_claude(
+            project, home, stub, "The discount test fails. Find out why and fix it.", hooks_config()
+        ).check()
         stub.add(*claude_second_script(project))
         run_claude(project, home, stub, SECOND_PROMPT, resume=first.session_id).check()
         assert stub.remaining == 0, f"{stub.remaining} scripted replies were not asked for"
@@ -143,12 +167,17 @@ def _copy_claude(run: CompletedRun, name: str, out: Path) -> list[Path]:
 
 # -- Codex ---------------------------------------------------------------------------------------
 def codex_script() -> list[oa.Reply]:
-    patch = ("apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: app.py\n@@\n"
-             "-    return total * 0.9 if total > 100 else total\n"
-             "+    return total * 0.9 if total >= 100 else total\n*** End Patch\nEOF")
+    patch = (
+        "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: app.py\n@@\n"
+        "-    return total * 0.9 if total > 100 else total\n"
+        "+    return total * 0.9 if total >= 100 else total\n*** End Patch\nEOF"
+    )
     return [
-        [oa.Reasoning("The user says a test fails. Start with the README, then the code and the test."),
-         oa.Message("Let me look at the README first."), oa.exec_command("cat README.md")],
+        [
+            oa.Reasoning("The user says a test fails. Start with the README, then the code and the test."),
+            oa.Message("Let me look at the README first."),
+            oa.exec_command("cat README.md"),
+        ],
         [oa.exec_command("sed -n '1,40p' app.py")],
         [oa.exec_command("python3 test_app.py")],
         [oa.exec_command("cat docs/design.md")],
@@ -156,15 +185,23 @@ def codex_script() -> list[oa.Reply]:
         [oa.exec_command("seq 1 1500")],
         [oa.exec_command(patch)],
         [oa.exec_command("python3 test_app.py && echo PASS")],
-        [oa.Reasoning("The boundary was exclusive; now it is inclusive and the test passes."),
-         oa.Message("Fixed: `discount` used `total > 100`, so an order of exactly 100 EUR got no discount. "
-                    "It is now `total >= 100` and test_app.py passes.")],
+        [
+            oa.Reasoning("The boundary was exclusive; now it is inclusive and the test passes."),
+            oa.Message(
+                "Fixed: `discount` used `total > 100`, so an order of exactly 100 EUR got no discount. "
+                "It is now `total >= 100` and test_app.py passes."
+            ),
+        ],
     ]
 
 
 def codex_second_script() -> list[oa.Reply]:
     return [
-        [oa.exec_command("printf '# Changelog\\n\\n- Orders of exactly 100 EUR now get the discount.\\n' > CHANGELOG.md")],
+        [
+            oa.exec_command(
+                "printf '# Changelog\\n\\n- Orders of exactly 100 EUR now get the discount.\\n' > CHANGELOG.md"
+            )
+        ],
         oa.say("Added CHANGELOG.md with the fix."),
     ]
 
@@ -175,8 +212,11 @@ CODEX_SUBAGENT_TASK = "Find every caller of discount() and report file:line."
 def _wait_for_spawned(body: dict[str, Any]) -> oa.Reply:
     """wait_agent on the agent that the previous spawn_agent call started (its id is in the output)."""
     spawned = json.loads(oa.function_outputs(body)[-1]["output"])
-    return [oa.FunctionCall("wait_agent", {"targets": [spawned["agent_id"]], "timeout_ms": 30000},
-                            namespace="multi_agent_v1")]
+    return [
+        oa.FunctionCall(
+            "wait_agent", {"targets": [spawned["agent_id"]], "timeout_ms": 30000}, namespace="multi_agent_v1"
+        )
+    ]
 
 
 def record_codex_subagent(home: Path, project: Path, out: Path) -> list[Path]:
@@ -186,27 +226,39 @@ def record_codex_subagent(home: Path, project: Path, out: Path) -> list[Path]:
         oa.say("Only test_app.py calls discount(), at line 3."),
     ]
     with oa.OpenAIStub(script) as stub:
-        stub.route(lambda body: any(CODEX_SUBAGENT_TASK in m for m in oa.messages(body, "user"))
-                   and not any(m.startswith("Who calls") for m in oa.messages(body, "user")),
-                   [[oa.exec_command("grep -rn 'discount(' --include=*.py .")],
-                    oa.say("discount() is defined in ./app.py:1 and called only from ./test_app.py:3.")])
+        stub.route(
+            lambda body: (
+                any(CODEX_SUBAGENT_TASK in m for m in oa.messages(body, "user"))
+                and not any(m.startswith("Who calls") for m in oa.messages(body, "user"))
+            ),
+            [
+                [oa.exec_command("grep -rn 'discount(' --include=*.py .")],
+                oa.say("discount() is defined in ./app.py:1 and called only from ./test_app.py:3."),
+            ],
+        )
         run = run_codex(project, home, stub, "Who calls discount()? Ask a subagent.").check()
         assert stub.remaining == 0, f"{stub.remaining} scripted replies were not asked for"
     assert run.transcript is not None and run.session_id
-    agent = [p for p in codex_home(home).glob("sessions/*/*/*/rollout-*.jsonl")
-             if run.session_id in p.read_text().split("\n", 1)[0] and p != run.transcript]
+    agent = [
+        p
+        for p in codex_home(home).glob("sessions/*/*/*/rollout-*.jsonl")
+        if run.session_id in p.read_text().split("\n", 1)[0] and p != run.transcript
+    ]
     assert len(agent) == 1, agent
     dest = out / "codex"
-    return [_scrubbed(run.transcript, dest / "subagent-main.jsonl", home),
-            _scrubbed(agent[0], dest / "subagent-agent.jsonl", home)]
+    return [
+        _scrubbed(run.transcript, dest / "subagent-main.jsonl", home),
+        _scrubbed(agent[0], dest / "subagent-agent.jsonl", home),
+    ]
 
 
 def record_codex(work: Path, out: Path) -> list[Path]:
     home = work / "home"
     project = make_project(home / "shop")
     with oa.OpenAIStub(codex_script()) as stub:
-        first = run_codex(project, home, stub, "The discount test fails. Find out why and fix it.",
-                          hooks_config()).check()
+        first = run_codex(
+            project, home, stub, "The discount test fails. Find out why and fix it.", hooks_config()
+        ).check()
         stub.add(*codex_second_script())
         second = run_codex(project, home, stub, SECOND_PROMPT, resume=first.session_id).check()
         assert stub.remaining == 0, f"{stub.remaining} scripted replies were not asked for"

@@ -24,8 +24,12 @@ class ScriptedStub(Generic[R]):
     default_model = ""
     default_reply: R  # what a request gets once the script is spent
 
-    def __init__(self, script: Iterable[R | Callable[[dict[str, Any]], R]] = (), default: R | None = None,
-                 model: str | None = None) -> None:
+    def __init__(
+        self,
+        script: Iterable[R | Callable[[dict[str, Any]], R]] = (),
+        default: R | None = None,
+        model: str | None = None,
+    ) -> None:
         self.model = model or self.default_model
         self._default = default if default is not None else self.default_reply
         self._script: list[R | Callable[[dict[str, Any]], R]] = list(script)
@@ -99,8 +103,14 @@ class ScriptedStub(Generic[R]):
                 except ValueError:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 with stub._lock:
-                    stub.requests.append({"method": self.command, "path": self.path,
-                                          "headers": dict(self.headers), "body": body})
+                    stub.requests.append(
+                        {
+                            "method": self.command,
+                            "path": self.path,
+                            "headers": dict(self.headers),
+                            "body": body,
+                        }
+                    )
                 stub.handle(self, body)
 
             do_GET = do_POST = do_HEAD = _dispatch
@@ -174,4 +184,4 @@ def tokens(body: dict[str, Any]) -> int:
 
 def pieces(value: str, size: int = 40) -> list[str]:
     """``value`` in several deltas, as the real streams send it, so the client's accumulation is exercised."""
-    return [value[i:i + size] for i in range(0, len(value), size)] or [""]
+    return [value[i : i + size] for i in range(0, len(value), size)] or [""]

@@ -36,7 +36,9 @@ def test_language_is_detected_and_short_or_english_text_keeps_the_english_path()
     assert index_terms(STATEMENTS[5]) == ["went", "hik", "mountain", "two", "dog", "last", "weekend"]
 
 
-def test_a_stored_language_gives_the_detected_answer_without_the_detector(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_stored_language_gives_the_detected_answer_without_the_detector(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from memory_substrate.analysis import words
     from memory_substrate.storage.ranking import stored_language
     from memory_substrate.text import query_terms
@@ -66,17 +68,23 @@ def test_inflections_meet_stopwords_drop_and_compounds_offer_their_head() -> Non
     assert compound_heads("rechenzentrum")[:3] == ["enzentrum", "nzentrum", "zentrum"]
     assert compound_heads("haus") == [] and compound_heads("wöchentlich") == []
     # inflected adjectives offer no tails either: "nächtlichen" would otherwise add "lich"
-    assert compound_heads("nächtlichen") == compound_heads("praktischen") == compound_heads("vriendelijke") == []
+    assert (
+        compound_heads("nächtlichen") == compound_heads("praktischen") == compound_heads("vriendelijke") == []
+    )
     assert "lich" not in index_terms("Die nächtlichen Backups der Datenbanken")
     assert "wirtschaft" in compound_heads("landwirtschaft")  # -schaft is a noun, not -haft
     ru = index_terms("Куда перенесли базы данных клиентов?")
     assert {"баз", "дан", "клиент"} <= set(ru)
 
 
-
 async def _rank_of(client: Client, sources: dict[str, int], question: str, expected: int) -> int:
-    found = await call(client, "memory_query", "search", {"query": question},
-                       {"max_items": 10, "result_unit": "segment", "detail": "full"})
+    found = await call(
+        client,
+        "memory_query",
+        "search",
+        {"query": question},
+        {"max_items": 10, "result_unit": "segment", "detail": "full"},
+    )
     order = [i["locator"]["index"] for i in found["items"] if i["source_id"] in sources]
     return order.index(expected) + 1 if expected in order else 99
 
@@ -163,8 +171,12 @@ def test_lexical_evidence_across_languages_follows_the_semantic_score_where_it_i
     from memory_substrate.analysis import across_languages
 
     english_query = "Why did the backup of the file server fail?"
-    english = [STATEMENTS[5], "We went to the lake with the kids and had a picnic there.",
-               "The backup generator in the basement was tested on Tuesday.", "I bought a new bike last week."]
+    english = [
+        STATEMENTS[5],
+        "We went to the lake with the kids and had a picnic there.",
+        "The backup generator in the basement was tested on Tuesday.",
+        "I bought a new bike last week.",
+    ]
     texts = [*english, STATEMENTS[1], STATEMENTS[3]]  # + de (the answer), es (unrelated)
     lexical = np.array([-1.0, -1.2, 1.5, 0.0, 9.0, 9.0])  # the last two: chance spellings
     semantic = np.array([-0.5, -1.0, 1.0, -0.3, 0.8, -1.5])
@@ -179,16 +191,24 @@ def test_lexical_evidence_across_languages_follows_the_semantic_score_where_it_i
     # Read within the semantic scores it was fitted on: a turn beyond the best English one gets
     # what the best gets, not a word match no English turn has (three close English scores make
     # a steep line).
-    far = across_languages(english_query, texts, lexical, semantic=np.array([-0.5, -1.0, 1.0, -0.3, 50.0, -1.5]))
+    far = across_languages(
+        english_query, texts, lexical, semantic=np.array([-0.5, -1.0, 1.0, -0.3, 50.0, -1.5])
+    )
     assert np.isclose(far[4], intercept + slope * 1.0)
     steep_lex, steep_sem = np.array([3.0, 0.2, -0.5]), np.array([0.15, 0.12, 0.10])
-    steep = across_languages(english_query, [*english[:3], STATEMENTS[1]], np.append(steep_lex, 0.0),
-                             semantic=np.append(steep_sem, 0.9))
+    steep = across_languages(
+        english_query,
+        [*english[:3], STATEMENTS[1]],
+        np.append(steep_lex, 0.0),
+        semantic=np.append(steep_sem, 0.9),
+    )
     slope, intercept = np.polyfit(steep_sem, steep_lex, 1)  # about 72 lexical z-units per semantic one
     assert np.isclose(steep[3], intercept + slope * 0.15) and steep[3] < 3.0  # not 57 at 0.9
     # Where the two scores disagree among the query's language (a negative slope), or there are
     # fewer than three turns to fit, every other-language turn gets the mean as before.
     flipped = across_languages(english_query, texts, lexical, semantic=-semantic)
     assert flipped[4:].tolist() == [lexical[:4].mean()] * 2
-    two = across_languages(english_query, [*english[:2], STATEMENTS[1]], lexical[[0, 1, 4]], semantic=semantic[[0, 1, 4]])
+    two = across_languages(
+        english_query, [*english[:2], STATEMENTS[1]], lexical[[0, 1, 4]], semantic=semantic[[0, 1, 4]]
+    )
     assert two[2] == lexical[:2].mean()

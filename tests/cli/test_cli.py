@@ -25,7 +25,9 @@ def _env(tmp_path, **extra):
 
 def _run(tmp_path, *args, stdin=None, **env):
     cmd = [EXE] if EXE else [sys.executable, "-m", "memory_substrate.cli.main"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, env=_env(tmp_path, **env), input=stdin, timeout=120)
+    return subprocess.run(
+        [*cmd, *args], capture_output=True, text=True, env=_env(tmp_path, **env), input=stdin, timeout=120
+    )
 
 
 def test_entry_point_round_trip_and_status(tmp_path):
@@ -33,7 +35,9 @@ def test_entry_point_round_trip_and_status(tmp_path):
     out = _run(tmp_path, "ingest", "conversation", json.dumps(msg))
     assert out.returncode == 0, out.stderr
     source_id = json.loads(out.stdout)["source_id"]
-    found = _run(tmp_path, "query", "search", "@-", "--options", '{"max_items": 3}', stdin='{"query": "numpy"}')
+    found = _run(
+        tmp_path, "query", "search", "@-", "--options", '{"max_items": 3}', stdin='{"query": "numpy"}'
+    )
     assert json.loads(found.stdout)["items"][0]["id"] == source_id
     status = json.loads(_run(tmp_path, "status").stdout)
     assert status["storage"]["backend"] == "sqlite"
@@ -44,12 +48,24 @@ def test_entry_point_round_trip_and_status(tmp_path):
 
 
 def test_namespaces_are_isolated_on_the_cli(tmp_path):
-    data = json.dumps({"kind": "fact", "title": "secret plan", "summary": "s", "reason": "r",
-                       "memory_source": "user_declared", "scope_refs": ["scope:p"]})
+    data = json.dumps(
+        {
+            "kind": "fact",
+            "title": "secret plan",
+            "summary": "s",
+            "reason": "r",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:p"],
+        }
+    )
     assert _run(tmp_path, "--namespace", "a", "remember", "knowledge", data).returncode == 0
-    other = json.loads(_run(tmp_path, "--namespace", "b", "query", "search", '{"query": "secret plan"}').stdout)
+    other = json.loads(
+        _run(tmp_path, "--namespace", "b", "query", "search", '{"query": "secret plan"}').stdout
+    )
     assert other["items"] == []
-    same = json.loads(_run(tmp_path, "--namespace", "a", "query", "search", '{"query": "secret plan"}').stdout)
+    same = json.loads(
+        _run(tmp_path, "--namespace", "a", "query", "search", '{"query": "secret plan"}').stdout
+    )
     assert len(same["items"]) == 1
 
 

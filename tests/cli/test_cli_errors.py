@@ -24,9 +24,14 @@ def test_missing_input_file_is_a_usage_error_and_creates_nothing(tmp_path):
 
 
 def test_unusable_root_is_one_line(tmp_path):
-    _one_line(_run(tmp_path, "--root", "/proc/foo", "status"), 1, "error [memory_not_found]: no store at /proc/foo")
-    _one_line(_run(tmp_path, "--root", "/proc/foo", "query", "recent"), 1,
-              "error [memory_storage_error]: cannot create the store directory /proc/foo")
+    _one_line(
+        _run(tmp_path, "--root", "/proc/foo", "status"), 1, "error [memory_not_found]: no store at /proc/foo"
+    )
+    _one_line(
+        _run(tmp_path, "--root", "/proc/foo", "query", "recent"),
+        1,
+        "error [memory_storage_error]: cannot create the store directory /proc/foo",
+    )
 
 
 def test_status_on_a_missing_root_does_not_create_it(tmp_path):
@@ -36,9 +41,24 @@ def test_status_on_a_missing_root_does_not_create_it(tmp_path):
 
 
 def test_unknown_embedder_is_refused_by_status_and_query_and_fails_doctor(tmp_path):
-    assert _run(tmp_path, "remember", "knowledge", json.dumps({
-        "kind": "fact", "title": "t", "summary": "s", "reason": "r", "memory_source": "user_declared",
-        "scope_refs": ["scope:p"]})).returncode == 0
+    assert (
+        _run(
+            tmp_path,
+            "remember",
+            "knowledge",
+            json.dumps(
+                {
+                    "kind": "fact",
+                    "title": "t",
+                    "summary": "s",
+                    "reason": "r",
+                    "memory_source": "user_declared",
+                    "scope_refs": ["scope:p"],
+                }
+            ),
+        ).returncode
+        == 0
+    )
     for args in (["status"], ["query", "search", '{"query": "t"}']):
         out = _run(tmp_path, *args, MEMORY_SUBSTRATE_EMBEDDER="bogus")
         _one_line(out, 2, "error [memory_validation_error]: unknown embedder 'bogus'")
@@ -62,15 +82,35 @@ def test_doctor_on_a_fresh_root_reports_without_creating(tmp_path):
     [
         (["bogus-command"], 2, "error [memory_usage_error]: No such command"),
         (["query"], 2, "error [memory_usage_error]: Missing argument 'MODE'"),
-        (["query", "search", "[1, 2]"], 2, "error [memory_validation_error]: input_data must be a JSON object"),
-        (["query", "search", '{"query": "x"}', "--options", "@/nope.json"], 2, "error [memory_validation_error]: options: cannot read"),
+        (
+            ["query", "search", "[1, 2]"],
+            2,
+            "error [memory_validation_error]: input_data must be a JSON object",
+        ),
+        (
+            ["query", "search", '{"query": "x"}', "--options", "@/nope.json"],
+            2,
+            "error [memory_validation_error]: options: cannot read",
+        ),
         (["export", "-o", "/proc/nope/out.jsonl"], 1, "error [memory_storage_error]:"),
         (["--database-url", "mysql://x/y", "status"], 1, "error [memory_not_available]:"),
         (["modes", "query", "nope"], 2, "error [memory_usage_error]: query has no mode 'nope'"),
-        (["serve", "--transport", "http", "--port", "99999"], 2, "error [memory_usage_error]: Invalid value for '--port'"),
-        (["--root", "~nosuchuser-xyz/store", "status"], 2, "error [memory_usage_error]: Invalid value for --root"),
+        (
+            ["serve", "--transport", "http", "--port", "99999"],
+            2,
+            "error [memory_usage_error]: Invalid value for '--port'",
+        ),
+        (
+            ["--root", "~nosuchuser-xyz/store", "status"],
+            2,
+            "error [memory_usage_error]: Invalid value for --root",
+        ),
         (["--namespace", " ", "status"], 2, "error [memory_usage_error]: Invalid value for --namespace"),
-        (["token", "create", "--namespace", ""], 2, "error [memory_usage_error]: Invalid value for --namespace"),
+        (
+            ["token", "create", "--namespace", ""],
+            2,
+            "error [memory_usage_error]: Invalid value for --namespace",
+        ),
     ],
 )
 def test_failures_are_one_line(tmp_path, args, code, prefix):
@@ -92,13 +132,19 @@ def test_help_lists_modes_and_explains_tokens():
 def test_import_of_an_empty_file_or_a_reordered_export_is_one_clear_line(tmp_path):
     empty = tmp_path / "empty.json"
     empty.write_text("")
-    _one_line(_run(tmp_path, "import", str(empty)), 2,
-              f"error [memory_validation_error]: {empty} is empty: nothing to import")
+    _one_line(
+        _run(tmp_path, "import", str(empty)),
+        2,
+        f"error [memory_validation_error]: {empty} is empty: nothing to import",
+    )
     msg = {"title": "t", "messages": [{"role": "user", "content": "We pin numpy below three."}]}
     assert _run(tmp_path, "ingest", "conversation", json.dumps(msg)).returncode == 0
     export = tmp_path / "e.jsonl"
     assert _run(tmp_path, "export", "-o", str(export)).returncode == 0
     reversed_file = tmp_path / "reversed.jsonl"
     reversed_file.write_text("".join(reversed(export.read_text().splitlines(keepends=True))))
-    _one_line(_run(tmp_path, "--namespace", "other", "import", str(reversed_file)), 2,
-              f"error [memory_validation_error]: {reversed_file} is a JSON Lines export whose header is on line")
+    _one_line(
+        _run(tmp_path, "--namespace", "other", "import", str(reversed_file)),
+        2,
+        f"error [memory_validation_error]: {reversed_file} is a JSON Lines export whose header is on line",
+    )

@@ -15,19 +15,37 @@ EXE = entry_point()
 
 def _run(tmp_path, *args, stdin=None, columns="60", namespace="default"):
     cmd = [EXE] if EXE else [sys.executable, "-m", "memory_substrate.cli.main"]
-    env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path / "root"), "MEMORY_SUBSTRATE_EMBEDDER": "none",
-           "MEMORY_SUBSTRATE_NAMESPACE": namespace, "COLUMNS": columns}
+    env = {
+        **os.environ,
+        "MEMORY_SUBSTRATE_ROOT": str(tmp_path / "root"),
+        "MEMORY_SUBSTRATE_EMBEDDER": "none",
+        "MEMORY_SUBSTRATE_NAMESPACE": namespace,
+        "COLUMNS": columns,
+    }
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, input=stdin, timeout=120)
 
 
 def test_tables_show_whole_ids_on_a_narrow_terminal(tmp_path):
-    msg = {"title": "db chat", "messages": [{"role": "user", "name": "ann", "content": "We pin numpy below three."},
-                                            {"role": "user", "name": "bo", "content": "numpy three breaks the build."}]}
+    msg = {
+        "title": "db chat",
+        "messages": [
+            {"role": "user", "name": "ann", "content": "We pin numpy below three."},
+            {"role": "user", "name": "bo", "content": "numpy three breaks the build."},
+        ],
+    }
     source_id = json.loads(_run(tmp_path, "ingest", "conversation", json.dumps(msg)).stdout)["source_id"]
     objects = _run(tmp_path, "query", "search", '{"query": "numpy"}', "--table")
     assert objects.returncode == 0, objects.stderr
     assert source_id in objects.stdout and "…" not in objects.stdout.splitlines()[3]
-    segments = _run(tmp_path, "query", "search", '{"query": "numpy"}', "--options", '{"result_unit": "segment"}', "--table")
+    segments = _run(
+        tmp_path,
+        "query",
+        "search",
+        '{"query": "numpy"}',
+        "--options",
+        '{"result_unit": "segment"}',
+        "--table",
+    )
     ids = set(re.findall(r"src:[0-9a-f]+#seg-\d+", segments.stdout))
     assert ids == {f"{source_id}#seg-1", f"{source_id}#seg-2"}, segments.stdout
     for ref in ids:  # what the table shows goes straight into the next command

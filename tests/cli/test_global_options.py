@@ -21,19 +21,25 @@ def _run(env_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
-CHAT = json.dumps({"title": "db chat", "messages": [{"role": "user", "content": "We run SQLite in WAL mode."}]})
+CHAT = json.dumps(
+    {"title": "db chat", "messages": [{"role": "user", "content": "We run SQLite in WAL mode."}]}
+)
 
 
 def test_namespace_and_root_after_the_subcommand(tmp_path: Path) -> None:
     other = tmp_path / "other-root"
-    done = _run(tmp_path / "env-root", "ingest", "conversation", CHAT, "--namespace", "team-x", "--root", str(other))
+    done = _run(
+        tmp_path / "env-root", "ingest", "conversation", CHAT, "--namespace", "team-x", "--root", str(other)
+    )
     assert done.returncode == 0, done.stderr
     source_id = json.loads(done.stdout)["source_id"]
     assert (other / "memory.sqlite3").exists() and not (tmp_path / "env-root").exists()
     found = _run(other, "query", "search", '{"query": "WAL mode"}', "--namespace", "team-x")
     assert json.loads(found.stdout)["items"][0]["id"] == source_id
     # Before the subcommand, another namespace: after it wins.
-    found = _run(other, "--namespace", "default", "query", "search", '{"query": "WAL mode"}', "--namespace", "team-x")
+    found = _run(
+        other, "--namespace", "default", "query", "search", '{"query": "WAL mode"}', "--namespace", "team-x"
+    )
     assert json.loads(found.stdout)["items"][0]["id"] == source_id
     empty = _run(other, "query", "search", '{"query": "WAL mode"}')
     assert json.loads(empty.stdout)["items"] == []  # the default namespace holds nothing
@@ -47,7 +53,9 @@ def test_after_the_subcommand_the_same_checks_apply(tmp_path: Path) -> None:
     # the one namespace rule of every surface (validation.is_namespace), as before the command
     before = _run(tmp_path, "--namespace", " ", "status")
     assert before.returncode == 2 and done.stderr.split(" (see")[0] == before.stderr.split(" (see")[0]
-    assert done.stderr.startswith("error [memory_usage_error]: Invalid value for --namespace: namespace ' ' is invalid")
+    assert done.stderr.startswith(
+        "error [memory_usage_error]: Invalid value for --namespace: namespace ' ' is invalid"
+    )
 
 
 def test_help_of_a_subcommand_lists_them() -> None:

@@ -12,28 +12,40 @@ from pathlib import Path
 
 import pytest
 
-EVENT = json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/nowhere", "prompt": "hello there"})
+EVENT = json.dumps(
+    {"hook_event_name": "UserPromptSubmit", "session_id": "s", "cwd": "/nowhere", "prompt": "hello there"}
+)
 
 
 def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
     run_env.update(MEMORY_SUBSTRATE_ROOT=str(root), **env)
-    return subprocess.run([sys.executable, "-m", "memory_substrate.cli.main", *args], input=EVENT, env=run_env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memory_substrate.cli.main", *args],
+        input=EVENT,
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
-@pytest.mark.parametrize("args,env,logged", [
-    # What the hooks do not use (the namespace: they take the project's) or can do without (a
-    # root they cannot expand: they read MEMORY_SUBSTRATE_ROOT as hooks/run.py does) stops nothing.
-    (("hook", "claude-code"), {"MEMORY_SUBSTRATE_NAMESPACE": "not a namespace"}, False),
-    (("--root", "~nosuchuser-here/x", "hook", "codex"), {}, False),
-    # A command line refused before the hook runs.
-    (("--bogus-option", "hook", "claude-code"), {}, True),
-    (("hook",), {}, True),
-    (("hook", "claude-code", "--root", "~nosuchuser-here/x"), {}, True),
-])
-def test_a_refused_hook_command_line_exits_zero_and_logs(tmp_path: Path, args: tuple[str, ...],
-                                                         env: dict[str, str], logged: bool) -> None:
+@pytest.mark.parametrize(
+    "args,env,logged",
+    [
+        # What the hooks do not use (the namespace: they take the project's) or can do without (a
+        # root they cannot expand: they read MEMORY_SUBSTRATE_ROOT as hooks/run.py does) stops nothing.
+        (("hook", "claude-code"), {"MEMORY_SUBSTRATE_NAMESPACE": "not a namespace"}, False),
+        (("--root", "~nosuchuser-here/x", "hook", "codex"), {}, False),
+        # A command line refused before the hook runs.
+        (("--bogus-option", "hook", "claude-code"), {}, True),
+        (("hook",), {}, True),
+        (("hook", "claude-code", "--root", "~nosuchuser-here/x"), {}, True),
+    ],
+)
+def test_a_refused_hook_command_line_exits_zero_and_logs(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], logged: bool
+) -> None:
     done = _run(tmp_path, *args, **env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""

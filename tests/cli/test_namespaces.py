@@ -23,10 +23,24 @@ def _fill(settings: Any, namespace: str) -> None:
     mem = Memory(settings, namespace=namespace)
     try:
         src = mem.ingest("conversation", conversation(["the gateway rotates keys monthly", "noted"]))
-        mem.remember("extraction", {"episode_id": src["source_id"], "reason": "r", "memory_source": "agent_inferred",
-                                    "scope_refs": ["scope:p"], "entities": [{"name": "Webhook Gateway", "type": "service"}],
-                                    "facts": [{"subject": "Webhook Gateway", "predicate": "rotation", "value": "monthly",
-                                               "segment_ids": ["seg-1"]}]})
+        mem.remember(
+            "extraction",
+            {
+                "episode_id": src["source_id"],
+                "reason": "r",
+                "memory_source": "agent_inferred",
+                "scope_refs": ["scope:p"],
+                "entities": [{"name": "Webhook Gateway", "type": "service"}],
+                "facts": [
+                    {
+                        "subject": "Webhook Gateway",
+                        "predicate": "rotation",
+                        "value": "monthly",
+                        "segment_ids": ["seg-1"],
+                    }
+                ],
+            },
+        )
         mem.query("context", {"task": "gateway keys"})  # leaves a compile trace
         mem.maintain("configure", {"token_budget": 1000}, {"apply": True})
     finally:
@@ -39,8 +53,13 @@ def _counts(settings: Any, namespace: str) -> dict[str, Any]:
         status = mem.status()
         found = mem.query("search", {"query": "gateway rotates keys"})
         with mem.store.read(namespace) as s:
-            return {"objects": status["counts"]["by_object_type"], "hits": len(found["items"]),
-                    "traces": len(s.list_traces()), "config": s.get_config(), "patches": len(s.list_patches())}
+            return {
+                "objects": status["counts"]["by_object_type"],
+                "hits": len(found["items"]),
+                "traces": len(s.list_traces()),
+                "config": s.get_config(),
+                "patches": len(s.list_patches()),
+            }
     finally:
         mem.close()
 
@@ -64,7 +83,7 @@ def test_list_and_delete_with_confirmation(make_settings: Any, namespace: str) -
 
     done = runner.invoke(main, [*_args(settings), "namespace", "delete", gone], input="y\n")
     assert done.exit_code == 0, done.output
-    report = json.loads(done.output[done.output.index("{"):])
+    report = json.loads(done.output[done.output.index("{") :])
     assert report["deleted"] == gone and report["total_rows"] > 0
     assert {"objects", "segments", "traces", "config", "patches"} <= set(report["rows"])
     assert _counts(settings, gone) == {"objects": {}, "hits": 0, "traces": 0, "config": {}, "patches": 0}
@@ -77,7 +96,9 @@ def test_delete_refuses_default_and_unknown(make_settings: Any, namespace: str) 
     settings = make_settings()
     runner = CliRunner()
     protected = runner.invoke(main, [*_args(settings), "namespace", "delete", "default", "--yes"])
-    assert protected.exit_code == 1 and "memory_conflict" in protected.output and "protected" in protected.output
+    assert (
+        protected.exit_code == 1 and "memory_conflict" in protected.output and "protected" in protected.output
+    )
     missing = runner.invoke(main, [*_args(settings), "namespace", "delete", namespace + "-none", "--yes"])
     assert missing.exit_code == 1 and "memory_not_found" in missing.output
     _fill(settings, namespace)

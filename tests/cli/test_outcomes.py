@@ -23,10 +23,16 @@ def _run(root: Path, *args: str, **env_extra: str) -> subprocess.CompletedProces
 
 
 def test_extract_with_the_model_unreachable_fails_and_says_so(tmp_path: Path) -> None:
-    chat = {"title": "portal", "messages": [{"role": "user", "content": "Customer Portal uses Semantic Kernel."}]}
+    chat = {
+        "title": "portal",
+        "messages": [{"role": "user", "content": "Customer Portal uses Semantic Kernel."}],
+    }
     assert _run(tmp_path, "ingest", "conversation", json.dumps(chat)).returncode == 0
-    model = {"MEMORY_SUBSTRATE_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
-             "MEMORY_SUBSTRATE_LLM_MODEL": "qwen2.5:7b-instruct", "MEMORY_SUBSTRATE_LLM_MAX_RETRIES": "0"}
+    model = {
+        "MEMORY_SUBSTRATE_LLM_BASE_URL": f"http://127.0.0.1:{free_port()}/v1",
+        "MEMORY_SUBSTRATE_LLM_MODEL": "qwen2.5:7b-instruct",
+        "MEMORY_SUBSTRATE_LLM_MAX_RETRIES": "0",
+    }
     done = _run(tmp_path, "maintain", "extract", "{}", "--options", '{"apply": true}', **model)
     assert done.returncode == 1, (done.stdout, done.stderr)
     first = done.stderr.splitlines()[0]

@@ -24,7 +24,9 @@ def test_a_busy_port_is_one_line_and_exit_2(tmp_path: Path, command: list[str]) 
         port = holder.getsockname()[1]
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
         env.update(MEMORY_SUBSTRATE_ROOT=str(tmp_path), MEMORY_SUBSTRATE_EMBEDDER="none")
-        done = subprocess.run([EXE, *command, "--port", str(port)], env=env, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [EXE, *command, "--port", str(port)], env=env, capture_output=True, text=True, timeout=60
+        )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr  # nothing claims to be serving, no uvicorn log

@@ -90,7 +90,11 @@ def test_http_servers_stop_on_a_signal_with_a_connection_open(tmp_path: Path, co
     import socket
 
     port = free_port()
-    args = ["serve", "--transport", "http", "--port", str(port)] if command == "serve" else ["inspect", "--port", str(port)]
+    args = (
+        ["serve", "--transport", "http", "--port", str(port)]
+        if command == "serve"
+        else ["inspect", "--port", str(port)]
+    )
     path = "/healthz" if command == "serve" else "/"
     proc = _start(args, _env(tmp_path), f"http://127.0.0.1:{port}{path}")
     # A client that keeps its connection open (a browser tab, an MCP session) must not hold it up.
@@ -99,7 +103,9 @@ def test_http_servers_stop_on_a_signal_with_a_connection_open(tmp_path: Path, co
         started = time.monotonic()
         proc.send_signal(sig)
         status = _wait_exit(proc.pid, STOP_LIMIT_S)
-        assert status is not None, f"{command} still running {STOP_LIMIT_S} s after {signal.Signals(sig).name}"
+        assert status is not None, (
+            f"{command} still running {STOP_LIMIT_S} s after {signal.Signals(sig).name}"
+        )
         assert time.monotonic() - started < STOP_LIMIT_S
         assert status == 0
         assert proc.stderr is not None
@@ -113,11 +119,29 @@ def test_http_servers_stop_on_a_signal_with_a_connection_open(tmp_path: Path, co
 def _memory_file(path: Path, n: int) -> None:
     with path.open("w", encoding="utf-8") as fh:
         for i in range(n):
-            fh.write(json.dumps({"type": "entity", "name": f"Service {i}", "entityType": "service",
-                                 "observations": [f"Service {i} runs on host h{i}", f"owned by team t{i % 7}"]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "entity",
+                        "name": f"Service {i}",
+                        "entityType": "service",
+                        "observations": [f"Service {i} runs on host h{i}", f"owned by team t{i % 7}"],
+                    }
+                )
+                + "\n"
+            )
         for i in range(1, n):
-            fh.write(json.dumps({"type": "relation", "from": f"Service {i}", "to": f"Service {i - 1}",
-                                 "relationType": "depends_on"}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "type": "relation",
+                        "from": f"Service {i}",
+                        "to": f"Service {i - 1}",
+                        "relationType": "depends_on",
+                    }
+                )
+                + "\n"
+            )
 
 
 def test_ctrl_c_stops_an_import_and_leaves_the_store_whole(tmp_path: Path) -> None:
@@ -126,8 +150,13 @@ def test_ctrl_c_stops_an_import_and_leaves_the_store_whole(tmp_path: Path) -> No
     data = tmp_path / "memory.jsonl"
     _memory_file(data, 3000)
     env = _env(tmp_path / "store")
-    proc = subprocess.Popen([EXE, "import-from", "mcp-memory", str(data)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [EXE, "import-from", "mcp-memory", str(data)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     db = tmp_path / "store" / "memory.sqlite3"
     deadline = time.monotonic() + 120
     while proc.poll() is None and time.monotonic() < deadline:
@@ -148,8 +177,9 @@ def test_ctrl_c_stops_an_import_and_leaves_the_store_whole(tmp_path: Path) -> No
         assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     entities = "SELECT count(*) FROM objects WHERE object_type = 'entity'"
     assert _count(db, entities) < 3000
-    done = subprocess.run([EXE, "import-from", "mcp-memory", str(data)], env=env, capture_output=True, text=True,
-                          timeout=600)
+    done = subprocess.run(
+        [EXE, "import-from", "mcp-memory", str(data)], env=env, capture_output=True, text=True, timeout=600
+    )
     assert done.returncode == 0, done.stderr
     assert _count(db, entities) == 3000
 

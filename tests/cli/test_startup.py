@@ -14,8 +14,17 @@ import pytest
 
 from memory_substrate.cli.lazy import LazyCommands, LazyGroup
 
-HEAVY = ("numpy", "pydantic", "pydantic_settings", "memory_substrate.app", "memory_substrate.compiler",
-         "memory_substrate.settings", "memory_substrate.runtime", "memory_substrate.storage.sqlite", "mcp")
+HEAVY = (
+    "numpy",
+    "pydantic",
+    "pydantic_settings",
+    "memory_substrate.app",
+    "memory_substrate.compiler",
+    "memory_substrate.settings",
+    "memory_substrate.runtime",
+    "memory_substrate.storage.sqlite",
+    "mcp",
+)
 
 PROBE = """
 import json, sys
@@ -55,7 +64,9 @@ def test_version_is_the_packages() -> None:
 def test_a_command_loads_its_own_module_only() -> None:
     output, modules = _modules_after("token", "--help")
     assert "memory_substrate.cli.tokens" in modules and "Manage bearer tokens" in output
-    assert "memory_substrate.cli.namespaces" not in modules and "memory_substrate.cli.contracts" not in modules
+    assert (
+        "memory_substrate.cli.namespaces" not in modules and "memory_substrate.cli.contracts" not in modules
+    )
     assert not modules.intersection(HEAVY)
 
 
@@ -78,7 +89,10 @@ def test_lazy_commands_get_what_the_group_prepares_once_loaded() -> None:
     assert isinstance(group.commands, LazyCommands)
     group.commands.add_prepare(lambda command: seen.append(str(command.name)))
     assert seen == [] and sorted(group.commands) == ["eager", "lazy-one"] and "lazy-one" in group.commands
-    assert group.commands["lazy-one"].name == "modes" and group.commands["lazy-one"] is group.commands["lazy-one"]
+    assert (
+        group.commands["lazy-one"].name == "modes"
+        and group.commands["lazy-one"] is group.commands["lazy-one"]
+    )
     assert group.commands["eager"].name == "eager"
     assert seen == ["modes", "eager"]  # each prepared once, when first handed out
     group.lazy("broken", "memory_substrate.cli.modes:tool_help")

@@ -78,10 +78,16 @@ FOREIGN_TASKS = [
     ("debug", "Warum stürzt der Bezahldienst seit dem letzten Deployment mit einem Timeout ab?"),
     ("debug", "¿Por qué falla la conexión a la base de datos después de actualizar el servidor?"),
     ("debug", "为什么部署后网关一直返回错误？"),
-    ("architecture", "Sollen wir für die Ereignisse eine Nachrichtenwarteschlange oder direkte Aufrufe zwischen den Diensten verwenden?"),
+    (
+        "architecture",
+        "Sollen wir für die Ereignisse eine Nachrichtenwarteschlange oder direkte Aufrufe zwischen den Diensten verwenden?",
+    ),
     ("architecture", "¿Cómo deberíamos dividir el monolito en servicios y qué base de datos usa cada uno?"),
     ("architecture", "我们应该如何设计服务之间的数据流和缓存层？"),
-    ("compliance", "Welche Nachweise brauchen wir für das DSGVO-Audit zur Aufbewahrung personenbezogener Daten?"),
+    (
+        "compliance",
+        "Welche Nachweise brauchen wir für das DSGVO-Audit zur Aufbewahrung personenbezogener Daten?",
+    ),
     ("compliance", "¿Quién aprobó el acceso a los datos de clientes y dónde está el registro de auditoría?"),
     ("compliance", "我们的数据保留政策是否符合审计要求？"),
     ("writing", "Schreibe die Versionshinweise für Version 2.0 für unsere Kunden."),

@@ -28,7 +28,9 @@ def _seg(i: int, text: str, name: str = "Dana") -> Segment:
 
 
 def _turn(i: int, text: str) -> Candidate:
-    return Candidate(f"src-1#seg-{i}", "episodic", "episode_recall", 1.0 - i / 100, "chat", segment=_seg(i, text))
+    return Candidate(
+        f"src-1#seg-{i}", "episodic", "episode_recall", 1.0 - i / 100, "chat", segment=_seg(i, text)
+    )
 
 
 def _fact(key: str, sim: float) -> Candidate:
@@ -79,7 +81,10 @@ def test_a_weak_task_stops_at_the_first_turn_that_does_not_fit() -> None:
 def test_a_weak_task_keeps_at_most_its_best_turns_in_recall_order() -> None:
     turns = [_turn(i, f"turn {i}") for i in range(WEAK_TURNS + 2)]
     # all from one episode: one opening line
-    assert sum(count_tokens(t.segment.text) for t in turns[:WEAK_TURNS] if t.segment) + OPENING_TOKENS <= WEAK_TOKENS
+    assert (
+        sum(count_tokens(t.segment.text) for t in turns[:WEAK_TURNS] if t.segment) + OPENING_TOKENS
+        <= WEAK_TOKENS
+    )
     found = dict(WEAK)
     gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
     assert [t.rejected is None for t in turns] == [True] * WEAK_TURNS + [False, False]
@@ -94,7 +99,10 @@ def test_a_weak_task_admits_only_close_matches_of_everything_else() -> None:
 
 
 def test_named_participants_and_asked_entities_cover_the_task_but_a_bare_entity_does_not() -> None:
-    for extra, by in (({"participants_named": ["marisol"]}, "participants"), ({"entities_asked": ["ent:1"]}, "entities")):
+    for extra, by in (
+        ({"participants_named": ["marisol"]}, "participants"),
+        ({"entities_asked": ["ent:1"]}, "entities"),
+    ):
         found = {**WEAK, **extra}
         near = _fact("k", 0.5)
         gate_coverage(_Rt(), [_turn(0, "hi"), near], found)  # type: ignore[arg-type]
@@ -106,15 +114,20 @@ def test_named_participants_and_asked_entities_cover_the_task_but_a_bare_entity_
 
 
 def test_an_account_of_past_work_is_not_work_still_to_do() -> None:
-    for task in ("Write the postmortem for last month's planning failures.",
-                 "Write the post mortem for the outage",
-                 "Write release notes for the app version that changed how it syncs.",
-                 "Write a short summary of why we dropped the warm start.",
-                 "Write a changelog entry for the route size change."):
+    for task in (
+        "Write the postmortem for last month's planning failures.",
+        "Write the post mortem for the outage",
+        "Write release notes for the app version that changed how it syncs.",
+        "Write a short summary of why we dropped the warm start.",
+        "Write a changelog entry for the route size change.",
+    ):
         assert recounts_past_work(task) and work_stance(task) == (False, True), task
     # instructions to do work, whatever past they mention
-    for task in ("Write a regression test for the refund 409s.", "Investigate what happened to the webhook and fix it",
-                 "Fix the changelog generator in CI"):
+    for task in (
+        "Write a regression test for the refund 409s.",
+        "Investigate what happened to the webhook and fix it",
+        "Fix the changelog generator in CI",
+    ):
         assert not recounts_past_work(task) and work_stance(task) == (True, False), task
     assert not recounts_past_work("Draft the weekly status update.")
     # a question about what is open stays one, whatever account it mentions
@@ -122,11 +135,21 @@ def test_an_account_of_past_work_is_not_work_still_to_do() -> None:
 
 
 def test_only_a_question_for_the_open_work_lists_it() -> None:
-    for task in ("What's still open before we go live?", "What are the open issues?", "What work remains?",
-                 "Which tickets are unresolved?", "What should I work on next?"):
+    for task in (
+        "What's still open before we go live?",
+        "What are the open issues?",
+        "What work remains?",
+        "Which tickets are unresolved?",
+        "What should I work on next?",
+    ):
         assert asks_what_is_open(task), task
-    for task in ("Where are we storing the session tokens?", "Which customers have an outstanding balance?",
-                 "Why does the ad blocker break checkout?", "How big is the Kafka consumer backlog?",
-                 "Build a todo list component", "What is left of the Q3 budget?",
-                 "I'm picking up the flaky job today, where are we?"):
+    for task in (
+        "Where are we storing the session tokens?",
+        "Which customers have an outstanding balance?",
+        "Why does the ad blocker break checkout?",
+        "How big is the Kafka consumer backlog?",
+        "Build a todo list component",
+        "What is left of the Q3 budget?",
+        "I'm picking up the flaky job today, where are we?",
+    ):
         assert not asks_what_is_open(task), task

@@ -22,9 +22,13 @@ pytestmark = pytest.mark.anyio
 
 
 def _chat(title: str, texts: list[str]) -> dict[str, Any]:
-    return {"title": title, "messages": [
-        {"role": "user" if i % 2 == 0 else "assistant", "name": ["dana", "eli"][i % 2], "content": t}
-        for i, t in enumerate(texts)]}
+    return {
+        "title": title,
+        "messages": [
+            {"role": "user" if i % 2 == 0 else "assistant", "name": ["dana", "eli"][i % 2], "content": t}
+            for i, t in enumerate(texts)
+        ],
+    }
 
 
 def _turns(content: str) -> list[str]:
@@ -36,14 +40,22 @@ async def test_a_reply_two_turns_after_the_hit_is_ranked_and_packed(memory: Memo
     """The answer shares no word with the task and sits two turns after the turn that matches it:
     only context expansion (2 turns around the best hits) makes it a candidate."""
     async with Client(build_server(memory)) as c:
-        await call(c, "memory_ingest", "conversation", _chat("planning", [
-            "Morning! Coffee first.",
-            "Where will the zephyr audit take place this quarter?",
-            "Let me check the calendar.",
-            "Room 4B on Thursday at ten.",
-            "Great, thanks.",
-            "See you there.",
-        ]))
+        await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            _chat(
+                "planning",
+                [
+                    "Morning! Coffee first.",
+                    "Where will the zephyr audit take place this quarter?",
+                    "Let me check the calendar.",
+                    "Room 4B on Thursday at ten.",
+                    "Great, thanks.",
+                    "See you there.",
+                ],
+            ),
+        )
         task = "Where does the zephyr audit take place?"
         out = await call(c, "memory_query", "context", {"task": task, "format": "json"})
         assert any(t.endswith("Room 4B on Thursday at ten.") for t in _turns(out["content"]))
@@ -67,11 +79,32 @@ async def test_a_turn_of_an_episode_with_several_hits_outranks_its_twin(memory: 
     filler = ["Sounds good to me.", "Sure thing.", "Okay then."]
     twin = "The zephyr budget looks fine."
     async with Client(build_server(memory)) as c:
-        hot = (await call(c, "memory_ingest", "conversation", _chat("hot", [
-            "The zephyr rollout starts Monday.", "Zephyr canaries are green.", "Zephyr docs are updated.",
-            *filler, twin, "Okay then."])))["source_id"]
-        cold = (await call(c, "memory_ingest", "conversation", _chat("cold", [
-            "Lunch at noon?", "Sure.", *filler, twin, "Okay then."])))["source_id"]
+        hot = (
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                _chat(
+                    "hot",
+                    [
+                        "The zephyr rollout starts Monday.",
+                        "Zephyr canaries are green.",
+                        "Zephyr docs are updated.",
+                        *filler,
+                        twin,
+                        "Okay then.",
+                    ],
+                ),
+            )
+        )["source_id"]
+        cold = (
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                _chat("cold", ["Lunch at noon?", "Sure.", *filler, twin, "Okay then."]),
+            )
+        )["source_id"]
         out = await call(c, "memory_query", "context", {"task": "how is the zephyr going?", "format": "xml"})
         trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
         by_id = {s["id"]: s for s in trace["candidates"]["selected"]}
@@ -99,14 +132,33 @@ async def test_a_when_task_prefers_the_turn_that_says_when(memory: Memory) -> No
     that turn ranks first; asked why, the plain one does (the bonus follows what the task asks),
     as it does for the when-task without the bonus."""
     async with Client(build_server(memory)) as c:
-        sid = (await call(c, "memory_ingest", "conversation", _chat("move", [
-            "Ana moved to Lisbon for the new job.", "Nice.", "Coffee?", "Sure.", "Lunch at noon?", "Fine.",
-            "Ana moved to Lisbon for the new job last spring.", "Nice."])))["source_id"]
+        sid = (
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                _chat(
+                    "move",
+                    [
+                        "Ana moved to Lisbon for the new job.",
+                        "Nice.",
+                        "Coffee?",
+                        "Sure.",
+                        "Lunch at noon?",
+                        "Fine.",
+                        "Ana moved to Lisbon for the new job last spring.",
+                        "Nice.",
+                    ],
+                ),
+            )
+        )["source_id"]
 
         async def similarity(task: str) -> tuple[float, float]:
             out = await call(c, "memory_query", "context", {"task": task, "format": "json"})
             trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
-            assert trace.get("answer_type") == ("when" if task.startswith("When") and episodes.WHEN_BONUS else None)
+            assert trace.get("answer_type") == (
+                "when" if task.startswith("When") and episodes.WHEN_BONUS else None
+            )
             by_id = {s["id"]: s["similarity"] for s in trace["candidates"]["selected"]}
             return by_id[f"{sid}#seg-7"], by_id[f"{sid}#seg-1"]
 
@@ -124,19 +176,37 @@ async def test_a_when_task_prefers_the_turn_that_says_when(memory: Memory) -> No
 
 
 def test_answer_type_when() -> None:
-    for task in ("When did Ana move to Lisbon?", "when's the review?", "What year did we drop Redis?",
-                 "How long ago was the outage?", "Which day is the audit?"):
+    for task in (
+        "When did Ana move to Lisbon?",
+        "when's the review?",
+        "What year did we drop Redis?",
+        "How long ago was the outage?",
+        "Which day is the audit?",
+    ):
         assert asks_when(task), task
-    for task in ("When the build fails, what should I check?", "Why did Ana move?", "What is the rollback plan?"):
+    for task in (
+        "When the build fails, what should I check?",
+        "Why did Ana move?",
+        "What is the rollback plan?",
+    ):
         assert not asks_when(task), task
-    for text in ("I went yesterday", "back in 2021", "see you on Friday", "two weeks ago", "last spring",
-                 "in May we moved", "this weekend"):
+    for text in (
+        "I went yesterday",
+        "back in 2021",
+        "see you on Friday",
+        "two weeks ago",
+        "last spring",
+        "in May we moved",
+        "this weekend",
+    ):
         assert says_when(text), text
     for text in ("Ana moved to Lisbon.", "We use SQLite in WAL mode.", "Version 2.3.11 crashed"):
         assert not says_when(text), text
 
 
-async def test_a_turn_found_by_meaning_below_the_50th_vector_hit_is_packed(make_settings: Any, namespace: str) -> None:
+async def test_a_turn_found_by_meaning_below_the_50th_vector_hit_is_packed(
+    make_settings: Any, namespace: str
+) -> None:
     """The answer shares no word with the task, sits in a conversation of its own among unrelated
     turns, and 70 turns of another conversation repeat the task's words: by meaning it ranks below
     them, past the 50th hit of the vector stream. With ``VECTOR_PER_POOL`` 1.0 (the default) the
@@ -147,13 +217,29 @@ async def test_a_turn_found_by_meaning_below_the_50th_vector_hit_is_packed(make_
     task = "How is the vehicle maintained?"
     with Memory(make_settings(embedder="static"), namespace=namespace) as memory:
         async with Client(build_server(memory)) as c:
-            await call(c, "memory_ingest", "conversation", _chat("log", [
-                f"Vehicle maintenance log, entry {i}: the vehicle was maintained." for i in range(70)]))
-            await call(c, "memory_ingest", "conversation", _chat("chat", [
-                "Lunch at noon?", "Sure.", "Did you see the match?", answer, "Okay then.", "Bye!"]))
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                _chat(
+                    "log",
+                    [f"Vehicle maintenance log, entry {i}: the vehicle was maintained." for i in range(70)],
+                ),
+            )
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                _chat(
+                    "chat",
+                    ["Lunch at noon?", "Sure.", "Did you see the match?", answer, "Okay then.", "Bye!"],
+                ),
+            )
 
             async def packed() -> tuple[bool, dict[str, Any]]:
-                out = await call(c, "memory_query", "context", {"task": task, "format": "json", "budget_tokens": 4096})
+                out = await call(
+                    c, "memory_query", "context", {"task": task, "format": "json", "budget_tokens": 4096}
+                )
                 trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
                 return any(t.endswith(answer) for t in _turns(out["content"])), trace
 

@@ -36,8 +36,15 @@ def _build(root: Path, namespace: str) -> Memory:
     mem = Memory(Settings(root=root, embedder="static"), namespace=namespace)
     fix_ids(namespace)
     for day in range(1, 9):
-        messages = [{"role": "user", "name": who, "content": f"{text} (day {day}, note {i})",
-                     "created_at": f"2026-10-{day:02d}T10:{i:02d}:00+00:00"} for i, (who, text) in enumerate(TURNS)]
+        messages = [
+            {
+                "role": "user",
+                "name": who,
+                "content": f"{text} (day {day}, note {i})",
+                "created_at": f"2026-10-{day:02d}T10:{i:02d}:00+00:00",
+            }
+            for i, (who, text) in enumerate(TURNS)
+        ]
         mem.ingest("conversation", {"title": f"standup {day}", "messages": messages})
     fix_ids(None)
     return mem
@@ -45,10 +52,18 @@ def _build(root: Path, namespace: str) -> Memory:
 
 def _answers(mem: Memory) -> list[Any]:
     out: list[Any] = []
-    for task in ("why did the nightly build take so long?", "what is due on Friday?", "which path does the runner read?"):
+    for task in (
+        "why did the nightly build take so long?",
+        "what is due on Friday?",
+        "which path does the runner read?",
+    ):
         for budget in (300, 600):
-            out.append(mem.query("context", {"task": task}, {"budget_tokens": budget, "format": "xml"})["content"])
-        found = mem.query("search", {"query": task}, {"result_unit": "segment", "detail": "full", "max_items": 20})
+            out.append(
+                mem.query("context", {"task": task}, {"budget_tokens": budget, "format": "xml"})["content"]
+            )
+        found = mem.query(
+            "search", {"query": task}, {"result_unit": "segment", "detail": "full", "max_items": 20}
+        )
         out.append([(i["source_id"], i["locator"]["index"], i["excerpt"]) for i in found["items"]])
     return out
 
@@ -78,8 +93,18 @@ def test_two_seeds_share_a_store(tmp_path: Path) -> None:
     a = _build(tmp_path / "store", "ns-a")
     b = _build(tmp_path / "store", "ns-b")
     try:
-        ids_a = {i["source_id"] for i in a.query("search", {"query": "nightly build"}, {"result_unit": "segment", "detail": "full"})["items"]}
-        ids_b = {i["source_id"] for i in b.query("search", {"query": "nightly build"}, {"result_unit": "segment", "detail": "full"})["items"]}
+        ids_a = {
+            i["source_id"]
+            for i in a.query(
+                "search", {"query": "nightly build"}, {"result_unit": "segment", "detail": "full"}
+            )["items"]
+        }
+        ids_b = {
+            i["source_id"]
+            for i in b.query(
+                "search", {"query": "nightly build"}, {"result_unit": "segment", "detail": "full"}
+            )["items"]
+        }
         assert ids_a and ids_b and not ids_a & ids_b
     finally:
         a.close()

@@ -27,23 +27,75 @@ def memory(default_memory: Memory) -> Memory:
 async def _seed(c: Client) -> dict[str, str]:
     ids: dict[str, str] = {}
     for i in range(12):
-        ids[f"fact{i}"] = (await call(c, "memory_remember", "knowledge", knowledge(
-            kind="fact", title=f"Invoice exporter currency rounding rule {i}",
-            summary=f"The invoice exporter rounds currency amounts half-even at step {i}; "
-                    "totals are summed before rounding so the exporter never drifts by a cent.")))["object_id"]
-    old = (await call(c, "memory_remember", "knowledge", knowledge(
-        kind="decision", title="Invoice exporter rounds currency half-up",
-        summary="The invoice exporter rounds currency amounts half-up.")))["object_id"]
-    new = (await call(c, "memory_remember", "knowledge", knowledge(
-        kind="decision", title="Invoice exporter rounds currency half-even",
-        summary="The invoice exporter rounds currency amounts half-even (banker's rounding).")))["object_id"]
-    await call(c, "memory_remember", "supersede", {"old_knowledge_id": old, "new_knowledge_id": new, "reason": "audit"})
+        ids[f"fact{i}"] = (
+            await call(
+                c,
+                "memory_remember",
+                "knowledge",
+                knowledge(
+                    kind="fact",
+                    title=f"Invoice exporter currency rounding rule {i}",
+                    summary=f"The invoice exporter rounds currency amounts half-even at step {i}; "
+                    "totals are summed before rounding so the exporter never drifts by a cent.",
+                ),
+            )
+        )["object_id"]
+    old = (
+        await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(
+                kind="decision",
+                title="Invoice exporter rounds currency half-up",
+                summary="The invoice exporter rounds currency amounts half-up.",
+            ),
+        )
+    )["object_id"]
+    new = (
+        await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(
+                kind="decision",
+                title="Invoice exporter rounds currency half-even",
+                summary="The invoice exporter rounds currency amounts half-even (banker's rounding).",
+            ),
+        )
+    )["object_id"]
+    await call(
+        c,
+        "memory_remember",
+        "supersede",
+        {"old_knowledge_id": old, "new_knowledge_id": new, "reason": "audit"},
+    )
     ids["superseded"] = old
-    ids["guess"] = (await call(c, "memory_remember", "knowledge", knowledge(
-        kind="fact", title="Invoice exporter might truncate currency", summary="Perhaps the exporter truncates cents.",
-        memory_source="agent_inferred")))["object_id"]
-    done = (await call(c, "memory_remember", "work_item", knowledge(
-        kind="task", title="Reorder the invoice exporter CSV columns", summary="Currency column moved after the amount.")))["object_id"]
+    ids["guess"] = (
+        await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(
+                kind="fact",
+                title="Invoice exporter might truncate currency",
+                summary="Perhaps the exporter truncates cents.",
+                memory_source="agent_inferred",
+            ),
+        )
+    )["object_id"]
+    done = (
+        await call(
+            c,
+            "memory_remember",
+            "work_item",
+            knowledge(
+                kind="task",
+                title="Reorder the invoice exporter CSV columns",
+                summary="Currency column moved after the amount.",
+            ),
+        )
+    )["object_id"]
     await call(c, "memory_remember", "work_item", {"work_item_id": done, "status": "done", "reason": "fixed"})
     ids["done"] = done
     return ids
@@ -53,11 +105,15 @@ def _short(full: str) -> str:
     return full.split(":")[0] + ":" + full[-6:]
 
 
-async def test_what_the_budget_leaves_out_is_listed_and_what_governance_excludes_is_not(memory: Memory) -> None:
+async def test_what_the_budget_leaves_out_is_listed_and_what_governance_excludes_is_not(
+    memory: Memory,
+) -> None:
     async with Client(build_server(memory)) as c:
         ids = await _seed(c)
         for fmt in ("xml", "json"):
-            out = await call(c, "memory_query", "context", {"task": TASK}, {"budget_tokens": 400, "format": fmt})
+            out = await call(
+                c, "memory_query", "context", {"task": TASK}, {"budget_tokens": 400, "format": fmt}
+            )
             content = out["content"]
             assert out["token_count"] <= 400
             if fmt == "xml":
@@ -68,7 +124,9 @@ async def test_what_the_budget_leaves_out_is_listed_and_what_governance_excludes
                 more = json.loads(content)["memory_context"]["more"]
                 assert "memory_query expand" in more["expand"]
                 lines = more["items"]
-            assert lines and all(re.match(r"^(know|work|src):[0-9a-f]+\S* [\w ]+: ", ln) for ln in lines), lines
+            assert lines and all(re.match(r"^(know|work|src):[0-9a-f]+\S* [\w ]+: ", ln) for ln in lines), (
+                lines
+            )
             trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
             listed = {m["id"] for m in trace["more"]}
             selected = {s["id"] for s in trace["candidates"]["selected"]}
@@ -84,7 +142,12 @@ async def test_what_the_budget_leaves_out_is_listed_and_what_governance_excludes
 async def test_an_uncovered_task_gets_no_index(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         await _seed(c)
-        out = await call(c, "memory_query", "context", {"task": "Explain what a Python dataclass __post_init__ is for"},
-                         {"budget_tokens": 1500, "format": "json"})
+        out = await call(
+            c,
+            "memory_query",
+            "context",
+            {"task": "Explain what a Python dataclass __post_init__ is for"},
+            {"budget_tokens": 1500, "format": "json"},
+        )
         assert "more" not in json.loads(out["content"])["memory_context"]
         assert out["token_count"] <= 300

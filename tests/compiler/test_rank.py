@@ -14,14 +14,31 @@ from memory_substrate.models import MemoryObject, Segment
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 
 
-def _fact(oid: str = "know:1", status: str = "active", evidence: str = "observed", salience: float = 0.5,
-          kind: str = "fact", days: float = 0, **extra: object) -> MemoryObject:
-    return MemoryObject(oid, "knowledge", kind, status, "t", metadata={"evidence_status": evidence, "salience": salience},
-                        valid_from=(NOW - timedelta(days=days)).isoformat(), **extra)  # type: ignore[arg-type]
+def _fact(
+    oid: str = "know:1",
+    status: str = "active",
+    evidence: str = "observed",
+    salience: float = 0.5,
+    kind: str = "fact",
+    days: float = 0,
+    **extra: object,
+) -> MemoryObject:
+    return MemoryObject(
+        oid,
+        "knowledge",
+        kind,
+        status,
+        "t",
+        metadata={"evidence_status": evidence, "salience": salience},
+        valid_from=(NOW - timedelta(days=days)).isoformat(),
+        **extra,
+    )  # type: ignore[arg-type]
 
 
 def _turn(days: float = 0) -> Segment:
-    return Segment("src:1", "seg-1", 1, "hello", {}, "h", {"created_at": (NOW - timedelta(days=days)).isoformat()})
+    return Segment(
+        "src:1", "seg-1", 1, "hello", {}, "h", {"created_at": (NOW - timedelta(days=days)).isoformat()}
+    )
 
 
 def test_recency_decays_linearly_over_90_days() -> None:
@@ -33,7 +50,9 @@ def test_recency_decays_linearly_over_90_days() -> None:
 
 
 def test_stability_is_evidence_status_and_salience_70_30() -> None:
-    c = Candidate("know:1", "semantic", "fact_lookup", 1.0, "debug", obj=_fact(evidence="user_asserted", salience=0.0))
+    c = Candidate(
+        "know:1", "semantic", "fact_lookup", 1.0, "debug", obj=_fact(evidence="user_asserted", salience=0.0)
+    )
     assert stability(c) == pytest.approx(0.7)
     c.obj = _fact(evidence="inferred", salience=1.0)
     assert stability(c) == pytest.approx(0.7 * 0.5 + 0.3)
@@ -42,7 +61,9 @@ def test_stability_is_evidence_status_and_salience_70_30() -> None:
 
 
 def test_four_dimensions_with_type_weight_and_provenance() -> None:
-    c = Candidate("know:1", "procedural", "procedure_assist", 0.5, "debug", obj=_fact(kind="procedure", days=9))
+    c = Candidate(
+        "know:1", "procedural", "procedure_assist", 0.5, "debug", obj=_fact(kind="procedure", days=9)
+    )
     score(c, ["debug"], NOW)
     assert c.scores["relevance"] == pytest.approx(0.5 * 0.8)  # debug: procedural 0.8
     assert c.scores["recency"] == pytest.approx(0.9)
@@ -66,7 +87,9 @@ def test_four_dimensions_with_type_weight_and_provenance() -> None:
         (_fact(status="archived"), "chat", True, "status archived"),
     ],
 )
-def test_exclusions_carry_their_reason(obj: MemoryObject, primary: str, unverified: bool, reason: str) -> None:
+def test_exclusions_carry_their_reason(
+    obj: MemoryObject, primary: str, unverified: bool, reason: str
+) -> None:
     mtype = "procedural" if obj.kind == "procedure" else "semantic"
     c = Candidate(obj.id, mtype, "fact_lookup", 1.0, primary, obj=obj)
     got = exclusion(c, primary, unverified, NOW)
@@ -74,7 +97,9 @@ def test_exclusions_carry_their_reason(obj: MemoryObject, primary: str, unverifi
 
 
 def test_unverified_knowledge_enters_when_asked() -> None:
-    c = Candidate("know:1", "semantic", "fact_lookup", 1.0, "chat", obj=_fact(status="candidate", evidence="inferred"))
+    c = Candidate(
+        "know:1", "semantic", "fact_lookup", 1.0, "chat", obj=_fact(status="candidate", evidence="inferred")
+    )
     assert exclusion(c, "chat", True, NOW) is None
     assert exclusion(Candidate("k", "semantic", "graph", 1, "chat", obj=_fact()), "chat", False, NOW) is None
 

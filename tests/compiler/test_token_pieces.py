@@ -17,13 +17,41 @@ ALPHABET = ['"', ",", "}", "{", "\n", " ", "a", "Bcdefg", "1", "_", "  ", "é", 
 
 
 def _package(rng: random.Random) -> str:
-    facts = [{"id": f"know:{rng.randrange(16**6):06x}", "type": "semantic", "kind": rng.choice(["fact", "decision"]),
-              "status": "active", "text": " ".join(rng.choice(["The", "refund", "key", "is", "derived", "from", "charge",
-                                                                 "id", "Stripe", "retries", "webhooks", "v2", "it's"])
-                                                   for _ in range(rng.randint(3, 30)))} for _ in range(rng.randint(0, 8))]
+    facts = [
+        {
+            "id": f"know:{rng.randrange(16**6):06x}",
+            "type": "semantic",
+            "kind": rng.choice(["fact", "decision"]),
+            "status": "active",
+            "text": " ".join(
+                rng.choice(
+                    [
+                        "The",
+                        "refund",
+                        "key",
+                        "is",
+                        "derived",
+                        "from",
+                        "charge",
+                        "id",
+                        "Stripe",
+                        "retries",
+                        "webhooks",
+                        "v2",
+                        "it's",
+                    ]
+                )
+                for _ in range(rng.randint(3, 30))
+            ),
+        }
+        for _ in range(rng.randint(0, 8))
+    ]
     turns = [f"{i} ann: " + "x" * rng.randint(1, 40) for i in range(rng.randint(0, 5))]
-    return json.dumps({"memory_context": {"task_class": "chat", "knowledge": facts, "episodes": ["## src:1 \"t\"", *turns]}},
-                      ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        {"memory_context": {"task_class": "chat", "knowledge": facts, "episodes": ['## src:1 "t"', *turns]}},
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
 
 
 @pytest.mark.parametrize("seed", range(5))

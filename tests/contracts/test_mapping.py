@@ -31,7 +31,9 @@ def test_mapped_kinds_are_in_the_vocabularies():
     assert set(mapping.KNOWLEDGE_KIND_TO_NODE.values()) <= set(vocab.NODE_KINDS)
     assert set(mapping.OBJECT_TYPE_DEFAULT_NODE.values()) <= set(vocab.NODE_KINDS)
     assert set(mapping.REL_TYPE_TO_EDGE.values()) <= set(vocab.EDGE_KINDS)
-    assert set(mapping.ACTION_TO_EVENT.values()) | set(mapping.STATUS_TO_EVENT.values()) <= set(vocab.EVENT_KINDS)
+    assert set(mapping.ACTION_TO_EVENT.values()) | set(mapping.STATUS_TO_EVENT.values()) <= set(
+        vocab.EVENT_KINDS
+    )
     for kind in vocab.NODE_KINDS:
         object_type, _ = mapping.object_for_node_kind(kind)
         assert object_type in ("knowledge", "node", "work_item", "activity", "source")
@@ -46,7 +48,12 @@ def test_closest_kinds():
     assert mapping.node_kind_for("trace", "compile") == ("memory", False)
     assert mapping.node_kind_for("source", "conversation", conversation=True) == ("episode", True)
     assert mapping.edge_kind_for("about") == "references" and mapping.edge_kind_for("owns") == "relates_to"
-    assert mapping.event_kind_for("status_change", {"changes": {"status": {"from": "candidate", "to": "active"}}}) == "activated"
+    assert (
+        mapping.event_kind_for(
+            "status_change", {"changes": {"status": {"from": "candidate", "to": "active"}}}
+        )
+        == "activated"
+    )
 
 
 def test_runtime_boundary_catalogue():
@@ -54,9 +61,14 @@ def test_runtime_boundary_catalogue():
     assert catalogue["executes"] is False
     ids = [b["id"] for b in catalogue["boundaries"]]
     assert ids == [
-        "memory.runtime.kontextual-engine", "memory.runtime.phased-memory", "memory.store.external-graph",
-        "memory.store.vector", "memory.extract.llm-assisted", "memory.policy.enterprise-pdp",
-        "memory.registry.remote", "memory.audit.sink",
+        "memory.runtime.kontextual-engine",
+        "memory.runtime.phased-memory",
+        "memory.store.external-graph",
+        "memory.store.vector",
+        "memory.extract.llm-assisted",
+        "memory.policy.enterprise-pdp",
+        "memory.registry.remote",
+        "memory.audit.sink",
     ]
     known = set(vocab.CONTRACTS.values())
     assert set(catalogue["contracts"].values()) == known

@@ -19,43 +19,83 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 
 
 def _selection(nodes, **extra):
-    return {"schema_version": "markitect.memory.selection.v1", "id": "sel", "title": "DB facts", "nodes": nodes, **extra}
+    return {
+        "schema_version": "markitect.memory.selection.v1",
+        "id": "sel",
+        "title": "DB facts",
+        "nodes": nodes,
+        **extra,
+    }
 
 
 async def test_agent_packs_a_selection_of_its_memory(memory):
     async with Client(build_server(memory)) as c:
-        conv = await call(c, "memory_ingest", "conversation", conversation(["We run PostgreSQL 16.", "Agreed."]))
+        conv = await call(
+            c, "memory_ingest", "conversation", conversation(["We run PostgreSQL 16.", "Agreed."])
+        )
         src = conv["source_id"]
-        fact = await call(c, "memory_remember", "knowledge", knowledge(
-            title="Prod runs PostgreSQL 16", summary="Production database is PostgreSQL 16.",
-            evidence_refs=[{"source_id": src, "segment_id": "seg-1"}]))
+        fact = await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(
+                title="Prod runs PostgreSQL 16",
+                summary="Production database is PostgreSQL 16.",
+                evidence_refs=[{"source_id": src, "segment_id": "seg-1"}],
+            ),
+        )
         selection = _selection([fact["object_id"], f"{src}#seg-1"])
         first = await call(c, "memory_query", "package", {"selection": selection}, {"include_history": True})
         again = await call(c, "memory_query", "package", {"selection": selection}, {"include_history": True})
         assert json.dumps(first, sort_keys=True) == json.dumps(again, sort_keys=True)
         package = first["package"]
         jsonschema.Draft7Validator(schema("memory-substrate.context-package.v1")).validate(package)
-        assert first["result_type"] == "package_result" and package["schema_version"] == "memory-substrate.context-package.v1"
+        assert (
+            first["result_type"] == "package_result"
+            and package["schema_version"] == "memory-substrate.context-package.v1"
+        )
         items = package["items"]
         assert [i["id"] for i in items if i["item_type"] == "node"] == [fact["object_id"], f"{src}#seg-1"]
         assert items[0]["kind"] == "source_fact" and items[1]["kind"] == "turn"
         assert [i["kind"] for i in items if i["item_type"] == "event"] == ["recorded"]
         edges = package["metadata"]["edges"]
         assert edges == []  # the evidence relation points at the source, which is not selected
-        with_source = await call(c, "memory_query", "package", {"selection": _selection([fact["object_id"], src])}, {})
+        with_source = await call(
+            c, "memory_query", "package", {"selection": _selection([fact["object_id"], src])}, {}
+        )
         implied = with_source["package"]["metadata"]["edges"]
         assert [(e["kind"], e["origin"]) for e in implied] == [("derived_from", "implied")]
         assert package["provenance"]["graph"]["ref"] == f"memory://{memory.namespace}"
 
-        limited = await call(c, "memory_query", "package", {"selection": {**selection, "profile": {
-            "schema_version": "markitect.memory.profile.v1", "id": "p", "memory_kinds": ["knowledge", "package"],
-            "stores": {"knowledge": "this", "package": "this"}, "activation": {"max_items": 1}}}})
+        limited = await call(
+            c,
+            "memory_query",
+            "package",
+            {
+                "selection": {
+                    **selection,
+                    "profile": {
+                        "schema_version": "markitect.memory.profile.v1",
+                        "id": "p",
+                        "memory_kinds": ["knowledge", "package"],
+                        "stores": {"knowledge": "this", "package": "this"},
+                        "activation": {"max_items": 1},
+                    },
+                }
+            },
+        )
         assert [i["id"] for i in limited["package"]["items"]] == [fact["object_id"]]
-        assert limited["package"]["metadata"]["limits"] == {"max_items": 1, "max_tokens": None, "from": "profile"}
+        assert limited["package"]["metadata"]["limits"] == {
+            "max_items": 1,
+            "max_tokens": None,
+            "from": "profile",
+        }
         # compact items (the default) leave out bulky metadata such as the adapter record of a source
         source_sel = _selection([src])
         compact = (await call(c, "memory_query", "package", {"selection": source_sel}))["package"]["items"][0]
-        full = (await call(c, "memory_query", "package", {"selection": source_sel}, {"detail": "full"}))["package"]["items"][0]
+        full = (await call(c, "memory_query", "package", {"selection": source_sel}, {"detail": "full"}))[
+            "package"
+        ]["items"][0]
         assert compact["attributes"] == {"object_type": "source", "object_kind": "conversation"}
         assert "adapter" in full["attributes"]["metadata"] and full["tokens"] > compact["tokens"]
         override = await call(c, "memory_query", "package", {"selection": selection}, {"max_tokens": 1})
@@ -69,7 +109,12 @@ async def test_package_errors_carry_diagnostics(memory):
         assert err.value.code == "memory_validation_error"
         assert [d["code"] for d in err.value.error["details"]["diagnostics"]] == ["selection_missing_node"]
         with pytest.raises(ToolFailed) as err:
-            await call(c, "memory_query", "package", {"selection": _selection([], graph="examples/memory/decision-graph.yaml")})
+            await call(
+                c,
+                "memory_query",
+                "package",
+                {"selection": _selection([], graph="examples/memory/decision-graph.yaml")},
+            )
         assert "reads no files" in err.value.error["message"]
         with pytest.raises(ToolFailed) as err:
             await call(c, "memory_query", "package", {"selection": _selection(["x"])}, {"max_items": 0})
@@ -79,22 +124,45 @@ async def test_package_errors_carry_diagnostics(memory):
 async def test_agent_imports_a_snapshot_and_packs_it(memory):
     snapshot = load_document(EXAMPLES / "decision-graph.yaml")
     async with Client(build_server(memory)) as c:
-        result = await call(c, "memory_remember", "graph_snapshot", {"snapshot": snapshot, "scope_refs": ["scope:arch"]})
-        assert result["status"] == "imported" and result["created"] == {"event": 3, "knowledge": 9, "work_item": 1}
+        result = await call(
+            c, "memory_remember", "graph_snapshot", {"snapshot": snapshot, "scope_refs": ["scope:arch"]}
+        )
+        assert result["status"] == "imported" and result["created"] == {
+            "event": 3,
+            "knowledge": 9,
+            "work_item": 1,
+        }
         decision = result["id_map"]["dec-boundary"]
         page = await call(c, "memory_query", "page", {"id": decision})
         assert page["object"]["status"] == "active"
-        packed = await call(c, "memory_query", "package", {"selection": _selection([decision, result["id_map"]["claim-determinism"]])})
+        packed = await call(
+            c,
+            "memory_query",
+            "package",
+            {"selection": _selection([decision, result["id_map"]["claim-determinism"]])},
+        )
         edges = packed["package"]["metadata"]["edges"]
         assert [(e["kind"], e["source"], e["target"]) for e in edges] == [
             ("supports", result["id_map"]["claim-determinism"], decision)
         ]
         # an inline graph works too, without touching the store
-        inline = await call(c, "memory_query", "package", {"selection": load_document(EXAMPLES / "decision-graph-selection.yaml")
-                                                           | {"graph": snapshot, "profile": load_document(EXAMPLES / "memory-profile.local.yaml")}})
+        inline = await call(
+            c,
+            "memory_query",
+            "package",
+            {
+                "selection": load_document(EXAMPLES / "decision-graph-selection.yaml")
+                | {"graph": snapshot, "profile": load_document(EXAMPLES / "memory-profile.local.yaml")}
+            },
+        )
         assert inline["package"]["provenance"]["graph"]["ref"] == "inline"
         with pytest.raises(ToolFailed) as err:
-            await call(c, "memory_remember", "graph_snapshot", {"snapshot": load_document(EXAMPLES / "invalid-memory-graph.yaml")})
+            await call(
+                c,
+                "memory_remember",
+                "graph_snapshot",
+                {"snapshot": load_document(EXAMPLES / "invalid-memory-graph.yaml")},
+            )
         assert err.value.code == "memory_validation_error"
         assert "unknown_node_kind" in {d["code"] for d in err.value.error["details"]["diagnostics"]}
 
@@ -102,7 +170,11 @@ async def test_agent_imports_a_snapshot_and_packs_it(memory):
 async def test_api_summary_documents_the_modes(memory):
     async with Client(build_server(memory)) as c:
         summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
-        assert "package" in summary and "graph_snapshot" in summary and "markitect.memory.selection.v1" in summary
+        assert (
+            "package" in summary
+            and "graph_snapshot" in summary
+            and "markitect.memory.selection.v1" in summary
+        )
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert "package" in tools["memory_query"].description
         assert "graph_snapshot" in tools["memory_remember"].description

@@ -38,15 +38,26 @@ def test_packages_match_the_package_schema_and_round_trip_through_yaml(name):
 def test_decision_package_contents():
     package, _ = pack_file(EXAMPLES / "decision-graph-selection.yaml")
     assert [i["id"] for i in package["items"]] == [
-        "dec-boundary", "claim-determinism", "constraint-no-network", "alt-runtime-inside", "ev-bench",
-        "fu-adapter-catalog", "ev-policy-dec", "ev-alt-deactivated",
+        "dec-boundary",
+        "claim-determinism",
+        "constraint-no-network",
+        "alt-runtime-inside",
+        "ev-bench",
+        "fu-adapter-catalog",
+        "ev-policy-dec",
+        "ev-alt-deactivated",
     ]
     events = [i for i in package["items"] if i["item_type"] == "event"]
     assert events[1]["title"] == "deactivated: Put storage and retrieval in the contract layer"
     edges = {e["id"]: e["origin"] for e in package["metadata"]["edges"]}
     # the selected edge first, then every graph edge between packed nodes
-    assert edges == {"e-constraint-dec": "selected", "e-ev-claim": "implied", "e-claim-dec": "implied",
-                     "e-alt-dec": "implied", "e-dec-fu": "implied"}
+    assert edges == {
+        "e-constraint-dec": "selected",
+        "e-ev-claim": "implied",
+        "e-claim-dec": "implied",
+        "e-alt-dec": "implied",
+        "e-dec-fu": "implied",
+    }
     assert package["token_estimate"]["total"] == sum(i["tokens"] for i in package["items"])
     assert package["metadata"]["limits"] == {"max_items": 8, "max_tokens": 2400, "from": "profile"}
     assert package["provenance"]["graph"]["ref"] == "decision-graph.yaml"
@@ -57,7 +68,9 @@ def test_max_items_and_max_tokens_are_honoured():
     package, _ = pack_file(EXAMPLES / "knowledge-neighborhood-selection.yaml")
     assert len(package["items"]) == 8
     assert [(o["id"], o["reason"]) for o in package["metadata"]["omitted"]] == [
-        ("entity-bench", "max_items"), ("pref-yaml", "max_items"), ("kv-refresh", "max_items"),
+        ("entity-bench", "max_items"),
+        ("pref-yaml", "max_items"),
+        ("kv-refresh", "max_items"),
     ]
     small, _ = pack_file(EXAMPLES / "decision-graph-selection.yaml", override={"max_tokens": 120})
     assert small["token_estimate"]["total"] <= 120
@@ -90,10 +103,13 @@ def test_inline_graph_and_missing_references():
     # a file reference where only inline documents are allowed
     resolved = resolve(selection, None)
     assert [(d.code, d.path) for d in resolved.diagnostics] == [
-        ("reference_unresolved", "$.graph"), ("reference_unresolved", "$.profile"),
+        ("reference_unresolved", "$.graph"),
+        ("reference_unresolved", "$.profile"),
     ]
     inline["graph"]["nodes"][0]["kind"] = "hunch"
-    assert [(d.code, d.path) for d in resolve(inline, None).diagnostics] == [("unknown_node_kind", "$.graph.nodes[0].kind")]
+    assert [(d.code, d.path) for d in resolve(inline, None).diagnostics] == [
+        ("unknown_node_kind", "$.graph.nodes[0].kind")
+    ]
 
 
 def test_findings_in_a_referenced_file_name_that_file(tmp_path):

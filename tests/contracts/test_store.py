@@ -29,37 +29,104 @@ def _fill(memory: Memory) -> dict[str, str]:
     """Every family and lifecycle the mapping covers: a conversation with evidence, structured
     claims (superseded, contested), stub nodes, activity, work item, an entity and an object
     type this build does not know."""
-    conv = memory.ingest("conversation", conversation(["We run PostgreSQL 16 in production.", "And SQLite for tests."]))
+    conv = memory.ingest(
+        "conversation", conversation(["We run PostgreSQL 16 in production.", "And SQLite for tests."])
+    )
     src = conv["source_id"]
-    old = memory.remember("knowledge", knowledge(
-        title="Prod runs PostgreSQL 15", summary="Production database is PostgreSQL 15.", subject_refs=["node:prod-db"],
-        payload={"subject": "node:prod-db", "predicate": "version", "value": "15"}))
-    new = memory.remember("knowledge", knowledge(
-        title="Prod runs PostgreSQL 16", summary="Production database is PostgreSQL 16.",
-        payload={"subject": "node:prod-db", "predicate": "version", "value": "16"},
-        evidence_refs=[{"source_id": src, "segment_id": "seg-1"}], confidence=0.9,
-        valid_from="2026-01-01T00:00:00+00:00"))
+    old = memory.remember(
+        "knowledge",
+        knowledge(
+            title="Prod runs PostgreSQL 15",
+            summary="Production database is PostgreSQL 15.",
+            subject_refs=["node:prod-db"],
+            payload={"subject": "node:prod-db", "predicate": "version", "value": "15"},
+        ),
+    )
+    new = memory.remember(
+        "knowledge",
+        knowledge(
+            title="Prod runs PostgreSQL 16",
+            summary="Production database is PostgreSQL 16.",
+            payload={"subject": "node:prod-db", "predicate": "version", "value": "16"},
+            evidence_refs=[{"source_id": src, "segment_id": "seg-1"}],
+            confidence=0.9,
+            valid_from="2026-01-01T00:00:00+00:00",
+        ),
+    )
     # A claim with valid_from is a change over time: it superseded the old one on arrival.
-    assert new["conflicts"] == [{"object_id": old["object_id"], "title": "Prod runs PostgreSQL 15", "outcome": "superseded"}]
-    memory.remember("knowledge", knowledge(kind="decision", title="Tests use SQLite", summary="SQLite for tests.",
-                                           memory_source="agent_inferred", payload={"subject": "node:tests", "predicate": "db", "object": "node:sqlite"}))
-    memory.remember("knowledge", knowledge(kind="setting", title="Pool size 10", summary="Pool is 10.",
-                                           payload={"subject": "node:pool", "predicate": "size", "value": 10}))
-    pool20 = memory.remember("knowledge", knowledge(kind="setting", title="Pool size 20", summary="Pool is 20.",
-                                                    payload={"subject": "node:pool", "predicate": "size", "value": 20}))
+    assert new["conflicts"] == [
+        {"object_id": old["object_id"], "title": "Prod runs PostgreSQL 15", "outcome": "superseded"}
+    ]
+    memory.remember(
+        "knowledge",
+        knowledge(
+            kind="decision",
+            title="Tests use SQLite",
+            summary="SQLite for tests.",
+            memory_source="agent_inferred",
+            payload={"subject": "node:tests", "predicate": "db", "object": "node:sqlite"},
+        ),
+    )
+    memory.remember(
+        "knowledge",
+        knowledge(
+            kind="setting",
+            title="Pool size 10",
+            summary="Pool is 10.",
+            payload={"subject": "node:pool", "predicate": "size", "value": 10},
+        ),
+    )
+    pool20 = memory.remember(
+        "knowledge",
+        knowledge(
+            kind="setting",
+            title="Pool size 20",
+            summary="Pool is 20.",
+            payload={"subject": "node:pool", "predicate": "size", "value": 20},
+        ),
+    )
     # an explicit supersede of the contested pair: a status change and an update of the newer claim
-    memory.remember("supersede", {"old_knowledge_id": pool20["conflicts"][0]["object_id"],
-                                  "new_knowledge_id": pool20["object_id"], "reason": "resized"})
-    memory.remember("activity", knowledge(kind="review", title="Reviewed the DB chat", summary="Read it.", source_refs=[src],
-                                          related_node_refs=["node:prod-db"]))
-    memory.remember("work_item", knowledge(kind="task", title="Upgrade staging", summary="Staging to 16.", status="blocked",
-                                           priority="high"))
+    memory.remember(
+        "supersede",
+        {
+            "old_knowledge_id": pool20["conflicts"][0]["object_id"],
+            "new_knowledge_id": pool20["object_id"],
+            "reason": "resized",
+        },
+    )
+    memory.remember(
+        "activity",
+        knowledge(
+            kind="review",
+            title="Reviewed the DB chat",
+            summary="Read it.",
+            source_refs=[src],
+            related_node_refs=["node:prod-db"],
+        ),
+    )
+    memory.remember(
+        "work_item",
+        knowledge(
+            kind="task", title="Upgrade staging", summary="Staging to 16.", status="blocked", priority="high"
+        ),
+    )
     with memory.store.write(memory.namespace) as session:
         patch = Patch(session, tool="test", mode="entity", reason="fixture", embedder=None)
-        patch.create(MemoryObject(id="ent:0001-ada", object_type="entity", kind="person", status="active", title="Ada",
-                                  summary="Ada Lovelace", memory_source="user_declared",
-                                  payload={"name": "Ada", "entity_type": "person", "aliases": ["A. L."]}))
-        patch.create(MemoryObject(id="trc:0001", object_type="trace", kind="compile", status="active", title="A trace"))
+        patch.create(
+            MemoryObject(
+                id="ent:0001-ada",
+                object_type="entity",
+                kind="person",
+                status="active",
+                title="Ada",
+                summary="Ada Lovelace",
+                memory_source="user_declared",
+                payload={"name": "Ada", "entity_type": "person", "aliases": ["A. L."]},
+            )
+        )
+        patch.create(
+            MemoryObject(id="trc:0001", object_type="trace", kind="compile", status="active", title="A trace")
+        )
         patch.commit()
     return {"source": src, "new": new["object_id"], "old": old["object_id"]}
 
@@ -79,7 +146,15 @@ def test_export_import_export_is_stable(memory: Memory) -> None:
     assert nodes[ids["new"]]["kind"] == "source_fact" and nodes[ids["old"]]["status"] == "superseded"
     assert nodes["ent:0001-ada"]["kind"] == "entity"
     kinds = {e["kind"] for e in first["edges"]}
-    assert {"belongs_to", "derived_from", "supersedes", "references", "supports", "contradicts", "governs"} <= kinds
+    assert {
+        "belongs_to",
+        "derived_from",
+        "supersedes",
+        "references",
+        "supports",
+        "contradicts",
+        "governs",
+    } <= kinds
     event_kinds = {e["kind"] for e in first["events"]}
     assert {"recorded", "updated", "deactivated", "policy_decision"} <= event_kinds
 
@@ -101,7 +176,11 @@ def test_export_import_export_is_stable(memory: Memory) -> None:
     third_ns = other.for_namespace(memory.namespace + "-third")
     third_ns.remember("graph_snapshot", {"snapshot": second})
     third, report3 = _export(third_ns)
-    assert third["nodes"] == second["nodes"] and third["edges"] == second["edges"] and third["events"] == second["events"]
+    assert (
+        third["nodes"] == second["nodes"]
+        and third["edges"] == second["edges"]
+        and third["events"] == second["events"]
+    )
     assert report3["content_sha256"] == report2["content_sha256"]
 
 
@@ -124,19 +203,41 @@ def test_import_is_governed_and_reports_what_it_could_not_map(memory: Memory) ->
 
 
 def test_duplicates_map_to_existing_and_bad_evidence_is_reported(memory: Memory) -> None:
-    existing = memory.remember("knowledge", knowledge(payload={"subject": "node:api", "predicate": "port", "value": 80}))
+    existing = memory.remember(
+        "knowledge", knowledge(payload={"subject": "node:api", "predicate": "port", "value": 80})
+    )
     snapshot = {
-        "schema_version": "markitect.memory.graph.v1", "id": "ext",
+        "schema_version": "markitect.memory.graph.v1",
+        "id": "ext",
         "nodes": [
-            {"id": "a", "kind": "source_fact", "title": "API port 80", "tags": ["scope:project"],
-             "attributes": {"object_type": "knowledge", "object_kind": "fact",
-                            "payload": {"subject": "node:api", "predicate": "port", "value": 80}}},
-            {"id": "b", "kind": "claim", "title": "Cites a ghost", "text": "x",
-             "attributes": {"object_type": "knowledge", "object_kind": "claim", "evidence_refs": [{"source_id": "src:ghost"}]}},
+            {
+                "id": "a",
+                "kind": "source_fact",
+                "title": "API port 80",
+                "tags": ["scope:project"],
+                "attributes": {
+                    "object_type": "knowledge",
+                    "object_kind": "fact",
+                    "payload": {"subject": "node:api", "predicate": "port", "value": 80},
+                },
+            },
+            {
+                "id": "b",
+                "kind": "claim",
+                "title": "Cites a ghost",
+                "text": "x",
+                "attributes": {
+                    "object_type": "knowledge",
+                    "object_kind": "claim",
+                    "evidence_refs": [{"source_id": "src:ghost"}],
+                },
+            },
             {"id": "c", "kind": "claim", "title": "Rests on a", "text": "y"},
         ],
-        "edges": [{"id": "e1", "kind": "supports", "source": "c", "target": "a"},
-                  {"id": "e2", "kind": "supports", "source": "b", "target": "c"}],
+        "edges": [
+            {"id": "e1", "kind": "supports", "source": "c", "target": "a"},
+            {"id": "e2", "kind": "supports", "source": "b", "target": "c"},
+        ],
         "events": [{"id": "v1", "kind": "recorded", "at": "2026-05-01T00:00:00Z", "refs": ["b"]}],
     }
     result = memory.remember("graph_snapshot", {"snapshot": snapshot})
@@ -147,7 +248,9 @@ def test_duplicates_map_to_existing_and_bad_evidence_is_reported(memory: Memory)
     assert [e["id"] for e in result["events_not_imported"]] == ["v1"]
     c = result["id_map"]["c"]
     rels = memory.query("expand", {"id": c})["related"]
-    assert [(r["relation"]["rel_type"], r["object"]["id"]) for r in rels] == [("supports", existing["object_id"])]
+    assert [(r["relation"]["rel_type"], r["object"]["id"]) for r in rels] == [
+        ("supports", existing["object_id"])
+    ]
 
 
 def test_invalid_snapshot_writes_nothing(memory: Memory) -> None:
@@ -166,7 +269,12 @@ def test_export_of_some_objects(memory: Memory) -> None:
     with memory.store.read(memory.namespace) as session:
         snap, report = export_snapshot(session, ids=[ids["new"], ids["source"]])
     assert validate(snap, "graph") == []
-    assert {n["id"] for n in snap["nodes"]} == {ids["new"], ids["source"], f"{ids['source']}#seg-1", f"{ids['source']}#seg-2"}
+    assert {n["id"] for n in snap["nodes"]} == {
+        ids["new"],
+        ids["source"],
+        f"{ids['source']}#seg-1",
+        f"{ids['source']}#seg-2",
+    }
     assert {e["kind"] for e in snap["edges"]} == {"belongs_to", "derived_from"}
     assert report["left_out"]["relations_with_an_end_outside"] >= 1
     assert all(set(e["refs"]) <= {n["id"] for n in snap["nodes"]} for e in snap["events"])

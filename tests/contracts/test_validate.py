@@ -137,7 +137,9 @@ def test_profile_store_missing_is_a_warning():
     profile = load_document(EXAMPLES / "memory-profile.local.yaml")
     del profile["stores"]["package"]
     diags = validate(profile, "profile")
-    assert [(d.code, d.severity, d.path) for d in diags] == [("store_missing", "warning", "$.memory_kinds[3]")]
+    assert [(d.code, d.severity, d.path) for d in diags] == [
+        ("store_missing", "warning", "$.memory_kinds[3]")
+    ]
 
 
 def test_profile_limits_must_be_integers():
@@ -183,12 +185,18 @@ def test_a_kind_of_the_wrong_type_is_reported_once_and_odd_shapes_do_not_crash()
     graph["edges"][0] = "not an edge"
     graph["events"][0]["refs"] = "q-boundary"
     assert _found(graph, "graph") == [
-        ("wrong_type", "$.edges[0]"), ("wrong_type", "$.events[0].refs"), ("wrong_type", "$.nodes[0].kind"),
+        ("wrong_type", "$.edges[0]"),
+        ("wrong_type", "$.events[0].refs"),
+        ("wrong_type", "$.nodes[0].kind"),
     ]
 
 
 def test_every_code_is_asserted_by_some_test():
     here = Path(__file__).parent
-    text = "".join(p.read_text(encoding="utf-8") for p in here.glob("test_*.py") if p.name != Path(__file__).name)
-    text += Path(__file__).read_text(encoding="utf-8").split("def test_every_code_is_asserted_by_some_test")[0]
+    text = "".join(
+        p.read_text(encoding="utf-8") for p in here.glob("test_*.py") if p.name != Path(__file__).name
+    )
+    text += (
+        Path(__file__).read_text(encoding="utf-8").split("def test_every_code_is_asserted_by_some_test")[0]
+    )
     assert [code for code in CODES if f'"{code}"' not in text] == []

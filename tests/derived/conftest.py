@@ -56,7 +56,9 @@ def settings_for(make_settings: Any, request: pytest.FixtureRequest) -> Any:
 def open_memory(settings_for: Any, namespace: str) -> Iterator[Any]:
     opened: list[Memory] = []
 
-    def build(graph: str = "file", semantic: str = "builtin", *, ns: str | None = None, **overrides: Any) -> Memory:
+    def build(
+        graph: str = "file", semantic: str = "builtin", *, ns: str | None = None, **overrides: Any
+    ) -> Memory:
         mem = Memory(settings_for(graph, semantic, **overrides), namespace=ns or namespace)
         opened.append(mem)
         return mem
@@ -67,6 +69,8 @@ def open_memory(settings_for: Any, namespace: str) -> Iterator[Any]:
 
 
 def configure(mem: Memory, graph: str = "file", semantic: str = "builtin") -> dict[str, Any]:
-    result = mem.maintain("configure", {"graph_backend": graph, "semantic_backend": semantic}, {"apply": True})
+    result = mem.maintain(
+        "configure", {"graph_backend": graph, "semantic_backend": semantic}, {"apply": True}
+    )
     assert result["status"] in ("applied", "noop"), result
     return result

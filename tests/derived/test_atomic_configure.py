@@ -16,13 +16,27 @@ from tests.reliability.common import child_env, cli
 
 
 def _with_entities(mem: Any) -> None:
-    ep = mem.ingest("conversation", conversation(["Dana Smith works at the Berlin office of Acme.", "Kafka runs billing."]))
-    mem.remember("extraction", {
-        "episode_id": ep["source_id"], "reason": "test", "memory_source": "agent_inferred", "scope_refs": ["scope:project"],
-        "entities": [{"name": "Dana Smith", "type": "person"}, {"name": "Acme Handbook", "type": "document"},
-                     {"name": "Acme", "type": "organization"}],
-        "facts": [{"subject": "Dana Smith", "predicate": "works_at", "object": "Acme", "segment_ids": ["seg-1"]}],
-    })
+    ep = mem.ingest(
+        "conversation",
+        conversation(["Dana Smith works at the Berlin office of Acme.", "Kafka runs billing."]),
+    )
+    mem.remember(
+        "extraction",
+        {
+            "episode_id": ep["source_id"],
+            "reason": "test",
+            "memory_source": "agent_inferred",
+            "scope_refs": ["scope:project"],
+            "entities": [
+                {"name": "Dana Smith", "type": "person"},
+                {"name": "Acme Handbook", "type": "document"},
+                {"name": "Acme", "type": "organization"},
+            ],
+            "facts": [
+                {"subject": "Dana Smith", "predicate": "works_at", "object": "Acme", "segment_ids": ["seg-1"]}
+            ],
+        },
+    )
 
 
 def _doctor(mem: Any, namespace: str) -> dict[str, Any]:
@@ -34,12 +48,17 @@ def _doctor(mem: Any, namespace: str) -> dict[str, Any]:
 
 
 def test_table_names_are_safe_for_any_owner_type():
-    names = {table_name(t, "ns", "m") for t in ("object", "segment", "entity:document", "entity:person", "x y/z", "")}
+    names = {
+        table_name(t, "ns", "m")
+        for t in ("object", "segment", "entity:document", "entity:person", "x y/z", "")
+    }
     assert len(names) == 6 and all(n.replace("_", "").isalnum() for n in names), names
     assert table_name("object", "ns", "m").startswith("object_")  # tables of existing stores keep their names
 
 
-def test_configure_kuzu_and_lancedb_on_a_store_with_entities_builds_both(open_memory: Any, namespace: str) -> None:
+def test_configure_kuzu_and_lancedb_on_a_store_with_entities_builds_both(
+    open_memory: Any, namespace: str
+) -> None:
     mem = open_memory(embedder="static")
     _with_entities(mem)
     with mem.store.read(namespace) as session:
@@ -63,7 +82,9 @@ def test_a_failing_build_saves_nothing_and_leaves_no_copy(open_memory: Any, name
     _with_entities(mem)
     before = mem.maintain("structure", {}, {})["config"]
     with pytest.raises(BackendError) as failed:
-        mem.maintain("configure", {"graph_backend": "falkordb", "semantic_backend": "lancedb"}, {"apply": True})
+        mem.maintain(
+            "configure", {"graph_backend": "falkordb", "semantic_backend": "lancedb"}, {"apply": True}
+        )
     assert failed.value.details["backend"] == "falkordb" and "falkordb" in failed.value.message
     assert "Nothing was saved" in failed.value.message
     after = mem.maintain("structure", {}, {})

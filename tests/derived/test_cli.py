@@ -21,13 +21,27 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_graph_command_reads_the_configured_backend(tmp_path: Path) -> None:
-    data = {"kind": "fact", "title": "A uses B", "summary": "s", "reason": "r", "memory_source": "user_declared",
-            "scope_refs": ["scope:p"], "subject_refs": ["node:a"],
-            "payload": {"subject": "node:a", "predicate": "uses", "object": "node:b", "value": None}}
+    data = {
+        "kind": "fact",
+        "title": "A uses B",
+        "summary": "s",
+        "reason": "r",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:p"],
+        "subject_refs": ["node:a"],
+        "payload": {"subject": "node:a", "predicate": "uses", "object": "node:b", "value": None},
+    }
     assert _run(tmp_path, "remember", "knowledge", json.dumps(data)).returncode == 0
     need("kuzu")
     backend = "kuzu"
-    done = _run(tmp_path, "maintain", "configure", json.dumps({"graph_backend": backend}), "--options", '{"apply": true}')
+    done = _run(
+        tmp_path,
+        "maintain",
+        "configure",
+        json.dumps({"graph_backend": backend}),
+        "--options",
+        '{"apply": true}',
+    )
     assert done.returncode == 0, done.stderr
     hood = json.loads(_run(tmp_path, "graph", "node:a", "--depth", "1").stdout)
     assert hood["backend"] == backend and hood["nodes"]["node:b"] == 1 and not hood["truncated"]

@@ -37,8 +37,12 @@ def _blackhole() -> socket.socket:
 
 
 def _cli_env(settings: Any, falkordb_url: str) -> dict[str, str]:
-    env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(settings.root), "MEMORY_SUBSTRATE_EMBEDDER": "none",
-           "MEMORY_SUBSTRATE_FALKORDB_URL": falkordb_url}
+    env = {
+        **os.environ,
+        "MEMORY_SUBSTRATE_ROOT": str(settings.root),
+        "MEMORY_SUBSTRATE_EMBEDDER": "none",
+        "MEMORY_SUBSTRATE_FALKORDB_URL": falkordb_url,
+    }
     if settings.database_url:
         env["MEMORY_SUBSTRATE_DATABASE_URL"] = settings.database_url
     return env
@@ -52,12 +56,21 @@ def test_sigkill_between_commit_and_mirror_then_repair_restores_the_backend(
     configure(mem, "falkordb")
     settings = settings_for("falkordb")
     hang = _blackhole()
-    data = {"kind": "fact", "title": "B depends on C", "summary": "s", "reason": "r", "memory_source": "user_declared",
-            "scope_refs": ["scope:p"], "subject_refs": ["node:b"], "payload": claim("node:b", "depends_on", "node:c")}
+    data = {
+        "kind": "fact",
+        "title": "B depends on C",
+        "summary": "s",
+        "reason": "r",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:p"],
+        "subject_refs": ["node:b"],
+        "payload": claim("node:b", "depends_on", "node:c"),
+    }
     child = subprocess.Popen(
         [CLI, "--namespace", mem.namespace, "remember", "knowledge", json.dumps(data)],
         env=_cli_env(settings, f"redis://127.0.0.1:{hang.getsockname()[1]}"),
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     canonical = open_store(settings)  # the store itself: opening it replays nothing
     try:
@@ -69,7 +82,9 @@ def test_sigkill_between_commit_and_mirror_then_repair_restores_the_backend(
             if pending:
                 break
             time.sleep(0.05)
-        assert pending, f"the child never committed (exit {child.poll()}): {child.stderr.read() if child.stderr else ''}"
+        assert pending, (
+            f"the child never committed (exit {child.poll()}): {child.stderr.read() if child.stderr else ''}"
+        )
         time.sleep(0.2)
         assert child.poll() is None  # committed, now stuck mirroring into the hung server
         child.send_signal(signal.SIGKILL)
@@ -77,7 +92,9 @@ def test_sigkill_between_commit_and_mirror_then_repair_restores_the_backend(
         hang.close()
         with canonical.read(mem.namespace) as session:
             assert session.outbox_count() == pending  # nothing lost: the rows committed with the write
-            written = [o for o in session.list_objects(object_types=["knowledge"]) if o.title == "B depends on C"]
+            written = [
+                o for o in session.list_objects(object_types=["knowledge"]) if o.title == "B depends on C"
+            ]
             assert written and not mirror_of(mem.runtime).check(session, mem.namespace)["falkordb"]["in_line"]  # type: ignore[union-attr]
     finally:
         if child.poll() is None:
@@ -87,7 +104,10 @@ def test_sigkill_between_commit_and_mirror_then_repair_restores_the_backend(
     # The next process replays the outbox (at start, or in repair); repair confirms the backend is in line.
     result = subprocess.run(
         [CLI, "--namespace", mem.namespace, "maintain", "repair", "{}", "--options", '{"apply": true}'],
-        env=_cli_env(settings, falkordb_url), capture_output=True, text=True, timeout=120,
+        env=_cli_env(settings, falkordb_url),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)["derived_indexes"]["derived_backends"]
@@ -134,8 +154,9 @@ def test_repair_reports_drift_by_counts_and_checksums_and_fixes_it(open_memory: 
     assert health["counts"]["relations"]["backend"] == health["counts"]["relations"]["canonical"] - 1
 
     fixed = mem.maintain("repair", {}, {"apply": True})
-    assert fixed["status"] == "applied" and fixed["derived_backends_repaired"]["remirrored"][graph]["ids"] == {
-        "objects": 1, "relations": 1}
+    assert fixed["status"] == "applied" and fixed["derived_backends_repaired"]["remirrored"][graph][
+        "ids"
+    ] == {"objects": 1, "relations": 1}
     after = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]["backends"][graph]
     assert after["in_line"] is True
     assert after["families"]["relations"]["backend"] == after["families"]["relations"]["canonical"]
@@ -146,20 +167,28 @@ def test_reindex_rebuilds_backends_from_scratch(open_memory: Any, graph: str, se
     mem: Memory = open_memory(graph, semantic, embedder="static")
     configure(mem, graph, semantic)
     for i in range(5):
-        know(mem, f"Service {i} calls service {i + 1}", subject_refs=[f"node:s{i}"],
-             payload=claim(f"node:s{i}", "calls", f"node:s{i + 1}"))
+        know(
+            mem,
+            f"Service {i} calls service {i + 1}",
+            subject_refs=[f"node:s{i}"],
+            payload=claim(f"node:s{i}", "calls", f"node:s{i + 1}"),
+        )
     for name in (graph, semantic):
         if name != "builtin":
             mirror_of(mem.runtime).indexes.backend(name).drop(mem.namespace)  # type: ignore[union-attr]
     plan = mem.maintain("reindex", {})
     assert plan["derived_backends"]["planned"] == [n for n in (graph, semantic) if n != "builtin"]
     done = mem.maintain("reindex", {}, {"apply": True})
-    assert done["status"] == "applied" and set(done["derived_backends"]["rebuilt"]) == set(plan["derived_backends"]["planned"])
+    assert done["status"] == "applied" and set(done["derived_backends"]["rebuilt"]) == set(
+        plan["derived_backends"]["planned"]
+    )
     assert done["derived_backends"]["rebuilt"][graph]["relations"] == 10
     state = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]
     assert all(b["in_line"] and b["built"] for b in state["backends"].values()), state
     with mem.store.read(mem.namespace) as session:
-        assert len(graph_reader(mem.runtime, session).paths("node:s0", "node:s5", max_depth=5)[0].node_ids) == 6
+        assert (
+            len(graph_reader(mem.runtime, session).paths("node:s0", "node:s5", max_depth=5)[0].node_ids) == 6
+        )
 
 
 def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_url: str) -> None:
@@ -179,14 +208,19 @@ def test_a_backend_that_is_down_never_fails_a_write(open_memory: Any, falkordb_u
     assert health["falkordb"]["reachable"] is False and health["outbox_pending"] >= 1
     with mem.store.read(mem.namespace) as session:
         assert mirror_of(mem.runtime).health(session, mem.namespace)["falkordb"] == {  # type: ignore[union-attr]
-            "reachable": True, "built": True, "vector_index": True}
+            "reachable": True,
+            "built": True,
+            "vector_index": True,
+        }
     # Back up (the original URL): the next write replays the backlog too.
     know(mem, "Written once it is back", subject_refs=["node:x"])
     after = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]
     assert after["outbox_pending"] == 0 and after["backends"]["falkordb"]["in_line"] is True
 
 
-def test_configure_while_the_server_is_down_saves_nothing_and_works_once_it_is_up(open_memory: Any, falkordb_url: str) -> None:
+def test_configure_while_the_server_is_down_saves_nothing_and_works_once_it_is_up(
+    open_memory: Any, falkordb_url: str
+) -> None:
     closed = socket.socket()
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]

@@ -31,15 +31,21 @@ def seed_before(mem: Memory) -> dict[str, str]:
     """a -uses-> b -depends_on-> c and a -runs_on-> d; each claim is also 'about' its subject."""
     return {
         "k_ab": know(mem, "A uses B", subject_refs=["node:a"], payload=claim("node:a", "uses", "node:b")),
-        "k_bc": know(mem, "B depends on C", subject_refs=["node:b"], payload=claim("node:b", "depends_on", "node:c")),
-        "k_ad": know(mem, "A runs on D", subject_refs=["node:a"], payload=claim("node:a", "runs_on", "node:d")),
+        "k_bc": know(
+            mem, "B depends on C", subject_refs=["node:b"], payload=claim("node:b", "depends_on", "node:c")
+        ),
+        "k_ad": know(
+            mem, "A runs on D", subject_refs=["node:a"], payload=claim("node:a", "runs_on", "node:d")
+        ),
     }
 
 
 def seed_after(mem: Memory) -> dict[str, str]:
     """Written once the backend is configured: reaches it through the outbox, not the build."""
     return {
-        "k_dc": know(mem, "D depends on C", subject_refs=["node:d"], payload=claim("node:d", "depends_on", "node:c")),
+        "k_dc": know(
+            mem, "D depends on C", subject_refs=["node:d"], payload=claim("node:d", "depends_on", "node:c")
+        ),
         "k_e": know(mem, "E is on its own", subject_refs=["node:e"]),
     }
 
@@ -68,7 +74,9 @@ def test_reads_go_to_the_configured_backend_and_match_the_rules(open_memory: Any
 
         around_c = reader.relations_of(["node:c"])
         assert {(r.source_id, r.rel_type, r.target_id) for r in around_c} == {
-            ("node:b", "depends_on", "node:c"), ("node:d", "depends_on", "node:c")}
+            ("node:b", "depends_on", "node:c"),
+            ("node:d", "depends_on", "node:c"),
+        }
         assert [(r.created_at, r.id) for r in around_c] == sorted((r.created_at, r.id) for r in around_c)
         assert around_c[0].payload["relation_schema"]["derivation"] == "structured_payload"
 
@@ -96,8 +104,12 @@ def test_reads_go_to_the_configured_backend_and_match_the_rules(open_memory: Any
 def test_same_answers_as_the_canonical_table_for_every_probe(open_memory: Any, graph: str) -> None:
     mem, k = seeded(open_memory, graph)
     # Changes after the build: a supersession (new edge), a status change, a new branch.
-    k["k_ad2"] = know(mem, "A runs on D2", subject_refs=["node:a"], payload=claim("node:a", "runs_on", "node:d2"))
-    mem.remember("supersede", {"old_knowledge_id": k["k_ad"], "new_knowledge_id": k["k_ad2"], "reason": "moved"})
+    k["k_ad2"] = know(
+        mem, "A runs on D2", subject_refs=["node:a"], payload=claim("node:a", "runs_on", "node:d2")
+    )
+    mem.remember(
+        "supersede", {"old_knowledge_id": k["k_ad"], "new_knowledge_id": k["k_ad2"], "reason": "moved"}
+    )
     probes = [*k.values(), "node:a", "node:b", "node:c", "node:d", "node:d2", "node:e"]
     with mem.store.read(mem.namespace) as session:
         reader, canonical = graph_reader(mem.runtime, session), FileGraph(session)
@@ -105,13 +117,19 @@ def test_same_answers_as_the_canonical_table_for_every_probe(open_memory: Any, g
         for probe in probes:
             assert _ids(reader.relations_of([probe])) == _ids(canonical.relations_of([probe])), probe
             for depth, cap in ((1, 50), (2, 50), (3, 4), (3, 50)):
-                got, want = reader.neighbourhood([probe], depth=depth, max_nodes=cap), canonical.neighbourhood(
-                    [probe], depth=depth, max_nodes=cap)
+                got, want = (
+                    reader.neighbourhood([probe], depth=depth, max_nodes=cap),
+                    canonical.neighbourhood([probe], depth=depth, max_nodes=cap),
+                )
                 assert (got.depth_of, _ids(got.edges), got.truncated) == (
-                    want.depth_of, _ids(want.edges), want.truncated), (probe, depth, cap)
+                    want.depth_of,
+                    _ids(want.edges),
+                    want.truncated,
+                ), (probe, depth, cap)
             for other in probes:
                 assert [p.key() for p in reader.paths(probe, other, max_paths=5, max_depth=4)] == [
-                    p.key() for p in canonical.paths(probe, other, max_paths=5, max_depth=4)], (probe, other)
+                    p.key() for p in canonical.paths(probe, other, max_paths=5, max_depth=4)
+                ], (probe, other)
     drift = mem.maintain("repair", {})["derived_indexes"].get("derived_backends", {})
     if graph != "file":
         assert drift["outbox_pending"] == 0 and drift["backends"][graph]["in_line"] is True
@@ -121,9 +139,19 @@ def test_same_answers_as_the_canonical_table_for_every_probe(open_memory: Any, g
 async def test_graph_and_expand_modes_over_mcp_read_the_backend(open_memory: Any, graph: str) -> None:
     mem, k = seeded(open_memory, graph)
     async with Client(build_server(mem)) as client:
-        out = await call(client, "memory_query", "graph", {"id": "node:a"}, {"depth": 2, "max_items": 50, "detail": "full"})
+        out = await call(
+            client, "memory_query", "graph", {"id": "node:a"}, {"depth": 2, "max_items": 50, "detail": "full"}
+        )
         assert {n["id"]: n["depth"] for n in out["nodes"]} == {
-            "node:a": 0, k["k_ab"]: 1, k["k_ad"]: 1, "node:b": 1, "node:d": 1, "node:c": 2, k["k_bc"]: 2, k["k_dc"]: 2}
+            "node:a": 0,
+            k["k_ab"]: 1,
+            k["k_ad"]: 1,
+            "node:b": 1,
+            "node:d": 1,
+            "node:c": 2,
+            k["k_bc"]: 2,
+            k["k_dc"]: 2,
+        }
         assert out["counts"]["edges"] == 8 and out["truncated"] is False
         assert {e["derivation"] for e in out["edges"]} == {"field_reference", "structured_payload"}
         expanded = await call(client, "memory_query", "expand", {"id": "node:c"}, {})

@@ -18,14 +18,30 @@ pytestmark = pytest.mark.anyio
 async def _answers(mem: Any) -> tuple[Any, Any, Any]:
     async with Client(build_server(mem, "graph")) as c:
         src = (await ok(c, "create_node", text="Alice joined Acme in 2024", auto_link=False))["node"]
-        t = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Acme", fact_id=src["id"]))["triplet"]
+        t = (
+            await ok(
+                c,
+                "create_triplet",
+                subject="Alice",
+                predicate="works_at",
+                object_value="Acme",
+                fact_id=src["id"],
+            )
+        )["triplet"]
         f2 = (await ok(c, "create_node", text="Acme is based in Berlin", auto_link=False))["node"]
         await ok(c, "create_relation", from_id=f2["id"], to_id=t["object_id"], relation_type="DESCRIBES")
         mem.maintain("reindex", {}, {"apply": True})  # builds the configured derived backend
         ctx = await ok(c, "get_context", node_id=t["subject_id"], depth=2)
         trace = await ok(c, "get_trace", from_id=src["id"], to_id=f2["id"])
-        return ({n["id"] for n in ctx["nodes"]}, {e["relation_type"] for e in ctx["edges"]},
-                [[n["id"] for n in p["nodes"]] for p in trace["paths"]]), src, f2
+        return (
+            (
+                {n["id"] for n in ctx["nodes"]},
+                {e["relation_type"] for e in ctx["edges"]},
+                [[n["id"] for n in p["nodes"]] for p in trace["paths"]],
+            ),
+            src,
+            f2,
+        )
 
 
 async def test_kuzu_serves_the_graph_tools_like_the_relations_table(open_memory: Any, namespace: str) -> None:
@@ -52,7 +68,9 @@ async def test_delete_node_leaves_no_drift_in_the_mirror(open_memory: Any) -> No
     report = mem.maintain("repair", {})
     drift = report["derived_indexes"]["derived_backends"]["backends"]["kuzu"]
     assert drift["in_line"] is True, drift
-    assert drift["families"]["objects"]["backend"]["count"] == drift["families"]["objects"]["canonical"]["count"]
+    assert (
+        drift["families"]["objects"]["backend"]["count"] == drift["families"]["objects"]["canonical"]["count"]
+    )
 
 
 async def test_delete_node_drops_its_vectors_from_lancedb(open_memory: Any) -> None:
@@ -74,8 +92,12 @@ async def test_expired_nodes_stay_hidden_when_a_derived_graph_answers(open_memor
     clock = FixedClock()
     mem.runtime.clock = clock
     async with Client(build_server(mem, "graph")) as c:
-        t = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Acme"))["triplet"]
-        brief = (await ok(c, "create_node", text="Alice is on call this week", auto_link=False, ttl_days=1))["node"]
+        t = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Acme"))[
+            "triplet"
+        ]
+        brief = (await ok(c, "create_node", text="Alice is on call this week", auto_link=False, ttl_days=1))[
+            "node"
+        ]
         await ok(c, "create_relation", from_id=brief["id"], to_id=t["subject_id"], relation_type="ABOUT")
         mem.maintain("reindex", {}, {"apply": True})
         before = {n["id"] for n in (await ok(c, "get_context", node_id=t["subject_id"], depth=1))["nodes"]}
@@ -96,7 +118,9 @@ async def test_health_check_probes_a_configured_falkordb(open_memory: Any, names
     configure(mem, "falkordb")
     async with Client(build_server(mem, "graph")) as c:
         health = await ok(c, "health_check")
-        assert health["falkordb"] is True and health["details"]["falkordb"].startswith("answered a ping"), health
+        assert health["falkordb"] is True and health["details"]["falkordb"].startswith("answered a ping"), (
+            health
+        )
     dead = open_memory("file", ns=namespace + "-dead", falkordb_url="redis://127.0.0.1:1")
     async with Client(build_server(dead, "graph")) as c:
         health = await ok(c, "health_check")

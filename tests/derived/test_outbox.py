@@ -23,8 +23,16 @@ def store(make_settings: Any) -> Any:
 
 
 def _obj(oid: str, *refs: str) -> MemoryObject:
-    return MemoryObject(id=oid, object_type="knowledge", kind="fact", status="active", title=oid,
-                        subject_refs=list(refs), created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
+    return MemoryObject(
+        id=oid,
+        object_type="knowledge",
+        kind="fact",
+        status="active",
+        title=oid,
+        subject_refs=list(refs),
+        created_at="2026-01-01T00:00:00+00:00",
+        updated_at="2026-01-01T00:00:00+00:00",
+    )
 
 
 def _write(store: Store, namespace: str, obj: MemoryObject, *, fail: bool = False) -> None:
@@ -53,7 +61,10 @@ def test_rows_commit_with_the_write_and_roll_back_with_it(store: Store, namespac
         rows = s.outbox_pending()
     rel = derived_relations(obj, obj.created_at)[0].id
     assert {(e.kind, e.item_id, e.detail) for e in rows} == {
-        ("object", "know:1", ""), ("relation", rel, ""), ("vector:object", "know:1", "m")}
+        ("object", "know:1", ""),
+        ("relation", rel, ""),
+        ("vector:object", "know:1", "m"),
+    }
     with pytest.raises(StorageError):
         _write(store, namespace, _obj("know:2", "node:b"), fail=True)
     with store.read(namespace) as s:
@@ -63,7 +74,9 @@ def test_rows_commit_with_the_write_and_roll_back_with_it(store: Store, namespac
     with store.write(namespace) as s:
         assert s.outbox_delete([e.seq for e in rows]) == 3
     with store.read(namespace) as s:
-        assert [(e.kind, e.item_id) for e in s.outbox_pending()] == [("relation", rel)]  # the delete was recorded
+        assert [(e.kind, e.item_id) for e in s.outbox_pending()] == [
+            ("relation", rel)
+        ]  # the delete was recorded
         assert s.get_relations([rel]) == {}
     with store.read(namespace + "-x") as s:
         assert s.outbox_count() == 0  # per namespace

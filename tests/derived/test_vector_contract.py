@@ -28,7 +28,12 @@ TOPICS = [
     "Feature flags are cleaned up at the end of each quarter",
     "The deployment pipeline runs integration tests on two cores",
 ]
-QUERIES = ["why do logins fail", "how are card payments retried", "graph database migration", "backup restore time"]
+QUERIES = [
+    "why do logins fail",
+    "how are card payments retried",
+    "graph database migration",
+    "backup restore time",
+]
 
 
 def seed(mem: Memory) -> None:
@@ -42,7 +47,9 @@ def mirror(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
-def _search(mem: Memory, mirror: str, owner_type: str, q: np.ndarray, model: str, k: int) -> list[tuple[str, float]]:
+def _search(
+    mem: Memory, mirror: str, owner_type: str, q: np.ndarray, model: str, k: int
+) -> list[tuple[str, float]]:
     with mem.store.read(mem.namespace) as session:
         if mirror == "lancedb":
             index = vector_index(mem.runtime, session)
@@ -53,14 +60,19 @@ def _search(mem: Memory, mirror: str, owner_type: str, q: np.ndarray, model: str
 
 
 def test_same_top_k_as_the_builtin_vectors(open_memory: Any, mirror: str) -> None:
-    mem = open_memory(mirror if mirror == "falkordb" else "file", mirror if mirror == "lancedb" else "builtin",
-                      embedder="static")
+    mem = open_memory(
+        mirror if mirror == "falkordb" else "file",
+        mirror if mirror == "lancedb" else "builtin",
+        embedder="static",
+    )
     seed(mem)  # half before the build ...
     if mirror == "lancedb":
         configure(mem, "file", "lancedb")
     else:
         configure(mem, "falkordb", "builtin")
-    know(mem, "Release notes are written by the on-call engineer", "Who writes release notes.")  # ... and after
+    know(
+        mem, "Release notes are written by the on-call engineer", "Who writes release notes."
+    )  # ... and after
     conversation(mem, "the auth gateway release broke logins again", title="incident")
     emb = mem.runtime.embedder_or_none()
     assert emb is not None
@@ -90,10 +102,14 @@ async def test_semantic_search_over_mcp_returns_the_same_items(open_memory: Any,
             rows: list[list[str]] = []
             scores: list[list[float]] = []
             for query in QUERIES:
-                out = await call(client, "memory_query", "search", {"query": query}, {"max_items": 5, "detail": "full"})
+                out = await call(
+                    client, "memory_query", "search", {"query": query}, {"max_items": 5, "detail": "full"}
+                )
                 rows.append([i["title"] for i in out["items"]])
                 scores.append([i.get("semantic_score") or 0.0 for i in out["items"]])
-                seg = await call(client, "memory_query", "search", {"query": query}, {"result_unit": "segment"})
+                seg = await call(
+                    client, "memory_query", "search", {"query": query}, {"result_unit": "segment"}
+                )
                 rows.append([line for s in seg["sources"] for line in s["lines"]])  # the compact shape
             results.append(rows)
             all_scores.append(scores)

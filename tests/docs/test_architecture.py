@@ -63,12 +63,16 @@ def test_import_contracts_name_every_package(report: dict[str, Any]) -> None:
 
 
 def test_layer_table_is_generated_from_the_contract() -> None:
-    spec = importlib.util.spec_from_file_location("gen_architecture_doc", REPO / "scripts" / "gen_architecture_doc.py")
+    spec = importlib.util.spec_from_file_location(
+        "gen_architecture_doc", REPO / "scripts" / "gen_architecture_doc.py"
+    )
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
     page = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
-    assert gen.updated(page) == page, "docs/architecture.md is stale: run python scripts/gen_architecture_doc.py"
+    assert gen.updated(page) == page, (
+        "docs/architecture.md is stale: run python scripts/gen_architecture_doc.py"
+    )
 
 
 def test_the_graph_toolset_writes_only_through_graph() -> None:
@@ -84,7 +88,11 @@ def test_the_graph_toolset_writes_only_through_graph() -> None:
                 continue
             f = node.func
             name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
-            on_patch = isinstance(f, ast.Attribute) and isinstance(f.value, ast.Attribute) and f.value.attr == "patch"
+            on_patch = (
+                isinstance(f, ast.Attribute)
+                and isinstance(f.value, ast.Attribute)
+                and f.value.attr == "patch"
+            )
             if name in ("MemoryObject", "Relation", "canonical_relation", "settle") or on_patch:
                 made.append(f"{path.name}:{node.lineno} {name}")
     assert made == []

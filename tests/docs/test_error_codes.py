@@ -28,8 +28,18 @@ def _all_codes() -> set[str]:
         codes.add(cls.code)
         stack.extend(cls.__subclasses__())
     codes |= set(CAPTURE_ERROR_CODES)
-    codes |= {mcp_errors.UNKNOWN_TOOL, mcp_errors.INTERNAL_ERROR, mcp_errors.TOOL_ERROR, mcp_errors.VALIDATION_ERROR}
-    codes |= set(re.findall(r"error \[(memory_[a-z_]+)\]", (Path(memory_substrate.__file__).parent / "cli" / "main.py").read_text()))
+    codes |= {
+        mcp_errors.UNKNOWN_TOOL,
+        mcp_errors.INTERNAL_ERROR,
+        mcp_errors.TOOL_ERROR,
+        mcp_errors.VALIDATION_ERROR,
+    }
+    codes |= set(
+        re.findall(
+            r"error \[(memory_[a-z_]+)\]",
+            (Path(memory_substrate.__file__).parent / "cli" / "main.py").read_text(),
+        )
+    )
     return codes
 
 
@@ -43,6 +53,10 @@ def test_every_code_is_documented_and_in_the_memory_family():
     foreign = {c for c in SPEC_002_CODES if not c.startswith("memory_")}
     assert all(f"| `{c}` |" in text for c in foreign)
     codes = (codes | set(SPEC_002_CODES)) - foreign
-    assert all(code.startswith("memory_") for code in codes), sorted(c for c in codes if not c.startswith("memory_"))
+    assert all(code.startswith("memory_") for code in codes), sorted(
+        c for c in codes if not c.startswith("memory_")
+    )
     assert codes - documented == set(), f"codes missing from docs/errors.md: {sorted(codes - documented)}"
-    assert documented - codes == set(), f"docs/errors.md lists codes nothing raises: {sorted(documented - codes)}"
+    assert documented - codes == set(), (
+        f"docs/errors.md lists codes nothing raises: {sorted(documented - codes)}"
+    )

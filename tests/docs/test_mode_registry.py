@@ -15,8 +15,12 @@ from memory_substrate.modes_reference import collect, declared, render
 from memory_substrate.query.service import QueryService
 from memory_substrate.remember.service import RememberService
 
-SERVICES = {"memory_ingest": IngestService, "memory_query": QueryService, "memory_remember": RememberService,
-            "memory_maintain": MaintainService}
+SERVICES = {
+    "memory_ingest": IngestService,
+    "memory_query": QueryService,
+    "memory_remember": RememberService,
+    "memory_maintain": MaintainService,
+}
 
 
 def test_every_declared_mode_names_a_handler_of_its_service():
@@ -39,7 +43,9 @@ def test_the_reference_reads_the_declarations_without_opening_a_store(monkeypatc
     entries = collect()
     assert len(entries) == sum(len(m) for m in declared().values())
     assert "### `search`" in render(entries)
-    assert not hasattr(validation, "_observer"), "no hook in production code tells the reference what is parsed"
+    assert not hasattr(validation, "_observer"), (
+        "no hook in production code tells the reference what is parsed"
+    )
 
 
 @pytest.mark.anyio
@@ -50,7 +56,9 @@ async def test_tools_list_the_declared_modes_with_their_help(memory):
         listed = tools[tool]
         assert listed.input_schema["$defs"]["Args"]["properties"]["mode"]["enum"] == [m.name for m in modes]
         for mode in modes:
-            assert f"{mode.name}" in (listed.description or "") and mode.help in (listed.description or ""), mode.name
+            assert f"{mode.name}" in (listed.description or "") and mode.help in (listed.description or ""), (
+                mode.name
+            )
         assert listed.annotations is not None
         assert listed.annotations.read_only_hint is (not any(m.writes for m in modes))
 

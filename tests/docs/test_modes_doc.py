@@ -25,11 +25,21 @@ def test_every_listed_mode_is_documented_with_its_fields():
         for mode in modes:
             assert f"### `{mode}`" in section, (tool, mode)
     # The modes the issue named, with fields a user needs.
-    for fragment in ("`old_knowledge_id`", "`entries`", "`outcome`", "`canonical_knowledge_id`", "`source_id`"):
+    for fragment in (
+        "`old_knowledge_id`",
+        "`entries`",
+        "`outcome`",
+        "`canonical_knowledge_id`",
+        "`source_id`",
+    ):
         assert fragment in text
 
 
 def test_check_mode_of_the_script_passes():
-    out = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_modes_doc.py"), "--check"],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_modes_doc.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr

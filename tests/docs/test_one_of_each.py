@@ -13,8 +13,12 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "memory_substrate"
 
 def _defining(pattern: str) -> list[str]:
     rx = re.compile(pattern, re.MULTILINE)
-    return sorted(f"{p.relative_to(SRC)}:{s.count(chr(10), 0, m.start()) + 1}"
-                  for p in SRC.rglob("*.py") for s in [p.read_text(encoding="utf-8")] for m in rx.finditer(s))
+    return sorted(
+        f"{p.relative_to(SRC)}:{s.count(chr(10), 0, m.start()) + 1}"
+        for p in SRC.rglob("*.py")
+        for s in [p.read_text(encoding="utf-8")]
+        for m in rx.finditer(s)
+    )
 
 
 def _files(pattern: str) -> list[str]:
@@ -26,7 +30,9 @@ def test_one_graph_walk_and_one_path_search():
     assert _files(r"^def \w+\(edges_of\b") == ["derived/pathsearch.py", "derived/traversal.py"]
     assert _files(r"^(?!\s*#).*\bfrontiers?\b") == ["derived/pathsearch.py", "derived/traversal.py"]
     assert _files(r"^def (neighbourhood|shortest_paths|find_paths)\(\s*edges_of") == [
-        "derived/pathsearch.py", "derived/traversal.py"]
+        "derived/pathsearch.py",
+        "derived/traversal.py",
+    ]
 
 
 def test_the_sdk_is_used_through_its_public_api():
@@ -34,7 +40,9 @@ def test_the_sdk_is_used_through_its_public_api():
 
 
 def test_one_token_counter():
-    assert _defining(r"^def count_tokens\(") == ["tokens.py:" + _defining(r"^def count_tokens\(")[0].split(":")[1]]
+    assert _defining(r"^def count_tokens\(") == [
+        "tokens.py:" + _defining(r"^def count_tokens\(")[0].split(":")[1]
+    ]
     assert _files(r"^def (count_tokens|part_tokens|wire_json)\(") == ["tokens.py"]
 
 

@@ -20,7 +20,9 @@ def test_readme_gives_the_two_commands_and_ci_runs_the_second() -> None:
 def test_readme_holds_no_measurement_log() -> None:
     assert not re.search(r"\b[Rr]ounds? \d", README), "round numbers belong in docs/benchmarks.md"
     assert not re.search(r"\b(load|loads) \d", README), "machine load belongs in docs/benchmarks.md"
-    assert not re.search(r"--baseline-ref|\b[0-9a-f]{7}\b(?![0-9a-f])", README), "baseline commits belong in docs/benchmarks.md"
+    assert not re.search(r"--baseline-ref|\b[0-9a-f]{7}\b(?![0-9a-f])", README), (
+        "baseline commits belong in docs/benchmarks.md"
+    )
     assert not re.search(r"\b\d+(\.\d+)? ms\b", README), "latencies belong in docs/benchmarks.md"
     assert "docs/benchmarks.md" in README
 
@@ -29,7 +31,7 @@ def test_readme_configuration_table_is_one_table() -> None:
     section = README.split("## Configuration", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("|")]
     start = section.splitlines().index(rows[0])
-    block = section.splitlines()[start:start + len(rows)]
+    block = section.splitlines()[start : start + len(rows)]
     assert block == rows, "a table row outside the table"
     assert all(r.count("|") == 4 for r in rows), rows
 

@@ -87,9 +87,18 @@ class Machine:
             subprocess.run(["git", *step], cwd=path, check=True, capture_output=True)
         return path
 
-    def cli(self, *args: str, cwd: Path | None = None, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
-        proc = subprocess.run([*cli(), *args], cwd=cwd or self.home, env=self.env(), capture_output=True, text=True,
-                              timeout=180, stdin=subprocess.DEVNULL)
+    def cli(
+        self, *args: str, cwd: Path | None = None, expect: int | None = 0
+    ) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [*cli(), *args],
+            cwd=cwd or self.home,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         if expect is not None:
             assert proc.returncode == expect, f"{args}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         return proc
@@ -102,12 +111,16 @@ class Machine:
         self.codex_home.mkdir(parents=True, exist_ok=True)
         return self.cli("setup", "codex", "--user", "--codex-bin", str(binary("codex"))).stdout
 
-    def claude(self, project: Path, prompt: str, script: list[Any], env: dict[str, str] | None = None) -> Session:
+    def claude(
+        self, project: Path, prompt: str, script: list[Any], env: dict[str, str] | None = None
+    ) -> Session:
         with an.AnthropicStub(script) as stub:
             run = run_claude(project, self.home, stub, prompt, env=env)
             return Session(run, stub.model_requests)
 
-    def codex(self, project: Path, prompt: str, script: list[Any], env: dict[str, str] | None = None) -> Session:
+    def codex(
+        self, project: Path, prompt: str, script: list[Any], env: dict[str, str] | None = None
+    ) -> Session:
         with oa.OpenAIStub(script) as stub:
             run = run_codex(project, self.home, stub, prompt, bypass_hook_trust=False, env=env)
             return Session(run, stub.model_requests)
@@ -127,7 +140,9 @@ def episodes(root: Path, namespace: str) -> dict[str, list[str]]:
         return {}
     out: dict[str, list[str]] = {}
     with Memory(Settings(root=root, namespace=namespace, embedder="none")) as mem, mem.runtime.read() as read:
-        for src in read.list_objects(object_types=["source"], kinds=["conversation"], statuses=["active"], limit=1000):
+        for src in read.list_objects(
+            object_types=["source"], kinds=["conversation"], statuses=["active"], limit=1000
+        ):
             count = int(src.metadata.get("segment_count") or 0)
             thread = str(src.payload.get("thread_id"))
             assert thread not in out, f"two episodes for {thread}"
@@ -142,8 +157,11 @@ def hook_records(transcript: Path) -> dict[str, list[dict[str, Any]]]:
     for line in transcript.read_text().splitlines():
         rec = json.loads(line)
         att = rec.get("attachment") or {}
-        if rec.get("type") == "attachment" and att.get("type") == "hook_success" \
-                and "memory-substrate" in str(att.get("command")):
+        if (
+            rec.get("type") == "attachment"
+            and att.get("type") == "hook_success"
+            and "memory-substrate" in str(att.get("command"))
+        ):
             found["success"].append(att)
         if rec.get("type") == "system" and rec.get("subtype") == "stop_hook_summary":
             found["stop"].append(rec)
@@ -165,9 +183,13 @@ class Server:
         self.log = root.parent / f"serve-{self.port}.log"
         root.mkdir(parents=True, exist_ok=True)
         with self.log.open("w") as out:
-            self.proc = subprocess.Popen([*cli(), "--root", str(root), "serve", "--transport", "http", "--port",
-                                          str(self.port)], env=env, stdout=out, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL)
+            self.proc = subprocess.Popen(
+                [*cli(), "--root", str(root), "serve", "--transport", "http", "--port", str(self.port)],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+            )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.log.read_text()[-2000:]

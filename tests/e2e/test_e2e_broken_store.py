@@ -31,9 +31,17 @@ def _held_lock(dev: Machine, project: Path) -> Callable[[], None]:
     from memory_substrate import Memory, Settings
 
     with Memory(Settings(root=dev.root, namespace=namespace_of(project), embedder="none")) as mem:
-        mem.ingest("conversation", {"thread_id": "earlier", "messages": [
-            {"role": "user", "content": "Why does the nightly fail?"},
-            {"role": "assistant", "content": "Because TZ is unset in CI."}]}, {})
+        mem.ingest(
+            "conversation",
+            {
+                "thread_id": "earlier",
+                "messages": [
+                    {"role": "user", "content": "Why does the nightly fail?"},
+                    {"role": "assistant", "content": "Because TZ is unset in CI."},
+                ],
+            },
+            {},
+        )
     blocker = sqlite3.connect(dev.root / "memory.sqlite3", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
 
@@ -44,9 +52,14 @@ def _held_lock(dev: Machine, project: Path) -> Callable[[], None]:
     return release
 
 
-@pytest.mark.parametrize("breakage", [_root_is_a_file, _corrupt_file, _held_lock],
-                         ids=["root-is-a-file", "corrupt-sqlite", "held-lock"])
-def test_the_session_completes_normally(tmp_path: Path, breakage: Callable[[Machine, Path], Callable[[], None]]) -> None:
+@pytest.mark.parametrize(
+    "breakage",
+    [_root_is_a_file, _corrupt_file, _held_lock],
+    ids=["root-is-a-file", "corrupt-sqlite", "held-lock"],
+)
+def test_the_session_completes_normally(
+    tmp_path: Path, breakage: Callable[[Machine, Path], Callable[[], None]]
+) -> None:
     require("claude-code")
     dev = Machine(tmp_path)
     project = dev.project("shop", {"README.md": "# shop\n"})
@@ -55,8 +68,12 @@ def test_the_session_completes_normally(tmp_path: Path, breakage: Callable[[Mach
     try:
         # A short deadline for the locked store (a documented setting), so the test waits seconds, not the
         # defaults' tens of seconds; the other breakages fail at once whatever the deadline.
-        session = dev.claude(project, "Why does the nightly fail?", [[an.bash("cat README.md")], an.text("Done.")],
-                             env={"MEMORY_SUBSTRATE_HOOK_TIMEOUT_S": "2"})
+        session = dev.claude(
+            project,
+            "Why does the nightly fail?",
+            [[an.bash("cat README.md")], an.text("Done.")],
+            env={"MEMORY_SUBSTRATE_HOOK_TIMEOUT_S": "2"},
+        )
     finally:
         release()
     session.run.check()

@@ -25,7 +25,7 @@ from tests.e2e.e2e_support import (
 SHOP = {
     "README.md": "# shop\n",
     "ci/nightly.yml": "jobs:\n  test:\n    env:\n      DATABASE_URL: postgres://ci@localhost/shop\n"
-                      "    steps:\n      - run: pytest tests/test_reports.py\n",
+    "    steps:\n      - run: pytest tests/test_reports.py\n",
     ".env": f"OPENAI_API_KEY={FAKE_KEY}\n",
 }
 BLOG = {"README.md": "# blog\n", "deploy/policy.json": '{"Effect": "Deny", "Action": "s3:PutObject"}\n'}
@@ -42,15 +42,21 @@ def test_a_later_session_starts_with_what_an_earlier_one_found(tmp_path: Path) -
     dev.setup_claude(shop)
     dev.setup_claude(blog)
 
-    first = dev.claude(shop, f"The nightly build fails. Find out why. <private>{PRIVATE}</private>", [
-        [an.bash("cat ci/nightly.yml")], [an.bash("cat .env")], an.text(FOUND)])
+    first = dev.claude(
+        shop,
+        f"The nightly build fails. Find out why. <private>{PRIVATE}</private>",
+        [[an.bash("cat ci/nightly.yml")], [an.bash("cat .env")], an.text(FOUND)],
+    )
     first.run.check()
     # The tools really ran: the model got the file and the key in this session's tool results.
     assert "pytest tests/test_reports.py" in first.everything and FAKE_KEY in first.everything
-    other = dev.claude(blog, "Why does the blog deploy fail?", [[an.bash("cat deploy/policy.json")],
-                                                                 an.text(BLOG_FOUND)])
+    other = dev.claude(
+        blog, "Why does the blog deploy fail?", [[an.bash("cat deploy/policy.json")], an.text(BLOG_FOUND)]
+    )
     other.run.check()
-    later = dev.claude(shop, "The nightly is red again. Same cause as last time?", [an.text("Yes, the same.")])
+    later = dev.claude(
+        shop, "The nightly is red again. Same cause as last time?", [an.text("Yes, the same.")]
+    )
     later.run.check()
 
     # What the first session found is in the later one's FIRST request, inside our wrapper.

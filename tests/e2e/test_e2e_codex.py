@@ -17,12 +17,15 @@ FOUND = "The nightly build fails because TZ is unset in CI; the report tests the
 def test_a_codex_session_is_captured_and_the_next_starts_with_it(tmp_path: Path) -> None:
     require("codex")
     dev = Machine(tmp_path)
-    project = dev.project("shop", {"ci/nightly.yml": "jobs:\n  test:\n    env: {}\n"}, "git@example.com:acme/shop.git")
+    project = dev.project(
+        "shop", {"ci/nightly.yml": "jobs:\n  test:\n    env: {}\n"}, "git@example.com:acme/shop.git"
+    )
     said = dev.setup_codex()
     assert re.search(r"Codex trusts all \d+ memory-substrate hooks", said), said
 
-    first = dev.codex(project, "Why does the nightly build fail?", [[oa.exec_command("cat ci/nightly.yml")],
-                                                                    oa.say(FOUND)])
+    first = dev.codex(
+        project, "Why does the nightly build fail?", [[oa.exec_command("cat ci/nightly.yml")], oa.say(FOUND)]
+    )
     first.run.check()
     assert "env: {}" in first.everything  # the command really ran
     eps = episodes(dev.root, namespace_of(project))

@@ -32,24 +32,34 @@ def test_two_homes_share_a_projects_memory_through_one_server(tmp_path: Path) ->
     server = Server(team.root, team.env())
     try:
         warm = {"MEMORY_SUBSTRATE_HOOK_URL": server.url, "MEMORY_SUBSTRATE_HOOK_TOKEN": token}
-        first = alice.claude(shop_a, "Who owns billing? I need a reviewer.",
-                             [[an.bash("cat CODEOWNERS")], an.text(FOUND)], env=warm)
+        first = alice.claude(
+            shop_a,
+            "Who owns billing? I need a reviewer.",
+            [[an.bash("cat CODEOWNERS")], an.text(FOUND)],
+            env=warm,
+        )
         first.run.check()
         # Captured on the team server, not in Alice's local store.
         assert f"claude-code:{first.run.session_id}" in episodes(team.root, namespace)
         assert not episodes(alice.root, namespace)
 
-        later = bob.claude(shop_b, "I changed invoice rounding. Who should review it?", [an.text("Dana.")], env=warm)
+        later = bob.claude(
+            shop_b, "I changed invoice rounding. Who should review it?", [an.text("Dana.")], env=warm
+        )
         later.run.check()
         assert any("Dana owns the billing service" in s for s in spans(later.first)), later.first[-2000:]
-        assert set(episodes(team.root, namespace)) == {f"claude-code:{first.run.session_id}",
-                                                       f"claude-code:{later.run.session_id}"}
+        assert set(episodes(team.root, namespace)) == {
+            f"claude-code:{first.run.session_id}",
+            f"claude-code:{later.run.session_id}",
+        }
     finally:
         server.stop()
 
     # The server is down: both machines' sessions run to the end, and are kept in the local store.
     for dev, shop in ((alice, shop_a), (bob, shop_b)):
-        down = dev.claude(shop, "Add a line to the README.", [[an.bash("cat README.md")], an.text("Added.")], env=warm)
+        down = dev.claude(
+            shop, "Add a line to the README.", [[an.bash("cat README.md")], an.text("Added.")], env=warm
+        )
         down.run.check()
         assert down.run.result == "Added." and len(down.requests) == 2
         assert OPEN not in down.first  # the local store holds nothing yet: no context, no stall

@@ -10,7 +10,9 @@ from memory_substrate import Settings
 
 
 @pytest.fixture
-def default_settings(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Settings:
+def default_settings(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Settings:
     """The default install's settings on this backend: no embedder named anywhere."""
     for var in ("MEMORY_SUBSTRATE_EMBEDDER", "MEMORY_SUBSTRATE_EMBEDDER_MODEL"):
         monkeypatch.delenv(var, raising=False)

@@ -63,7 +63,9 @@ def test_english_question_finds_the_translation(gated: LanguageGatedEmbedder) ->
     assert not docs[:, : gated.english.dimensions].any()  # the English model never reads German
     scores = docs @ gated.embed_query("Where is my sister getting married?")
     assert scores[0] > scores[1] + 0.05
-    assert np.allclose(gated.embed_query(GERMAN[0]) @ docs[0], float(np.max(gated.embed_query(GERMAN[0]) @ docs.T)))
+    assert np.allclose(
+        gated.embed_query(GERMAN[0]) @ docs[0], float(np.max(gated.embed_query(GERMAN[0]) @ docs.T))
+    )
 
 
 def test_a_question_prefers_its_own_language_among_translations(gated: LanguageGatedEmbedder) -> None:
@@ -97,8 +99,11 @@ def test_through_mcp_an_english_question_finds_a_german_turn(make_settings: Any,
                 args = {"mode": "conversation", "input_data": {"title": "notizen", "messages": messages}}
                 out = await client.call_tool("memory_ingest", {"args": args})
                 assert not out.is_error
-                query = {"mode": "search", "input_data": {"query": "Why did the backup of the file server not work?"},
-                         "options": {"result_unit": "segment", "max_items": 1, "detail": "full"}}
+                query = {
+                    "mode": "search",
+                    "input_data": {"query": "Why did the backup of the file server not work?"},
+                    "options": {"result_unit": "segment", "max_items": 1, "detail": "full"},
+                }
                 found = await client.call_tool("memory_query", {"args": query})
                 assert not found.is_error and found.structured_content is not None
                 return [json.dumps(i, ensure_ascii=False) for i in found.structured_content["items"]]

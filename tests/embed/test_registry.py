@@ -28,7 +28,15 @@ def test_default_is_bundled_and_lazy() -> None:
     english = create_embedder("static")
     assert isinstance(english, StaticEmbedder) and not english.loaded
     assert create_embedder("none") is None
-    assert {"use-gated", "use", "static-multilingual", "static", "openai", "sentence-transformers", "none"} <= set(available())
+    assert {
+        "use-gated",
+        "use",
+        "static-multilingual",
+        "static",
+        "openai",
+        "sentence-transformers",
+        "none",
+    } <= set(available())
 
 
 def test_unknown_provider_is_a_validation_error() -> None:

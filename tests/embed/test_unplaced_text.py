@@ -26,7 +26,9 @@ IDENTIFIERS = [
 def test_identifiers_are_placed_in_no_language() -> None:
     assert [main_language(t) for t in IDENTIFIERS] == [None] * len(IDENTIFIERS)
     # Words among the identifiers still tell the language.
-    assert main_language("Der Server w4411 ist heute Morgen wegen einer vollen Festplatte ausgefallen.") == "de"
+    assert (
+        main_language("Der Server w4411 ist heute Morgen wegen einer vollen Festplatte ausgefallen.") == "de"
+    )
     assert main_language("The server w4411 went down this morning because its disk was full.") == "en"
 
 
@@ -54,7 +56,9 @@ def test_a_query_of_identifiers_finds_its_turn_without_a_vector(
     turns = [" ".join(f"w{n}" for n in rng.integers(0, 100_000, 12)) for _ in range(60)]
     turns += ["My sister is getting married in Lisbon next June.", *IDENTIFIERS]
     with Memory(default_settings, namespace=namespace) as memory:
-        memory.ingest("conversation", {"title": "logs", "messages": [{"role": "user", "content": t} for t in turns]})
+        memory.ingest(
+            "conversation", {"title": "logs", "messages": [{"role": "user", "content": t} for t in turns]}
+        )
 
         def no_vector(self: Any, text: str) -> Any:
             raise AssertionError(f"embedded the query {text!r}")
@@ -62,7 +66,9 @@ def test_a_query_of_identifiers_finds_its_turn_without_a_vector(
         monkeypatch.setattr(LanguageGatedEmbedder, "embed_query", no_vector)
         for k in (3, 17, 61):
             query = " ".join(turns[k].split()[4:7])
-            seg = memory.query("search", {"query": query}, {"result_unit": "segment", "detail": "full", "max_items": 3})
+            seg = memory.query(
+                "search", {"query": query}, {"result_unit": "segment", "detail": "full", "max_items": 3}
+            )
             assert seg["items"][0]["excerpt"] == turns[k], (query, seg["items"][:1])
             obj = memory.query("search", {"query": query}, {"detail": "full", "max_items": 3})
             assert obj["items"] and turns[k] in str(obj["items"][0]), (query, obj["items"][:1])

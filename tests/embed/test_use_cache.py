@@ -76,7 +76,9 @@ def test_no_cache_when_disabled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert not any(tmp_path.iterdir())
 
 
-def test_an_unwritable_cache_folder_costs_nothing_but_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unwritable_cache_folder_costs_nothing_but_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder would go")
     monkeypatch.setenv(use_cache.CACHE_ENV, str(blocker / "cache"))

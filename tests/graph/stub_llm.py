@@ -40,7 +40,9 @@ class StubLLM:
     script: list[Reply] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     default: Reply | None = None
-    respond: Callable[[dict[str, Any]], Reply] | None = None  # answers from the request body, after the script
+    respond: Callable[[dict[str, Any]], Reply] | None = (
+        None  # answers from the request body, after the script
+    )
     in_flight: int = 0
     max_in_flight: int = 0
     client_gone: int = 0  # answers the client hung up on before their end
@@ -50,7 +52,11 @@ class StubLLM:
 def _usage(body: dict[str, Any], content: str) -> dict[str, int]:
     """Prompt tokens as the stub counts them (the project's WordPiece count), for measurements."""
     prompt = sum(count_tokens(m.get("content") or "") for m in body.get("messages") or [])
-    return {"prompt_tokens": prompt, "completion_tokens": count_tokens(content), "total_tokens": prompt + count_tokens(content)}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": count_tokens(content),
+        "total_tokens": prompt + count_tokens(content),
+    }
 
 
 @contextmanager
@@ -64,8 +70,14 @@ def stub_llm() -> Iterator[StubLLM]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             with stub.lock:
-                stub.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
-                                      "at": time.monotonic()})
+                stub.requests.append(
+                    {
+                        "path": self.path,
+                        "body": body,
+                        "auth": self.headers.get("Authorization"),
+                        "at": time.monotonic(),
+                    }
+                )
                 stub.in_flight += 1
                 stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
             try:
@@ -78,7 +90,9 @@ def stub_llm() -> Iterator[StubLLM]:
                     stub.in_flight -= 1
 
         def _answer(self, body: dict[str, Any]) -> None:
-            reply = stub.script.pop(0) if stub.script else stub.respond(body) if stub.respond else stub.default
+            reply = (
+                stub.script.pop(0) if stub.script else stub.respond(body) if stub.respond else stub.default
+            )
             if self.path != "/v1/chat/completions" or reply is None:
                 self._send(404, b"")
                 return
@@ -89,12 +103,21 @@ def stub_llm() -> Iterator[StubLLM]:
             if reply.raw is not None:
                 payload = reply.raw.encode()
             elif reply.status == 200:
-                payload = json.dumps({
-                    "id": "chatcmpl-stub", "object": "chat.completion", "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": reply.finish_reason,
-                                 "message": {"role": "assistant", "content": reply.content}}],
-                    "usage": _usage(body, reply.content or ""),
-                }).encode()
+                payload = json.dumps(
+                    {
+                        "id": "chatcmpl-stub",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": reply.finish_reason,
+                                "message": {"role": "assistant", "content": reply.content},
+                            }
+                        ],
+                        "usage": _usage(body, reply.content or ""),
+                    }
+                ).encode()
             else:
                 payload = json.dumps({"error": {"message": reply.content or "error"}}).encode()
             self._send(reply.status, payload)
@@ -108,7 +131,7 @@ def stub_llm() -> Iterator[StubLLM]:
 
         def _stream(self, body: dict[str, Any], reply: Reply) -> None:
             content = reply.content or ""
-            chunks = [content[i:i + CHUNK_CHARS] for i in range(0, len(content), CHUNK_CHARS)] or [""]
+            chunks = [content[i : i + CHUNK_CHARS] for i in range(0, len(content), CHUNK_CHARS)] or [""]
             gap = max(0.0, reply.total_s - reply.first_token_s) / max(1, len(chunks))
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -118,15 +141,32 @@ def stub_llm() -> Iterator[StubLLM]:
             time.sleep(reply.first_token_s)
             for i, text in enumerate(chunks):
                 last = i == len(chunks) - 1
-                event = {"id": "chatcmpl-stub", "object": "chat.completion.chunk", "model": body.get("model"),
-                         "choices": [{"index": 0, "delta": {"content": text},
-                                      "finish_reason": reply.finish_reason if last else None}]}
+                event = {
+                    "id": "chatcmpl-stub",
+                    "object": "chat.completion.chunk",
+                    "model": body.get("model"),
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"content": text},
+                            "finish_reason": reply.finish_reason if last else None,
+                        }
+                    ],
+                }
                 self._event(json.dumps(event))
                 if not last:
                     time.sleep(gap)
             if (body.get("stream_options") or {}).get("include_usage"):
-                self._event(json.dumps({"id": "chatcmpl-stub", "object": "chat.completion.chunk", "choices": [],
-                                        "usage": _usage(body, content)}))
+                self._event(
+                    json.dumps(
+                        {
+                            "id": "chatcmpl-stub",
+                            "object": "chat.completion.chunk",
+                            "choices": [],
+                            "usage": _usage(body, content),
+                        }
+                    )
+                )
             self._event("[DONE]")
 
         def _event(self, data: str) -> None:

@@ -18,12 +18,23 @@ from tests.helpers import ToolFailed, call, tool_error
 
 pytestmark = pytest.mark.anyio
 
-GOOD = json.dumps({
-    "entities": [{"name": "Customer Portal", "type": "project", "aliases": ["portal"]},
-                 {"name": "Semantic Kernel", "type": "technology", "aliases": []}],
-    "facts": [{"subject": "Customer Portal", "predicate": "uses", "object": "Semantic Kernel", "segment_ids": ["seg-1"]}],
-    "procedures": [],
-})
+GOOD = json.dumps(
+    {
+        "entities": [
+            {"name": "Customer Portal", "type": "project", "aliases": ["portal"]},
+            {"name": "Semantic Kernel", "type": "technology", "aliases": []},
+        ],
+        "facts": [
+            {
+                "subject": "Customer Portal",
+                "predicate": "uses",
+                "object": "Semantic Kernel",
+                "segment_ids": ["seg-1"],
+            }
+        ],
+        "procedures": [],
+    }
+)
 
 
 @pytest.fixture
@@ -34,8 +45,13 @@ def llm() -> Iterator[StubLLM]:
 
 @pytest.fixture
 def llm_memory(make_settings: Any, namespace: str, llm: StubLLM) -> Iterator[Memory]:
-    settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=2,
-                             llm_backoff_s=0.01)
+    settings = make_settings(
+        llm_base_url=llm.url,
+        llm_model="stub-model",
+        llm_api_key="sk-test",
+        llm_max_retries=2,
+        llm_backoff_s=0.01,
+    )
     mem = Memory(settings, namespace=namespace)
     try:
         yield mem
@@ -57,8 +73,21 @@ async def _failed_extract(c: Client, episode_id: str) -> dict[str, Any]:
 
 
 async def _ingest(c: Client) -> str:
-    out = await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
-        {"role": "user", "content": "Customer Portal uses Semantic Kernel.", "created_at": "2026-03-01T00:00:00Z"}]})
+    out = await call(
+        c,
+        "memory_ingest",
+        "conversation",
+        {
+            "title": "portal chat",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": "Customer Portal uses Semantic Kernel.",
+                    "created_at": "2026-03-01T00:00:00Z",
+                }
+            ],
+        },
+    )
     return str(out["source_id"])
 
 
@@ -69,17 +98,25 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         dry = await call(c, "memory_maintain", "extract", {})
         assert dry["status"] == "dry_run" and dry["episodes"] == [ep] and llm.requests == []
         done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
-        assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0} and done["queue"]["done"] == 1
+        assert (
+            done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}
+            and done["queue"]["done"] == 1
+        )
         sent = llm.requests[-1]
         assert sent["auth"] == "Bearer sk-test" and sent["body"]["model"] == "stub-model"
         assert sent["body"]["response_format"]["type"] == "json_schema" and sent["body"]["stream"] is True
         assert sent["body"]["max_tokens"] == 256 + 32  # sized to a one-turn window
-        assert "seg-1" in sent["body"]["messages"][1]["content"] and len(llm.requests) == 2  # one retry after the 500
+        assert (
+            "seg-1" in sent["body"]["messages"][1]["content"] and len(llm.requests) == 2
+        )  # one retry after the 500
         facts = await call(c, "memory_query", "facts", {"subject": "portal"})
         assert facts["items"][0]["object"]["name"] == "Semantic Kernel"
         assert facts["items"][0]["evidence_status"] == "extracted"
         trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
-        assert trace["extractor"].startswith("llm:stub-model@127.0.0.1") and trace["prompt_version"] == prompt.VERSION
+        assert (
+            trace["extractor"].startswith("llm:stub-model@127.0.0.1")
+            and trace["prompt_version"] == prompt.VERSION
+        )
         assert (await call(c, "memory_maintain", "extract", {}, {"apply": True}))["episodes"] == []
 
 
@@ -139,7 +176,9 @@ async def test_unreachable_model_is_a_typed_failure(llm, llm_memory):
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
         out = await _failed_extract(c, ep)
-        assert out["runs"][0]["error"]["code"] == "memory_llm_error" and len(llm.requests) == 3  # 1 + 2 retries
+        assert (
+            out["runs"][0]["error"]["code"] == "memory_llm_error" and len(llm.requests) == 3
+        )  # 1 + 2 retries
         assert out["queue"]["retrying"] == 1 and out["counts"]["retrying"] == 1
 
 
@@ -155,8 +194,9 @@ async def test_sampling_uses_the_clients_model(memory):
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
         seen.append(params.system_prompt or "")
-        return types.CreateMessageResult(role="assistant", model="client-model",
-                                         content=types.TextContent(type="text", text=GOOD))
+        return types.CreateMessageResult(
+            role="assistant", model="client-model", content=types.TextContent(type="text", text=GOOD)
+        )
 
     # Sampling is a server-initiated request: it exists on handshake-era connections (mode="legacy").
     async with Client(build_server(memory), sampling_callback=sample, mode="legacy") as c:
@@ -164,7 +204,9 @@ async def test_sampling_uses_the_clients_model(memory):
         out = await call(c, "memory_maintain", "extract", {}, {"apply": True, "extractor": "sampling"})
         assert out["counts"]["done"] == 1 and out["extractor"].startswith("sampling:")
         assert "canonical predicates" in seen[0]
-        assert (await call(c, "memory_query", "trace", {"id": ep}))["trace"]["extractor"].startswith("sampling:")
+        assert (await call(c, "memory_query", "trace", {"id": ep}))["trace"]["extractor"].startswith(
+            "sampling:"
+        )
     async with Client(build_server(memory), mode="legacy") as plain:
         with pytest.raises(ToolFailed) as info:
             await call(plain, "memory_maintain", "extract", {}, {"apply": True, "extractor": "sampling"})
@@ -172,10 +214,14 @@ async def test_sampling_uses_the_clients_model(memory):
 
 
 def test_prompt_snapshot() -> None:
-    lines = [prompt.EpisodeLine("seg-1", "alice", "2026-03-01T00:00:00Z", "Customer Portal uses Semantic Kernel.")]
+    lines = [
+        prompt.EpisodeLine("seg-1", "alice", "2026-03-01T00:00:00Z", "Customer Portal uses Semantic Kernel.")
+    ]
     rendered = "\n---\n".join(m["role"] + ": " + m["content"] for m in prompt.messages("portal chat", lines))
     snapshot = Path(__file__).parent / "data" / "extraction_prompt.txt"
-    assert rendered == snapshot.read_text(), "the extraction prompt changed: bump prompt.VERSION and refresh the snapshot"
+    assert rendered == snapshot.read_text(), (
+        "the extraction prompt changed: bump prompt.VERSION and refresh the snapshot"
+    )
 
 
 async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory):
@@ -186,7 +232,9 @@ async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory
         out = await _failed_extract(c, ep)
         run = out["runs"][0]
         assert run["outcome"] == "failed" and run["error"]["code"] == "memory_llm_output_truncated"
-        assert "max_tokens=288" in run["error"]["message"] and len(llm.requests) == 1  # one turn: too short to halve
+        assert (
+            "max_tokens=288" in run["error"]["message"] and len(llm.requests) == 1
+        )  # one turn: too short to halve
         window = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]["window_runs"][0]
         assert window["truncated"] and window["finish_reason"] == "length"
         assert "truncated at the token cap" in window["dropped"][0]["reason"]
@@ -194,10 +242,22 @@ async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory
 
 async def test_names_copied_from_the_prompt_are_dropped(llm, llm_memory):
     copied = json.loads(GOOD)
-    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "value": "<literal text or number>",
-                            "segment_ids": ["seg-1"]})
-    copied["facts"].append({"subject": "Customer Portal", "predicate": "uses", "object": "snake_case verb",
-                            "segment_ids": ["seg-1"]})
+    copied["facts"].append(
+        {
+            "subject": "Customer Portal",
+            "predicate": "uses",
+            "value": "<literal text or number>",
+            "segment_ids": ["seg-1"],
+        }
+    )
+    copied["facts"].append(
+        {
+            "subject": "Customer Portal",
+            "predicate": "uses",
+            "object": "snake_case verb",
+            "segment_ids": ["seg-1"],
+        }
+    )
     llm.default = Reply(content=json.dumps(copied))
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
@@ -242,18 +302,42 @@ async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
 
 
 async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fact(llm, llm_memory):
-    turns = ["Morning all.", "Customer Portal now uses Semantic Kernel for its agents.", "Lunch at noon?",
-             "Sure.", "The portal team likes it.", "Weather is nice."]
+    turns = [
+        "Morning all.",
+        "Customer Portal now uses Semantic Kernel for its agents.",
+        "Lunch at noon?",
+        "Sure.",
+        "The portal team likes it.",
+        "Weather is nice.",
+    ]
     enumerating = json.loads(GOOD)
     enumerating["facts"][0]["segment_ids"] = [f"seg-{i}" for i in range(1, 7)]  # everything: proves nothing
-    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "hosts", "object": "Semantic Kernel",
-                                 "segment_ids": ["seg-3"]})  # a segment that shares nothing with it
-    enumerating["facts"].append({"subject": "Customer Portal", "predicate": "owned_by", "value": "Atlantis Guild",
-                                 "segment_ids": ["seg-2"]})  # nothing in the episode names it
+    enumerating["facts"].append(
+        {
+            "subject": "Customer Portal",
+            "predicate": "hosts",
+            "object": "Semantic Kernel",
+            "segment_ids": ["seg-3"],
+        }
+    )  # a segment that shares nothing with it
+    enumerating["facts"].append(
+        {
+            "subject": "Customer Portal",
+            "predicate": "owned_by",
+            "value": "Atlantis Guild",
+            "segment_ids": ["seg-2"],
+        }
+    )  # nothing in the episode names it
     llm.default = Reply(content=json.dumps(enumerating))
     async with Client(build_server(llm_memory)) as c:
-        ep = (await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
-            {"role": "user", "content": t} for t in turns]}))["source_id"]
+        ep = (
+            await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                {"title": "portal chat", "messages": [{"role": "user", "content": t} for t in turns]},
+            )
+        )["source_id"]
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
         assert out["runs"][0]["facts"] == 2
         facts = await call(c, "memory_query", "facts", {"subject": "Customer Portal"}, {"detail": "full"})
@@ -264,7 +348,11 @@ async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fa
             assert fact["evidence_status"] == "inferred" and fact["status"] == "candidate"
         trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
         rules = {g["item"]: g["rule"] for g in trace["window_runs"][0]["grounding"]}
-        assert rules == {"fact Customer Portal uses Semantic Kernel": "cited_everything",
-                         "fact Customer Portal hosts Semantic Kernel": "cited_nothing_related"}
-        assert {"item": "fact Customer Portal owned_by Atlantis Guild",
-                "reason": "no segment of the window shares a name with it"} in trace["dropped"]
+        assert rules == {
+            "fact Customer Portal uses Semantic Kernel": "cited_everything",
+            "fact Customer Portal hosts Semantic Kernel": "cited_nothing_related",
+        }
+        assert {
+            "item": "fact Customer Portal owned_by Atlantis Guild",
+            "reason": "no segment of the window shares a name with it",
+        } in trace["dropped"]

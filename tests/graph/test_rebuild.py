@@ -13,11 +13,21 @@ GOV = {"reason": "r", "memory_source": "agent_inferred", "scope_refs": ["scope:p
 
 
 def _graph(mem: Memory) -> str:
-    ep = mem.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "Atlas uses Redis."}]})["source_id"]
-    mem.remember("extraction", {"episode_id": ep, **GOV,
-                                "entities": [{"name": "Atlas", "type": "project", "aliases": ["ATL"]},
-                                             {"name": "Redis", "type": "technology"}],
-                                "facts": [{"subject": "Atlas", "predicate": "uses", "object": "Redis", "segment_ids": ["seg-1"]}]})
+    ep = mem.ingest(
+        "conversation", {"title": "t", "messages": [{"role": "user", "content": "Atlas uses Redis."}]}
+    )["source_id"]
+    mem.remember(
+        "extraction",
+        {
+            "episode_id": ep,
+            **GOV,
+            "entities": [
+                {"name": "Atlas", "type": "project", "aliases": ["ATL"]},
+                {"name": "Redis", "type": "technology"},
+            ],
+            "facts": [{"subject": "Atlas", "predicate": "uses", "object": "Redis", "segment_ids": ["seg-1"]}],
+        },
+    )
     return ep
 
 
@@ -43,6 +53,10 @@ def test_export_import_keeps_the_graph_resolvable(memory: Memory, vectors: bool)
     import_namespace(memory.runtime, io.StringIO(buf.getvalue()), namespace=target)
     copy = memory.for_namespace(target)
     assert copy.query("entities", {"name": "ATL"})["items"][0]["facts"][0]["object"]["name"] == "Redis"
-    ep = copy.ingest("conversation", {"title": "t2", "messages": [{"role": "user", "content": "atlas again"}]})["source_id"]
-    out = copy.remember("extraction", {"episode_id": ep, **GOV, "entities": [{"name": "atlas", "type": "project"}]})
+    ep = copy.ingest(
+        "conversation", {"title": "t2", "messages": [{"role": "user", "content": "atlas again"}]}
+    )["source_id"]
+    out = copy.remember(
+        "extraction", {"episode_id": ep, **GOV, "entities": [{"name": "atlas", "type": "project"}]}
+    )
     assert out["entities"]["resolved"][0]["pass"] == "exact"

@@ -32,7 +32,10 @@ def _messages(episode: str) -> tuple[str, list[dict[str, Any]]]:
     lines = episode.splitlines()
     rows = [ROW.match(line) for line in lines[1:]]
     return lines[0].removeprefix("Episode: "), [
-        {"role": "user", "name": m.group(3), "content": m.group(4), "created_at": m.group(2)} for m in rows if m]
+        {"role": "user", "name": m.group(3), "content": m.group(4), "created_at": m.group(2)}
+        for m in rows
+        if m
+    ]
 
 
 @pytest.fixture
@@ -71,7 +74,9 @@ def _replayer(llm: StubLLM, record: dict[str, Any]) -> list[dict[str, Any]]:
 async def _facts(c: Client, names: list[str]) -> list[dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     for name in names:
-        found = await call(c, "memory_query", "facts", {"subject": name}, {"detail": "full", "max_items": 200})
+        found = await call(
+            c, "memory_query", "facts", {"subject": name}, {"detail": "full", "max_items": 200}
+        )
         out.update({f["id"]: f for f in found["items"]})
     return list(out.values())
 
@@ -81,31 +86,53 @@ async def test_a_recorded_answer_is_salvaged_and_reported(mem, llm, record):
     others = _replayer(llm, record)
     title, messages = _messages(record["episode"])
     async with Client(build_server(mem)) as c:
-        ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))["source_id"]
+        ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))[
+            "source_id"
+        ]
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
-        assert [r["episode_id"] for r in out["runs"]] == [ep]  # an outcome for the episode, whatever the answer
+        assert [r["episode_id"] for r in out["runs"]] == [
+            ep
+        ]  # an outcome for the episode, whatever the answer
         run = out["runs"][0]
         trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
         window = trace["window_runs"][0]
-        assert llm.requests[0]["body"]["messages"][1]["content"] == record["episode"]  # the recorded window again
+        assert (
+            llm.requests[0]["body"]["messages"][1]["content"] == record["episode"]
+        )  # the recorded window again
         assert run["dropped"] == len(trace["dropped"]) and run["dropped_examples"] == [
-            {"item": d["item"], "reason": d["reason"]} for d in trace["dropped"][:5]]  # reported, reasons included
+            {"item": d["item"], "reason": d["reason"]} for d in trace["dropped"][:5]
+        ]  # reported, reasons included
         assert run["truncated_windows"] == (record["finish_reason"] == "length")
         if record["finish_reason"] == "length":
-            assert window["truncated"] and any("truncated at the token cap" in d["reason"] for d in window["dropped"])
-            assert len(window["split"]) == 2 and all(s["max_tokens"] < window["max_tokens"] for s in window["split"])
+            assert window["truncated"] and any(
+                "truncated at the token cap" in d["reason"] for d in window["dropped"]
+            )
+            assert len(window["split"]) == 2 and all(
+                s["max_tokens"] < window["max_tokens"] for s in window["split"]
+            )
         if run["outcome"] == "failed":  # nothing valid, even after the repair request: named in the job
             assert run["status"] == "retrying" and run["error"]["code"].startswith("memory_llm_output")
             assert (await call(c, "memory_query", "trace", {"id": ep}))["job"]["error"]
         facts = await _facts(c, ["Caroline", "Melanie"])
-        segments = {m["segment_id"]: m for m in (await call(c, "memory_query", "page", {"id": ep}, {"detail": "full"}))["segments"]}
+        segments = {
+            m["segment_id"]: m
+            for m in (await call(c, "memory_query", "page", {"id": ep}, {"detail": "full"}))["segments"]
+        }
     for fact in facts:
         text = f"{fact['subject']['name']} {fact['predicate']} {(fact.get('object') or {}).get('name') or fact.get('value')}"
-        assert "webhook" not in text.lower() and "event delivery" not in text.lower()  # the old prompt's example
+        assert (
+            "webhook" not in text.lower() and "event delivery" not in text.lower()
+        )  # the old prompt's example
         cited = [r["segment_id"] for r in fact["evidence_refs"]]
         assert 1 <= len(cited) <= MAX_CITED, fact
-        want = set(query_terms(str((fact.get("object") or {}).get("name") or fact.get("value") or fact["subject"]["name"])))
-        assert any(want & set(query_terms(segments[s]["text"] + " " + str(segments[s].get("name")))) for s in cited), fact
+        want = set(
+            query_terms(
+                str((fact.get("object") or {}).get("name") or fact.get("value") or fact["subject"]["name"])
+            )
+        )
+        assert any(
+            want & set(query_terms(segments[s]["text"] + " " + str(segments[s].get("name")))) for s in cited
+        ), fact
     # every dropped item is listed with its reason; none of the recorded invalid items is kept silently
     assert all(d["reason"] for d in trace["dropped"])
     assert len(others) <= 3  # at most two halves, or one repair
@@ -118,14 +145,18 @@ async def test_the_recordings_invalid_items_are_dropped_with_reasons_and_valid_o
     _replayer(llm, record)
     title, messages = _messages(record["episode"])
     async with Client(build_server(mem)) as c:
-        ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))["source_id"]
+        ep = (await call(c, "memory_ingest", "conversation", {"title": title, "messages": messages}))[
+            "source_id"
+        ]
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
         assert out["runs"][0]["outcome"] == "done"
         trace = (await call(c, "memory_query", "trace", {"id": ep}))["trace"]
         names = sorted(e["name"] for e in trace["entities"]["new"])
         assert names == ["Caroline", "Melanie"]
         reasons = {d["item"]: d["reason"] for d in trace["dropped"]}
-        assert "exactly one of object" in reasons["facts[0]"] and "exactly one of object" in reasons["facts[1]"]
+        assert (
+            "exactly one of object" in reasons["facts[0]"] and "exactly one of object" in reasons["facts[1]"]
+        )
         # An alias the episode never writes is the model's own knowledge: kept, and marked as the
         # model's, so a reader can weigh it (this one is a small model's guess).
         assert "aliases of 'Caroline'" not in reasons
@@ -136,14 +167,21 @@ async def test_the_recordings_invalid_items_are_dropped_with_reasons_and_valid_o
         assert set(caroline["model_aliases"]) <= set(caroline["aliases"])
 
 
-async def test_a_recorded_slow_answer_completes_on_the_first_attempt_with_default_settings(make_settings, namespace, llm):
+async def test_a_recorded_slow_answer_completes_on_the_first_attempt_with_default_settings(
+    make_settings, namespace, llm
+):
     # 1.5B, session 1: prefill 70 s, the whole answer at 96 s (the old 60 s timeout fired).
     record = next(r for r in RECORDS if r["prefill_s"] > 60 and r["finish_reason"] == "stop")
     from tests.graph.test_slow_models import scaled_defaults
 
-    llm.default = Reply(content=record["response_text"], first_token_s=record["prefill_s"] * SCALE,
-                        total_s=record["total_s"] * SCALE)
-    mem = Memory(make_settings(llm_base_url=llm.url, llm_model="qwen", **scaled_defaults()), namespace=namespace)
+    llm.default = Reply(
+        content=record["response_text"],
+        first_token_s=record["prefill_s"] * SCALE,
+        total_s=record["total_s"] * SCALE,
+    )
+    mem = Memory(
+        make_settings(llm_base_url=llm.url, llm_model="qwen", **scaled_defaults()), namespace=namespace
+    )
     try:
         title, messages = _messages(record["episode"])
         async with Client(build_server(mem)) as c:
@@ -176,7 +214,10 @@ def test_prompt_tokens_per_window_fall_by_at_least_a_third():
     old_system = (DATA / "recorded_system_prompt.txt").read_text()
     for episode in {r["episode"] for r in RECORDS}:
         title, messages = _messages(episode)
-        lines = [prompt.EpisodeLine(f"seg-{i}", m["name"], m["created_at"], m["content"]) for i, m in enumerate(messages, 1)]
+        lines = [
+            prompt.EpisodeLine(f"seg-{i}", m["name"], m["created_at"], m["content"])
+            for i, m in enumerate(messages, 1)
+        ]
         windows, _info = prompt.plan(title, lines)
         assert len(windows) == 1
         sent = windows[0].messages()

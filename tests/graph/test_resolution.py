@@ -24,9 +24,17 @@ async def _mention(c: Client, name: str, etype: str, aliases: list[str] | None =
     ep = await episode(c, f"A note about {name}.")
     out = await extract(c, ep, entities=[{"name": name, "type": etype, "aliases": aliases or []}])
     if out["entities"]["resolved"]:
-        return {"how": out["entities"]["resolved"][0]["pass"], "id": out["entities"]["resolved"][0]["entity_id"],
-                "confidence": out["entities"]["resolved"][0]["confidence"], "conflicts": out["entities"]["conflicts"]}
-    return {"how": "new", "id": out["entities"]["new"][0]["entity_id"], "conflicts": out["entities"]["conflicts"]}
+        return {
+            "how": out["entities"]["resolved"][0]["pass"],
+            "id": out["entities"]["resolved"][0]["entity_id"],
+            "confidence": out["entities"]["resolved"][0]["confidence"],
+            "conflicts": out["entities"]["conflicts"],
+        }
+    return {
+        "how": "new",
+        "id": out["entities"]["new"][0]["entity_id"],
+        "conflicts": out["entities"]["conflicts"],
+    }
 
 
 async def test_exact_then_alias_then_semantic(sclient):
@@ -68,20 +76,38 @@ async def test_an_alias_shared_by_two_entities_is_a_recorded_conflict(sclient):
 
 async def test_merge_entities_moves_facts_and_aliases_with_an_audit_trail(client):
     ep = await episode(client, "PG hosts the ledger. Postgres is version 16.")
-    out = await extract(client, ep, entities=[{"name": "PostgreSQL", "type": "technology"},
-                                              {"name": "Ledger", "type": "project"}])
+    out = await extract(
+        client,
+        ep,
+        entities=[{"name": "PostgreSQL", "type": "technology"}, {"name": "Ledger", "type": "project"}],
+    )
     pg = out["entities"]["new"][0]["entity_id"]
     ep2 = await episode(client, "pgsql stores the ledger.")
-    out2 = await extract(client, ep2, entities=[{"name": "pgsql", "type": "technology", "aliases": ["PG"]},
-                                                {"name": "Ledger", "type": "project"}],
-                         facts=[{"subject": "pgsql", "predicate": "hosts", "object": "Ledger", "segment_ids": ["seg-1"]}])
+    out2 = await extract(
+        client,
+        ep2,
+        entities=[
+            {"name": "pgsql", "type": "technology", "aliases": ["PG"]},
+            {"name": "Ledger", "type": "project"},
+        ],
+        facts=[{"subject": "pgsql", "predicate": "hosts", "object": "Ledger", "segment_ids": ["seg-1"]}],
+    )
     dup = out2["entities"]["new"][0]["entity_id"]
     assert dup != pg
-    dry = await call(client, "memory_maintain", "merge_entities",
-                     {"source_entity_id": dup, "target_entity_id": pg, "reason": "same database"})
+    dry = await call(
+        client,
+        "memory_maintain",
+        "merge_entities",
+        {"source_entity_id": dup, "target_entity_id": pg, "reason": "same database"},
+    )
     assert dry["status"] == "dry_run" and dry["counts"]["facts_moved"] == 1
-    done = await call(client, "memory_maintain", "merge_entities",
-                      {"source_entity_id": dup, "target_entity_id": pg, "reason": "same database"}, {"apply": True})
+    done = await call(
+        client,
+        "memory_maintain",
+        "merge_entities",
+        {"source_entity_id": dup, "target_entity_id": pg, "reason": "same database"},
+        {"apply": True},
+    )
     assert done["status"] == "applied" and set(done["aliases_added"]) == {"pgsql", "PG"}
     facts = await call(client, "memory_query", "facts", {"subject": pg, "predicate": "hosts"})
     assert facts["count"] == 1 and facts["items"][0]["subject"]["name"] == "PostgreSQL"
@@ -94,6 +120,11 @@ async def test_merge_entities_moves_facts_and_aliases_with_an_audit_trail(client
     audit = await call(client, "memory_maintain", "audit", {"object_id": pg})
     assert "merge_entities" in [e["action"] for e in audit["events"]]
     with pytest.raises(ToolFailed) as info:
-        await call(client, "memory_maintain", "merge_entities",
-                   {"source_entity_id": dup, "target_entity_id": pg, "reason": "again"}, {"apply": True})
+        await call(
+            client,
+            "memory_maintain",
+            "merge_entities",
+            {"source_entity_id": dup, "target_entity_id": pg, "reason": "again"},
+            {"apply": True},
+        )
     assert info.value.code == "memory_conflict"

@@ -25,11 +25,23 @@ from tests.helpers import ToolFailed, call
 
 pytestmark = pytest.mark.anyio
 SCALE = 0.01  # 1 s of the real model is 10 ms here
-GOOD = json.dumps({
-    "entities": [{"name": "Customer Portal", "type": "project"}, {"name": "Semantic Kernel", "type": "technology"}],
-    "facts": [{"subject": "Customer Portal", "predicate": "uses", "object": "Semantic Kernel", "segment_ids": ["seg-1"]}],
-    "procedures": [],
-})
+GOOD = json.dumps(
+    {
+        "entities": [
+            {"name": "Customer Portal", "type": "project"},
+            {"name": "Semantic Kernel", "type": "technology"},
+        ],
+        "facts": [
+            {
+                "subject": "Customer Portal",
+                "predicate": "uses",
+                "object": "Semantic Kernel",
+                "segment_ids": ["seg-1"],
+            }
+        ],
+        "procedures": [],
+    }
+)
 
 
 def default(name: str) -> Any:
@@ -51,16 +63,34 @@ def llm() -> Iterator[StubLLM]:
 
 
 def _memory(make_settings: Any, namespace: str, llm: StubLLM, **timing: Any) -> Memory:
-    return Memory(make_settings(llm_base_url=llm.url, llm_model="qwen-small", **scaled_defaults(**timing)), namespace=namespace)
+    return Memory(
+        make_settings(llm_base_url=llm.url, llm_model="qwen-small", **scaled_defaults(**timing)),
+        namespace=namespace,
+    )
 
 
 async def _ingest(c: Client) -> str:
-    out = await call(c, "memory_ingest", "conversation", {"title": "portal chat", "messages": [
-        {"role": "user", "content": "Customer Portal uses Semantic Kernel.", "created_at": "2026-03-01T00:00:00Z"}]})
+    out = await call(
+        c,
+        "memory_ingest",
+        "conversation",
+        {
+            "title": "portal chat",
+            "messages": [
+                {
+                    "role": "user",
+                    "content": "Customer Portal uses Semantic Kernel.",
+                    "created_at": "2026-03-01T00:00:00Z",
+                }
+            ],
+        },
+    )
     return str(out["source_id"])
 
 
-async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attempt(make_settings, namespace, llm):
+async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attempt(
+    make_settings, namespace, llm
+):
     # The old client waited 60 s for the whole (unstreamed) answer and retried from scratch.
     llm.default = Reply(content=GOOD, first_token_s=30 * SCALE, total_s=90 * SCALE)
     mem = _memory(make_settings, namespace, llm)
@@ -76,7 +106,9 @@ async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attem
         mem.close()
 
 
-async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request_at_a_time(make_settings, namespace, llm):
+async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request_at_a_time(
+    make_settings, namespace, llm
+):
     # Prefill outlasts the read deadline every time; the server notices the hang-up at its first token.
     timeout = 0.2
     llm.default = Reply(content=GOOD, first_token_s=0.3, total_s=0.3)
@@ -90,7 +122,10 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
             out = info.value.error["details"]
             run = out["runs"][0]
             assert out["status"] == "failed" and run["outcome"] == "failed" and run["status"] == "retrying"
-            assert run["error"]["code"] == "memory_llm_error" and "gave up after 3 attempts" in run["error"]["message"]
+            assert (
+                run["error"]["code"] == "memory_llm_error"
+                and "gave up after 3 attempts" in run["error"]["message"]
+            )
             assert len(llm.requests) == 3  # 1 + max_retries, never more
             starts = [r["at"] for r in llm.requests]
             # each retry waited at least as long as the abandoned request had run, plus the backoff
@@ -99,7 +134,11 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
             report = await call(c, "memory_maintain", "report", {})
             assert report["knowledge_graph"]["extraction_queue"] == {"retrying": 1}
             failure = report["knowledge_graph"]["extraction_failures"][0]
-            assert failure["episode_id"] == ep and failure["attempts"] == 1 and "timed out" in failure["last_error"]
+            assert (
+                failure["episode_id"] == ep
+                and failure["attempts"] == 1
+                and "timed out" in failure["last_error"]
+            )
         overview = inspector_overview(mem)  # the inspector's first page
         assert overview["jobs"]["retrying"] == 1 and overview["jobs"]["pending"] == 0
         assert overview["queue"][0]["status"] == "retrying" and "timed out" in overview["queue"][0]["error"]
@@ -142,8 +181,14 @@ def test_requests_in_flight_per_endpoint_are_bounded(llm, limit):
     """Two extractions at once (the server's background drain and a CLI run) share the endpoint."""
     llm.default = Reply(content=GOOD, first_token_s=0.15, total_s=0.2)
     chats = [OpenAICompatibleChat(llm.url, "m", max_in_flight=limit) for _ in range(3)]
-    threads = [threading.Thread(target=ch.complete, args=([{"role": "user", "content": "x"}], {}),
-                                kwargs={"schema_name": "extraction"}) for ch in chats]
+    threads = [
+        threading.Thread(
+            target=ch.complete,
+            args=([{"role": "user", "content": "x"}], {}),
+            kwargs={"schema_name": "extraction"},
+        )
+        for ch in chats
+    ]
     for t in threads:
         t.start()
     for t in threads:

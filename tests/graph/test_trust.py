@@ -12,8 +12,11 @@ pytestmark = pytest.mark.anyio
 
 def claim(value: str, source: str, **extra):
     return knowledge(
-        title=f"Deploy target is {value}", summary=f"We deploy to {value}.", memory_source=source,
-        payload={"subject": "node:deploy", "predicate": "target", "value": value}, **extra,
+        title=f"Deploy target is {value}",
+        summary=f"We deploy to {value}.",
+        memory_source=source,
+        payload={"subject": "node:deploy", "predicate": "target", "value": value},
+        **extra,
     )
 
 
@@ -26,8 +29,14 @@ async def test_agent_inferred_conflict_cannot_contest_a_human_curated_claim(clie
     agent = await call(client, "memory_remember", "knowledge", claim("us-east-1", "agent_inferred"))
     assert await _status(client, human["object_id"]) == "active"  # was "contested" before the fix
     assert agent["knowledge_status"] == "contested"
-    assert agent["conflicts"] == [{"object_id": human["object_id"], "title": "Deploy target is eu-west-1",
-                                   "outcome": "kept_higher_trust_claim", "status": "active"}]
+    assert agent["conflicts"] == [
+        {
+            "object_id": human["object_id"],
+            "title": "Deploy target is eu-west-1",
+            "outcome": "kept_higher_trust_claim",
+            "status": "active",
+        }
+    ]
 
 
 async def test_equal_trust_conflict_contests_both_as_spec_001_says(client):
@@ -44,19 +53,45 @@ async def test_a_higher_trust_claim_contests_the_lower_one_and_stays_active(clie
 
 
 async def test_a_claim_with_valid_from_supersedes_instead_of_contesting(client):
-    old = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "user_declared", valid_from="2026-01-01T00:00:00Z"))
-    new = await call(client, "memory_remember", "knowledge", claim("us-east-1", "user_declared", valid_from="2026-06-01T00:00:00Z"))
+    old = await call(
+        client,
+        "memory_remember",
+        "knowledge",
+        claim("eu-west-1", "user_declared", valid_from="2026-01-01T00:00:00Z"),
+    )
+    new = await call(
+        client,
+        "memory_remember",
+        "knowledge",
+        claim("us-east-1", "user_declared", valid_from="2026-06-01T00:00:00Z"),
+    )
     assert new["knowledge_status"] == "active" and new["conflicts"][0]["outcome"] == "superseded"
-    page = (await call(client, "memory_query", "page", {"id": old["object_id"]}, {"detail": "full"}))["object"]
+    page = (await call(client, "memory_query", "page", {"id": old["object_id"]}, {"detail": "full"}))[
+        "object"
+    ]
     assert page["status"] == "superseded" and page["valid_until"].startswith("2026-06-01")
 
 
 async def test_supersede_mode_refuses_a_lower_trust_replacement(client):
     human = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "human_curated"))
-    other = await call(client, "memory_remember", "knowledge", knowledge(
-        title="Deploy notes", summary="Agent thinks we deploy elsewhere.", memory_source="agent_inferred"))
+    other = await call(
+        client,
+        "memory_remember",
+        "knowledge",
+        knowledge(
+            title="Deploy notes", summary="Agent thinks we deploy elsewhere.", memory_source="agent_inferred"
+        ),
+    )
     with pytest.raises(ToolFailed) as info:
-        await call(client, "memory_remember", "supersede", {
-            "old_knowledge_id": human["object_id"], "new_knowledge_id": other["object_id"], "reason": "agent guess"})
+        await call(
+            client,
+            "memory_remember",
+            "supersede",
+            {
+                "old_knowledge_id": human["object_id"],
+                "new_knowledge_id": other["object_id"],
+                "reason": "agent guess",
+            },
+        )
     assert info.value.code == "memory_conflict" and "less trusted" in info.value.text
     assert await _status(client, human["object_id"]) == "active"

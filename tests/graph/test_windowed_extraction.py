@@ -29,7 +29,13 @@ def _turns(n: int) -> list[dict[str, Any]]:
             text = f"For the record: {subject} runs on {obj} since the migration."
         else:
             text = f"Turn {i}: we talked about the weather and the lunch menu again, nothing durable here."
-        out.append({"role": "user" if i % 2 == 0 else "assistant", "content": text, "name": "alice" if i % 2 == 0 else "bob"})
+        out.append(
+            {
+                "role": "user" if i % 2 == 0 else "assistant",
+                "content": text,
+                "name": "alice" if i % 2 == 0 else "bob",
+            }
+        )
     return out
 
 
@@ -38,7 +44,9 @@ def _answer(body: dict[str, Any]) -> Reply:
     text = body["messages"][1]["content"]
     entities: dict[str, dict[str, Any]] = {}
     facts = []
-    for seg, subject, obj in re.findall(r"^(seg-\d+) \w+: For the record: (.+?) runs on (.+?) since", text, re.M):
+    for seg, subject, obj in re.findall(
+        r"^(seg-\d+) \w+: For the record: (.+?) runs on (.+?) since", text, re.M
+    ):
         entities[subject] = {"name": subject, "type": "service", "aliases": []}
         entities[obj] = {"name": obj, "type": "technology", "aliases": []}
         facts.append({"subject": subject, "predicate": "runs_on", "object": obj, "segment_ids": [seg]})
@@ -48,8 +56,12 @@ def _answer(body: dict[str, Any]) -> Reply:
 async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_memory):  # noqa: F811
     llm.respond = _answer
     async with Client(build_server(llm_memory)) as c:
-        ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)})
-        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        ep = await call(
+            c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)}
+        )
+        done = await call(
+            c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True}
+        )
         assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         windows = done["runs"][0]["windows"]
         assert windows == len(llm.requests) and windows >= 5, windows
@@ -63,7 +75,10 @@ async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_
             assert [f["object"]["name"] for f in found["items"]] == [obj], found
         trace = (await call(c, "memory_query", "trace", {"id": ep["source_id"]}))["trace"]
         assert trace["windowing"]["windows"] == windows and trace["windowing"]["turns"] == 3000
-        assert trace["windowing"]["overlap_turns"] == prompt.OVERLAP_TURNS and trace["windowing"]["clipped_segments"] == []
+        assert (
+            trace["windowing"]["overlap_turns"] == prompt.OVERLAP_TURNS
+            and trace["windowing"]["clipped_segments"] == []
+        )
         assert trace["facts"]["extracted"] == 2 and len(trace["facts"]["created"]) == 2
 
 
@@ -77,7 +92,9 @@ async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memo
     llm.respond = _answer
     async with Client(build_server(llm_memory)) as c:
         ep = await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": turns})
-        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        done = await call(
+            c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True}
+        )
         assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         for subject, obj in many.values():
             found = await call(c, "memory_query", "facts", {"subject": subject})
@@ -97,20 +114,36 @@ async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  
         text = body["messages"][1]["content"]
         seen = [int(i) for i in re.findall(r"Ledger (\d+) runs on", text)]
         keep = seen if len(seen) <= 4 else seen[2:]  # the second read names only 5 of its 7 facts
-        entities = [e for i in keep for e in ({"name": f"Ledger {i}", "type": "service", "aliases": []},
-                                              {"name": f"Cluster {i}", "type": "technology", "aliases": []})]
-        facts = [{"subject": f"Ledger {i}", "predicate": "runs_on", "object": f"Cluster {i}", "segment_ids": []}
-                 for i in keep]
+        entities = [
+            e
+            for i in keep
+            for e in (
+                {"name": f"Ledger {i}", "type": "service", "aliases": []},
+                {"name": f"Cluster {i}", "type": "technology", "aliases": []},
+            )
+        ]
+        facts = [
+            {"subject": f"Ledger {i}", "predicate": "runs_on", "object": f"Cluster {i}", "segment_ids": []}
+            for i in keep
+        ]
         return Reply(content=json.dumps({"entities": entities, "facts": facts, "procedures": []}))
 
     llm.respond = answer
     async with Client(build_server(llm_memory)) as c:
-        ep = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": first})
-        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        ep = await call(
+            c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": first}
+        )
+        done = await call(
+            c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True}
+        )
         assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
-        again = await call(c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": grown})
+        again = await call(
+            c, "memory_ingest", "conversation", {"title": "infra", "thread_id": "t-1", "messages": grown}
+        )
         assert again["source_id"] == ep["source_id"]
-        done = await call(c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True})
+        done = await call(
+            c, "memory_maintain", "extract", {"episode_ids": [ep["source_id"]]}, {"apply": True}
+        )
         assert done["counts"] == {"done": 1, "partial": 0, "retrying": 0, "failed": 0}, done
         found = await call(c, "memory_query", "facts", {"subject": "Ledger 6"})
         assert [f["object"]["name"] for f in found["items"]] == ["Cluster 6"], found
@@ -124,7 +157,11 @@ async def test_a_failed_window_keeps_the_others_and_the_job_is_retried(llm, llm_
 
     llm.respond = answer
     async with Client(build_server(llm_memory)) as c:
-        ep = (await call(c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)}))["source_id"]
+        ep = (
+            await call(
+                c, "memory_ingest", "conversation", {"title": "a very long chat", "messages": _turns(3000)}
+            )
+        )["source_id"]
         out = await call(c, "memory_maintain", "extract", {"episode_ids": [ep]}, {"apply": True})
         run = out["runs"][0]
         assert out["status"] == "partial" and run["outcome"] == "partial" and run["status"] == "retrying"

@@ -11,25 +11,64 @@ from tests.graphmem.conftest import err, ok
 pytestmark = pytest.mark.anyio
 
 SPEC_PARAMS = {
-    "create_node": ({"text"}, {"node_type": "Fact", "source": "mcp", "auto_link": True},
-                    {"text", "node_type", "owner_id", "source", "metadata", "status", "ttl_days", "expires_at",
-                     "auto_link", "semantic_threshold", "links"}),
+    "create_node": (
+        {"text"},
+        {"node_type": "Fact", "source": "mcp", "auto_link": True},
+        {
+            "text",
+            "node_type",
+            "owner_id",
+            "source",
+            "metadata",
+            "status",
+            "ttl_days",
+            "expires_at",
+            "auto_link",
+            "semantic_threshold",
+            "links",
+        },
+    ),
     "get_node": ({"node_id"}, {}, {"node_id", "owner_id"}),
-    "update_node": ({"node_id"}, {"versioning": False},
-                    {"node_id", "owner_id", "text", "source", "metadata", "status", "ttl_days", "expires_at",
-                     "entity_type", "versioning"}),
+    "update_node": (
+        {"node_id"},
+        {"versioning": False},
+        {
+            "node_id",
+            "owner_id",
+            "text",
+            "source",
+            "metadata",
+            "status",
+            "ttl_days",
+            "expires_at",
+            "entity_type",
+            "versioning",
+        },
+    ),
     "delete_node": ({"node_id"}, {}, {"node_id", "owner_id"}),
     "get_node_change_history": ({"node_id"}, {}, {"node_id", "owner_id"}),
-    "search": ({"query"}, {"include_outdated": False},
-               {"query", "owner_id", "limit", "node_types", "status", "similarity_threshold", "include_outdated"}),
-    "find_similar": ({"fact_id"}, {"limit": 10, "include_relations": True},
-                     {"fact_id", "owner_id", "threshold", "limit", "include_relations"}),
+    "search": (
+        {"query"},
+        {"include_outdated": False},
+        {"query", "owner_id", "limit", "node_types", "status", "similarity_threshold", "include_outdated"},
+    ),
+    "find_similar": (
+        {"fact_id"},
+        {"limit": 10, "include_relations": True},
+        {"fact_id", "owner_id", "threshold", "limit", "include_relations"},
+    ),
     "mark_outdated": ({"fact_id"}, {}, {"fact_id", "owner_id", "reason"}),
-    "create_triplet": ({"subject", "predicate", "object_value"}, {},
-                       {"subject", "predicate", "object_value", "owner_id", "metadata", "fact_id"}),
+    "create_triplet": (
+        {"subject", "predicate", "object_value"},
+        {},
+        {"subject", "predicate", "object_value", "owner_id", "metadata", "fact_id"},
+    ),
     "search_triplets": (set(), {"limit": 100}, {"subject", "predicate", "object_value", "owner_id", "limit"}),
-    "create_relation": ({"from_id", "to_id", "relation_type"}, {},
-                        {"from_id", "to_id", "relation_type", "owner_id", "properties"}),
+    "create_relation": (
+        {"from_id", "to_id", "relation_type"},
+        {},
+        {"from_id", "to_id", "relation_type", "owner_id", "properties"},
+    ),
     "delete_relation": ({"from_id", "to_id"}, {}, {"from_id", "to_id", "owner_id", "relation_type"}),
     # spec 002 lists node_id under Required: a call without it is refused naming it (an empty
     # string, which the spec allows, is answered not found).
@@ -59,7 +98,12 @@ async def test_graph_toolset_lists_the_18_tools_with_the_spec_parameters(gmem):
 async def test_all_toolset_serves_both_contracts(gmem):
     async with Client(build_server(gmem, "all")) as c:
         names = {t.name for t in (await c.list_tools()).tools}
-        assert names == set(SPEC_PARAMS) | {"memory_ingest", "memory_query", "memory_remember", "memory_maintain"}
+        assert names == set(SPEC_PARAMS) | {
+            "memory_ingest",
+            "memory_query",
+            "memory_remember",
+            "memory_maintain",
+        }
         assert len((await c.list_resources()).resources) == 3
     with pytest.raises(ValueError, match="toolset"):
         build_server(gmem, "everything")
@@ -67,26 +111,42 @@ async def test_all_toolset_serves_both_contracts(gmem):
 
 async def test_nodes_versions_history_and_delete(gmem):
     async with Client(build_server(gmem, "graph")) as c:
-        fact = (await ok(c, "create_node", text="The billing service runs on Kafka", metadata={"team": "payments"}))["node"]
+        fact = (
+            await ok(
+                c, "create_node", text="The billing service runs on Kafka", metadata={"team": "payments"}
+            )
+        )["node"]
         assert fact["node_type"] == "Fact" and fact["status"] == "active" and fact["source"] == "mcp"
         assert fact["metadata"] == {"team": "payments"} and isinstance(fact["created_at"], int)
-        ent = (await ok(c, "create_node", text="Kafka", node_type="Entity", metadata={"type": "TECHNOLOGY"}))["node"]
+        ent = (await ok(c, "create_node", text="Kafka", node_type="Entity", metadata={"type": "TECHNOLOGY"}))[
+            "node"
+        ]
         assert ent["node_type"] == "Entity" and ent["type"] == "TECHNOLOGY" and ent["kind"] == "technology"
         again = await ok(c, "create_node", text="kafka", node_type="Entity", metadata={"type": "TECHNOLOGY"})
         assert again["existing"] is True and again["node"]["id"] == ent["id"]
-        linked = await ok(c, "create_node", text="Kafka retention is seven days", auto_link=False,
-                          links=[{"node_id": ent["id"], "node_type": "Entity", "relation_type": "MENTIONS_ENTITY"}])
+        linked = await ok(
+            c,
+            "create_node",
+            text="Kafka retention is seven days",
+            auto_link=False,
+            links=[{"node_id": ent["id"], "node_type": "Entity", "relation_type": "MENTIONS_ENTITY"}],
+        )
         assert [e["relation_type"] for e in linked["edges"]] == ["MENTIONS_ENTITY"]
         got = await ok(c, "get_node", node_id=fact["id"])
         assert got["node"]["text"] == "The billing service runs on Kafka"
 
-        up = await ok(c, "update_node", node_id=fact["id"], text="The billing service runs on Pulsar", versioning=True)
+        up = await ok(
+            c, "update_node", node_id=fact["id"], text="The billing service runs on Pulsar", versioning=True
+        )
         assert up["node"]["text"] == "The billing service runs on Pulsar" and up["node"]["version"] == 2
         await ok(c, "update_node", node_id=fact["id"], metadata={"team": "core"}, status="archived")
         hist = await ok(c, "get_node_change_history", node_id=fact["id"])
         actions = [v["action"] for v in hist["versions"]]
         assert actions == ["update", "version", "create"]
-        assert hist["versions"][0]["changes"]["metadata"] == {"from": {"team": "payments"}, "to": {"team": "core"}}
+        assert hist["versions"][0]["changes"]["metadata"] == {
+            "from": {"team": "payments"},
+            "to": {"team": "core"},
+        }
         assert hist["versions"][0]["changes"]["status"] == {"from": "active", "to": "archived"}
         assert hist["versions"][1]["previous"]["text"] == "The billing service runs on Kafka"
         renamed = await ok(c, "update_node", node_id=ent["id"], text="Apache Kafka", entity_type="SERVICE")
@@ -116,7 +176,10 @@ async def test_search_similar_summary_and_stats(gmem):
         await ok(c, "create_node", text="Kafka", node_type="Entity")
 
         found = await ok(c, "search", query="event bus billing")
-        assert {r["id"] for r in found["facts"][:2]} == {a["id"], b["node"]["id"]}  # the unrelated one ranks below
+        assert {r["id"] for r in found["facts"][:2]} == {
+            a["id"],
+            b["node"]["id"],
+        }  # the unrelated one ranks below
         assert c_node["id"] not in {r["id"] for r in found["results"][:2]}
         assert all(r["node_type"] == "Fact" for r in found["facts"])
         ents = await ok(c, "search", query="Kafka", node_types=["Entity"])
@@ -137,7 +200,12 @@ async def test_search_similar_summary_and_stats(gmem):
         only = await ok(c, "search", query="event bus billing", status="outdated")
         assert [r["id"] for r in only["results"]] == [a["id"]]
 
-        summary = await ok(c, "create_summary_fact", fact_ids=[a["id"], b["node"]["id"]], summary_text="Billing events flow through Kafka")
+        summary = await ok(
+            c,
+            "create_summary_fact",
+            fact_ids=[a["id"], b["node"]["id"]],
+            summary_text="Billing events flow through Kafka",
+        )
         assert sorted(e["to_id"] for e in summary["edges"]) == sorted([a["id"], b["node"]["id"]])
         assert {e["relation_type"] for e in summary["edges"]} == {"SUMMARIZES"}
 
@@ -157,24 +225,49 @@ async def test_search_similar_summary_and_stats(gmem):
 async def test_triplets_supersede_and_edges_context_trace(gmem):
     async with Client(build_server(gmem, "graph")) as c:
         src = (await ok(c, "create_node", text="Alice joined Acme in 2024", auto_link=False))["node"]
-        t1 = (await ok(c, "create_triplet", subject="Alice", predicate="WORKS_AT", object_value="Acme", fact_id=src["id"]))["triplet"]
+        t1 = (
+            await ok(
+                c,
+                "create_triplet",
+                subject="Alice",
+                predicate="WORKS_AT",
+                object_value="Acme",
+                fact_id=src["id"],
+            )
+        )["triplet"]
         # Validated and kept as create_relation keeps a relation_type; compared case-insensitively.
-        assert (t1["subject"], t1["predicate"], t1["object_value"], t1["fact_id"]) == ("Alice", "WORKS_AT", "Acme", src["id"])
+        assert (t1["subject"], t1["predicate"], t1["object_value"], t1["fact_id"]) == (
+            "Alice",
+            "WORKS_AT",
+            "Acme",
+            src["id"],
+        )
         dup = await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Acme")
         assert dup["existing"] is True and dup["triplet"]["id"] == t1["id"]
-        t2 = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Globex"))["triplet"]
+        t2 = (await ok(c, "create_triplet", subject="Alice", predicate="works_at", object_value="Globex"))[
+            "triplet"
+        ]
         assert t2["superseded"] == [t1["id"]] and t2["subject_id"] == t1["subject_id"]
         current = await ok(c, "search_triplets", subject="Alice")
         assert [t["object_value"] for t in current["triplets"]] == ["Globex"]
         assert (await ok(c, "search_triplets", object_value="Acme"))["triplets"] == []
-        assert [t["id"] for t in (await ok(c, "search_triplets", predicate="WORKS_AT"))["triplets"]] == [t2["id"]]
+        assert [t["id"] for t in (await ok(c, "search_triplets", predicate="WORKS_AT"))["triplets"]] == [
+            t2["id"]
+        ]
         old = await ok(c, "get_node", node_id=t1["id"])
         assert old["node"]["status"] == "outdated" and old["node"]["lifecycle_status"] == "superseded"
 
         # A chain: fact -> Alice -(works_at)-> Globex; plus fact2 RELATED_TO fact.
         alice, globex = t2["subject_id"], t2["object_id"]
         f2 = (await ok(c, "create_node", text="Globex is based in Berlin", auto_link=False))["node"]
-        rel = await ok(c, "create_relation", from_id=f2["id"], to_id=globex, relation_type="DESCRIBES", properties={"w": 1})
+        rel = await ok(
+            c,
+            "create_relation",
+            from_id=f2["id"],
+            to_id=globex,
+            relation_type="DESCRIBES",
+            properties={"w": 1},
+        )
         assert rel["relation_type"] == "DESCRIBES" and rel["relation"]["metadata"] == {"w": 1}
         ctx = await ok(c, "get_context", node_id=alice, depth=1)
         ids = {n["id"] for n in ctx["nodes"]}
@@ -215,13 +308,23 @@ async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gm
     from tests.graph.conftest import episode, extract
 
     async with Client(build_server(gmem, "all")) as c:
-        ada = (await ok(c, "create_node", text="Ada Lovelace", node_type="Entity", metadata={"type": "PERSON"}))["node"]
+        ada = (
+            await ok(c, "create_node", text="Ada Lovelace", node_type="Entity", metadata={"type": "PERSON"})
+        )["node"]
         ep = await episode(c, "Ada Lovelace wrote the first program.")
-        out = await extract(c, ep, entities=[{"name": "Ada Lovelace", "type": "person"},
-                                             {"name": "Analytical Engine", "type": "technology", "aliases": ["AE"]}])
+        out = await extract(
+            c,
+            ep,
+            entities=[
+                {"name": "Ada Lovelace", "type": "person"},
+                {"name": "Analytical Engine", "type": "technology", "aliases": ["AE"]},
+            ],
+        )
         assert [e["entity_id"] for e in out["entities"]["resolved"]] == [ada["id"]]
         engine_id = out["entities"]["new"][0]["entity_id"]
-        again = await ok(c, "create_node", text="analytical engine", node_type="Entity", metadata={"type": "technology"})
+        again = await ok(
+            c, "create_node", text="analytical engine", node_type="Entity", metadata={"type": "technology"}
+        )
         assert again["existing"] is True and again["node"]["id"] == engine_id
         # an alias the extraction recorded names the same entity here too
         by_alias = await ok(c, "create_node", text="AE", node_type="Entity", metadata={"type": "technology"})
@@ -236,24 +339,68 @@ async def test_triplets_and_extraction_name_entities_by_one_rule(gmem):
     from tests.helpers import call
 
     async with Client(build_server(gmem, "all")) as c:
-        grace = (await ok(c, "create_triplet", subject="Grace Hopper", predicate="works_at", object_value="Navy"))["triplet"]
+        grace = (
+            await ok(c, "create_triplet", subject="Grace Hopper", predicate="works_at", object_value="Navy")
+        )["triplet"]
         ep = await episode(c, "Grace Hopper wrote the FLOW-MATIC compiler.")
-        out = await extract(c, ep, entities=[{"name": "FLOW-MATIC", "type": "technology", "aliases": ["Business Language version 0"]}],
-                            facts=[{"subject": "Grace Hopper", "predicate": "created", "object": "FLOW-MATIC", "segment_ids": ["seg-1"]}])
+        out = await extract(
+            c,
+            ep,
+            entities=[
+                {"name": "FLOW-MATIC", "type": "technology", "aliases": ["Business Language version 0"]}
+            ],
+            facts=[
+                {
+                    "subject": "Grace Hopper",
+                    "predicate": "created",
+                    "object": "FLOW-MATIC",
+                    "segment_ids": ["seg-1"],
+                }
+            ],
+        )
         a0 = out["entities"]["new"][0]["entity_id"]
         about = (await ok(c, "search_triplets", subject=grace["subject_id"]))["triplets"]
-        assert {(t["predicate"], t["object_id"]) for t in about} == {("works_at", grace["object_id"]), ("created", a0)}
-        runs = (await ok(c, "create_triplet", subject="Business Language version 0", predicate="runs_on", object_value="UNIVAC"))["triplet"]
+        assert {(t["predicate"], t["object_id"]) for t in about} == {
+            ("works_at", grace["object_id"]),
+            ("created", a0),
+        }
+        runs = (
+            await ok(
+                c,
+                "create_triplet",
+                subject="Business Language version 0",
+                predicate="runs_on",
+                object_value="UNIVAC",
+            )
+        )["triplet"]
         assert runs["subject_id"] == a0  # the alias the extraction recorded
 
         # "Mercury" names a project and is an alias of a service: the exact name wins, in both.
-        ep2 = await episode(c, "Project Mercury ships next month. The Quicksilver service was once called Mercury.")
-        out = await extract(c, ep2, entities=[{"name": "Mercury", "type": "project"},
-                                              {"name": "Quicksilver", "type": "service", "aliases": ["Mercury"]}])
+        ep2 = await episode(
+            c, "Project Mercury ships next month. The Quicksilver service was once called Mercury."
+        )
+        out = await extract(
+            c,
+            ep2,
+            entities=[
+                {"name": "Mercury", "type": "project"},
+                {"name": "Quicksilver", "type": "service", "aliases": ["Mercury"]},
+            ],
+        )
         project = next(e["entity_id"] for e in out["entities"]["new"] if e["name"] == "Mercury")
-        owner = (await ok(c, "create_triplet", subject="Mercury", predicate="owned_by", object_value="Platform team"))["triplet"]
+        owner = (
+            await ok(
+                c, "create_triplet", subject="Mercury", predicate="owned_by", object_value="Platform team"
+            )
+        )["triplet"]
         assert owner["subject_id"] == project
         ep3 = await episode(c, "Mercury has two milestones left.")
-        await extract(c, ep3, facts=[{"subject": "Mercury", "predicate": "milestones_left", "value": 2, "segment_ids": ["seg-1"]}])
+        await extract(
+            c,
+            ep3,
+            facts=[
+                {"subject": "Mercury", "predicate": "milestones_left", "value": 2, "segment_ids": ["seg-1"]}
+            ],
+        )
         facts = await call(c, "memory_query", "facts", {"subject": project, "predicate": "milestones_left"})
         assert len(facts["items"]) == 1

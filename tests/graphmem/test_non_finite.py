@@ -17,17 +17,27 @@ pytestmark = pytest.mark.anyio
 
 async def test_the_graph_toolset_refuses_them_in_its_envelope(gmem):
     server = build_server(gmem, "graph")
-    assert await refused(server, "create_node", text="a fact", metadata={"score": math.nan}) == \
-        "metadata.score: must be a finite number"
+    assert (
+        await refused(server, "create_node", text="a fact", metadata={"score": math.nan})
+        == "metadata.score: must be a finite number"
+    )
     node = (await server.call_tool("create_node", {"text": "the api is fast"})).structured_content
     assert node is not None and node["success"] is True, node
     node_id = node["node"]["id"]
     assert "metadata.p99: must be a finite number" in await refused(
-        server, "update_node", node_id=node_id, metadata={"p99": math.inf})
+        server, "update_node", node_id=node_id, metadata={"p99": math.inf}
+    )
     assert "properties.weight" in await refused(
-        server, "create_relation", from_id=node_id, to_id=node_id, relation_type="RELATED_TO", properties={"weight": -math.inf})
+        server,
+        "create_relation",
+        from_id=node_id,
+        to_id=node_id,
+        relation_type="RELATED_TO",
+        properties={"weight": -math.inf},
+    )
     assert "semantic_threshold: must be a finite number" in await refused(
-        server, "create_node", text="another fact", auto_link=True, semantic_threshold=math.nan)
+        server, "create_node", text="another fact", auto_link=True, semantic_threshold=math.nan
+    )
     async with Client(server) as c:
         stats = (await ok(c, "get_stats"))["stats"]
         assert stats["facts"] == 1 and stats["relations"] == 0, stats

@@ -24,11 +24,31 @@ BAD = {"NUL": "a\x00b", "lone surrogate": "x\ud800y"}
 async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, what):
     bad = BAD[what]
     cases = [
-        ("memory_ingest", "conversation", {**conversation(["hello"]), "messages": [
-            {"role": "user", "content": "hello", "metadata": {"k": bad}}]}, {}, "input_data.messages.0.metadata.k"),
+        (
+            "memory_ingest",
+            "conversation",
+            {
+                **conversation(["hello"]),
+                "messages": [{"role": "user", "content": "hello", "metadata": {"k": bad}}],
+            },
+            {},
+            "input_data.messages.0.metadata.k",
+        ),
         ("memory_ingest", "conversation", conversation([bad]), {}, "input_data.messages.0.content"),
-        ("memory_ingest", "conversation", {**conversation(["hi"]), "origin": {"host": bad}}, {}, "input_data.origin.host"),
-        ("memory_remember", "knowledge", knowledge(payload={"deep": [1, {"x": bad}]}), {}, "input_data.payload.deep.1.x"),
+        (
+            "memory_ingest",
+            "conversation",
+            {**conversation(["hi"]), "origin": {"host": bad}},
+            {},
+            "input_data.origin.host",
+        ),
+        (
+            "memory_remember",
+            "knowledge",
+            knowledge(payload={"deep": [1, {"x": bad}]}),
+            {},
+            "input_data.payload.deep.1.x",
+        ),
         ("memory_remember", "knowledge", knowledge(title=bad), {}, "input_data.title"),
         ("memory_query", "search", {"query": "ok"}, {"filters": {"kind": bad}}, "options.filters.kind"),
         ("memory_query", "search", {"query": bad}, {}, "input_data.query"),
@@ -39,11 +59,15 @@ async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, w
     for tool, mode, data, options, path in cases:
         # The server's own entry point: a JSON "\\ud800" escape arrives as this, after parsing (the
         # SDK's client cannot encode a lone surrogate to send it).
-        result = await server.call_tool(tool, {"args": {"mode": mode, "input_data": data, "options": options}})
+        result = await server.call_tool(
+            tool, {"args": {"mode": mode, "input_data": data, "options": options}}
+        )
         assert result.is_error, (tool, mode, path)
         error = tool_error(result.content[0].text)
         assert error["code"] == "memory_validation_error", (tool, mode, error)
-        assert error["message"].startswith(path) and f"must not contain {what} characters" in error["message"], error
+        assert (
+            error["message"].startswith(path) and f"must not contain {what} characters" in error["message"]
+        ), error
         assert error["details"]["errors"][0]["field"].startswith(path)
     async with Client(server) as c:
         recent = await call(c, "memory_query", "recent", {})
@@ -51,8 +75,13 @@ async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, w
 
 
 def test_the_python_api_raises_validation_error(memory):
-    with pytest.raises(ValidationError, match=r"input_data.messages.0.metadata.k: must not contain lone surrogate"):
-        memory.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "hi", "metadata": {"k": "\udc80"}}]})
+    with pytest.raises(
+        ValidationError, match=r"input_data.messages.0.metadata.k: must not contain lone surrogate"
+    ):
+        memory.ingest(
+            "conversation",
+            {"title": "t", "messages": [{"role": "user", "content": "hi", "metadata": {"k": "\udc80"}}]},
+        )
 
 
 @pytest.mark.parametrize("what", list(BAD))
@@ -60,8 +89,12 @@ async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem, what):
     bad = BAD[what]
     server = build_server(gmem, "graph")
     assert (await refused(server, "create_node", text="a fact", metadata={"note": bad})).startswith(
-        f"metadata.note: must not contain {what} characters")
-    assert f"must not contain {what}" in await refused(server, "create_node", text=bad) or what == "lone surrogate"
+        f"metadata.note: must not contain {what} characters"
+    )
+    assert (
+        f"must not contain {what}" in await refused(server, "create_node", text=bad)
+        or what == "lone surrogate"
+    )
     await refused(server, "create_triplet", subject="Alice", predicate="WORKS_AT", object_value=bad)
     await refused(server, "search", query=bad)
     async with Client(server) as c:
@@ -77,4 +110,6 @@ def test_cli_refuses_bad_characters_in_one_line(tmp_path):
     ), out.stderr
     assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1
     nul = _run(tmp_path, "query", "search", json.dumps({"query": "a\x00b"}))
-    assert nul.returncode == 2 and "input_data.query: must not contain NUL characters" in nul.stderr, nul.stderr
+    assert nul.returncode == 2 and "input_data.query: must not contain NUL characters" in nul.stderr, (
+        nul.stderr
+    )

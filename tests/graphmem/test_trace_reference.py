@@ -104,8 +104,11 @@ def test_find_paths_matches_plain_enumeration_near_hubs(seed: int, monkeypatch: 
     rng = random.Random(seed)
     nodes, edges = random_graph(rng, 400, 1200, hubs=2)
     edges_of, edges_between = reads(edges)
-    pairs = [tuple(rng.sample(nodes, 2)) for _ in range(25)] + [(nodes[0], nodes[1]), (nodes[-2], nodes[-1]),
-                                                                 (nodes[0], nodes[-1])]
+    pairs = [tuple(rng.sample(nodes, 2)) for _ in range(25)] + [
+        (nodes[0], nodes[1]),
+        (nodes[-2], nodes[-1]),
+        (nodes[0], nodes[-1]),
+    ]
     for a, b in pairs:
         ref = reference_paths(edges, a, b, 4)
         for max_paths in (1, 5, 50):
@@ -134,8 +137,12 @@ def test_the_work_bound_never_costs_the_shortest_paths(seed: int) -> None:
 async def test_get_trace_matches_plain_enumeration(gmem: Memory) -> None:
     rng = random.Random(11)
     async with Client(build_server(gmem, "graph")) as c:
-        ids = [(await ok(c, "create_node", text=f"fact number {i} about topic {i % 5}", auto_link=False))["node"]["id"]
-               for i in range(14)]
+        ids = [
+            (await ok(c, "create_node", text=f"fact number {i} about topic {i % 5}", auto_link=False))[
+                "node"
+            ]["id"]
+            for i in range(14)
+        ]
         weights = [6.0, 3.0] + [1.0] * 10  # two hubs; the last two nodes form an isolated pair
         edges: dict[tuple[str, str, str], Edge] = {}
         while len(edges) < 30:
@@ -143,13 +150,18 @@ async def test_get_trace_matches_plain_enumeration(gmem: Memory) -> None:
             if x != y and (t, x, y) not in edges:
                 rel = (await ok(c, "create_relation", from_id=x, to_id=y, relation_type=t))["relation"]
                 edges[(t, x, y)] = (rel["id"], t, x, y)
-        rel = (await ok(c, "create_relation", from_id=ids[12], to_id=ids[13], relation_type="SUPPORTS"))["relation"]
+        rel = (await ok(c, "create_relation", from_id=ids[12], to_id=ids[13], relation_type="SUPPORTS"))[
+            "relation"
+        ]
         edges[("SUPPORTS", ids[12], ids[13])] = (rel["id"], "SUPPORTS", ids[12], ids[13])
         graph = list(edges.values())
         with gmem.store.read(gmem.namespace) as s:  # the reference sees exactly the stored graph
             assert sorted(r.id for r in s.list_relations()) == sorted(e[0] for e in graph)
-        pairs = [tuple(rng.sample(ids[:12], 2)) for _ in range(12)] + [(ids[0], ids[1]), (ids[12], ids[13]),
-                                                                      (ids[0], ids[13])]
+        pairs = [tuple(rng.sample(ids[:12], 2)) for _ in range(12)] + [
+            (ids[0], ids[1]),
+            (ids[12], ids[13]),
+            (ids[0], ids[13]),
+        ]
         for a, b in pairs:
             ref = reference_paths(graph, a, b, 4)
             for max_paths in (1, 5, 50):

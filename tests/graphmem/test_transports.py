@@ -21,24 +21,31 @@ SUBSTRATE = {"memory_ingest", "memory_query", "memory_remember", "memory_maintai
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize(("args", "env_value", "expected"), [
-    (["--toolset", "graph"], None, GRAPH_TOOLS),
-    ([], "all", GRAPH_TOOLS + 4),
-    ([], None, 4),
-])
+@pytest.mark.parametrize(
+    ("args", "env_value", "expected"),
+    [
+        (["--toolset", "graph"], None, GRAPH_TOOLS),
+        ([], "all", GRAPH_TOOLS + 4),
+        ([], None, 4),
+    ],
+)
 async def test_stdio_serves_the_chosen_toolset(tmp_path, args, env_value, expected):
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path), "MEMORY_SUBSTRATE_EMBEDDER": "none"}
     env.pop("MEMORY_SUBSTRATE_TOOLSETS", None)
     if env_value:
         env["MEMORY_SUBSTRATE_TOOLSETS"] = env_value
-    params = StdioServerParameters(command=sys.executable, args=["-m", "memory_substrate.cli.main", "serve", *args], env=env)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memory_substrate.cli.main", "serve", *args], env=env
+    )
     async with Client(stdio_client(params)) as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert len(names) == expected
         if expected == 4:
             assert names == SUBSTRATE
         else:
-            made = (await c.call_tool("create_node", {"text": "stdio fact", "auto_link": False})).structured_content
+            made = (
+                await c.call_tool("create_node", {"text": "stdio fact", "auto_link": False})
+            ).structured_content
             assert made["success"] is True
             got = (await c.call_tool("get_node", {"node_id": made["node"]["id"]})).structured_content
             assert got["node"]["text"] == "stdio fact"
@@ -67,18 +74,22 @@ def test_http_token_reaches_only_its_namespace_whatever_owner_id_says(tmp_path: 
     token_a = cli(env, "token", "create", "--namespace", namespace).strip()
     token_b = cli(env, "token", "create", "--namespace", namespace + "-b").strip()
     with http_server(env, tmp_path / "server.log") as url:
-        made, = _graph_calls(url, token_a, [("create_node", {"text": "secret of A", "auto_link": False})])
+        (made,) = _graph_calls(url, token_a, [("create_node", {"text": "secret of A", "auto_link": False})])
         node_id = made["node"]["id"]
         assert made["node"]["owner_id"] == namespace
-        own, refused, smuggle = _graph_calls(url, token_b, [
-            ("get_node", {"node_id": node_id}),
-            ("get_node", {"node_id": node_id, "owner_id": namespace}),
-            ("create_node", {"text": "planted", "owner_id": namespace, "auto_link": False}),
-        ])
+        own, refused, smuggle = _graph_calls(
+            url,
+            token_b,
+            [
+                ("get_node", {"node_id": node_id}),
+                ("get_node", {"node_id": node_id, "owner_id": namespace}),
+                ("create_node", {"text": "planted", "owner_id": namespace, "auto_link": False}),
+            ],
+        )
         assert own["error_code"] == "memory_not_found"
         assert refused["error_code"] == "memory_validation_error" and "not reachable" in refused["error"]
         assert smuggle["success"] is False
-        mine, = _graph_calls(url, token_a, [("search", {"query": "secret planted"})])
+        (mine,) = _graph_calls(url, token_a, [("search", {"query": "secret planted"})])
         assert [r["text"] for r in mine["results"]] == ["secret of A"]
     status = json.loads(cli(env, "--namespace", namespace, "status"))
     assert status["counts"]["objects"] == 1

@@ -15,12 +15,26 @@ pytestmark = pytest.mark.anyio
 
 async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock):
     async with Client(build_server(gmem, "all")) as c:
-        keep = (await ok(c, "create_node", text="Rotating the signing keys is weekly", auto_link=False))["node"]
-        day = (await ok(c, "create_node", text="Temporary signing key rotation window", ttl_days=1, auto_link=False))["node"]
+        keep = (await ok(c, "create_node", text="Rotating the signing keys is weekly", auto_link=False))[
+            "node"
+        ]
+        day = (
+            await ok(
+                c, "create_node", text="Temporary signing key rotation window", ttl_days=1, auto_link=False
+            )
+        )["node"]
         assert day["ttl_days"] == 1 and day["expires_at"] == int(clock.now.timestamp() * 1000) + 86_400_000
         absolute = int(clock.now.timestamp() * 1000) + 3 * 86_400_000
-        both = (await ok(c, "create_node", text="Signing key escrow note", ttl_days=1, expires_at=absolute,
-                         auto_link=False))["node"]
+        both = (
+            await ok(
+                c,
+                "create_node",
+                text="Signing key escrow note",
+                ttl_days=1,
+                expires_at=absolute,
+                auto_link=False,
+            )
+        )["node"]
         assert both["expires_at"] == absolute and both["ttl_days"] is None  # absolute wins
         await ok(c, "create_relation", from_id=keep["id"], to_id=day["id"], relation_type="RELATED_TO")
 
@@ -30,7 +44,9 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
         await err(c, "get_node", "memory_not_found", node_id=day["id"])
         assert (await ok(c, "get_node", node_id=both["id"]))["node"]["id"] == both["id"]
         found = await ok(c, "search", query="signing key", include_outdated=True)
-        assert day["id"] not in {r["id"] for r in found["results"]} and keep["id"] in {r["id"] for r in found["results"]}
+        assert day["id"] not in {r["id"] for r in found["results"]} and keep["id"] in {
+            r["id"] for r in found["results"]
+        }
         ctx = await ok(c, "get_context", node_id=keep["id"], depth=2)
         assert [n["id"] for n in ctx["nodes"]] == [keep["id"]] and ctx["edges"] == []
         stats = (await ok(c, "get_stats"))["stats"]
@@ -61,7 +77,9 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
         await err(c, "delete_node", "memory_not_found", node_id=both["id"])
         # ...except an update that moves its expiry later: that revives it, swept or not.
         revive = int(clock.now.timestamp() * 1000) + 3_600_000
-        assert (await ok(c, "update_node", node_id=both["id"], expires_at=revive))["node"]["expires_at"] == revive
+        assert (await ok(c, "update_node", node_id=both["id"], expires_at=revive))["node"][
+            "expires_at"
+        ] == revive
         assert (await ok(c, "get_node", node_id=both["id"]))["node"]["status"] == "active"
         swept = await ok(c, "update_node", node_id=day["id"], ttl_days=2)
         assert swept["node"]["status"] == "active" and swept["node"]["lifecycle_status"] == "active"
@@ -76,18 +94,38 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
 async def test_a_write_through_one_toolset_is_read_through_the_other(gmem):
     async with Client(build_server(gmem, "all")) as c:
         # spec 001 -> spec 002
-        written = await call(c, "memory_remember", "knowledge",
-                             knowledge(title="Deploys run on Fridays", summary="Deploys run on Fridays after review."))
+        written = await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(title="Deploys run on Fridays", summary="Deploys run on Fridays after review."),
+        )
         node = await ok(c, "get_node", node_id=written["object_id"])
         assert node["node"]["node_type"] == "Fact" and "Deploys run on Fridays" in node["node"]["text"]
-        assert written["object_id"] in {r["id"] for r in (await ok(c, "search", query="deploys fridays"))["facts"]}
-        ep = await call(c, "memory_ingest", "conversation",
-                        {"title": "t", "messages": [{"role": "user", "content": "Bob owns the Ledger service"}]})
-        await call(c, "memory_remember", "extraction", {
-            "episode_id": ep["source_id"], "reason": "test", "memory_source": "user_declared", "scope_refs": ["scope:project"],
-            "entities": [{"name": "Bob", "type": "person"}, {"name": "Ledger", "type": "service"}],
-            "facts": [{"subject": "Bob", "predicate": "owns", "object": "Ledger", "segment_ids": ["seg-1"]}],
-        })
+        assert written["object_id"] in {
+            r["id"] for r in (await ok(c, "search", query="deploys fridays"))["facts"]
+        }
+        ep = await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            {"title": "t", "messages": [{"role": "user", "content": "Bob owns the Ledger service"}]},
+        )
+        await call(
+            c,
+            "memory_remember",
+            "extraction",
+            {
+                "episode_id": ep["source_id"],
+                "reason": "test",
+                "memory_source": "user_declared",
+                "scope_refs": ["scope:project"],
+                "entities": [{"name": "Bob", "type": "person"}, {"name": "Ledger", "type": "service"}],
+                "facts": [
+                    {"subject": "Bob", "predicate": "owns", "object": "Ledger", "segment_ids": ["seg-1"]}
+                ],
+            },
+        )
         trip = await ok(c, "search_triplets", subject="Bob")
         assert [(t["predicate"], t["object_value"]) for t in trip["triplets"]] == [("owns", "Ledger")]
 
@@ -111,8 +149,12 @@ async def test_search_cache_is_dropped_by_writes_of_either_toolset(gmem):
         assert "cached" not in first
         second = await ok(c, "search", query="widgets Oslo")
         assert second["cached"] is True and second["results"] == first["results"]
-        await call(c, "memory_remember", "knowledge", knowledge(title="Red widgets ship from Oslo too",
-                                                                summary="Red widgets also ship from Oslo."))
+        await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(title="Red widgets ship from Oslo too", summary="Red widgets also ship from Oslo."),
+        )
         third = await ok(c, "search", query="widgets Oslo")
         assert "cached" not in third and third["count"] == first["count"] + 1
         await ok(c, "create_node", text="Green widgets ship from Oslo as well", auto_link=False)
@@ -138,11 +180,15 @@ async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(gm
     other = namespace + "-other"
     async with Client(build_server(gmem, "graph")) as c:
         mine = (await ok(c, "create_node", text="Only in the home namespace", auto_link=False))["node"]
-        theirs = (await ok(c, "create_node", text="Only in the other namespace", owner_id=other, auto_link=False))["node"]
+        theirs = (
+            await ok(c, "create_node", text="Only in the other namespace", owner_id=other, auto_link=False)
+        )["node"]
         assert theirs["owner_id"] == other
         await err(c, "get_node", "memory_not_found", node_id=theirs["id"])
         await err(c, "get_node", "memory_not_found", node_id=mine["id"], owner_id=other)
-        assert (await ok(c, "get_node", node_id=theirs["id"], owner_id=other))["node"]["text"] == "Only in the other namespace"
+        assert (await ok(c, "get_node", node_id=theirs["id"], owner_id=other))["node"][
+            "text"
+        ] == "Only in the other namespace"
     async with Client(build_server(gmem, "graph", bound=True)) as c:
         out = await err(c, "get_node", "memory_validation_error", node_id=theirs["id"], owner_id=other)
         assert "not reachable" in out["error"]
@@ -150,7 +196,9 @@ async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(gm
         assert (await ok(c, "get_node", node_id=mine["id"], owner_id=namespace))["node"]["id"] == mine["id"]
         assert (await ok(c, "get_node", node_id=mine["id"]))["node"]["id"] == mine["id"]
     with gmem.store.read(other) as s:
-        assert [o.title for o in s.list_objects(object_types=["knowledge"])] == ["Only in the other namespace"]
+        assert [o.title for o in s.list_objects(object_types=["knowledge"])] == [
+            "Only in the other namespace"
+        ]
 
 
 def test_cached_embedder_reuses_vectors_and_matches_the_inner_one():
@@ -186,7 +234,15 @@ async def test_runtimes_per_owner_stay_bounded_and_rebuild_after_eviction(gmem, 
 
     monkeypatch.setattr(service.GraphMemory, "__init__", spy)
     async with Client(build_server(gmem, "all")) as c:
-        first = (await ok(c, "create_node", text="Owner zero keeps the boiler manual", owner_id="owner-0", auto_link=False))["node"]
+        first = (
+            await ok(
+                c,
+                "create_node",
+                text="Owner zero keeps the boiler manual",
+                owner_id="owner-0",
+                auto_link=False,
+            )
+        )["node"]
         for i in range(1, 10):
             await ok(c, "create_node", text=f"Owner {i} keeps a note", owner_id=f"owner-{i}", auto_link=False)
         g = built[0]

@@ -30,18 +30,35 @@ class Hooks:
         self.home.mkdir(parents=True, exist_ok=True)
         self.env = {k: os.environ[k] for k in _KEEP if k in os.environ}
         # A deadline no loaded test machine reaches: the tests that check deadlines set their own.
-        self.env.update(HOME=str(self.home), MEMORY_SUBSTRATE_ROOT=str(self.root),
-                        MEMORY_SUBSTRATE_HOOK_TIMEOUT_S="120", **env)
+        self.env.update(
+            HOME=str(self.home),
+            MEMORY_SUBSTRATE_ROOT=str(self.root),
+            MEMORY_SUBSTRATE_HOOK_TIMEOUT_S="120",
+            **env,
+        )
         self.seconds: list[float] = []
 
-    def run(self, event: dict[str, Any], *, client: str = "claude-code", env: dict[str, str] | None = None,
-            raw: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        event: dict[str, Any],
+        *,
+        client: str = "claude-code",
+        env: dict[str, str] | None = None,
+        raw: bytes | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
         exe = entry_point()
         cmd = [exe] if exe else [sys.executable, "-m", "memory_substrate.cli.main"]
         data = raw if raw is not None else json.dumps(event).encode()
         started = time.perf_counter()
-        proc = subprocess.run([*cmd, "hook", client], input=data.decode("utf-8", "replace"), capture_output=True,
-                              text=True, timeout=timeout, env={**self.env, **(env or {})})
+        proc = subprocess.run(
+            [*cmd, "hook", client],
+            input=data.decode("utf-8", "replace"),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**self.env, **(env or {})},
+        )
         self.seconds.append(time.perf_counter() - started)
         # Whatever happened, the client is never blocked: exit 0, always.
         assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
@@ -50,8 +67,14 @@ class Hooks:
     def backfill(self, client: str, *args: str, expect: int = 0) -> dict[str, Any]:
         exe = entry_point()
         cmd = [exe] if exe else [sys.executable, "-m", "memory_substrate.cli.main"]
-        proc = subprocess.run([*cmd, "backfill", client, *args, "--progress", "none"], capture_output=True, text=True,
-                              timeout=300, env=self.env, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [*cmd, "backfill", client, *args, "--progress", "none"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+        )
         assert proc.returncode == expect, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
         return dict(json.loads(proc.stdout))
 
@@ -86,10 +109,16 @@ class Transcript:
 
     def _line(self, kind: str, message: dict[str, Any]) -> dict[str, Any]:
         self.n += 1
-        return {"type": kind, "sessionId": self.session_id, "cwd": str(self.cwd), "gitBranch": "main",
-                "version": "2.1.328", "uuid": f"{self.session_id}-{self.n}",
-                "timestamp": f"2026-11-{1 + self.n // 60:02d}T{self.hour:02d}:{self.n % 60:02d}:00.000Z",
-                "message": message}
+        return {
+            "type": kind,
+            "sessionId": self.session_id,
+            "cwd": str(self.cwd),
+            "gitBranch": "main",
+            "version": "2.1.328",
+            "uuid": f"{self.session_id}-{self.n}",
+            "timestamp": f"2026-11-{1 + self.n // 60:02d}T{self.hour:02d}:{self.n % 60:02d}:00.000Z",
+            "message": message,
+        }
 
     def add(self, *turns: tuple[str, str]) -> Transcript:
         with self.path.open("a", encoding="utf-8") as fh:
@@ -97,25 +126,45 @@ class Transcript:
                 if role == "user":
                     line = self._line("user", {"role": "user", "content": text})
                 else:
-                    line = self._line("assistant", {"id": f"msg-{self.n}", "role": "assistant",
-                                                    "content": [{"type": "text", "text": text}]})
+                    line = self._line(
+                        "assistant",
+                        {
+                            "id": f"msg-{self.n}",
+                            "role": "assistant",
+                            "content": [{"type": "text", "text": text}],
+                        },
+                    )
                 fh.write(json.dumps(line) + "\n")
         return self
 
     def tool(self, name: str, command: str, result: str) -> Transcript:
         """A tool call of the assistant's and its result, as Claude Code writes them."""
         call_id = f"toolu-{self.session_id}-{self.n}"
-        call = self._line("assistant", {"id": f"msg-{self.n}", "role": "assistant", "content": [
-            {"type": "tool_use", "id": call_id, "name": name, "input": {"command": command}}]})
-        done = self._line("user", {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": call_id, "content": result}]})
+        call = self._line(
+            "assistant",
+            {
+                "id": f"msg-{self.n}",
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": call_id, "name": name, "input": {"command": command}}],
+            },
+        )
+        done = self._line(
+            "user",
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}]},
+        )
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(call) + "\n" + json.dumps(done) + "\n")
         return self
 
     def event(self, name: str, **fields: Any) -> dict[str, Any]:
-        return {"session_id": self.session_id, "transcript_path": str(self.path), "cwd": str(self.cwd),
-                "hook_event_name": name, "permission_mode": "default", **fields}
+        return {
+            "session_id": self.session_id,
+            "transcript_path": str(self.path),
+            "cwd": str(self.cwd),
+            "hook_event_name": name,
+            "permission_mode": "default",
+            **fields,
+        }
 
 
 def project(tmp: Path, name: str) -> Path:

@@ -23,13 +23,21 @@ def env_for(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def run_setup(*args: str, home: Path, cwd: Path, env: dict[str, str] | None = None,
-              expect: int | None = 0) -> subprocess.CompletedProcess[str]:
+def run_setup(
+    *args: str, home: Path, cwd: Path, env: dict[str, str] | None = None, expect: int | None = 0
+) -> subprocess.CompletedProcess[str]:
     """``memory-substrate setup ARGS`` in ``cwd`` with HOME = ``home``; checks the exit status."""
     exe = entry_point()
     cmd = [exe] if exe else [sys.executable, "-m", "memory_substrate.cli.main"]
-    proc = subprocess.run([*cmd, "setup", *args], cwd=cwd, env=env or env_for(home), capture_output=True,
-                          text=True, timeout=180, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [*cmd, "setup", *args],
+        cwd=cwd,
+        env=env or env_for(home),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     if expect is not None:
         assert proc.returncode == expect, f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
     return proc
@@ -49,7 +57,9 @@ def recorder(folder: Path, log: Path) -> Path:
     arguments and stdin to ``log``: evidence that a client ran a hook, whatever the hook does."""
     script = folder / "memory-substrate"
     script.parent.mkdir(parents=True, exist_ok=True)
-    script.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\ncat >> '{log}'\nprintf '\\n' >> '{log}'\n")
+    script.write_text(
+        f"#!/bin/sh\nprintf '%s\\n' \"$*\" >> '{log}'\ncat >> '{log}'\nprintf '\\n' >> '{log}'\n"
+    )
     script.chmod(0o755)
     return script
 

@@ -22,8 +22,11 @@ def _claude_home(tmp_path: Path, hooks: Hooks) -> tuple[Path, Path, dict[str, Tr
     }
     # A subagent of s1, its own thread; a transcript that is only noise; a corrupt line in another.
     Transcript(base / "-shop" / "s1" / "subagents" / "agent-a1.jsonl", "s1", shop).add(
-        ("user", "List the payment client settings."), ("assistant", "timeout_ms, retries, backoff_ms."))
-    (base / "-shop" / "noise.jsonl").write_text(json.dumps({"type": "summary", "summary": "x"}) + "\n", encoding="utf-8")
+        ("user", "List the payment client settings."), ("assistant", "timeout_ms, retries, backoff_ms.")
+    )
+    (base / "-shop" / "noise.jsonl").write_text(
+        json.dumps({"type": "summary", "summary": "x"}) + "\n", encoding="utf-8"
+    )
     with sessions["g1"].path.open("a", encoding="utf-8") as fh:
         fh.write("{not json\n")
     return shop, garden, sessions
@@ -54,8 +57,10 @@ def test_backfill_imports_each_session_into_its_project(tmp_path: Path) -> None:
     hooks.run(sessions["s1"].event("Stop"))
     assert sorted(n for _, n in episodes(hooks.root, project_namespace(shop))) == [2, 4, 4]
     later = Transcript(sessions["s1"].path.with_name("s9.jsonl"), "s9", shop)
-    given = context(hooks.run(later.event("UserPromptSubmit", prompt="Why was the checkout timing out on payments?")),
-                    "UserPromptSubmit")
+    given = context(
+        hooks.run(later.event("UserPromptSubmit", prompt="Why was the checkout timing out on payments?")),
+        "UserPromptSubmit",
+    )
     assert given is not None and "450 ms" in given
 
 
@@ -65,13 +70,30 @@ def test_backfill_of_one_file_and_of_codex_sessions(tmp_path: Path) -> None:
     repo = project(tmp_path, "shop")
     day = codex / "sessions" / "2026" / "11" / "29"
     day.mkdir(parents=True)
-    lines = [{"timestamp": "2026-11-29T09:00:00Z", "type": "session_meta",
-              "payload": {"id": "c1", "cwd": str(repo), "cli_version": "0.169.0", "timestamp": "2026-11-29T09:00:00Z"}}]
+    lines = [
+        {
+            "timestamp": "2026-11-29T09:00:00Z",
+            "type": "session_meta",
+            "payload": {
+                "id": "c1",
+                "cwd": str(repo),
+                "cli_version": "0.169.0",
+                "timestamp": "2026-11-29T09:00:00Z",
+            },
+        }
+    ]
     for role, text in CHECKOUT:
         kind = "input_text" if role == "user" else "output_text"
-        lines.append({"timestamp": "2026-11-29T09:01:00Z", "type": "response_item",
-                      "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}})
-    (day / "rollout-2026-11-29T09-00-00-c1.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+        lines.append(
+            {
+                "timestamp": "2026-11-29T09:01:00Z",
+                "type": "response_item",
+                "payload": {"type": "message", "role": role, "content": [{"type": kind, "text": text}]},
+            }
+        )
+    (day / "rollout-2026-11-29T09-00-00-c1.jsonl").write_text(
+        "".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8"
+    )
     done = hooks.backfill("codex")
     assert done["sessions"] == 1 and done["added"] == 4
     assert [n for _, n in episodes(hooks.root, project_namespace(repo))] == [4]
@@ -87,6 +109,11 @@ def test_backfill_of_a_path_that_does_not_exist(tmp_path: Path) -> None:
     from tests.helpers import entry_point
 
     hooks = Hooks(tmp_path)
-    proc = subprocess.run([entry_point(), "backfill", "claude-code", str(tmp_path / "nope")], capture_output=True,
-                          text=True, env=hooks.env, timeout=120)
+    proc = subprocess.run(
+        [entry_point(), "backfill", "claude-code", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        env=hooks.env,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "no transcripts at" in proc.stderr

@@ -19,8 +19,12 @@ PROMPT = "Why was the checkout timing out on the payments call?"
 
 
 def _event(t: Transcript, name: str) -> dict[str, object]:
-    extra = {"SessionStart": {"source": "startup"}, "UserPromptSubmit": {"prompt": PROMPT},
-             "PreCompact": {"trigger": "manual"}, "SessionEnd": {"reason": "other"}}.get(name, {})
+    extra = {
+        "SessionStart": {"source": "startup"},
+        "UserPromptSubmit": {"prompt": PROMPT},
+        "PreCompact": {"trigger": "manual"},
+        "SessionEnd": {"reason": "other"},
+    }.get(name, {})
     return t.event(name, **extra)
 
 
@@ -149,5 +153,8 @@ def test_an_environment_the_command_line_refuses_still_exits_0(tmp_path: Path) -
     """Variables the hook inherits from the user's shell may be anything: none of them can make
     the hook block the client."""
     hooks, t = _setup(tmp_path)
-    for env in ({"MEMORY_SUBSTRATE_NAMESPACE": "not a namespace"}, {"MEMORY_SUBSTRATE_ROOT": "~no-such-user-here/x"}):
+    for env in (
+        {"MEMORY_SUBSTRATE_NAMESPACE": "not a namespace"},
+        {"MEMORY_SUBSTRATE_ROOT": "~no-such-user-here/x"},
+    ):
         assert hooks.run(_event(t, "UserPromptSubmit"), env=env).stdout == ""

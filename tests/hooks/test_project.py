@@ -19,7 +19,9 @@ def _repo(path: Path, origin: str | None = None) -> Path:
     if origin:
         (path / ".git" / "config").write_text(
             f'[core]\n\tbare = false\n[remote "upstream"]\n\turl = https://example.org/other.git\n'
-            f'[remote "origin"]\n\turl = {origin}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n', encoding="utf-8")
+            f'[remote "origin"]\n\turl = {origin}\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n',
+            encoding="utf-8",
+        )
     return path
 
 
@@ -121,8 +123,11 @@ def test_config_values_are_checked(tmp_path: Path) -> None:
     assert load(tmp_path, {"MEMORY_SUBSTRATE_HOOK_PROMPT_BUDGET": "0"}).prompt_budget == 0  # off
     assert load(tmp_path, {"MEMORY_SUBSTRATE_HOOK_TIMEOUT_S": "2.5"}).timeout("Stop") == 2.5
     assert load(tmp_path, {}).timeout("SessionEnd") < 1.5  # under Claude Code's exit budget
-    for env in ({"MEMORY_SUBSTRATE_HOOK_PROMPT_BUDGET": "12"}, {"MEMORY_SUBSTRATE_HOOK_TIMEOUT_S": "-1"},
-                {"MEMORY_SUBSTRATE_HOOK_INJECT": "maybe"}):
+    for env in (
+        {"MEMORY_SUBSTRATE_HOOK_PROMPT_BUDGET": "12"},
+        {"MEMORY_SUBSTRATE_HOOK_TIMEOUT_S": "-1"},
+        {"MEMORY_SUBSTRATE_HOOK_INJECT": "maybe"},
+    ):
         with pytest.raises(ConfigError):
             load(tmp_path, env)
 

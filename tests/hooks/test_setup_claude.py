@@ -33,24 +33,48 @@ def _user_files(home: Path, project: Path) -> tuple[Path, Path, Path]:
     without a final newline): their own hooks, permissions, servers, and CLAUDE.md memory."""
     settings = project / ".claude" / "settings.local.json"
     settings.parent.mkdir(parents=True)
-    settings.write_text(json.dumps({
-        "permissions": {"allow": ["Bash(npm test)"]},
-        "autoMemoryEnabled": True,
-        "hooks": {
-            "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
-            "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}],
-            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
-        },
-    }, indent=2) + "\n")
+    settings.write_text(
+        json.dumps(
+            {
+                "permissions": {"allow": ["Bash(npm test)"]},
+                "autoMemoryEnabled": True,
+                "hooks": {
+                    "Stop": [{"hooks": [{"type": "command", "command": "notify-send done", "timeout": 5}]}],
+                    "SessionStart": [
+                        {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}
+                    ],
+                    "PreToolUse": [
+                        {"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}
+                    ],
+                },
+            },
+            indent=2,
+        )
+        + "\n"
+    )
     global_json = home / ".claude.json"
-    global_json.write_text(json.dumps({
-        "numStartups": 12,
-        "mcpServers": {"memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}},
-        "projects": {
-            str(project): {"allowedTools": [], "mcpServers": {"db": {"type": "stdio", "command": "db-mcp", "args": []}}},
-            "/elsewhere": {"mcpServers": {}},
-        },
-    }, indent=2))
+    global_json.write_text(
+        json.dumps(
+            {
+                "numStartups": 12,
+                "mcpServers": {
+                    "memory": {
+                        "type": "stdio",
+                        "command": "npx",
+                        "args": ["-y", "@modelcontextprotocol/server-memory"],
+                    }
+                },
+                "projects": {
+                    str(project): {
+                        "allowedTools": [],
+                        "mcpServers": {"db": {"type": "stdio", "command": "db-mcp", "args": []}},
+                    },
+                    "/elsewhere": {"mcpServers": {}},
+                },
+            },
+            indent=2,
+        )
+    )
     memory_md = project / "CLAUDE.md"
     memory_md.write_text("# Project memory\nUse pnpm.\n")
     return settings, global_json, memory_md
@@ -59,9 +83,13 @@ def _user_files(home: Path, project: Path) -> tuple[Path, Path, Path]:
 def test_project_setup_merges_is_idempotent_and_removes_exactly_what_it_added(tmp_path: Path) -> None:
     home, project = _project(tmp_path)
     settings, global_json, memory_md = _user_files(home, project)
-    before = snapshot(settings, global_json, memory_md, project / ".mcp.json", project / ".claude" / "settings.json")
+    before = snapshot(
+        settings, global_json, memory_md, project / ".mcp.json", project / ".claude" / "settings.json"
+    )
 
-    first = run_setup("claude-code", "--json", home=home, cwd=project / "src")  # a subfolder: its git root is set up
+    first = run_setup(
+        "claude-code", "--json", home=home, cwd=project / "src"
+    )  # a subfolder: its git root is set up
     rep = report(first)
     assert rep["ok"] and rep["changed"] and rep["where"] == f"project {project.resolve()}"
     assert [f["action"] for f in rep["files"]] == ["update", "update"]
@@ -86,8 +114,9 @@ def test_project_setup_merges_is_idempotent_and_removes_exactly_what_it_added(tm
 
     claude = json.loads(global_json.read_text())
     assert claude["numStartups"] == 12
-    assert claude["mcpServers"] == {"memory": {"type": "stdio", "command": "npx",
-                                               "args": ["-y", "@modelcontextprotocol/server-memory"]}}
+    assert claude["mcpServers"] == {
+        "memory": {"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}
+    }
     entry = claude["projects"][str(project.resolve())]
     assert entry["allowedTools"] == [] and entry["mcpServers"]["db"]["command"] == "db-mcp"
     server = entry["mcpServers"]["memory-substrate"]
@@ -105,8 +134,12 @@ def test_project_setup_merges_is_idempotent_and_removes_exactly_what_it_added(tm
 
     removed = run_setup("claude-code", "--remove", home=home, cwd=project)
     assert "Removed" in removed.stdout
-    assert snapshot(settings, global_json, memory_md, project / ".mcp.json",
-                    project / ".claude" / "settings.json") == before
+    assert (
+        snapshot(
+            settings, global_json, memory_md, project / ".mcp.json", project / ".claude" / "settings.json"
+        )
+        == before
+    )
     again = run_setup("claude-code", "--remove", home=home, cwd=project)
     assert "Nothing to remove" in again.stdout
 
@@ -132,7 +165,10 @@ def test_user_setup_writes_user_settings_and_user_servers(tmp_path: Path, config
     data = json.loads(user_settings.read_text())
     assert data["model"] == "opus" and set(data["hooks"]) == set(EVENTS)
     global_json = base / ".claude.json" if config_dir else home / ".claude.json"
-    assert json.loads(global_json.read_text())["mcpServers"]["memory-substrate"]["args"] == ["serve", "--project"]
+    assert json.loads(global_json.read_text())["mcpServers"]["memory-substrate"]["args"] == [
+        "serve",
+        "--project",
+    ]
     assert not (project / ".claude").exists()
 
     # Set up in the project as well: the report says each event would run twice.
@@ -148,8 +184,16 @@ def test_a_moved_installation_replaces_its_old_hooks_in_place(tmp_path: Path) ->
     settings = project / ".claude" / "settings.local.json"
     settings.parent.mkdir(parents=True)
     old = {"type": "command", "command": "/old/venv/bin/memory-substrate hook claude-code", "timeout": 60}
-    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x"}, old]}],
-                                              "UserPromptSubmit": [{"hooks": [old]}, {"hooks": [old]}]}}))
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [{"hooks": [{"type": "command", "command": "x"}, old]}],
+                    "UserPromptSubmit": [{"hooks": [old]}, {"hooks": [old]}],
+                }
+            }
+        )
+    )
     run_setup("claude-code", home=home, cwd=project)
     hooks = json.loads(settings.read_text())["hooks"]
     assert hooks["Stop"][0]["hooks"][0] == {"type": "command", "command": "x"}
@@ -161,7 +205,11 @@ def test_a_moved_installation_replaces_its_old_hooks_in_place(tmp_path: Path) ->
 def test_a_server_name_the_user_has_is_never_overwritten(tmp_path: Path) -> None:
     home, project = _project(tmp_path)
     global_json = home / ".claude.json"
-    theirs = {"projects": {str(project.resolve()): {"mcpServers": {"memory-substrate": {"command": "their-server"}}}}}
+    theirs = {
+        "projects": {
+            str(project.resolve()): {"mcpServers": {"memory-substrate": {"command": "their-server"}}}
+        }
+    }
     global_json.write_text(json.dumps(theirs))
     before = snapshot(global_json, project / ".claude" / "settings.local.json")
     failed = run_setup("claude-code", home=home, cwd=project, expect=1)
@@ -193,8 +241,13 @@ def test_dry_run_and_usage(tmp_path: Path) -> None:
 
 # -- the real Claude Code --------------------------------------------------------------------------
 def _claude_env(home: Path) -> dict[str, str]:
-    return env_for(home, DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
-                   ANTHROPIC_API_KEY="sk-ant-stub", MEMORY_SUBSTRATE_ROOT=str(home / "store"))
+    return env_for(
+        home,
+        DISABLE_TELEMETRY="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        ANTHROPIC_API_KEY="sk-ant-stub",
+        MEMORY_SUBSTRATE_ROOT=str(home / "store"),
+    )
 
 
 def test_real_claude_code_connects_the_server_setup_registered(tmp_path: Path) -> None:
@@ -204,8 +257,15 @@ def test_real_claude_code_connects_the_server_setup_registered(tmp_path: Path) -
     home, project = _project(tmp_path)
     env = _claude_env(home)
     run_setup("claude-code", home=home, cwd=project, env=env)
-    listed = subprocess.run([str(binary("claude-code")), "mcp", "list"], cwd=project / "src", env=env,
-                            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    listed = subprocess.run(
+        [str(binary("claude-code")), "mcp", "list"],
+        cwd=project / "src",
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     line = next(x for x in listed.stdout.splitlines() if x.startswith("memory-substrate:"))
     assert "Connected" in line, listed.stdout + listed.stderr
 
@@ -225,9 +285,15 @@ def test_real_claude_code_runs_every_hook_setup_wrote(tmp_path: Path, scope: str
     home, project = _project(tmp_path)
     log = tmp_path / "ran.log"
     script = recorder(tmp_path / "bin dir", log)
-    req = Request(client="claude-code", scope=scope,  # type: ignore[arg-type]
-                  project=None if scope == "user" else project.resolve(), remove=False, script=script,
-                  home=home, env={"HOME": str(home)})
+    req = Request(
+        client="claude-code",
+        scope=scope,  # type: ignore[arg-type]
+        project=None if scope == "user" else project.resolve(),
+        remove=False,
+        script=script,
+        home=home,
+        env={"HOME": str(home)},
+    )
     config_files.apply(setup_claude.plan(req).edits)
     with AnthropicStub([text("All done.")], default=text("ok")) as stub:
         run_claude(project / "src", home, stub, "Say hello.").check()
@@ -253,9 +319,13 @@ async def test_the_registered_server_serves_the_projects_namespace(tmp_path: Pat
     store = tmp_path / "store"
     env = env_for(home)
     run_setup("claude-code", "--root", str(store), home=home, cwd=project, env=env)
-    server = json.loads((home / ".claude.json").read_text())["projects"][str(project.resolve())]["mcpServers"]["memory-substrate"]
+    server = json.loads((home / ".claude.json").read_text())["projects"][str(project.resolve())][
+        "mcpServers"
+    ]["memory-substrate"]
     assert server["args"] == ["serve", "--project", "--root", str(store)]
-    params = StdioServerParameters(command=server["command"], args=server["args"], env=env, cwd=str(project / "src"))
+    params = StdioServerParameters(
+        command=server["command"], args=server["args"], env=env, cwd=str(project / "src")
+    )
     async with Client(stdio_client(params)) as client:
         status = await call(client, "memory_maintain", "structure", {})
     assert status["namespace"] == project_namespace(project, load(store))

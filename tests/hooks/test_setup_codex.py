@@ -40,8 +40,9 @@ def _homes(tmp_path: Path) -> tuple[Path, Path, Path]:
 def _no_codex_env(home: Path, codex_home: Path) -> dict[str, str]:
     """PATH without any codex, so the trust step reports what is left to do."""
     env = env_for(home, CODEX_HOME=str(codex_home))
-    env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep)
-                                  if not (Path(p) / "codex").exists())
+    env["PATH"] = os.pathsep.join(
+        p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "codex").exists()
+    )
     return env
 
 
@@ -56,8 +57,10 @@ def test_files_merge_and_remove_byte_for_byte_without_codex(tmp_path: Path) -> N
     home, codex_home, project = _homes(tmp_path)
     config, hooks_json = codex_home / "config.toml", codex_home / "hooks.json"
     config.write_text(USER_CONFIG)
-    hooks_json.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}},
-                                     indent=2) + "\n")
+    hooks_json.write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}, indent=2)
+        + "\n"
+    )
     before = snapshot(config, hooks_json)
     env = _no_codex_env(home, codex_home)
 
@@ -108,7 +111,9 @@ def test_a_config_this_writer_cannot_edit_safely_is_left_alone(tmp_path: Path) -
     env = _no_codex_env(home, codex_home)
     config = codex_home / "config.toml"
     # Ours, but spelled inline in the user's table: an update must not guess at the layout.
-    config.write_text('[mcp_servers]\nmemory-substrate = { command = "/old/bin/memory-substrate", args = ["serve"] }\n')
+    config.write_text(
+        '[mcp_servers]\nmemory-substrate = { command = "/old/bin/memory-substrate", args = ["serve"] }\n'
+    )
     before = config.read_bytes()
     failed = run_setup("codex", "--user", home=home, cwd=project, env=env, expect=2)
     assert "by hand" in failed.stderr and config.read_bytes() == before
@@ -120,8 +125,16 @@ def test_a_config_this_writer_cannot_edit_safely_is_left_alone(tmp_path: Path) -
 def test_hooks_turned_off_in_codex_are_reported(tmp_path: Path) -> None:
     home, codex_home, project = _homes(tmp_path)
     (codex_home / "config.toml").write_text("[features]\nhooks = false\n")
-    out = run_setup("codex", "--user", "--codex-bin", "/nonexistent/codex", home=home, cwd=project,
-                    env=env_for(home, CODEX_HOME=str(codex_home)), expect=1)
+    out = run_setup(
+        "codex",
+        "--user",
+        "--codex-bin",
+        "/nonexistent/codex",
+        home=home,
+        cwd=project,
+        env=env_for(home, CODEX_HOME=str(codex_home)),
+        expect=1,
+    )
     assert "turned off" in out.stdout and "[features] hooks = false" in out.stdout
 
 
@@ -169,10 +182,16 @@ def test_real_codex_trusts_the_hooks_setup_wrote(tmp_path: Path) -> None:
     assert all(h["trustStatus"] == "trusted" for h in _listed(codex, env, project))
     # Our entries changing (another store) need Codex's trust anew: setup asks for it.
     store = tmp_path / "other store"
-    fourth = run_setup("codex", "--user", "--root", str(store), "--codex-bin", str(codex), home=home, cwd=project, env=env)
+    fourth = run_setup(
+        "codex", "--user", "--root", str(store), "--codex-bin", str(codex), home=home, cwd=project, env=env
+    )
     assert "Codex now trusts 6 new or changed hook(s)" in fourth.stdout
-    listed = [h for h in _listed(codex, env, project) if h.get("sourcePath") == str(codex_home / "hooks.json")]
-    assert len(listed) == 6 and all(h["trustStatus"] == "trusted" and "other store" in h["command"] for h in listed)
+    listed = [
+        h for h in _listed(codex, env, project) if h.get("sourcePath") == str(codex_home / "hooks.json")
+    ]
+    assert len(listed) == 6 and all(
+        h["trustStatus"] == "trusted" and "other store" in h["command"] for h in listed
+    )
 
     run_setup("codex", "--user", "--remove", home=home, cwd=project, env=env)
     assert config.read_bytes() == before and not (codex_home / "hooks.json").exists()
@@ -213,11 +232,20 @@ def test_real_codex_exec_runs_the_trusted_hooks_without_bypassing_trust(tmp_path
     codex = _require_codex()
     home, codex_home, project = _homes(tmp_path)
     if scope == "project":
-        (codex_home / "config.toml").write_text(f'[projects."{project.resolve()}"]\ntrust_level = "trusted"\n')
+        (codex_home / "config.toml").write_text(
+            f'[projects."{project.resolve()}"]\ntrust_level = "trusted"\n'
+        )
     log = tmp_path / "ran.log"
     env = env_for(home, CODEX_HOME=str(codex_home))
-    req = Request(client="codex", scope=scope, project=project.resolve() if scope == "project" else None,  # type: ignore[arg-type]
-                  remove=False, script=recorder(tmp_path / "bin dir", log), home=home, env=env)
+    req = Request(
+        client="codex",
+        scope=scope,
+        project=project.resolve() if scope == "project" else None,  # type: ignore[arg-type]
+        remove=False,
+        script=recorder(tmp_path / "bin dir", log),
+        home=home,
+        env=env,
+    )
     rep = setup_codex.plan(req)
     config_files.apply(rep.edits)
     setup_codex.secure_trust(req, rep, codex)

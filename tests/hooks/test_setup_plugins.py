@@ -35,8 +35,12 @@ def test_claude_code_plugin_files() -> None:
     for event, groups in hooks.items():
         (handler,) = groups[0]["hooks"]
         # Exec form: no shell, the version pinned to the plugin's own.
-        assert handler == {"type": "command", "command": "uvx", "args": [PINNED, "hook", "claude-code"],
-                           "timeout": TIMEOUTS[event]}
+        assert handler == {
+            "type": "command",
+            "command": "uvx",
+            "args": [PINNED, "hook", "claude-code"],
+            "timeout": TIMEOUTS[event],
+        }
     servers = _json("plugins/claude-code/.mcp.json")["mcpServers"]
     assert servers == {"memory-substrate": {"command": "uvx", "args": [PINNED, "serve", "--project"]}}
     market = _json(".claude-plugin/marketplace.json")
@@ -56,7 +60,11 @@ def test_codex_plugin_files() -> None:
     assert list(hooks) == list(EVENTS)
     for event, groups in hooks.items():
         (handler,) = groups[0]["hooks"]
-        assert handler == {"type": "command", "command": f"uvx {PINNED} hook codex", "timeout": TIMEOUTS[event]}
+        assert handler == {
+            "type": "command",
+            "command": f"uvx {PINNED} hook codex",
+            "timeout": TIMEOUTS[event],
+        }
     assert _json("plugins/codex/.mcp.json") == _json("plugins/claude-code/.mcp.json")
     market = _json(".agents/plugins/marketplace.json")
     (entry,) = market["plugins"]
@@ -75,9 +83,18 @@ def test_server_json_for_the_mcp_registry_matches_the_package_and_the_readme() -
     assert package["version"] == project["version"] == __version__
     assert package["transport"] == {"type": "stdio"}
     assert package["packageArguments"] == [{"type": "positional", "value": "serve"}]
-    assert set(package) <= {"registryType", "registryBaseUrl", "identifier", "version", "fileSha256",
-                            "runtimeHint", "transport", "runtimeArguments", "packageArguments",
-                            "environmentVariables"}
+    assert set(package) <= {
+        "registryType",
+        "registryBaseUrl",
+        "identifier",
+        "version",
+        "fileSha256",
+        "runtimeHint",
+        "transport",
+        "runtimeArguments",
+        "packageArguments",
+        "environmentVariables",
+    }
     assert all(set(v) >= {"name"} for v in package["environmentVariables"])
     # The registry's ownership check: "mcp-name: NAME" followed by a boundary, in the PyPI README.
     readme = (ROOT / project["readme"]).read_text()
@@ -121,14 +138,27 @@ def test_claude_code_validates_installs_and_runs_the_plugin(tmp_path: Path) -> N
     home.mkdir()
     project.mkdir()
     folder, log = _fake_uvx(tmp_path)
-    env = _with_path(env_for(home, DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1"), folder)
+    env = _with_path(
+        env_for(home, DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1"), folder
+    )
     market = _marketplace_copy(tmp_path)
     for target in (market, market / "plugins" / "claude-code"):
-        checked = subprocess.run([claude, "plugin", "validate", str(target), "--strict"], env=env,
-                                 capture_output=True, text=True, timeout=120)
+        checked = subprocess.run(
+            [claude, "plugin", "validate", str(target), "--strict"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert checked.returncode == 0, checked.stdout + checked.stderr
-    installed = subprocess.run([claude, "plugin", "install", "memory-substrate", "--marketplace", str(market)],
-                               cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    installed = subprocess.run(
+        [claude, "plugin", "install", "memory-substrate", "--marketplace", str(market)],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert installed.returncode == 0, installed.stdout + installed.stderr
     with AnthropicStub([text("All done.")], default=text("ok")) as stub:
         run_claude(project, home, stub, "Say hello.", env={"PATH": env["PATH"]}).check()
@@ -154,8 +184,13 @@ def test_codex_installs_the_plugin_and_runs_its_hooks_once_setup_had_them_truste
     folder, log = _fake_uvx(tmp_path)
     env = _with_path(env_for(home, CODEX_HOME=str(codex_home)), folder)
     market = _marketplace_copy(tmp_path)
-    for cmd in (["plugin", "marketplace", "add", str(market)], ["plugin", "add", "memory-substrate@memory-substrate"]):
-        done = subprocess.run([codex, *cmd], cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    for cmd in (
+        ["plugin", "marketplace", "add", str(market)],
+        ["plugin", "add", "memory-substrate@memory-substrate"],
+    ):
+        done = subprocess.run(
+            [codex, *cmd], cwd=project, env=env, capture_output=True, text=True, timeout=180
+        )
         assert done.returncode == 0, done.stdout + done.stderr
     before = (codex_home / "config.toml").read_bytes()
 
@@ -164,7 +199,9 @@ def test_codex_installs_the_plugin_and_runs_its_hooks_once_setup_had_them_truste
     assert not (codex_home / "hooks.json").exists()  # the plugin brings its own hooks and server
     assert "mcp_servers" not in tomllib.loads((codex_home / "config.toml").read_text())
     with OpenAIStub([say("All done.")]) as stub:
-        run_codex(project, home, stub, "Say hello.", bypass_hook_trust=False, env={"PATH": env["PATH"]}).check()
+        run_codex(
+            project, home, stub, "Say hello.", bypass_hook_trust=False, env={"PATH": env["PATH"]}
+        ).check()
     assert {"SessionStart", "UserPromptSubmit", "Stop"} <= set(recorded_events(log))
     assert f"{PINNED} hook codex" in log.read_text()
 

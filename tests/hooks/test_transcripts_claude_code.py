@@ -53,16 +53,38 @@ def test_thinking_reminders_attachments_and_injected_context_are_dropped() -> No
     raw = SESSION.read_text()
     kinds = {(d.get("type"), (d.get("attachment") or {}).get("type")) for d in _lines(SESSION)}
     # What must not be captured is in the recording, in the places the client puts it.
-    assert {("attachment", "hook_success"), ("attachment", "hook_additional_context"),
-            ("system", None), ("api-request-blob", None)} <= kinds
+    assert {
+        ("attachment", "hook_success"),
+        ("attachment", "hook_additional_context"),
+        ("system", None),
+        ("api-request-blob", None),
+    } <= kinds
     thinking = "The user says a test fails. Start with the README"
-    for present in (thinking, START_CONTEXT, PROMPT_CONTEXT, "<system-reminder>", "ACME Corp", '"type":"thinking"'):
+    for present in (
+        thinking,
+        START_CONTEXT,
+        PROMPT_CONTEXT,
+        "<system-reminder>",
+        "ACME Corp",
+        '"type":"thinking"',
+    ):
         assert present.replace("\n", "\\n") in raw or present in raw, present
 
     text = "\n".join(contents(read_claude_code(SESSION).turns))
-    for absent in (thinking, "boundary was exclusive", "owned by Dana", "checks the 100 EUR boundary",
-                   INJECTED_OPEN, "memory-substrate-context", "system-reminder", "ACME Corp", "<private>",
-                   "durationMs", "gitStatus", "You are an agent"):
+    for absent in (
+        thinking,
+        "boundary was exclusive",
+        "owned by Dana",
+        "checks the 100 EUR boundary",
+        INJECTED_OPEN,
+        "memory-substrate-context",
+        "system-reminder",
+        "ACME Corp",
+        "<private>",
+        "durationMs",
+        "gitStatus",
+        "You are an agent",
+    ):
         assert absent not in text, absent
 
 
@@ -112,8 +134,10 @@ def test_file_reads_and_writes_become_references() -> None:
 def test_subagent_is_a_marked_sidechain_with_its_own_thread() -> None:
     main = read_claude_code(SESSION)
     assert not any(t.sidechain for t in main.turns)
-    assert "[result] subagent general-purpose: discount() is defined in ./app.py:1 and called only from " \
-           "./test_app.py:3." in contents(main.turns)
+    assert (
+        "[result] subagent general-purpose: discount() is defined in ./app.py:1 and called only from "
+        "./test_app.py:3." in contents(main.turns)
+    )
 
     (sub_path,) = subagent_transcripts(SESSION)
     sub = read_claude_code(sub_path)
@@ -133,8 +157,12 @@ def test_session_metadata() -> None:
     meta = read_claude_code(SESSION).meta
     ids = {d["sessionId"] for d in _lines(SESSION) if "sessionId" in d}
     assert ids == {meta.session_id}
-    assert (meta.client, meta.cwd, meta.git_branch, meta.client_version) == \
-           ("claude-code", "/home/dev/shop", "main", "2.1.328")
+    assert (meta.client, meta.cwd, meta.git_branch, meta.client_version) == (
+        "claude-code",
+        "/home/dev/shop",
+        "main",
+        "2.1.328",
+    )
     assert meta.started_at and meta.started_at.startswith("20") and meta.started_at.endswith("Z")
     assert meta.first_prompt == "The discount test fails. Find out why and fix it."
     # Outside a repository Claude Code writes the branch as "HEAD": no branch.
@@ -158,8 +186,13 @@ def test_offsets_partial_lines_and_a_file_replaced_by_a_shorter_one(tmp_path: Pa
     assert read_claude_code(SESSION, whole.end_offset).meta == whole.meta
     # An offset past the end (the file was replaced by a shorter one) reads it from the start.
     assert read_claude_code(NO_GIT, whole.end_offset).turns == read_claude_code(NO_GIT).turns
-    line = {"type": "user", "isSidechain": False, "message": {"role": "user", "content": "One more question"},
-            "timestamp": "2026-12-07T03:00:00.000Z", "sessionId": whole.meta.session_id}
+    line = {
+        "type": "user",
+        "isSidechain": False,
+        "message": {"role": "user", "content": "One more question"},
+        "timestamp": "2026-12-07T03:00:00.000Z",
+        "sessionId": whole.meta.session_id,
+    }
     assert_partial_line_left(read_claude_code, SESSION, tmp_path, line)
 
 
@@ -172,7 +205,9 @@ def test_injected_context_is_removed_wherever_it_appears(tmp_path: Path) -> None
     """Our markers inside a prompt, an assistant reply or a tool result: the span goes, the rest stays."""
     lines = _lines(SESSION)
     prompt = next(d for d in lines if d["type"] == "user" and isinstance(d["message"]["content"], str))
-    reply = next(d for d in lines if d["type"] == "assistant" and d["message"]["content"][0]["type"] == "text")
+    reply = next(
+        d for d in lines if d["type"] == "assistant" and d["message"]["content"][0]["type"] == "text"
+    )
     result = next(d for d in lines if d["type"] == "user" and isinstance(d["message"]["content"], list))
     injected = f"{INJECTED_OPEN}\nremembered: the owner is Dana\n</memory-substrate-context>"
     prompt["message"]["content"] = f"Fix the bug.\n{injected}\nThanks."
@@ -182,7 +217,10 @@ def test_injected_context_is_removed_wherever_it_appears(tmp_path: Path) -> None
     path = tmp_path / "injected.jsonl"
     path.write_text("".join(json.dumps(d) + "\n" for d in (prompt, reply, result)))
     turns = read_claude_code(path).turns
-    assert contents(turns) == ["Fix the bug.\n\nThanks.", "[result] output line"]  # the reply was only context
+    assert contents(turns) == [
+        "Fix the bug.\n\nThanks.",
+        "[result] output line",
+    ]  # the reply was only context
 
 
 def test_to_conversation_is_valid_memory_ingest_input() -> None:
@@ -196,8 +234,13 @@ def test_to_conversation_is_valid_memory_ingest_input() -> None:
     first = data["messages"][0]
     assert first["role"] == "user" and "name" not in first and first["created_at"] == chunk.turns[0].timestamp
     assert first["metadata"]["session"] == {
-        "session_id": chunk.meta.session_id, "cwd": "/home/dev/shop", "git_branch": "main",
-        "client_version": "2.1.328", "started_at": chunk.meta.started_at, "parser": PARSER}
+        "session_id": chunk.meta.session_id,
+        "cwd": "/home/dev/shop",
+        "git_branch": "main",
+        "client_version": "2.1.328",
+        "started_at": chunk.meta.started_at,
+        "parser": PARSER,
+    }
     assert data["messages"][2]["name"] == "claude-code" and data["messages"][2]["metadata"]["tool"] == "Bash"
     # A later piece of the same session keeps the thread and the title.
     later = to_conversation(read_claude_code(SESSION, chunk.end_offset // 2))

@@ -25,7 +25,11 @@ AGENT = DATA / "codex" / "subagent-agent.jsonl"
 
 
 def _items(path: Path) -> list[dict]:
-    return [d["payload"] for d in map(json.loads, path.read_text().splitlines()) if d.get("type") == "response_item"]
+    return [
+        d["payload"]
+        for d in map(json.loads, path.read_text().splitlines())
+        if d.get("type") == "response_item"
+    ]
 
 
 def test_prompts_and_assistant_text_are_kept() -> None:
@@ -44,8 +48,12 @@ def test_prompts_and_assistant_text_are_kept() -> None:
 
 def test_reasoning_developer_messages_codex_context_and_injected_context_are_dropped() -> None:
     items = _items(SESSION)
-    developer = [c["text"] for i in items if i.get("type") == "message" and i.get("role") == "developer"
-                 for c in i["content"]]
+    developer = [
+        c["text"]
+        for i in items
+        if i.get("type") == "message" and i.get("role") == "developer"
+        for c in i["content"]
+    ]
     # The recording holds what must not be captured: our hooks' context as developer messages
     # (SessionStart and UserPromptSubmit), Codex's own instructions, reasoning, environment context.
     assert START_CONTEXT in developer and PROMPT_CONTEXT in developer
@@ -54,9 +62,19 @@ def test_reasoning_developer_messages_codex_context_and_injected_context_are_dro
     assert "<environment_context>" in raw and "ACME Corp" in raw
 
     text = "\n".join(contents(read_codex(SESSION).turns))
-    for absent in ("The user says a test fails", "boundary was exclusive", "owned by Dana", INJECTED_OPEN,
-                   PROMPT_CONTEXT, "environment_context", "skills_instructions", "ACME Corp", "<private>",
-                   "Chunk ID", "Wall time"):
+    for absent in (
+        "The user says a test fails",
+        "boundary was exclusive",
+        "owned by Dana",
+        INJECTED_OPEN,
+        PROMPT_CONTEXT,
+        "environment_context",
+        "skills_instructions",
+        "ACME Corp",
+        "<private>",
+        "Chunk ID",
+        "Wall time",
+    ):
         assert absent not in text, absent
 
 
@@ -81,7 +99,10 @@ def test_results_are_bounded_errors_kept_with_their_exit_code() -> None:
     assert seq.content.rstrip().endswith("1499\n1500")
     errors = contents(turns, "tool_error")
     assert len(errors) == 2
-    assert errors[0].startswith("[error] exit 1\nTraceback") and "AssertionError: discount(100) = 100" in errors[0]
+    assert (
+        errors[0].startswith("[error] exit 1\nTraceback")
+        and "AssertionError: discount(100) = 100" in errors[0]
+    )
     assert errors[1] == "[error] exit 1\ncat: docs/design.md: No such file or directory"
     results = contents(turns, "tool_result")
     assert "[result] ok\nPASS" in results
@@ -111,7 +132,11 @@ def test_subagent_rollout_is_a_sidechain_of_the_parent_session() -> None:
     assert agent.meta.agent_id and agent.meta.agent_id != agent.meta.session_id
     assert agent.meta.agent_id in contents(main.turns, "tool_result")[0]
     data = to_conversation(agent)
-    assert data["thread_id"] == f"codex:{main.meta.session_id}:{agent.meta.agent_id}" != to_conversation(main)["thread_id"]
+    assert (
+        data["thread_id"]
+        == f"codex:{main.meta.session_id}:{agent.meta.agent_id}"
+        != to_conversation(main)["thread_id"]
+    )
     assert data["title"].startswith("codex subagent Find every caller")
     assert data["messages"][0]["metadata"]["sidechain"] is True
 
@@ -120,7 +145,12 @@ def test_session_metadata() -> None:
     meta = read_codex(SESSION).meta
     first = json.loads(SESSION.read_text().split("\n", 1)[0])
     assert first["type"] == "session_meta" and first["payload"]["id"] == meta.session_id
-    assert (meta.client, meta.cwd, meta.git_branch, meta.client_version) == ("codex", "/home/dev/shop", "main", "0.169.0")
+    assert (meta.client, meta.cwd, meta.git_branch, meta.client_version) == (
+        "codex",
+        "/home/dev/shop",
+        "main",
+        "0.169.0",
+    )
     assert meta.started_at == first["payload"]["timestamp"]
     assert meta.first_prompt == "The discount test fails. Find out why and fix it."
 
@@ -135,8 +165,15 @@ def test_offsets_and_partial_lines(tmp_path: Path) -> None:
     assert whole.end_offset == SESSION.stat().st_size
     later = read_codex(SESSION, whole.end_offset)
     assert later.turns == [] and later.meta == whole.meta
-    line = {"timestamp": "2026-12-07T03:00:00.000Z", "type": "response_item",
-            "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "One more"}]}}
+    line = {
+        "timestamp": "2026-12-07T03:00:00.000Z",
+        "type": "response_item",
+        "payload": {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "One more"}],
+        },
+    }
     assert_partial_line_left(read_codex, SESSION, tmp_path, line)
 
 
@@ -150,21 +187,55 @@ def test_older_shapes_of_calls_and_outputs(tmp_path: Path) -> None:
     a custom apply_patch call, and user messages without content kinds."""
     meta = json.loads(SESSION.read_text().split("\n", 1)[0])
     items = [
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "<user_instructions>be brief</user_instructions>"}]},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "<user_instructions>be brief</user_instructions>"}],
+        },
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Run the tests"}]},
-        {"type": "function_call", "name": "shell", "call_id": "c1",
-         "arguments": json.dumps({"command": ["bash", "-lc", "pytest -q"], "workdir": "/home/dev/shop"})},
-        {"type": "function_call_output", "call_id": "c1",
-         "output": json.dumps({"output": "1 failed", "metadata": {"exit_code": 1, "duration_seconds": 0.4}})},
-        {"type": "custom_tool_call", "name": "apply_patch", "call_id": "c2",
-         "input": "*** Begin Patch\n*** Update File: /home/dev/shop/app.py\n@@\n-a\n+b\n*** Add File: notes.md\n+x\n*** End Patch"},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "call_id": "c1",
+            "arguments": json.dumps({"command": ["bash", "-lc", "pytest -q"], "workdir": "/home/dev/shop"}),
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": json.dumps(
+                {"output": "1 failed", "metadata": {"exit_code": 1, "duration_seconds": 0.4}}
+            ),
+        },
+        {
+            "type": "custom_tool_call",
+            "name": "apply_patch",
+            "call_id": "c2",
+            "input": "*** Begin Patch\n*** Update File: /home/dev/shop/app.py\n@@\n-a\n+b\n*** Add File: notes.md\n+x\n*** End Patch",
+        },
         {"type": "custom_tool_call_output", "call_id": "c2", "output": "Done!"},
-        {"type": "function_call", "name": "shell", "call_id": "c3", "arguments": json.dumps({"command": ["cat", "app.py"]})},
-        {"type": "function_call_output", "call_id": "c3", "output": json.dumps({"output": "x = 1\ny = 2\n", "metadata": {"exit_code": 0}})},
+        {
+            "type": "function_call",
+            "name": "shell",
+            "call_id": "c3",
+            "arguments": json.dumps({"command": ["cat", "app.py"]}),
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "c3",
+            "output": json.dumps({"output": "x = 1\ny = 2\n", "metadata": {"exit_code": 0}}),
+        },
     ]
     path = tmp_path / "older.jsonl"
-    path.write_text("".join(json.dumps(d) + "\n" for d in [meta] + [
-        {"timestamp": "2026-12-07T03:00:00.000Z", "type": "response_item", "payload": i} for i in items]))
+    path.write_text(
+        "".join(
+            json.dumps(d) + "\n"
+            for d in [meta]
+            + [
+                {"timestamp": "2026-12-07T03:00:00.000Z", "type": "response_item", "payload": i}
+                for i in items
+            ]
+        )
+    )
     assert contents(read_codex(path).turns) == [
         "Run the tests",
         "[tool shell] pytest -q",

@@ -59,8 +59,12 @@ def assert_bad_lines_skipped(read: Reader, path: Path, tmp_path: Path) -> None:
     lines = path.read_bytes().splitlines(keepends=True)
     middle = len(lines) // 2
     noisy = tmp_path / path.name
-    extra = [b'{"type":"a-line-type-from-a-later-version","payload":{"text":"never a turn"}}\n',
-             b'{"type":"user","message":{"role":"user","content":"cut o\n', b"[1, 2, 3]\n", b"\n"]
+    extra = [
+        b'{"type":"a-line-type-from-a-later-version","payload":{"text":"never a turn"}}\n',
+        b'{"type":"user","message":{"role":"user","content":"cut o\n',
+        b"[1, 2, 3]\n",
+        b"\n",
+    ]
     noisy.write_bytes(b"".join(lines[:middle] + extra + lines[middle:]))
     chunk = read(noisy)
     assert chunk.turns == read(path).turns

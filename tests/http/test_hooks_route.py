@@ -24,8 +24,11 @@ from tests.http.helpers import SRC, cli, free_port, http_server, server_env
 
 SESSION = [
     {"role": "user", "content": "Why did the deploy to staging fail on Tuesday?"},
-    {"role": "assistant", "content": "The deploy failed because the cache key ignored the locale header; "
-                                     "Dana owns the fix in the payment service and ships it on Friday."},
+    {
+        "role": "assistant",
+        "content": "The deploy failed because the cache key ignored the locale header; "
+        "Dana owns the fix in the payment service and ships it on Friday.",
+    },
     {"role": "user", "content": "Which provider sends the invoice e-mails now?"},
     {"role": "assistant", "content": "We switched the invoice e-mails from Mailgun to Postmark last month."},
 ]
@@ -39,36 +42,71 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     (project / ".git").mkdir(parents=True)  # a repository: its root names the namespace
     env = server_env(root)
     namespace = project_namespace(str(project), load(root, environ={}))
-    cli(env, "--namespace", namespace, "ingest", "conversation", json.dumps(
-        {"thread_id": "claude-code:earlier", "title": "claude-code session deploy", "messages": SESSION}))
+    cli(
+        env,
+        "--namespace",
+        namespace,
+        "ingest",
+        "conversation",
+        json.dumps(
+            {"thread_id": "claude-code:earlier", "title": "claude-code session deploy", "messages": SESSION}
+        ),
+    )
     token = cli(env, "token", "create", "--namespace", namespace).strip()
     other = cli(env, "token", "create", "--namespace", "someone-else").strip()
     with http_server(env, base / "server.log") as url:
-        yield {"url": url.removesuffix("/mcp"), "root": root, "project": project, "namespace": namespace,
-               "token": token, "other": other, "env": env}
+        yield {
+            "url": url.removesuffix("/mcp"),
+            "root": root,
+            "project": project,
+            "namespace": namespace,
+            "token": token,
+            "other": other,
+            "env": env,
+        }
 
 
 def _event(served: dict[str, Any], name: str, **fields: Any) -> dict[str, Any]:
-    return {"session_id": f"s-{name}-{time.monotonic_ns()}", "cwd": str(served["project"]),
-            "hook_event_name": name, **fields}
+    return {
+        "session_id": f"s-{name}-{time.monotonic_ns()}",
+        "cwd": str(served["project"]),
+        "hook_event_name": name,
+        **fields,
+    }
 
 
-def _post(served: dict[str, Any], body: dict[str, Any], token: str | None, client: str = "claude-code") -> httpx2.Response:
+def _post(
+    served: dict[str, Any], body: dict[str, Any], token: str | None, client: str = "claude-code"
+) -> httpx2.Response:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return httpx2.post(f"{served['url']}/hooks/{client}", json=body, headers=headers, timeout=60)
 
 
 def _extra(served: dict[str, Any], **more: Any) -> dict[str, Any]:
-    return {"memory_substrate": {"namespace": served["namespace"], "budget": 1000, "given": [], "own": [], **more}}
+    return {
+        "memory_substrate": {"namespace": served["namespace"], "budget": 1000, "given": [], "own": [], **more}
+    }
 
 
-def _cold_hook(served: dict[str, Any], event: dict[str, Any], root: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def _cold_hook(
+    served: dict[str, Any], event: dict[str, Any], root: Path, **env: str
+) -> subprocess.CompletedProcess[str]:
     """The hook command as the client runs it: the event on stdin."""
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
-    run_env.update(MEMORY_SUBSTRATE_ROOT=str(root), MEMORY_SUBSTRATE_EMBEDDER="none",
-                   PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""), **env)
-    return subprocess.run([sys.executable, "-m", "memory_substrate.cli.main", "hook", "claude-code"],
-                          input=json.dumps(event), env=run_env, capture_output=True, text=True, timeout=120)
+    run_env.update(
+        MEMORY_SUBSTRATE_ROOT=str(root),
+        MEMORY_SUBSTRATE_EMBEDDER="none",
+        PYTHONPATH=SRC + os.pathsep + os.environ.get("PYTHONPATH", ""),
+        **env,
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "memory_substrate.cli.main", "hook", "claude-code"],
+        input=json.dumps(event),
+        env=run_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_a_token_is_required(served: dict[str, Any]) -> None:
@@ -84,8 +122,13 @@ def test_a_token_reaches_its_own_namespace_only(served: dict[str, Any]) -> None:
     elsewhere = {**body, "memory_substrate": {**body["memory_substrate"], "namespace": "someone-else"}}
     refused = _post(served, elsewhere, served["token"])  # its own token, another namespace named
     assert refused.status_code == 403 and refused.json()["error"]["code"] == "memory_forbidden"
-    capture = {**_event(served, "Stop"), "memory_substrate": {"namespace": served["namespace"], "ingest": {
-        "mode": "conversation", "input_data": {"thread_id": "x", "messages": SESSION[:1]}}}}
+    capture = {
+        **_event(served, "Stop"),
+        "memory_substrate": {
+            "namespace": served["namespace"],
+            "ingest": {"mode": "conversation", "input_data": {"thread_id": "x", "messages": SESSION[:1]}},
+        },
+    }
     assert _post(served, capture, served["other"]).status_code == 403
     assert "x" not in cli(served["env"], "--namespace", "someone-else", "query", "recent", "{}")
 
@@ -94,14 +137,26 @@ def test_bad_bodies_are_refused_with_a_reason(served: dict[str, Any]) -> None:
     token = served["token"]
     no_namespace = _post(served, _event(served, "UserPromptSubmit", prompt=PROMPT), token)
     assert no_namespace.status_code == 400 and "namespace" in no_namespace.json()["error"]["message"]
-    assert _post(served, {**_event(served, "UserPromptSubmit", prompt=PROMPT), **_extra(served)}, token,
-                 client="cursor").status_code == 400
+    assert (
+        _post(
+            served,
+            {**_event(served, "UserPromptSubmit", prompt=PROMPT), **_extra(served)},
+            token,
+            client="cursor",
+        ).status_code
+        == 400
+    )
     not_event = _post(served, _extra(served), token)
     assert not_event.status_code == 400 and "hook event" in not_event.json()["error"]["message"]
     bad_budget = _post(served, {**_event(served, "SessionStart"), **_extra(served, budget="lots")}, token)
     assert bad_budget.status_code == 400
-    path_mode = {**_event(served, "Stop"), "memory_substrate": {"namespace": served["namespace"], "ingest": {
-        "mode": "file", "input_data": {"path": "/etc/passwd"}}}}
+    path_mode = {
+        **_event(served, "Stop"),
+        "memory_substrate": {
+            "namespace": served["namespace"],
+            "ingest": {"mode": "file", "input_data": {"path": "/etc/passwd"}},
+        },
+    }
     assert _post(served, path_mode, token).status_code == 400
 
 
@@ -116,48 +171,97 @@ def test_the_answer_is_the_cold_paths(served: dict[str, Any], name: str) -> None
     assert got["output"] == cold.stdout.strip()
     context = json.loads(got["output"])["hookSpecificOutput"]["additionalContext"]
     assert got["injection"]["text"] == context and got["injection"]["ids"]
-    assert ("Dana" if name == "UserPromptSubmit" else "Postmark") in context  # the prompt's turn; the latest answer
+    assert (
+        "Dana" if name == "UserPromptSubmit" else "Postmark"
+    ) in context  # the prompt's turn; the latest answer
     # The hook's client of the route reads the same answer.
-    seen = warm.context("claude-code", _event(served, name, **fields), namespace=served["namespace"], budget=1000,
-                        given=set(), own=set(), environ={warm.URL_ENV: served["url"], warm.TOKEN_ENV: served["token"]})
+    seen = warm.context(
+        "claude-code",
+        _event(served, name, **fields),
+        namespace=served["namespace"],
+        budget=1000,
+        given=set(),
+        own=set(),
+        environ={warm.URL_ENV: served["url"], warm.TOKEN_ENV: served["token"]},
+    )
     assert seen is not None and seen.injection is not None and seen.injection.text == context
     # What the session was already given is not given again.
-    again = _post(served, {**_event(served, name, **fields), **_extra(served, given=got["injection"]["ids"])},
-                  served["token"]).json()
+    again = _post(
+        served,
+        {**_event(served, name, **fields), **_extra(served, given=got["injection"]["ids"])},
+        served["token"],
+    ).json()
     assert again["injection"] is None or not set(again["injection"]["ids"]) & set(got["injection"]["ids"])
 
 
 def test_a_capture_is_ingested_in_the_bulkhead(served: dict[str, Any]) -> None:
-    conversation = {"thread_id": "claude-code:captured", "title": "claude-code session invoices",
-                    "messages": [{"role": "user", "content": "Move the nightly invoice export to 02:00 UTC."},
-                                 {"role": "assistant", "content": "Done: the invoice export cron runs at 02:00 UTC now."}]}
+    conversation = {
+        "thread_id": "claude-code:captured",
+        "title": "claude-code session invoices",
+        "messages": [
+            {"role": "user", "content": "Move the nightly invoice export to 02:00 UTC."},
+            {"role": "assistant", "content": "Done: the invoice export cron runs at 02:00 UTC now."},
+        ],
+    }
     env = {warm.URL_ENV: served["url"], warm.TOKEN_ENV: served["token"]}
-    result = warm.ingest("claude-code", _event(served, "Stop"), served["namespace"], "conversation", conversation,
-                         {"detail": "compact", "max_items": 1}, environ=env)
+    result = warm.ingest(
+        "claude-code",
+        _event(served, "Stop"),
+        served["namespace"],
+        "conversation",
+        conversation,
+        {"detail": "compact", "max_items": 1},
+        environ=env,
+    )
     assert result is not None and result["status"] == "completed", result
-    found = json.loads(cli(served["env"], "--namespace", served["namespace"], "query", "search",
-                           json.dumps({"query": "invoice export cron"})))
+    found = json.loads(
+        cli(
+            served["env"],
+            "--namespace",
+            served["namespace"],
+            "query",
+            "search",
+            json.dumps({"query": "invoice export cron"}),
+        )
+    )
     assert result["source_id"] in json.dumps(found)
 
 
-def test_a_server_that_is_down_leaves_the_work_to_the_cold_path(served: dict[str, Any], tmp_path: Path) -> None:
+def test_a_server_that_is_down_leaves_the_work_to_the_cold_path(
+    served: dict[str, Any], tmp_path: Path
+) -> None:
     dead = {warm.URL_ENV: f"http://127.0.0.1:{free_port()}", warm.TOKEN_ENV: served["token"]}
     said: list[str] = []
     started = time.monotonic()
-    assert warm.context("claude-code", _event(served, "UserPromptSubmit", prompt=PROMPT), namespace="x", budget=10,
-                        given=set(), own=set(), environ=dead, log=said.append) is None
+    assert (
+        warm.context(
+            "claude-code",
+            _event(served, "UserPromptSubmit", prompt=PROMPT),
+            namespace="x",
+            budget=10,
+            given=set(),
+            own=set(),
+            environ=dead,
+            log=said.append,
+        )
+        is None
+    )
     assert time.monotonic() - started < 2 and "unreachable" in said[0]
     # A capture goes to the cold store instead.
     calls: list[str] = []
 
     class Cold:
-        def ingest(self, mode: str, data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+        def ingest(
+            self, mode: str, data: dict[str, Any], options: dict[str, Any] | None = None
+        ) -> dict[str, Any]:
             calls.append(mode)
             return {"status": "completed"}
 
     os.environ[warm.URL_ENV] = dead[warm.URL_ENV]
     try:
-        factory = warm.memory_factory("claude-code", _event(served, "Stop"), lambda ns: Cold(), log=said.append)
+        factory = warm.memory_factory(
+            "claude-code", _event(served, "Stop"), lambda ns: Cold(), log=said.append
+        )
         assert factory("proj").ingest("conversation", {"messages": SESSION}, {}) == {"status": "completed"}
     finally:
         del os.environ[warm.URL_ENV]
@@ -178,7 +282,9 @@ def test_the_hook_takes_the_warm_path_first(served: dict[str, Any], tmp_path: Pa
         cold = _cold_hook(served, _event(served, name, **fields), served["root"])
         event = _event(served, name, **fields)
         through = _cold_hook(served, event, home, **warm_env)
-        assert through.returncode == 0 and through.stdout == cold.stdout and cold.stdout.strip(), through.stderr
+        assert through.returncode == 0 and through.stdout == cold.stdout and cold.stdout.strip(), (
+            through.stderr
+        )
         # What the session was given is recorded on the client: the same event again brings nothing new.
         again = _cold_hook(served, event, home, **warm_env)
         assert again.returncode == 0 and again.stdout != through.stdout
@@ -186,12 +292,18 @@ def test_the_hook_takes_the_warm_path_first(served: dict[str, Any], tmp_path: Pa
 
 
 def test_a_capture_through_the_warm_path_lands_on_the_server(served: dict[str, Any], tmp_path: Path) -> None:
-    recorded = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code" / "debug-session.jsonl"
+    recorded = (
+        Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code" / "debug-session.jsonl"
+    )
     home = tmp_path / "client-home"
     namespace = project_namespace("/home/dev/shop", load(home, environ={}))  # the recording's project
     token = cli(served["env"], "token", "create", "--namespace", namespace).strip()
-    stop = {"session_id": "2bc1392d-7d8d-4876-8fdd-b6d2255f5340", "transcript_path": str(recorded),
-            "cwd": "/home/dev/shop", "hook_event_name": "Stop"}
+    stop = {
+        "session_id": "2bc1392d-7d8d-4876-8fdd-b6d2255f5340",
+        "transcript_path": str(recorded),
+        "cwd": "/home/dev/shop",
+        "hook_event_name": "Stop",
+    }
     done = _cold_hook(served, stop, home, **{warm.URL_ENV: served["url"], warm.TOKEN_ENV: token})
     assert done.returncode == 0 and done.stdout == ""
     assert not (home / "memory.sqlite3").exists()  # nothing was written on the client

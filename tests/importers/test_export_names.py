@@ -28,7 +28,11 @@ def test_export_writes_one_entity_per_name_and_keeps_an_existing_file(tmp_path: 
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     names = Counter(r["name"] for r in records if r["type"] == "entity")
     assert names and max(names.values()) == 1, names  # Alice Johnson is a person and a vault note
-    assert summary["entities"] == len(names) and summary["merged"] >= 1 and "Alice Johnson" in summary["merged_names"]
+    assert (
+        summary["entities"] == len(names)
+        and summary["merged"] >= 1
+        and "Alice Johnson" in summary["merged_names"]
+    )
     alice = next(r for r in records if r.get("name") == "Alice Johnson")
     assert alice["entityType"] == "person" and "Speaks fluent Spanish" in alice["observations"]
     relations = [(r["from"], r["relationType"], r["to"]) for r in records if r["type"] == "relation"]

@@ -35,13 +35,26 @@ def _patches(memory: Memory) -> int:
 def test_notes_links_and_tags_become_sources_entities_and_relations(memory: Memory, tmp_path: Path) -> None:
     vault = _copy(tmp_path)
     report = import_markdown(memory, vault)
-    assert report["counts"]["notes_new"] == 3 and report["counts"]["links_found"] == 5 and report["counts"]["tags_found"] == 5
+    assert (
+        report["counts"]["notes_new"] == 3
+        and report["counts"]["links_found"] == 5
+        and report["counts"]["tags_found"] == 5
+    )
 
     falcon = _facts(memory, "Falcon Launch")
-    assert falcon == {("links_to", "Payments Gateway v2"), ("links_to", "Ledger Service"), ("links_to", "Alice Johnson"),
-                      ("tagged", "#launch"), ("tagged", "#planning"), ("tagged", "#risk/high")}
-    assert _facts(memory, "Ledger Service") == {("links_to", "Payments Gateway v2"), ("tagged", "#rust"),
-                                                ("tagged", "#payments-core")}
+    assert falcon == {
+        ("links_to", "Payments Gateway v2"),
+        ("links_to", "Ledger Service"),
+        ("links_to", "Alice Johnson"),
+        ("tagged", "#launch"),
+        ("tagged", "#planning"),
+        ("tagged", "#risk/high"),
+    }
+    assert _facts(memory, "Ledger Service") == {
+        ("links_to", "Payments Gateway v2"),
+        ("tagged", "#rust"),
+        ("tagged", "#payments-core"),
+    }
     # A note and the link that names it are one entity; links and tags inside code are ignored.
     assert ("links_to", "Falcon Launch") in _facts(memory, "Alice Johnson")
     everything = json.dumps(memory.query("entities", {"type": "document"}, {"max_items": 50, "max_facts": 0}))
@@ -59,10 +72,15 @@ def test_notes_links_and_tags_become_sources_entities_and_relations(memory: Memo
     assert falcon_src.kind == "markdown" and len(sources) == 3
     assert segs[0].metadata["chunk_kind"] == "frontmatter" and "aliases: [Falcon plan]" in segs[0].text
     assert all(seg.metadata["chunker"] == "document_chunker.v1" for seg in segs)
-    fact = next(f for f in memory.query("facts", {"subject": "Falcon Launch", "predicate": "links_to"}, {})["items"]
-                if f["object"]["name"] == "Alice Johnson")
+    fact = next(
+        f
+        for f in memory.query("facts", {"subject": "Falcon Launch", "predicate": "links_to"}, {})["items"]
+        if f["object"]["name"] == "Alice Johnson"
+    )
     cited = fact["evidence_refs"][0]
-    assert cited["source_id"] == falcon_src.id and "[[Alice Johnson]]" in next(g.text for g in segs if g.id == cited["segment_id"])
+    assert cited["source_id"] == falcon_src.id and "[[Alice Johnson]]" in next(
+        g.text for g in segs if g.id == cited["segment_id"]
+    )
 
 
 def test_reimport_of_an_unchanged_folder_is_a_noop(memory: Memory, tmp_path: Path) -> None:
@@ -70,22 +88,30 @@ def test_reimport_of_an_unchanged_folder_is_a_noop(memory: Memory, tmp_path: Pat
     import_markdown(memory, vault)
     before = _patches(memory)
     again = import_markdown(memory, vault)
-    assert again["status"] == "noop" and again["counts"] == {"notes_unchanged": 3} and _patches(memory) == before
+    assert (
+        again["status"] == "noop" and again["counts"] == {"notes_unchanged": 3} and _patches(memory) == before
+    )
 
     note = vault / "Alice Johnson.md"
     note.write_text(note.read_text() + "\nNow also on [[Ledger Service]]. #oncall\n")
     third = import_markdown(memory, vault)
     assert third["counts"]["notes_changed"] == 1 and third["counts"]["notes_unchanged"] == 2
-    assert {("links_to", "Ledger Service"), ("tagged", "#oncall"), ("links_to", "Falcon Launch")} <= _facts(memory, "Alice Johnson")
+    assert {("links_to", "Ledger Service"), ("tagged", "#oncall"), ("links_to", "Falcon Launch")} <= _facts(
+        memory, "Alice Johnson"
+    )
     assert third["counts"].get("entities_new", 0) == 1  # only #oncall is new; the rest resolved
 
 
 def test_skips_are_reported(memory: Memory, tmp_path: Path) -> None:
     vault = tmp_path / "v"
     vault.mkdir()
-    (vault / "Database.md").write_text("A note whose name is a generic concept links [[Kafka Cluster Nine]].\n")
+    (vault / "Database.md").write_text(
+        "A note whose name is a generic concept links [[Kafka Cluster Nine]].\n"
+    )
     (vault / "Ops Notes.md").write_text("Links to [[Authentication]] and tags #api.\n")
-    (vault / "id_rsa.md").write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n")
+    (vault / "id_rsa.md").write_text(
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n"
+    )
     report = import_markdown(memory, vault)
     reasons = {(s["reason"], Path(s["path"]).name) for s in report["skipped"]}
     assert ("note_name_too_generic", "Database.md") in reasons

@@ -43,15 +43,30 @@ def test_entities_observations_and_relations_arrive_as_governed_graph(memory: Me
     alice = _entity(memory, "Alice Johnson")
     assert alice["type"] == "person"
     observed = {f["value"] for f in alice["facts"] if f["predicate"] == "observation"}
-    assert observed == {"Speaks fluent Spanish", "Leads the payments team", "Prefers <b>bold</b> & terse reviews"}
+    assert observed == {
+        "Speaks fluent Spanish",
+        "Leads the payments team",
+        "Prefers <b>bold</b> & terse reviews",
+    }
     relations = {(f["predicate"], f["object"]["name"]) for f in alice["facts"] if f.get("object")}
     # Both "knows about" targets stay live: an import never supersedes itself.
-    assert relations == {("works_at", "Acme Corp"), ("uses", "Kuzu"), ("knows_about", "Project Falcon"),
-                         ("knows_about", "Lisbon")}
+    assert relations == {
+        ("works_at", "Acme Corp"),
+        ("uses", "Kuzu"),
+        ("knows_about", "Project Falcon"),
+        ("knows_about", "Lisbon"),
+    }
     falcon = _entity(memory, "Project Falcon")
-    assert any(f["predicate"] == "contained_in" and f["object"]["name"] == "Acme Corp" for f in falcon["facts"])
-    assert _entity(memory, "Acme Corp")["type"] == "organization" and _entity(memory, "Kuzu")["type"] == "technology"
-    assert report["type_mapping"]["vibe"] == "pattern (no match)" and report["predicate_mapping"] == {"part_of": "contained_in"}
+    assert any(
+        f["predicate"] == "contained_in" and f["object"]["name"] == "Acme Corp" for f in falcon["facts"]
+    )
+    assert (
+        _entity(memory, "Acme Corp")["type"] == "organization"
+        and _entity(memory, "Kuzu")["type"] == "technology"
+    )
+    assert report["type_mapping"]["vibe"] == "pattern (no match)" and report["predicate_mapping"] == {
+        "part_of": "contained_in"
+    }
 
     # Evidence points at real segments of an import source, and everything is marked imported.
     fact = next(f for f in alice["facts"] if f.get("value") == "Speaks fluent Spanish")
@@ -61,8 +76,14 @@ def test_entities_observations_and_relations_arrive_as_governed_graph(memory: Me
         source = s.get_object(ref["source_id"])
         obj = s.get_object(fact["id"])
         patches = s.list_patches(limit=100)
-    assert seg.text == "Speaks fluent Spanish" and seg.locator["line"] == 1 and seg.locator["observation"] == 0
-    assert source is not None and source.memory_source == "imported" and source.metadata["uri"].startswith("mcp-memory:")
+    assert (
+        seg.text == "Speaks fluent Spanish" and seg.locator["line"] == 1 and seg.locator["observation"] == 0
+    )
+    assert (
+        source is not None
+        and source.memory_source == "imported"
+        and source.metadata["uri"].startswith("mcp-memory:")
+    )
     assert obj is not None and obj.memory_source == "imported"
     assert {p.tool for p in patches} == {"memory_ingest", "memory_remember"}
 
@@ -84,8 +105,14 @@ def test_reimport_is_a_noop_and_an_edit_adds_only_what_changed(memory: Memory, t
 
     edited = tmp_path / "memory.jsonl"
     lines = FIXTURE.read_text().splitlines()
-    lines[0] = json.dumps({"type": "entity", "name": "Alice Johnson", "entityType": "person",
-                           "observations": ["Speaks fluent Spanish", "Moved to Porto"]})
+    lines[0] = json.dumps(
+        {
+            "type": "entity",
+            "name": "Alice Johnson",
+            "entityType": "person",
+            "observations": ["Speaks fluent Spanish", "Moved to Porto"],
+        }
+    )
     edited.write_text("\n".join(lines) + "\n")
     third = import_mcp_memory(memory, edited)
     assert third["counts"].get("entities_new", 0) == 0
@@ -107,7 +134,11 @@ def test_export_writes_the_same_format_back(memory: Memory, tmp_path: Path) -> N
     assert ents["Alice Johnson"]["observations"][0] == "Speaks fluent Spanish"
     assert ents["Acme Corp"]["entityType"] == "organization"
     rels = {(r["from"], r["relationType"], r["to"]) for r in records if r["type"] == "relation"}
-    assert ("Alice Johnson", "works_at", "Acme Corp") in rels and ("Project Falcon", "contained_in", "Acme Corp") in rels
+    assert ("Alice Johnson", "works_at", "Acme Corp") in rels and (
+        "Project Falcon",
+        "contained_in",
+        "Acme Corp",
+    ) in rels
 
     # The export imports into a fresh namespace as the same graph.
     fresh = memory.for_namespace(memory.namespace + "-copy")
@@ -162,13 +193,18 @@ def test_a_large_file_streams_with_bounded_memory(tmp_path: Path, make_settings:
         try:
             ticks: list[int] = []
             tracemalloc.start()
-            report = import_mcp_memory(mem, path, progress=lambda done, total, label, ticks=ticks: ticks.append(done))
+            report = import_mcp_memory(
+                mem, path, progress=lambda done, total, label, ticks=ticks: ticks.append(done)
+            )
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         finally:
             mem.close()
         assert report["counts"]["entities_new"] == shape["entities"]
-        assert report["counts"]["relations_new"] + report["counts"].get("relations_reinforced", 0) == shape["relations"]
+        assert (
+            report["counts"]["relations_new"] + report["counts"].get("relations_reinforced", 0)
+            == shape["relations"]
+        )
         assert ticks == sorted(ticks) and len(ticks) > 5
     assert peaks[1] < 1.5 * peaks[0], peaks
     assert peaks[1] < 4_000_000 * 0.75, peaks
@@ -199,7 +235,13 @@ def test_an_interrupted_import_resumes_on_the_next_run(memory: Memory, monkeypat
     fresh = memory.for_namespace(memory.namespace + "-ref")
     reference = import_mcp_memory(fresh, FIXTURE)
     for name in ("Alice Johnson", "Acme Corp", "Kuzu", "Lisbon", "Quantum Mood", "Project Falcon"):
-        mine = {(f["predicate"], f.get("value"), (f.get("object") or {}).get("name")) for f in _entity(memory, name)["facts"]}
-        theirs = {(f["predicate"], f.get("value"), (f.get("object") or {}).get("name")) for f in _entity(fresh, name)["facts"]}
+        mine = {
+            (f["predicate"], f.get("value"), (f.get("object") or {}).get("name"))
+            for f in _entity(memory, name)["facts"]
+        }
+        theirs = {
+            (f["predicate"], f.get("value"), (f.get("object") or {}).get("name"))
+            for f in _entity(fresh, name)["facts"]
+        }
         assert mine == theirs, name
     assert reference["counts"]["entities_new"] == 6

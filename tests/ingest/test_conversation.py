@@ -40,7 +40,13 @@ async def test_spec_example_creates_source_with_message_segments(memory):
         assert seg["created_at"].startswith("2026-04-28T00:00:00")
         adapter = obj["metadata"]["adapter"]
         assert adapter["mode"] == "conversation" and "conversation" in adapter["supported_modes"]
-        assert set(adapter) >= {"name", "version", "declared_transformations", "default_privacy_class", "origin_classification"}
+        assert set(adapter) >= {
+            "name",
+            "version",
+            "declared_transformations",
+            "default_privacy_class",
+            "origin_classification",
+        }
         fresh = obj["metadata"]["freshness"]
         assert fresh["is_current"] is True and len(fresh["fingerprint"]) == 64
         suggestions = out["memory_suggestions"]
@@ -49,12 +55,18 @@ async def test_spec_example_creates_source_with_message_segments(memory):
 
 
 async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
-    texts = ["first we chose PostgreSQL", "then we benchmarked pgvector recall", "finally the HNSW index shipped"]
+    texts = [
+        "first we chose PostgreSQL",
+        "then we benchmarked pgvector recall",
+        "finally the HNSW index shipped",
+    ]
     data = {
         "title": "db chat",
         "messages": [
             {"role": r, "content": t, "name": n, "metadata": {"i": i}}
-            for i, (r, t, n) in enumerate(zip(["user", "assistant", "user"], texts, ["ann", "bot", "ann"], strict=True))
+            for i, (r, t, n) in enumerate(
+                zip(["user", "assistant", "user"], texts, ["ann", "bot", "ann"], strict=True)
+            )
         ],
         "origin": {"host": "claude-code", "project": "p1"},
     }
@@ -74,7 +86,10 @@ async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
 
 def test_a_different_conversation_under_the_same_title_is_its_own_source(memory):
     a = memory.ingest("conversation", SPEC_EXAMPLE)
-    other = {**SPEC_EXAMPLE, "messages": [{**SPEC_EXAMPLE["messages"][0], "content": "Project Y uses LanceDB."}]}
+    other = {
+        **SPEC_EXAMPLE,
+        "messages": [{**SPEC_EXAMPLE["messages"][0], "content": "Project Y uses LanceDB."}],
+    }
     b = memory.ingest("conversation", other)
     assert a["source_id"] != b["source_id"] and b["status"] == "completed"
 
@@ -83,7 +98,9 @@ def test_bad_conversation_input_writes_nothing(memory):
     with pytest.raises(ValidationError, match="messages"):
         memory.ingest("conversation", {"title": "x", "messages": []})
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
-        memory.ingest("conversation", {"title": "x", "messages": [{"role": "user", "content": "hi", "mood": "ok"}]})
+        memory.ingest(
+            "conversation", {"title": "x", "messages": [{"role": "user", "content": "hi", "mood": "ok"}]}
+        )
     with pytest.raises(UnsupportedModeError):
         memory.ingest("fax", {})
     assert memory.status()["counts"]["objects"] == 0

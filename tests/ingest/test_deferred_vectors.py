@@ -54,7 +54,9 @@ def _waiting(memory: Memory) -> dict[str, Any]:
 
 
 def _top(memory: Memory, query: str) -> list[str]:
-    found = memory.query("search", {"query": query}, {"result_unit": "segment", "max_items": 3, "detail": "full"})
+    found = memory.query(
+        "search", {"query": query}, {"result_unit": "segment", "max_items": 3, "detail": "full"}
+    )
     return [i["excerpt"] for i in found["items"]]
 
 
@@ -75,7 +77,9 @@ def test_a_german_capture_returns_before_its_vectors_and_a_drain_makes_them(mem:
     assert _top(mem, QUESTION)[0] == GERMAN[0]
 
 
-def test_vectors_made_later_equal_those_made_during_capture(make_settings: Any, namespace: str, parked: None) -> None:
+def test_vectors_made_later_equal_those_made_during_capture(
+    make_settings: Any, namespace: str, parked: None
+) -> None:
     later = Memory(make_settings(embedder="use-gated"), namespace=namespace)
     now = Memory(make_settings(embedder="use-gated", embed_in_background=False), namespace=namespace + "-now")
     try:
@@ -107,7 +111,9 @@ def test_a_grown_conversation_adds_its_new_turns_to_the_waiting_job(mem: Memory)
     assert _vectors(mem, first["source_id"], 2) == 2
 
 
-def test_work_left_by_a_closed_store_resumes_on_reopen(make_settings: Any, namespace: str, parked: None) -> None:
+def test_work_left_by_a_closed_store_resumes_on_reopen(
+    make_settings: Any, namespace: str, parked: None
+) -> None:
     settings = make_settings(embedder="use-gated")
     with Memory(settings, namespace=namespace) as memory:
         stored = _capture(memory, GERMAN)
@@ -144,8 +150,9 @@ def test_a_failing_model_loses_nothing_and_says_why(mem: Memory, monkeypatch: py
     assert _vectors(mem, stored["source_id"], 2) == 2 and "failures" not in retried["queue"]
 
 
-def test_the_worker_makes_them_once_captures_pause(make_settings: Any, namespace: str,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_makes_them_once_captures_pause(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(deferred, "IDLE_S", 0.05)
     with Memory(make_settings(embedder="use-gated"), namespace=namespace) as memory:
         stored = _capture(memory, GERMAN)
@@ -167,7 +174,9 @@ def test_repair_counts_queued_segments_apart_and_a_reindex_leaves_the_drain_noth
     assert drained["embedded"] == 0 and drained["queue"]["segments_pending"] == 0
 
 
-def test_a_one_shot_cli_capture_makes_its_vectors_before_it_exits(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_one_shot_cli_capture_makes_its_vectors_before_it_exits(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """No worker of a one-shot command lives on, so the CLI embeds during capture (``serve`` and
     library users get the worker)."""
     import json
@@ -217,7 +226,9 @@ def loads(monkeypatch: pytest.MonkeyPatch, backend: str) -> list[str]:
 def _ranking(memory: Memory, queries: list[str]) -> list[list[tuple[str, float, float]]]:
     out = []
     for q in queries:
-        found = memory.query("search", {"query": q}, {"result_unit": "segment", "max_items": 5, "detail": "full"})
+        found = memory.query(
+            "search", {"query": q}, {"result_unit": "segment", "max_items": 5, "detail": "full"}
+        )
         out.append([(i["excerpt"], i["rank_score"], i["semantic_score"]) for i in found["items"]])
     return out
 
@@ -271,8 +282,9 @@ def test_a_read_counts_as_in_flight_while_it_runs(mem: Memory, monkeypatch: pyte
     assert foreground.in_flight() == 0
 
 
-def test_the_worker_waits_while_a_read_is_in_flight(make_settings: Any, namespace: str,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_worker_waits_while_a_read_is_in_flight(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(deferred, "IDLE_S", 0.05)
     monkeypatch.setattr(foreground, "STARVED_S", 3600.0)  # no piece goes ahead of a read
     with Memory(make_settings(embedder="use-gated"), namespace=namespace) as memory:
@@ -287,8 +299,9 @@ def test_the_worker_waits_while_a_read_is_in_flight(make_settings: Any, namespac
         assert _vectors(memory, stored["source_id"], 2) == 2
 
 
-def test_a_drain_asked_for_does_not_wait_on_a_worker_that_yields(make_settings: Any, namespace: str,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_drain_asked_for_does_not_wait_on_a_worker_that_yields(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(deferred, "IDLE_S", 0.05)
     monkeypatch.setattr(foreground, "STARVED_S", 3600.0)
     # Reads that never pause: the worker would wait for ever.

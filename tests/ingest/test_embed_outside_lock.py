@@ -70,7 +70,9 @@ def test_conversation_ingest_embeds_outside_the_write_session(make_settings: Any
         out = mem.ingest("conversation", {"title": "index rebuild", "messages": msgs})
         assert embedder.calls >= 1 and embedder.calls_inside_write == []
         # The vectors made outside the session are the ones stored, for segments and the source.
-        hits = mem.query("search", {"query": "vector index rebuild"}, {"result_unit": "segment", "detail": "full"})
+        hits = mem.query(
+            "search", {"query": "vector index rebuild"}, {"result_unit": "segment", "detail": "full"}
+        )
         assert "semantic" in hits["items"][0]["retrieval_sources"]
         with store.read(namespace) as s:
             got = s.get_vectors(embedder.name, "segment", [f"{out['source_id']}#seg-1"])

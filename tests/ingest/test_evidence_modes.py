@@ -57,7 +57,13 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
         assert not any(p.startswith(("node_modules", ".codex")) for p in paths)
         full = await call(c, "memory_query", "page", {"id": out["source_id"]}, {"detail": "full"})
         assert full["result_type"] == "page_unavailable" and full["status"] == "unsupported"
-        found = await call(c, "memory_query", "search", {"query": "compile_context"}, {"result_unit": "segment", "detail": "full"})
+        found = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "compile_context"},
+            {"result_unit": "segment", "detail": "full"},
+        )
         loc = found["items"][0]["locator"]
         assert loc["path"] == "pkg/core.py" and loc["line_start"] == 11 and loc["line_end"] == 13
         # Unchanged, but the preflight still has not passed: nothing is written, the decision stays open.
@@ -83,7 +89,9 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
             "projection_count": 0,
             "reason": "repo_fingerprint_unchanged",
         }
-        forced = await call(c, "memory_ingest", "repo", {"path": str(root)}, {"force": True, "detail": "full"})
+        forced = await call(
+            c, "memory_ingest", "repo", {"path": str(root)}, {"force": True, "detail": "full"}
+        )
         assert forced["status"] == "completed" and forced["superseded_source_id"] == clean["source_id"]
         suggestions = forced["memory_suggestions"]
         assert suggestions["agent_extraction"]["protocol"] == "agent_extraction.v1"
@@ -92,7 +100,9 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
 
 def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
     doc = tmp_path / "guide.md"
-    doc.write_text("---\ntitle: Guide\n---\n# Setup\n\nInstall it.\n\n```bash\n# not a heading\nmake\n```\n\n## Context Pack\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    doc.write_text(
+        "---\ntitle: Guide\n---\n# Setup\n\nInstall it.\n\n```bash\n# not a heading\nmake\n```\n\n## Context Pack\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
     first = memory.ingest("markdown", {"path": str(doc)})
     page = memory.query("page", {"id": first["source_id"]}, {"detail": "full"})
     kinds = [s["locator"].get("heading_path") for s in page["segments"]]
@@ -101,7 +111,11 @@ def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
     seg = page["segments"][1]
     cite = memory.remember(
         "knowledge",
-        knowledge(evidence_refs=[{"source_id": first["source_id"], "segment_id": seg["segment_id"], "hash": seg["hash"]}]),
+        knowledge(
+            evidence_refs=[
+                {"source_id": first["source_id"], "segment_id": seg["segment_id"], "hash": seg["hash"]}
+            ]
+        ),
     )
     assert memory.ingest("markdown", {"path": str(doc)})["status"] == "noop"
     doc.write_text(doc.read_text() + "\n## Later\n\nNew section.\n")
@@ -112,7 +126,10 @@ def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
     new = memory.query("page", {"id": second["source_id"]})["object"]
     assert new["metadata"]["freshness"]["is_current"] is True
     # The old evidence still resolves.
-    assert memory.query("expand", {"id": cite["object_id"]}, {"detail": "full"})["evidence"][0]["hash"] == seg["hash"]
+    assert (
+        memory.query("expand", {"id": cite["object_id"]}, {"detail": "full"})["evidence"][0]["hash"]
+        == seg["hash"]
+    )
 
 
 def test_file_mode_secret_and_size_rules(make_settings, namespace, tmp_path):

@@ -48,7 +48,9 @@ def _tree(root: Path) -> Path:
 async def test_every_capture_answers_within_the_budget(mem: Memory, tmp_path: Path) -> None:
     async with Client(build_server(mem)) as c:
         answers = {
-            "markdown": await call(c, "memory_ingest", "markdown", {"path": str(REPO / "docs" / "knowledge-graph.md")}),
+            "markdown": await call(
+                c, "memory_ingest", "markdown", {"path": str(REPO / "docs" / "knowledge-graph.md")}
+            ),
             "repo": await call(c, "memory_ingest", "repo", {"path": str(_tree(tmp_path / "tree"))}),
         }
         for mode, out in answers.items():
@@ -70,10 +72,13 @@ async def test_every_capture_answers_within_the_budget(mem: Memory, tmp_path: Pa
         # The rest: more per list with max_items, everything in spec 001's shape with detail full
         # (on a changed tree: the same files again are a noop, whatever the options).
         (tmp_path / "tree" / "pkg" / "mod_0.py").write_text('"""RetryPolicy, changed."""\n', encoding="utf-8")
-        more = await call(c, "memory_ingest", "repo", {"path": str(tmp_path / "tree")},
-                          {"force": True, "max_items": 12})
+        more = await call(
+            c, "memory_ingest", "repo", {"path": str(tmp_path / "tree")}, {"force": True, "max_items": 12}
+        )
         assert len(more["skipped"]) == 12 and len(more["memory_suggestions"]["concept_candidates"]) > 5
-        full = await call(c, "memory_ingest", "markdown", {"path": str(REPO / "docs" / "api.md")}, {"detail": "full"})
+        full = await call(
+            c, "memory_ingest", "markdown", {"path": str(REPO / "docs" / "api.md")}, {"detail": "full"}
+        )
         assert full["memory_suggestions"]["concept_candidates"][0]["review_guidance"]
         assert full["memory_suggestions"]["candidate_diagnostics"]["counts"]
 
@@ -88,7 +93,10 @@ async def test_this_repository_ingests_within_the_budget(mem: Memory) -> None:
         page = await call(c, "memory_query", "page", {"id": out["source_id"]})
         report = await call(c, "memory_maintain", "report", {})
         for answer in (page, report):
-            assert count_tokens(wire_json(answer)) <= BUDGET, (answer["result_type"], count_tokens(wire_json(answer)))
+            assert count_tokens(wire_json(answer)) <= BUDGET, (
+                answer["result_type"],
+                count_tokens(wire_json(answer)),
+            )
         modules = page["object"]["payload"]["code_modules"]
         assert modules["truncated"] and modules["total"] > len(modules["items"]) >= 1
         # An explicit max_items is the caller's number.

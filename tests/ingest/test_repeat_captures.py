@@ -18,7 +18,9 @@ def _sources(memory: Any) -> list[dict[str, Any]]:
 def test_the_same_conversation_twice_is_one_source(memory):
     first = memory.ingest("conversation", conversation(TURNS))
     again = memory.ingest("conversation", conversation(TURNS))
-    assert again["status"] == "noop" and again["source_id"] == first["source_id"] and again["patch_id"] is None
+    assert (
+        again["status"] == "noop" and again["source_id"] == first["source_id"] and again["patch_id"] is None
+    )
     assert again["reason"] == "source_fingerprint_unchanged"
     hits = memory.query("search", {"query": "ledger Fridays"})["items"]
     assert [h["id"] for h in hits if h["id"].startswith("src:")] == [first["source_id"]]
@@ -48,7 +50,9 @@ def test_a_thread_id_names_the_conversation_across_titles(memory):
     first = memory.ingest("conversation", a)
     grown = memory.ingest("conversation", b)
     assert grown["source_id"] == first["source_id"] and grown["appended_messages"] == 2
-    other = memory.ingest("conversation", {**conversation([*TURNS, "More."], title="Monday (cont.)"), "thread_id": "thread-43"})
+    other = memory.ingest(
+        "conversation", {**conversation([*TURNS, "More."], title="Monday (cont.)"), "thread_id": "thread-43"}
+    )
     assert other["source_id"] != first["source_id"] and other["status"] == "completed"  # another thread
 
 

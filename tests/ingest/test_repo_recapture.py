@@ -32,21 +32,31 @@ async def _repo_sources(c: Client) -> list[dict[str, Any]]:
     return [i for i in recent["items"] if i.get("object_type") == "source" and i.get("kind") == "repo"]
 
 
-async def test_the_same_files_through_the_suggested_excludes_are_a_noop(memory: Memory, tmp_path: Path) -> None:
+async def test_the_same_files_through_the_suggested_excludes_are_a_noop(
+    memory: Memory, tmp_path: Path
+) -> None:
     root = _repo(tmp_path)
     async with Client(build_server(memory)) as c:
         first = await call(c, "memory_ingest", "repo", {"path": str(root)})
-        assert first["status"] == "completed_with_pending_decisions" and first["suggested_exclude_patterns"] == [".codex"]
+        assert first["status"] == "completed_with_pending_decisions" and first[
+            "suggested_exclude_patterns"
+        ] == [".codex"]
         patterns = {"path": str(root), "exclude_patterns": first["suggested_exclude_patterns"]}
         again = await call(c, "memory_ingest", "repo", patterns)
         assert again["status"] == "noop" and again["reason"] == "repo_fingerprint_unchanged", again
         assert again["source_id"] == first["source_id"] and again["patch_id"] is None
         assert again["requires_decision"] is False  # the excludes settled the open decision
-        assert (await call(c, "memory_ingest", "repo", {**patterns, "exclude_patterns": [".codex/", "*.lock"]}))["status"] == "noop"
+        assert (
+            await call(c, "memory_ingest", "repo", {**patterns, "exclude_patterns": [".codex/", "*.lock"]})
+        )["status"] == "noop"
         sources = await _repo_sources(c)
         assert [s["id"] for s in sources] == [first["source_id"]] and sources[0]["status"] == "active"
         # a changed file is a new capture, and the old one is superseded
-        (root / "pkg" / "cart.py").write_text('"""The cart."""\n\n\ndef total(items, tax):\n    return sum(items) * tax\n')
+        (root / "pkg" / "cart.py").write_text(
+            '"""The cart."""\n\n\ndef total(items, tax):\n    return sum(items) * tax\n'
+        )
         changed = await call(c, "memory_ingest", "repo", patterns)
-        assert changed["status"] == "completed" and changed["superseded_source_id"] == first["source_id"], changed
+        assert changed["status"] == "completed" and changed["superseded_source_id"] == first["source_id"], (
+            changed
+        )
         assert (await call(c, "memory_ingest", "repo", patterns))["status"] == "noop"

@@ -63,8 +63,13 @@ async def test_a_chinese_document_ingests_in_bounded_chunks_through_mcp(memory: 
     path = write(tmp_path, "notes/旅行.md", "# 旅行计划\n\n" + ZH * 150 + "\n")
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_ingest", "markdown", {"path": str(path)})
-        found = await call(c, "memory_query", "search", {"query": "东京看樱花"},
-                           {"result_unit": "segment", "max_items": 20, "detail": "full"})
+        found = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "东京看樱花"},
+            {"result_unit": "segment", "max_items": 20, "detail": "full"},
+        )
     # 3,300 characters: one chunk if counted as Latin characters, four or more by weight.
     assert out["segment_count"] >= 4
     parts = {i["locator"].get("part") for i in found["items"]}

@@ -213,8 +213,11 @@ def test_a_symbol_vector_is_made_of_its_header_and_docstring(repo: Path) -> None
     header = area.text.split("\n", 1)[0]
     assert segment_embedding_text(area.text, area.metadata) == f"{header}\nArea of the circle."
     assert "def area" not in segment_embedding_text(area.text, area.metadata)
-    undocumented = next(s for s in src.segments if s.metadata.get("segment_kind") == "code_symbol"
-                        and "doc_at" not in s.metadata)
+    undocumented = next(
+        s
+        for s in src.segments
+        if s.metadata.get("segment_kind") == "code_symbol" and "doc_at" not in s.metadata
+    )
     assert segment_embedding_text(undocumented.text, undocumented.metadata) == undocumented.text
     assert segment_embedding_text("a turn", {"name": "ann"}) == "a turn"
 
@@ -373,5 +376,7 @@ def test_nested_js_functions_need_a_doc_comment() -> None:
     pytest.importorskip("tree_sitter_javascript")
     source = "function outer() {\n  /** Inner helper. */\n  function inner() {}\n  function plain() {}\n}\n"
     out = outline(source, "lib/a.js", "javascript")
-    assert [(s.name, s.kind, s.doc) for s in out.symbols] == [("outer", "function", ""),
-                                                               ("outer.inner", "function", "Inner helper.")]
+    assert [(s.name, s.kind, s.doc) for s in out.symbols] == [
+        ("outer", "function", ""),
+        ("outer.inner", "function", "Inner helper."),
+    ]

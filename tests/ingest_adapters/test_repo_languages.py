@@ -43,7 +43,14 @@ def test_shell_outline() -> None:
     assert (out.parser, out.parse_errors) == ("tree-sitter", False)
     assert out.imports == ["./lib.sh"]
     assert [(s.name, s.kind, s.line_start, s.line_end, s.signature, s.doc) for s in out.symbols] == [
-        ("deploy_release", "function", 6, 8, "deploy_release()", "Upload the release bundle to the staging host."),
+        (
+            "deploy_release",
+            "function",
+            6,
+            8,
+            "deploy_release()",
+            "Upload the release bundle to the staging host.",
+        ),
         ("rollback_release", "function", 10, 12, "function rollback_release", ""),
     ]
     # A shebang right above a function is not its documentation.

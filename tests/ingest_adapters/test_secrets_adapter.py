@@ -95,8 +95,10 @@ def test_a_long_text_is_scanned_in_pieces_with_the_whole_text_result() -> None:
     from memory_substrate import redaction
 
     filler = "plain line of prose\n" * 2_000  # 40,000 characters: more than one piece
-    text = (f"{filler}token: {TOKENS['aws_access_key']}\n{filler}password=hunter22x\n"
-            f"{filler}key {TOKENS['github_token']}")
+    text = (
+        f"{filler}token: {TOKENS['aws_access_key']}\n{filler}password=hunter22x\n"
+        f"{filler}key {TOKENS['github_token']}"
+    )
     pieces = redaction.text_pieces(text)
     assert len(pieces) >= 3 and "".join(pieces) == text
     assert all(p.endswith("\n") for p in pieces[:-1])
@@ -107,7 +109,10 @@ def test_a_long_text_is_scanned_in_pieces_with_the_whole_text_result() -> None:
     assert lines[4001] == "password=[REDACTED:secret_assignment]"
     assert lines[6002] == "key [REDACTED:github_token]"
     assert [(w["kind"], w["line"]) for w in result.withheld] == [
-        ("aws_access_key", 2001), ("secret_assignment", 4002), ("github_token", 6003)]
+        ("aws_access_key", 2001),
+        ("secret_assignment", 4002),
+        ("github_token", 6003),
+    ]
 
 
 def test_text_pieces_keeps_an_overlong_line_whole() -> None:

@@ -114,9 +114,16 @@ def test_no_page_logs_a_console_error(site: dict[str, Any]) -> None:
     gateway = _entity_id(site, "Payments Gateway")
     source = site["mem"].query("recent", {}, {"max_items": 50})
     source_id = next(i["id"] for i in source["items"] if str(i["id"]).startswith("src:"))
-    for path in (f"/ns/payments/entity/{gateway}", f"/ns/payments/graph?id={gateway}&depth=2", "/ns/payments/graph",
-                 f"/ns/payments/source/{source_id}", f"/ns/payments/trace/{site['trace']}", "/ns/payments/health",
-                 "/ns/payments/traces?kind=extraction", "/"):
+    for path in (
+        f"/ns/payments/entity/{gateway}",
+        f"/ns/payments/graph?id={gateway}&depth=2",
+        "/ns/payments/graph",
+        f"/ns/payments/source/{source_id}",
+        f"/ns/payments/trace/{site['trace']}",
+        "/ns/payments/health",
+        "/ns/payments/traces?kind=extraction",
+        "/",
+    ):
         d = _open(site, path)
         if "/graph" in path:
             _wait(lambda d=d: d.find_element(By.ID, "graph").get_attribute("data-nodes"))
@@ -154,7 +161,9 @@ def test_graph_draws_nodes(site: dict[str, Any]) -> None:
     assert int(d.find_element(By.ID, "graph").get_attribute("data-nodes")) >= 4
     assert d.find_elements(By.CSS_SELECTOR, "#graph canvas")
     _no_console_errors(d)
-    drawn = d.execute_script("return window.inspectorGraph.nodes().filter(n => n.renderedBoundingBox().w > 0).length")
+    drawn = d.execute_script(
+        "return window.inspectorGraph.nodes().filter(n => n.renderedBoundingBox().w > 0).length"
+    )
     assert drawn >= 4
     # Painted pixels, not just elements: some canvas pixel is not blank.
     painted = d.execute_script(
@@ -173,7 +182,9 @@ def test_search_typed_into_the_playground_shows_results(site: dict[str, Any]) ->
     box = d.find_element(By.ID, "q")
     box.send_keys("roll back argo deploy")
     box.send_keys(Keys.ENTER)
-    text = _wait(lambda: d.find_elements(By.CSS_SELECTOR, "#results .result") and d.find_element(By.ID, "results").text)
+    text = _wait(
+        lambda: d.find_elements(By.CSS_SELECTOR, "#results .result") and d.find_element(By.ID, "results").text
+    )
     assert "Argo" in text
     assert d.find_elements(By.CSS_SELECTOR, "#results .src")  # retrieval sources shown
     d.find_element(By.CSS_SELECTOR, "input[name=unit][value=segment]").click()

@@ -30,8 +30,17 @@ def test_cached_until_a_write_then_recomputed(memory: Memory) -> None:
     assert "Served from the last computation" in second and _nodes(second) == _nodes(first)
 
     # A governed write (from this process or any other writer of the store) invalidates it.
-    memory.remember("knowledge", {"kind": "decision", "title": "Use Kuzu for the graph", "summary": "Chosen.",
-                                  "reason": "test", "memory_source": "user_declared", "scope_refs": ["scope:test"]})
+    memory.remember(
+        "knowledge",
+        {
+            "kind": "decision",
+            "title": "Use Kuzu for the graph",
+            "summary": "Chosen.",
+            "reason": "test",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:test"],
+        },
+    )
     third = client.get(url).text
     assert "Computed just now" in third and _nodes(third) == _nodes(first) + 1
     assert "Served from the last computation" in client.get(url).text
@@ -42,9 +51,17 @@ def test_cached_until_a_write_then_recomputed(memory: Memory) -> None:
 
 def test_a_status_change_without_new_objects_recomputes(memory: Memory) -> None:
     seed(memory)
-    made: dict[str, Any] = memory.remember("knowledge", {
-        "kind": "decision", "title": "Adopt CockroachDB", "summary": "Chosen.", "reason": "test",
-        "memory_source": "user_declared", "scope_refs": ["scope:test"]})
+    made: dict[str, Any] = memory.remember(
+        "knowledge",
+        {
+            "kind": "decision",
+            "title": "Adopt CockroachDB",
+            "summary": "Chosen.",
+            "reason": "test",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:test"],
+        },
+    )
     client = TestClient(build_inspector(memory), base_url=LOCAL)
     url = f"/ns/{memory.namespace}/health"
     client.get(url)

@@ -38,11 +38,24 @@ def test_every_page_renders_and_writes_nothing(memory: Memory, seeded: dict[str,
     gateway = _entity(memory, "Payments Gateway")
     before = _patch_count(memory)
     pages = [
-        "/ns/{ns}/", "/ns/{ns}/health", "/ns/{ns}/search?q=CockroachDB", "/ns/{ns}/search?q=CockroachDB&unit=segment",
-        "/ns/{ns}/entities", "/ns/{ns}/entities?type=technology", "/ns/{ns}/entities?name=Argo%20CD",
-        f"/ns/{{ns}}/entity/{gateway}", f"/ns/{{ns}}/graph?id={gateway}", "/ns/{ns}/graph", "/ns/{ns}/sources",
-        f"/ns/{{ns}}/source/{seeded['episodes'][0]}", f"/ns/{{ns}}/object/{seeded['decision']}", "/ns/{ns}/log",
-        "/ns/{ns}/traces", "/ns/{ns}/traces?kind=extraction", f"/ns/{{ns}}/trace/{seeded['trace']}", "/ns/{ns}/procedures",
+        "/ns/{ns}/",
+        "/ns/{ns}/health",
+        "/ns/{ns}/search?q=CockroachDB",
+        "/ns/{ns}/search?q=CockroachDB&unit=segment",
+        "/ns/{ns}/entities",
+        "/ns/{ns}/entities?type=technology",
+        "/ns/{ns}/entities?name=Argo%20CD",
+        f"/ns/{{ns}}/entity/{gateway}",
+        f"/ns/{{ns}}/graph?id={gateway}",
+        "/ns/{ns}/graph",
+        "/ns/{ns}/sources",
+        f"/ns/{{ns}}/source/{seeded['episodes'][0]}",
+        f"/ns/{{ns}}/object/{seeded['decision']}",
+        "/ns/{ns}/log",
+        "/ns/{ns}/traces",
+        "/ns/{ns}/traces?kind=extraction",
+        f"/ns/{{ns}}/trace/{seeded['trace']}",
+        "/ns/{ns}/procedures",
     ]
     for page in pages:
         resp = client.get(page.format(ns=ns))
@@ -55,8 +68,12 @@ def test_every_page_renders_and_writes_nothing(memory: Memory, seeded: dict[str,
 
 def test_stored_html_is_escaped(memory: Memory, seeded: dict[str, Any]) -> None:
     client = TestClient(build_inspector(memory), base_url=LOCAL)
-    for page in ("/ns/{ns}/sources", f"/ns/{{ns}}/source/{seeded['episodes'][2]}", "/ns/{ns}/search?q=Untrusted",
-                 "/ns/{ns}/"):
+    for page in (
+        "/ns/{ns}/sources",
+        f"/ns/{{ns}}/source/{seeded['episodes'][2]}",
+        "/ns/{ns}/search?q=Untrusted",
+        "/ns/{ns}/",
+    ):
         text = client.get(page.format(ns=memory.namespace)).text
         assert "&lt;script&gt;window.__pwned" in text, page
         assert XSS not in text
@@ -69,8 +86,14 @@ def test_overview_counts_and_extraction_queue(memory: Memory, seeded: dict[str, 
     assert seeded["episodes"][2] in text
 
 
-def test_entity_page_lays_facts_on_a_timeline_with_supersession(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/entity/{_entity(memory, 'Payments Gateway')}").text
+def test_entity_page_lays_facts_on_a_timeline_with_supersession(
+    memory: Memory, seeded: dict[str, Any]
+) -> None:
+    text = (
+        TestClient(build_inspector(memory), base_url=LOCAL)
+        .get(f"/ns/{memory.namespace}/entity/{_entity(memory, 'Payments Gateway')}")
+        .text
+    )
     rows = re.findall(r'<div class="trow( superseded)?">(.*?)</svg>', text, re.S)
     labels = {("old" if sup else "live"): body for sup, body in rows}
     assert len(rows) == 4
@@ -89,7 +112,11 @@ def test_graph_of_an_unknown_id_is_404(memory: Memory, seeded: dict[str, Any]) -
 
 def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any]) -> None:
     gateway = _entity(memory, "Payments Gateway")
-    data = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/api/graph?id={gateway}").json()
+    data = (
+        TestClient(build_inspector(memory), base_url=LOCAL)
+        .get(f"/ns/{memory.namespace}/api/graph?id={gateway}")
+        .json()
+    )
     labels = {n["data"]["label"] for n in data["nodes"]}
     assert {"Payments Gateway", "PostgreSQL", "CockroachDB", "Argo CD", "Alice Johnson"} <= labels
     edge_types = {e["data"]["label"] for e in data["edges"]}
@@ -99,7 +126,11 @@ def test_graph_json_is_the_neighbourhood(memory: Memory, seeded: dict[str, Any])
 
 
 def test_compile_trace_bars_read_the_trace_generically(memory: Memory, seeded: dict[str, Any]) -> None:
-    text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/trace/{seeded['trace']}").text
+    text = (
+        TestClient(build_inspector(memory), base_url=LOCAL)
+        .get(f"/ns/{memory.namespace}/trace/{seeded['trace']}")
+        .text
+    )
     rows = len(re.findall(r'<tr class="cand', text))
     assert rows >= 3  # the stored shape {found, selected, rejected, ...} of a real compile
     for dim in ("relevance", "recency", "stability", "provenance"):
@@ -107,42 +138,62 @@ def test_compile_trace_bars_read_the_trace_generically(memory: Memory, seeded: d
     listing = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/traces").text
     assert f'<td class="num">{rows}</td>' in listing
     # Other plausible shapes of a compile trace: scores at the top level, selected/dropped lists.
-    flat = compile_candidates({"selected": [{"id": "know:a", "relevance": 0.5, "recency": 0.2}],
-                               "dropped": [{"object_id": "know:b", "scores": {"stability": 0.9}}]})
+    flat = compile_candidates(
+        {
+            "selected": [{"id": "know:a", "relevance": 0.5, "recency": 0.2}],
+            "dropped": [{"object_id": "know:b", "scores": {"stability": 0.9}}],
+        }
+    )
     assert flat[0]["dims"] == {"relevance": 0.5, "recency": 0.2} and flat[0]["selected"] is True
-    assert flat[1]["id"] == "know:b" and flat[1]["dims"] == {"stability": 0.9} and flat[1]["selected"] is False
+    assert (
+        flat[1]["id"] == "know:b" and flat[1]["dims"] == {"stability": 0.9} and flat[1]["selected"] is False
+    )
 
 
 def test_procedures_show_confidence_and_observations(memory: Memory, seeded: dict[str, Any]) -> None:
     text = TestClient(build_inspector(memory), base_url=LOCAL).get(f"/ns/{memory.namespace}/procedures").text
     assert "Roll back a Payments Gateway deploy" in text
-    row = text[text.index("Roll back a Payments"):]
+    row = text[text.index("Roll back a Payments") :]
     assert re.search(r'<td class="num">2</td><td class="num">2</td>', row)  # two observations, two episodes
 
 
 def test_unknown_things_are_404(memory: Memory, seeded: dict[str, Any]) -> None:
     client = TestClient(build_inspector(memory), base_url=LOCAL)
-    for page in ("/ns/nope/", "/ns/{ns}/entity/ent:missing", "/ns/{ns}/source/src:missing", "/ns/{ns}/trace/trace:x",
-                 "/ns/{ns}/object/know:missing"):
+    for page in (
+        "/ns/nope/",
+        "/ns/{ns}/entity/ent:missing",
+        "/ns/{ns}/source/src:missing",
+        "/ns/{ns}/trace/trace:x",
+        "/ns/{ns}/object/know:missing",
+    ):
         assert client.get(page.format(ns=memory.namespace)).status_code == 404
 
 
 # --- tokens -------------------------------------------------------------------------------------
 def test_token_access_shows_only_the_tokens_namespace(memory: Memory, seeded: dict[str, Any]) -> None:
     other = memory.for_namespace(memory.namespace + "-other")
-    other.ingest("conversation", {"title": "secret plans of the other team", "messages": [{"role": "user", "content": "x"}]})
+    other.ingest(
+        "conversation",
+        {"title": "secret plans of the other team", "messages": [{"role": "user", "content": "x"}]},
+    )
     token = create_token(memory.store, memory.namespace, "inspector test")
     client = TestClient(build_inspector(memory, require_token=True), base_url=LOCAL)
     ns = memory.namespace
 
     refused = client.get(f"/ns/{ns}/")
-    assert refused.status_code == 401 and 'name="token"' in refused.text and seeded["episodes"][0] not in refused.text
+    assert (
+        refused.status_code == 401
+        and 'name="token"' in refused.text
+        and seeded["episodes"][0] not in refused.text
+    )
     assert client.get(f"/ns/{ns}/api/graph").status_code == 401
     assert client.get(f"/ns/{ns}/", headers={"Authorization": "Bearer mst_wrong"}).status_code == 401
 
     auth = {"Authorization": f"Bearer {token}"}
     ok = client.get(f"/ns/{ns}/", headers=auth)
-    assert ok.status_code == 200 and other.namespace not in ok.text  # the picker lists only the token's namespace
+    assert (
+        ok.status_code == 200 and other.namespace not in ok.text
+    )  # the picker lists only the token's namespace
     hidden = client.get(f"/ns/{other.namespace}/sources", headers=auth)
     assert hidden.status_code == 404 and "secret plans" not in hidden.text
     assert client.get("/", headers=auth, follow_redirects=False).headers["location"] == f"/ns/{ns}/"
@@ -151,8 +202,9 @@ def test_token_access_shows_only_the_tokens_namespace(memory: Memory, seeded: di
 def test_sign_in_form_sets_an_httponly_cookie(memory: Memory, seeded: dict[str, Any]) -> None:
     token = create_token(memory.store, memory.namespace)
     client = TestClient(build_inspector(memory, require_token=True), base_url=LOCAL)
-    foreign = client.post("/login", data={"token": token}, headers={"Origin": "https://evil.example"},
-                          follow_redirects=False)
+    foreign = client.post(
+        "/login", data={"token": token}, headers={"Origin": "https://evil.example"}, follow_redirects=False
+    )
     assert foreign.status_code == 403 and "set-cookie" not in foreign.headers
     bad = client.post("/login", data={"token": "mst_nope"}, follow_redirects=False)
     assert bad.status_code == 401 and "not valid" in bad.text and "set-cookie" not in bad.headers
@@ -193,8 +245,11 @@ def test_inspect_command_serves_on_loopback(tmp_path: Any, backend: str) -> None
     mem.close()
     port = free_port()
     exe = os.path.join(os.path.dirname(sys.executable), "memory-substrate")
-    proc = subprocess.Popen([exe, "--root", str(tmp_path), "--embedder", "none", "inspect", "--port", str(port)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [exe, "--root", str(tmp_path), "--embedder", "none", "inspect", "--port", str(port)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

@@ -14,20 +14,53 @@ SCOPE = ["scope:project"]
 
 
 def test_every_page_shows_invisible_controls_instead_of_passing_them(memory: Memory) -> None:
-    ep = memory.ingest("conversation", {"title": f"deploy{HIDDEN} log", "messages": [
-        {"role": "user", "name": f"da{HIDDEN}na", "content": f"The gateway{HIDDEN} uses Vault for keys."}]})["source_id"]
-    memory.remember("extraction", {
-        "episode_id": ep, "reason": "notes", "memory_source": "user_declared", "scope_refs": SCOPE,
-        "entities": [{"name": f"Gate{HIDDEN}way", "type": "service"}, {"name": "Vault", "type": "technology"}],
-        "facts": [{"subject": f"Gate{HIDDEN}way", "predicate": "uses", "object": "Vault", "segment_ids": ["seg-1"]}],
-    })
+    ep = memory.ingest(
+        "conversation",
+        {
+            "title": f"deploy{HIDDEN} log",
+            "messages": [
+                {
+                    "role": "user",
+                    "name": f"da{HIDDEN}na",
+                    "content": f"The gateway{HIDDEN} uses Vault for keys.",
+                }
+            ],
+        },
+    )["source_id"]
+    memory.remember(
+        "extraction",
+        {
+            "episode_id": ep,
+            "reason": "notes",
+            "memory_source": "user_declared",
+            "scope_refs": SCOPE,
+            "entities": [
+                {"name": f"Gate{HIDDEN}way", "type": "service"},
+                {"name": "Vault", "type": "technology"},
+            ],
+            "facts": [
+                {
+                    "subject": f"Gate{HIDDEN}way",
+                    "predicate": "uses",
+                    "object": "Vault",
+                    "segment_ids": ["seg-1"],
+                }
+            ],
+        },
+    )
     entity = memory.query("entities", {"name": "Vault"}, {"max_facts": 0})["items"][0]["id"]
     fact = memory.query("facts", {"subject": f"Gate{HIDDEN}way"})["items"][0]["id"]
     client = TestClient(build_inspector(memory), base_url=LOCAL)
     ns = memory.namespace
-    pages = [f"/ns/{ns}/sources", f"/ns/{ns}/source/{ep}", f"/ns/{ns}/object/{fact}", f"/ns/{ns}/entities",
-             f"/ns/{ns}/entity/{entity}", f"/ns/{ns}/search?q=gateway+Vault&unit=segment",
-             f"/ns/{ns}/api/graph?id={entity}"]
+    pages = [
+        f"/ns/{ns}/sources",
+        f"/ns/{ns}/source/{ep}",
+        f"/ns/{ns}/object/{fact}",
+        f"/ns/{ns}/entities",
+        f"/ns/{ns}/entity/{entity}",
+        f"/ns/{ns}/search?q=gateway+Vault&unit=segment",
+        f"/ns/{ns}/api/graph?id={entity}",
+    ]
     for page in pages:
         resp = client.get(page)
         assert resp.status_code == 200, page

@@ -63,8 +63,14 @@ def duplicate_claims(memory: Memory) -> tuple[str, str]:
     """
     source = conversation(memory, "Project X uses Kuzu for its graph.")
     payload = claim("node:project-x", "uses", "node:kuzu")
-    first = know(memory, "X uses Kuzu", memory_source="agent_inferred", payload=payload, confidence=0.6,
-                 evidence_refs=[{"source_id": source, "segment_id": "seg-1"}])
+    first = know(
+        memory,
+        "X uses Kuzu",
+        memory_source="agent_inferred",
+        payload=payload,
+        confidence=0.6,
+        evidence_refs=[{"source_id": source, "segment_id": "seg-1"}],
+    )
     memory.maintain("decay_stale", {"reference_time": later(days=1), "stale_after_days": 0}, {"apply": True})
     assert status_of(memory, first) == "stale"
     second = know(memory, "Project X uses Kuzu", payload=payload, confidence=0.9)
@@ -94,7 +100,9 @@ class HashEmbedder:
         return vec / norm
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dimensions), np.float32)
+        return (
+            np.stack([self._one(t) for t in texts]) if texts else np.zeros((0, self.dimensions), np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._one(text)
@@ -114,12 +122,24 @@ def busy(memory: Memory) -> dict[str, Any]:
     ids["dup_first"], ids["dup_second"] = duplicate_claims(memory)
     ids["soft_a"], ids["soft_b"] = soft_pair(memory)
     ids["source"] = conversation(memory, "The retired import said the cache is warm.", title="retired")
-    ids["on_source"] = know(memory, "Cache is warm", "The cache is warm at start.",
-                            evidence_refs=[{"source_id": ids["source"], "segment_id": "seg-1"}])
-    ids["promotable"] = know(memory, "Queue uses Redis", "The job queue is Redis.", memory_source="agent_inferred",
-                             confidence=0.9, evidence_refs=[{"source_id": ids["source"], "segment_id": "seg-1"}])
+    ids["on_source"] = know(
+        memory,
+        "Cache is warm",
+        "The cache is warm at start.",
+        evidence_refs=[{"source_id": ids["source"], "segment_id": "seg-1"}],
+    )
+    ids["promotable"] = know(
+        memory,
+        "Queue uses Redis",
+        "The job queue is Redis.",
+        memory_source="agent_inferred",
+        confidence=0.9,
+        evidence_refs=[{"source_id": ids["source"], "segment_id": "seg-1"}],
+    )
     with memory.store.write(memory.namespace) as session:  # damage only a repair can mend
         from memory_substrate.models import Relation
 
-        session.insert_relations([Relation("rel:dangling-test", "related_to", ids["soft_a"], "node:ghost", None, {}, later())])
+        session.insert_relations(
+            [Relation("rel:dangling-test", "related_to", ids["soft_a"], "node:ghost", None, {}, later())]
+        )
     return ids

@@ -70,7 +70,9 @@ def test_resolve_supersede_spec_example(memory: Memory) -> None:
     assert result["superseded_knowledge_ids"] == [older]
     assert status_of(memory, older) == "superseded"
     assert status_of(memory, newer) == "active"
-    rels = memory.query("expand", {"id": newer}, {"max_items": 10, "detail": "full"})["related"]  # with provenance
+    rels = memory.query("expand", {"id": newer}, {"max_items": 10, "detail": "full"})[
+        "related"
+    ]  # with provenance
     supersedes = [r["relation"] for r in rels if r["relation"]["rel_type"] == "supersedes"]
     assert supersedes and supersedes[0]["target_id"] == older
     assert supersedes[0]["relation_schema"]["derivation"] == "canonical_relation"
@@ -87,7 +89,11 @@ def test_resolve_keep_both_spec_example_applies_updates(memory: Memory) -> None:
             "reason": "Same phrasing, but different project scopes.",
             "updates": [
                 {"knowledge_id": a, "scope_refs": ["scope:project-a"]},
-                {"knowledge_id": b, "scope_refs": ["scope:project-b"], "title": "Project B deploys on Friday"},
+                {
+                    "knowledge_id": b,
+                    "scope_refs": ["scope:project-b"],
+                    "title": "Project B deploys on Friday",
+                },
             ],
         },
         {"apply": True},
@@ -116,16 +122,22 @@ def test_resolve_contest_marks_both_contested(memory: Memory) -> None:
 def test_resolve_accepts_only_current_soft_duplicate_pairs(memory: Memory) -> None:
     a, b = soft_pair(memory)
     unrelated = know(memory, "Backups run nightly", "Nightly backups to S3.")
-    structured = know(memory, "Deploys run on Fridays", "Deployments happen on Friday afternoons.",
-                      payload=claim("node:deploys", "day", value="friday"))
+    structured = know(
+        memory,
+        "Deploys run on Fridays",
+        "Deployments happen on Friday afternoons.",
+        payload=claim("node:deploys", "day", value="friday"),
+    )
     for ids in ([a, unrelated], [a, structured]):
         with pytest.raises(ConflictError, match="not a current soft duplicate"):
             memory.maintain("resolve_duplicates", {"outcome": "contest", "knowledge_ids": ids, "reason": "r"})
     with pytest.raises(NotFoundError, match="know:missing"):
-        memory.maintain("resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, "know:missing"],
-                                               "reason": "r"})
-    memory.maintain("resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, b], "reason": "r"},
-                    {"apply": True})
+        memory.maintain(
+            "resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, "know:missing"], "reason": "r"}
+        )
+    memory.maintain(
+        "resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, b], "reason": "r"}, {"apply": True}
+    )
     with pytest.raises(ConflictError, match="already resolved"):  # no longer reported
         memory.maintain("resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, b], "reason": "r"})
 
@@ -142,8 +154,13 @@ def test_resolve_accepts_only_current_soft_duplicate_pairs(memory: Memory) -> No
     ],
 )
 def test_resolve_input_is_validated(memory: Memory, bad: dict[str, Any]) -> None:
-    data = {"outcome": "supersede", "knowledge_ids": ["know:a", "know:b"], "canonical_knowledge_id": "know:a",
-            "reason": "ok", **bad}
+    data = {
+        "outcome": "supersede",
+        "knowledge_ids": ["know:a", "know:b"],
+        "canonical_knowledge_id": "know:a",
+        "reason": "ok",
+        **bad,
+    }
     with pytest.raises(ValidationError):
         memory.maintain("resolve_duplicates", data, {"apply": True})
 
@@ -151,7 +168,9 @@ def test_resolve_input_is_validated(memory: Memory, bad: dict[str, Any]) -> None
 def test_resolve_requires_a_reason_field(memory: Memory) -> None:
     a, b = soft_pair(memory)
     with pytest.raises(ValidationError, match="reason"):
-        memory.maintain("resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, b]}, {"apply": True})
+        memory.maintain(
+            "resolve_duplicates", {"outcome": "contest", "knowledge_ids": [a, b]}, {"apply": True}
+        )
 
 
 def test_soft_pair_scan_matches_brute_force() -> None:
@@ -164,15 +183,25 @@ def test_soft_pair_scan_matches_brute_force() -> None:
         if i and rng.random() < 0.3:  # a near copy of an earlier item
             prev = items[rng.randrange(len(items))]
             base = [*prev.title.split()[:-1], rng.choice(vocab)]
-        items.append(MemoryObject(
-            id=f"know:{i:04d}", object_type="knowledge", kind=rng.choice(["fact", "decision"]), status="active",
-            title=" ".join(base), summary=" ".join(rng.sample(vocab, rng.randint(3, 12))),
-            scope_refs=[rng.choice(["scope:a", "scope:b"])], created_at=f"2026-01-01T00:00:{i % 60:02d}",
-        ))
+        items.append(
+            MemoryObject(
+                id=f"know:{i:04d}",
+                object_type="knowledge",
+                kind=rng.choice(["fact", "decision"]),
+                status="active",
+                title=" ".join(base),
+                summary=" ".join(rng.sample(vocab, rng.randint(3, 12))),
+                scope_refs=[rng.choice(["scope:a", "scope:b"])],
+                created_at=f"2026-01-01T00:00:{i % 60:02d}",
+            )
+        )
     found, complete = soft_pairs(items)
     assert complete
-    brute = {(a.id, b.id) for a, b in itertools.combinations(sorted(items, key=lambda o: (o.created_at, o.id)), 2)
-             if soft_match(a, b)[0]}
+    brute = {
+        (a.id, b.id)
+        for a, b in itertools.combinations(sorted(items, key=lambda o: (o.created_at, o.id)), 2)
+        if soft_match(a, b)[0]
+    }
     assert len(brute) > 20
     assert {(a.id, b.id) for _, _, a, b in found} == brute
     limited, complete = soft_pairs(items, budget=10)

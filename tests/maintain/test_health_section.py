@@ -15,7 +15,9 @@ FIXTURE = Path(__file__).resolve().parents[1] / "importers" / "fixtures" / "mcp_
 
 def test_graph_health_alone_equals_the_reports_section(memory: Memory) -> None:
     import_mcp_memory(memory, FIXTURE)
-    memory.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "Alice uses Kuzu at Acme."}]})
+    memory.ingest(
+        "conversation", {"title": "t", "messages": [{"role": "user", "content": "Alice uses Kuzu at Acme."}]}
+    )
     report = memory.maintain("report", {}, {"max_items": HEALTH_ITEMS, "detail": "full"})
     alone = graph_health_section(memory.runtime, HEALTH_ITEMS)
     assert alone == report["graph_health"]

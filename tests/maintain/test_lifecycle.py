@@ -14,17 +14,27 @@ def test_promote_candidates_uses_confidence_and_evidence_thresholds(memory: Memo
     ev = [{"source_id": src, "segment_id": "seg-1"}]
     good = know(memory, "Queue is Redis", memory_source="agent_inferred", confidence=0.9, evidence_refs=ev)
     no_evidence = know(memory, "Cache is Memcached", memory_source="agent_inferred", confidence=0.9)
-    unsure = know(memory, "Workers run hourly", memory_source="agent_inferred", confidence=0.5, evidence_refs=ev)
-    expired = know(memory, "Freeze until Monday", memory_source="agent_inferred", confidence=0.95,
-                   evidence_refs=ev, valid_until=later(seconds=1))
+    unsure = know(
+        memory, "Workers run hourly", memory_source="agent_inferred", confidence=0.5, evidence_refs=ev
+    )
+    expired = know(
+        memory,
+        "Freeze until Monday",
+        memory_source="agent_inferred",
+        confidence=0.95,
+        evidence_refs=ev,
+        valid_until=later(seconds=1),
+    )
 
-    plan = memory.maintain("promote_candidates", {"min_confidence": 0.75, "min_evidence": 1,
-                                                  "reference_time": later(days=1)})
+    plan = memory.maintain(
+        "promote_candidates", {"min_confidence": 0.75, "min_evidence": 1, "reference_time": later(days=1)}
+    )
     assert plan["promoted_knowledge_ids"] == [good]
     assert plan["counts"] == {"candidates_checked": 4, "promoted": 1}
 
-    loose = memory.maintain("promote_candidates", {"min_confidence": 0.4, "min_evidence": 0,
-                                                   "reference_time": later(days=1)})
+    loose = memory.maintain(
+        "promote_candidates", {"min_confidence": 0.4, "min_evidence": 0, "reference_time": later(days=1)}
+    )
     assert set(loose["promoted_knowledge_ids"]) == {good, no_evidence, unsure}
 
     done = memory.maintain("promote_candidates", {"reference_time": later(days=1)}, {"apply": True})
@@ -42,8 +52,9 @@ def test_decay_expires_past_validity_and_stales_unreviewed_candidates(memory: Me
     cand_old = know(memory, "Maybe uses gRPC", memory_source="agent_inferred")
     active_old = know(memory, "Uses PostgreSQL")  # reviewed: age alone never decays it
 
-    result = memory.maintain("decay_stale", {"reference_time": later(days=45), "stale_after_days": 30},
-                             {"apply": True})
+    result = memory.maintain(
+        "decay_stale", {"reference_time": later(days=45), "stale_after_days": 30}, {"apply": True}
+    )
     assert set(result["expired_knowledge_ids"]) == {active_dated, cand_dated}
     assert result["stale_knowledge_ids"] == [cand_old]
     assert result["counts"] == {"expired": 2, "stale": 1}
@@ -52,8 +63,10 @@ def test_decay_expires_past_validity_and_stales_unreviewed_candidates(memory: Me
     assert status_of(memory, cand_old) == "stale"
     assert status_of(memory, active_old) == "active"
     # Decay deprecates the evidence (spec 004's lifecycle: ... promoted -> deprecated -> superseded).
-    evidence = {k: memory.query("page", {"id": k}, {"detail": "full"})["object"]["metadata"].get("evidence_status")
-                for k in (active_dated, cand_dated, cand_old, active_old)}
+    evidence = {
+        k: memory.query("page", {"id": k}, {"detail": "full"})["object"]["metadata"].get("evidence_status")
+        for k in (active_dated, cand_dated, cand_old, active_old)
+    }
     assert evidence[active_dated] == evidence[cand_dated] == evidence[cand_old] == "deprecated"
     assert evidence[active_old] != "deprecated"
     # Stale knowledge can be promoted again after review, and gets its evidence status back.
@@ -67,8 +80,15 @@ def test_archive_source_spec_example(memory: Memory) -> None:
     retired = conversation(memory, "Local agent state said the cache is warm.", title="retired import")
     other = conversation(memory, "The ops runbook confirms the cache is warm.", title="runbook")
     only = know(memory, "Cache starts warm", evidence_refs=[{"source_id": retired, "segment_id": "seg-1"}])
-    mixed = know(memory, "Cache warm at boot", "Warm cache on boot.", evidence_refs=[
-        {"source_id": retired, "segment_id": "seg-1"}, {"source_id": other, "segment_id": "seg-1"}])
+    mixed = know(
+        memory,
+        "Cache warm at boot",
+        "Warm cache on boot.",
+        evidence_refs=[
+            {"source_id": retired, "segment_id": "seg-1"},
+            {"source_id": other, "segment_id": "seg-1"},
+        ],
+    )
     elsewhere = know(memory, "Runbook exists", evidence_refs=[{"source_id": other, "segment_id": "seg-1"}])
     unrelated = know(memory, "No evidence here")
 
@@ -99,8 +119,12 @@ def test_archive_source_names_a_missing_source(memory: Memory) -> None:
 def test_cycle_spec_example(memory: Memory) -> None:
     result = memory.maintain(
         "cycle",
-        {"min_confidence": 0.75, "min_evidence": 1, "reference_time": "2026-04-28T00:00:00+00:00",
-         "stale_after_days": 30},
+        {
+            "min_confidence": 0.75,
+            "min_evidence": 1,
+            "reference_time": "2026-04-28T00:00:00+00:00",
+            "stale_after_days": 30,
+        },
         {"apply": True},
     )
     assert result["result_type"] == "cycle_result"
@@ -111,12 +135,21 @@ def test_cycle_spec_example(memory: Memory) -> None:
 def test_cycle_runs_every_step_in_one_patch_and_plans_what_it_applies(memory: Memory) -> None:
     first, second = duplicate_claims(memory)
     src = conversation(memory, "Evidence for the worker.")
-    promotable = know(memory, "Worker uses Celery", memory_source="agent_inferred", confidence=0.9,
-                      evidence_refs=[{"source_id": src, "segment_id": "seg-1"}])
+    promotable = know(
+        memory,
+        "Worker uses Celery",
+        memory_source="agent_inferred",
+        confidence=0.9,
+        evidence_refs=[{"source_id": src, "segment_id": "seg-1"}],
+    )
     old = know(memory, "Perhaps uses Kafka", memory_source="agent_inferred", confidence=0.2)
     dated = know(memory, "Sprint 12 is running", valid_until=later(days=10))
-    input_data = {"min_confidence": 0.75, "min_evidence": 1, "reference_time": later(days=40),
-                  "stale_after_days": 30}
+    input_data = {
+        "min_confidence": 0.75,
+        "min_evidence": 1,
+        "reference_time": later(days=40),
+        "stale_after_days": 30,
+    }
 
     plan = memory.maintain("cycle", input_data)
     result = memory.maintain("cycle", input_data, {"apply": True})

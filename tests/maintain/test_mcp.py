@@ -21,8 +21,13 @@ async def _call(client: Client, args: dict[str, Any]) -> Any:
 async def test_report_dry_run_resolve_and_errors_over_mcp(memory: Memory) -> None:
     a, b = soft_pair(memory)
     async with Client(build_server(memory)) as client:
-        report = await _call(client, {"mode": "report", "input_data": {"min_confidence": 0.75, "min_evidence": 1,
-                                                                       "stale_after_days": 30}})
+        report = await _call(
+            client,
+            {
+                "mode": "report",
+                "input_data": {"min_confidence": 0.75, "min_evidence": 1, "stale_after_days": 30},
+            },
+        )
         assert not report.is_error
         entry = report.structured_content["soft_duplicate_candidates"][0]
         assert entry["object_ids"] == [a, b]
@@ -30,18 +35,28 @@ async def test_report_dry_run_resolve_and_errors_over_mcp(memory: Memory) -> Non
         suggestion = entry["suggested_resolution"]
         dry = await _call(client, {"mode": suggestion["mode"], "input_data": suggestion["input_data"]})
         assert dry.structured_content["dry_run"] is True and dry.structured_content["applied"] is False
-        done = await _call(client, {"mode": suggestion["mode"], "input_data": suggestion["input_data"],
-                                    "options": suggestion["options"]})
+        done = await _call(
+            client,
+            {
+                "mode": suggestion["mode"],
+                "input_data": suggestion["input_data"],
+                "options": suggestion["options"],
+            },
+        )
         assert done.structured_content["status"] == "applied"
 
-        bad = await _call(client, {"mode": "cycle", "input_data": {"unexpected": 1}, "options": {"apply": True}})
+        bad = await _call(
+            client, {"mode": "cycle", "input_data": {"unexpected": 1}, "options": {"apply": True}}
+        )
         assert bad.is_error
         bad_error = tool_error(bad.content[0].text)
         assert bad_error["code"] == "memory_validation_error"
         assert "input_data.unexpected: Extra inputs are not permitted" in bad_error["message"]
 
-        refused = await _call(client, {"mode": "configure", "input_data": {"graph_backend": "falkordb"},
-                                       "options": {"apply": True}})
+        refused = await _call(
+            client,
+            {"mode": "configure", "input_data": {"graph_backend": "falkordb"}, "options": {"apply": True}},
+        )
         assert refused.is_error
         error = tool_error(refused.content[0].text)
         assert error["code"] == "memory_not_available" and "MEMORY_SUBSTRATE_FALKORDB_URL" in error["message"]

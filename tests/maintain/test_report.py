@@ -25,24 +25,42 @@ def test_report_spec_example_has_every_section_and_writes_nothing(memory: Memory
     duplicate_claims(memory)
     soft_pair(memory)
     before = snapshot(memory)
-    result = memory.maintain("report", {"min_confidence": 0.75, "min_evidence": 1,
-                                        "reference_time": "2026-04-28T00:00:00+00:00", "stale_after_days": 30})
+    result = memory.maintain(
+        "report",
+        {
+            "min_confidence": 0.75,
+            "min_evidence": 1,
+            "reference_time": "2026-04-28T00:00:00+00:00",
+            "stale_after_days": 30,
+        },
+    )
     assert set(result) >= SECTIONS
     assert result["read_only"] is True and result["reference_time"].startswith("2026-04-28T00:00:00")
     assert snapshot(memory) == before
     health = result["graph_health"]
-    for key in ("counts", "missing_backend_counts", "stub_node_count", "isolated_nodes", "sparse_clusters",
-                "bridge_nodes", "weakly_connected_scopes"):
+    for key in (
+        "counts",
+        "missing_backend_counts",
+        "stub_node_count",
+        "isolated_nodes",
+        "sparse_clusters",
+        "bridge_nodes",
+        "weakly_connected_scopes",
+    ):
         assert key in health
 
 
 def test_candidate_sections(memory: Memory) -> None:
     src = conversation(memory, "Worker notes.")
     ev = [{"source_id": src, "segment_id": "seg-1"}]
-    ready = know(memory, "Worker uses Celery", memory_source="agent_inferred", confidence=0.9, evidence_refs=ev)
+    ready = know(
+        memory, "Worker uses Celery", memory_source="agent_inferred", confidence=0.9, evidence_refs=ev
+    )
     thin = know(memory, "Worker maybe uses RQ", memory_source="agent_inferred", confidence=0.9)
     # detail full: which candidates are selected, not how many fit the compact response budget
-    result = memory.maintain("report", {"reference_time": later(days=31), "stale_after_days": 30}, {"detail": "full"})
+    result = memory.maintain(
+        "report", {"reference_time": later(days=31), "stale_after_days": 30}, {"detail": "full"}
+    )
     assert [i["id"] for i in result["promotable_candidates"]] == [ready]
     assert [i["id"] for i in result["low_evidence_candidates"]] == [thin]
     assert {i["id"] for i in result["stale_candidates"]} == {ready, thin}
@@ -78,7 +96,9 @@ def test_soft_duplicates_use_the_documented_shape(memory: Memory) -> None:
         "decide_whether_meaning_is_same_distinct_or_conflicting",
     ]
     assert [o["action"] for o in guidance["outcomes"]] == ["supersede", "keep_both", "contest"]
-    assert all(o["tool"] == "memory_maintain" and o["mode"] == "resolve_duplicates" for o in guidance["outcomes"])
+    assert all(
+        o["tool"] == "memory_maintain" and o["mode"] == "resolve_duplicates" for o in guidance["outcomes"]
+    )
     suggestion = entry["suggested_resolution"]
     assert suggestion["tool"] == "memory_maintain" and suggestion["mode"] == "resolve_duplicates"
     assert suggestion["options"] == {"apply": True}
@@ -96,12 +116,22 @@ def test_soft_duplicates_use_the_documented_shape(memory: Memory) -> None:
 
 
 def test_concept_candidates_across_sources_carry_a_full_skeleton(memory: Memory) -> None:
-    one = conversation(memory, "Each task gets a Context Pack.", "We rebuild the Context Pack per task.",
-                       title="design one")
-    two = conversation(memory, "We trimmed the Context Pack budget.", "Context Pack size matters.", "Current Todo",
-                       title="design two")
-    know(memory, "Design notes", scope_refs=["scope:memory-design"],
-         evidence_refs=[{"source_id": one, "segment_id": "seg-1"}])
+    one = conversation(
+        memory, "Each task gets a Context Pack.", "We rebuild the Context Pack per task.", title="design one"
+    )
+    two = conversation(
+        memory,
+        "We trimmed the Context Pack budget.",
+        "Context Pack size matters.",
+        "Current Todo",
+        title="design two",
+    )
+    know(
+        memory,
+        "Design notes",
+        scope_refs=["scope:memory-design"],
+        evidence_refs=[{"source_id": one, "segment_id": "seg-1"}],
+    )
     result = memory.maintain("report", {}, {"detail": "full"})
     cand = next(c for c in result["concept_candidates"] if c["title"] == "Context Pack")
     assert cand["detail"] == "full" and cand["candidate_type"] == "concept"
@@ -109,8 +139,17 @@ def test_concept_candidates_across_sources_carry_a_full_skeleton(memory: Memory)
     assert "cross_source" in cand["ranking_signals"]["bonuses"]
     assert cand["occurrences"] == 4
     input_data = cand["suggested_memory"]["input_data"]
-    assert set(input_data) == {"kind", "title", "summary", "reason", "memory_source", "scope_refs",
-                               "evidence_refs", "status", "confidence"}
+    assert set(input_data) == {
+        "kind",
+        "title",
+        "summary",
+        "reason",
+        "memory_source",
+        "scope_refs",
+        "evidence_refs",
+        "status",
+        "confidence",
+    }
     assert input_data["scope_refs"] == ["scope:memory-design"]  # inferred from knowledge citing the source
     assert input_data["status"] == "candidate" and input_data["memory_source"] == "agent_inferred"
     assert {e["source_id"] for e in input_data["evidence_refs"]} == {one, two}
@@ -133,7 +172,9 @@ def test_fact_check_issues(memory: Memory) -> None:
     x = know(memory, "API on k8s", payload=claim("node:api", "runs_on", "node:k8s"), scope_refs=["scope:a"])
     y = know(memory, "API on ECS", payload=claim("node:api", "runs_on", "node:ecs"), scope_refs=["scope:b"])
     # Full detail: the compact default may defer entries to keep within the response budget.
-    issues = memory.maintain("report", {"reference_time": later(days=2)}, {"detail": "full"})["fact_check_issues"]
+    issues = memory.maintain("report", {"reference_time": later(days=2)}, {"detail": "full"})[
+        "fact_check_issues"
+    ]
     by_type = {i["issue_type"]: i for i in issues}
     assert set(by_type) == {"similar_entity_name", "stale_fact", "relationship_mismatch"}
     assert set(by_type["similar_entity_name"]["object_ids"]) == {"node:Kuzu", "node:kuzu"}
@@ -144,8 +185,16 @@ def test_fact_check_issues(memory: Memory) -> None:
 
 def test_graph_health_insights(memory: Memory) -> None:
     # A hub with eight spokes: a sparse star whose hub is a bridge; plus one lone record.
-    spokes = [know(memory, f"Service {n} talks to the bus", f"Spoke number {n}.", subject_refs=["node:bus"],
-                  scope_refs=["scope:ops"]) for n in range(8)]
+    spokes = [
+        know(
+            memory,
+            f"Service {n} talks to the bus",
+            f"Spoke number {n}.",
+            subject_refs=["node:bus"],
+            scope_refs=["scope:ops"],
+        )
+        for n in range(8)
+    ]
     lone = know(memory, "Unlinked note", "Nothing points here.", scope_refs=["scope:ops"])
     # Compact detail (the default) counts the insights; "full" lists them.
     assert memory.maintain("report", {})["graph_health"]["isolated_nodes"] == {"count": 1}
@@ -164,7 +213,9 @@ def test_graph_health_insights(memory: Memory) -> None:
 
 
 def test_graph_health_counts_a_relation_missing_from_the_backend(memory: Memory) -> None:
-    k = know(memory, "API runs on k8s", payload=claim("node:api", "runs_on", "node:k8s"), subject_refs=["node:api"])
+    k = know(
+        memory, "API runs on k8s", payload=claim("node:api", "runs_on", "node:k8s"), subject_refs=["node:api"]
+    )
     rel = memory.query("expand", {"id": k})["related"][0]["relation"]
     with memory.store.write(memory.namespace) as session:  # simulate a lost index row
         session.delete_relations([rel["id"]])

@@ -27,7 +27,12 @@ def _calls(ids: dict[str, Any]) -> dict[str, dict[str, Any]]:
         },
         "archive_source": {"source_id": ids["source"], "reason": "retired"},
         "decay_stale": {"reference_time": later(days=400), "stale_after_days": 30},
-        "cycle": {"min_confidence": 0.75, "min_evidence": 1, "reference_time": later(), "stale_after_days": 30},
+        "cycle": {
+            "min_confidence": 0.75,
+            "min_evidence": 1,
+            "reference_time": later(),
+            "stale_after_days": 30,
+        },
     }
 
 
@@ -35,7 +40,9 @@ MUTATING = list(_calls({"soft_a": "", "soft_b": "", "source": ""}))
 
 
 @pytest.mark.parametrize("mode", MUTATING)
-def test_without_apply_nothing_changes_and_the_plan_is_returned(memory: Memory, busy: dict[str, Any], mode: str) -> None:
+def test_without_apply_nothing_changes_and_the_plan_is_returned(
+    memory: Memory, busy: dict[str, Any], mode: str
+) -> None:
     before = snapshot(memory)
     result = memory.maintain(mode, _calls(busy)[mode], {})
     assert result["applied"] is False
@@ -135,7 +142,11 @@ def test_reference_time_and_stale_after_days_make_decay_deterministic(memory: Me
         ("promote_candidates", {"min_confidence": 1.5}, {}),
         ("configure", {"graph_backend": "neo4j"}, {"apply": True}),
         ("reindex", {"x": 1}, {}),
-        ("resolve_duplicates", {"outcome": "merge", "knowledge_ids": ["know:a", "know:b"], "reason": "r"}, {}),
+        (
+            "resolve_duplicates",
+            {"outcome": "merge", "knowledge_ids": ["know:a", "know:b"], "reason": "r"},
+            {},
+        ),
         ("archive_source", {}, {"apply": True}),
     ],
 )

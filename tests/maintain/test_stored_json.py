@@ -51,7 +51,9 @@ async def test_doctor_reports_a_poisoned_row_and_repair_makes_search_and_context
     assert doctor.returncode == 1, doctor.stderr
     report = json.loads(doctor.stdout)
     assert report["ok"] is False and report["stored_json"]["rows"] >= 2, report
-    assert any("NaN or Infinity" in p and "maintain repair" in p for p in report["problems"]), report["problems"]
+    assert any("NaN or Infinity" in p and "maintain repair" in p for p in report["problems"]), report[
+        "problems"
+    ]
     sample = {(r["table"], r["column"]): r for r in report["stored_json"]["sample"]}
     assert sample[("objects", "data")]["key"] == {"id": object_id}
     assert set(sample[("objects", "data")]["fields"]) == {"metadata.score", "payload.value"}
@@ -71,7 +73,9 @@ async def test_doctor_reports_a_poisoned_row_and_repair_makes_search_and_context
             assert object_id in [item["id"] for item in found["items"]]
             context = await call(c, "memory_query", "context", {"task": "gateway latency budget"})
             assert context["result_type"]
-            segments = await call(c, "memory_query", "search", {"query": "gateway p99"}, {"result_unit": "segment"})
+            segments = await call(
+                c, "memory_query", "search", {"query": "gateway p99"}, {"result_unit": "segment"}
+            )
             assert segments["result_type"]
             again = await call(c, "memory_maintain", "repair", {})
             assert again["counts"]["stored_json_rewritten"] == 0
@@ -91,7 +95,9 @@ def test_text_that_is_not_json_is_reported_and_left_alone(tmp_path):
         assert conn.execute("UPDATE jobs SET data = '{\"cut short'").rowcount == 1
     with Memory(Settings(root=root, embedder="none"), namespace="default") as memory:
         result = memory.maintain("repair", {}, {"apply": True})
-        assert result["counts"]["stored_json_unreadable"] == 1 and result["counts"]["stored_json_rewritten"] == 0
+        assert (
+            result["counts"]["stored_json_unreadable"] == 1 and result["counts"]["stored_json_rewritten"] == 0
+        )
         row = result["repairs"]["stored_json"][0]
         assert row["problem"] == "not_json" and row["table"] == "jobs" and "fields" not in row, row
     report = json.loads(_run(tmp_path, "doctor").stdout)
@@ -102,9 +108,21 @@ def test_no_store_keeps_a_non_finite_number_written_below_validation(memory):
     """The stores' own writer is strict JSON: a NaN made inside the server is refused at write,
     with a typed error, and nothing of the transaction stays (both backends)."""
     now = now_iso()
-    obj = MemoryObject(id=new_id("knowledge"), object_type="knowledge", kind="fact", status="active", title="t",
-                       summary="s", created_at=now, updated_at=now, metadata={"score": math.nan})
-    with pytest.raises(StorageError, match="non-finite number"), memory.runtime.store.write(memory.namespace) as session:
+    obj = MemoryObject(
+        id=new_id("knowledge"),
+        object_type="knowledge",
+        kind="fact",
+        status="active",
+        title="t",
+        summary="s",
+        created_at=now,
+        updated_at=now,
+        metadata={"score": math.nan},
+    )
+    with (
+        pytest.raises(StorageError, match="non-finite number"),
+        memory.runtime.store.write(memory.namespace) as session,
+    ):
         session.insert_object(obj, search_doc(obj), claim_key(obj))
     with memory.runtime.read() as session:
         assert session.count_objects() == [] and session.stored_json_problems() == []

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.anyio
 
 def _params(root) -> StdioServerParameters:
     exe = entry_point()
-    command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
+    command, args = (
+        (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
+    )
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(root), "MEMORY_SUBSTRATE_NAMESPACE": "stdio-test"}
     return StdioServerParameters(command=command, args=args, env=env)
 
@@ -30,7 +32,9 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
         assert tools == {"memory_ingest", "memory_query", "memory_remember", "memory_maintain"}
         assert len((await c.list_resources()).resources) == 3
         assert len((await c.list_prompts()).prompts) == 2
-        out = await call(c, "memory_remember", "knowledge", knowledge(title="Survives restarts", summary="durable"))
+        out = await call(
+            c, "memory_remember", "knowledge", knowledge(title="Survives restarts", summary="durable")
+        )
         kid = out["object_id"]
     # Startup must not load an embedding model: tools/list comes back quickly.
     assert first_list_s < 10, first_list_s
@@ -58,7 +62,11 @@ def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
         "inspect": "import uvicorn\nuvicorn.Server.run = report",
     }[command]
     port = str(free_port())  # the port is bound before the server runs
-    args = ["inspect", "--port", port] if command == "inspect" else ["serve", "--transport", command, "--port", port]
+    args = (
+        ["inspect", "--port", port]
+        if command == "inspect"
+        else ["serve", "--transport", command, "--port", port]
+    )
     probe = (
         "import gc, json\n"
         "def report(*args, **kwargs):\n"
@@ -68,7 +76,9 @@ def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
         f"main({args!r}, standalone_mode=False)\n"
     )
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path), "MEMORY_SUBSTRATE_NAMESPACE": "heap-test"}
-    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen["frozen"] > 20_000, seen  # the imported server's objects, frozen
     assert seen["tracked"] < seen["frozen"] / 10, seen  # left for the collector: what came after
@@ -87,5 +97,7 @@ def test_a_program_serving_http_itself_keeps_its_collector(tmp_path):
         "from memory_substrate.mcp.http import serve_http\n"
         f"serve_http(Memory(Settings(root={str(tmp_path)!r})), port={free_port()})\n"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
     assert json.loads(out.stdout.strip().splitlines()[-1]) == {"frozen": 0}

@@ -48,10 +48,19 @@ async def test_resources_and_prompts_have_actionable_content(memory):
         ({}, ("args", "Field required")),
         ({"args": {"input_data": {"query": "x"}}}, ("args.mode", "Field required")),
         ({"args": {"mode": "search"}}, ("args.input_data", "Field required")),
-        ({"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}}, ("args.root", "Extra inputs are not permitted")),
-        ({"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}}, ("args.surprise", "Extra inputs are not permitted")),
+        (
+            {"args": {"mode": "search", "input_data": {"query": "x"}, "root": "/tmp"}},
+            ("args.root", "Extra inputs are not permitted"),
+        ),
+        (
+            {"args": {"mode": "search", "input_data": {"query": "x"}, "surprise": 1}},
+            ("args.surprise", "Extra inputs are not permitted"),
+        ),
         # Beside args, not in it: refused too (the root is configured outside the tool schema).
-        ({"args": {"mode": "search", "input_data": {"query": "x"}}, "root": "/tmp"}, ("root", "Extra inputs are not permitted")),
+        (
+            {"args": {"mode": "search", "input_data": {"query": "x"}}, "root": "/tmp"},
+            ("root", "Extra inputs are not permitted"),
+        ),
         ({"args": {"mode": "delete_everything", "input_data": {}}}, ("args.mode", "'search'")),
     ],
 )
@@ -114,7 +123,9 @@ async def test_a_backend_that_cannot_run_answers_with_a_typed_error_not_success(
 
 async def test_structure_and_audit_are_read_only_and_count(memory):
     async with Client(build_server(memory)) as c:
-        ingest = await call(c, "memory_ingest", "conversation", conversation(["hello there", "general kenobi"]))
+        ingest = await call(
+            c, "memory_ingest", "conversation", conversation(["hello there", "general kenobi"])
+        )
         structure = await call(c, "memory_maintain", "structure", {})
         assert structure["counts"]["by_object_type"] == {"source": 1}
         assert structure["counts"]["segments"] == 2

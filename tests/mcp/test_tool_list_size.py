@@ -19,7 +19,11 @@ async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory):
     for toolset, limit in LIMITS.items():
         async with Client(build_server(memory, toolset)) as c:
             tools = (await c.list_tools()).tools
-            size = len(json.dumps({"tools": [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools]}))
+            size = len(
+                json.dumps(
+                    {"tools": [t.model_dump(mode="json", exclude_none=True, by_alias=True) for t in tools]}
+                )
+            )
             assert size <= limit, (toolset, size)
             for t in tools:
                 if t.name.startswith("memory_"):

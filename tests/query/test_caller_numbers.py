@@ -17,7 +17,34 @@ from memory_substrate.mcp.server import build_server
 from tests.helpers import call
 from tests.query.search_keys import ranked_keys
 
-WORDS = ["deploy", "pipeline", "database", "migration", "release", "payment", "service", "login", "failure", "cache", "eviction", "search", "latency", "embedding", "model", "backup", "restore", "schema", "feature", "flag", "memory", "leak", "retry", "storm", "gateway", "worker"]
+WORDS = [
+    "deploy",
+    "pipeline",
+    "database",
+    "migration",
+    "release",
+    "payment",
+    "service",
+    "login",
+    "failure",
+    "cache",
+    "eviction",
+    "search",
+    "latency",
+    "embedding",
+    "model",
+    "backup",
+    "restore",
+    "schema",
+    "feature",
+    "flag",
+    "memory",
+    "leak",
+    "retry",
+    "storm",
+    "gateway",
+    "worker",
+]
 
 
 def _turn(rng: random.Random) -> str:
@@ -61,7 +88,11 @@ async def test_a_default_page_cut_by_the_budget_says_so(filled: Memory) -> None:
         # Full detail of long turns does not fit; a default compact page might not either.
         out = await call(c, "memory_query", "search", QUERY, {"result_unit": "segment"})
         if out["count"] < 10:
-            assert (out["requested"], out["returned"], out["shortfall_reason"]) == (10, out["count"], "response_budget")
+            assert (out["requested"], out["returned"], out["shortfall_reason"]) == (
+                10,
+                out["count"],
+                "response_budget",
+            )
             assert out["next_cursor"]
 
 

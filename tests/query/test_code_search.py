@@ -93,8 +93,13 @@ def any_memory(request: pytest.FixtureRequest, make_settings: Any, namespace: st
 
 
 async def _symbols(c: Client, query: str) -> list[str]:
-    found = await call(c, "memory_query", "search", {"query": query},
-                       {"result_unit": "segment", "detail": "full", "max_items": 5})
+    found = await call(
+        c,
+        "memory_query",
+        "search",
+        {"query": query},
+        {"result_unit": "segment", "detail": "full", "max_items": 5},
+    )
     return [i["locator"].get("symbol", "") for i in found["items"]]
 
 
@@ -111,7 +116,9 @@ async def test_a_documented_nested_function_is_found(any_memory: Memory, tmp_pat
         await call(c, "memory_ingest", "repo", {"path": str(_repo(tmp_path / "repo"))})
         symbols = await _symbols(c, "Split tokens to one per line.")
         assert symbols[0] == "Syntax.highlight.line_tokenize", symbols
-        assert not any(s.endswith("_helper") for s in await _symbols(c, "helper")), "undocumented: not outlined"
+        assert not any(s.endswith("_helper") for s in await _symbols(c, "helper")), (
+            "undocumented: not outlined"
+        )
 
 
 def _terms(mem: Memory) -> dict[str, str]:

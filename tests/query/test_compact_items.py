@@ -20,15 +20,27 @@ from tests.helpers import ToolFailed, call, knowledge
 from tests.query.search_keys import ranked_keys
 
 NAMES = ["Caroline", "Melanie"]
-TOPICS = ["pottery class", "camping trip", "adoption agency", "charity race", "support group", "violin lesson",
-          "beach sunset", "school event", "painting", "counseling job"]
+TOPICS = [
+    "pottery class",
+    "camping trip",
+    "adoption agency",
+    "charity race",
+    "support group",
+    "violin lesson",
+    "beach sunset",
+    "school event",
+    "painting",
+    "counseling job",
+]
 
 
 def _turn(rng: random.Random) -> str:
     a, b = rng.sample(TOPICS, 2)
     feel = rng.choice(["great", "hard", "fun", "a lot to take in"])
-    return (f"I went to the {a} last week and then we talked for hours about the {b}; honestly it was {feel}, "
-            f"and I keep thinking about what the others said afterwards.")
+    return (
+        f"I went to the {a} last week and then we talked for hours about the {b}; honestly it was {feel}, "
+        f"and I keep thinking about what the others said afterwards."
+    )
 
 
 @pytest.fixture
@@ -36,8 +48,15 @@ def chats(make_settings: Any, namespace: str) -> Any:
     mem = Memory(make_settings(embedder="static"), namespace=namespace)
     rng = random.Random(5)
     for n in range(5):
-        msgs = [{"role": "user", "content": _turn(rng), "name": NAMES[i % 2],
-                 "created_at": f"2023-05-0{n + 1}T13:56:00+00:00"} for i in range(20)]
+        msgs = [
+            {
+                "role": "user",
+                "content": _turn(rng),
+                "name": NAMES[i % 2],
+                "created_at": f"2023-05-0{n + 1}T13:56:00+00:00",
+            }
+            for i in range(20)
+        ]
         mem.ingest("conversation", {"title": f"session {n + 1}", "messages": msgs})
     yield mem
     mem.close()
@@ -45,16 +64,25 @@ def chats(make_settings: Any, namespace: str) -> Any:
 
 def _share(part: list[dict[str, Any]]) -> float:
     """Content tokens (titles, summaries, lines: top-level fields of each entry) over all tokens."""
-    content = sum(count_tokens(s) for e in part for k in ("title", "summary", "lines")
-                  for s in ([e[k]] if isinstance(e.get(k), str) else e.get(k) or []))
+    content = sum(
+        count_tokens(s)
+        for e in part
+        for k in ("title", "summary", "lines")
+        for s in ([e[k]] if isinstance(e.get(k), str) else e.get(k) or [])
+    )
     return content / count_tokens(wire_json(part))
 
 
 @pytest.mark.anyio
 async def test_compact_segment_search_states_each_source_once(chats: Memory) -> None:
     async with Client(build_server(chats)) as c:
-        out = await call(c, "memory_query", "search", {"query": "when did Caroline go to the pottery class"},
-                         {"result_unit": "segment"})
+        out = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "when did Caroline go to the pottery class"},
+            {"result_unit": "segment"},
+        )
         assert "items" not in out and out["count"] == 10 and out["cite"]
         ids = [s["id"] for s in out["sources"]]
         assert len(ids) == len(set(ids))  # each source once
@@ -76,17 +104,32 @@ async def test_compact_segment_search_states_each_source_once(chats: Memory) -> 
 async def test_compact_and_full_rank_the_same_list(chats: Memory) -> None:
     async with Client(build_server(chats)) as c:
         for q in ["pottery class", "who talked about the adoption agency", "charity race and violin lesson"]:
-            compact = await call(c, "memory_query", "search", {"query": q}, {"result_unit": "segment", "max_items": 10})
-            full = await call(c, "memory_query", "search", {"query": q},
-                              {"result_unit": "segment", "max_items": 10, "detail": "full"})
+            compact = await call(
+                c, "memory_query", "search", {"query": q}, {"result_unit": "segment", "max_items": 10}
+            )
+            full = await call(
+                c,
+                "memory_query",
+                "search",
+                {"query": q},
+                {"result_unit": "segment", "max_items": 10, "detail": "full"},
+            )
             assert ranked_keys(compact) == ranked_keys(full) and len(ranked_keys(full)) == 10
 
 
 @pytest.mark.anyio
 async def test_every_id_in_a_compact_answer_goes_back_into_the_id_modes(chats: Memory) -> None:
     async with Client(build_server(chats)) as c:
-        fact = await call(c, "memory_remember", "knowledge", knowledge(title="Caroline's pottery class", summary="Weekly."))
-        out = await call(c, "memory_query", "search", {"query": "pottery class"}, {"result_unit": "segment", "max_items": 3})
+        fact = await call(
+            c, "memory_remember", "knowledge", knowledge(title="Caroline's pottery class", summary="Weekly.")
+        )
+        out = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "pottery class"},
+            {"result_unit": "segment", "max_items": 3},
+        )
         ids = [f"{src}#{seg}" for src, seg in ranked_keys(out)]
         obj = await call(c, "memory_query", "search", {"query": "pottery class"}, {"max_items": 3})
         ids += [i["id"] for i in obj["items"]] + [fact["object_id"]]

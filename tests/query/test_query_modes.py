@@ -12,7 +12,9 @@ from tests.helpers import call, conversation, knowledge
 
 def _seed(memory):
     ids = {}
-    ids["title"] = memory.remember("knowledge", knowledge(title="Kuzu graph backend", summary="Graph store choice."))["object_id"]
+    ids["title"] = memory.remember(
+        "knowledge", knowledge(title="Kuzu graph backend", summary="Graph store choice.")
+    )["object_id"]
     ids["summary"] = memory.remember(
         "knowledge", knowledge(title="Storage notes", summary="We evaluated kuzu against others.")
     )["object_id"]
@@ -32,7 +34,14 @@ def test_search_ranks_title_above_summary_and_returns_diagnostics(memory):
     out = memory.query("search", {"query": "kuzu"}, opts)
     got = [i["id"] for i in out["items"]]
     assert got.index(ids["title"]) < got.index(ids["summary"])
-    for key in ("normalized_terms", "applied_filters", "inferred_filters", "suggested_retry_terms", "semantic_backend", "query_sanitizer"):
+    for key in (
+        "normalized_terms",
+        "applied_filters",
+        "inferred_filters",
+        "suggested_retry_terms",
+        "semantic_backend",
+        "query_sanitizer",
+    ):
         assert key in out
     assert out["normalized_terms"] == ["kuzu"]
     assert out["applied_filters"] == {"object_types": ["source", "knowledge"]}
@@ -44,7 +53,9 @@ def test_search_ranks_title_above_summary_and_returns_diagnostics(memory):
 
 def test_whole_phrase_is_a_strong_signal(memory):
     a = memory.remember("knowledge", knowledge(title="release train schedule", summary="weekly"))["object_id"]
-    b = memory.remember("knowledge", knowledge(title="schedule of the train release", summary="weekly"))["object_id"]
+    b = memory.remember("knowledge", knowledge(title="schedule of the train release", summary="weekly"))[
+        "object_id"
+    ]
     out = memory.query("search", {"query": "release train"})
     ids = [i["id"] for i in out["items"]]
     assert ids.index(a) < ids.index(b)
@@ -55,7 +66,10 @@ def test_domain_expansion_finds_work_items_from_chinese(memory):
     out = memory.query("search", {"query": "待办项"})
     assert out["items"][0]["id"] == ids["task"]
     assert out["inferred_filters"]["object_types"] == ["work_item"]
-    assert out["inferred_filters"]["effect"].startswith("boost") and "excludes nothing" in out["inferred_filters"]["effect"]
+    assert (
+        out["inferred_filters"]["effect"].startswith("boost")
+        and "excludes nothing" in out["inferred_filters"]["effect"]
+    )
     assert "task" in out["suggested_retry_terms"]
     assert memory.query("search", {"query": "todo"})["items"][0]["id"] == ids["task"]
 
@@ -69,8 +83,12 @@ def test_cjk_bigrams_match(memory):
 
 def test_ids_and_metadata_match(memory):
     ids = _seed(memory)
-    assert memory.query("search", {"query": f"what about {ids['summary']}?"})["items"][0]["id"] == ids["summary"]
-    meta = memory.remember("knowledge", knowledge(title="Cache", summary="ttl", metadata={"ticket": "JIRA-4242"}))
+    assert (
+        memory.query("search", {"query": f"what about {ids['summary']}?"})["items"][0]["id"] == ids["summary"]
+    )
+    meta = memory.remember(
+        "knowledge", knowledge(title="Cache", summary="ttl", metadata={"ticket": "JIRA-4242"})
+    )
     assert memory.query("search", {"query": "JIRA-4242"})["items"][0]["id"] == meta["object_id"]
 
 
@@ -78,7 +96,10 @@ def test_filters_statuses_kinds_and_source_ids(memory):
     ids = _seed(memory)
     src = memory.ingest("conversation", conversation(["kuzu is embedded"]))["source_id"]
     linked = memory.remember(
-        "knowledge", knowledge(title="Kuzu embedded", summary="s", evidence_refs=[{"source_id": src, "segment_id": "seg-1"}])
+        "knowledge",
+        knowledge(
+            title="Kuzu embedded", summary="s", evidence_refs=[{"source_id": src, "segment_id": "seg-1"}]
+        ),
     )["object_id"]
     out = memory.query("search", {"query": "kuzu"}, {"filters": {"source_id": src}})
     # The source itself and what cites it; nothing else that mentions kuzu.
@@ -110,10 +131,14 @@ def test_long_prompt_query_still_finds(memory):
 
 
 def test_page_compact_full_and_segments(memory):
-    src = memory.ingest("conversation", conversation([f"message number {i} " + "x" * 400 for i in range(15)]))["source_id"]
+    src = memory.ingest(
+        "conversation", conversation([f"message number {i} " + "x" * 400 for i in range(15)])
+    )["source_id"]
     compact = memory.query("page", {"id": src})
     assert compact["detail"] == "compact" and "segments" not in compact["object"]
-    with_segs = memory.query("page", {"id": src}, {"include_segments": True, "max_items": 10, "snippet_chars": 50})
+    with_segs = memory.query(
+        "page", {"id": src}, {"include_segments": True, "max_items": 10, "snippet_chars": 50}
+    )
     segs = with_segs["object"]["segments"]
     assert len(segs) == 10 and all(len(s["excerpt"]) <= 50 for s in segs)
     full = memory.query("page", {"id": src}, {"detail": "full"})
@@ -145,7 +170,9 @@ def test_expand_graph_recent(memory):
     assert schema["origin_field"] == "payload.object" and schema["version"] == 1
     deeper = memory.query("graph", {"id": "node:x"}, {"depth": 2})
     assert {n["id"] for n in deeper["nodes"]} >= {"node:x", k, src, "node:kuzu"}
-    recent = memory.query("recent", {}, {"max_items": 20, "filters": {"object_type": "knowledge", "status": "active"}})
+    recent = memory.query(
+        "recent", {}, {"max_items": 20, "filters": {"object_type": "knowledge", "status": "active"}}
+    )
     assert [i["id"] for i in recent["items"]] == [k]
     nodes = memory.query("recent", {}, {"filters": {"object_type": "node"}})
     assert {i["kind"] for i in nodes["items"]} == {"stub"}
@@ -154,23 +181,48 @@ def test_expand_graph_recent(memory):
 @pytest.mark.anyio
 async def test_context_spec_example(memory):
     ids = _seed(memory)
-    memory.remember("knowledge", knowledge(kind="decision", title="Repository structure is src layout", summary="src/ layout."))
-    episodes = [memory.ingest("conversation", conversation([f"Ran tree to inspect the repository ({i})."]))["source_id"]
-                for i in range(3)]
-    proc = memory.remember("knowledge", knowledge(
-        kind="procedure", title="Inspect repository structure", summary="Run tree.", confidence=0.9,
-        evidence_refs=[{"source_id": ep, "segment_id": "seg-1"} for ep in episodes]))["object_id"]
+    memory.remember(
+        "knowledge",
+        knowledge(kind="decision", title="Repository structure is src layout", summary="src/ layout."),
+    )
+    episodes = [
+        memory.ingest("conversation", conversation([f"Ran tree to inspect the repository ({i})."]))[
+            "source_id"
+        ]
+        for i in range(3)
+    ]
+    proc = memory.remember(
+        "knowledge",
+        knowledge(
+            kind="procedure",
+            title="Inspect repository structure",
+            summary="Run tree.",
+            confidence=0.9,
+            evidence_refs=[{"source_id": ep, "segment_id": "seg-1"} for ep in episodes],
+        ),
+    )["object_id"]
     memory.remember("promote", {"knowledge_id": proc, "reason": "seen in three episodes"})
     async with Client(build_server(memory)) as c:
         out = await call(
             c,
             "memory_query",
             "context",
-            {"task": "inspect repository structure", "scope": {"object_types": ["knowledge", "activity", "work_item"]}},
+            {
+                "task": "inspect repository structure",
+                "scope": {"object_types": ["knowledge", "activity", "work_item"]},
+            },
             {"max_items": 12, "include_items": True},
         )
     tiers = out["context_tiers"]
-    assert set(tiers) == {"policy", "active_task", "decisions", "procedures", "evidence", "open_work", "deep_search_hints"}
+    assert set(tiers) == {
+        "policy",
+        "active_task",
+        "decisions",
+        "procedures",
+        "evidence",
+        "open_work",
+        "deep_search_hints",
+    }
     item_ids = {i["id"] for i in out["items"]}
     for section in ("decisions", "procedures", "open_work"):
         assert set(tiers[section]["ids"]) <= item_ids
@@ -179,7 +231,9 @@ async def test_context_spec_example(memory):
     assert tiers["decisions"]["count"] == 1 and tiers["procedures"]["count"] == 1
     assert ids["task"] in tiers["open_work"]["ids"]
     assert tiers["active_task"]["task"] == "inspect repository structure"
-    assert out["context_budget"]["max_items"] == 12 and out["context_budget"]["returned_items"] == len(out["items"])
+    assert out["context_budget"]["max_items"] == 12 and out["context_budget"]["returned_items"] == len(
+        out["items"]
+    )
     assert out["context_budget"]["detail"] == "compact"
     assert tiers["deep_search_hints"][0]["mode"] == "expand"
 
@@ -191,9 +245,13 @@ def test_semantic_stream_with_default_embedder(make_settings, namespace):
     try:
         out = mem.ingest(
             "conversation",
-            conversation(["We decided to run SQLite in WAL mode.", "Lunch was pizza again.", "The cat sleeps all day."]),
+            conversation(
+                ["We decided to run SQLite in WAL mode.", "Lunch was pizza again.", "The cat sleeps all day."]
+            ),
         )
-        seg = mem.query("search", {"query": "database journaling choice"}, {"result_unit": "segment", "detail": "full"})
+        seg = mem.query(
+            "search", {"query": "database journaling choice"}, {"result_unit": "segment", "detail": "full"}
+        )
         top = seg["items"][0]
         assert top["locator"] == {"kind": "message", "index": 0}
         assert "semantic" in top["retrieval_sources"] and top["semantic_score"] is not None
@@ -213,8 +271,12 @@ def test_object_search_has_a_semantic_relevance_floor(make_settings, namespace):
     mem = Memory(make_settings(embedder="static"), namespace=namespace)
     try:
         for i in range(5):
-            mem.remember("knowledge", knowledge(title=f"Weather note {i}", summary="It rained all day in the city."))
-        kuzu = mem.remember("knowledge", knowledge(title="Kuzu is our embedded graph store", summary="Graph data."))
+            mem.remember(
+                "knowledge", knowledge(title=f"Weather note {i}", summary="It rained all day in the city.")
+            )
+        kuzu = mem.remember(
+            "knowledge", knowledge(title="Kuzu is our embedded graph store", summary="Graph data.")
+        )
         out = mem.query("search", {"query": "which engine stores entity relations"}, {"detail": "full"})
         assert [i["id"] for i in out["items"]] == [kuzu["object_id"]]
         assert "semantic" in out["items"][0]["retrieval_sources"]

@@ -21,7 +21,68 @@ from tests.helpers import ToolFailed, call, knowledge
 from tests.query.search_keys import ranked_keys
 
 BUDGET = 1500
-WORDS = ["deploy", "pipeline", "database", "migration", "release", "schedule", "payment", "service", "login", "failure", "cache", "eviction", "search", "latency", "embedding", "model", "backup", "restore", "rate", "limiter", "schema", "change", "feature", "flag", "memory", "leak", "we", "should", "probably", "check", "the", "dashboards", "again", "tomorrow", "because", "the", "alert", "fired", "twice", "last", "night", "and", "nobody", "on", "call", "could", "tell", "whether", "the", "retry", "storm", "came", "from", "the", "gateway", "or", "from", "the", "worker", "pool"]
+WORDS = [
+    "deploy",
+    "pipeline",
+    "database",
+    "migration",
+    "release",
+    "schedule",
+    "payment",
+    "service",
+    "login",
+    "failure",
+    "cache",
+    "eviction",
+    "search",
+    "latency",
+    "embedding",
+    "model",
+    "backup",
+    "restore",
+    "rate",
+    "limiter",
+    "schema",
+    "change",
+    "feature",
+    "flag",
+    "memory",
+    "leak",
+    "we",
+    "should",
+    "probably",
+    "check",
+    "the",
+    "dashboards",
+    "again",
+    "tomorrow",
+    "because",
+    "the",
+    "alert",
+    "fired",
+    "twice",
+    "last",
+    "night",
+    "and",
+    "nobody",
+    "on",
+    "call",
+    "could",
+    "tell",
+    "whether",
+    "the",
+    "retry",
+    "storm",
+    "came",
+    "from",
+    "the",
+    "gateway",
+    "or",
+    "from",
+    "the",
+    "worker",
+    "pool",
+]
 
 
 def _turn(rng: random.Random) -> str:
@@ -35,7 +96,9 @@ def big(make_settings: Any, namespace: str) -> Any:
     mem.close()
 
 
-async def _text(c: Client, tool: str, mode: str, data: dict[str, Any], opts: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+async def _text(
+    c: Client, tool: str, mode: str, data: dict[str, Any], opts: dict[str, Any] | None = None
+) -> tuple[str, dict[str, Any]]:
     args: dict[str, Any] = {"mode": mode, "input_data": data}
     if opts is not None:
         args["options"] = opts
@@ -46,7 +109,9 @@ async def _text(c: Client, tool: str, mode: str, data: dict[str, Any], opts: dic
     if len(r.content) > 1:  # a context package travels as its own text block, after the JSON of the rest
         assert r.structured_content["result_type"] == "context_result"
         assert r.content[1].text == r.structured_content["content"]  # type: ignore[union-attr]
-        assert r.content[0].text == wire_json({k: v for k, v in r.structured_content.items() if k != "content"})  # type: ignore[union-attr]
+        assert r.content[0].text == wire_json(
+            {k: v for k, v in r.structured_content.items() if k != "content"}
+        )  # type: ignore[union-attr]
         return text, r.structured_content
     return text, r.structured_content
 
@@ -58,7 +123,9 @@ async def test_every_default_response_fits_the_budget_and_is_compact_json(big: M
         sources = []
         for n in range(6):
             msgs = [{"role": "user", "content": _turn(rng), "name": ["ana", "bo"][i % 2]} for i in range(25)]
-            text, out = await _text(c, "memory_ingest", "conversation", {"title": f"incident review {n}", "messages": msgs})
+            text, out = await _text(
+                c, "memory_ingest", "conversation", {"title": f"incident review {n}", "messages": msgs}
+            )
             assert len(text) and count_tokens(text) <= BUDGET
             sources.append(out["source_id"])
         know_ids = []
@@ -73,8 +140,18 @@ async def test_every_default_response_fits_the_budget_and_is_compact_json(big: M
             assert count_tokens(text) <= BUDGET
             know_ids.append(out["object_id"])
         calls = [
-            ("memory_query", "search", {"query": "why did the deploy pipeline fail after the database migration"}, None),
-            ("memory_query", "search", {"query": "retry storm gateway worker pool"}, {"result_unit": "segment"}),
+            (
+                "memory_query",
+                "search",
+                {"query": "why did the deploy pipeline fail after the database migration"},
+                None,
+            ),
+            (
+                "memory_query",
+                "search",
+                {"query": "retry storm gateway worker pool"},
+                {"result_unit": "segment"},
+            ),
             ("memory_query", "context", {"task": "fix the login failure in the payment service"}, None),
             ("memory_query", "recent", {}, None),
             ("memory_query", "page", {"id": sources[0]}, None),
@@ -112,7 +189,9 @@ async def test_search_pages_lose_nothing(big: Memory) -> None:
         big.ingest("conversation", {"title": f"call {n}", "messages": msgs})
     query = {"query": "cache eviction search latency"}
     for unit in ("segment", "object"):
-        want = ranked_keys(big.query("search", query, {"result_unit": unit, "max_items": 200, "detail": "full"}))
+        want = ranked_keys(
+            big.query("search", query, {"result_unit": unit, "max_items": 200, "detail": "full"})
+        )
         got: list[Any] = []
         # Segments page by the default size and the token budget; objects (four sources) by three.
         size: dict[str, Any] = {} if unit == "segment" else {"max_items": 3}
@@ -145,7 +224,9 @@ def test_a_cursor_from_another_request_is_refused(memory: Memory) -> None:
 
 def test_recent_with_reference_filters_finds_older_matches(memory: Memory) -> None:
     """The match is older than ten pages of newer objects; recent must still return it."""
-    target = memory.remember("knowledge", knowledge(title="About the gateway", subject_refs=["node:gateway"]))["object_id"]
+    target = memory.remember(
+        "knowledge", knowledge(title="About the gateway", subject_refs=["node:gateway"])
+    )["object_id"]
     for n in range(45):
         memory.remember("knowledge", knowledge(title=f"Unrelated note {n}", summary=f"Nothing about it {n}."))
     out = memory.query("recent", {}, {"max_items": 3, "filters": {"node_ids": ["node:gateway"]}})
@@ -154,7 +235,9 @@ def test_recent_with_reference_filters_finds_older_matches(memory: Memory) -> No
 
 
 def test_recent_pages_through_everything(memory: Memory) -> None:
-    ids = [memory.remember("knowledge", knowledge(title=f"Note {n}", summary="s"))["object_id"] for n in range(7)]
+    ids = [
+        memory.remember("knowledge", knowledge(title=f"Note {n}", summary="s"))["object_id"] for n in range(7)
+    ]
     seen: list[str] = []
     opts: dict[str, Any] = {"max_items": 3}
     while True:
@@ -178,9 +261,13 @@ def test_report_leaves_the_garbage_collector_alone(memory: Memory, monkeypatch: 
 
 @pytest.mark.anyio
 async def test_detail_full_still_returns_everything(memory: Memory) -> None:
-    src = memory.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "kuzu is our graph store"}]})
+    src = memory.ingest(
+        "conversation", {"title": "t", "messages": [{"role": "user", "content": "kuzu is our graph store"}]}
+    )
     async with Client(build_server(memory)) as c:
-        full = await call(c, "memory_query", "search", {"query": "kuzu graph"}, {"result_unit": "segment", "detail": "full"})
+        full = await call(
+            c, "memory_query", "search", {"query": "kuzu graph"}, {"result_unit": "segment", "detail": "full"}
+        )
         item = full["items"][0]
         assert item["source_id"] == src["source_id"] and len(item["hash"]) == 64
         assert "rank_score" in item and "retrieval_ranks" in item

@@ -16,7 +16,12 @@ from tests.helpers import call
 
 pytestmark = pytest.mark.anyio
 
-SECTIONS = ["We use SQLite in WAL mode", "The cat is named Tom", "Paris trip in May", "SQLite checkpoint every 1000 pages"]
+SECTIONS = [
+    "We use SQLite in WAL mode",
+    "The cat is named Tom",
+    "Paris trip in May",
+    "SQLite checkpoint every 1000 pages",
+]
 
 
 @pytest.fixture(params=["none", "static"])
@@ -34,8 +39,13 @@ async def test_a_sections_own_terms_outrank_its_neighbours(any_memory: Memory, t
     async with Client(build_server(any_memory)) as c:
         out = await call(c, "memory_ingest", "markdown", {"path": str(doc)})
         assert out["segment_count"] == 4
-        found = await call(c, "memory_query", "search", {"query": "SQLite mode"},
-                           {"result_unit": "segment", "detail": "full", "max_items": 4})
+        found = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "SQLite mode"},
+            {"result_unit": "segment", "detail": "full", "max_items": 4},
+        )
         top = " ".join(i["excerpt"] for i in found["items"][:2])
         assert SECTIONS[0] in top and SECTIONS[3] in top, [i["excerpt"] for i in found["items"]]
 
@@ -44,27 +54,52 @@ async def test_exact_tokens_find_their_episode_among_similar_ones(any_memory: Me
     async with Client(build_server(any_memory)) as c:
         chats = {}
         for i in range(12):
-            text = (f"Ticket OPS-{1700 + i}: the worker on 10.0.{i % 3}.{17 + i} crashed after the upgrade to "
-                    f"version 2.{i % 4}.{11 + i}; the trace is in /var/log/svc-{i}/worker.log.")
-            out = await call(c, "memory_ingest", "conversation", {"title": "ops", "messages": [
-                {"role": "user", "content": text}]})
+            text = (
+                f"Ticket OPS-{1700 + i}: the worker on 10.0.{i % 3}.{17 + i} crashed after the upgrade to "
+                f"version 2.{i % 4}.{11 + i}; the trace is in /var/log/svc-{i}/worker.log."
+            )
+            out = await call(
+                c,
+                "memory_ingest",
+                "conversation",
+                {"title": "ops", "messages": [{"role": "user", "content": text}]},
+            )
             chats[i] = out["source_id"]
         for i in (0, 5, 11):
-            for token in (f"10.0.{i % 3}.{17 + i}", f"2.{i % 4}.{11 + i}", f"OPS-{1700 + i}", f"/var/log/svc-{i}/worker.log"):
-                found = await call(c, "memory_query", "search", {"query": token}, {"max_items": 5, "detail": "full"})
+            for token in (
+                f"10.0.{i % 3}.{17 + i}",
+                f"2.{i % 4}.{11 + i}",
+                f"OPS-{1700 + i}",
+                f"/var/log/svc-{i}/worker.log",
+            ):
+                found = await call(
+                    c, "memory_query", "search", {"query": token}, {"max_items": 5, "detail": "full"}
+                )
                 assert found["items"][0]["id"] == chats[i], (token, [x["title"] for x in found["items"]])
                 assert "exact" in found["items"][0]["retrieval_sources"]
 
 
 async def test_inferred_filters_boost_and_say_so(any_memory: Memory, tmp_path: Path) -> None:
     doc = tmp_path / "lifecycle.md"
-    doc.write_text("# Lifecycle\n\nSuperseded facts are kept with valid_until set; nothing is deleted.\n",
-                   encoding="utf-8")
+    doc.write_text(
+        "# Lifecycle\n\nSuperseded facts are kept with valid_until set; nothing is deleted.\n",
+        encoding="utf-8",
+    )
     async with Client(build_server(any_memory)) as c:
         source = (await call(c, "memory_ingest", "markdown", {"path": str(doc)}))["source_id"]
-        await call(c, "memory_remember", "knowledge", {
-            "kind": "fact", "title": "The cat is named Tom", "summary": "A fact about a cat.",
-            "reason": "test", "memory_source": "user_declared", "scope_refs": ["scope:project"]})
+        await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            {
+                "kind": "fact",
+                "title": "The cat is named Tom",
+                "summary": "A fact about a cat.",
+                "reason": "test",
+                "memory_source": "user_declared",
+                "scope_refs": ["scope:project"],
+            },
+        )
         out = await call(c, "memory_query", "search", {"query": "how are superseded facts handled"})
         assert out["inferred_filters"]["object_types"] == ["knowledge"]
         assert "excludes nothing" in out["inferred_filters"]["effect"]

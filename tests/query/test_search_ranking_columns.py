@@ -28,7 +28,13 @@ LINES = [
     "the migration of the billing tables is done",
     "running the backfill before the index swap",
 ]
-QUERIES = ["database migration", "what did ana ask about login", "vector index rebuild", "release checklist", "billing"]
+QUERIES = [
+    "database migration",
+    "what did ana ask about login",
+    "vector index rebuild",
+    "release checklist",
+    "billing",
+]
 
 
 def _fill(mem: Memory) -> None:
@@ -70,8 +76,12 @@ def test_rows_without_stored_terms_rank_the_same_and_reindex_fills_them(
         _fill(mem)
         stored = _ranked(mem)
         assert any(stored), "the corpus must give results"
-        _sql(mem, "UPDATE segments SET terms = NULL WHERE namespace = {ns}")  # as rows written without stored terms
-        assert _sql(mem, "SELECT COUNT(*) FROM segments WHERE namespace = {ns} AND terms IS NOT NULL")[0][0] == 0
+        _sql(
+            mem, "UPDATE segments SET terms = NULL WHERE namespace = {ns}"
+        )  # as rows written without stored terms
+        assert (
+            _sql(mem, "SELECT COUNT(*) FROM segments WHERE namespace = {ns} AND terms IS NOT NULL")[0][0] == 0
+        )
         assert _ranked(mem) == stored
         mem.maintain("reindex", {}, {"apply": True})
         assert _sql(mem, "SELECT COUNT(*) FROM segments WHERE namespace = {ns} AND terms IS NULL")[0][0] == 0
@@ -125,8 +135,11 @@ def test_migration_to_v8_copies_speaker_and_date(make_settings: Any, namespace: 
     conn.close()
     mem = Memory(settings, namespace=namespace)
     try:
-        rows = _sql(mem, "SELECT speaker, said_at, json_extract(metadata, '$.name'), "
-                         "json_extract(metadata, '$.created_at'), terms FROM segments WHERE namespace = {ns}")
+        rows = _sql(
+            mem,
+            "SELECT speaker, said_at, json_extract(metadata, '$.name'), "
+            "json_extract(metadata, '$.created_at'), terms FROM segments WHERE namespace = {ns}",
+        )
         assert rows and all(r[0] == r[2] and r[1] == r[3] and r[4] is None for r in rows)
         assert all(r[0] in SPEAKERS and r[1].startswith("2024-") for r in rows)
         assert _ranked(mem) == before
@@ -153,16 +166,25 @@ def test_segment_languages_are_stored_and_not_detected_again_per_search(
 
     mem = Memory(make_settings(embedder="none"), namespace=namespace)
     try:
-        mem.ingest("conversation", {"title": "mixed", "messages": [
-            {"role": "user", "name": "ana", "content": t} for t in MIXED]})
+        mem.ingest(
+            "conversation",
+            {"title": "mixed", "messages": [{"role": "user", "name": "ana", "content": t} for t in MIXED]},
+        )
         rows = dict(_sql(mem, "SELECT text, language FROM segments WHERE namespace = {ns}"))
         assert rows == {t: analysis.main_language(t) or "" for t in MIXED}
         assert set(rows.values()) == {"en", "de", "es"}
         queries = ["database migration friday", "vector index rebuild"]
 
         def ranked() -> list[Any]:
-            return [[(i["segment_id"], i["rank_score"]) for i in mem.query(
-                "search", {"query": q}, {"result_unit": "segment", "detail": "full"})["items"]] for q in queries]
+            return [
+                [
+                    (i["segment_id"], i["rank_score"])
+                    for i in mem.query("search", {"query": q}, {"result_unit": "segment", "detail": "full"})[
+                        "items"
+                    ]
+                ]
+                for q in queries
+            ]
 
         asked: list[str] = []
         real = analysis.main_language
@@ -175,7 +197,9 @@ def test_segment_languages_are_stored_and_not_detected_again_per_search(
         monkeypatch.setattr("memory_substrate.analysis.crosslang.main_language", counting)
         stored = ranked()
         assert all(stored) and not set(asked) & set(MIXED), "stored rows must not be detected again"
-        _sql(mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}")  # as rows stored before languages were kept
+        _sql(
+            mem, "UPDATE segments SET language = NULL WHERE namespace = {ns}"
+        )  # as rows stored before languages were kept
         asked.clear()
         assert ranked() == stored
         assert set(asked) & set(MIXED), "rows without a stored language are detected"

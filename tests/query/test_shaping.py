@@ -8,7 +8,12 @@ from memory_substrate.answers.shaping import Cursor, excerpt, fit_sections, pagi
 from memory_substrate.errors import ValidationError
 from memory_substrate.tokens import count_tokens, wire_json
 
-TEXT = "Alpha beta gamma delta. " * 10 + "The support group met on Tuesday about rights. " + "Zeta eta. " * 10 + "Omega."
+TEXT = (
+    "Alpha beta gamma delta. " * 10
+    + "The support group met on Tuesday about rights. "
+    + "Zeta eta. " * 10
+    + "Omega."
+)
 
 
 def test_excerpt_is_cut_around_the_first_match_on_word_boundaries() -> None:

@@ -39,8 +39,15 @@ def _twin(memory: Memory, of: str, digits: int = 6) -> str:
     prefix, rest = of.split(":", 1)
     before = "0" if rest[-digits - 1] != "0" else "1"
     twin = f"{prefix}:{'f' * (len(rest) - digits - 1)}{before}{rest[-digits:]}"
-    obj = MemoryObject(id=twin, object_type="source", kind="conversation", status="active", title="another chat",
-                       created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
+    obj = MemoryObject(
+        id=twin,
+        object_type="source",
+        kind="conversation",
+        status="active",
+        title="another chat",
+        created_at="2026-01-01T00:00:00+00:00",
+        updated_at="2026-01-01T00:00:00+00:00",
+    )
     with memory.store.write(memory.namespace) as s:
         s.insert_object(obj, search_doc(obj), None)
     return twin
@@ -60,33 +67,62 @@ async def test_a_short_id_from_the_package_works_in_every_tool_and_is_stored_who
         assert (await call(c, "memory_query", "expand", {"id": sid}))["object"]["id"] == full
         assert (await call(c, "memory_query", "expand", {"id": f"{sid}#seg-1"}))["object"]["id"] == full
         # an id stated in a search query, short or whole, brings its object first
-        await call(c, "memory_ingest", "conversation", conversation(
-            ["Deploy key rotation: rotate the deploy key, then the deploy key rotation is logged."], "rotation"))
+        await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            conversation(
+                ["Deploy key rotation: rotate the deploy key, then the deploy key rotation is logged."],
+                "rotation",
+            ),
+        )
         other = (await call(c, "memory_query", "search", {"query": "deploy key rotation"}))["items"][0]["id"]
         found = await call(c, "memory_query", "search", {"query": f"deploy key rotation {sid}"})
         assert found["items"][0]["id"] == full != other
         # an evidence ref given by its short id is checked and stored with the full id
-        written = await call(c, "memory_remember", "knowledge", knowledge(
-            title="Deploy key rotated", summary="The deploy key rotation finished on Friday.",
-            evidence_refs=[{"source_id": sid, "segment_id": "seg-1"}]))
-        fact = (await call(c, "memory_query", "page", {"id": written["object_id"]}, {"detail": "full"}))["object"]
+        written = await call(
+            c,
+            "memory_remember",
+            "knowledge",
+            knowledge(
+                title="Deploy key rotated",
+                summary="The deploy key rotation finished on Friday.",
+                evidence_refs=[{"source_id": sid, "segment_id": "seg-1"}],
+            ),
+        )
+        fact = (await call(c, "memory_query", "page", {"id": written["object_id"]}, {"detail": "full"}))[
+            "object"
+        ]
         assert [e["source_id"] for e in fact["evidence_refs"]] == [full]
         # the fact's id and its evidence are short in the package too, and resolve back
-        out = await call(c, "memory_query", "context", {"task": TASK, "format": "xml"}, {"include_unverified": True})
+        out = await call(
+            c, "memory_query", "context", {"task": TASK, "format": "xml"}, {"include_unverified": True}
+        )
         know = ET.fromstring(out["content"]).find("*[@id]")
         assert know is not None and know.attrib["id"] == short(written["object_id"])
         assert know.attrib["evidence"] == f"{sid}#seg-1"
         # the trace of an episode (its extraction), the graph toolset, the memory_maintain tools
-        await call(c, "memory_remember", "extraction", {
-            "episode_id": sid, "reason": "test", "memory_source": "agent_inferred", "scope_refs": ["scope:project"],
-            "entities": [{"name": "deploy key", "type": "technology"}]})
+        await call(
+            c,
+            "memory_remember",
+            "extraction",
+            {
+                "episode_id": sid,
+                "reason": "test",
+                "memory_source": "agent_inferred",
+                "scope_refs": ["scope:project"],
+                "entities": [{"name": "deploy key", "type": "technology"}],
+            },
+        )
         trace = (await call(c, "memory_query", "trace", {"id": sid}))["trace"]
         assert trace["kind"] == "extraction" and trace["subject_id"] == full
         node = await c.call_tool("get_node", {"node_id": short(written["object_id"])})
         assert node.structured_content and node.structured_content["success"] is True
         assert node.structured_content["node"]["id"] == written["object_id"]
         archived = await call(c, "memory_maintain", "archive_source", {"source_id": sid}, {"apply": True})
-        assert (await call(c, "memory_query", "page", {"id": full}))["object"]["status"] == "archived", archived
+        assert (await call(c, "memory_query", "page", {"id": full}))["object"]["status"] == "archived", (
+            archived
+        )
 
 
 async def test_a_shared_suffix_lengthens_the_shown_id_and_an_ambiguous_one_is_refused(memory: Memory) -> None:
@@ -97,10 +133,15 @@ async def test_a_shared_suffix_lengthens_the_shown_id_and_an_ambiguous_one_is_re
             shown, _ = await _shown(c, fmt)
             assert shown == [f"src:{full[-7:]}"], fmt  # one digit more than the twin shares
         assert (await call(c, "memory_query", "page", {"id": shown[0]}))["object"]["id"] == full
-        for tool, mode, data in (("memory_query", "page", {"id": short(full)}),
-                                 ("memory_query", "expand", {"id": f"{short(full)}#seg-1"}),
-                                 ("memory_remember", "knowledge", knowledge(
-                                     evidence_refs=[{"source_id": short(full), "segment_id": "seg-1"}]))):
+        for tool, mode, data in (
+            ("memory_query", "page", {"id": short(full)}),
+            ("memory_query", "expand", {"id": f"{short(full)}#seg-1"}),
+            (
+                "memory_remember",
+                "knowledge",
+                knowledge(evidence_refs=[{"source_id": short(full), "segment_id": "seg-1"}]),
+            ),
+        ):
             with pytest.raises(ToolFailed) as failed:
                 await call(c, tool, mode, data)
             assert failed.value.code == "memory_ambiguous_id", (tool, mode)
@@ -110,7 +151,9 @@ async def test_a_shared_suffix_lengthens_the_shown_id_and_an_ambiguous_one_is_re
         assert graph.structured_content["error_code"] == "memory_validation_error"
         assert full in graph.structured_content["error"] and twin in graph.structured_content["error"]
         # nothing was written by the refused remember
-        assert (await call(c, "memory_query", "recent", {}, {"filters": {"object_types": ["knowledge"]}}))["count"] == 0
+        assert (await call(c, "memory_query", "recent", {}, {"filters": {"object_types": ["knowledge"]}}))[
+            "count"
+        ] == 0
 
 
 async def test_short_ids_never_reach_another_namespace(make_settings: Any, namespace: str) -> None:
@@ -118,7 +161,9 @@ async def test_short_ids_never_reach_another_namespace(make_settings: Any, names
     other = mine.for_namespace(namespace + "-b")
     try:
         async with Client(build_server(mine)) as a, Client(build_server(other)) as b:
-            full = (await call(a, "memory_ingest", "conversation", conversation(TURNS, "deploy")))["source_id"]
+            full = (await call(a, "memory_ingest", "conversation", conversation(TURNS, "deploy")))[
+                "source_id"
+            ]
             twin = _twin(other, full)  # the other namespace's object sharing the digits changes nothing here
             assert (await _shown(a))[0] == [short(full)]
             assert (await call(a, "memory_query", "page", {"id": short(full)}))["object"]["id"] == full
@@ -130,8 +175,12 @@ async def test_short_ids_never_reach_another_namespace(make_settings: Any, names
                     await call(b, "memory_query", "page", {"id": ref})
                 assert failed.value.code == "memory_not_found"
             with pytest.raises(ToolFailed) as failed:
-                await call(b, "memory_remember", "knowledge",
-                           knowledge(evidence_refs=[{"source_id": seven, "segment_id": "seg-1"}]))
+                await call(
+                    b,
+                    "memory_remember",
+                    "knowledge",
+                    knowledge(evidence_refs=[{"source_id": seven, "segment_id": "seg-1"}]),
+                )
             assert failed.value.code == "memory_evidence_error"
     finally:
         mine.close()
@@ -149,9 +198,15 @@ def test_an_exact_id_wins_and_an_id_without_a_unique_shorter_form_is_shown_whole
     with memory.store.read(memory.namespace) as s:
         # a and b differ only in the 8th digit from the end; "know:abc123" is itself an id
         assert short_forms(s, [a, b, unique, whole, "src:01a200000000000777777"]) == {
-            a: "know:0abc123", b: "know:1abc123", unique: "know:777777", "src:01a200000000000777777": "src:777777"}
+            a: "know:0abc123",
+            b: "know:1abc123",
+            unique: "know:777777",
+            "src:01a200000000000777777": "src:777777",
+        }
         assert resolve(s, [exact, "know:0abc123#seg-2", "know:777777", "know:999999"]) == {
-            "know:0abc123#seg-2": a + "#seg-2", "know:777777": unique}
+            "know:0abc123#seg-2": a + "#seg-2",
+            "know:777777": unique,
+        }
 
 
 def test_every_input_field_named_like_an_object_id_is_expanded() -> None:
@@ -172,9 +227,12 @@ def test_every_input_field_named_like_an_object_id_is_expanded() -> None:
         mod = importlib.import_module(info.name)
         for _, cls in inspect.getmembers(mod, inspect.isclass):
             if issubclass(cls, BaseModel) and cls.__module__ == mod.__name__:
-                missing |= {f"{cls.__name__}.{f}" for f in cls.model_fields
-                            if (f in ("id", "ids") or f.endswith(("_id", "_ids", "_refs")))
-                            and f not in ID_FIELDS | NOT_OBJECT_IDS | {"evidence_refs"}}
+                missing |= {
+                    f"{cls.__name__}.{f}"
+                    for f in cls.model_fields
+                    if (f in ("id", "ids") or f.endswith(("_id", "_ids", "_refs")))
+                    and f not in ID_FIELDS | NOT_OBJECT_IDS | {"evidence_refs"}
+                }
     assert not missing, missing
 
 
@@ -211,11 +269,20 @@ def test_merge_entities_takes_short_ids(memory: Memory) -> None:
     ents = ["ent:01a2000000000000aaaaaa", "ent:01a2000000000001bbbbbb"]
     with memory.store.write(memory.namespace) as s:
         for oid, name in zip(ents, ["Alice", "Alice B"], strict=True):
-            obj = MemoryObject(id=oid, object_type="entity", kind="person", status="active", title=name,
-                               created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
+            obj = MemoryObject(
+                id=oid,
+                object_type="entity",
+                kind="person",
+                status="active",
+                title=name,
+                created_at="2026-01-01T00:00:00+00:00",
+                updated_at="2026-01-01T00:00:00+00:00",
+            )
             s.insert_object(obj, search_doc(obj), None)
-    out = memory.maintain("merge_entities", {"source_entity_id": "ent:aaaaaa", "target_entity_id": "ent:bbbbbb",
-                                             "reason": "same person"})
+    out = memory.maintain(
+        "merge_entities",
+        {"source_entity_id": "ent:aaaaaa", "target_entity_id": "ent:bbbbbb", "reason": "same person"},
+    )
     assert ents[0] in json.dumps(out) and ents[1] in json.dumps(out)
 
 

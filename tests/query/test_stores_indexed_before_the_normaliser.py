@@ -48,10 +48,17 @@ def old_store(make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatc
 @pytest.mark.parametrize("query, said", [("καλημέρα", GREEK), ("γιαγιά", GREEK), ("мой", RUSSIAN)])
 async def test_old_full_text_rows_are_found_by_new_queries(old_store: Memory, query: str, said: str) -> None:
     async with Client(build_server(old_store)) as c:
-        found = await call(c, "memory_query", "search", {"query": query},
-                           {"result_unit": "segment", "detail": "full", "max_items": 3})
+        found = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": query},
+            {"result_unit": "segment", "detail": "full", "max_items": 3},
+        )
         assert [i["excerpt"] for i in found["items"]][:1] == [said], (found["normalized_terms"], found)
-        objects = await call(c, "memory_query", "search", {"query": query}, {"detail": "full", "max_items": 3})
+        objects = await call(
+            c, "memory_query", "search", {"query": query}, {"detail": "full", "max_items": 3}
+        )
         assert objects["items"], objects
 
 

@@ -28,7 +28,9 @@ def static_memory(make_settings: Any, namespace: str, backend: str) -> Any:
         mem.close()
 
 
-async def test_a_search_without_sources_reads_no_segments(static_memory: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_search_without_sources_reads_no_segments(
+    static_memory: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[str] = []
     real = SessionFullText.search_segments_text
 
@@ -45,20 +47,38 @@ async def test_a_search_without_sources_reads_no_segments(static_memory: Memory,
         return real_vectors(self, model, query, owner_type=owner_type, limit=limit)
 
     monkeypatch.setattr(SQLiteSession, "vector_search", vector_spy)
-    fact = {"kind": "decision", "title": "Refund keys", "summary": "Refund idempotency keys come from the charge id.",
-            "reason": "agreed", "memory_source": "user_declared", "scope_refs": ["scope:payments"]}
+    fact = {
+        "kind": "decision",
+        "title": "Refund keys",
+        "summary": "Refund idempotency keys come from the charge id.",
+        "reason": "agreed",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:payments"],
+    }
     async with Client(build_server(static_memory)) as c:
-        await call(c, "memory_ingest", "conversation", conversation(["Why do refund keys collide?", "The charge id repeats."]))
+        await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            conversation(["Why do refund keys collide?", "The charge id repeats."]),
+        )
         await call(c, "memory_remember", "knowledge", fact)
 
         calls.clear()
-        typed = await call(c, "memory_query", "search", {"query": "refund keys charge id"},
-                           {"filters": {"object_types": ["knowledge"]}, "detail": "full"})
+        typed = await call(
+            c,
+            "memory_query",
+            "search",
+            {"query": "refund keys charge id"},
+            {"filters": {"object_types": ["knowledge"]}, "detail": "full"},
+        )
         assert [i["object_type"] for i in typed["items"]] == ["knowledge"]
         assert calls == []
 
         both = await call(c, "memory_query", "search", {"query": "refund keys charge id"}, {"detail": "full"})
-        assert {"segment text", "segment vectors"} <= set(calls), "an untyped search runs both segment streams"
+        assert {"segment text", "segment vectors"} <= set(calls), (
+            "an untyped search runs both segment streams"
+        )
         kinds = {i["object_type"] for i in both["items"]}
         assert kinds == {"knowledge", "source"}
         assert any(i.get("matched_chunks") for i in both["items"] if i["object_type"] == "source")

@@ -50,7 +50,9 @@ def half_written(store: Store, namespace: str) -> list[str]:
         problems += [f"batch {t} has {n} of {BATCH} items" for t, n in batches.items() if n != BATCH]
         patches = {p.id for p in s.list_patches(limit=10**9)}
         events = s.list_events(limit=10**9)
-        problems += [f"event {e.id} cites missing patch {e.patch_id}" for e in events if e.patch_id not in patches]
+        problems += [
+            f"event {e.id} cites missing patch {e.patch_id}" for e in events if e.patch_id not in patches
+        ]
         problems += [f"object {i} missing from the full-text index" for i in s.objects_missing_search()]
         problems += [f"segment {k} missing from the full-text index" for k in s.segments_missing_search()]
     return problems

@@ -60,5 +60,8 @@ def cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.Com
     """Run the CLI as a user would; returns the finished process."""
     return subprocess.run(
         [sys.executable, "-m", "memory_substrate.cli.main", *args],
-        env=env, capture_output=True, text=True, timeout=timeout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )

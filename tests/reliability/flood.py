@@ -57,8 +57,12 @@ def figures(latencies: list[float]) -> dict[str, Any]:
     """Count, p50, p95 and worst of ``latencies`` in seconds."""
     ordered = sorted(latencies)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return {"n": len(ordered), "p50_s": round(statistics.median(ordered), 4), "p95_s": round(p95, 4),
-            "worst_s": round(ordered[-1], 4)}
+    return {
+        "n": len(ordered),
+        "p50_s": round(statistics.median(ordered), 4),
+        "p95_s": round(p95, 4),
+        "worst_s": round(ordered[-1], 4),
+    }
 
 
 async def _searches(client: Client, seconds: float, out: list[float]) -> None:
@@ -79,19 +83,33 @@ async def _capture(client: Client, url: str, outcomes: Counter[str], durations: 
     durations.append(time.perf_counter() - started)
 
 
-async def flood(mcp_url: str, token_a: str, token_b: str, chain_url: str, *, captures: int = 45,
-                before_s: float = 2.0, during_s: float = 3.0, settle_s: float = 0.5) -> dict[str, Any]:
+async def flood(
+    mcp_url: str,
+    token_a: str,
+    token_b: str,
+    chain_url: str,
+    *,
+    captures: int = 45,
+    before_s: float = 2.0,
+    during_s: float = 3.0,
+    settle_s: float = 0.5,
+) -> dict[str, Any]:
     """Run the flood; A's search figures before and during it, and B's outcomes."""
     http_a = create_mcp_http_client(headers={"Authorization": f"Bearer {token_a}"})
     http_b = create_mcp_http_client(headers={"Authorization": f"Bearer {token_b}"})
     async with (
-        http_a, http_b,
+        http_a,
+        http_b,
         Client(streamable_http_client(mcp_url, http_client=http_a)) as a,
         Client(streamable_http_client(mcp_url, http_client=http_b)) as b,
     ):
         for i in range(40):
-            await call(a, "memory_remember", "knowledge",
-                       knowledge(title=f"lighthouse keeper note {i}", summary=f"The keeper logged night {i}."))
+            await call(
+                a,
+                "memory_remember",
+                "knowledge",
+                knowledge(title=f"lighthouse keeper note {i}", summary=f"The keeper logged night {i}."),
+            )
         warm: list[float] = []
         await _searches(a, 0.5, warm)
         before: list[float] = []

@@ -11,20 +11,95 @@ from typing import Any
 from hypothesis import strategies as st
 
 FTS_AND_QUERY_SYNTAX = [
-    'AND', 'OR', 'NOT', 'NEAR(a b, 2)', '"', '""', '"unclosed', '*', 'a*', '^a', 'col:x', 'title:x',
-    '(', ')', '((a)', '-a', '+a', '{a b}', 'a:*', '!a', 'a & b', 'a | b', 'a <-> b', "a' & 'b", '\\',
-    '%', '_', '%_%', '$1', '?', ':name', '@@', '~', '^',
+    "AND",
+    "OR",
+    "NOT",
+    "NEAR(a b, 2)",
+    '"',
+    '""',
+    '"unclosed',
+    "*",
+    "a*",
+    "^a",
+    "col:x",
+    "title:x",
+    "(",
+    ")",
+    "((a)",
+    "-a",
+    "+a",
+    "{a b}",
+    "a:*",
+    "!a",
+    "a & b",
+    "a | b",
+    "a <-> b",
+    "a' & 'b",
+    "\\",
+    "%",
+    "_",
+    "%_%",
+    "$1",
+    "?",
+    ":name",
+    "@@",
+    "~",
+    "^",
 ]
 SQL_LOOKING = [
-    "'; DROP TABLE objects; --", "1 OR 1=1", "' OR ''='", '" OR ""="', "x'); DELETE FROM segments; --",
-    "know:x' UNION SELECT * FROM tokens --", "/* */", "-- comment", "\\x00", "E'\\\\'", "$$ body $$",
+    "'; DROP TABLE objects; --",
+    "1 OR 1=1",
+    "' OR ''='",
+    '" OR ""="',
+    "x'); DELETE FROM segments; --",
+    "know:x' UNION SELECT * FROM tokens --",
+    "/* */",
+    "-- comment",
+    "\\x00",
+    "E'\\\\'",
+    "$$ body $$",
 ]
 ODD_TEXT = [
-    "", " ", "\x00", "a\x00b", "\ud800", "x\udfffy", "\ufeff", "\u202e evil", "\n\r\t", "🙂" * 50,
-    "名前", "x" * 100_001, "know:", "src:", "seg-0", "seg-999999", "scope:", "scope:x", "node:" + "a" * 400,
-    "../../../../etc/passwd", "/proc/self/environ", "~root", "%2e%2e%2f",
+    "",
+    " ",
+    "\x00",
+    "a\x00b",
+    "\ud800",
+    "x\udfffy",
+    "\ufeff",
+    "\u202e evil",
+    "\n\r\t",
+    "🙂" * 50,
+    "名前",
+    "x" * 100_001,
+    "know:",
+    "src:",
+    "seg-0",
+    "seg-999999",
+    "scope:",
+    "scope:x",
+    "node:" + "a" * 400,
+    "../../../../etc/passwd",
+    "/proc/self/environ",
+    "~root",
+    "%2e%2e%2f",
 ]
-NUMBERS = [0, -1, 1, 2**31, 2**63, -(2**63) - 1, 10**30, 1e308, -0.0, float("inf"), float("nan"), True, False, None]
+NUMBERS = [
+    0,
+    -1,
+    1,
+    2**31,
+    2**63,
+    -(2**63) - 1,
+    10**30,
+    1e308,
+    -0.0,
+    float("inf"),
+    float("nan"),
+    True,
+    False,
+    None,
+]
 
 
 # Free-form keys never spell "path" or "url": those get the safe values of ``field_values``.
@@ -36,12 +111,16 @@ def texts() -> st.SearchStrategy[str]:
         st.sampled_from(FTS_AND_QUERY_SYNTAX + SQL_LOOKING + ODD_TEXT),
         st.text(max_size=40),
         st.text(alphabet=st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), min_size=1, max_size=3),
-        st.builds(lambda a, b: a + " " + b, st.sampled_from(FTS_AND_QUERY_SYNTAX), st.sampled_from(SQL_LOOKING)),
+        st.builds(
+            lambda a, b: a + " " + b, st.sampled_from(FTS_AND_QUERY_SYNTAX), st.sampled_from(SQL_LOOKING)
+        ),
     )
 
 
 def scalars() -> st.SearchStrategy[Any]:
-    return st.one_of(texts(), st.sampled_from(NUMBERS), st.integers(), st.floats(allow_nan=True, allow_infinity=True))
+    return st.one_of(
+        texts(), st.sampled_from(NUMBERS), st.integers(), st.floats(allow_nan=True, allow_infinity=True)
+    )
 
 
 def nested(depth: int, leaf: Any = "x") -> Any:
@@ -67,20 +146,56 @@ def values() -> st.SearchStrategy[Any]:
 def safe_path_values(tmp_files: list[str]) -> st.SearchStrategy[Any]:
     """Paths that exercise refusals without ever walking a big tree ("/" or "." are never drawn)."""
     return st.one_of(
-        st.sampled_from([*tmp_files, "/nonexistent/x.md", "../../../../etc/shadow", "/dev/null", "/proc/self/mem",
-                                     "/etc/passwd\x00.md", "~nosuchuser/x", "", " ", "\ud800"]),
+        st.sampled_from(
+            [
+                *tmp_files,
+                "/nonexistent/x.md",
+                "../../../../etc/shadow",
+                "/dev/null",
+                "/proc/self/mem",
+                "/etc/passwd\x00.md",
+                "~nosuchuser/x",
+                "",
+                " ",
+                "\ud800",
+            ]
+        ),
         st.sampled_from(NUMBERS),
     )
 
 
 # Never a host name: a name means a DNS lookup, and the tests run offline.
 URL_VALUES = [
-    "http://127.0.0.1/", "http://2130706433/", "http://0x7f000001/", "http://0177.0.0.1/", "http://127.1/",
-    "http://0/", "http://0.0.0.0:80/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://[::ffff:7f00:1]/",
-    "http://169.254.169.254/latest/meta-data/", "http://[fe80::1]/", "http://10.0.0.1/", "http://172.16.0.1/",
-    "http://192.168.1.1/", "http://100.64.0.1/", "http://[fc00::1]/", "http://224.0.0.1/", "http://[::]/",
-    "file:///etc/passwd", "ftp://127.0.0.1/", "gopher://127.0.0.1:25/", "javascript:alert(1)", "http://",
-    "http://[::1", "//127.0.0.1/", "http://user:pass@127.0.0.1/", "http://127.0.0.1:99999/", "\x00", "",
+    "http://127.0.0.1/",
+    "http://2130706433/",
+    "http://0x7f000001/",
+    "http://0177.0.0.1/",
+    "http://127.1/",
+    "http://0/",
+    "http://0.0.0.0:80/",
+    "http://[::1]/",
+    "http://[::ffff:127.0.0.1]/",
+    "http://[::ffff:7f00:1]/",
+    "http://169.254.169.254/latest/meta-data/",
+    "http://[fe80::1]/",
+    "http://10.0.0.1/",
+    "http://172.16.0.1/",
+    "http://192.168.1.1/",
+    "http://100.64.0.1/",
+    "http://[fc00::1]/",
+    "http://224.0.0.1/",
+    "http://[::]/",
+    "file:///etc/passwd",
+    "ftp://127.0.0.1/",
+    "gopher://127.0.0.1:25/",
+    "javascript:alert(1)",
+    "http://",
+    "http://[::1",
+    "//127.0.0.1/",
+    "http://user:pass@127.0.0.1/",
+    "http://127.0.0.1:99999/",
+    "\x00",
+    "",
 ]
 
 
@@ -123,10 +238,20 @@ def typed(annotation: Any, ids: list[str], depth: int = 0) -> st.SearchStrategy[
     if annotation is float:
         return st.floats(allow_nan=True, allow_infinity=True)
     if annotation is datetime.datetime:
-        return st.sampled_from(["2026-01-01T00:00:00+00:00", "2026-13-45", "0001-01-01T00:00:00", "9999-12-31T23:59:59Z", "now"])
+        return st.sampled_from(
+            ["2026-01-01T00:00:00+00:00", "2026-13-45", "0001-01-01T00:00:00", "9999-12-31T23:59:59Z", "now"]
+        )
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return st.fixed_dictionaries(
-            {n: typed(f.annotation, ids, depth + 1) for n, f in annotation.model_fields.items() if f.is_required()},
-            optional={n: typed(f.annotation, ids, depth + 1) for n, f in annotation.model_fields.items() if not f.is_required()},
+            {
+                n: typed(f.annotation, ids, depth + 1)
+                for n, f in annotation.model_fields.items()
+                if f.is_required()
+            },
+            optional={
+                n: typed(f.annotation, ids, depth + 1)
+                for n, f in annotation.model_fields.items()
+                if not f.is_required()
+            },
         )
     return values()

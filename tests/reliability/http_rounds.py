@@ -41,13 +41,16 @@ def main() -> None:
             async def client(n: int, deadline: float) -> None:
                 nonlocal calls
                 headers = {"Authorization": f"Bearer {token}"}
-                async with create_mcp_http_client(headers=headers) as http, Client(
-                    streamable_http_client(url, http_client=http)
-                ) as c:
+                async with (
+                    create_mcp_http_client(headers=headers) as http,
+                    Client(streamable_http_client(url, http_client=http)) as c,
+                ):
                     i = 0
                     while time.monotonic() < deadline:
                         if i % 2:
-                            await call(c, "memory_remember", "knowledge", knowledge(title=f"t {n} {i} lighthouse"))
+                            await call(
+                                c, "memory_remember", "knowledge", knowledge(title=f"t {n} {i} lighthouse")
+                            )
                         else:
                             await call(c, "memory_query", "search", {"query": "lighthouse"})
                         i += 1

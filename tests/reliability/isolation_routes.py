@@ -28,28 +28,63 @@ _ID = re.compile(r"\b(?:src|know|act|work|node|ent|rel|patch|evt|job|trace):[A-Z
 
 
 def _knowledge(title: str, **extra: Any) -> dict[str, Any]:
-    return {"kind": "fact", "title": title, "summary": f"{title}: {SECRET} summary", "reason": "isolation test",
-            "memory_source": "user_declared", "scope_refs": ["scope:isolation"], **extra}
+    return {
+        "kind": "fact",
+        "title": title,
+        "summary": f"{title}: {SECRET} summary",
+        "reason": "isolation test",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:isolation"],
+        **extra,
+    }
 
 
 def seed_a(memory: Memory) -> dict[str, Any]:
     """Write A's data through the Python API; returns ids, secret strings and a state snapshot."""
-    src = memory.ingest("conversation", {"title": f"{SECRET} chat", "messages": [
-        {"role": "user", "content": f"The {SECRET} launch code is 0000."},
-        {"role": "assistant", "content": f"Noted, {SECRET}."}]})["source_id"]
-    cited = memory.remember("knowledge", _knowledge(f"{SECRET} cited", evidence_refs=[
-        {"source_id": src, "segment_id": "seg-1"}], subject_refs=["node:alpha-node"],
-        payload={"subject": "node:alpha-node", "predicate": "uses", "object": "node:alpha-db"}))["object_id"]
-    candidate = memory.remember("knowledge", _knowledge(f"{SECRET} candidate", memory_source="agent_inferred",
-                                                        evidence_refs=[{"source_id": src, "segment_id": "seg-2"}]))
+    src = memory.ingest(
+        "conversation",
+        {
+            "title": f"{SECRET} chat",
+            "messages": [
+                {"role": "user", "content": f"The {SECRET} launch code is 0000."},
+                {"role": "assistant", "content": f"Noted, {SECRET}."},
+            ],
+        },
+    )["source_id"]
+    cited = memory.remember(
+        "knowledge",
+        _knowledge(
+            f"{SECRET} cited",
+            evidence_refs=[{"source_id": src, "segment_id": "seg-1"}],
+            subject_refs=["node:alpha-node"],
+            payload={"subject": "node:alpha-node", "predicate": "uses", "object": "node:alpha-db"},
+        ),
+    )["object_id"]
+    candidate = memory.remember(
+        "knowledge",
+        _knowledge(
+            f"{SECRET} candidate",
+            memory_source="agent_inferred",
+            evidence_refs=[{"source_id": src, "segment_id": "seg-2"}],
+        ),
+    )
     dup_a = memory.remember("knowledge", _knowledge(f"{SECRET} deploy runs on fridays"))["object_id"]
     dup_b = memory.remember("knowledge", _knowledge(f"{SECRET} deploy runs on friday"))["object_id"]
     work = memory.remember("work_item", {**_knowledge(f"{SECRET} work"), "kind": "task"})["object_id"]
     act = memory.remember("activity", {**_knowledge(f"{SECRET} activity"), "kind": "session"})["object_id"]
     graph = memory.query("graph", {"id": cited})
     relation_ids = [r["id"] for r in graph.get("relations", []) if isinstance(r, dict) and "id" in r]
-    ids = {"source": src, "cited": cited, "candidate": candidate["object_id"], "dup_a": dup_a, "dup_b": dup_b,
-           "work": work, "activity": act, "node": "node:alpha-node", "relations": relation_ids}
+    ids = {
+        "source": src,
+        "cited": cited,
+        "candidate": candidate["object_id"],
+        "dup_a": dup_a,
+        "dup_b": dup_b,
+        "work": work,
+        "activity": act,
+        "node": "node:alpha-node",
+        "relations": relation_ids,
+    }
     return {"ids": ids, "secrets": [SECRET], "snapshot": snapshot(memory)}
 
 
@@ -62,7 +97,9 @@ def snapshot(memory: Memory) -> dict[str, Any]:
     return {"objects": objects, "events": events, "segments": segments}
 
 
-def routes(a: dict[str, Any], fake: dict[str, Any], b_knowledge: str) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
+def routes(
+    a: dict[str, Any], fake: dict[str, Any], b_knowledge: str
+) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:
     """(tool, mode, input_data, options) for each route, built from one set of ids."""
     i = a
     apply = {"apply": True}
@@ -87,22 +124,56 @@ def routes(a: dict[str, Any], fake: dict[str, Any], b_knowledge: str) -> list[tu
         ("memory_remember", "knowledge", _b_claim([{"source_id": i["source"]}]), {}),
         ("memory_remember", "promote", {"knowledge_id": i["candidate"], "reason": "b tries"}, {}),
         ("memory_remember", "contest", {"knowledge_id": i["cited"], "reason": "b tries"}, {}),
-        ("memory_remember", "supersede", {"old_knowledge_id": i["cited"], "new_knowledge_id": b_knowledge,
-                                          "reason": "b tries"}, {}),
-        ("memory_remember", "supersede", {"old_knowledge_id": b_knowledge, "new_knowledge_id": i["cited"],
-                                          "reason": "b tries"}, {}),
-        ("memory_remember", "batch", {"entries": [{"mode": "promote", "input_data": {
-            "knowledge_id": i["candidate"], "reason": "b tries"}}]}, {}),
+        (
+            "memory_remember",
+            "supersede",
+            {"old_knowledge_id": i["cited"], "new_knowledge_id": b_knowledge, "reason": "b tries"},
+            {},
+        ),
+        (
+            "memory_remember",
+            "supersede",
+            {"old_knowledge_id": b_knowledge, "new_knowledge_id": i["cited"], "reason": "b tries"},
+            {},
+        ),
+        (
+            "memory_remember",
+            "batch",
+            {
+                "entries": [
+                    {"mode": "promote", "input_data": {"knowledge_id": i["candidate"], "reason": "b tries"}}
+                ]
+            },
+            {},
+        ),
         ("memory_maintain", "audit", {"object_id": i["cited"]}, {}),
         ("memory_maintain", "audit", {"object_id": i["source"]}, {}),
         ("memory_maintain", "archive_source", {"source_id": i["source"], "reason": "b tries"}, apply),
-        ("memory_maintain", "resolve_duplicates", {"outcome": "supersede", "knowledge_ids": [i["dup_a"], i["dup_b"]],
-                                                   "canonical_knowledge_id": i["dup_a"], "reason": "b tries"}, apply),
-        ("memory_maintain", "resolve_duplicates", {"outcome": "keep_both", "knowledge_ids": [i["dup_a"], i["dup_b"]],
-                                                   "reason": "b tries"}, apply),
+        (
+            "memory_maintain",
+            "resolve_duplicates",
+            {
+                "outcome": "supersede",
+                "knowledge_ids": [i["dup_a"], i["dup_b"]],
+                "canonical_knowledge_id": i["dup_a"],
+                "reason": "b tries",
+            },
+            apply,
+        ),
+        (
+            "memory_maintain",
+            "resolve_duplicates",
+            {"outcome": "keep_both", "knowledge_ids": [i["dup_a"], i["dup_b"]], "reason": "b tries"},
+            apply,
+        ),
         ("memory_maintain", "promote_candidates", {"min_confidence": 0.0, "min_evidence": 0}, apply),
         ("memory_maintain", "merge_duplicates", {}, apply),
-        ("memory_maintain", "decay_stale", {"reference_time": "2999-01-01T00:00:00+00:00", "stale_after_days": 1}, apply),
+        (
+            "memory_maintain",
+            "decay_stale",
+            {"reference_time": "2999-01-01T00:00:00+00:00", "stale_after_days": 1},
+            apply,
+        ),
         ("memory_maintain", "cycle", {"reference_time": "2999-01-01T00:00:00+00:00"}, apply),
         ("memory_maintain", "report", {"min_confidence": 0.0, "min_evidence": 0}, {}),
         ("memory_maintain", "structure", {}, {}),
@@ -112,8 +183,15 @@ def routes(a: dict[str, Any], fake: dict[str, Any], b_knowledge: str) -> list[tu
 
 
 def _b_claim(evidence: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": "fact", "title": "b claim", "summary": "b cites evidence", "reason": "isolation test",
-            "memory_source": "user_declared", "scope_refs": ["scope:b"], "evidence_refs": evidence}
+    return {
+        "kind": "fact",
+        "title": "b claim",
+        "summary": "b cites evidence",
+        "reason": "isolation test",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:b"],
+        "evidence_refs": evidence,
+    }
 
 
 def fake_ids(a: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +206,9 @@ def fake_ids(a: dict[str, Any]) -> dict[str, Any]:
     return {k: ([fake(v) for v in val] if isinstance(val, list) else fake(val)) for k, val in a.items()}
 
 
-async def _outcome(client: Client, tool: str, mode: str, data: dict[str, Any], options: dict[str, Any]) -> tuple[str, str]:
+async def _outcome(
+    client: Client, tool: str, mode: str, data: dict[str, Any], options: dict[str, Any]
+) -> tuple[str, str]:
     result = await client.call_tool(tool, {"args": {"mode": mode, "input_data": data, "options": options}})
     text = result.content[0].text if result.is_error else json.dumps(result.structured_content)  # type: ignore[union-attr]
     code = json.loads(text)["code"] if result.is_error else "ok"
@@ -156,8 +236,9 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-async def run_routes(client: Client, seeded: dict[str, Any], b_knowledge: str,
-                     extra_modes: dict[str, list[str]] | None = None) -> dict[str, Any]:
+async def run_routes(
+    client: Client, seeded: dict[str, Any], b_knowledge: str, extra_modes: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
     """Call every route with A's ids and with fake ids; return counts and the leaks found."""
     a_ids = seeded["ids"]
     a_all = {v for val in a_ids.values() for v in (val if isinstance(val, list) else [val])}

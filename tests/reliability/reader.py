@@ -40,8 +40,18 @@ def main() -> None:
                 errors.append(f"{type(exc).__name__}: {exc}")
             latencies.append(time.perf_counter() - started)
             calls += 1
-    print(json.dumps({"calls": calls, "errors": errors[:20], "error_count": len(errors),
-                      "seconds": duration, "latencies": latencies}), flush=True)
+    print(
+        json.dumps(
+            {
+                "calls": calls,
+                "errors": errors[:20],
+                "error_count": len(errors),
+                "seconds": duration,
+                "latencies": latencies,
+            }
+        ),
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

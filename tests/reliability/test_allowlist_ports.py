@@ -60,20 +60,23 @@ def test_web_capture_cannot_fetch_the_servers_own_port(tmp_path: Path) -> None:
     assert answer.get("error", {}).get("code") == "memory_capture_web_blocked_address", answer
 
 
-@pytest.mark.parametrize(("address", "port", "allow", "admitted"), [
-    ("127.0.0.1", 80, ("127.0.0.1",), True),
-    ("127.0.0.1", 443, ("127.0.0.1",), True),
-    ("127.0.0.1", 8765, ("127.0.0.1",), False),
-    ("127.0.0.1", 8765, ("127.0.0.1:8765",), True),
-    ("10.1.2.3", 8080, ("10.0.0.0/8",), False),
-    ("10.1.2.3", 8080, ("10.0.0.0/8:8080",), True),
-    ("fd00::1", 8080, ("fd00::1",), False),
-    ("fd00::1", 443, ("fd00::1",), True),
-    ("fd00::1", 8080, ("[fd00::1]:8080",), True),
-    ("fd00::1", 8080, ("[fd00::/8]:8080",), True),
-    ("10.1.2.3", 8080, ("wiki.corp",), False),
-    ("10.1.2.3", 8080, ("wiki.corp:8080",), True),
-    ("10.1.2.3", 443, (".corp",), True),
-])
+@pytest.mark.parametrize(
+    ("address", "port", "allow", "admitted"),
+    [
+        ("127.0.0.1", 80, ("127.0.0.1",), True),
+        ("127.0.0.1", 443, ("127.0.0.1",), True),
+        ("127.0.0.1", 8765, ("127.0.0.1",), False),
+        ("127.0.0.1", 8765, ("127.0.0.1:8765",), True),
+        ("10.1.2.3", 8080, ("10.0.0.0/8",), False),
+        ("10.1.2.3", 8080, ("10.0.0.0/8:8080",), True),
+        ("fd00::1", 8080, ("fd00::1",), False),
+        ("fd00::1", 443, ("fd00::1",), True),
+        ("fd00::1", 8080, ("[fd00::1]:8080",), True),
+        ("fd00::1", 8080, ("[fd00::/8]:8080",), True),
+        ("10.1.2.3", 8080, ("wiki.corp",), False),
+        ("10.1.2.3", 8080, ("wiki.corp:8080",), True),
+        ("10.1.2.3", 443, (".corp",), True),
+    ],
+)
 def test_allowlist_ports(address: str, port: int, allow: tuple[str, ...], admitted: bool) -> None:
     assert allowlisted(ipaddress.ip_address(address), "wiki.corp", allow, port) is admitted

@@ -159,7 +159,8 @@ def test_heavy_reads_are_told_apart_by_their_input_and_budget() -> None:
 
 @pytest.mark.anyio
 async def test_a_namespace_runs_its_heavy_reads_one_at_a_time_and_refuses_past_its_queue(
-        make_settings: Any, namespace: str) -> None:
+    make_settings: Any, namespace: str
+) -> None:
     from mcp import Client
 
     from memory_substrate.mcp.server import build_server

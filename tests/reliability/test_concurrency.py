@@ -22,8 +22,9 @@ from tests.reliability.common import child_env, report, scale, spawn
 WRITERS, READERS = 8, 4
 
 
-def test_eight_writers_four_readers(backend: str, tmp_path: Path, namespace: str,
-                                    request: pytest.FixtureRequest) -> None:
+def test_eight_writers_four_readers(
+    backend: str, tmp_path: Path, namespace: str, request: pytest.FixtureRequest
+) -> None:
     url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
     root = tmp_path / "store"
     env = child_env(root, url, namespace)
@@ -63,9 +64,15 @@ def test_eight_writers_four_readers(backend: str, tmp_path: Path, namespace: str
     latencies = sorted(x for s in summaries for x in s["latencies"])
     report(
         f"concurrency[{backend}]",
-        writers=WRITERS, readers=READERS, write_calls=len(acked),
-        objects_written=sum(len(a["ids"]) for a in acked), lost=0, half_written=0,
-        writer_failures=len(failures), reader_calls=sum(s["calls"] for s in summaries), reader_errors=0,
+        writers=WRITERS,
+        readers=READERS,
+        write_calls=len(acked),
+        objects_written=sum(len(a["ids"]) for a in acked),
+        lost=0,
+        half_written=0,
+        writer_failures=len(failures),
+        reader_calls=sum(s["calls"] for s in summaries),
+        reader_errors=0,
         write_calls_per_s=round(len(acked) / span, 1) if span else None,
         read_p50_ms=round(statistics.median(latencies) * 1000, 1),
         read_p95_ms=round(latencies[int(0.95 * (len(latencies) - 1))] * 1000, 1),

@@ -32,8 +32,9 @@ def _acks(first: str, rest: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines if line.strip()]
 
 
-def test_acknowledged_writes_survive_sigkill(backend: str, tmp_path: Path, namespace: str,
-                                             request: pytest.FixtureRequest) -> None:
+def test_acknowledged_writes_survive_sigkill(
+    backend: str, tmp_path: Path, namespace: str, request: pytest.FixtureRequest
+) -> None:
     url = request.getfixturevalue("postgres_url") if backend == "postgres" else None
     root = tmp_path / "store"
     env = child_env(root, url, namespace)
@@ -54,7 +55,9 @@ def test_acknowledged_writes_survive_sigkill(backend: str, tmp_path: Path, names
             first = proc.stdout.readline()
             if not first:
                 proc.wait(30)
-                raise AssertionError(f"writer died before its first write: {proc.stderr.read() if proc.stderr else ''}")
+                raise AssertionError(
+                    f"writer died before its first write: {proc.stderr.read() if proc.stderr else ''}"
+                )
             time.sleep(rng.uniform(0.0, 0.8))
         proc.send_signal(signal.SIGKILL)
         proc.wait(30)
@@ -64,7 +67,11 @@ def test_acknowledged_writes_survive_sigkill(backend: str, tmp_path: Path, names
         proc.stdout.close()
 
         doctor = cli(env, "doctor")
-        assert doctor.returncode == 0 and json.loads(doctor.stdout)["ok"] is True, (seed, doctor.stdout, doctor.stderr)
+        assert doctor.returncode == 0 and json.loads(doctor.stdout)["ok"] is True, (
+            seed,
+            doctor.stdout,
+            doctor.stderr,
+        )
         store = open_store(Settings(root=root, database_url=url, embedder="none"))
         try:
             lost = missing_acknowledged(store, namespace, acked)
@@ -74,6 +81,15 @@ def test_acknowledged_writes_survive_sigkill(backend: str, tmp_path: Path, names
         assert lost == [], f"seed {seed}, round {round_no}: acknowledged writes lost: {lost[:10]}"
         assert partial == [], f"seed {seed}, round {round_no}: half-written state: {partial[:10]}"
     writes = sum(len(a["ids"]) for a in acked)
-    report(f"crash_sigkill[{backend}]", seed=seed, kills=kills, kills_before_first_write=early,
-           acknowledged_calls=len(acked), acknowledged_objects=writes, lost=0, half_written=0, doctor_failures=0)
+    report(
+        f"crash_sigkill[{backend}]",
+        seed=seed,
+        kills=kills,
+        kills_before_first_write=early,
+        acknowledged_calls=len(acked),
+        acknowledged_objects=writes,
+        lost=0,
+        half_written=0,
+        doctor_failures=0,
+    )
     assert len(acked) >= kills - early, "the writer acknowledged too little to test anything"

@@ -77,8 +77,9 @@ def _same_refusal(results: list[dict[str, Any]], sent: list[tuple[str, str]]) ->
 
 
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
-def test_http_callers_cannot_read_the_servers_disk(backend_kind: str, tmp_path: Path,
-                                                   request: pytest.FixtureRequest) -> None:
+def test_http_callers_cannot_read_the_servers_disk(
+    backend_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     url = request.getfixturevalue("postgres_url") if backend_kind == "postgres" else None
     env = server_env(tmp_path / "store", url)
     paths = _layout(tmp_path)
@@ -99,7 +100,9 @@ def test_http_callers_cannot_read_the_servers_disk(backend_kind: str, tmp_path: 
     # --allow-path opens one folder: inside is read, every escape is refused as before.
     sent = [*_hostile(paths, token_file), *missing]
     with http_server(env, tmp_path / "open.log", "--allow-path", str(paths["allowed"])) as mcp_url:
-        ok = call_tools(mcp_url, token_b, [("memory_ingest", "markdown", {"path": str(paths["allowed"] / "notes.md")})])
+        ok = call_tools(
+            mcp_url, token_b, [("memory_ingest", "markdown", {"path": str(paths["allowed"] / "notes.md")})]
+        )
         results = call_tools(mcp_url, token_b, [("memory_ingest", m, {"path": p}) for m, p in sent])
         found = call_tools(mcp_url, token_b, [("memory_query", "search", {"query": SECRET})])
     assert ok[0].get("status") == "completed", ok
@@ -113,15 +116,24 @@ def test_stdio_policy_is_open_and_doctor_says_so(tmp_path: Path) -> None:
     assert report["filesystem"]["mode"] == "open"
     env["MEMORY_SUBSTRATE_ALLOW_PATHS"] = json.dumps([str(tmp_path)])
     report = json.loads(cli(env, "doctor"))
-    assert report["filesystem"] == {**report["filesystem"], "mode": "restricted", "allowed_roots": [str(tmp_path.resolve())]}
+    assert report["filesystem"] == {
+        **report["filesystem"],
+        "mode": "restricted",
+        "allowed_roots": [str(tmp_path.resolve())],
+    }
 
 
 def test_policy_resolves_before_checking(tmp_path: Path) -> None:
     paths = _layout(tmp_path)
     policy = PathPolicy.restricted([paths["allowed"]], denied=[tmp_path / "store"])
     assert policy.resolve(paths["allowed"] / "notes.md") == (paths["allowed"] / "notes.md").resolve()
-    for raw in (paths["allowed"] / "escape.md", paths["allowed"] / "outdir" / "secret.txt",
-                f"{paths['allowed']}/../outside/secret.txt", "/etc/passwd", paths["allowed"] / "missing.md"):
+    for raw in (
+        paths["allowed"] / "escape.md",
+        paths["allowed"] / "outdir" / "secret.txt",
+        f"{paths['allowed']}/../outside/secret.txt",
+        "/etc/passwd",
+        paths["allowed"] / "missing.md",
+    ):
         with pytest.raises(Exception) as info:
             policy.resolve(raw)
         assert getattr(info.value, "code", None) == "memory_capture_not_found"
@@ -151,7 +163,9 @@ def test_markdown_import_refuses_symlinks_out_of_the_vault(memory: Memory, tmp_p
 
     report = import_markdown(memory, vault)
     skipped = {s["path"]: s["reason"] for s in report["skipped"]}
-    assert skipped.get("p.md") == "symlink_outside_root" and skipped.get("s.md") == "symlink_outside_root", report
+    assert skipped.get("p.md") == "symlink_outside_root" and skipped.get("s.md") == "symlink_outside_root", (
+        report
+    )
     assert memory.query("search", {"query": SECRET})["count"] == 0
     assert "root:" not in json.dumps(memory.query("search", {"query": "root daemon bin"})["items"])
 
@@ -165,7 +179,9 @@ def test_walkers_never_enter_the_store_directory_below_an_allowed_root(tmp_path:
     (tmp_path / "notes.md").write_text("# Notes\n\nAllowed text.\n")
     memory = Memory(Settings(root=tmp_path / "store", embedder="none", allow_paths=[tmp_path]))
     try:
-        memory.ingest("conversation", {"messages": [{"role": "user", "content": "hello"}]})  # creates the store
+        memory.ingest(
+            "conversation", {"messages": [{"role": "user", "content": "hello"}]}
+        )  # creates the store
         (tmp_path / "store" / "leak.md").write_text(f"# Leak\n\n{SECRET}\n")
         with pytest.raises(Exception, match="allowed paths"):
             memory.ingest("markdown", {"path": str(tmp_path / "store" / "leak.md")})

@@ -28,11 +28,25 @@ from tests.reliability.common import SOAK, SRC, report, scale
 from tests.reliability.hostile import KEYS, values
 
 GARBAGE_FRAMES = [
-    b"not json", b"{", b"}", b"[]", b"[1,2", b"null", b"42", b'"str"', b"\xff\xfe\x00garbage", b"\xc3\x28",
-    b'{"jsonrpc":"2.0","id":99,"method":"tools/list"', b'{"jsonrpc":"1.0","id":98,"method":"tools/list"}',
+    b"not json",
+    b"{",
+    b"}",
+    b"[]",
+    b"[1,2",
+    b"null",
+    b"42",
+    b'"str"',
+    b"\xff\xfe\x00garbage",
+    b"\xc3\x28",
+    b'{"jsonrpc":"2.0","id":99,"method":"tools/list"',
+    b'{"jsonrpc":"1.0","id":98,"method":"tools/list"}',
     b'{"jsonrpc":"2.0","id":97,"method":"tools/call","params":{"name":"memory_query","arguments":{"q":"\\ud800"}}}',
-    b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 50_000 + b"1" + b"}" * 50_000, b" " * 1000, b"\x00",
-    b'{"jsonrpc":"2.0","id":{"nested":1},"method":"tools/list"}', b'{"jsonrpc":"2.0","id":[1],"method":"x"}',
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"a":' * 50_000 + b"1" + b"}" * 50_000,
+    b" " * 1000,
+    b"\x00",
+    b'{"jsonrpc":"2.0","id":{"nested":1},"method":"tools/list"}',
+    b'{"jsonrpc":"2.0","id":[1],"method":"x"}',
     b'{"jsonrpc":"2.0","id":96,"method":"tools/call","params":"not an object"}',
 ]
 
@@ -42,11 +56,19 @@ class StdioServer:
 
     def __init__(self, root: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
-        env.update(MEMORY_SUBSTRATE_ROOT=str(root), MEMORY_SUBSTRATE_EMBEDDER="none",
-                   PYTHONPATH=SRC + os.pathsep + env.get("PYTHONPATH", ""))
+        env.update(
+            MEMORY_SUBSTRATE_ROOT=str(root),
+            MEMORY_SUBSTRATE_EMBEDDER="none",
+            PYTHONPATH=SRC + os.pathsep + env.get("PYTHONPATH", ""),
+        )
         self.log = (root.parent / "stdio-server.log").open("wb")
-        self.proc = subprocess.Popen([sys.executable, "-m", "memory_substrate.cli.main", "serve"], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memory_substrate.cli.main", "serve"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+        )
         self.replies: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 1000
@@ -94,8 +116,14 @@ def test_raw_frames_and_hostile_requests_over_stdio(tmp_path: Path) -> None:
     server = StdioServer(tmp_path / "store")
     counts = {"answered": 0, "tool_errors": 0, "rpc_errors": 0, "unparseable_dropped": 0, "garbage_frames": 0}
     try:
-        rid, frame = server.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                   "clientInfo": {"name": "fuzz", "version": "0"}})
+        rid, frame = server.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "fuzz", "version": "0"},
+            },
+        )
         server.send(frame)
         assert "result" in server.wait_for(rid)
         server.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode())
@@ -105,16 +133,44 @@ def test_raw_frames_and_hostile_requests_over_stdio(tmp_path: Path) -> None:
             counts["garbage_frames"] += 1
         server.alive_and_answering()
 
-        @settings(max_examples=scale(60, 600), deadline=None, database=None, derandomize=not SOAK, suppress_health_check=list(HealthCheck))
-        @given(st.one_of(
-            st.tuples(st.sampled_from(["memory_query", "memory_remember", "memory_ingest", "memory_maintain", "nope"]),
-                      st.dictionaries(st.sampled_from(["args", *"xyz"]), st.fixed_dictionaries(
-                          {"mode": st.sampled_from(["search", "page", "knowledge", "batch", "structure", "web"]) | values()},
-                          optional={"input_data": st.dictionaries(st.sampled_from(["query", "id", "title", "url", "task"])
-                                                                  | KEYS, values(), max_size=3),
-                                    "options": st.dictionaries(KEYS, values(), max_size=2)}) | values(), max_size=2)),
-            st.tuples(values(), values()),
-        ))
+        @settings(
+            max_examples=scale(60, 600),
+            deadline=None,
+            database=None,
+            derandomize=not SOAK,
+            suppress_health_check=list(HealthCheck),
+        )
+        @given(
+            st.one_of(
+                st.tuples(
+                    st.sampled_from(
+                        ["memory_query", "memory_remember", "memory_ingest", "memory_maintain", "nope"]
+                    ),
+                    st.dictionaries(
+                        st.sampled_from(["args", *"xyz"]),
+                        st.fixed_dictionaries(
+                            {
+                                "mode": st.sampled_from(
+                                    ["search", "page", "knowledge", "batch", "structure", "web"]
+                                )
+                                | values()
+                            },
+                            optional={
+                                "input_data": st.dictionaries(
+                                    st.sampled_from(["query", "id", "title", "url", "task"]) | KEYS,
+                                    values(),
+                                    max_size=3,
+                                ),
+                                "options": st.dictionaries(KEYS, values(), max_size=2),
+                            },
+                        )
+                        | values(),
+                        max_size=2,
+                    ),
+                ),
+                st.tuples(values(), values()),
+            )
+        )
         def hostile(drawn: tuple[Any, Any]) -> None:
             name, arguments = drawn
             rid, frame = server.request("tools/call", {"name": name, "arguments": arguments})
@@ -137,9 +193,14 @@ def test_raw_frames_and_hostile_requests_over_stdio(tmp_path: Path) -> None:
         for depth in (100, 1000, 5000, 20_000):
             server.next_id += 1
             rid = server.next_id
-            frame = (b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_query",'
-                     b'"arguments":{"args":{"mode":"search","input_data":{"query":"x","deep":' % rid
-                     + b"[" * depth + b"]" * depth + b"}}}}}")
+            frame = (
+                b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory_query",'
+                b'"arguments":{"args":{"mode":"search","input_data":{"query":"x","deep":'
+                % rid
+                + b"[" * depth
+                + b"]" * depth
+                + b"}}}}}"
+            )
             server.send(frame)
             if _parseable(frame):
                 reply = server.wait_for(rid)

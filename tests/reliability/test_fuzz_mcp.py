@@ -50,13 +50,22 @@ def _fields() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 @st.composite
-def calls(draw: st.DrawFn, tools: dict[str, list[str]], fields: dict[tuple[str, str], dict[str, Any]],
-          tmp_files: list[str], ids: list[str]) -> tuple[str, Any]:
+def calls(
+    draw: st.DrawFn,
+    tools: dict[str, list[str]],
+    fields: dict[tuple[str, str], dict[str, Any]],
+    tmp_files: list[str],
+    ids: list[str],
+) -> tuple[str, Any]:
     # Structure is chosen with a seeded Random (Hypothesis favours a few choices when it has only a
     # handful, and most of its distinct examples would then be unknown tools); values with Hypothesis.
     rnd = draw(st.randoms(use_true_random=False))
     roll = rnd.random()
-    name = rnd.choice(list(tools)) if roll < 0.9 else draw(st.sampled_from(["memory_nope", ""]) | st.text(max_size=20))
+    name = (
+        rnd.choice(list(tools))
+        if roll < 0.9
+        else draw(st.sampled_from(["memory_nope", ""]) | st.text(max_size=20))
+    )
     shape = rnd.randrange(12)
     if shape == 0:  # anything at all as the arguments
         return name, draw(st.dictionaries(KEYS, values(), max_size=3))
@@ -96,19 +105,27 @@ def test_hostile_calls_get_typed_errors_and_the_server_keeps_answering(
     examples = scale(120, 1500) if backend == "sqlite" else scale(50, 500)
 
     server = build_server(memory)
-    with anyio.from_thread.start_blocking_portal() as portal, portal.wrap_async_context_manager(
-        Client(server)
-    ) as client:
+    with (
+        anyio.from_thread.start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(Client(server)) as client,
+    ):
         # Something to find, so reads and lifecycle modes reach past "not found".
-        src = portal.call(call, client, "memory_ingest", "conversation", conversation(["AND OR NOT near", "DROP TABLE"]))
+        src = portal.call(
+            call, client, "memory_ingest", "conversation", conversation(["AND OR NOT near", "DROP TABLE"])
+        )
         know = portal.call(call, client, "memory_remember", "knowledge", knowledge())
         ids = [src["source_id"], know["object_id"], "seg-1", "scope:project", "know:missing"]
         listed = portal.call(client.list_tools).tools
         tools = {t.name: _mode_enum(t) for t in listed}
         fields = _fields()
 
-        @settings(max_examples=examples, deadline=None, database=None, derandomize=not SOAK,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=examples,
+            deadline=None,
+            database=None,
+            derandomize=not SOAK,
+            suppress_health_check=list(HealthCheck),
+        )
         @given(calls(tools, fields, tmp_files, ids))
         def check(drawn: tuple[str, Any]) -> None:
             name, arguments = drawn
@@ -133,5 +150,11 @@ def test_hostile_calls_get_typed_errors_and_the_server_keeps_answering(
         assert found["items"], "the store lost its data or its index during fuzzing"
 
     tried = sum(outcomes.values())
-    report(f"fuzz_mcp[{backend}]", tried=tried, ok=outcomes["ok"], typed_errors=tried - outcomes["ok"],
-           internal_errors=0, codes=dict(outcomes.most_common()))
+    report(
+        f"fuzz_mcp[{backend}]",
+        tried=tried,
+        ok=outcomes["ok"],
+        typed_errors=tried - outcomes["ok"],
+        internal_errors=0,
+        codes=dict(outcomes.most_common()),
+    )

@@ -73,5 +73,9 @@ def test_errors_name_the_index_in_the_whole_list() -> None:
 def test_the_list_limits_still_hold() -> None:
     with pytest.raises(ValidationError, match="at most 20000"):
         parse(ConversationInput, {"messages": [{"role": "user", "content": "x"}] * 20_001}, "input_data")
-    done = parse(ConversationInput, {"messages": [{"role": "user", "content": " y "}] * (MESSAGE_PIECE + 1)}, "input_data")
+    done = parse(
+        ConversationInput,
+        {"messages": [{"role": "user", "content": " y "}] * (MESSAGE_PIECE + 1)},
+        "input_data",
+    )
     assert len(done.messages) == MESSAGE_PIECE + 1 and done.messages[-1].content == "y"

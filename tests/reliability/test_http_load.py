@@ -58,8 +58,9 @@ def _server_pid(port: int) -> int:
 
 
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
-def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind: str,
-                                   request: pytest.FixtureRequest) -> None:
+def test_fifty_clients_on_loopback(
+    tmp_path: Path, namespace: str, backend_kind: str, request: pytest.FixtureRequest
+) -> None:
     url_db = request.getfixturevalue("postgres_url") if backend_kind == "postgres" else None
     env = server_env(tmp_path / "root", url_db)
     token = cli(env, "token", "create", "--namespace", namespace).strip()
@@ -87,8 +88,12 @@ def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind:
                     try:
                         step = (n + i) % 4
                         if step == 0:
-                            out = await call(client, "memory_remember", "knowledge",
-                                             knowledge(title=f"load {n}-{i} lighthouse", summary=f"client {n} call {i}"))
+                            out = await call(
+                                client,
+                                "memory_remember",
+                                "knowledge",
+                                knowledge(title=f"load {n}-{i} lighthouse", summary=f"client {n} call {i}"),
+                            )
                             seen.append(out["object_id"])
                         elif step == 1:
                             await call(client, "memory_query", "search", {"query": "lighthouse client"})
@@ -136,9 +141,18 @@ def test_fifty_clients_on_loopback(tmp_path: Path, namespace: str, backend_kind:
     assert latencies, "no call completed"
     ordered = sorted(latencies)
     report(
-        f"http_load[{backend_kind}]", clients=CLIENTS, seconds=duration, calls=len(latencies), errors=len(errors),
-        writes=len(written), calls_per_s=round(len(latencies) / wall, 1),
-        p50_ms=round(statistics.median(ordered) * 1000, 1), p95_ms=round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
-        rss_before_mib=round(rss_before / 1024, 1), rss_after_mib=round(rss_after / 1024, 1),
-        rss_growth_mib=round((rss_after - rss_before) / 1024, 1), rss_samples_mib=samples, clean_shutdown=True,
+        f"http_load[{backend_kind}]",
+        clients=CLIENTS,
+        seconds=duration,
+        calls=len(latencies),
+        errors=len(errors),
+        writes=len(written),
+        calls_per_s=round(len(latencies) / wall, 1),
+        p50_ms=round(statistics.median(ordered) * 1000, 1),
+        p95_ms=round(ordered[int(0.95 * (len(ordered) - 1))] * 1000, 1),
+        rss_before_mib=round(rss_before / 1024, 1),
+        rss_after_mib=round(rss_after / 1024, 1),
+        rss_growth_mib=round((rss_after - rss_before) / 1024, 1),
+        rss_samples_mib=samples,
+        clean_shutdown=True,
     )

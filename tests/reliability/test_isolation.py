@@ -35,7 +35,9 @@ def _modes() -> dict[str, list[str]]:
 
 
 async def _check_b(client: Client, a: Memory, seeded: dict[str, Any]) -> dict[str, Any]:
-    b_knowledge = (await call(client, "memory_remember", "knowledge", knowledge(title="B's own claim")))["object_id"]
+    b_knowledge = (await call(client, "memory_remember", "knowledge", knowledge(title="B's own claim")))[
+        "object_id"
+    ]
     outcome = await run_routes(client, seeded, b_knowledge, _modes())
     assert outcome["leaks"] == [], outcome["leaks"]
     assert snapshot(a) == seeded["snapshot"], "B changed A's namespace"
@@ -55,10 +57,16 @@ async def test_isolation_over_stdio(tmp_path: Path) -> None:
     with Memory(Settings(root=root, embedder="none"), namespace="alpha") as a:
         seeded = seed_a(a)
         exe = entry_point()
-        command, args = (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
+        command, args = (
+            (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
+        )
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
-        env.update(MEMORY_SUBSTRATE_ROOT=str(root), MEMORY_SUBSTRATE_NAMESPACE="beta",
-                   MEMORY_SUBSTRATE_EMBEDDER="none", PYTHONPATH=SRC)
+        env.update(
+            MEMORY_SUBSTRATE_ROOT=str(root),
+            MEMORY_SUBSTRATE_NAMESPACE="beta",
+            MEMORY_SUBSTRATE_EMBEDDER="none",
+            PYTHONPATH=SRC,
+        )
         async with Client(stdio_client(StdioServerParameters(command=command, args=args, env=env))) as client:
             outcome = await _check_b(client, a, seeded)
     report("isolation_stdio", routes=outcome["routes"], calls=outcome["calls"], leaks=0)
@@ -87,9 +95,22 @@ def test_isolation_over_http(tmp_path: Path) -> None:
         outcome = anyio.run(with_token, token_b, True)
         control = anyio.run(with_token, token_a, False)
         assert "alphasecretqx" in control["title"]
-        refused = [post_status(url, headers) for headers in (
-            {}, {"Authorization": "Bearer wrong"}, {"Authorization": f"Bearer {token_a}x"},
-            {"Authorization": token_a}, {"Authorization": f"Basic {token_a}"})]
+        refused = [
+            post_status(url, headers)
+            for headers in (
+                {},
+                {"Authorization": "Bearer wrong"},
+                {"Authorization": f"Bearer {token_a}x"},
+                {"Authorization": token_a},
+                {"Authorization": f"Basic {token_a}"},
+            )
+        ]
         assert refused == [401] * 5, refused
-    report("isolation_http", routes=outcome["routes"], calls=outcome["calls"], leaks=0,
-           refused_without_valid_token=len(refused), control_saw_own_data=True)
+    report(
+        "isolation_http",
+        routes=outcome["routes"],
+        calls=outcome["calls"],
+        leaks=0,
+        refused_without_valid_token=len(refused),
+        control_saw_own_data=True,
+    )

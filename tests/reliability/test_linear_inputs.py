@@ -38,11 +38,30 @@ MESSAGE_CHARS = 200_000
 def shapes(n: int) -> Iterator[tuple[str, str]]:
     """(name, text) of exactly ``n`` characters in each worst shape."""
     units = {
-        "word": "A", "words": "ab ", "dots": ".", "questions": "?", "dashes": "-", "hashes": "#",
-        "wikilinks": "[[", "parens": "(", "braces": "{", "backticks": "`", "stars": "*", "quotes": '"',
-        "cjk": "中文", "hangul": "한", "digits": "1", "dates": "2024-01-01 ", "time_words": "last week ",
-        "newlines": "a\n", "mixed": "a.b?c!", "colons": "a:", "slashes": "a/", "accents": "é",
-        "emails": "a@b.", "urls": "http://x.y/",
+        "word": "A",
+        "words": "ab ",
+        "dots": ".",
+        "questions": "?",
+        "dashes": "-",
+        "hashes": "#",
+        "wikilinks": "[[",
+        "parens": "(",
+        "braces": "{",
+        "backticks": "`",
+        "stars": "*",
+        "quotes": '"',
+        "cjk": "中文",
+        "hangul": "한",
+        "digits": "1",
+        "dates": "2024-01-01 ",
+        "time_words": "last week ",
+        "newlines": "a\n",
+        "mixed": "a.b?c!",
+        "colons": "a:",
+        "slashes": "a/",
+        "accents": "é",
+        "emails": "a@b.",
+        "urls": "http://x.y/",
     }
     for name, unit in units.items():
         yield name, (unit * (n // len(unit) + 1))[:n]
@@ -77,8 +96,14 @@ def _cold() -> None:
     from memory_substrate.analysis import detect
     from memory_substrate.retrieval import terms as retrieval_terms
 
-    for cached in (retrieval_terms._index_terms, text._query_terms_cached, tokens._cached, tokens._cached_part,
-                   tokens._cached_part_as, detect._detect):
+    for cached in (
+        retrieval_terms._index_terms,
+        text._query_terms_cached,
+        tokens._cached,
+        tokens._cached_part,
+        tokens._cached_part_as,
+        detect._detect,
+    ):
         cached.cache_clear()
     tokens._KNOWN.clear()
 
@@ -122,8 +147,17 @@ def _halved(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _seed(mem: Memory) -> None:
-    mem.remember("knowledge", {"kind": "fact", "title": "Budget review", "summary": "The budget is reviewed weekly.",
-                               "reason": "seed", "memory_source": "user_declared", "scope_refs": ["scope:t"]})
+    mem.remember(
+        "knowledge",
+        {
+            "kind": "fact",
+            "title": "Budget review",
+            "summary": "The budget is reviewed weekly.",
+            "reason": "seed",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:t"],
+        },
+    )
 
 
 def test_text_fields_at_their_maximum_in_worst_shapes(memory: Memory) -> None:
@@ -133,26 +167,44 @@ def test_text_fields_at_their_maximum_in_worst_shapes(memory: Memory) -> None:
     # One-time loads (a language detector, a segmentation dictionary) are not a cost of the input.
     warm = memory.for_namespace(f"{memory.namespace}-warm")
     for sample in ("中文分词的词典只加载一次", "한국어 문장입니다", "An English sentence"):
-        warm.ingest("conversation", {"title": "warm", "messages": [{"role": "user", "name": "x", "content": sample}]})
+        warm.ingest(
+            "conversation", {"title": "warm", "messages": [{"role": "user", "name": "x", "content": sample}]}
+        )
         warm.query("search", {"query": sample})
     for i, (name, text) in enumerate(shapes(QUERY_CHARS)):
         # A namespace per shape: what the earlier shapes stored is not this call's input.
         mem = memory.for_namespace(f"{memory.namespace}-{i}")
         _seed(mem)
         big = (text * 2)[:MESSAGE_CHARS]
-        knowledge = {"kind": "fact", "title": f"{i} {text[:490]}", "summary": f"{i} {text[:19_990]}",
-                     "reason": text[:4000], "memory_source": "user_declared", "scope_refs": ["scope:t"]}
+        knowledge = {
+            "kind": "fact",
+            "title": f"{i} {text[:490]}",
+            "summary": f"{i} {text[:19_990]}",
+            "reason": text[:4000],
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:t"],
+        }
         calls: list[tuple[str, Callable[..., Any], str, dict[str, Any]]] = [
             ("search", mem.query, "search", {"query": text}),
             ("context", mem.query, "context", {"task": text}),
             ("remember", mem.remember, "knowledge", knowledge),
-            ("conversation", mem.ingest, "conversation",
-             {"title": text[:500], "messages": [{"role": "user", "name": "x", "content": big}]}),
+            (
+                "conversation",
+                mem.ingest,
+                "conversation",
+                {"title": text[:500], "messages": [{"role": "user", "name": "x", "content": big}]},
+            ),
         ]
         for label, fn, mode, data in calls:
 
-            def call(attempt: int, fn: Callable[..., Any] = fn, mode: str = mode, data: dict[str, Any] = data,
-                     i: int = i, write: bool = label in ("remember", "conversation")) -> Any:
+            def call(
+                attempt: int,
+                fn: Callable[..., Any] = fn,
+                mode: str = mode,
+                data: dict[str, Any] = data,
+                i: int = i,
+                write: bool = label in ("remember", "conversation"),
+            ) -> Any:
                 if attempt and write:
                     fresh = memory.for_namespace(f"{memory.namespace}-{i}-retry{attempt}")
                     _seed(fresh)
@@ -161,7 +213,9 @@ def test_text_fields_at_their_maximum_in_worst_shapes(memory: Memory) -> None:
 
             # a known slow call is judged by how its time grows (below), not timed again
             known = f"{label}/{name}" in KNOWN_SLOW
-            dt = _timed(f"{label}/{name}", slow, call, 0) if known else _fastest(f"{label}/{name}", slow, call)
+            dt = (
+                _timed(f"{label}/{name}", slow, call, 0) if known else _fastest(f"{label}/{name}", slow, call)
+            )
             worst = max(worst, dt)
             if f"{label}/{name}" in KNOWN_SLOW and dt > LIMIT_S:
                 half = memory.for_namespace(f"{memory.namespace}-{i}-half")
@@ -170,7 +224,9 @@ def test_text_fields_at_their_maximum_in_worst_shapes(memory: Memory) -> None:
                 halves[f"{label}/{name}"] = time.perf_counter() - t0
     ratios = {label: round(dt / max(halves[label], 1e-6), 2) for label, dt in slow if label in halves}
     report("worst_shape_text_fields", worst_s=round(worst, 3), slow=slow, full_over_half=ratios)
-    assert all(label in KNOWN_SLOW and dt < STALL_S and ratios[label] <= LINEAR_RATIO for label, dt in slow), (slow, ratios)
+    assert all(
+        label in KNOWN_SLOW and dt < STALL_S and ratios[label] <= LINEAR_RATIO for label, dt in slow
+    ), (slow, ratios)
 
 
 def test_file_modes_in_worst_shapes(memory: Memory, tmp_path: Path) -> None:
@@ -178,8 +234,14 @@ def test_file_modes_in_worst_shapes(memory: Memory, tmp_path: Path) -> None:
     worst = 0.0
     # One-time loads (the CJK segmentation dictionary, a grammar) are not a cost of the input.
     warm = memory.for_namespace(f"{memory.namespace}-warm")
-    for suffix, sample in (("md", "# 中文分词\n\n中文分词的词典只加载一次"), ("txt", "한국어 문장입니다"),
-                           ("py", "x = 1"), ("rs", "fn a() {}"), ("ts", "let a = 1"), ("go", "package a")):
+    for suffix, sample in (
+        ("md", "# 中文分词\n\n中文分词的词典只加载一次"),
+        ("txt", "한국어 문장입니다"),
+        ("py", "x = 1"),
+        ("rs", "fn a() {}"),
+        ("ts", "let a = 1"),
+        ("go", "package a"),
+    ):
         warm_dir = tmp_path / f"warm-{suffix}"
         warm_dir.mkdir()
         (warm_dir / f"w.{suffix}").write_text(sample, encoding="utf-8")
@@ -210,20 +272,26 @@ async def _session(url: str, token: str) -> Any:
     return http, Client(streamable_http_client(url, http_client=http))
 
 
-def _small_searches(url: str, token: str, seconds: float, started: threading.Event | None = None) -> list[float]:
+def _small_searches(
+    url: str, token: str, seconds: float, started: threading.Event | None = None
+) -> list[float]:
     """A's loop: one small search at a time for ``seconds``; latencies in ms."""
 
     async def run() -> list[float]:
         out: list[float] = []
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
-                Client(streamable_http_client(url, http_client=http)) as c:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as c,
+        ):
             await c.call_tool("memory_query", {"args": {"mode": "search", "input_data": {"query": "budget"}}})
             if started is not None:
                 started.wait(30)
             end = time.perf_counter() + seconds
             while time.perf_counter() < end:
                 t0 = time.perf_counter()
-                res = await c.call_tool("memory_query", {"args": {"mode": "search", "input_data": {"query": "budget review"}}})
+                res = await c.call_tool(
+                    "memory_query", {"args": {"mode": "search", "input_data": {"query": "budget review"}}}
+                )
                 out.append((time.perf_counter() - t0) * 1000)
                 assert not res.is_error
                 await anyio.sleep(0.01)
@@ -232,20 +300,35 @@ def _small_searches(url: str, token: str, seconds: float, started: threading.Eve
     return anyio.run(run)
 
 
-def _worst_inputs(url: str, token: str, stop: threading.Event, started: threading.Event, count: list[int]) -> None:
+def _worst_inputs(
+    url: str, token: str, stop: threading.Event, started: threading.Event, count: list[int]
+) -> None:
     """B's loop: the worst allowed inputs, back to back, until told to stop."""
     texts = [t for _, t in shapes(QUERY_CHARS)]
 
     async def run() -> None:
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
-                Client(streamable_http_client(url, http_client=http)) as c:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(url, http_client=http)) as c,
+        ):
             started.set()
             i = 0
             while not stop.is_set():
                 text = texts[i % len(texts)]
-                calls = [("memory_query", "search", {"query": text}), ("memory_query", "context", {"task": text}),
-                         ("memory_ingest", "conversation", {"title": "x", "messages": [
-                             {"role": "user", "name": "b", "content": (text * 2)[:MESSAGE_CHARS]}]})]
+                calls = [
+                    ("memory_query", "search", {"query": text}),
+                    ("memory_query", "context", {"task": text}),
+                    (
+                        "memory_ingest",
+                        "conversation",
+                        {
+                            "title": "x",
+                            "messages": [
+                                {"role": "user", "name": "b", "content": (text * 2)[:MESSAGE_CHARS]}
+                            ],
+                        },
+                    ),
+                ]
                 tool, mode, data = calls[i % len(calls)]
                 await c.call_tool(tool, {"args": {"mode": mode, "input_data": data}})
                 count[0] += 1
@@ -264,14 +347,21 @@ P95_STALL_MS = 500.0
 
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
 def test_a_small_search_stays_fast_while_another_namespace_sends_its_worst(
-        backend_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    backend_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     url = request.getfixturevalue("postgres_url") if backend_kind == "postgres" else None
     env = server_env(tmp_path / "store", url)
     suffix = str(time.monotonic_ns())
     token_a = cli(env, "token", "create", "--namespace", f"lin-a-{suffix}").strip()
     token_b = cli(env, "token", "create", "--namespace", f"lin-b-{suffix}").strip()
-    seed = {"kind": "fact", "title": "Budget review", "summary": "The budget review is weekly.", "reason": "seed",
-            "memory_source": "user_declared", "scope_refs": ["scope:t"]}
+    seed = {
+        "kind": "fact",
+        "title": "Budget review",
+        "summary": "The budget review is weekly.",
+        "reason": "seed",
+        "memory_source": "user_declared",
+        "scope_refs": ["scope:t"],
+    }
     cli(env, "--namespace", f"lin-a-{suffix}", "remember", "knowledge", json.dumps(seed))
     with http_server(env, tmp_path / "server.log") as mcp_url:
         alone = _small_searches(mcp_url, token_a, 3.0)
@@ -284,8 +374,17 @@ def test_a_small_search_stays_fast_while_another_namespace_sends_its_worst(
             stop.set()
             b.join(120)
     p95_alone, p95_during = _percentile(alone, 95), _percentile(during, 95)
-    report("small_search_during_worst_input", backend=backend_kind, calls=len(during), b_calls=count[0],
-           p50_ms=round(statistics.median(during), 1), p95_ms=round(p95_during, 1),
-           p95_alone_ms=round(p95_alone, 1), max_ms=round(max(during), 1))
+    report(
+        "small_search_during_worst_input",
+        backend=backend_kind,
+        calls=len(during),
+        b_calls=count[0],
+        p50_ms=round(statistics.median(during), 1),
+        p95_ms=round(p95_during, 1),
+        p95_alone_ms=round(p95_alone, 1),
+        max_ms=round(max(during), 1),
+    )
     assert count[0] >= 3, "B's worst inputs did not run during the measurement"
-    assert p95_during < P95_STALL_MS, f"A's p95 {p95_during:.0f} ms while B sends its worst (alone: {p95_alone:.0f} ms)"
+    assert p95_during < P95_STALL_MS, (
+        f"A's p95 {p95_during:.0f} ms while B sends its worst (alone: {p95_alone:.0f} ms)"
+    )

@@ -34,8 +34,13 @@ def _hangul_words(rng: random.Random, n: int) -> str:
 def test_a_long_query_against_long_turns_is_one_pass(memory: Memory) -> None:
     rng = random.Random(37)
     for k in range(8):
-        memory.ingest("conversation", {"title": f"long {k}",
-                                       "messages": [{"role": "user", "content": "needle " + _hangul_words(rng, 199_000)}]})
+        memory.ingest(
+            "conversation",
+            {
+                "title": f"long {k}",
+                "messages": [{"role": "user", "content": "needle " + _hangul_words(rng, 199_000)}],
+            },
+        )
     query = "needle " + _hangul_words(rng, 99_000)
     times = []
     for _ in range(2):
@@ -48,7 +53,11 @@ def test_a_long_query_against_long_turns_is_one_pass(memory: Memory) -> None:
 
 
 def _kafka(memory: Memory, n: int) -> float:
-    data = {"messages": [{"role": "user", "content": f"KafkaStream SparkJob FlinkTask BeamPipe {i}"} for i in range(n)]}
+    data = {
+        "messages": [
+            {"role": "user", "content": f"KafkaStream SparkJob FlinkTask BeamPipe {i}"} for i in range(n)
+        ]
+    }
     mem = memory.for_namespace(f"{memory.namespace}-k{n}")
     t0 = time.perf_counter()
     mem.ingest("conversation", data)

@@ -112,11 +112,15 @@ GITIGNORES: dict[str, Callable[[Path], Callable[[Path], None]]] = {
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
 @pytest.mark.parametrize("shape", sorted(GITIGNORES))
-def test_a_hostile_gitignore_is_passed_over_within_a_second(memory: Memory, tmp_path: Path, shape: str) -> None:
+def test_a_hostile_gitignore_is_passed_over_within_a_second(
+    memory: Memory, tmp_path: Path, shape: str
+) -> None:
     # Not /dev/zero below the top: on a walker that reads it, it would fill the test machine's memory.
     repo = _repo_with(tmp_path, GITIGNORES[shape](tmp_path), nested=shape != "dev_zero")
     done: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: done.update(_attempt(memory, "repo", {"path": str(repo)})), daemon=True)
+    worker = threading.Thread(
+        target=lambda: done.update(_attempt(memory, "repo", {"path": str(repo)})), daemon=True
+    )
     started = time.monotonic()
     worker.start()
     worker.join(10)
@@ -145,8 +149,9 @@ def test_a_fifo_or_device_is_refused_as_a_file_without_blocking(memory: Memory, 
         assert time.monotonic() - started < 1.0
 
 
-def test_every_read_of_a_repo_is_bounded_by_max_file_bytes(make_settings: Callable[..., Settings],
-                                                           namespace: str, tmp_path: Path) -> None:
+def test_every_read_of_a_repo_is_bounded_by_max_file_bytes(
+    make_settings: Callable[..., Settings], namespace: str, tmp_path: Path
+) -> None:
     repo = _repo_with(tmp_path, lambda p: p.write_text("*.md\n" + "#" * 5000 + "\n"))
     mem = Memory(make_settings(max_file_bytes=1000), namespace=namespace)
     try:
@@ -162,8 +167,9 @@ def _store_elsewhere(tmp_path: Path) -> tuple[Settings, Path]:
     (allowed / "elsewhere").mkdir(parents=True)
     (allowed / "notes.md").write_text("# Notes\n\nBeside the store.\n")
     db = allowed / "elsewhere" / "mem.sqlite3"
-    settings = Settings(root=tmp_path / "root", embedder="none", database_url=f"sqlite:///{db}",
-                        allow_paths=[allowed])
+    settings = Settings(
+        root=tmp_path / "root", embedder="none", database_url=f"sqlite:///{db}", allow_paths=[allowed]
+    )
     return settings, db
 
 

@@ -46,7 +46,9 @@ def _tokens(env: dict[str, str], namespace: str) -> list[dict[str, Any]]:
     return rows
 
 
-def test_rotate_keeps_the_expiry(tmp_path: Path, request: pytest.FixtureRequest, backend: str, namespace: str) -> None:
+def test_rotate_keeps_the_expiry(
+    tmp_path: Path, request: pytest.FixtureRequest, backend: str, namespace: str
+) -> None:
     env = _env(tmp_path, request, backend)
     made = cli(env, "token", "create", "--namespace", namespace, "--expires-in", "30d")
     assert made.returncode == 0, made.stderr
@@ -90,7 +92,9 @@ def redirector() -> Iterator[str]:
         yield url
 
 
-def test_a_redirect_to_an_octal_address_is_refused_clearly(make_settings: Any, namespace: str, redirector: str) -> None:
+def test_a_redirect_to_an_octal_address_is_refused_clearly(
+    make_settings: Any, namespace: str, redirector: str
+) -> None:
     # an allowlist entry admits the port it names (a bare address admits 80 and 443 only)
     port = redirector.rsplit(":", 1)[1].split("/", 1)[0]
     memory = Memory(make_settings(web_allow_hosts=[f"127.0.0.1/32:{port}"]), namespace=namespace)
@@ -149,7 +153,9 @@ def test_one_namespace_rule_in_process_over_mcp_and_in_the_inspector(memory: Mem
         out = []
         async with Client(build_server(memory, "graph")) as c:
             for name in BAD_NAMES[:-1]:  # owner_id "" and " spaced " alike: one of them is enough
-                result = await c.call_tool("create_node", {"text": "a fact", "owner_id": name, "auto_link": False})
+                result = await c.call_tool(
+                    "create_node", {"text": "a fact", "owner_id": name, "auto_link": False}
+                )
                 out.append(json.loads(result.content[0].text))  # type: ignore[union-attr]
         return out
 

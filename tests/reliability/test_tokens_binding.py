@@ -18,8 +18,18 @@ import pytest
 
 from tests.http.helpers import cli, free_port, http_server, post_status, server_env
 
-INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+INIT = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    }
+).encode()
 
 
 def _status(url: str, token: str) -> int:
@@ -27,13 +37,19 @@ def _status(url: str, token: str) -> int:
 
 
 def _run(env: dict[str, str], *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memory_substrate.cli.main", *args], env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "memory_substrate.cli.main", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.parametrize("backend_kind", ["sqlite", "postgres"])
 def test_revoked_rotated_and_expired_tokens_get_401_on_the_next_request(
-        backend_kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    backend_kind: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     url = request.getfixturevalue("postgres_url") if backend_kind == "postgres" else None
     env = server_env(tmp_path / "store", url)
     ns = f"tok-{time.monotonic_ns()}"
@@ -87,11 +103,28 @@ def test_public_bind_with_a_token_says_so_in_one_line(tmp_path: Path) -> None:
     env = server_env(tmp_path / "store")
     cli(env, "token", "create", "--namespace", "team")
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memory_substrate.cli.main", "serve", "--transport", "http",
-                             "--host", "0.0.0.0", "--port", str(port)], env=env, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "memory_substrate.cli.main",
+            "serve",
+            "--transport",
+            "http",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            str(port),
+        ],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
-        lines = [proc.stderr.readline() for _ in range(2)]  # the serving line (store, how to stop), the bind line
+        lines = [
+            proc.stderr.readline() for _ in range(2)
+        ]  # the serving line (store, how to stop), the bind line
     finally:
         proc.terminate()
         proc.wait(timeout=30)

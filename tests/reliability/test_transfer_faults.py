@@ -22,9 +22,17 @@ from tests.reliability.common import report, scale
 
 
 def _fill(memory: Memory) -> None:
-    src = memory.ingest("conversation", conversation(["we run sqlite in wal mode", "and keep backups nightly"]))
-    memory.remember("knowledge", knowledge(title="WAL mode", evidence_refs=[
-        {"source_id": src["source_id"], "segment_id": "seg-1"}], subject_refs=["node:sqlite"]))
+    src = memory.ingest(
+        "conversation", conversation(["we run sqlite in wal mode", "and keep backups nightly"])
+    )
+    memory.remember(
+        "knowledge",
+        knowledge(
+            title="WAL mode",
+            evidence_refs=[{"source_id": src["source_id"], "segment_id": "seg-1"}],
+            subject_refs=["node:sqlite"],
+        ),
+    )
     memory.remember("knowledge", knowledge(title="Backups nightly", summary="Backups run every night."))
 
 
@@ -47,7 +55,7 @@ def _damaged(good: str, rng: random.Random) -> dict[str, str]:
     for i in range(scale(6, 60)):
         chars = list(good)
         at = rng.randrange(len(lines[0]) + 1, len(chars) - 1)
-        chars[at] = rng.choice("x{}\":,0\\ ") if chars[at] != "x" else "y"
+        chars[at] = rng.choice('x{}":,0\\ ') if chars[at] != "x" else "y"
         cases[f"byte flipped #{i}"] = "".join(chars)
     for i, line in enumerate(body[: scale(4, 40)]):
         record = json.loads(line)
@@ -57,14 +65,22 @@ def _damaged(good: str, rng: random.Random) -> dict[str, str]:
             data[key] = data[key] + " (edited)"
             cases[f"record edited #{i} ({record['type']}.{key})"] = lines[0] + "".join(
                 json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" if j == i else b
-                for j, b in enumerate(body))
+                for j, b in enumerate(body)
+            )
     return cases
 
 
 def _empty(memory: Memory) -> bool:
     with memory.store.read(memory.namespace) as s:
-        return not (s.count_objects() or s.count_segments() or s.list_patches(limit=1) or s.get_config()
-                    or s.list_events(limit=1) or s.list_relations(limit=1) or s.vector_stats())
+        return not (
+            s.count_objects()
+            or s.count_segments()
+            or s.list_patches(limit=1)
+            or s.get_config()
+            or s.list_events(limit=1)
+            or s.list_relations(limit=1)
+            or s.vector_stats()
+        )
 
 
 def test_damaged_exports_are_refused_and_leave_nothing(memory: Memory, backend: str) -> None:

@@ -31,8 +31,12 @@ FOREIGN = "attacker.example"
 def _process(env: dict[str, str], log: Path, args: list[str], probe: str) -> Iterator[None]:
     """Run the CLI with ``args`` until ``probe`` (a URL) answers anything; SIGTERM it after."""
     with log.open("w") as fh:
-        proc = subprocess.Popen([sys.executable, "-m", "memory_substrate.cli.main", *args], env=env,
-                                stdout=fh, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "memory_substrate.cli.main", *args],
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
     try:
         deadline = time.monotonic() + 60
         while True:
@@ -57,8 +61,17 @@ def _get(url: str, host: str, **headers: str) -> httpx2.Response:
 
 def _seed(env: dict[str, str], namespace: str) -> None:
     memory = Memory.open(root=env["MEMORY_SUBSTRATE_ROOT"], namespace=namespace, embedder="none")
-    memory.remember("knowledge", {"kind": "fact", "title": "Rebinding canary", "summary": "canary secret text",
-                                  "reason": "test", "memory_source": "user_declared", "scope_refs": ["scope:project"]})
+    memory.remember(
+        "knowledge",
+        {
+            "kind": "fact",
+            "title": "Rebinding canary",
+            "summary": "canary secret text",
+            "reason": "test",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:project"],
+        },
+    )
     memory.close()
 
 
@@ -93,9 +106,17 @@ def test_serve_refuses_a_foreign_host_on_every_route(tmp_path: Path) -> None:
             refused = _get(base + path, f"{FOREIGN}:{port}", **auth)
             assert refused.status_code == 421, (path, refused.status_code)
             assert "canary" not in refused.text
-        mcp = httpx2.post(f"{base}/mcp", content=b"{}", timeout=10, headers={
-            "Host": f"{FOREIGN}:{port}", "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream", **auth})
+        mcp = httpx2.post(
+            f"{base}/mcp",
+            content=b"{}",
+            timeout=10,
+            headers={
+                "Host": f"{FOREIGN}:{port}",
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+                **auth,
+            },
+        )
         assert mcp.status_code == 421
         page = _get(base + "/inspect/ns/tenant-a/search?q=canary", f"127.0.0.1:{port}", **auth)
         assert page.status_code == 200 and "canary" in page.text.lower()
@@ -121,25 +142,28 @@ def test_serve_binds_a_bracketed_ipv6_loopback(tmp_path: Path) -> None:
     assert "[::1]" in (tmp_path / "serve.log").read_text()
 
 
-@pytest.mark.parametrize(("bound", "names", "host", "trusted"), [
-    ("127.0.0.1", (), "127.0.0.1:8765", True),
-    ("127.0.0.1", (), "localhost:8765", True),
-    ("127.0.0.1", (), "[::1]:8765", True),
-    ("127.0.0.1", (), "attacker.example:8765", False),
-    ("127.0.0.1", (), "127.0.0.1.nip.io:8765", False),
-    ("127.0.0.1", (), "", False),
-    ("[::1]", (), "[::1]:9", True),
-    ("10.0.0.5", (), "10.0.0.5:8765", True),
-    ("10.0.0.5", (), "10.0.0.6:8765", False),
-    ("10.0.0.5", (), "localhost:8765", False),
-    ("0.0.0.0", (), "192.0.2.7:8765", True),
-    ("0.0.0.0", (), "attacker.example", False),
-    ("0.0.0.0", ("mem.example.com",), "MEM.example.com.:443", True),
-    ("0.0.0.0", ("mem.example.com:443",), "mem.example.com:8443", False),
-    ("0.0.0.0", ("mem.example.com:443",), "mem.example.com:443", True),
-    ("mem.local", (), "mem.local:8765", True),
-    ("mem.local", (), "other.local:8765", False),
-])
+@pytest.mark.parametrize(
+    ("bound", "names", "host", "trusted"),
+    [
+        ("127.0.0.1", (), "127.0.0.1:8765", True),
+        ("127.0.0.1", (), "localhost:8765", True),
+        ("127.0.0.1", (), "[::1]:8765", True),
+        ("127.0.0.1", (), "attacker.example:8765", False),
+        ("127.0.0.1", (), "127.0.0.1.nip.io:8765", False),
+        ("127.0.0.1", (), "", False),
+        ("[::1]", (), "[::1]:9", True),
+        ("10.0.0.5", (), "10.0.0.5:8765", True),
+        ("10.0.0.5", (), "10.0.0.6:8765", False),
+        ("10.0.0.5", (), "localhost:8765", False),
+        ("0.0.0.0", (), "192.0.2.7:8765", True),
+        ("0.0.0.0", (), "attacker.example", False),
+        ("0.0.0.0", ("mem.example.com",), "MEM.example.com.:443", True),
+        ("0.0.0.0", ("mem.example.com:443",), "mem.example.com:8443", False),
+        ("0.0.0.0", ("mem.example.com:443",), "mem.example.com:443", True),
+        ("mem.local", (), "mem.local:8765", True),
+        ("mem.local", (), "other.local:8765", False),
+    ],
+)
 def test_the_host_rule(bound: str, names: tuple[str, ...], host: str, trusted: bool) -> None:
     assert HostRule(bound, names).trusts(host) is trusted
 

@@ -57,26 +57,33 @@ def test_private_hosts_need_the_allowlist(make_settings: Any, namespace: str, wi
         assert ok.get("status") == "completed", ok
         assert _ingest(listed, f"{wiki}/escape") == {"error": "memory_capture_web_blocked_address"}
         # A name entry never admits loopback: the resolved address decides.
-        assert _ingest(by_name, f"http://localhost:{port}/page") == {"error": "memory_capture_web_blocked_address"}
+        assert _ingest(by_name, f"http://localhost:{port}/page") == {
+            "error": "memory_capture_web_blocked_address"
+        }
     finally:
         for m in (closed, listed, by_name):
             m.close()
 
 
-@pytest.mark.parametrize(("address", "host", "allow", "admitted"), [
-    ("10.1.2.3", "wiki.corp", ("wiki.corp",), True),
-    ("10.1.2.3", "docs.corp", (".corp",), True),
-    ("10.1.2.3", "wiki.corp.evil", (".corp",), False),
-    ("10.1.2.3", "other", ("wiki.corp",), False),
-    ("127.0.0.1", "wiki.corp", ("wiki.corp",), False),
-    ("169.254.169.254", "wiki.corp", ("wiki.corp",), False),
-    ("::ffff:127.0.0.1", "wiki.corp", ("wiki.corp",), False),
-    ("10.9.0.7", "anything", ("10.9.0.0/16",), True),
-    ("10.10.0.7", "anything", ("10.9.0.0/16",), False),
-    ("::ffff:10.9.0.7", "anything", ("10.9.0.0/16",), True),
-    ("fd00::5", "wiki.corp", ("wiki.corp",), True),
-])
-def test_allowlist_checks_the_resolved_address(address: str, host: str, allow: tuple[str, ...], admitted: bool) -> None:
+@pytest.mark.parametrize(
+    ("address", "host", "allow", "admitted"),
+    [
+        ("10.1.2.3", "wiki.corp", ("wiki.corp",), True),
+        ("10.1.2.3", "docs.corp", (".corp",), True),
+        ("10.1.2.3", "wiki.corp.evil", (".corp",), False),
+        ("10.1.2.3", "other", ("wiki.corp",), False),
+        ("127.0.0.1", "wiki.corp", ("wiki.corp",), False),
+        ("169.254.169.254", "wiki.corp", ("wiki.corp",), False),
+        ("::ffff:127.0.0.1", "wiki.corp", ("wiki.corp",), False),
+        ("10.9.0.7", "anything", ("10.9.0.0/16",), True),
+        ("10.10.0.7", "anything", ("10.9.0.0/16",), False),
+        ("::ffff:10.9.0.7", "anything", ("10.9.0.0/16",), True),
+        ("fd00::5", "wiki.corp", ("wiki.corp",), True),
+    ],
+)
+def test_allowlist_checks_the_resolved_address(
+    address: str, host: str, allow: tuple[str, ...], admitted: bool
+) -> None:
     assert allowlisted(ipaddress.ip_address(address), host, allow) is admitted
 
 

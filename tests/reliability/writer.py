@@ -40,7 +40,10 @@ def main() -> None:
             token = f"{prefix}x{i}"
             if i % 3 == 0 or last_source is None:
                 messages = [
-                    {"role": "user" if j % 2 == 0 else "assistant", "content": f"{token} turn {j} " + "words " * 40}
+                    {
+                        "role": "user" if j % 2 == 0 else "assistant",
+                        "content": f"{token} turn {j} " + "words " * 40,
+                    }
                     for j in range(SEGMENTS)
                 ]
                 out = memory.ingest("conversation", {"title": token, "messages": messages})
@@ -51,7 +54,9 @@ def main() -> None:
                 out = memory.remember("knowledge", knowledge(token, evidence_refs=[ref]))
                 ack = {"kind": "remember", "token": token, "ids": [out["object_id"]]}
             else:
-                entries = [{"mode": "knowledge", "input_data": knowledge(f"{token}b{k}")} for k in range(BATCH)]
+                entries = [
+                    {"mode": "knowledge", "input_data": knowledge(f"{token}b{k}")} for k in range(BATCH)
+                ]
                 out = memory.remember("batch", {"entries": entries})
                 ack = {"kind": "batch", "token": token, "ids": [r["object_id"] for r in out["results"]]}
             ack["t"] = time.time()

@@ -20,7 +20,13 @@ from tests.helpers import ToolFailed, call, conversation, knowledge
 def _claim(value, **kw):
     return knowledge(
         title=kw.pop("title", "Primary language"),
-        payload={"subject": "node:repo", "predicate": "primary_language", "value": value, "object": None, "metadata": {}},
+        payload={
+            "subject": "node:repo",
+            "predicate": "primary_language",
+            "value": value,
+            "object": None,
+            "metadata": {},
+        },
         **kw,
     )
 
@@ -38,7 +44,9 @@ def test_memory_source_must_be_an_allowed_value(memory):
     with pytest.raises(ValidationError, match="memory_source"):
         memory.remember("knowledge", knowledge(memory_source="rumour"))
     for source in ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported"):
-        out = memory.remember("knowledge", knowledge(memory_source=source, title=f"t {source}", summary=source))
+        out = memory.remember(
+            "knowledge", knowledge(memory_source=source, title=f"t {source}", summary=source)
+        )
         assert out["status"] == "created"
 
 
@@ -48,14 +56,18 @@ def test_agent_inferred_active_claims_become_candidates(memory):
     assert out["normalized"][0]["to"] == "candidate"
     page = memory.query("page", {"id": out["object_id"]})
     assert page["object"]["status"] == "candidate"
-    declared = memory.remember("knowledge", knowledge(memory_source="user_declared", title="Other", summary="other"))
+    declared = memory.remember(
+        "knowledge", knowledge(memory_source="user_declared", title="Other", summary="other")
+    )
     assert declared["knowledge_status"] == "active"
 
 
 def test_exact_structured_duplicate_is_rejected(memory):
     first = memory.remember("knowledge", _claim("python"))
     with pytest.raises(DuplicateError) as exc:
-        memory.remember("knowledge", _claim("python", title="Different title", scope_refs=["scope:project", "scope:x"]))
+        memory.remember(
+            "knowledge", _claim("python", title="Different title", scope_refs=["scope:project", "scope:x"])
+        )
     assert exc.value.details["existing_id"] == first["object_id"]
     # Not a duplicate when scopes do not overlap.
     other_scope = memory.remember("knowledge", _claim("python", scope_refs=["scope:other"]))
@@ -81,39 +93,67 @@ def test_a_contested_claim_cannot_be_promoted_past_a_live_rival(memory):
         memory.remember("promote", {"knowledge_id": second, "reason": "I think rust"})
     assert exc.value.details["conflicting_ids"] == [first]
     memory.remember("supersede", {"old_knowledge_id": first, "new_knowledge_id": second, "reason": "rewrite"})
-    assert memory.remember("promote", {"knowledge_id": second, "reason": "now clean"})["knowledge_status"] == "active"
+    assert (
+        memory.remember("promote", {"knowledge_id": second, "reason": "now clean"})["knowledge_status"]
+        == "active"
+    )
 
 
 def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
     first = memory.remember(
-        "knowledge", knowledge(kind="decision", title="Use SQLite WAL mode for the store", summary="We run SQLite in WAL mode.")
+        "knowledge",
+        knowledge(
+            kind="decision", title="Use SQLite WAL mode for the store", summary="We run SQLite in WAL mode."
+        ),
     )
     assert first["possible_duplicates"] == []
     second = memory.remember(
         "knowledge",
-        knowledge(kind="decision", title="Use SQLite WAL mode for the embedded store", summary="SQLite runs in WAL mode."),
+        knowledge(
+            kind="decision",
+            title="Use SQLite WAL mode for the embedded store",
+            summary="SQLite runs in WAL mode.",
+        ),
     )
     dup = second["possible_duplicates"][0]
     assert dup["object_id"] == first["object_id"]
     assert set(dup) == {"object_id", "score", "reasons", "title", "kind", "status"}
     assert "title_overlap" in dup["reasons"] and dup["kind"] == "decision"
-    unrelated = memory.remember("knowledge", knowledge(title="Deploy on Fridays is banned", summary="No deploys."))
+    unrelated = memory.remember(
+        "knowledge", knowledge(title="Deploy on Fridays is banned", summary="No deploys.")
+    )
     assert unrelated["possible_duplicates"] == []
 
 
 def test_possible_duplicates_read_other_languages_by_their_content_words(memory):
     """German notes: inflected forms of the same words count as overlap, shared function words
     ("wir", "sind", "in", "der") do not."""
-    first = memory.remember("knowledge", knowledge(
-        kind="decision", title="Nächtliches Backup der Datenbank", summary="Das Backup der Datenbank läuft nachts."))
-    same = memory.remember("knowledge", knowledge(
-        kind="decision", title="Die nächtlichen Backups der Datenbanken", summary="Backups der Datenbanken laufen nachts."))
+    first = memory.remember(
+        "knowledge",
+        knowledge(
+            kind="decision",
+            title="Nächtliches Backup der Datenbank",
+            summary="Das Backup der Datenbank läuft nachts.",
+        ),
+    )
+    same = memory.remember(
+        "knowledge",
+        knowledge(
+            kind="decision",
+            title="Die nächtlichen Backups der Datenbanken",
+            summary="Backups der Datenbanken laufen nachts.",
+        ),
+    )
     assert [d["object_id"] for d in same["possible_duplicates"]] == [first["object_id"]]
-    kitchen = memory.remember("knowledge", knowledge(
-        kind="fact", title="Wir sind heute in der Küche", summary="Wir sind in der Küche."))
+    kitchen = memory.remember(
+        "knowledge",
+        knowledge(kind="fact", title="Wir sind heute in der Küche", summary="Wir sind in der Küche."),
+    )
     assert kitchen["possible_duplicates"] == []
-    garage = memory.remember("knowledge", knowledge(
-        kind="fact", title="Wir sind heute in der Garage", summary="Wir sind in der Garage."))
+    garage = memory.remember(
+        "knowledge",
+        knowledge(kind="fact", title="Wir sind heute in der Garage", summary="Wir sind in der Garage."),
+    )
     assert garage["possible_duplicates"] == [], kitchen
 
 
@@ -125,7 +165,11 @@ def test_evidence_refs_must_resolve_and_match(memory):
     seg = page["segments"][0]
     ok = memory.remember(
         "knowledge",
-        knowledge(evidence_refs=[{"source_id": sid, "segment_id": "seg-1", "locator": seg["locator"], "hash": seg["hash"]}]),
+        knowledge(
+            evidence_refs=[
+                {"source_id": sid, "segment_id": "seg-1", "locator": seg["locator"], "hash": seg["hash"]}
+            ]
+        ),
     )
     assert ok["status"] == "created"
     bad = [
@@ -146,8 +190,12 @@ def test_lifecycle_promote_supersede_contest(memory):
     assert out["knowledge_status"] == "active"
     with pytest.raises(ConflictError):
         memory.remember("promote", {"knowledge_id": cand, "reason": "again"})
-    new = memory.remember("knowledge", knowledge(title="Repo uses Python 3.12", summary="Python 3.12 now."))["object_id"]
-    memory.remember("supersede", {"old_knowledge_id": cand, "new_knowledge_id": new, "reason": "new evidence"})
+    new = memory.remember("knowledge", knowledge(title="Repo uses Python 3.12", summary="Python 3.12 now."))[
+        "object_id"
+    ]
+    memory.remember(
+        "supersede", {"old_knowledge_id": cand, "new_knowledge_id": new, "reason": "new evidence"}
+    )
     assert memory.query("page", {"id": cand})["object"]["status"] == "superseded"
     graph = memory.query("graph", {"id": new})
     assert any(e["rel_type"] == "supersedes" and e["target_id"] == cand for e in graph["edges"])
@@ -180,12 +228,23 @@ def test_activity_and_work_item_refs(memory):
     src = memory.ingest("conversation", conversation(["walkthrough notes"]))["source_id"]
     act = memory.remember(
         "activity",
-        knowledge(kind="research", title="Repo walkthrough", summary="Captured reusable findings.", source_refs=[src], related_node_refs=["node:repo"]),
+        knowledge(
+            kind="research",
+            title="Repo walkthrough",
+            summary="Captured reusable findings.",
+            source_refs=[src],
+            related_node_refs=["node:repo"],
+        ),
     )
     assert act["object_type"] == "activity"
     with pytest.raises(NotFoundError, match="src:gone"):
-        memory.remember("work_item", knowledge(kind="task", title="Review", summary="next", source_refs=["src:gone"]))
-    work = memory.remember("work_item", knowledge(kind="task", title="Review repo", summary="Track next step.", source_refs=[src]))
+        memory.remember(
+            "work_item", knowledge(kind="task", title="Review", summary="next", source_refs=["src:gone"])
+        )
+    work = memory.remember(
+        "work_item",
+        knowledge(kind="task", title="Review repo", summary="Track next step.", source_refs=[src]),
+    )
     assert work["work_status"] == "open"
     expand = memory.query("expand", {"id": src})
     assert {r["object"]["id"] for r in expand["related"]} >= {act["object_id"], work["object_id"]}
@@ -211,7 +270,13 @@ async def test_spec_examples_through_mcp(memory):
             "scope_refs": ["scope:project"],
             "subject_refs": ["node:repo"],
             "evidence_refs": [{"source_id": src["source_id"], "segment_id": "seg-1"}],
-            "payload": {"subject": "node:repo", "predicate": "primary_language", "value": "python", "object": None, "metadata": {}},
+            "payload": {
+                "subject": "node:repo",
+                "predicate": "primary_language",
+                "value": "python",
+                "object": None,
+                "metadata": {},
+            },
             "confidence": 0.8,
         }
         out = await call(c, "memory_remember", "knowledge", spec_knowledge)
@@ -230,7 +295,12 @@ async def test_spec_examples_through_mcp(memory):
                         "reason": "This fact affects future work in this project.",
                         "memory_source": "agent_inferred",
                         "scope_refs": ["scope:project"],
-                        "payload": {"subject": "node:repo", "predicate": "observed", "value": True, "object": None},
+                        "payload": {
+                            "subject": "node:repo",
+                            "predicate": "observed",
+                            "value": True,
+                            "object": None,
+                        },
                         "confidence": 0.7,
                     },
                 }
@@ -258,5 +328,7 @@ async def test_spec_examples_through_mcp(memory):
             "source_refs": [src["source_id"]],
         }
         assert (await call(c, "memory_remember", "work_item", work))["object_type"] == "work_item"
-        promoted = await call(c, "memory_remember", "promote", {"knowledge_id": out["object_id"], "reason": "verified"})
+        promoted = await call(
+            c, "memory_remember", "promote", {"knowledge_id": out["object_id"], "reason": "verified"}
+        )
         assert promoted["knowledge_status"] == "active"

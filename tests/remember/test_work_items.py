@@ -13,22 +13,32 @@ from tests.helpers import ToolFailed, call, knowledge
 
 
 def _item(memory, **kw):
-    data = knowledge(kind="task", title=kw.pop("title", "Add regression test for refund 409"),
-                     summary=kw.pop("summary", "Refunds retried by the client answer 409; cover it with a test."), **kw)
+    data = knowledge(
+        kind="task",
+        title=kw.pop("title", "Add regression test for refund 409"),
+        summary=kw.pop("summary", "Refunds retried by the client answer 409; cover it with a test."),
+        **kw,
+    )
     return memory.remember("work_item", data)["object_id"]
 
 
 def test_status_update_is_one_audited_patch(memory):
     wid = _item(memory, priority="high")
-    out = memory.remember("work_item", {"work_item_id": wid, "status": "in_progress", "reason": "started on it"})
+    out = memory.remember(
+        "work_item", {"work_item_id": wid, "status": "in_progress", "reason": "started on it"}
+    )
     assert out["status"] == "updated" and out["work_status"] == "in_progress" and out["changed"] == ["status"]
     assert out["applied_operations"] == 1 and len(out["audit_event_ids"]) == 1
-    done = memory.remember("work_item", {"work_item_id": wid, "status": "done", "priority": "low", "reason": "merged"})
+    done = memory.remember(
+        "work_item", {"work_item_id": wid, "status": "done", "priority": "low", "reason": "merged"}
+    )
     assert done["changed"] == ["priority", "status"] and done["version"] == 3
     page = memory.query("page", {"id": wid})
     assert page["object"]["status"] == "done"
     history = page["history"]
-    assert [h["action"] for h in history] == ["work_item_update", "work_item_update", "create"] and all(h["created_at"] for h in history)
+    assert [h["action"] for h in history] == ["work_item_update", "work_item_update", "create"] and all(
+        h["created_at"] for h in history
+    )
     assert history[0]["changes"]["status"] == {"from": "in_progress", "to": "done"}
     assert history[0]["changes"]["priority"] == {"from": "high", "to": "low"}
     assert history[0]["reason"] == "merged"
@@ -40,7 +50,9 @@ def test_status_update_is_one_audited_patch(memory):
 def test_update_changes_only_what_it_names(memory):
     wid = _item(memory)
     before = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
-    memory.remember("work_item", {"work_item_id": wid, "summary": "Also cover partial refunds.", "reason": "scope grew"})
+    memory.remember(
+        "work_item", {"work_item_id": wid, "summary": "Also cover partial refunds.", "reason": "scope grew"}
+    )
     after = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
     assert after["summary"] == "Also cover partial refunds."
     for field in ("title", "kind", "status", "scope_refs", "memory_source", "created_at", "reason"):
@@ -53,14 +65,22 @@ def test_update_changes_only_what_it_names(memory):
     memory.remember("work_item", {"work_item_id": wid, "summary": long, "reason": "long"})
     compact_change = memory.query("page", {"id": wid})["history"][0]["changes"]["summary"]
     assert len(compact_change["to"]) < 300 and len(compact_change["from"]) < 300
-    assert memory.query("page", {"id": wid}, {"detail": "full"})["history"][0]["changes"]["summary"]["to"] == long
+    assert (
+        memory.query("page", {"id": wid}, {"detail": "full"})["history"][0]["changes"]["summary"]["to"]
+        == long
+    )
 
 
 def test_short_id_and_bad_updates(memory):
     wid = _item(memory)
     prefix, digits = wid.split(":", 1)
     short = f"{prefix}:{digits[-8:]}"  # a git-style short form, as packages print them
-    assert memory.remember("work_item", {"work_item_id": short, "status": "blocked", "reason": "waiting"})["object_id"] == wid
+    assert (
+        memory.remember("work_item", {"work_item_id": short, "status": "blocked", "reason": "waiting"})[
+            "object_id"
+        ]
+        == wid
+    )
     with pytest.raises(ConflictError, match="nothing to change"):
         memory.remember("work_item", {"work_item_id": wid, "status": "blocked", "reason": "again"})
     with pytest.raises(ValidationError, match="at least one of status"):
@@ -85,8 +105,12 @@ def test_an_expired_item_is_not_there_to_update(make_settings, namespace):
     mem.runtime.clock = lambda: now[0]
     try:
         expires = (now[0] + timedelta(minutes=1)).isoformat()
-        wid = mem.remember("work_item", knowledge(kind="task", title="Short-lived", summary="gone soon",
-                                                  metadata={"expires_at": expires}))["object_id"]
+        wid = mem.remember(
+            "work_item",
+            knowledge(
+                kind="task", title="Short-lived", summary="gone soon", metadata={"expires_at": expires}
+            ),
+        )["object_id"]
         now[0] += timedelta(minutes=5)
         with pytest.raises(NotFoundError):
             mem.query("page", {"id": wid})
@@ -99,10 +123,21 @@ def test_an_expired_item_is_not_there_to_update(make_settings, namespace):
 def test_batch_updates_roll_back_together(memory):
     wid = _item(memory)
     with pytest.raises(Exception, match="batch entry 1"):
-        memory.remember("batch", {"entries": [
-            {"mode": "work_item", "input_data": {"work_item_id": wid, "status": "done", "reason": "closing"}},
-            {"mode": "work_item", "input_data": {"work_item_id": "work_item:nope", "status": "done", "reason": "x"}},
-        ]})
+        memory.remember(
+            "batch",
+            {
+                "entries": [
+                    {
+                        "mode": "work_item",
+                        "input_data": {"work_item_id": wid, "status": "done", "reason": "closing"},
+                    },
+                    {
+                        "mode": "work_item",
+                        "input_data": {"work_item_id": "work_item:nope", "status": "done", "reason": "x"},
+                    },
+                ]
+            },
+        )
     assert memory.query("page", {"id": wid})["object"]["status"] == "open"
 
 
@@ -119,12 +154,18 @@ async def test_closed_work_with_the_default_embedder(default_memory):
     answers a task about past work, never one about work still to do."""
     wid = _item(default_memory)
     async with Client(build_server(default_memory)) as c:
-        await call(c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"})
-        for task in ("What is still open on refunds?", "I'm picking up the refund 409 work, where are we?",
-                     "Fix the refund 409 errors and add a regression test"):
+        await call(
+            c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"}
+        )
+        for task in (
+            "What is still open on refunds?",
+            "I'm picking up the refund 409 work, where are we?",
+            "Fix the refund 409 errors and add a regression test",
+        ):
             assert wid not in await packaged(c, {"task": task, "budget_tokens": 1500}), task
-        assert wid in await packaged(c, {"task": "Didn't we already add the refund 409 regression test?",
-                                         "budget_tokens": 1500})
+        assert wid in await packaged(
+            c, {"task": "Didn't we already add the refund 409 regression test?", "budget_tokens": 1500}
+        )
 
 
 @pytest.mark.anyio
@@ -133,7 +174,9 @@ async def test_closed_item_leaves_current_work_packages_through_mcp(memory):
     async with Client(build_server(memory)) as c:
         task = {"task": "Fix the refund 409 errors and add a regression test", "budget_tokens": 1500}
         assert wid in await packaged(c, task)
-        updated = await call(c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"})
+        updated = await call(
+            c, "memory_remember", "work_item", {"work_item_id": wid, "status": "done", "reason": "merged"}
+        )
         assert updated["work_status"] == "done"
         with pytest.raises(ToolFailed) as err:
             await call(c, "memory_remember", "work_item", {"work_item_id": wid, "reason": "nothing"})

@@ -42,14 +42,23 @@ def _rank(segs: list[RankSegment], **kw):
         return {i: by_id[i] for i in ids if i in by_id}
 
     def neighbours(ids: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
-        return {i: [s for s in segs if by_id[i].index - before <= s.index <= by_id[i].index + after] for i in ids}
+        return {
+            i: [s for s in segs if by_id[i].index - before <= s.index <= by_id[i].index + after] for i in ids
+        }
 
     qv = np.ones(16, dtype=np.float32) / 4.0
     lexical = [("c#s0", 3.0), ("c#s6", 2.5)]
     vector = [("c#s8", 0.9)]
     return rank_segments(
-        "deployment pipeline", lexical, vector, fetch, fetch_neighbours=neighbours, query_vector=qv,
-        config=RankConfig(), limit=20, **kw,
+        "deployment pipeline",
+        lexical,
+        vector,
+        fetch,
+        fetch_neighbours=neighbours,
+        query_vector=qv,
+        config=RankConfig(),
+        limit=20,
+        **kw,
     )
 
 
@@ -79,4 +88,6 @@ def test_fetch_vectors_missing_vector_falls_back_as_before() -> None:
     bare = [replace(s, vector=None) for s in _segments()]
     without = _rank(bare)  # no vectors at all: the vector stream's score stands in
     none_found = _rank(bare, fetch_vectors=lambda ids: {})
-    assert [(r.segment_id, r.rank_score) for r in none_found] == [(r.segment_id, r.rank_score) for r in without]
+    assert [(r.segment_id, r.rank_score) for r in none_found] == [
+        (r.segment_id, r.rank_score) for r in without
+    ]

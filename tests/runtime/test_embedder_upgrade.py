@@ -28,7 +28,9 @@ EXE = entry_point()
 
 
 @pytest.fixture
-def settings_for(tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Any:
+def settings_for(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Any:
     """Settings for this backend with the embedder left unset unless given (the env var removed)."""
     monkeypatch.delenv("MEMORY_SUBSTRATE_EMBEDDER", raising=False)
     monkeypatch.delenv("MEMORY_SUBSTRATE_EMBEDDER_MODEL", raising=False)
@@ -43,8 +45,13 @@ def settings_for(tmp_path: Path, backend: str, request: pytest.FixtureRequest, m
 
 def _write_before_upgrade(settings: Settings, namespace: str) -> None:
     with Memory(settings, namespace=namespace) as mem:
-        mem.ingest("conversation", {"title": "chat", "messages": [
-            {"role": "user", "content": text} for text in [STATEMENT, *OTHERS]]})
+        mem.ingest(
+            "conversation",
+            {
+                "title": "chat",
+                "messages": [{"role": "user", "content": text} for text in [STATEMENT, *OTHERS]],
+            },
+        )
 
 
 def _found_by_vector(result: dict[str, Any]) -> bool:
@@ -66,9 +73,14 @@ def test_a_store_written_with_static_keeps_it_by_default(settings_for: Any, name
         assert structure["configured"] == "use-gated" and structure["provider"] == "static"
         assert structure["kept"] == semantic["kept"]
         vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
-        assert vectors["objects_stale_model"] == vectors["segments_stale_model"] == 0  # nothing to reindex for
+        assert (
+            vectors["objects_stale_model"] == vectors["segments_stale_model"] == 0
+        )  # nothing to reindex for
         # Writes after the upgrade embed with the kept model too: the namespace stays consistent.
-        mem.ingest("conversation", {"title": "later", "messages": [{"role": "user", "content": "Tulips bloom in April."}]})
+        mem.ingest(
+            "conversation",
+            {"title": "later", "messages": [{"role": "user", "content": "Tulips bloom in April."}]},
+        )
         assert mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]["segments_stale_model"] == 0
 
 
@@ -76,7 +88,9 @@ def test_a_store_written_with_the_previous_default_keeps_it(settings_for: Any, n
     """Round 6's default (the static distillation of the encoder, gated) is kept like ``static``;
     a namespace holding vectors of both earlier defaults keeps the newer one."""
     with Memory(settings_for(embedder="static"), namespace=namespace) as mem:
-        mem.ingest("conversation", {"title": "older", "messages": [{"role": "user", "content": t} for t in OTHERS]})
+        mem.ingest(
+            "conversation", {"title": "older", "messages": [{"role": "user", "content": t} for t in OTHERS]}
+        )
     _write_before_upgrade(settings_for(embedder="static-multilingual"), namespace)
     with Memory(settings_for(), namespace=namespace) as mem:
         found = mem.query("search", QUERY, SEARCH)
@@ -84,8 +98,14 @@ def test_a_store_written_with_the_previous_default_keeps_it(settings_for: Any, n
         assert semantic["provider"] == "static-multilingual" and semantic["dimensions"] == 400
         assert semantic["kept"]["configured"] == "use-gated"
         assert "made by 'static-multilingual'" in semantic["kept"]["reason"]
-        assert semantic["kept"]["vectors_model"].startswith("gated:static:") and "use-m3-static" in semantic["kept"]["vectors_model"]
-        assert any(i.get("retrieval_sources") == ["semantic"] and i.get("excerpt") == STATEMENT for i in found["items"])
+        assert (
+            semantic["kept"]["vectors_model"].startswith("gated:static:")
+            and "use-m3-static" in semantic["kept"]["vectors_model"]
+        )
+        assert any(
+            i.get("retrieval_sources") == ["semantic"] and i.get("excerpt") == STATEMENT
+            for i in found["items"]
+        )
         vectors = mem.maintain("repair", {}, {})["derived_indexes"]["vectors"]
         assert vectors["segments_stale_model"] == 2  # the first write's static vectors
         mem.maintain("reindex", {}, {"apply": True})
@@ -95,7 +115,9 @@ def test_a_store_written_with_the_previous_default_keeps_it(settings_for: Any, n
         mem.maintain("reindex", {}, {"apply": True})
     with Memory(settings_for(), namespace=namespace) as mem:  # reindexed with the new default: it is used
         found = mem.query("search", QUERY, SEARCH)
-        assert found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
+        assert (
+            found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
+        )
         assert _found_by_vector(found)
 
 
@@ -171,7 +193,9 @@ def test_cli_doctor_says_why_and_the_documented_switch_works(settings_for: Any, 
     # Reindexed: the namespace now uses the default, and still finds the paraphrase by vector.
     with Memory(settings, namespace=namespace) as mem:
         found = mem.query("search", QUERY, SEARCH)
-        assert found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
+        assert (
+            found["semantic_backend"]["provider"] == "use-gated" and "kept" not in found["semantic_backend"]
+        )
         assert _found_by_vector(found)
 
 
@@ -188,6 +212,8 @@ async def test_the_graph_toolset_uses_each_namespaces_choice(settings_for: Any, 
     _write_before_upgrade(settings_for(), namespace)
     with Memory(settings_for(), namespace=namespace) as mem:
         async with Client(build_server(mem, "graph")) as client:
-            result = await client.call_tool("find_similar", {"fact_id": fact["id"], "owner_id": old, "threshold": 0.0})
+            result = await client.call_tool(
+                "find_similar", {"fact_id": fact["id"], "owner_id": old, "threshold": 0.0}
+            )
             similar = dict(result.structured_content or {})
             assert similar["success"] is True and similar["count"] == 1, similar

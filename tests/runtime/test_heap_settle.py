@@ -17,12 +17,16 @@ def _memory(tmp_path: Path) -> Memory:
 
 
 def _first_searches(mem: Memory) -> None:
-    mem.ingest("conversation", {"title": "t", "messages": [{"role": "user", "content": "the brakes were fixed"}]})
+    mem.ingest(
+        "conversation", {"title": "t", "messages": [{"role": "user", "content": "the brakes were fixed"}]}
+    )
     mem.query("search", {"query": "brakes"})
     mem.query("search", {"query": "fixed"})
 
 
-def test_a_frozen_process_freezes_the_model_once_it_has_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_frozen_process_freezes_the_model_once_it_has_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(heap, "_settled", False)
     mem = _memory(tmp_path)
     loaded_at_freeze: list[bool] = []

@@ -13,9 +13,18 @@ from memory_substrate.util import new_id
 
 
 def _note(title: str, **metadata: object) -> MemoryObject:
-    return MemoryObject(id=new_id("knowledge"), object_type="knowledge", kind="note", status="active", title=title,
-                        summary=title, memory_source="user_declared", reason="test", scope_refs=["scope:test"],
-                        metadata=dict(metadata))
+    return MemoryObject(
+        id=new_id("knowledge"),
+        object_type="knowledge",
+        kind="note",
+        status="active",
+        title=title,
+        summary=title,
+        memory_source="user_declared",
+        reason="test",
+        scope_refs=["scope:test"],
+        metadata=dict(metadata),
+    )
 
 
 def test_a_write_records_its_patch_and_events_when_the_block_ends(memory):
@@ -25,14 +34,21 @@ def test_a_write_records_its_patch_and_events_when_the_block_ends(memory):
     with rt.read() as session:
         assert session.get_object(obj.id) is not None
         [record] = session.list_patches(limit=1)
-        assert (record.id, record.tool, record.mode, record.summary) == (patch.id, "memory_remember", "knowledge",
-                                                                         {"mode": "knowledge"})
+        assert (record.id, record.tool, record.mode, record.summary) == (
+            patch.id,
+            "memory_remember",
+            "knowledge",
+            {"mode": "knowledge"},
+        )
         assert [e.object_id for e in session.list_events(object_id=obj.id)] == [obj.id]
 
 
 def test_a_failed_write_leaves_nothing_and_an_empty_one_records_no_patch(memory):
     rt = memory.runtime
-    with pytest.raises(RuntimeError), rt.write("memory_remember", "knowledge", "because") as (_session, patch):
+    with (
+        pytest.raises(RuntimeError),
+        rt.write("memory_remember", "knowledge", "because") as (_session, patch),
+    ):
         obj = patch.create(_note("lost"))
         raise RuntimeError("governance said no")
     with rt.write("memory_maintain", "reindex", None, embed=False):
@@ -71,9 +87,17 @@ def test_a_snapshot_is_one_session_and_its_writes_wait_for_it_to_close(memory):
 
 
 def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after(memory):
-    memory.remember("knowledge", {"kind": "decision", "title": "Use Kafka for billing events",
-                                  "summary": "Billing events go through Kafka.", "reason": "test",
-                                  "memory_source": "user_declared", "scope_refs": ["scope:test"]})
+    memory.remember(
+        "knowledge",
+        {
+            "kind": "decision",
+            "title": "Use Kafka for billing events",
+            "summary": "Billing events go through Kafka.",
+            "reason": "test",
+            "memory_source": "user_declared",
+            "scope_refs": ["scope:test"],
+        },
+    )
     out = memory.query("context", {"task": "how are billing events delivered?"})
     trace = memory.query("trace", {"id": out["trace_id"]})["trace"]
     assert trace["kind"] == "compile" and trace["task"] == out["task"]
@@ -85,12 +109,31 @@ def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_setti
     from memory_substrate import Memory
 
     with Memory(make_settings(embedder="static"), namespace=namespace) as memory:
-        memory.ingest("conversation", {"title": "billing", "messages": [
-            {"role": "user", "name": "ana", "content": "Billing events go through Kafka now."},
-            {"role": "assistant", "name": "ben", "content": "Then the invoice job reads the billing topic."}]})
-        memory.remember("knowledge", {"kind": "decision", "title": "Use Kafka for billing events",
-                                      "summary": "Billing events go through Kafka.", "reason": "test",
-                                      "memory_source": "user_declared", "scope_refs": ["scope:test"]})
+        memory.ingest(
+            "conversation",
+            {
+                "title": "billing",
+                "messages": [
+                    {"role": "user", "name": "ana", "content": "Billing events go through Kafka now."},
+                    {
+                        "role": "assistant",
+                        "name": "ben",
+                        "content": "Then the invoice job reads the billing topic.",
+                    },
+                ],
+            },
+        )
+        memory.remember(
+            "knowledge",
+            {
+                "kind": "decision",
+                "title": "Use Kafka for billing events",
+                "summary": "Billing events go through Kafka.",
+                "reason": "test",
+                "memory_source": "user_declared",
+                "scope_refs": ["scope:test"],
+            },
+        )
         store = memory.runtime.store
         opened: list[str] = []
         read, write = store.read, store.write
@@ -99,6 +142,7 @@ def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_setti
             def open_session(*args, **kwargs):
                 opened.append(kind)
                 return inner(*args, **kwargs)
+
             return open_session
 
         store.read, store.write = counted("read", read), counted("write", write)  # type: ignore[method-assign]

@@ -55,13 +55,26 @@ def conversation_shapes(rnd: random.Random) -> list[Shape]:
         ("db_password", "secret_assignment", db_password, "set DB_PASSWORD={s} in the env"),
         ("prose_password", "password", password, "the password is {s}, do not share it"),
         ("pem", "private_key", pem_body[0], "here is the deploy key:\n" + pem + "\nkeep it safe"),
-        ("bearer_jwt", "jwt", jwt_sig, "curl -H 'Authorization: Bearer " + jwt + "' https://api.example.test"),
-        ("postgres_url", "connection_string_password", pg_password,
-         "connect to postgres://admin:{s}@db.internal:5432/app tonight"),
+        (
+            "bearer_jwt",
+            "jwt",
+            jwt_sig,
+            "curl -H 'Authorization: Bearer " + jwt + "' https://api.example.test",
+        ),
+        (
+            "postgres_url",
+            "connection_string_password",
+            pg_password,
+            "connect to postgres://admin:{s}@db.internal:5432/app tonight",
+        ),
         ("stripe", "stripe_key", "sk_live_" + _r(rnd, 24), "billing uses {s} now"),
         ("mst", "memory_substrate_token", new_token(), "the memory server token is {s} today"),
-        ("slack", "slack_token", "xoxb-" + "".join(rnd.choice(string.digits) for _ in range(11)) + "-" + _r(rnd, 24),
-         "the slack bot has {s} as its token"),
+        (
+            "slack",
+            "slack_token",
+            "xoxb-" + "".join(rnd.choice(string.digits) for _ in range(11)) + "-" + _r(rnd, 24),
+            "the slack bot has {s} as its token",
+        ),
         ("google", "google_api_key", "AIza" + _r(rnd, 35, ALNUM + "-_"), "maps key {s} is restricted"),
     ]
     out = []
@@ -80,11 +93,28 @@ def capture_shapes(rnd: random.Random) -> list[Shape]:
     shapes = [
         ("mst", "memory_substrate_token", new_token(), "token: {s}"),
         ("authorization", "bearer_token", opaque, "Authorization: Bearer {s}"),
-        ("connection_string", "connection_string_password", url_pw, "db = postgresql://app:{s}@10.0.3.17/app"),
-        ("database_url", "connection_string_password", env_pw, "DATABASE_URL=postgres://svc:{s}@db:5432/main"),
-        ("url_userinfo", "connection_string_password", http_pw, "mirror at https://deploy:{s}@files.example.test/x"),
+        (
+            "connection_string",
+            "connection_string_password",
+            url_pw,
+            "db = postgresql://app:{s}@10.0.3.17/app",
+        ),
+        (
+            "database_url",
+            "connection_string_password",
+            env_pw,
+            "DATABASE_URL=postgres://svc:{s}@db:5432/main",
+        ),
+        (
+            "url_userinfo",
+            "connection_string_password",
+            http_pw,
+            "mirror at https://deploy:{s}@files.example.test/x",
+        ),
         ("stripe", "stripe_key", "sk_live_" + _r(rnd, 24), "STRIPE = {s}"),
         ("google", "google_api_key", "AIza" + _r(rnd, 35, ALNUM + "-_"), "maps: {s}"),
         ("prose_password", "password", prose, "The password for the staging db is {s} until Friday."),
     ]
-    return [Shape(name, kind, template.replace("{s}", secret), secret) for name, kind, secret, template in shapes]
+    return [
+        Shape(name, kind, template.replace("{s}", secret), secret) for name, kind, secret, template in shapes
+    ]

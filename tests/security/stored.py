@@ -23,9 +23,13 @@ def stored_text(memory: Memory, backend: str, postgres_url: str | None) -> str:
 
     assert postgres_url is not None
     with psycopg.connect(postgres_url) as conn:
-        tables = [r[0] for r in conn.execute(
-            "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
-            " AND table_type = 'BASE TABLE'")]
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"
+                " AND table_type = 'BASE TABLE'"
+            )
+        ]
         return "\n".join(
             str(row[0]) for table in tables for row in conn.execute(f'SELECT t::text FROM "{table}" t')
         )

@@ -72,19 +72,33 @@ def test_a_file_keeps_its_lines() -> None:
     lines: list[tuple[str, int]] = []
     text = "one\n<private>two\nthree</private>\nfour password=hunter22x\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\nlast"
     out = scan(text, lambda kind, line: lines.append((kind, line)), keep_lines=True)
-    assert out.split("\n") == ["one", "[REDACTED:private]", "", "four password=[REDACTED:secret_assignment]",
-                               "[REDACTED:private_key]", "", "", "last"]
+    assert out.split("\n") == [
+        "one",
+        "[REDACTED:private]",
+        "",
+        "four password=[REDACTED:secret_assignment]",
+        "[REDACTED:private_key]",
+        "",
+        "",
+        "last",
+    ]
     assert sorted(lines) == [("private", 2), ("private_key", 5), ("secret_assignment", 4)]
     # without keep_lines a key's body lines go
-    assert redact_text("a\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\nb") == (
-        "a\n[REDACTED:private_key]\nb")
+    assert redact_text(
+        "a\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\nb"
+    ) == ("a\n[REDACTED:private_key]\nb")
 
 
 def test_values_are_walked_and_unchanged_parts_kept_as_they_were() -> None:
     key = "sk-proj-" + uuid.uuid4().hex + "Zz9"
     clean = {"nested": [1, 2.5, None, True, "plain"]}
-    doc = {"a": "x", "clean": clean, "b": {"password": f"DB_PASSWORD=hunter{uuid.uuid4().hex[:6]}1"},
-           "c": (1, key), f"key {key}": "v"}
+    doc = {
+        "a": "x",
+        "clean": clean,
+        "b": {"password": f"DB_PASSWORD=hunter{uuid.uuid4().hex[:6]}1"},
+        "c": (1, key),
+        f"key {key}": "v",
+    }
     found = Redactions()
     out = redact_value(doc, found)
     assert out["clean"] is clean and out["a"] == "x"
@@ -97,11 +111,25 @@ def test_values_are_walked_and_unchanged_parts_kept_as_they_were() -> None:
 
 
 ADVERSARIAL = {
-    "sk": "sk-", "sk_run": "sk-a", "password_words": "password ", "password_is": "password is '", "password_for":
-    "password for a b c d ", "assignments": "DB_PASSWORD=", "quotes": 'password="', "schemes": "a://b:", "at": "a://b:c@",
-    "bearer": "Bearer ", "authorization": "authorization: ", "jwt": "eyJaaaaa.", "private": "<private>",
-    "closing": "</private>", "pem": "-----BEGIN PRIVATE KEY-----\n", "direct": "password a1a1a1a1 ", "words": "ab ",
-    "env": "_KEY=", "mst": "mst_A",
+    "sk": "sk-",
+    "sk_run": "sk-a",
+    "password_words": "password ",
+    "password_is": "password is '",
+    "password_for": "password for a b c d ",
+    "assignments": "DB_PASSWORD=",
+    "quotes": 'password="',
+    "schemes": "a://b:",
+    "at": "a://b:c@",
+    "bearer": "Bearer ",
+    "authorization": "authorization: ",
+    "jwt": "eyJaaaaa.",
+    "private": "<private>",
+    "closing": "</private>",
+    "pem": "-----BEGIN PRIVATE KEY-----\n",
+    "direct": "password a1a1a1a1 ",
+    "words": "ab ",
+    "env": "_KEY=",
+    "mst": "mst_A",
 }
 
 

@@ -47,36 +47,73 @@ async def test_a_conversation_keeps_no_secret_on_any_read_or_in_the_database(
     shapes = conversation_shapes(random.Random(uuid.uuid4().int))
     canary = f"canary{uuid.uuid4().hex[:10]}"
     title_secret = shapes[0].secret  # the title and a message's metadata pass the same scan
-    messages = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"{canary} note {i}: {s.text}",
-                 "metadata": {"cwd": "/srv/app", "env": f"DB_PASSWORD={shapes[4].secret}"} if i == 0 else {}}
-                for i, s in enumerate(shapes)]
+    messages = [
+        {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"{canary} note {i}: {s.text}",
+            "metadata": {"cwd": "/srv/app", "env": f"DB_PASSWORD={shapes[4].secret}"} if i == 0 else {},
+        }
+        for i, s in enumerate(shapes)
+    ]
     async with Client(build_server(memory)) as c:
-        answer = await call(c, "memory_ingest", "conversation",
-                            {"title": f"deploy chat {title_secret}", "messages": messages})
+        answer = await call(
+            c, "memory_ingest", "conversation", {"title": f"deploy chat {title_secret}", "messages": messages}
+        )
         assert answer["redacted"]["count"] == len(shapes) + 2, answer["redacted"]
         assert {s.kind for s in shapes} <= set(answer["redacted"]["kinds"])
         source = answer["source_id"]
         # facts and entities: an agent's extraction naming the secrets (and the specific facts ingest keeps)
-        entities = [{"name": "Deploy Bot", "type": "service", "summary": f"holds {shapes[0].secret}"},
-                    {"name": "Billing", "type": "service", "aliases": [shapes[9].secret]}]
-        facts = [{"subject": "Deploy Bot", "predicate": "uses_token", "value": shapes[10].secret, "segment_ids": ["seg-11"]},
-                 {"subject": "Billing", "predicate": "uses", "object": "Deploy Bot", "segment_ids": ["seg-10"]}]
-        extracted = await call(c, "memory_remember", "extraction", {
-            "episode_id": source, "reason": f"from the chat, token {shapes[12].secret}", "memory_source": "agent_inferred",
-            "scope_refs": ["scope:project"], "entities": entities, "facts": facts, "procedures": []})
+        entities = [
+            {"name": "Deploy Bot", "type": "service", "summary": f"holds {shapes[0].secret}"},
+            {"name": "Billing", "type": "service", "aliases": [shapes[9].secret]},
+        ]
+        facts = [
+            {
+                "subject": "Deploy Bot",
+                "predicate": "uses_token",
+                "value": shapes[10].secret,
+                "segment_ids": ["seg-11"],
+            },
+            {"subject": "Billing", "predicate": "uses", "object": "Deploy Bot", "segment_ids": ["seg-10"]},
+        ]
+        extracted = await call(
+            c,
+            "memory_remember",
+            "extraction",
+            {
+                "episode_id": source,
+                "reason": f"from the chat, token {shapes[12].secret}",
+                "memory_source": "agent_inferred",
+                "scope_refs": ["scope:project"],
+                "entities": entities,
+                "facts": facts,
+                "procedures": [],
+            },
+        )
         assert extracted["redacted"]["count"] == 4
         reads = {
             "ingest answer": answer,
             "extraction answer": extracted,
-            "search": await call(c, "memory_query", "search", {"query": f"{canary} note key token password"},
-                                 {"max_items": 50, "detail": "full"}),
+            "search": await call(
+                c,
+                "memory_query",
+                "search",
+                {"query": f"{canary} note key token password"},
+                {"max_items": 50, "detail": "full"},
+            ),
             # a read echoes the query it was given; what it found must hold no secret
-            "search for a secret": (await call(c, "memory_query", "search", {"query": shapes[3].secret}))["items"],
+            "search for a secret": (await call(c, "memory_query", "search", {"query": shapes[3].secret}))[
+                "items"
+            ],
             "page": await call(c, "memory_query", "page", {"id": source}, {"detail": "full"}),
-            "context": await call(c, "memory_query", "context", {"task": f"what did the deploy chat say? {canary}"}),
+            "context": await call(
+                c, "memory_query", "context", {"task": f"what did the deploy chat say? {canary}"}
+            ),
             "recent": await call(c, "memory_query", "recent", {}, {"detail": "full"}),
             "facts": await call(c, "memory_query", "facts", {"subject": "Deploy Bot"}, {"detail": "full"}),
-            "billing facts": await call(c, "memory_query", "facts", {"subject": "Billing"}, {"detail": "full"}),
+            "billing facts": await call(
+                c, "memory_query", "facts", {"subject": "Billing"}, {"detail": "full"}
+            ),
             "entities": await call(c, "memory_query", "entities", {"name": "Deploy Bot"}, {"detail": "full"}),
             "billing": await call(c, "memory_query", "entities", {"name": "Billing"}, {"detail": "full"}),
         }
@@ -92,13 +129,19 @@ async def test_a_conversation_keeps_no_secret_on_any_read_or_in_the_database(
             assert word in turn, (shape.name, word, turn)
     assert "[REDACTED:openai_key]" in page["object"]["title"] and "deploy chat" in page["object"]["title"]
     assert "here is the deploy key:" in turns[6] and turns[6].endswith("keep it safe")
-    assert '"metadata":{"cwd":"/srv/app","env":"DB_PASSWORD=[REDACTED:secret_assignment]"}' in reads["exports"]
+    assert (
+        '"metadata":{"cwd":"/srv/app","env":"DB_PASSWORD=[REDACTED:secret_assignment]"}' in reads["exports"]
+    )
 
 
 async def test_answers_without_secrets_carry_no_redacted_field(memory: Memory) -> None:
     async with Client(build_server(memory, "all")) as c:
-        ingested = await call(c, "memory_ingest", "conversation",
-                              {"title": "plain", "messages": [{"role": "user", "content": "the token bucket refills"}]})
+        ingested = await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            {"title": "plain", "messages": [{"role": "user", "content": "the token bucket refills"}]},
+        )
         remembered = await call(c, "memory_remember", "knowledge", knowledge())
         node = (await c.call_tool("create_node", {"text": "password rotation is monthly"})).structured_content
     assert "redacted" not in ingested and "redacted" not in remembered and "redacted" not in (node or {})
@@ -119,7 +162,9 @@ async def test_file_capture_covers_the_shapes_it_missed(
     for i, shape in enumerate(shapes):
         line = next(x for x in lines if x.startswith(f"- step {i}:"))
         assert f"[REDACTED:{shape.kind}]" in line, (shape.name, line)
-    assert {(w["kind"], w["line"]) for w in answer["withheld"]} == {(s.kind, i + 3) for i, s in enumerate(shapes)}
+    assert {(w["kind"], w["line"]) for w in answer["withheld"]} == {
+        (s.kind, i + 3) for i, s in enumerate(shapes)
+    }
     texts = {"answer": answer, "page": page, "database": stored_text(memory, backend, pg_url)}
     assert leaked(texts, _probes(shapes)) == []
     assert "postgresql://app:[REDACTED:connection_string_password]@10.0.3.17/app" in stored
@@ -130,47 +175,77 @@ async def test_graph_toolset_nodes_are_scanned(memory: Memory, backend: str, pg_
     async with Client(build_server(memory, "all")) as c:
         created = []
         for s in shapes[:6]:
-            result = await c.call_tool("create_node", {"text": f"ops note: {s.text}", "metadata": {"note": s.text}})
+            result = await c.call_tool(
+                "create_node", {"text": f"ops note: {s.text}", "metadata": {"note": s.text}}
+            )
             created.append(result.structured_content)
         fact = created[0]["node"] if "node" in created[0] else created[0]
-        updated = (await c.call_tool("update_node", {"node_id": fact["id"], "text": f"rotated: {shapes[7].text}"})).structured_content
-        entity = (await c.call_tool("create_node", {"text": shapes[3].secret, "node_type": "Entity",
-                                                    "metadata": {"type": "service"}})).structured_content
+        updated = (
+            await c.call_tool("update_node", {"node_id": fact["id"], "text": f"rotated: {shapes[7].text}"})
+        ).structured_content
+        entity = (
+            await c.call_tool(
+                "create_node",
+                {"text": shapes[3].secret, "node_type": "Entity", "metadata": {"type": "service"}},
+            )
+        ).structured_content
         found = (await c.call_tool("search", {"query": "ops note rotated"})).structured_content
     assert all(r and r["success"] and r["redacted"]["count"] == 2 for r in created), created
     assert updated and updated["redacted"] == {"count": 1, "kinds": {"jwt": 1}}
     assert entity and entity["redacted"]["kinds"] == {"github_token": 1}
-    texts = {"created": created, "updated": updated, "entity": entity, "search": found,
-             "database": stored_text(memory, backend, pg_url), "exports": exports(memory)}
+    texts = {
+        "created": created,
+        "updated": updated,
+        "entity": entity,
+        "search": found,
+        "database": stored_text(memory, backend, pg_url),
+        "exports": exports(memory),
+    }
     assert leaked(texts, _probes(shapes)) == []
     assert "ops note: use [REDACTED:anthropic_key] for Claude" in str(found)
 
 
-def test_an_import_of_an_old_export_is_scanned(memory: Memory, make_settings: Any, backend: str,
-                                               pg_url: str | None) -> None:
+def test_an_import_of_an_old_export_is_scanned(
+    memory: Memory, make_settings: Any, backend: str, pg_url: str | None
+) -> None:
     """An export written before the scan (secrets stored verbatim) loses them on import."""
     shapes = conversation_shapes(random.Random(uuid.uuid4().int))
     old = memory.for_namespace(f"old-{uuid.uuid4().hex[:8]}")
     with old.runtime.write("memory_remember", "knowledge", "an older release") as (_session, patch):
         from memory_substrate.models import MemoryObject
 
-        patch.create(MemoryObject(id=f"know:{uuid.uuid4().hex}", object_type="knowledge", kind="fact", status="active",
-                                  title=shapes[0].text, summary=shapes[5].text, memory_source="user_declared",
-                                  reason=shapes[8].text, scope_refs=["scope:project"]))
+        patch.create(
+            MemoryObject(
+                id=f"know:{uuid.uuid4().hex}",
+                object_type="knowledge",
+                kind="fact",
+                status="active",
+                title=shapes[0].text,
+                summary=shapes[5].text,
+                memory_source="user_declared",
+                reason=shapes[8].text,
+                scope_refs=["scope:project"],
+            )
+        )
         patch.commit({})
     dump = io.StringIO()
     export_namespace(old.runtime, dump)
     assert shapes[0].secret in dump.getvalue()
     target = f"new-{uuid.uuid4().hex[:8]}"
     result = import_namespace(memory.runtime, io.StringIO(dump.getvalue()), namespace=target)
-    assert result["redacted"]["count"] >= 3 and {"openai_key", "password", "connection_string_password"} <= set(
-        result["redacted"]["kinds"])
+    assert result["redacted"]["count"] >= 3 and {
+        "openai_key",
+        "password",
+        "connection_string_password",
+    } <= set(result["redacted"]["kinds"])
     imported = memory.for_namespace(target)
     hits = imported.query("search", {"query": "key bot password share connect"}, {"detail": "full"})
     assert hits["count"] >= 1 and leaked({"search": hits, "export": exports(imported)}, _probes(shapes)) == []
 
 
-async def test_a_compile_trace_keeps_no_secret_of_its_task(memory: Memory, backend: str, pg_url: str | None) -> None:
+async def test_a_compile_trace_keeps_no_secret_of_its_task(
+    memory: Memory, backend: str, pg_url: str | None
+) -> None:
     shapes = conversation_shapes(random.Random(uuid.uuid4().int))
     task = "fix the deploy; " + " ".join(s.text for s in shapes)
     async with Client(build_server(memory)) as c:
@@ -194,28 +269,61 @@ async def test_a_models_extraction_is_scanned_before_it_is_applied(
     from tests.graph.stub_llm import Reply, stub_llm
 
     shapes = conversation_shapes(random.Random(uuid.uuid4().int))
-    answer = json.dumps({
-        "entities": [{"name": "Deploy Bot", "type": "service", "aliases": [], "summary": shapes[0].text},
-                     {"name": "Vault", "type": "technology", "aliases": [shapes[3].secret]}],
-        "facts": [{"subject": "Deploy Bot", "predicate": "uses", "object": "Vault", "segment_ids": ["seg-1"]},
-                  {"subject": "Deploy Bot", "predicate": "authenticates_with", "value": shapes[8].text,
-                   "segment_ids": ["seg-1"]}],
-        "procedures": [{"kind": "workflow", "title": "Rotate the bot key", "text": shapes[5].text, "segment_ids": ["seg-1"]}],
-    })
+    answer = json.dumps(
+        {
+            "entities": [
+                {"name": "Deploy Bot", "type": "service", "aliases": [], "summary": shapes[0].text},
+                {"name": "Vault", "type": "technology", "aliases": [shapes[3].secret]},
+            ],
+            "facts": [
+                {"subject": "Deploy Bot", "predicate": "uses", "object": "Vault", "segment_ids": ["seg-1"]},
+                {
+                    "subject": "Deploy Bot",
+                    "predicate": "authenticates_with",
+                    "value": shapes[8].text,
+                    "segment_ids": ["seg-1"],
+                },
+            ],
+            "procedures": [
+                {
+                    "kind": "workflow",
+                    "title": "Rotate the bot key",
+                    "text": shapes[5].text,
+                    "segment_ids": ["seg-1"],
+                }
+            ],
+        }
+    )
     with stub_llm() as llm:
         llm.script = [Reply(content=answer)]
-        settings = make_settings(llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=0)
+        settings = make_settings(
+            llm_base_url=llm.url, llm_model="stub-model", llm_api_key="sk-test", llm_max_retries=0
+        )
         with Memory(settings, namespace=namespace) as memory:
             async with Client(build_server(memory)) as c:
-                await call(c, "memory_ingest", "conversation", {"title": "ops", "messages": [
-                    {"role": "user", "content": "Deploy Bot reads its secrets from Vault."}]})
+                await call(
+                    c,
+                    "memory_ingest",
+                    "conversation",
+                    {
+                        "title": "ops",
+                        "messages": [{"role": "user", "content": "Deploy Bot reads its secrets from Vault."}],
+                    },
+                )
                 done = await call(c, "memory_maintain", "extract", {}, {"apply": True})
                 assert done["counts"]["done"] == 1, done
                 trace = await call(c, "memory_query", "trace", {"id": done["runs"][0]["trace_id"]})
                 facts = await call(c, "memory_query", "facts", {"subject": "Deploy Bot"}, {"detail": "full"})
-                entities = await call(c, "memory_query", "entities", {"name": "Deploy Bot"}, {"detail": "full"})
-            texts = {"trace": trace, "facts": facts, "entities": entities, "exports": exports(memory),
-                     "database": stored_text(memory, backend, pg_url)}
+                entities = await call(
+                    c, "memory_query", "entities", {"name": "Deploy Bot"}, {"detail": "full"}
+                )
+            texts = {
+                "trace": trace,
+                "facts": facts,
+                "entities": entities,
+                "exports": exports(memory),
+                "database": stored_text(memory, backend, pg_url),
+            }
     # what was applied is counted in the trace; what the model's answer lost before that (an alias
     # not in the episode, an ungrounded fact) is listed in the trace, redacted like the rest
     assert trace["trace"]["redacted"] == {"count": 1, "kinds": {"openai_key": 1}}

@@ -51,7 +51,9 @@ def test_rows_holding_every_word_come_first(store: Store, namespace: str, small_
             _pg_stats(s, namespace, {w: 0.21 for w in WORDS})
             asked: list[str] = []
             rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: asked.append(match) or rank(query, match, limit, **kw)
+            s._rank_segments = lambda query, match, limit, **kw: (
+                asked.append(match) or rank(query, match, limit, **kw)
+            )
         hits = s.search_segments_text(WORDS, limit=5)
         if hasattr(s, "term_stats"):  # only the rows holding every word were ranked
             assert asked == ["(('alpha') & ('beta') & ('gamma'))"]
@@ -83,7 +85,9 @@ def test_one_common_word_ranks_a_bounded_share(store: Store, namespace: str, sma
         if hasattr(s, "term_stats"):
             _pg_stats(s, namespace, {"alpha": 0.21})
             rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
+            s._rank_segments = lambda query, match, limit, **kw: (
+                caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
+            )
         hits = s.search_segments_text(["alpha"], limit=5)
     assert len(hits) == 5
     if caps:
@@ -93,23 +97,34 @@ def test_one_common_word_ranks_a_bounded_share(store: Store, namespace: str, sma
 
 
 def test_words_and_groups() -> None:
-    assert words_of(["booked", "book", "may", "beehiv", "beehive"]) == [("may",), ("book", "booked"), ("beehiv", "beehive")]
+    assert words_of(["booked", "book", "may", "beehiv", "beehive"]) == [
+        ("may",),
+        ("book", "booked"),
+        ("beehiv", "beehive"),
+    ]
     rows = {"a": 200, "b": 100, "c": 150, "none": 0, "most": 300}
     a, b, c = ("a",), ("b",), ("c",)
     assert conjunctive_groups(rows, 1000) == [[[b, c, a]], [[c, a], [b, a], [b, c]]]
     assert conjunctive_groups({"a": 200, "b": 100}, 1000) == [[[b, a]]]  # two words: no "all but one"
     assert conjunctive_groups({"a": 200, "most": 300}, 1000) == []  # one usable word: nothing to intersect
     # a word and its stem are one word, asked for by its commonest and its longest form
-    assert conjunctive_groups({"booked": 90, "book": 120, "may": 100}, 1000) == [[[("may",), ("book", "booked")]]]
+    assert conjunctive_groups({"booked": 90, "book": 120, "may": 100}, 1000) == [
+        [[("may",), ("book", "booked")]]
+    ]
     assert conjunctive_groups({"beehive": 90, "beehiv": 90}, 1000) == []
     # a compound and its heads (German analysis indexes them all): one word, two forms asked
-    assert words_of(["fensterplatz", "terplatz", "platz", "eiche"]) == [("eiche",), ("platz", "terplatz", "fensterplatz")]
+    assert words_of(["fensterplatz", "terplatz", "platz", "eiche"]) == [
+        ("eiche",),
+        ("platz", "terplatz", "fensterplatz"),
+    ]
     assert conjunctive_groups({"fensterplatz": 120, "terplatz": 120, "platz": 130, "eiche": 100}, 1000) == [
         [[("eiche",), ("platz", "fensterplatz")]]
     ]
     # two words the grouping joins (car, carpet) are asked for as either: a row holding only
     # "carpet" still matches
-    assert conjunctive_groups({"car": 150, "carpet": 60, "clean": 100}, 1000) == [[[("clean",), ("car", "carpet")]]]
+    assert conjunctive_groups({"car": 150, "carpet": 60, "clean": 100}, 1000) == [
+        [[("clean",), ("car", "carpet")]]
+    ]
     many = {f"t{i}x": 10 + i for i in range(10)}
     assert conjunctive_groups(many, 1000)[0] == [[(f"t{i}x",) for i in range(6)]]  # the six rarest
 
@@ -139,7 +154,9 @@ def test_rare_terms_over_the_budget_together_rank_every_match(
         if hasattr(s, "term_stats"):
             _pg_stats(s, namespace, {"delta": 0.05, "omega": 0.05, "sigma": 0.004})
             rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
+            s._rank_segments = lambda query, match, limit, **kw: (
+                caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
+            )
         hits = s.search_segments_text(["delta", "omega", "sigma"], limit=5)
     if caps:  # ts_rank has no idf to tell the rows apart: check that the selective rows were not capped
         assert caps[0] is None

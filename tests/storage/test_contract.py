@@ -392,7 +392,9 @@ def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace:
     with store.write(namespace) as s:
         s.insert_segments(
             [
-                seg_row(seg("src:a", 1, "hello", name="ana", created_at="2024-05-01T10:00:00+00:00", role="user")),
+                seg_row(
+                    seg("src:a", 1, "hello", name="ana", created_at="2024-05-01T10:00:00+00:00", role="user")
+                ),
                 seg_row(seg("src:a", 2, "no speaker here")),
                 seg_row(seg("src:a", 3, "late", name="bo")),
             ]
@@ -403,7 +405,10 @@ def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace:
     assert set(light) == set(full) == {"seg-1", "seg-2", "seg-3"}
     for sid, g in light.items():
         assert (g.source_id, g.ordinal, g.text, g.created_at) == (
-            full[sid].source_id, full[sid].ordinal, full[sid].text, full[sid].created_at,
+            full[sid].source_id,
+            full[sid].ordinal,
+            full[sid].text,
+            full[sid].created_at,
         )
         assert g.locator == {} and g.hash == ""
     assert light["seg-1"].metadata == {"name": "ana", "created_at": "2024-05-01T10:00:00+00:00"}
@@ -417,22 +422,35 @@ def test_light_segment_windows_carry_what_ranking_needs(store: Store, namespace:
 
 def test_light_reads_by_key_match_light_windows(store: Store, namespace: str) -> None:
     rows = [
-        seg_row(seg("src:a", 1, "Running the migrations", name="ana", created_at="2024-05-01T10:00:00+00:00")),
+        seg_row(
+            seg("src:a", 1, "Running the migrations", name="ana", created_at="2024-05-01T10:00:00+00:00")
+        ),
         seg_row(seg("src:a", 2, "de-stress before the release", name="bo")),
         seg_row(seg("src:b", 1, "")),
     ]
     with store.write(namespace) as s:
         s.insert_segments(rows)
     with store.read(namespace) as s:
-        by_key = {(g.source_id, g.id): g for g in s.get_segments_by_keys(
-            [("src:a", "seg-1"), ("src:a", "seg-2"), ("src:b", "seg-1"), ("src:x", "seg-1")], light=True
-        )}
-        windows = {(g.source_id, g.id): g for g in s.segment_windows([("src:a", 0, 5), ("src:b", 0, 5)], light=True)}
+        by_key = {
+            (g.source_id, g.id): g
+            for g in s.get_segments_by_keys(
+                [("src:a", "seg-1"), ("src:a", "seg-2"), ("src:b", "seg-1"), ("src:x", "seg-1")], light=True
+            )
+        }
+        windows = {
+            (g.source_id, g.id): g for g in s.segment_windows([("src:a", 0, 5), ("src:b", 0, 5)], light=True)
+        }
         whole = s.get_segments_by_keys([("src:a", "seg-1")])
     assert set(by_key) == set(windows) == {("src:a", "seg-1"), ("src:a", "seg-2"), ("src:b", "seg-1")}
     for key, g in by_key.items():
         w = windows[key]
-        assert (g.text, g.ordinal, g.metadata, g.created_at, g.terms) == (w.text, w.ordinal, w.metadata, w.created_at, w.terms)
+        assert (g.text, g.ordinal, g.metadata, g.created_at, g.terms) == (
+            w.text,
+            w.ordinal,
+            w.metadata,
+            w.created_at,
+            w.terms,
+        )
     assert by_key[("src:a", "seg-2")].terms.split() == index_terms("de-stress before the release")
     assert by_key[("src:b", "seg-1")].terms == ""
     assert whole[0].locator == {"message_index": 0} and whole[0].terms is None
@@ -448,9 +466,17 @@ def test_object_heads(store: Store, namespace: str) -> None:
         heads = s.get_object_heads(["know:a", "src:b", "know:missing", "know:a"])
         assert s.get_object_heads([]) == {}
     assert set(heads) == {"know:a", "src:b"}
-    assert (heads["know:a"].object_type, heads["know:a"].kind, heads["know:a"].status) == ("knowledge", "decision", "contested")
+    assert (heads["know:a"].object_type, heads["know:a"].kind, heads["know:a"].status) == (
+        "knowledge",
+        "decision",
+        "contested",
+    )
     assert (heads["know:a"].title, heads["know:a"].summary) == ("Alpha plan", "the first")
-    assert (heads["src:b"].object_type, heads["src:b"].title, heads["src:b"].summary) == ("source", "Chat", "")
+    assert (heads["src:b"].object_type, heads["src:b"].title, heads["src:b"].summary) == (
+        "source",
+        "Chat",
+        "",
+    )
 
 
 def test_vector_search_after_many_writes_equals_a_cold_read(
@@ -512,8 +538,15 @@ def test_vector_search_after_many_writes_equals_a_cold_read(
             cold.close()
 
 
-def test_ids_by_tail_finds_every_object_ending_with_the_digits_in_this_namespace_only(store: Store, namespace: str) -> None:
-    ids = ["know:01a2000000000000abc123", "src:01a2000000000001abc123", "know:abc123", "know:01a2000000000002ffffff"]
+def test_ids_by_tail_finds_every_object_ending_with_the_digits_in_this_namespace_only(
+    store: Store, namespace: str
+) -> None:
+    ids = [
+        "know:01a2000000000000abc123",
+        "src:01a2000000000001abc123",
+        "know:abc123",
+        "know:01a2000000000002ffffff",
+    ]
     with store.write(namespace) as s:
         for oid in ids:
             s.insert_object(make_obj(oid), doc(oid), None)

@@ -11,8 +11,19 @@ from memory_substrate.storage.base import Store
 from tests.storage.builders import doc, make_obj, seg, seg_row
 from tests.storage.test_contract_isolation import _fill
 
-ROWS = {"objects", "segments", "relations", "vectors", "patches", "audit_events", "config", "object_keys", "jobs",
-        "traces", "tokens"}
+ROWS = {
+    "objects",
+    "segments",
+    "relations",
+    "vectors",
+    "patches",
+    "audit_events",
+    "config",
+    "object_keys",
+    "jobs",
+    "traces",
+    "tokens",
+}
 
 
 def _fill_all(store: Store, namespace: str) -> None:
@@ -53,8 +64,19 @@ def test_delete_namespace_removes_every_row_and_keeps_others(store: Store, names
     assert {t for t, n in counts.items() if n > 0} >= ROWS, counts
     assert namespace not in store.namespaces()
     gone = _snapshot(store, namespace)
-    assert gone == {"objects": 0, "segments": 0, "text": [], "segment_text": [], "vectors": [], "relations": 0,
-                    "patches": 0, "config": {}, "keys": [], "jobs": {}, "traces": 0}
+    assert gone == {
+        "objects": 0,
+        "segments": 0,
+        "text": [],
+        "segment_text": [],
+        "vectors": [],
+        "relations": 0,
+        "patches": 0,
+        "config": {},
+        "keys": [],
+        "jobs": {},
+        "traces": 0,
+    }
     assert store.namespace_for_token(f"hash-{namespace}") is None
     assert _snapshot(store, other) == kept_before
     assert store.namespace_for_token(f"hash-{other}") == other

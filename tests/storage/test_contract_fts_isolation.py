@@ -24,14 +24,18 @@ def _search(store: Store, namespace: str) -> tuple[list[Any], list[Any]]:
 
 def test_another_namespace_does_not_move_scores(store: Store, namespace: str) -> None:
     with store.write(namespace) as s:
-        s.insert_object(make_obj("know:a1", title="zebracorn budget review"), doc("zebracorn budget review"), None)
+        s.insert_object(
+            make_obj("know:a1", title="zebracorn budget review"), doc("zebracorn budget review"), None
+        )
         s.insert_object(make_obj("know:a2", title="budget line items"), doc("budget line items"), None)
         s.insert_object(make_obj("know:a3", title="travel plans"), doc("travel plans"), None)
-        s.insert_segments([
-            seg_row(seg("src:a", 1, "the zebracorn budget is due friday")),
-            seg_row(seg("src:a", 2, "noted, the budget for marketing too")),
-            seg_row(seg("src:a", 3, "and the offsite in May")),
-        ])
+        s.insert_segments(
+            [
+                seg_row(seg("src:a", 1, "the zebracorn budget is due friday")),
+                seg_row(seg("src:a", 2, "noted, the budget for marketing too")),
+                seg_row(seg("src:a", 3, "and the offsite in May")),
+            ]
+        )
     objects, segments = _search(store, namespace)
     assert [h.object_id for h in objects][:2] == ["know:a1", "know:a2"]
     assert [h.segment_id for h in segments][:2] == ["seg-1", "seg-2"]
@@ -40,7 +44,9 @@ def test_another_namespace_does_not_move_scores(store: Store, namespace: str) ->
         for i in range(60):
             text = f"zebracorn sighting number {i}"
             s.insert_object(make_obj(f"know:b{i}", title=text), doc(text), None)
-        s.insert_segments([seg_row(seg("src:b", i + 1, f"zebracorn seen again {i} " * (1 + i % 5))) for i in range(60)])
+        s.insert_segments(
+            [seg_row(seg("src:b", i + 1, f"zebracorn seen again {i} " * (1 + i % 5))) for i in range(60)]
+        )
     assert _search(store, namespace) == (objects, segments), "B's writes moved A's scores"
 
     store.delete_namespace(namespace + "-b")
@@ -50,8 +56,10 @@ def test_another_namespace_does_not_move_scores(store: Store, namespace: str) ->
 def test_common_terms_are_judged_within_the_namespace(store: Store, namespace: str) -> None:
     """Segment search may leave out a term most of the namespace's segments hold; whether it does
     depends on this namespace alone."""
-    rows = [seg_row(seg("src:a", i + 1, ("zebracorn " if i == 0 else "budget " if i == 1 else "") + f"turn {i}"))
-            for i in range(1200)]
+    rows = [
+        seg_row(seg("src:a", i + 1, ("zebracorn " if i == 0 else "budget " if i == 1 else "") + f"turn {i}"))
+        for i in range(1200)
+    ]
     with store.write(namespace) as s:
         s.insert_segments(rows)
     found = sorted(h.segment_id for h in _search(store, namespace)[1])
@@ -68,8 +76,18 @@ def test_cached_term_counts_are_the_namespace_s_own(store: Store, namespace: str
     with store.write(other) as s:  # "budget" in every turn of B
         s.insert_segments([seg_row(seg("src:b", i + 1, f"budget talk {i}")) for i in range(1200)])
     with store.write(namespace) as s:  # ... and in one turn of A
-        s.insert_segments([seg_row(seg("src:a", i + 1, ("zebracorn " if i == 0 else "budget " if i == 1 else "") + f"turn {i}"))
-                           for i in range(1200)])
+        s.insert_segments(
+            [
+                seg_row(
+                    seg(
+                        "src:a",
+                        i + 1,
+                        ("zebracorn " if i == 0 else "budget " if i == 1 else "") + f"turn {i}",
+                    )
+                )
+                for i in range(1200)
+            ]
+        )
     for _ in range(2):  # B then A, on one thread, nothing written between
         _search(store, other)  # (on SQLite B's search leaves "budget" out: B's turns all hold it)
         assert sorted(h.segment_id for h in _search(store, namespace)[1]) == ["seg-1", "seg-2"]

@@ -13,7 +13,10 @@ def test_lookup_keys_replace_find_and_count(store: Store, namespace: str) -> Non
         s.set_object_keys("ent:a", ["ent:any:x", "fact:custom:likes", "ent:any:shared"])
         s.set_object_keys("ent:b", ["ent:any:shared", "fact:custom:likes", "fact:custom:hates"])
     with store.read(namespace) as s:
-        assert s.find_keys(["ent:any:shared", "missing"]) == [("ent:any:shared", "ent:a"), ("ent:any:shared", "ent:b")]
+        assert s.find_keys(["ent:any:shared", "missing"]) == [
+            ("ent:any:shared", "ent:a"),
+            ("ent:any:shared", "ent:b"),
+        ]
         assert s.key_counts("fact:custom:") == [("fact:custom:likes", 2), ("fact:custom:hates", 1)]
         assert s.key_counts("fact:custom:", limit=1) == [("fact:custom:likes", 2)]
     with store.write(namespace) as s:
@@ -29,8 +32,32 @@ def test_lookup_keys_replace_find_and_count(store: Store, namespace: str) -> Non
 
 def test_jobs_upsert_by_kind_and_target(store: Store, namespace: str) -> None:
     with store.write(namespace) as s:
-        s.put_job(Job("job:1", "extract", "src:a", "pending", 0, "2026-01-01T00:00:01", "2026-01-01T00:00:01", None, {"r": 1}))
-        s.put_job(Job("job:2", "extract", "src:b", "pending", 0, "2026-01-01T00:00:02", "2026-01-01T00:00:02", None, {}))
+        s.put_job(
+            Job(
+                "job:1",
+                "extract",
+                "src:a",
+                "pending",
+                0,
+                "2026-01-01T00:00:01",
+                "2026-01-01T00:00:01",
+                None,
+                {"r": 1},
+            )
+        )
+        s.put_job(
+            Job(
+                "job:2",
+                "extract",
+                "src:b",
+                "pending",
+                0,
+                "2026-01-01T00:00:02",
+                "2026-01-01T00:00:02",
+                None,
+                {},
+            )
+        )
         s.put_job(Job("job:9", "extract", "src:a", "failed", 3, "x", "2026-01-01T00:00:03", "boom", {"r": 2}))
     with store.read(namespace) as s:
         job = s.get_job("extract", "src:a")
@@ -46,7 +73,9 @@ def test_jobs_upsert_by_kind_and_target(store: Store, namespace: str) -> None:
 
 def test_traces_record_and_list_newest_first(store: Store, namespace: str) -> None:
     with store.write(namespace) as s:
-        s.record_trace(Trace("trace:1", "extraction", "src:a", "2026-01-01T00:00:01", {"n": 1, "nested": {"ü": [1]}}))
+        s.record_trace(
+            Trace("trace:1", "extraction", "src:a", "2026-01-01T00:00:01", {"n": 1, "nested": {"ü": [1]}})
+        )
         s.record_trace(Trace("trace:2", "compile", None, "2026-01-01T00:00:02", {}))
         s.record_trace(Trace("trace:3", "extraction", "src:a", "2026-01-01T00:00:03", {"n": 3}))
     with store.read(namespace) as s:

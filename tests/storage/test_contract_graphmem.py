@@ -23,18 +23,25 @@ def test_delete_object_removes_derived_rows_and_keeps_history(store: Store, name
     with store.write(namespace) as s:
         for oid, title in (("know:a", "zebra crossing"), ("know:b", "other thing"), ("ent:c", "Carol")):
             s.insert_object(make_obj(oid, title=title), doc(title), "claim-a" if oid == "know:a" else None)
-        s.insert_object(make_obj("src:s", object_type="source", kind="conversation", title="chat"), doc("chat"), None)
+        s.insert_object(
+            make_obj("src:s", object_type="source", kind="conversation", title="chat"), doc("chat"), None
+        )
         s.insert_segments([seg_row(seg("src:s", 1, "zebra talk"))])
         s.set_object_keys("know:a", ["fact:s:ent:c", "ttl:expiring"])
         s.upsert_vectors("m", "object", [("know:a", _unit(0)), ("know:b", _unit(1))])
         s.upsert_vectors("m", "entity:person", [("ent:c", _unit(2))])
         s.upsert_vectors("m", "segment", [("src:s#seg-1", _unit(3))])
-        s.insert_relations([
-            Relation("rel:1", "about", "know:a", "ent:c", "know:a", {}, TS),
-            Relation("rel:2", "RELATED_TO", "know:b", "know:a", None, {}, TS),
-            Relation("rel:3", "RELATED_TO", "know:b", "ent:c", None, {}, TS),
-        ])
-        s.record_patch(PatchRecord("patch:1", "t", "m", None, TS, 1), [AuditEvent("evt:1", "patch:1", "know:a", "create", TS)])
+        s.insert_relations(
+            [
+                Relation("rel:1", "about", "know:a", "ent:c", "know:a", {}, TS),
+                Relation("rel:2", "RELATED_TO", "know:b", "know:a", None, {}, TS),
+                Relation("rel:3", "RELATED_TO", "know:b", "ent:c", None, {}, TS),
+            ]
+        )
+        s.record_patch(
+            PatchRecord("patch:1", "t", "m", None, TS, 1),
+            [AuditEvent("evt:1", "patch:1", "know:a", "create", TS)],
+        )
     with store.read(namespace) as s:  # warm any in-memory vector matrix before the delete
         assert s.vector_search("m", _unit(0), owner_type="object", limit=5)[0][0] == "know:a"
     with store.write(namespace) as s:
@@ -78,7 +85,8 @@ def test_edges_of_and_relations_among(store: Store, namespace: str) -> None:
         s.insert_relations([Relation("rel:zz", "R", "know:b", "know:z", None, {}, TS)])
     with store.read(namespace) as s:
         assert sorted(s.edges_of(["know:b"], limit=10)) == [
-            ("rel:ab", "R", "know:a", "know:b"), ("rel:bc", "R", "know:b", "know:c")
+            ("rel:ab", "R", "know:a", "know:b"),
+            ("rel:bc", "R", "know:b", "know:c"),
         ]
         assert len(s.edges_of(["know:b", "know:c"], limit=10)) == 3  # an edge between two of them once
         assert len(s.edges_of(["know:b", "know:c"], limit=2)) == 2
@@ -88,7 +96,9 @@ def test_edges_of_and_relations_among(store: Store, namespace: str) -> None:
         assert s.relations_among(["know:a"]) == [] and s.relations_among([]) == []
 
 
-def test_edge_reads_count_each_edge_once_and_edges_between_meets_two_sets(store: Store, namespace: str) -> None:
+def test_edge_reads_count_each_edge_once_and_edges_between_meets_two_sets(
+    store: Store, namespace: str
+) -> None:
     # a-b twice (two types), b-c, c-d, d-a, and b->b's twin in another namespace.
     rels = [
         Relation("rel:ab", "R", "know:a", "know:b", None, {}, TS),
@@ -109,13 +119,18 @@ def test_edge_reads_count_each_edge_once_and_edges_between_meets_two_sets(store:
         assert len(s.edges_of(["know:a", "know:b"], limit=4)) == 4
         assert len({e[0] for e in s.edges_of(["know:a", "know:b"], limit=3)}) == 3
         assert sorted(s.edges_between(["know:a"], ["know:b", "know:d"], limit=10)) == [
-            ("rel:ab", "R", "know:a", "know:b"), ("rel:ab2", "S", "know:b", "know:a"), ("rel:da", "R", "know:d", "know:a")
+            ("rel:ab", "R", "know:a", "know:b"),
+            ("rel:ab2", "S", "know:b", "know:a"),
+            ("rel:da", "R", "know:d", "know:a"),
         ]
         # Either side may be the bigger one; an edge with both ends on both sides comes once.
-        assert sorted(e[0] for e in s.edges_between(["know:b", "know:c", "know:d"], ["know:c"], limit=10)) == [
-            "rel:bc", "rel:cd"
-        ]
+        assert sorted(
+            e[0] for e in s.edges_between(["know:b", "know:c", "know:d"], ["know:c"], limit=10)
+        ) == ["rel:bc", "rel:cd"]
         both = s.edges_between(["know:a", "know:b"], ["know:a", "know:b", "know:c"], limit=10)
         assert sorted(e[0] for e in both) == ["rel:ab", "rel:ab2", "rel:bc"]
         assert len(s.edges_between(["know:a", "know:b"], ["know:a", "know:b", "know:c"], limit=2)) == 2
-        assert s.edges_between([], ["know:a"], limit=10) == [] and s.edges_between(["know:c"], ["know:a"], limit=10) == []
+        assert (
+            s.edges_between([], ["know:a"], limit=10) == []
+            and s.edges_between(["know:c"], ["know:a"], limit=10) == []
+        )

@@ -15,7 +15,7 @@ TEXTS = [
     "emoji 🎉, CJK 数据库, Hangul 한국어, accents café",
     "separators \u2028 \u2029 and a lone \\u0041 escape-looking text",
     "",
-    "[1, 2] {\"not\": \"json\"}",
+    '[1, 2] {"not": "json"}',
 ]
 
 

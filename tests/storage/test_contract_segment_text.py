@@ -14,7 +14,9 @@ def test_segment_hits_are_the_namespaces_best_in_order(store: Store, namespace: 
     with store.write(other) as s:  # 30 strong matches in another namespace
         s.insert_segments([seg_row(seg("src:o", i, " ".join(["kafka"] * 40))) for i in range(1, 31)])
     with store.write(namespace) as s:  # 18 weaker ones here, each as strong as its count (no ties)
-        s.insert_segments([seg_row(seg(f"src:m{1 + i % 2}", i, " ".join(["kafka"] * i))) for i in range(1, 19)])
+        s.insert_segments(
+            [seg_row(seg(f"src:m{1 + i % 2}", i, " ".join(["kafka"] * i))) for i in range(1, 19)]
+        )
     with store.read(namespace) as s:
         every = s.search_segments_text(["kafka"], limit=50)
         keys = [(h.source_id, h.segment_id) for h in every]
@@ -29,7 +31,9 @@ def test_segment_hits_are_the_namespaces_best_in_order(store: Store, namespace: 
         m2 = [h for h in every if h.source_id == "src:m2"]
         for limit in (3, 9, 20):
             got = s.search_segments_text(["kafka"], limit=limit, source_ids=["src:m2"])
-            assert [(h.segment_id, h.score) for h in got] == [(h.segment_id, h.score) for h in m2[:limit]], limit
+            assert [(h.segment_id, h.score) for h in got] == [(h.segment_id, h.score) for h in m2[:limit]], (
+                limit
+            )
         assert s.search_segments_text(["kafka"], limit=0) == []
     with store.read(other) as s:
         assert {h.source_id for h in s.search_segments_text(["kafka"], limit=50)} == {"src:o"}

@@ -25,7 +25,9 @@ def _ids(store: Store, namespace: str, i: int) -> set[str]:
         return {oid for oid, _ in s.vector_search("m", _unit(i), owner_type="object", limit=10)}
 
 
-def test_a_rolled_back_deletion_searched_in_its_session_is_not_what_readers_see(store: Store, namespace: str) -> None:
+def test_a_rolled_back_deletion_searched_in_its_session_is_not_what_readers_see(
+    store: Store, namespace: str
+) -> None:
     with store.write(namespace) as s:
         for oid in ("know:a", "know:c"):
             s.insert_object(make_obj(oid, title=oid), doc(oid), None)

@@ -144,10 +144,15 @@ def test_segment_search_rows_are_checked_and_rebuilt(pg: PostgresStore, namespac
     segments = [seg("src:1", n, f"alpha note {n}") for n in range(1, 4)]
     with pg.write(namespace) as s:
         s.insert_segments([seg_row(x) for x in segments])
-        s.conn.execute("DELETE FROM segment_search WHERE namespace = %s AND id = %s", (namespace, segments[1].id))
+        s.conn.execute(
+            "DELETE FROM segment_search WHERE namespace = %s AND id = %s", (namespace, segments[1].id)
+        )
     with pg.read(namespace) as s:
         assert s.segments_missing_search() == [("src:1", segments[1].id)]
-        assert {h.segment_id for h in s.search_segments_text(["alpha"], limit=10)} == {segments[0].id, segments[2].id}
+        assert {h.segment_id for h in s.search_segments_text(["alpha"], limit=10)} == {
+            segments[0].id,
+            segments[2].id,
+        }
     with pg.write(namespace) as s:
         assert s.replace_segment_search([("src:1", segments[1].id, "alpha note 2", "")]) == 1
     with pg.read(namespace) as s:
@@ -156,5 +161,7 @@ def test_segment_search_rows_are_checked_and_rebuilt(pg: PostgresStore, namespac
     with pg.write(namespace) as s:
         s.insert_object(make_obj("src:1", object_type="source"), doc("t"), None)
         assert s.delete_object("src:1")
-        left = s.conn.execute("SELECT COUNT(*) FROM segment_search WHERE namespace = %s", (namespace,)).fetchone()
+        left = s.conn.execute(
+            "SELECT COUNT(*) FROM segment_search WHERE namespace = %s", (namespace,)
+        ).fetchone()
     assert left == (0,)

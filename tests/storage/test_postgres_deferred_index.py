@@ -22,8 +22,12 @@ from memory_substrate.storage.postgres.vector_index import BULK_VECTOR_ROWS, LOA
 
 pytestmark = pytest.mark.postgres
 
-TOPICS = ["the ferry to the island leaves at dawn", "our violin teacher moved to Lisbon",
-          "the greenhouse tomatoes caught blight", "a telescope for the comet next spring"]
+TOPICS = [
+    "the ferry to the island leaves at dawn",
+    "our violin teacher moved to Lisbon",
+    "the greenhouse tomatoes caught blight",
+    "a telescope for the comet next spring",
+]
 
 
 def _pending(url: str, namespace: str) -> int:
@@ -41,23 +45,30 @@ def _search(mem: Memory, query: str, unit: str) -> list[str]:
     return [str(item.get("id") or item.get("segment_id") or item) for item in out["items"]]
 
 
-def test_search_before_and_after_the_deferred_build(postgres_url: str, namespace: str, tmp_path: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_search_before_and_after_the_deferred_build(
+    postgres_url: str, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)  # builds when told
     mem = Memory(Settings(root=tmp_path, embedder="static", database_url=postgres_url), namespace=namespace)
     try:
         turns = [f"turn {i}: {TOPICS[i % len(TOPICS)]} (note {i})" for i in range(BULK_VECTOR_ROWS + 36)]
-        mem.ingest("conversation", {"title": "trip", "messages": [
-            {"role": "user", "name": "ana", "content": t} for t in turns]})
+        mem.ingest(
+            "conversation",
+            {"title": "trip", "messages": [{"role": "user", "name": "ana", "content": t} for t in turns]},
+        )
         assert _pending(postgres_url, namespace) >= BULK_VECTOR_ROWS  # the bulk rows wait for a build
 
         queries = ["ferry island dawn", "violin teacher Lisbon", "tomatoes blight", "comet telescope"]
         # Vectors alone: the pending rows must come back from the exact scan.
         qvec = mem.runtime.embedder_or_none().embed_query("violin teacher Lisbon")
         with mem.store.read(namespace) as s:
-            before_vec = s.vector_search(mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10)
-            exact = sorted(((oid, float(v @ qvec)) for t, oid, _m, v in s.iter_vectors() if t == "segment"),
-                           key=lambda h: -h[1])[:10]
+            before_vec = s.vector_search(
+                mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10
+            )
+            exact = sorted(
+                ((oid, float(v @ qvec)) for t, oid, _m, v in s.iter_vectors() if t == "segment"),
+                key=lambda h: -h[1],
+            )[:10]
         assert [h[0] for h in before_vec] == [h[0] for h in exact]
         assert np.allclose([h[1] for h in before_vec], [h[1] for h in exact], atol=1e-5)
         before = {(q, unit): _search(mem, q, unit) for q in queries for unit in ("segment", "object")}
@@ -67,7 +78,9 @@ def test_search_before_and_after_the_deferred_build(postgres_url: str, namespace
         assert sum(built.values()) >= BULK_VECTOR_ROWS
         assert _pending(postgres_url, namespace) == 0
         with mem.store.read(namespace) as s:
-            after_vec = s.vector_search(mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10)
+            after_vec = s.vector_search(
+                mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10
+            )
         assert [h[0] for h in after_vec] == [h[0] for h in before_vec]
         after = {(q, unit): _search(mem, q, unit) for q in queries for unit in ("segment", "object")}
         assert after == before
@@ -79,13 +92,15 @@ def _vacuum_counts(url: str) -> dict[str, int]:
     """Explicit VACUUMs (autovacuum's are counted apart) of the tables a bulk load fills."""
     with psycopg.connect(url, autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT relname, vacuum_count FROM pg_stat_user_tables WHERE relname = ANY(%s)", (list(LOADED_TABLES),)
+            "SELECT relname, vacuum_count FROM pg_stat_user_tables WHERE relname = ANY(%s)",
+            (list(LOADED_TABLES),),
         ).fetchall()
     return {str(name): int(count) for name, count in rows}
 
 
-def test_the_deferred_build_vacuums_the_loaded_tables(postgres_url: str, namespace: str, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_deferred_build_vacuums_the_loaded_tables(
+    postgres_url: str, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The rebuild after a bulk load vacuums and analyses what it filled (the first searches on a
     loaded store would otherwise set every new row's commit hint themselves)."""
     monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)
@@ -95,8 +110,10 @@ def test_the_deferred_build_vacuums_the_loaded_tables(postgres_url: str, namespa
     mem = Memory(Settings(root=tmp_path, embedder="static", database_url=postgres_url), namespace=namespace)
     try:
         turns = [f"turn {i}: {TOPICS[i % len(TOPICS)]} (note {i})" for i in range(BULK_VECTOR_ROWS * 4)]
-        mem.ingest("conversation", {"title": "trip", "messages": [
-            {"role": "user", "name": "ana", "content": t} for t in turns]})
+        mem.ingest(
+            "conversation",
+            {"title": "trip", "messages": [{"role": "user", "name": "ana", "content": t} for t in turns]},
+        )
         before = _vacuum_counts(postgres_url)
         mem.store.build_deferred_indexes()
         # The counts reach the statistics views when the building session ends: wait for them.
@@ -113,7 +130,9 @@ def test_the_deferred_build_vacuums_the_loaded_tables(postgres_url: str, namespa
 def _gin_pending_pages(url: str, index: str) -> int:
     """Pages in a GIN index's pending list, read from its metapage (pageinspect)."""
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute("SELECT n_pending_pages FROM gin_metapage_info(get_raw_page(%s, 0))", (index,)).fetchone()
+        row = conn.execute(
+            "SELECT n_pending_pages FROM gin_metapage_info(get_raw_page(%s, 0))", (index,)
+        ).fetchone()
     return int(row[0]) if row else 0
 
 
@@ -136,19 +155,30 @@ def gin_inspectable(postgres_url: str) -> Iterator[None]:
                 conn.execute(f"ALTER TABLE {t} RESET (autovacuum_enabled)")
 
 
-def test_the_deferred_build_merges_the_full_text_pending_lists(postgres_url: str, namespace: str, tmp_path: Path,
-                                                                 monkeypatch: pytest.MonkeyPatch,
-                                                                 gin_inspectable: None) -> None:
+def test_the_deferred_build_merges_the_full_text_pending_lists(
+    postgres_url: str, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gin_inspectable: None
+) -> None:
     """A bulk ingest leaves its full-text entries in GIN's pending lists (scanned in full by every
     query); the build that follows the bulk write merges them, and searches answer the same."""
     monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)
     mem = Memory(Settings(root=tmp_path, embedder="static", database_url=postgres_url), namespace=namespace)
     try:
         turns = [f"turn {i}: {TOPICS[i % len(TOPICS)]} (note {i})" for i in range(BULK_VECTOR_ROWS * 4)]
-        mem.ingest("conversation", {"title": "trip", "messages": [
-            {"role": "user", "name": "ana", "content": t} for t in turns]})
-        mem.remember("knowledge", {"kind": "fact", "title": "The ferry leaves at dawn", "summary": "From the island pier.", "reason": "test",
-                                   "memory_source": "user_declared", "scope_refs": ["scope:trip"]})
+        mem.ingest(
+            "conversation",
+            {"title": "trip", "messages": [{"role": "user", "name": "ana", "content": t} for t in turns]},
+        )
+        mem.remember(
+            "knowledge",
+            {
+                "kind": "fact",
+                "title": "The ferry leaves at dawn",
+                "summary": "From the island pier.",
+                "reason": "test",
+                "memory_source": "user_declared",
+                "scope_refs": ["scope:trip"],
+            },
+        )
         assert _gin_pending_pages(postgres_url, "segment_search_fts") > 0
         assert _gin_pending_pages(postgres_url, "objects_fts") > 0
         before = {unit: _search(mem, "ferry island dawn", unit) for unit in ("segment", "object")}

@@ -51,8 +51,11 @@ def _stats(namespace: str, budget: int) -> TermStats:
     """Statistics as ANALYZE would gather them for this namespace alone, never re-read."""
     stats = TermStats(budget=budget, ttl_s=1e9)
     stats._stats = _Stats(
-        read_at=time.monotonic(), rows=float(ROWS), lexeme_freq={"zzcommon": 1.0, "filler": 1.0},
-        floor=0.01, namespace_freq={namespace: 1.0},
+        read_at=time.monotonic(),
+        rows=float(ROWS),
+        lexeme_freq={"zzcommon": 1.0, "filler": 1.0},
+        floor=0.01,
+        namespace_freq={namespace: 1.0},
     )
     return stats
 
@@ -67,7 +70,10 @@ def test_selective_terms_rarest_first_within_budget() -> None:
     # the rarest term is always taken, even over the budget
     assert stats.selective(None, "ns", ["zzcommon", "filler"]) == (["filler"], ["zzcommon"])  # type: ignore[arg-type]
     # a namespace within the budget, or no statistics: every term (the plain query)
-    assert _stats("ns", budget=ROWS).selective(None, "ns", ["zzcommon", "zzrare"]) == (["zzcommon", "zzrare"], [])  # type: ignore[arg-type]
+    assert _stats("ns", budget=ROWS).selective(None, "ns", ["zzcommon", "zzrare"]) == (
+        ["zzcommon", "zzrare"],
+        [],
+    )  # type: ignore[arg-type]
     other = _stats("ns", budget=50)
     other._stats.namespace_freq = {"ns": 0.1}  # 30 rows: within the budget
     assert other.selective(None, "ns", ["zzcommon", "zzrare"]) == (["zzcommon", "zzrare"], [])  # type: ignore[arg-type]
@@ -76,7 +82,9 @@ def test_selective_terms_rarest_first_within_budget() -> None:
     assert none.selective(None, "ns", ["zzcommon", "zzrare"]) == (["zzcommon", "zzrare"], [])  # type: ignore[arg-type]
 
 
-def test_fast_path_equals_plain_ranking_when_selective_rows_fill_the_page(pg: PostgresStore, namespace: str) -> None:
+def test_fast_path_equals_plain_ranking_when_selective_rows_fill_the_page(
+    pg: PostgresStore, namespace: str
+) -> None:
     _fill(pg, namespace)
     terms = ["zzrare", "zzcommon"]
     with pg.read(namespace) as s:
@@ -88,7 +96,9 @@ def test_fast_path_equals_plain_ranking_when_selective_rows_fill_the_page(pg: Po
     assert _keys(fast) == _keys(plain)
 
 
-def test_fast_path_fills_from_common_rows_when_selective_rows_are_too_few(pg: PostgresStore, namespace: str) -> None:
+def test_fast_path_fills_from_common_rows_when_selective_rows_are_too_few(
+    pg: PostgresStore, namespace: str
+) -> None:
     _fill(pg, namespace)
     terms = ["zzrare", "zzcommon"]
     with pg.read(namespace) as s:
@@ -102,7 +112,9 @@ def test_fast_path_fills_from_common_rows_when_selective_rows_are_too_few(pg: Po
         # A small cap: the selective rows first (all of them), then common-only rows from the capped scan.
         s.term_stats = _stats(namespace, budget=30)
         capped = s.search_segments_text(terms, limit=40)
-        rare_rows = {(h.source_id, h.segment_id) for h in s._rank_segments(tsquery(terms), tsquery(["zzrare"]), 100)}
+        rare_rows = {
+            (h.source_id, h.segment_id) for h in s._rank_segments(tsquery(terms), tsquery(["zzrare"]), 100)
+        }
     assert len(rare_rows) == RARE
     assert {(h.source_id, h.segment_id) for h in capped[:RARE]} == rare_rows
     assert _keys(capped[:RARE]) == _keys(plain[:RARE])

@@ -25,9 +25,14 @@ from memory_substrate.storage.postgres.vector_index import index_name, index_sql
 
 pytestmark = pytest.mark.postgres
 
-TOPICS = ["the ferry to the island leaves at dawn", "our violin teacher moved to Lisbon",
-          "the greenhouse tomatoes caught blight", "a telescope for the comet next spring",
-          "the database migration moved to friday", "login failures after the cache eviction"]
+TOPICS = [
+    "the ferry to the island leaves at dawn",
+    "our violin teacher moved to Lisbon",
+    "the greenhouse tomatoes caught blight",
+    "a telescope for the comet next spring",
+    "the database migration moved to friday",
+    "login failures after the cache eviction",
+]
 QUERIES = ["ferry island dawn", "violin teacher Lisbon", "database migration", "cache eviction login"]
 
 
@@ -78,19 +83,25 @@ def _back_to_v8(url: str) -> None:
 
 def _index_defs(url: str) -> list[str]:
     with psycopg.connect(url) as conn:
-        return [r[0] for r in conn.execute(
-            "SELECT indexdef FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%'"
-        ).fetchall()]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT indexdef FROM pg_indexes WHERE tablename = 'vectors' AND indexname LIKE 'vectors_hnsw_%'"
+            ).fetchall()
+        ]
 
 
-def test_a_v8_store_migrates_and_answers_the_same(database: str, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_v8_store_migrates_and_answers_the_same(
+    database: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr("memory_substrate.storage.postgres.store.IDLE_BUILD_S", None)  # builds when told
     settings = Settings(root=tmp_path, embedder="static", database_url=database)
     mem = Memory(settings, namespace="ns-v9")
     for c in range(2):
-        msgs = [{"role": "user", "name": "ana", "content": f"{TOPICS[(i + c) % len(TOPICS)]} (note {c}-{i})"}
-                for i in range(90)]
+        msgs = [
+            {"role": "user", "name": "ana", "content": f"{TOPICS[(i + c) % len(TOPICS)]} (note {c}-{i})"}
+            for i in range(90)
+        ]
         mem.ingest("conversation", {"title": f"chat {c}", "messages": msgs})
     mem.store.build_deferred_indexes()
     before = _answers(mem)
@@ -107,9 +118,12 @@ def test_a_v8_store_migrates_and_answers_the_same(database: str, tmp_path: Path,
             counts = conn.execute(
                 "SELECT (SELECT COUNT(*) FROM segments), (SELECT COUNT(*) FROM segment_search)"
             ).fetchone()
-            columns = {r[0] for r in conn.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_name = 'segments'"
-            )}
+            columns = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT column_name FROM information_schema.columns WHERE table_name = 'segments'"
+                )
+            }
             halfvec = conn.execute("SELECT bool_or(halfvec) FROM vector_indexes").fetchone()
         assert counts is not None and counts[0] == counts[1] == 180
         assert "tsv" not in columns and halfvec == (False,)

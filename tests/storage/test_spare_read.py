@@ -18,8 +18,14 @@ from memory_substrate.search.streams import beside
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.postgres.store import PostgresStore
 
-KNOWLEDGE = {"kind": "fact", "title": "WAL mode", "summary": "SQLite runs in WAL mode", "reason": "test",
-             "memory_source": "user_declared", "scope_refs": ["scope:test"]}
+KNOWLEDGE = {
+    "kind": "fact",
+    "title": "WAL mode",
+    "summary": "SQLite runs in WAL mode",
+    "reason": "test",
+    "memory_source": "user_declared",
+    "scope_refs": ["scope:test"],
+}
 
 
 def _count(s: StoreSession) -> int:
@@ -36,7 +42,9 @@ def one_connection(postgres_url: str) -> Iterator[PostgresStore]:
 
 
 @pytest.mark.postgres
-def test_a_pool_with_every_connection_held_has_no_spare_session(one_connection: PostgresStore, namespace: str) -> None:
+def test_a_pool_with_every_connection_held_has_no_spare_session(
+    one_connection: PostgresStore, namespace: str
+) -> None:
     with one_connection.read(namespace):
         t0 = time.perf_counter()
         with one_connection.spare_read(namespace) as spare:
@@ -47,13 +55,16 @@ def test_a_pool_with_every_connection_held_has_no_spare_session(one_connection: 
 
 
 @pytest.mark.postgres
-def test_work_without_a_spare_session_runs_in_the_callers(one_connection: PostgresStore, namespace: str,
-                                                         postgres_url: str, tmp_path: Path) -> None:
+def test_work_without_a_spare_session_runs_in_the_callers(
+    one_connection: PostgresStore, namespace: str, postgres_url: str, tmp_path: Path
+) -> None:
     settings = Settings(root=tmp_path, embedder="none", database_url=postgres_url)
     writer = Memory(settings, namespace=namespace)
     try:
         writer.remember("knowledge", KNOWLEDGE)
-        writer.remember("knowledge", {**KNOWLEDGE, "title": "Checkpoints", "summary": "a checkpoint every 1000 pages"})
+        writer.remember(
+            "knowledge", {**KNOWLEDGE, "title": "Checkpoints", "summary": "a checkpoint every 1000 pages"}
+        )
     finally:
         writer.close()
     rt = Runtime(one_connection, namespace, settings)

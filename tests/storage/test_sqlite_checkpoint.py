@@ -30,7 +30,9 @@ def test_writes_are_checkpointed_in_the_background_and_close_stops_the_thread(tm
             busy, log, done = other.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         finally:
             other.close()
-        assert busy == 0 and log > 0 and done == log  # the thread leaves no checkpoint busy or half done (runs >= 1 shows it ran)
+        assert (
+            busy == 0 and log > 0 and done == log
+        )  # the thread leaves no checkpoint busy or half done (runs >= 1 shows it ran)
         with store.read("ns") as s:
             assert s.get_object("know:199") is not None
     finally:

@@ -18,27 +18,45 @@ from memory_substrate.storage.sqlite.store import SQLiteStore
 from tests.storage.builders import doc, make_obj, seg, seg_row
 
 NAMESPACES = ("alpha", "beta")
-NUMBERED = re.compile(r"(?:objects_fts|segments_fts|segments_vocab)_(\d+)")  # a namespace's tables (and shadows)
+NUMBERED = re.compile(
+    r"(?:objects_fts|segments_fts|segments_vocab)_(\d+)"
+)  # a namespace's tables (and shadows)
 
 
 def _fill(settings: Settings) -> dict[str, Any]:
     found = {}
     for ns in NAMESPACES:
         with Memory(settings, namespace=ns) as mem:
-            mem.ingest("conversation", {"title": f"{ns} chat", "messages": [
-                {"role": "user", "content": f"the {ns} rollout uses blue green deploys"},
-                {"role": "assistant", "content": "and the database migration runs first"},
-            ]})
-            mem.remember("knowledge", {"kind": "fact", "title": f"{ns} deploys are blue green",
-                                       "summary": "rollout policy", "reason": "test",
-                                       "memory_source": "user_declared", "scope_refs": ["scope:ops"]})
+            mem.ingest(
+                "conversation",
+                {
+                    "title": f"{ns} chat",
+                    "messages": [
+                        {"role": "user", "content": f"the {ns} rollout uses blue green deploys"},
+                        {"role": "assistant", "content": "and the database migration runs first"},
+                    ],
+                },
+            )
+            mem.remember(
+                "knowledge",
+                {
+                    "kind": "fact",
+                    "title": f"{ns} deploys are blue green",
+                    "summary": "rollout policy",
+                    "reason": "test",
+                    "memory_source": "user_declared",
+                    "scope_refs": ["scope:ops"],
+                },
+            )
             found[ns] = _answers(mem)
     return found
 
 
 def _answers(mem: Memory) -> tuple[list[str], list[str]]:
     objects = mem.query("search", {"query": "blue green rollout"}, {"detail": "full"})["items"]
-    turns = mem.query("search", {"query": "database migration"}, {"detail": "full", "result_unit": "segment"})["items"]
+    turns = mem.query(
+        "search", {"query": "database migration"}, {"detail": "full", "result_unit": "segment"}
+    )["items"]
     return [i["id"] for i in objects], [f"{i['source_id']}#{i['segment_id']}" for i in turns]
 
 
@@ -50,9 +68,15 @@ def _back_to_shared_tables(path: Path) -> dict[str, tuple[int, int]]:
     conn.execute("CREATE VIRTUAL TABLE segments_vocab USING fts5vocab(segments_fts, 'row')")
     counts = {}
     for ns, n in conn.execute("SELECT namespace, n FROM fts_spaces").fetchall():
-        conn.execute(f"INSERT INTO objects_fts (rowid, title, summary, body, meta) SELECT rowid, title, summary, body, meta FROM objects_fts_{n}")
-        conn.execute(f"INSERT INTO segments_fts (rowid, body, meta) SELECT rowid, body, meta FROM segments_fts_{n}")
-        counts[ns] = tuple(conn.execute(f"SELECT COUNT(*) FROM {t}_fts_{n}").fetchone()[0] for t in ("objects", "segments"))
+        conn.execute(
+            f"INSERT INTO objects_fts (rowid, title, summary, body, meta) SELECT rowid, title, summary, body, meta FROM objects_fts_{n}"
+        )
+        conn.execute(
+            f"INSERT INTO segments_fts (rowid, body, meta) SELECT rowid, body, meta FROM segments_fts_{n}"
+        )
+        counts[ns] = tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {t}_fts_{n}").fetchone()[0] for t in ("objects", "segments")
+        )
         for t in (f"segments_vocab_{n}", f"segments_fts_{n}", f"objects_fts_{n}"):
             conn.execute(f"DROP TABLE {t}")
     conn.execute("DROP TABLE fts_spaces")
@@ -80,7 +104,10 @@ def test_shared_full_text_tables_are_split_per_namespace(tmp_path: Path) -> None
         spaces = dict(conn.execute("SELECT namespace, n FROM fts_spaces").fetchall())
         assert set(spaces) == set(NAMESPACES)
         for ns, n in spaces.items():
-            moved = tuple(conn.execute(f"SELECT COUNT(*) FROM {t}_fts_{n}").fetchone()[0] for t in ("objects", "segments"))
+            moved = tuple(
+                conn.execute(f"SELECT COUNT(*) FROM {t}_fts_{n}").fetchone()[0]
+                for t in ("objects", "segments")
+            )
             assert moved == counts[ns]
     finally:
         conn.close()
@@ -109,7 +136,9 @@ def test_a_failed_migration_leaves_the_shared_tables(tmp_path: Path, monkeypatch
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert {"objects_fts", "segments_fts", "segments_vocab"} <= names
         assert not any(NUMBERED.match(n) for n in names) and "fts_spaces" not in names
-        shared = tuple(conn.execute(f"SELECT COUNT(*) FROM {t}_fts").fetchone()[0] for t in ("objects", "segments"))
+        shared = tuple(
+            conn.execute(f"SELECT COUNT(*) FROM {t}_fts").fetchone()[0] for t in ("objects", "segments")
+        )
         assert shared == tuple(sum(c[i] for c in counts.values()) for i in (0, 1))
     finally:
         conn.close()

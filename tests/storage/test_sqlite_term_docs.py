@@ -58,7 +58,13 @@ def test_dropped_common_terms_follow_the_writes(tmp_path: Path) -> None:
     mem = Memory(Settings(root=tmp_path, embedder="none"), namespace="ns")
     try:
         # 1,100 turns (the drop starts at 1,000 full-text rows): "alpha" and "beta" in 1% each.
-        _talk(mem, [("alpha " if i % 100 == 0 else "beta " if i % 100 == 1 else "") + f"turn {i}" for i in range(1100)])
+        _talk(
+            mem,
+            [
+                ("alpha " if i % 100 == 0 else "beta " if i % 100 == 1 else "") + f"turn {i}"
+                for i in range(1100)
+            ],
+        )
 
         def planned() -> tuple[list[str], list[str]]:
             with mem.store.read(mem.namespace) as s:

@@ -81,7 +81,9 @@ def test_a_matrix_keeps_only_the_columns_its_rows_use_and_scores_as_the_full_row
     for _ in range(3):  # float32 scan, then the int8 companion is built and used
         hits = cache.search(KEY, 1, _loader(ids, list(rows)), q, 20)
         assert [oid for oid, _ in hits] == want
-        assert [s for _, s in hits] == pytest.approx([float(want_scores[ids.index(o)]) for o in want], abs=1e-5)
+        assert [s for _, s in hits] == pytest.approx(
+            [float(want_scores[ids.index(o)]) for o in want], abs=1e-5
+        )
     entry = cache._entries[KEY]
     assert entry.buf.shape[1] == 24 and entry.dim == dim  # kept narrow
     got = cache.lookup(KEY, 1, _refuse, ["s7"])["s7"]
@@ -105,7 +107,9 @@ def test_a_matrix_keeps_only_the_columns_its_rows_use_and_scores_as_the_full_row
         want = [all_ids[i] for i in np.argsort(-scores, kind="stable")[:20]]
         hits = cache.search(KEY, 3, _refuse, query, 20)
         assert [oid for oid, _ in hits] == want
-        assert [s for _, s in hits] == pytest.approx([float(scores[all_ids.index(o)]) for o in want], abs=1e-5)
+        assert [s for _, s in hits] == pytest.approx(
+            [float(scores[all_ids.index(o)]) for o in want], abs=1e-5
+        )
     assert np.array_equal(cache.lookup(KEY, 3, _refuse, ["s7"])["s7"], rows[7])
     # Past NARROW_BELOW of the columns the matrix keeps every one.
     wide = _gated_rows(1, dim, slice(0, dim), rng)[0]
@@ -118,7 +122,9 @@ def test_the_first_rows_of_a_partition_cached_empty_are_taken_in_place() -> None
     cache = VectorCache()
     q = _unit(1, 0, 0)
     assert cache.search(KEY, 5, lambda: ([], np.zeros((0, 0), dtype=np.float32)), q, 10) == []
-    cache.advance("ns", [VectorStep("entity:service", 5, 6, "m1", [("a", _unit(1, 1, 0)), ("b", _unit(0, 1, 0))])])
+    cache.advance(
+        "ns", [VectorStep("entity:service", 5, 6, "m1", [("a", _unit(1, 1, 0)), ("b", _unit(0, 1, 0))])]
+    )
     assert [oid for oid, _ in cache.search(KEY, 6, _refuse, q, 10)] == ["a", "b"]
 
 

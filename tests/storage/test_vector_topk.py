@@ -76,10 +76,13 @@ def test_the_int8_companion_follows_committed_steps() -> None:
         new = {f"n{step}-{j}": fresh[(step * 10 + j) % 300] for j in range(10)}
         again = {f"s{step}": fresh[step]}  # replaces a stored row
         gone = [f"s{100 + step}"]
-        cache.advance("ns", [
-            VectorStep("segment", version, version + 1, "m1", list({**new, **again}.items())),
-            VectorStep("segment", version + 1, version + 2, removals=[(g, "m1") for g in gone]),
-        ])
+        cache.advance(
+            "ns",
+            [
+                VectorStep("segment", version, version + 1, "m1", list({**new, **again}.items())),
+                VectorStep("segment", version + 1, version + 2, removals=[(g, "m1") for g in gone]),
+            ],
+        )
         version += 2
         rows.update(new)
         rows.update(again)
@@ -99,7 +102,6 @@ def test_the_int8_companion_follows_committed_steps() -> None:
         assert len({k for k, _ in got}) == 20 and all(k in rows for k, _ in got)
         assert all(abs(float(rows[k] @ q) - s) < 1e-5 for k, s in got)
     assert cache._entries[key].quant is not None
-
 
 
 def test_rescoring_stops_once_no_bound_reaches_the_kth_exact_score() -> None:

@@ -24,7 +24,10 @@ def test_export_refuses_a_poisoned_row_leaving_no_file_and_round_trips_once_repa
     out.write_text("an older backup\n")
     refused = _run(tmp_path, "export", "--output", str(out), "--force")
     assert refused.returncode == 2, refused.stderr
-    assert f"cannot export object {object_id}: " in refused.stderr and "must be a finite number" in refused.stderr
+    assert (
+        f"cannot export object {object_id}: " in refused.stderr
+        and "must be a finite number" in refused.stderr
+    )
     assert "maintain repair" in refused.stderr, refused.stderr
     assert out.read_text() == "an older backup\n" and not (tmp_path / "backup.jsonl.partial").exists()
     graph = _run(tmp_path, "export", "--format", "graph.v1", "--output", str(tmp_path / "graph.json"))
@@ -54,9 +57,12 @@ def test_import_refuses_a_non_finite_number_naming_the_line_and_field(memory) ->
     where = next(i for i, line in enumerate(lines) if MARK in line and '"type":"object"' in line)
     copy = memory.namespace + "-copy"
     for token in ("NaN", "Infinity", "-Infinity"):
-        bad = [*lines[:where], lines[where].replace(MARK, token), *lines[where + 1:]]
-        with pytest.raises(ValidationError, match=rf"line {where + 1}: data\.payload\.value, data\.metadata\.score: "
-                                                  "must be a finite number"):
+        bad = [*lines[:where], lines[where].replace(MARK, token), *lines[where + 1 :]]
+        with pytest.raises(
+            ValidationError,
+            match=rf"line {where + 1}: data\.payload\.value, data\.metadata\.score: "
+            "must be a finite number",
+        ):
             import_namespace(memory.runtime, io.StringIO("".join(bad)), namespace=copy)
         with memory.runtime.for_namespace(copy).read() as session:
             assert session.count_objects() == []
@@ -66,8 +72,15 @@ def test_import_refuses_a_non_finite_number_naming_the_line_and_field(memory) ->
 def test_a_graph_snapshot_with_infinity_is_refused_by_import_and_invalid_to_validate(tmp_path: Path) -> None:
     snapshot = {
         "schema_version": "markitect.memory.graph.v1",
-        "nodes": [{"id": "n1", "kind": "fact", "title": "Latency", "text": "p99 is low",
-                   "attributes": {"score": "__INF__"}}],
+        "nodes": [
+            {
+                "id": "n1",
+                "kind": "fact",
+                "title": "Latency",
+                "text": "p99 is low",
+                "attributes": {"score": "__INF__"},
+            }
+        ],
     }
     path = tmp_path / "graph.json"
     path.write_text(json.dumps(snapshot).replace('"__INF__"', "Infinity"))
@@ -78,8 +91,10 @@ def test_a_graph_snapshot_with_infinity_is_refused_by_import_and_invalid_to_vali
     assert checked.returncode == 1, checked.stdout
     assert "$.nodes[0].attributes.score: error [invalid_value] must be a finite number" in checked.stdout
     yaml = tmp_path / "graph.yaml"
-    yaml.write_text("schema_version: markitect.memory.graph.v1\nnodes:\n  - id: n1\n    kind: fact\n"
-                    "    title: Latency\n    text: p99\n    attributes: {score: .nan}\n")
+    yaml.write_text(
+        "schema_version: markitect.memory.graph.v1\nnodes:\n  - id: n1\n    kind: fact\n"
+        "    title: Latency\n    text: p99\n    attributes: {score: .nan}\n"
+    )
     assert "must be a finite number" in _run(tmp_path, "contracts", "graph", "validate", str(yaml)).stdout
 
 
@@ -90,5 +105,7 @@ def test_an_mcp_memory_record_with_nan_is_skipped_with_its_reason(memory, tmp_pa
         '{"type": "entity", "name": "Bob", "entityType": "person", "observations": ["Runs ops"], "weight": NaN}\n'
     )
     report = import_mcp_memory(memory, path)
-    assert {"reason": "non_finite_number", "line": 2, "fields": ["weight"]} in report["skipped"], report["skipped"]
+    assert {"reason": "non_finite_number", "line": 2, "fields": ["weight"]} in report["skipped"], report[
+        "skipped"
+    ]
     assert report["counts"]["entities_new"] == 1

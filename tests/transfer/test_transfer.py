@@ -112,7 +112,9 @@ def _export(store: Store, namespace: str, vectors: bool = True) -> tuple[dict[st
 
 
 def _import(store: Store, lines: list[str], namespace: str | None = None) -> dict[str, Any]:
-    return import_namespace(_runtime(store, "default"), io.StringIO("\n".join(lines) + "\n"), namespace=namespace)
+    return import_namespace(
+        _runtime(store, "default"), io.StringIO("\n".join(lines) + "\n"), namespace=namespace
+    )
 
 
 def _runtime(store: Store, namespace: str) -> Runtime:
@@ -133,7 +135,10 @@ def test_sqlite_postgres_sqlite_round_trip(tmp_path: Path, postgres_url: str, na
     # header, one line per record, the end record
     assert header["counts"] == counts and len(lines_a) == 2 + sum(counts.values())
     end = json.loads(lines_a[-1])
-    assert end == {"type": "end", "data": {"records": sum(counts.values()), "content_sha256": original["content_sha256"]}}
+    assert end == {
+        "type": "end",
+        "data": {"records": sum(counts.values()), "content_sha256": original["content_sha256"]},
+    }
 
     pg = open_store(Settings(database_url=postgres_url, embedder="none"))
     try:

@@ -28,7 +28,25 @@ MIN_CONFIDENCE = 0.5  # fastText's probability over its 176 languages: the major
 MIN_LETTERS = 12  # shorter texts ("ok", "Ja!") are too short to tell
 DETECT_CHARS = 400  # the language of a text is told from its beginning
 ENGLISH_MARKERS = frozenset(
-    ["the", "and", "to", "of", "you", "my", "your", "with", "that", "this", "have", "are", "they", "what", "it", "be", "not"]
+    [
+        "the",
+        "and",
+        "to",
+        "of",
+        "you",
+        "my",
+        "your",
+        "with",
+        "that",
+        "this",
+        "have",
+        "are",
+        "they",
+        "what",
+        "it",
+        "be",
+        "not",
+    ]
 )
 ENGLISH_MARKER_SHARE = 0.1
 
@@ -130,7 +148,9 @@ def _detect(sample: str) -> str | None:
         # Most text here is English chat: its own function words say so at a fraction of the
         # detector's cost (words none of the other languages analysed here writes alone).
         words = _ASCII_WORDS.findall(sample.lower())
-        if len(words) >= 4 and sum(map(ENGLISH_MARKERS.__contains__, words)) >= ENGLISH_MARKER_SHARE * len(words):
+        if len(words) >= 4 and sum(map(ENGLISH_MARKERS.__contains__, words)) >= ENGLISH_MARKER_SHARE * len(
+            words
+        ):
             return "en"
     best = _detector().detect(sample.replace("\n", " "), model="lite", k=1)
     if not best:

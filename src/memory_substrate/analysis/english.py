@@ -14,7 +14,11 @@ def _strip_marks() -> dict[int, None]:
     """``str.translate`` table deleting every combining mark (canonical combining class above 0)
     except the kana voicing marks (U+3099, U+309A). Built once, on the first non-ASCII text
     (it tries every code point of the first two planes; none beyond them has a class)."""
-    return {cp: None for cp in range(0x300, 0x20000) if unicodedata.combining(chr(cp)) and cp not in (0x3099, 0x309A)}
+    return {
+        cp: None
+        for cp in range(0x300, 0x20000)
+        if unicodedata.combining(chr(cp)) and cp not in (0x3099, 0x309A)
+    }
 
 
 def fold(text: str) -> str:

@@ -141,7 +141,9 @@ class Cursor:
             raw = json.loads(base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)))
             offset, fp = int(raw["o"]), str(raw["f"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValidationError("options.cursor is not a cursor this server issued", details={"cursor": token}) from exc
+            raise ValidationError(
+                "options.cursor is not a cursor this server issued", details={"cursor": token}
+            ) from exc
         if fp != fingerprint or offset < 0:
             raise ValidationError(
                 "options.cursor belongs to a different request; repeat the same mode, input_data and options",
@@ -150,7 +152,9 @@ class Cursor:
         return offset
 
 
-def paginate(items: Sequence[Any], offset: int, max_items: int, fingerprint: str) -> tuple[list[Any], str | None]:
+def paginate(
+    items: Sequence[Any], offset: int, max_items: int, fingerprint: str
+) -> tuple[list[Any], str | None]:
     """``items[offset:offset+max_items]`` and the cursor of the rest (None at the end).
 
     ``items`` must hold at least ``offset + max_items + 1`` entries when more exist: callers
@@ -193,7 +197,9 @@ def fit_list(
     return result
 
 
-def say_shortfall(result: dict[str, Any], key: str, requested: int, *, returned: int | None = None) -> dict[str, Any]:
+def say_shortfall(
+    result: dict[str, Any], key: str, requested: int, *, returned: int | None = None
+) -> dict[str, Any]:
     """State ``requested``, ``returned`` and the reason when a page holds fewer than asked.
 
     ``response_budget``: a default page was cut to the response budget, ``next_cursor`` brings
@@ -238,7 +244,9 @@ def fit_together(result: dict[str, Any], keys: Sequence[str], budget_each: int) 
     return n
 
 
-def fit_sections(result: dict[str, Any], keys: Sequence[str], *, budget: int = RESPONSE_TOKENS) -> dict[str, Any]:
+def fit_sections(
+    result: dict[str, Any], keys: Sequence[str], *, budget: int = RESPONSE_TOKENS
+) -> dict[str, Any]:
     """Cut entries from the ends of several lists of ``result`` until it fits ``budget`` tokens.
 
     For reports whose sections carry full totals elsewhere (``counts``): the longest section

@@ -47,6 +47,7 @@ def work_history(session: Any, obj: MemoryObject, *, text_chars: int | None = No
     """A work item's changes, newest first: when, what changed (from -> to) and why, read from the
     audit events its creation and updates wrote. ``text_chars``: each changed text cut to this
     many characters (a compact page; a summary may be 20,000)."""
+
     def cut(value: Any) -> Any:
         return snippet(value, text_chars) if text_chars is not None and isinstance(value, str) else value
 
@@ -55,8 +56,11 @@ def work_history(session: Any, obj: MemoryObject, *, text_chars: int | None = No
         entry: dict[str, Any] = {"created_at": e.created_at, "action": e.action, "patch_id": e.patch_id}
         changes = e.data.get("changes")
         if isinstance(changes, dict):
-            entry["changes"] = {k: {side: cut(x) for side, x in v.items()} if isinstance(v, dict) else v
-                                for k, v in changes.items() if k != "reason"}
+            entry["changes"] = {
+                k: {side: cut(x) for side, x in v.items()} if isinstance(v, dict) else v
+                for k, v in changes.items()
+                if k != "reason"
+            }
             if changes.get("reason"):
                 entry["reason"] = changes["reason"]
         elif e.action == "create":
@@ -105,7 +109,9 @@ def compact_source_payload(
             items = value[:max_items]
             if key == "document_sections":
                 items = [
-                    {**s, "excerpt": snippet(str(s.get("excerpt", "")), snippet_chars)} if isinstance(s, dict) else s
+                    {**s, "excerpt": snippet(str(s.get("excerpt", "")), snippet_chars)}
+                    if isinstance(s, dict)
+                    else s
                     for s in items
                 ]
             if list_tokens is not None and items:
@@ -132,4 +138,3 @@ def _flat(entry: Any) -> Any:
         elif not isinstance(v, dict):
             out[k] = v
     return out
-

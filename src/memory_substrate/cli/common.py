@@ -100,7 +100,9 @@ def emit_outcome(result: Any, table: bool = False) -> None:
     status = result.get("status") if isinstance(result, dict) else None
     if status in ("failed", "partial"):
         error = result.get("error") or {}
-        click.echo(f"error [{error.get('code', 'memory_error')}]: {status}: {error.get('message', '')}", err=True)
+        click.echo(
+            f"error [{error.get('code', 'memory_error')}]: {status}: {error.get('message', '')}", err=True
+        )
     emit(result, table)
     if status in ("failed", "partial"):
         sys.exit(EXIT_ERROR)

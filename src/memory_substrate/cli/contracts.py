@@ -23,14 +23,22 @@ def _diag_line(diag: dict[str, Any], file: str) -> str:
     return f"{where}:{diag['path']}: {diag['severity']} [{diag['code']}] {diag['message']}"
 
 
-def _report(file: Path, contract: str, diagnostics: list[Any], as_json: bool, extra: dict[str, Any] | None = None) -> None:
+def _report(
+    file: Path, contract: str, diagnostics: list[Any], as_json: bool, extra: dict[str, Any] | None = None
+) -> None:
     from memory_substrate.contracts.diagnostics import has_errors
     from memory_substrate.contracts.vocab import CONTRACTS
 
     valid = not has_errors(diagnostics)
     found = [d.to_dict() for d in diagnostics]
     if as_json:
-        doc = {"file": str(file), "contract": CONTRACTS[contract], "valid": valid, "diagnostics": found, **(extra or {})}
+        doc = {
+            "file": str(file),
+            "contract": CONTRACTS[contract],
+            "valid": valid,
+            "diagnostics": found,
+            **(extra or {}),
+        }
         click.echo(json.dumps(doc, indent=2, ensure_ascii=False, sort_keys=True))
     else:
         for diag in found:
@@ -54,7 +62,9 @@ def _validate_file(file: Path, contract: str, as_json: bool) -> None:
     diagnostics = validate(document, contract)
     extra: dict[str, Any] = {}
     if contract == "graph" and isinstance(document, dict):
-        extra["counts"] = {k: len(v) for k in ("nodes", "edges", "events") if isinstance(v := document.get(k, []), list)}
+        extra["counts"] = {
+            k: len(v) for k in ("nodes", "edges", "events") if isinstance(v := document.get(k, []), list)
+        }
     _report(file, contract, diagnostics, as_json, extra)
 
 
@@ -115,23 +125,49 @@ def graph_validate(file: Path, as_json: bool) -> None:
 
 @graph.command(name="pack")
 @click.argument("selection", type=FileArg)
-@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default="json", show_default=True,
-              help="Serialisation of the ContextPackage.")
-@click.option("--profile", "profile_path", type=FileArg, default=None,
-              help="Profile FILE whose activation limits apply (instead of the selection's own profile).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["yaml", "json"]),
+    default="json",
+    show_default=True,
+    help="Serialisation of the ContextPackage.",
+)
+@click.option(
+    "--profile",
+    "profile_path",
+    type=FileArg,
+    default=None,
+    help="Profile FILE whose activation limits apply (instead of the selection's own profile).",
+)
 @click.option("--max-items", type=click.IntRange(min=1), default=None, help="Override activation.max_items.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None, help="Override activation.max_tokens.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the package to FILE (default: stdout).")
+@click.option(
+    "--max-tokens", type=click.IntRange(min=1), default=None, help="Override activation.max_tokens."
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the package to FILE (default: stdout).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print diagnostics of an invalid selection as JSON.")
-def graph_pack(selection: Path, fmt: str, profile_path: Path | None, max_items: int | None, max_tokens: int | None,
-               output: Path | None, as_json: bool) -> None:
+def graph_pack(
+    selection: Path,
+    fmt: str,
+    profile_path: Path | None,
+    max_items: int | None,
+    max_tokens: int | None,
+    output: Path | None,
+    as_json: bool,
+) -> None:
     """Resolve SELECTION's graph and profile, validate all three, and print a deterministic ContextPackage."""
     from memory_substrate.contracts.loader import dump
     from memory_substrate.contracts.pack import pack_file
 
-    package, diagnostics = pack_file(selection, profile_path=profile_path,
-                                     override={"max_items": max_items, "max_tokens": max_tokens})
+    package, diagnostics = pack_file(
+        selection, profile_path=profile_path, override={"max_items": max_items, "max_tokens": max_tokens}
+    )
     if package is None:
         _report(selection, "selection", diagnostics, as_json)
         return
@@ -145,7 +181,9 @@ def graph_pack(selection: Path, fmt: str, profile_path: Path | None, max_items: 
 
 
 # --- store <-> graph.v1 (called by the top-level export / import commands) -------------------
-def export_graph(ctx: click.Context, output: Path | None, query: str | None, settings_of: Any, fail: Any) -> None:
+def export_graph(
+    ctx: click.Context, output: Path | None, query: str | None, settings_of: Any, fail: Any
+) -> None:
     """Write the namespace, or the objects a search returns, as a graph.v1 snapshot; YAML when
     the output file ends in .yaml/.yml, JSON otherwise. The report goes to stderr."""
     from memory_substrate.app import Memory
@@ -168,9 +206,13 @@ def export_graph(ctx: click.Context, output: Path | None, query: str | None, set
         return
     if numbers := input_problems(snapshot, "", strings=False):  # import would refuse the file: write none
         fields = [path for path, _, _ in numbers]
-        fail(ValidationError(f"cannot export: {', '.join(fields)} must be a finite number (stored by an older "
-                             f"release); run `{REPAIR}`, which rewrites them as null, then export again",
-                             details={"fields": fields}))
+        fail(
+            ValidationError(
+                f"cannot export: {', '.join(fields)} must be a finite number (stored by an older "
+                f"release); run `{REPAIR}`, which rewrites them as null, then export again",
+                details={"fields": fields},
+            )
+        )
         return
     fmt = "yaml" if output is not None and output.suffix in (".yaml", ".yml") else "json"
     text = dump(snapshot, fmt)
@@ -214,8 +256,15 @@ def _json_object(line: str) -> bool:
         return False
 
 
-def import_graph(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason: str | None,
-                 memory_of: Any, emit: Any, fail: Any) -> None:
+def import_graph(
+    ctx: click.Context,
+    file: Path,
+    scopes: tuple[str, ...],
+    reason: str | None,
+    memory_of: Any,
+    emit: Any,
+    fail: Any,
+) -> None:
     """Import a graph.v1 snapshot through memory_remember ``graph_snapshot`` (one patch)."""
     from memory_substrate.contracts.loader import DocumentError, load_document
     from memory_substrate.errors import MemorySubstrateError, ValidationError
@@ -224,7 +273,9 @@ def import_graph(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason
         try:
             snapshot = load_document(file)
         except DocumentError as exc:
-            raise ValidationError(exc.diagnostic.message, details={"diagnostics": [exc.diagnostic.to_dict()]}) from None
+            raise ValidationError(
+                exc.diagnostic.message, details={"diagnostics": [exc.diagnostic.to_dict()]}
+            ) from None
         data: dict[str, Any] = {"snapshot": snapshot}
         if scopes:
             data["scope_refs"] = list(scopes)

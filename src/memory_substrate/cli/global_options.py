@@ -45,8 +45,14 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
 
 
 def _copy(option: click.Option) -> click.Option:
-    return click.Option(option.opts, type=option.type, default=None, expose_value=False, callback=_store,
-                        help=f"{option.help} Global: also accepted before the command.")
+    return click.Option(
+        option.opts,
+        type=option.type,
+        default=None,
+        expose_value=False,
+        callback=_store,
+        help=f"{option.help} Global: also accepted before the command.",
+    )
 
 
 def accept_after_subcommands(group: click.Group) -> None:

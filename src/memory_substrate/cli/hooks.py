@@ -34,9 +34,18 @@ def hook(ctx: click.Context, client: str) -> None:
 @click.command(name="backfill")
 @click.argument("client", type=click.Choice(CLIENTS))
 @click.argument("path", required=False, type=click.Path(path_type=Path))
-@click.option("--force", is_flag=True, help="Read every transcript again, even those unchanged since they were captured.")
-@click.option("--progress", "progress_kind", type=click.Choice(["auto", "json", "none"]), default="auto",
-              help="Progress on stderr: a bar on a terminal (auto), JSON lines (json), or none.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Read every transcript again, even those unchanged since they were captured.",
+)
+@click.option(
+    "--progress",
+    "progress_kind",
+    type=click.Choice(["auto", "json", "none"]),
+    default="auto",
+    help="Progress on stderr: a bar on a terminal (auto), JSON lines (json), or none.",
+)
 @click.pass_context
 def backfill(ctx: click.Context, client: str, path: Path | None, force: bool, progress_kind: str) -> None:
     """Import the CLIENT's existing transcripts into memory, each into its project's namespace.
@@ -64,10 +73,15 @@ def backfill(ctx: click.Context, client: str, path: Path | None, force: bool, pr
         fail(ValidationError(f"no transcripts at {where}: give the folder (or file) as PATH"))
         return
     found = transcripts(client, where)
-    stores = Stores(config, {k: v for k, v in obj.items() if k in ("database_url", "embedder") and v is not None},
-                    hook=False)
+    stores = Stores(
+        config,
+        {k: v for k, v in obj.items() if k in ("database_url", "embedder") and v is not None},
+        hook=False,
+    )
     try:
-        summary = run_backfill(client, found, config, stores.memory, force=force, progress=_progress(progress_kind))
+        summary = run_backfill(
+            client, found, config, stores.memory, force=force, progress=_progress(progress_kind)
+        )
     except MemorySubstrateError as exc:
         fail(exc)
         return

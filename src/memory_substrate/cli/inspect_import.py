@@ -20,8 +20,14 @@ def _progress(description: str) -> tuple[Any, Any]:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                   TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
     task = bar.add_task(description, total=None)
     bar.start()
 
@@ -33,24 +39,41 @@ def _progress(description: str) -> tuple[Any, Any]:
 
 @click.command(name="inspect")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Bind address (loopback by default).")
-@click.option("--port", default=8766, show_default=True, type=click.IntRange(1, 65535),
-              help="HTTP port (the HTTP transport's default is 8765, so both can run at once).")
-@click.option("--require-token", is_flag=True,
-              help="Ask for an HTTP-transport bearer token (sign-in form or Authorization header) and show only its namespace.")
-@click.option("--allowed-host", "allowed_hosts", multiple=True,
-              help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
-                   "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).")
+@click.option(
+    "--port",
+    default=8766,
+    show_default=True,
+    type=click.IntRange(1, 65535),
+    help="HTTP port (the HTTP transport's default is 8765, so both can run at once).",
+)
+@click.option(
+    "--require-token",
+    is_flag=True,
+    help="Ask for an HTTP-transport bearer token (sign-in form or Authorization header) and show only its namespace.",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
+    "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).",
+)
 @click.pass_context
-def inspect_command(ctx: click.Context, host: str, port: int, require_token: bool,
-                    allowed_hosts: tuple[str, ...]) -> None:
+def inspect_command(
+    ctx: click.Context, host: str, port: int, require_token: bool, allowed_hosts: tuple[str, ...]
+) -> None:
     """Serve the read-only web inspector for this store (every namespace, or the token's)."""
     from memory_substrate.errors import ValidationError
     from memory_substrate.inspector import serve_inspector
     from memory_substrate.mcp.http import is_loopback, public_bind_check
 
     if not is_loopback(host) and not require_token:
-        fail(ValidationError(f"inspect on the non-loopback address {host!r} needs --require-token: without it "
-                             "every namespace is shown to anyone who can reach this port (docs/security.md)"))
+        fail(
+            ValidationError(
+                f"inspect on the non-loopback address {host!r} needs --require-token: without it "
+                "every namespace is shown to anyone who can reach this port (docs/security.md)"
+            )
+        )
         return
     try:
         memory = open_memory(ctx)
@@ -61,8 +84,14 @@ def inspect_command(ctx: click.Context, host: str, port: int, require_token: boo
             raise
         if line:
             click.echo(line, err=True)
-        serve_inspector(memory, host=host, port=port, require_token=require_token, freeze_heap=True,
-                        allowed_hosts=allowed_hosts)
+        serve_inspector(
+            memory,
+            host=host,
+            port=port,
+            require_token=require_token,
+            freeze_heap=True,
+            allowed_hosts=allowed_hosts,
+        )
     except MemorySubstrateError as exc:
         fail(exc)
 
@@ -91,7 +120,11 @@ def import_md(ctx: click.Context, directory: Path, scope: str) -> None:
     """Import a folder of Markdown notes (Obsidian, basic-memory): notes, [[links]] and #tags."""
     from memory_substrate.importers.markdown_notes import import_markdown
 
-    _run(ctx, lambda mem, progress: import_markdown(mem, directory, scope=scope, progress=progress), directory.name)
+    _run(
+        ctx,
+        lambda mem, progress: import_markdown(mem, directory, scope=scope, progress=progress),
+        directory.name,
+    )
 
 
 def _run(ctx: click.Context, job: Any, label: str) -> None:

@@ -52,7 +52,9 @@ class _Group(LazyGroup):
         except SystemExit as exc:
             if exc.code in (0, None):
                 raise
-            _hook_log(client, f"exit {exc.code} before the hook ran: {getattr(exc, 'line', '') or 'see stderr'}")
+            _hook_log(
+                client, f"exit {exc.code} before the hook ran: {getattr(exc, 'line', '') or 'see stderr'}"
+            )
             sys.exit(0)
 
     def _main(self, *args: Any, **kwargs: Any) -> Any:
@@ -96,8 +98,11 @@ class _Group(LazyGroup):
                 where = f" ({exc.filename})" if exc.filename else ""
                 click.echo(f"error [memory_storage_error]: {exc.strerror or exc}{where}", err=True)
             else:
-                click.echo(f"error [memory_internal_error]: {type(exc).__name__}: {exc} "
-                           "(rerun with MEMORY_SUBSTRATE_DEBUG=1 for the traceback)", err=True)
+                click.echo(
+                    f"error [memory_internal_error]: {type(exc).__name__}: {exc} "
+                    "(rerun with MEMORY_SUBSTRATE_DEBUG=1 for the traceback)",
+                    err=True,
+                )
             sys.exit(EXIT_ERROR)
 
 
@@ -119,7 +124,7 @@ def _hook_client(argv: Any) -> str | None:
             continue
         if word != "hook":
             return None
-        rest = [str(w) for w in words[i + 1:] if not str(w).startswith("-")]
+        rest = [str(w) for w in words[i + 1 :] if not str(w).startswith("-")]
         return rest[0] if rest else ""
     return None
 
@@ -135,17 +140,42 @@ def _hook_log(client: str, message: str) -> None:
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--root", type=click.Path(path_type=Path), default=None, envvar="MEMORY_SUBSTRATE_ROOT",
-              help="Directory of the embedded store (default ~/memory-substrate).")
-@click.option("--namespace", default=None, envvar="MEMORY_SUBSTRATE_NAMESPACE", help="Namespace to work in (default 'default').")
-@click.option("--database-url", default=None, envvar="MEMORY_SUBSTRATE_DATABASE_URL",
-              help="A postgresql:// URL: use PostgreSQL instead of the embedded SQLite file.")
-@click.option("--embedder", default=None, envvar="MEMORY_SUBSTRATE_EMBEDDER", help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.")
+@click.option(
+    "--root",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="MEMORY_SUBSTRATE_ROOT",
+    help="Directory of the embedded store (default ~/memory-substrate).",
+)
+@click.option(
+    "--namespace",
+    default=None,
+    envvar="MEMORY_SUBSTRATE_NAMESPACE",
+    help="Namespace to work in (default 'default').",
+)
+@click.option(
+    "--database-url",
+    default=None,
+    envvar="MEMORY_SUBSTRATE_DATABASE_URL",
+    help="A postgresql:// URL: use PostgreSQL instead of the embedded SQLite file.",
+)
+@click.option(
+    "--embedder",
+    default=None,
+    envvar="MEMORY_SUBSTRATE_EMBEDDER",
+    help="Embedding provider: use-gated (default), static-multilingual, static, none, or another registered one.",
+)
 # The version from version.py, not the package metadata: importing importlib.metadata costs more
 # than the rest of `--version` (tests/cli/test_startup.py checks the two agree).
 @click.version_option(version=__version__)
 @click.pass_context
-def main(ctx: click.Context, root: Path | None, namespace: str | None, database_url: str | None, embedder: str | None) -> None:
+def main(
+    ctx: click.Context,
+    root: Path | None,
+    namespace: str | None,
+    database_url: str | None,
+    embedder: str | None,
+) -> None:
     """Durable, graph-based long-term memory for AI agents, served over MCP."""
     # Also accepted after the command's name (cli/global_options.py), checked the same way.
     if ctx.invoked_subcommand == "hook":
@@ -157,33 +187,78 @@ def main(ctx: click.Context, root: Path | None, namespace: str | None, database_
             root = None
         ctx.obj = {"root": root, "namespace": None, "database_url": database_url, "embedder": embedder}
         return
-    ctx.obj = {"root": checked("root", root), "namespace": checked("namespace", namespace),
-               "database_url": database_url, "embedder": embedder}
+    ctx.obj = {
+        "root": checked("root", root),
+        "namespace": checked("namespace", namespace),
+        "database_url": database_url,
+        "embedder": embedder,
+    }
 
 
 @main.command()
-@click.option("--transport", type=click.Choice(["stdio", "http"]), default="stdio", show_default=True,
-              help="MCP transport. stdio serves one client in --namespace. http serves many clients at "
-                   "http://HOST:PORT/mcp; each request needs 'Authorization: Bearer TOKEN', and the token "
-                   "(made with `memory-substrate token create --namespace NS`) decides the namespace.")
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="HTTP bind address. Keep loopback unless a TLS proxy sits in front.")
+@click.option(
+    "--transport",
+    type=click.Choice(["stdio", "http"]),
+    default="stdio",
+    show_default=True,
+    help="MCP transport. stdio serves one client in --namespace. http serves many clients at "
+    "http://HOST:PORT/mcp; each request needs 'Authorization: Bearer TOKEN', and the token "
+    "(made with `memory-substrate token create --namespace NS`) decides the namespace.",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="HTTP bind address. Keep loopback unless a TLS proxy sits in front.",
+)
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="HTTP port.")
-@click.option("--toolset", type=click.Choice(["substrate", "graph", "all"]), default="substrate", show_default=True,
-              envvar="MEMORY_SUBSTRATE_TOOLSETS", help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.")
-@click.option("--inspector", is_flag=True, help="With --transport http: also serve the web inspector at /inspect/ (same tokens).")
-@click.option("--allowed-host", "allowed_hosts", multiple=True,
-              help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
-                   "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).")
-@click.option("--allow-path", "allow_paths", multiple=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory that path-taking modes (file, markdown, repo, pdf) may read; repeatable. Over http "
-                   "nothing is readable without it; over stdio it restricts reads to these directories.")
-@click.option("--project", "project_namespace", is_flag=True,
-              help="With stdio: serve the namespace of the project holding the current directory, the one "
-                   "the hooks capture into (docs/hooks.md), unless --namespace names one. `setup` registers this.")
+@click.option(
+    "--toolset",
+    type=click.Choice(["substrate", "graph", "all"]),
+    default="substrate",
+    show_default=True,
+    envvar="MEMORY_SUBSTRATE_TOOLSETS",
+    help="Tools to serve: spec 001 (substrate), spec 002 (graph) or both.",
+)
+@click.option(
+    "--inspector",
+    is_flag=True,
+    help="With --transport http: also serve the web inspector at /inspect/ (same tokens).",
+)
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    help="A name clients may reach this server by (a Host header) besides its bound address, e.g. "
+    "mem.example.com or mem.example.com:443; repeatable. Other Host headers get 421 (docs/security.md).",
+)
+@click.option(
+    "--allow-path",
+    "allow_paths",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory that path-taking modes (file, markdown, repo, pdf) may read; repeatable. Over http "
+    "nothing is readable without it; over stdio it restricts reads to these directories.",
+)
+@click.option(
+    "--project",
+    "project_namespace",
+    is_flag=True,
+    help="With stdio: serve the namespace of the project holding the current directory, the one "
+    "the hooks capture into (docs/hooks.md), unless --namespace names one. `setup` registers this.",
+)
 @click.pass_context
-def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str, inspector: bool,
-          allowed_hosts: tuple[str, ...], allow_paths: tuple[Path, ...], project_namespace: bool) -> None:
+def serve(
+    ctx: click.Context,
+    transport: str,
+    host: str,
+    port: int,
+    toolset: str,
+    inspector: bool,
+    allowed_hosts: tuple[str, ...],
+    allow_paths: tuple[Path, ...],
+    project_namespace: bool,
+) -> None:
     """Run the MCP server (stdio by default).
 
     Over http, requests without a valid bearer token get 401 before reaching any tool; tokens are
@@ -221,7 +296,9 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
             memory.close()
             raise
     store = memory.store  # its location is a file path or a URL with the password redacted
-    describe = f"store={store.backend}:{store.location} namespace={memory.runtime.namespace} toolset={toolset}"
+    describe = (
+        f"store={store.backend}:{store.location} namespace={memory.runtime.namespace} toolset={toolset}"
+    )
     server = build_server(memory, toolset) if transport != "http" else None
     # What this process lives with, out of the collector's full passes (memory_substrate.heap),
     # before any background thread holds anything of its own.
@@ -233,11 +310,22 @@ def serve(ctx: click.Context, transport: str, host: str, port: int, toolset: str
 
         # Frozen once more when its app is built (the extraction loop waits before its first drain).
         # The start-up line comes once the port is held: a busy one is a single error line instead.
-        serve_http(memory, host=host, port=port, toolset=toolset, inspector=inspector, freeze_heap=True,
-                   describe=describe, allowed_hosts=allowed_hosts)
+        serve_http(
+            memory,
+            host=host,
+            port=port,
+            toolset=toolset,
+            inspector=inspector,
+            freeze_heap=True,
+            describe=describe,
+            allowed_hosts=allowed_hosts,
+        )
         return
     serving()
-    click.echo(f"memory-substrate serve: transport=stdio {describe} ({STOP_HINT}; Ctrl-D, end of input, too)", err=True)
+    click.echo(
+        f"memory-substrate serve: transport=stdio {describe} ({STOP_HINT}; Ctrl-D, end of input, too)",
+        err=True,
+    )
     try:
         server.run("stdio")
     except KeyboardInterrupt:
@@ -252,11 +340,22 @@ def _tool_command(tool: str, method: str, what: str) -> None:
     @click.argument("input_data", required=False)
     @click.option("--options", "options_json", default=None, help="Options as JSON (or @file, @- for stdin).")
     @click.option("--table", is_flag=True, help="Print items as a table instead of JSON.")
-    @click.option("--progress", "progress_kind", type=click.Choice(["auto", "json", "none"]), default="auto",
-                  help="Progress of long runs on stderr: a bar on a terminal (auto), JSON lines (json), or none.")
+    @click.option(
+        "--progress",
+        "progress_kind",
+        type=click.Choice(["auto", "json", "none"]),
+        default="auto",
+        help="Progress of long runs on stderr: a bar on a terminal (auto), JSON lines (json), or none.",
+    )
     @click.pass_context
-    def command(ctx: click.Context, mode: str, input_data: str | None, options_json: str | None, table: bool,
-                progress_kind: str) -> None:
+    def command(
+        ctx: click.Context,
+        mode: str,
+        input_data: str | None,
+        options_json: str | None,
+        table: bool,
+        progress_kind: str,
+    ) -> None:
         try:
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
@@ -292,7 +391,9 @@ def _progress_bar() -> Any:
             description = f"extract {done}/{total}"
             if ":" in rest:
                 episode_id, _, outcome = rest.rpartition(":")
-                progress.console.print(f"extract {done}/{total} {episode_id}: {outcome}", highlight=False, markup=False)
+                progress.console.print(
+                    f"extract {done}/{total} {episode_id}: {outcome}", highlight=False, markup=False
+                )
         progress.update(task, completed=done, total=total, description=description)
         if done >= total:
             progress.stop()
@@ -311,9 +412,17 @@ def _progress_lines(done: int, total: int, phase: str) -> None:
 
 _tool_command("ingest", "ingest", "Capture evidence as a source with addressable segments.")
 _tool_command("query", "query", "Read memory: search, task context, pages, neighbours, recent items, graph.")
-_tool_command("remember", "remember", "Governed write of durable memory, or a lifecycle change (promote, supersede, contest, batch).")
-_tool_command("maintain", "maintain", "Inspect and maintain the store. Modes that change state plan only (a dry run) unless "
-              "--options '{\"apply\": true}'.")
+_tool_command(
+    "remember",
+    "remember",
+    "Governed write of durable memory, or a lifecycle change (promote, supersede, contest, batch).",
+)
+_tool_command(
+    "maintain",
+    "maintain",
+    "Inspect and maintain the store. Modes that change state plan only (a dry run) unless "
+    "--options '{\"apply\": true}'.",
+)
 
 
 @main.command()
@@ -387,8 +496,10 @@ def doctor(ctx: click.Context) -> None:
         semantic = _semantic_without_store(settings)
     from memory_substrate.ingest.pathpolicy import PathPolicy
 
-    report["filesystem"] = {**PathPolicy.from_settings(settings).describe(),
-                            "http": "no filesystem access unless `serve --allow-path DIR` or MEMORY_SUBSTRATE_ALLOW_PATHS"}
+    report["filesystem"] = {
+        **PathPolicy.from_settings(settings).describe(),
+        "http": "no filesystem access unless `serve --allow-path DIR` or MEMORY_SUBSTRATE_ALLOW_PATHS",
+    }
     report["embedder"] = settings.embedder
     report["semantic_backend"] = semantic
     if not semantic["enabled"] and settings.embedder.strip().lower() not in DISABLED_NAMES and not problems:
@@ -406,20 +517,39 @@ def _semantic_without_store(settings: Any) -> dict[str, Any]:
     embedder, error = _build_embedder(settings)
     if embedder is None:
         return {"enabled": False, "provider": settings.embedder, "reason": error or "disabled"}
-    return {"enabled": True, "provider": settings.embedder, "model": embedder.name, "dimensions": embedder.dimensions}
+    return {
+        "enabled": True,
+        "provider": settings.embedder,
+        "model": embedder.name,
+        "dimensions": embedder.dimensions,
+    }
 
 
 @main.command(name="export")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write the export to FILE (default: stdout).")
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the export to FILE (default: stdout).",
+)
 @click.option("--no-vectors", is_flag=True, help="Leave vectors out (reindex rebuilds them).")
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "graph.v1", "mcp-memory"]), default="jsonl", show_default=True,
-              help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md); mcp-memory: the reference MCP memory server's file.")
-@click.option("--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "graph.v1", "mcp-memory"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: the full backup format; graph.v1: a markitect.memory.graph.v1 snapshot (docs/contracts.md); mcp-memory: the reference MCP memory server's file.",
+)
+@click.option(
+    "--query", default=None, help="graph.v1 only: export just the objects a search for QUERY returns."
+)
 @click.option("--force", is_flag=True, help="Overwrite the --output file if it exists (refused without).")
 @click.pass_context
-def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None,
-                   force: bool) -> None:
+def export_command(
+    ctx: click.Context, output: Path | None, no_vectors: bool, fmt: str, query: str | None, force: bool
+) -> None:
     """Export the namespace as JSON Lines (format: docs/postgres.md), a graph.v1 snapshot or an
     mcp-memory file (entities sharing a name are written as one: the reference server keys them by
     name); a summary goes to stderr. An existing --output file is kept unless --force."""
@@ -429,7 +559,9 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
     from memory_substrate.transfer import export_namespace
 
     if output is not None and output.is_file() and not force:
-        _fail(ValidationError(f"{output} exists; pass --force to overwrite it", details={"path": str(output)}))
+        _fail(
+            ValidationError(f"{output} exists; pass --force to overwrite it", details={"path": str(output)})
+        )
         return
     if fmt == "graph.v1" or query is not None:
         from memory_substrate.cli.contracts import export_graph
@@ -469,8 +601,12 @@ def export_command(ctx: click.Context, output: Path | None, no_vectors: bool, fm
 
 @main.command(name="import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--scope", "scopes", multiple=True, help="graph.v1 only: scope ref for nodes without one (repeatable).")
-@click.option("--reason", default=None, help="graph.v1 only: reason recorded on imported objects that carry none.")
+@click.option(
+    "--scope", "scopes", multiple=True, help="graph.v1 only: scope ref for nodes without one (repeatable)."
+)
+@click.option(
+    "--reason", default=None, help="graph.v1 only: reason recorded on imported objects that carry none."
+)
 @click.pass_context
 def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reason: str | None) -> None:
     """Import FILE: a JSON Lines export into an empty namespace (--namespace if given, else the file's own),
@@ -493,7 +629,9 @@ def import_command(ctx: click.Context, file: Path, scopes: tuple[str, ...], reas
         store = open_store(settings)
         try:
             with file.open(encoding="utf-8") as fh:
-                result = import_namespace(Runtime(store, settings.namespace, settings), fh, namespace=ctx.obj.get("namespace"))
+                result = import_namespace(
+                    Runtime(store, settings.namespace, settings), fh, namespace=ctx.obj.get("namespace")
+                )
         finally:
             store.close()
     except MemorySubstrateError as exc:

@@ -46,8 +46,14 @@ def list_command(ctx: click.Context, table: bool) -> None:
                 with Runtime(store, name, _settings(ctx)).read_with_expired() as session:
                     objects = sum(n for *_, n in session.count_objects())
                     segments = session.count_segments()
-                rows.append({"namespace": name, "objects": objects, "segments": segments,
-                             "protected": name in PROTECTED})
+                rows.append(
+                    {
+                        "namespace": name,
+                        "objects": objects,
+                        "segments": segments,
+                        "protected": name in PROTECTED,
+                    }
+                )
         finally:
             store.close()
     except MemorySubstrateError as exc:
@@ -78,12 +84,16 @@ def delete_command(ctx: click.Context, name: str, yes: bool) -> None:
 
     try:
         if name in PROTECTED:
-            raise ConflictError(f"namespace {name!r} is protected and cannot be deleted", details={"namespace": name})
+            raise ConflictError(
+                f"namespace {name!r} is protected and cannot be deleted", details={"namespace": name}
+            )
         store = _open(ctx)
         try:
             if name not in store.namespaces():
                 raise NotFoundError(f"namespace {name!r} not found", details={"namespace": name})
-            if not yes and not click.confirm(f"Delete namespace {name!r} and everything in it?", default=False, err=True):
+            if not yes and not click.confirm(
+                f"Delete namespace {name!r} and everything in it?", default=False, err=True
+            ):
                 click.echo("aborted: nothing deleted", err=True)
                 ctx.exit(1)
             counts = store.delete_namespace(name)
@@ -92,4 +102,6 @@ def delete_command(ctx: click.Context, name: str, yes: bool) -> None:
     except MemorySubstrateError as exc:
         _fail(exc)
         return
-    _emit({"deleted": name, "rows": {k: v for k, v in counts.items() if v}, "total_rows": sum(counts.values())})
+    _emit(
+        {"deleted": name, "rows": {k: v for k, v in counts.items() if v}, "total_rows": sum(counts.values())}
+    )

@@ -18,28 +18,66 @@ import click
 from memory_substrate.cli.common import EXIT_ERROR
 
 _VERBS = {"create": "created", "update": "updated", "delete": "deleted", "unchanged": "unchanged"}
-_DRY = {"create": "would create", "update": "would update", "delete": "would delete", "unchanged": "unchanged"}
+_DRY = {
+    "create": "would create",
+    "update": "would update",
+    "delete": "would delete",
+    "unchanged": "unchanged",
+}
 
 
 @click.command(name="setup")
 @click.argument("client", type=click.Choice(["claude-code", "codex"]))
-@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="The project to set up (default: the git root of the current folder, else the folder).")
-@click.option("--user", "user_scope", is_flag=True,
-              help="Set up for every project of this user instead of one (the client's user-level config).")
-@click.option("--plugin", "plugin", is_flag=True,
-              help="Codex: have Codex trust the hooks of the installed memory-substrate plugin (writes no hooks or "
-                   "server of its own). Claude Code runs a plugin's hooks without such a step.")
-@click.option("--remove", is_flag=True, help="Take out exactly what setup added (hooks, MCP server, Codex's trust).")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="The project to set up (default: the git root of the current folder, else the folder).",
+)
+@click.option(
+    "--user",
+    "user_scope",
+    is_flag=True,
+    help="Set up for every project of this user instead of one (the client's user-level config).",
+)
+@click.option(
+    "--plugin",
+    "plugin",
+    is_flag=True,
+    help="Codex: have Codex trust the hooks of the installed memory-substrate plugin (writes no hooks or "
+    "server of its own). Claude Code runs a plugin's hooks without such a step.",
+)
+@click.option(
+    "--remove", is_flag=True, help="Take out exactly what setup added (hooks, MCP server, Codex's trust)."
+)
 @click.option("--dry-run", is_flag=True, help="Print what would change and change nothing.")
-@click.option("--server-name", default="memory-substrate", show_default=True,
-              help="Name of the MCP server entry (its tools show as mcp__NAME__memory_query, ...).")
-@click.option("--codex-bin", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="The codex executable that trusts the hooks (default: codex on PATH).")
+@click.option(
+    "--server-name",
+    default="memory-substrate",
+    show_default=True,
+    help="Name of the MCP server entry (its tools show as mcp__NAME__memory_query, ...).",
+)
+@click.option(
+    "--codex-bin",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="The codex executable that trusts the hooks (default: codex on PATH).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
-def setup(ctx: click.Context, client: str, directory: Path | None, user_scope: bool, plugin: bool, remove: bool,
-          dry_run: bool, server_name: str, codex_bin: Path | None, as_json: bool) -> None:
+def setup(
+    ctx: click.Context,
+    client: str,
+    directory: Path | None,
+    user_scope: bool,
+    plugin: bool,
+    remove: bool,
+    dry_run: bool,
+    server_name: str,
+    codex_bin: Path | None,
+    as_json: bool,
+) -> None:
     """Write memory-substrate's hooks and MCP server into Claude Code's or Codex's config.
 
     Every session is then captured and each prompt handed its context (docs/hooks.md). Hook
@@ -54,7 +92,9 @@ def setup(ctx: click.Context, client: str, directory: Path | None, user_scope: b
     if directory is not None and user_scope:
         raise click.UsageError("--dir and --user are exclusive: a set-up is for one project or for every one")
     if plugin and (directory is not None or user_scope):
-        raise click.UsageError("--plugin is on its own: the plugin's hooks are wherever the client installed it")
+        raise click.UsageError(
+            "--plugin is on its own: the plugin's hooks are wherever the client installed it"
+        )
     if not re.fullmatch(r"[A-Za-z0-9_-]+", server_name):
         raise click.BadParameter("letters, digits, '-' and '_' only", param_hint="--server-name")
     obj = ctx.obj or {}
@@ -62,11 +102,16 @@ def setup(ctx: click.Context, client: str, directory: Path | None, user_scope: b
     if obj.get("root") is not None:
         global_args += ["--root", str(Path(obj["root"]).expanduser().absolute())]
     script = installed_script()
-    req = Request(client=client,  # type: ignore[arg-type]
-                  scope="user" if user_scope or plugin else "project",
-                  project=None if user_scope or plugin else project_root(directory or Path.cwd()),
-                  remove=remove, script=script, global_args=tuple(global_args), server_name=server_name,
-                  plugin=plugin)
+    req = Request(
+        client=client,  # type: ignore[arg-type]
+        scope="user" if user_scope or plugin else "project",
+        project=None if user_scope or plugin else project_root(directory or Path.cwd()),
+        remove=remove,
+        script=script,
+        global_args=tuple(global_args),
+        server_name=server_name,
+        plugin=plugin,
+    )
     module = setup_claude if client == "claude-code" else setup_codex
     report = module.plan(req)
     if not remove:
@@ -74,8 +119,10 @@ def setup(ctx: click.Context, client: str, directory: Path | None, user_scope: b
         if note:
             report.notes.insert(0, note)
         if obj.get("namespace"):
-            report.notes.append("--namespace is not written into the hooks: each project gets its own namespace "
-                                "(for one namespace everywhere set MEMORY_SUBSTRATE_HOOK_NAMESPACE; docs/hooks.md)")
+            report.notes.append(
+                "--namespace is not written into the hooks: each project gets its own namespace "
+                "(for one namespace everywhere set MEMORY_SUBSTRATE_HOOK_NAMESPACE; docs/hooks.md)"
+            )
     if not dry_run:
         config_files.apply(report.edits)
         if client == "codex" and not remove:
@@ -102,13 +149,18 @@ def _print(report: Any, dry_run: bool) -> None:
     for note in report.notes:
         click.echo(f"  {'note':<13} {note}")
     if not report.changed:
-        click.echo("Nothing to remove: setup had added nothing here." if report.remove
-                   else "Nothing to change: already set up.")
+        click.echo(
+            "Nothing to remove: setup had added nothing here."
+            if report.remove
+            else "Nothing to change: already set up."
+        )
     elif dry_run:
         click.echo("Dry run: nothing was changed.")
     elif report.remove:
         click.echo("Removed: what setup had added is gone; everything else is as it was.")
     elif not report.steps:
-        click.echo(f"Set up: {CLIENT_NAMES[report.client]}'s next session is captured and handed its context.")
+        click.echo(
+            f"Set up: {CLIENT_NAMES[report.client]}'s next session is captured and handed its context."
+        )
     for step in report.steps:
         click.echo(f"ACTION NEEDED: {step}")

@@ -32,12 +32,15 @@ def expiry(expires_in: str | None) -> str | None:
         return None
     m = _DURATION.match(expires_in)
     if not m or int(m.group(1)) == 0:
-        raise click.BadParameter("use a positive number and a unit: s, m, h, d or w (e.g. 30d)",
-                                 param_hint="--expires-in")
+        raise click.BadParameter(
+            "use a positive number and a unit: s, m, h, d or w (e.g. 30d)", param_hint="--expires-in"
+        )
     delta = timedelta(**{_UNITS[m.group(2)]: int(m.group(1))})
     if delta > MAX_EXPIRY:
-        raise click.BadParameter(f"at most {MAX_EXPIRY.days} days (e.g. 520w); omit it for a token that never expires",
-                                 param_hint="--expires-in")
+        raise click.BadParameter(
+            f"at most {MAX_EXPIRY.days} days (e.g. 520w); omit it for a token that never expires",
+            param_hint="--expires-in",
+        )
     return (datetime.now(UTC) + delta).isoformat(timespec="microseconds")
 
 
@@ -45,7 +48,9 @@ def _match(store: Any, token_id: str) -> dict[str, Any]:
     """The one token whose id starts with ``token_id``; NotFound/Validation otherwise."""
     wanted = token_id.strip().lower()
     if len(wanted) < MIN_ID_CHARS or not re.fullmatch(r"[0-9a-f]+", wanted):
-        raise ValidationError(f"a token id is at least {MIN_ID_CHARS} hex characters, as `token list` shows it")
+        raise ValidationError(
+            f"a token id is at least {MIN_ID_CHARS} hex characters, as `token list` shows it"
+        )
     found = [t for t in store.list_tokens() if t["token_hash"].startswith(wanted)]
     if not found:
         raise NotFoundError(f"no token with id {token_id!r}", details={"token_id": token_id})
@@ -86,7 +91,9 @@ def _create(token: click.Group, with_store: Any) -> None:
     @token.command(name="create")
     @click.option("--namespace", "token_namespace", required=True, help="The namespace the token may use.")
     @click.option("--label", default="", help="A note to recognise the token by (who or what uses it).")
-    @click.option("--expires-in", default=None, help="Make the token expire after this long: 30d, 12h, 90m, 2w.")
+    @click.option(
+        "--expires-in", default=None, help="Make the token expire after this long: 30d, 12h, 90m, 2w."
+    )
     @click.pass_context
     def token_create(ctx: click.Context, token_namespace: str, label: str, expires_in: str | None) -> None:
         """Print a new random token; only its sha256 is stored, so keep the printed value (it is never shown again)."""
@@ -144,7 +151,9 @@ def _rotate(token: click.Group, with_store: Any) -> None:
 
     @token.command(name="rotate")
     @click.argument("token_id")
-    @click.option("--expires-in", default=None, help="Expiry of the new token (default: the old token's expiry).")
+    @click.option(
+        "--expires-in", default=None, help="Expiry of the new token (default: the old token's expiry)."
+    )
     @click.pass_context
     def token_rotate(ctx: click.Context, token_id: str, expires_in: str | None) -> None:
         """Replace TOKEN_ID by a new token of the same namespace, label and expiry; print the new token.
@@ -161,8 +170,10 @@ def _rotate(token: click.Group, with_store: Any) -> None:
             old = _match(store, token_id)
             kept = old["expires_at"]
             if expires_at is None and kept and kept <= now_iso():
-                raise ValidationError(f"token {token_id!r} expired at {kept}; give the new one --expires-in",
-                                      details={"expires_at": kept})
+                raise ValidationError(
+                    f"token {token_id!r} expired at {kept}; give the new one --expires-in",
+                    details={"expires_at": kept},
+                )
             value = create_token(store, old["namespace"], old["label"], expires_at or kept)
             store.revoke_tokens([old["token_hash"]])
             return value

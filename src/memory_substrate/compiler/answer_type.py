@@ -28,15 +28,41 @@ _ASKS_WHEN = re.compile(
 )
 _SPACES = str.maketrans({c: " " for c in "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~’“”…"})
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-_MONTHS = ("january", "february", "april", "june", "july", "august", "september", "october", "november",
-           "december")  # "May" and "March" count only capitalised: "may" and "march" are verbs as often
-_DAY_WORDS = frozenset(("yesterday", "today", "tonight", "tomorrow", *_WEEKDAYS, *(d + "s" for d in _WEEKDAYS),
-                        *_MONTHS))
+_MONTHS = (
+    "january",
+    "february",
+    "april",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)  # "May" and "March" count only capitalised: "may" and "march" are verbs as often
+_DAY_WORDS = frozenset(
+    ("yesterday", "today", "tonight", "tomorrow", *_WEEKDAYS, *(d + "s" for d in _WEEKDAYS), *_MONTHS)
+)
 _CASED = frozenset(("May", "March"))
 _YEARS = frozenset(str(y) for y in range(1900, 2100))
 _SHIFT = frozenset(("last", "next", "this", "past"))
-_PERIODS = frozenset(("day", "week", "weekend", "month", "year", "night", "morning", "evening", "summer", "winter",
-                      "spring", "fall", "autumn"))
+_PERIODS = frozenset(
+    (
+        "day",
+        "week",
+        "weekend",
+        "month",
+        "year",
+        "night",
+        "morning",
+        "evening",
+        "summer",
+        "winter",
+        "spring",
+        "fall",
+        "autumn",
+    )
+)
 
 
 def asks_when(task: str) -> bool:
@@ -115,8 +141,11 @@ _PAST_WORK = re.compile(
     re.I,
 )
 # The instructions that produce an account rather than do the work.
-_WRITE = re.compile(r"^\W*(?:please\s+|let's\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|summari[sz]e|document|"
-                    r"prepare|compose|put\s+together)\b", re.I)
+_WRITE = re.compile(
+    r"^\W*(?:please\s+|let's\s+|can\s+you\s+|could\s+you\s+)?(?:write|draft|summari[sz]e|document|"
+    r"prepare|compose|put\s+together)\b",
+    re.I,
+)
 
 
 def recounts_past_work(task: str) -> bool:

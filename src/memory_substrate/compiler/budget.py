@@ -73,8 +73,14 @@ def fit(
     return Fitted(content, total, selected, dropped, envelope, (size, opening))
 
 
-def _envelope(ranked: list[Candidate], fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject],
-              names: R.Names, more: Sequence[str] = ()) -> int:
+def _envelope(
+    ranked: list[Candidate],
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
+    names: R.Names,
+    more: Sequence[str] = (),
+) -> int:
     """What the package costs with nothing in it: its root, header, index and, when a turn may
     enter, the ``cite`` rule."""
     envelope = count_tokens(R.render(fmt, header, [], sources, names, more))
@@ -84,7 +90,11 @@ def _envelope(ranked: list[Candidate], fmt: str, header: dict[str, Any], sources
 
 
 def estimate(
-    ranked: list[Candidate], budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject],
+    ranked: list[Candidate],
+    budget: int,
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
     names: R.Names = R.WHOLE,
 ) -> tuple[tuple[list[float], dict[str, float]], list[Candidate], float]:
     """The packing ``fit`` would do, without rendering: (the weights, for ``fit`` to reuse; what
@@ -120,14 +130,22 @@ def _cites(ranked: list[Candidate]) -> dict[int, list[int]]:
     cites: dict[int, list[int]] = {}
     for i, c in enumerate(ranked):
         if c.obj is not None and c.obj.evidence_refs:
-            refs = [f"{e.get('source_id')}#{e.get('segment_id')}" for e in c.obj.evidence_refs if e.get("segment_id")]
+            refs = [
+                f"{e.get('source_id')}#{e.get('segment_id')}"
+                for e in c.obj.evidence_refs
+                if e.get("segment_id")
+            ]
             cited = sorted({by_key[k] for k in refs if k in by_key}, key=lambda j: (-ranked[j].score, j))
             cites[i] = cited[:CITED_PER_FACT]
     return cites
 
 
 def _pack(
-    ranked: list[Candidate], size: list[float], opening: dict[str, float], cites: dict[int, list[int]], left: float
+    ranked: list[Candidate],
+    size: list[float],
+    opening: dict[str, float],
+    cites: dict[int, list[int]],
+    left: float,
 ) -> tuple[set[int], list[Candidate]]:
     """The greedy knapsack: positions taken and candidates selected, in the order taken."""
     # Value is the score above the weakest candidate's: the four dimensions share a floor (every
@@ -180,8 +198,14 @@ def _pack(
 
 
 def _render_within(
-    budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject], names: R.Names,
-    selected: list[Candidate], dropped: list[Candidate], more: Sequence[str] = (),
+    budget: int,
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
+    names: R.Names,
+    selected: list[Candidate],
+    dropped: list[Candidate],
+    more: Sequence[str] = (),
 ) -> tuple[str, int]:
     """The sum of parts is an estimate: render the whole, count it, and drop the lowest-scored
     selections (moved from ``selected`` to ``dropped``) until the real count is within budget."""

@@ -64,7 +64,11 @@ class Candidate:
         if obj.memory_source == "imported":
             # An import stamps what has no time of its own with the capture's time: only a
             # valid_from from before the import is an event time.
-            if obj.valid_from and obj.created_at and parse_time(obj.valid_from) < parse_time(obj.created_at) - IMPORT_STAMP:
+            if (
+                obj.valid_from
+                and obj.created_at
+                and parse_time(obj.valid_from) < parse_time(obj.created_at) - IMPORT_STAMP
+            ):
                 return obj.valid_from
             return None
         return obj.valid_from or obj.updated_at or obj.created_at or None

@@ -53,7 +53,8 @@ class Classification:
             "primary": {"class": self.primary, "confidence": round(self.confidence, 4)},
             "secondary": (
                 {"class": self.secondary, "confidence": round(self.secondary_confidence or 0.0, 4)}
-                if self.secondary else None
+                if self.secondary
+                else None
             ),
             "dual_profile": self.dual,
             "method": self.method,
@@ -62,7 +63,9 @@ class Classification:
         }
 
 
-def _prototype_matrix(embedder: Embedder, as_queries: bool = False) -> tuple[npt.NDArray[np.float32], list[str]]:
+def _prototype_matrix(
+    embedder: Embedder, as_queries: bool = False
+) -> tuple[npt.NDArray[np.float32], list[str]]:
     with _lock:
         cached = _matrices.get((embedder.name, as_queries))
         if cached is None:

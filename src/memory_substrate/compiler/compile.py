@@ -60,12 +60,17 @@ class _Clock:
 YIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fact_lookup": (("semantic", "episodic"), ("knowledge", "activity", "work_item")),
     "graph": (("semantic",), ("knowledge",)),
-    "episode_recall": (("episodic", "semantic"), ("source",)),  # turns; files and documents (segment_memory_type)
+    "episode_recall": (
+        ("episodic", "semantic"),
+        ("source",),
+    ),  # turns; files and documents (segment_memory_type)
     "procedure_assist": (("procedural",), ("knowledge",)),
 }
 
 
-def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple[str, str, str | None]], list[dict[str, Any]]]:
+def _strategies(
+    cls: Classification, object_types: set[str]
+) -> tuple[list[tuple[str, str, str | None]], list[dict[str, Any]]]:
     """(strategy, class, why) to run, each strategy once, and the ones left out with their reason.
     The primary class's profile leads (its retrieval profile), then every other strategy
     follows: each memory type enters by its weight in the ranking, and only a weight of 0.0
@@ -73,7 +78,9 @@ def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple
     Strategies add candidates to one pool; the four-dimension ranking decides."""
     plan: list[tuple[str, str, str | None]] = []
     skipped: list[dict[str, Any]] = []
-    order: list[tuple[str, str, str | None]] = [(s, c, None) for c in cls.classes for s in PROFILE_STRATEGIES[c]]
+    order: list[tuple[str, str, str | None]] = [
+        (s, c, None) for c in cls.classes for s in PROFILE_STRATEGIES[c]
+    ]
     order += [(s, cls.primary, "every memory type enters by its weight") for s in YIELDS]
     for s, c, why in order:
         if s in [p for p, _, _ in plan] or s in [k["strategy"] for k in skipped]:
@@ -83,8 +90,16 @@ def _strategies(cls: Classification, object_types: set[str]) -> tuple[list[tuple
             skipped.append({"class": c, "strategy": s, "skipped": "outside scope.object_types", "found": 0})
         elif all(TYPE_WEIGHTS[cls.primary][m] == 0.0 for m in memory_types):
             # the primary class's 0.0 is a hard exclude (rank.exclusion), whatever a second profile says
-            skipped.append({"class": c, "strategy": s, "found": 0, "skipped": (
-                f"hard exclude: {'/'.join(memory_types)} memory has weight 0.0 for {cls.primary} tasks")})
+            skipped.append(
+                {
+                    "class": c,
+                    "strategy": s,
+                    "found": 0,
+                    "skipped": (
+                        f"hard exclude: {'/'.join(memory_types)} memory has weight 0.0 for {cls.primary} tasks"
+                    ),
+                }
+            )
         else:
             plan.append((s, c, why))
     return plan, skipped
@@ -128,12 +143,20 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     in_scope = set(scope.object_types) | (set() if types_given else {"source"})
 
     found: dict[str, Any] = {}
-    cands, profiles = _retrieve(rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found)
+    cands, profiles = _retrieve(
+        rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found
+    )
 
     now = parse_time(now_iso())
     open_work, past = work_stance(task)  # "Write the postmortem" is about work done, not work to do
-    eligible, rejected = rank(cands, cls.classes, include_unverified=opts.include_unverified, now=now,
-                              open_work=open_work, past_work=past)
+    eligible, rejected = rank(
+        cands,
+        cls.classes,
+        include_unverified=opts.include_unverified,
+        now=now,
+        open_work=open_work,
+        past_work=past,
+    )
     turns = [c for c in [*eligible, *rejected] if c.segment is not None]
     # The episodes the package may open, and those the index (compiler/more.py) may name.
     source_ids = sorted({c.segment.source_id for c in turns if c.segment is not None})
@@ -141,15 +164,25 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         sources = session.get_objects(source_ids)
         replaced = superseded.successors(session, turns)
         # the short form of every id the package may show (ids.py): one query
-        names = short_forms(session, [*source_ids, *_object_ids(eligible), *_object_ids(rejected),
-                                      *(n.id for n in replaced.values() if n is not None)])
+        names = short_forms(
+            session,
+            [
+                *source_ids,
+                *_object_ids(eligible),
+                *_object_ids(rejected),
+                *(n.id for n in replaced.values() if n is not None),
+            ],
+        )
     superseded.mark(turns, replaced, names)
     _apply_scope(eligible, rejected, in_scope, scope.scope_refs, scope.kinds, sources)
 
     def allowed(c: Candidate) -> bool:
         """What governance and scope let into the package, asked again of a rejected candidate."""
-        return (exclusion(c, cls.classes[0], opts.include_unverified, now, open_work, past) is None
-                and _scope_reason(c, in_scope, scope.scope_refs, scope.kinds, sources) is None)
+        return (
+            exclusion(c, cls.classes[0], opts.include_unverified, now, open_work, past) is None
+            and _scope_reason(c, in_scope, scope.scope_refs, scope.kinds, sources) is None
+        )
+
     clock.lap("rank")
 
     header = {"task_class": cls.primary}
@@ -159,23 +192,53 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         # Said in the package itself: an agent reading a near-empty package learns why it is empty.
         header["coverage"] = "memory barely covers this task"
     floor = more.FLOORS["semantic" if emb is not None else "lexical"]
-    fitted, indexed = _fit_with_index(eligible, rejected, budget, fmt, header, sources, names,
-                                      allowed if found.get("coverage") != "weak" else None, floor)
+    fitted, indexed = _fit_with_index(
+        eligible,
+        rejected,
+        budget,
+        fmt,
+        header,
+        sources,
+        names,
+        allowed if found.get("coverage") != "weak" else None,
+        floor,
+    )
     rejected.extend(fitted.dropped)
     clock.lap("render")
 
     data_trace = TR.build(
-        task=task, model=req.model, classification=cls.to_dict(), profiles=profiles, found=len(eligible) + len(rejected)
-        - len(fitted.dropped), selected=fitted.selected, rejected=rejected, token_count=fitted.token_count,
-        budget_tokens=budget, budget_source=budget_source, fmt=fmt, latency_ms=dict(clock.stages),
-        extra={"entities": found.get("entities", []), "envelope_tokens": fitted.envelope_tokens,
-               "more": [{"id": e.candidate.key, "group": e.group, "why": e.candidate.rejected} for e in indexed],
-               **{k: found[k] for k in TRACED if k in found}},
+        task=task,
+        model=req.model,
+        classification=cls.to_dict(),
+        profiles=profiles,
+        found=len(eligible) + len(rejected) - len(fitted.dropped),
+        selected=fitted.selected,
+        rejected=rejected,
+        token_count=fitted.token_count,
+        budget_tokens=budget,
+        budget_source=budget_source,
+        fmt=fmt,
+        latency_ms=dict(clock.stages),
+        extra={
+            "entities": found.get("entities", []),
+            "envelope_tokens": fitted.envelope_tokens,
+            "more": [{"id": e.candidate.key, "group": e.group, "why": e.candidate.rejected} for e in indexed],
+            **{k: found[k] for k in TRACED if k in found},
+        },
     )
     trace_id = TR.record(rt, data_trace)
     clock.lap("trace")
-    package = _Package(task, plan, cls, fmt, budget, budget_source, fitted, trace_id,
-                       candidates=len(eligible) + len(rejected) - len(fitted.dropped))
+    package = _Package(
+        task,
+        plan,
+        cls,
+        fmt,
+        budget,
+        budget_source,
+        fitted,
+        trace_id,
+        candidates=len(eligible) + len(rejected) - len(fitted.dropped),
+    )
     if opts.detail == "compact" and not opts.include_items:
         return _answer(rt, package)
     items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
@@ -192,14 +255,37 @@ def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:
 
 
 # What the strategies noted about the task that the trace carries (retrieve.py, episodes.py).
-TRACED = ("answer_type", "streams", "coverage", "coverage_by", "open_work_listed", "episode_match", "word_coverage",
-          "participants_named")
-STRATEGY_NEEDS = {"graph": "entity", "fact_lookup": None, "procedure_assist": "procedure", "episode_recall": "source"}
+TRACED = (
+    "answer_type",
+    "streams",
+    "coverage",
+    "coverage_by",
+    "open_work_listed",
+    "episode_match",
+    "word_coverage",
+    "participants_named",
+)
+STRATEGY_NEEDS = {
+    "graph": "entity",
+    "fact_lookup": None,
+    "procedure_assist": "procedure",
+    "episode_recall": "source",
+}
 
 
-def _retrieve(rt: Runtime, engine: SearchEngine, plan: SearchPlan, task: str, cls: Classification, scope: Any,
-              in_scope: set[str], budget: int, present: dict[str, int], clock: _Clock,
-              found: dict[str, Any]) -> tuple[list[Candidate], list[dict[str, Any]]]:
+def _retrieve(
+    rt: Runtime,
+    engine: SearchEngine,
+    plan: SearchPlan,
+    task: str,
+    cls: Classification,
+    scope: Any,
+    in_scope: set[str],
+    budget: int,
+    present: dict[str, int],
+    clock: _Clock,
+    found: dict[str, Any],
+) -> tuple[list[Candidate], list[dict[str, Any]]]:
     """Every strategy the task's class calls for and every other one (_strategies), each read in
     the compile's snapshot: the pool of candidates and the trace's profile entries."""
     has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
@@ -244,8 +330,14 @@ def _object_ids(cands: list[Candidate]) -> list[str]:
     return out
 
 
-def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], object_types: set[str], scope_refs: list[str],
-                 kinds: list[str], sources: dict[str, Any]) -> None:
+def _apply_scope(
+    eligible: list[Candidate],
+    rejected: list[Candidate],
+    object_types: set[str],
+    scope_refs: list[str],
+    kinds: list[str],
+    sources: dict[str, Any],
+) -> None:
     """Every scope filter, on every candidate whichever strategy found it; each one left out is
     traced with the filter that removed it."""
     keep: list[Candidate] = []
@@ -255,8 +347,13 @@ def _apply_scope(eligible: list[Candidate], rejected: list[Candidate], object_ty
     eligible[:] = keep
 
 
-def _scope_reason(c: Candidate, object_types: set[str], scope_refs: list[str], kinds: list[str],
-                  sources: dict[str, MemoryObject]) -> str | None:
+def _scope_reason(
+    c: Candidate,
+    object_types: set[str],
+    scope_refs: list[str],
+    kinds: list[str],
+    sources: dict[str, MemoryObject],
+) -> str | None:
     otype = c.obj.object_type if c.obj is not None else "source"
     if otype not in object_types:
         return f"{otype} outside scope.object_types"
@@ -272,9 +369,17 @@ def _scope_reason(c: Candidate, object_types: set[str], scope_refs: list[str], k
     return None
 
 
-def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget: int, fmt: str, header: dict[str, Any],
-                    sources: dict[str, MemoryObject], names: dict[str, str], allowed: Callable[[Candidate], bool] | None,
-                    floor: float) -> tuple[Fitted, list[more.Entry]]:
+def _fit_with_index(
+    eligible: list[Candidate],
+    rejected: list[Candidate],
+    budget: int,
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
+    names: dict[str, str],
+    allowed: Callable[[Candidate], bool] | None,
+    floor: float,
+) -> tuple[Fitted, list[more.Entry]]:
     """The package with its index (compiler/more.py) of what fell under a floor or outside the
     budget. The packing is estimated first (no rendering) to learn what the budget leaves out;
     the index is drawn from that and what fell under a floor, at most a share of the budget, and
@@ -286,8 +391,11 @@ def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget
     if allowed is None:
         return fit(eligible, budget, fmt, header, sources, names), []
     weights, dropped, used = estimate(eligible, budget, fmt, header, sources, names)
-    entries = (more.choose(more.pool(dropped, rejected, floor, allowed), more.allowance(budget), names, sources)
-               if len(dropped) < len(eligible) else [])
+    entries = (
+        more.choose(more.pool(dropped, rejected, floor, allowed), more.allowance(budget), names, sources)
+        if len(dropped) < len(eligible)
+        else []
+    )
     if not entries:
         return fit(eligible, budget, fmt, header, sources, names, weights=weights), []
     room = more.cost(entries)
@@ -298,12 +406,21 @@ def _fit_with_index(eligible: list[Candidate], rejected: list[Candidate], budget
         return fit(eligible, budget, fmt, header, sources, names, weights=weights), []
     if used + room > budget:  # the items in full gave up room to the index: what they left out may be listed
         entries = more.choose(more.pool(fitted.dropped, rejected, floor, allowed), room, names, sources)
-        fitted.content, fitted.token_count = _within(budget, fmt, header, sources, names, fitted.selected, entries)
+        fitted.content, fitted.token_count = _within(
+            budget, fmt, header, sources, names, fitted.selected, entries
+        )
     return fitted, entries
 
 
-def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, MemoryObject], names: dict[str, str],
-            selected: list[Candidate], entries: list[more.Entry]) -> tuple[str, int]:
+def _within(
+    budget: int,
+    fmt: str,
+    header: dict[str, Any],
+    sources: dict[str, MemoryObject],
+    names: dict[str, str],
+    selected: list[Candidate],
+    entries: list[more.Entry],
+) -> tuple[str, int]:
     """The package with as many of the index's lines as keep it within the budget (``entries``
     is cut to them): the last lines go, as many as the excess counts, until it fits."""
     while True:
@@ -316,8 +433,9 @@ def _within(budget: int, fmt: str, header: dict[str, Any], sources: dict[str, Me
             excess -= count_tokens(entries.pop().line) + 1
 
 
-def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str],
-           scope_refs: list[str]) -> list[dict[str, Any]]:
+def _items(
+    rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str], scope_refs: list[str]
+) -> list[dict[str, Any]]:
     """The context answer's ``items``: selected memory objects, then open work in scope."""
     items: list[dict[str, Any]] = []
     for c in selected:
@@ -328,7 +446,9 @@ def _items(rt: Runtime, selected: list[Candidate], max_items: int, object_types:
             items.append(item)
     if "work_item" in object_types and len(items) < max_items:
         with rt.read() as session:
-            open_work = session.list_objects(object_types=["work_item"], statuses=list(OPEN_WORK), limit=max_items)
+            open_work = session.list_objects(
+                object_types=["work_item"], statuses=list(OPEN_WORK), limit=max_items
+            )
         have = {i["id"] for i in items}
         for obj in open_work:
             if len(items) >= max_items:
@@ -394,19 +514,38 @@ def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
     return out
 
 
-def _result(rt: Runtime, package: _Package, items: list[dict[str, Any]], opts: ContextOptions,
-            scope: dict[str, Any], stages: dict[str, float]) -> dict[str, Any]:
+def _result(
+    rt: Runtime,
+    package: _Package,
+    items: list[dict[str, Any]],
+    opts: ContextOptions,
+    scope: dict[str, Any],
+    stages: dict[str, float],
+) -> dict[str, Any]:
     task, plan, cls, fmt, fitted = package.task, package.plan, package.cls, package.fmt, package.fitted
     evidence_ids: list[str] = [c.key for c in fitted.selected if c.segment is not None]
     for c in fitted.selected:
         if c.obj is not None:
-            evidence_ids.extend(f"{e['source_id']}#{e['segment_id']}" if e.get("segment_id") else e["source_id"]
-                                for e in c.obj.evidence_refs)
+            evidence_ids.extend(
+                f"{e['source_id']}#{e['segment_id']}" if e.get("segment_id") else e["source_id"]
+                for e in c.obj.evidence_refs
+            )
     evidence_ids = list(dict.fromkeys(evidence_ids))
-    hints = [{"tool": "memory_query", "mode": "expand", "input_data": {"id": i["id"]}, "why": f"details of {i['title'][:60]}"}
-             for i in items[:3]]
-    for sid in list(dict.fromkeys(c.segment.source_id for c in fitted.selected if c.segment is not None))[: 3 - len(hints[:3])]:
-        hints.append({"tool": "memory_query", "mode": "page", "input_data": {"id": sid}, "why": "the whole episode"})
+    hints = [
+        {
+            "tool": "memory_query",
+            "mode": "expand",
+            "input_data": {"id": i["id"]},
+            "why": f"details of {i['title'][:60]}",
+        }
+        for i in items[:3]
+    ]
+    for sid in list(dict.fromkeys(c.segment.source_id for c in fitted.selected if c.segment is not None))[
+        : 3 - len(hints[:3])
+    ]:
+        hints.append(
+            {"tool": "memory_query", "mode": "page", "input_data": {"id": sid}, "why": "the whole episode"}
+        )
     compact = opts.detail == "compact"
     if compact:
         # The package in `content` carries the material; `items` is its directory, cut to a share of
@@ -421,8 +560,14 @@ def _result(rt: Runtime, package: _Package, items: list[dict[str, Any]], opts: C
             "active_task": {"task": task, "scope": scope},
             "decisions": _section(items, lambda i: i["kind"] == "decision"),
             "procedures": _section(items, lambda i: i["kind"] == "procedure"),
-            "evidence": {"field": "evidence_refs", "count": len(evidence_ids), "ids": evidence_ids[: 8 if compact else 20]},
-            "open_work": _section(items, lambda i: i["object_type"] == "work_item" and i["status"] in OPEN_WORK),
+            "evidence": {
+                "field": "evidence_refs",
+                "count": len(evidence_ids),
+                "ids": evidence_ids[: 8 if compact else 20],
+            },
+            "open_work": _section(
+                items, lambda i: i["object_type"] == "work_item" and i["status"] in OPEN_WORK
+            ),
             "deep_search_hints": hints,
         },
         "context_budget": {
@@ -445,6 +590,3 @@ def _result(rt: Runtime, package: _Package, items: list[dict[str, Any]], opts: C
         "content": fitted.content,
         "latency_ms": {k: round(v, 2) for k, v in stages.items()},
     }
-
-
-

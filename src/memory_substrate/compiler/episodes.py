@@ -62,7 +62,9 @@ STREAM_TOKENS = 80
 # p95 at 10k segments and 4,096 tokens 28-29 / 30-31 ms -> 35-36 / 38-40 ms
 # (docs/context-compiler-log.md).
 VECTOR_PER_POOL = 1.0
-CONTEXT_TURNS = 2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
+CONTEXT_TURNS = (
+    2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)
+)
 CONTEXT_SEEDS = 30  # ... of the best this many hits of each candidate stream
 EPISODE_WEIGHT = 0.3
 EPISODE_TOP = 3
@@ -75,8 +77,9 @@ def _z(x: np.ndarray) -> np.ndarray:
     return (x - float(x.mean())) / sd if sd > 1e-12 else np.zeros_like(x)
 
 
-def episode_scores(source_ids: list[str], scores: np.ndarray, weight: float | None = None,
-                   top: int | None = None) -> np.ndarray:
+def episode_scores(
+    source_ids: list[str], scores: np.ndarray, weight: float | None = None, top: int | None = None
+) -> np.ndarray:
     """Each turn's score plus ``weight`` x its episode's score (mean of the episode's best ``top``
     turn scores), both z-scored over the pool. Pure, for tests."""
     weight = EPISODE_WEIGHT if weight is None else weight
@@ -148,8 +151,11 @@ def named_participants(text: str, speakers: dict[str, str]) -> list[str]:
     named: set[str] = set()
     for sentence in SENTENCES.split(text):
         words = NAME_WORD.findall(sentence)
-        named.update(w.casefold() for w in words[1:]
-                     if w[:1].isupper() and w.casefold() in speakers and fold(w) not in ENGLISH)
+        named.update(
+            w.casefold()
+            for w in words[1:]
+            if w[:1].isupper() and w.casefold() in speakers and fold(w) not in ENGLISH
+        )
     return sorted(named)
 
 
@@ -158,8 +164,9 @@ def named_participants(text: str, speakers: dict[str, str]) -> list[str]:
 SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
-def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
-           found: dict[str, Any] | None = None) -> list[tuple[Segment, RankedSegment, float]]:
+def recall(
+    rt: Runtime, session: StoreSession, task: str, budget: int, found: dict[str, Any] | None = None
+) -> list[tuple[Segment, RankedSegment, float]]:
     """Ranked turns for ``task`` with their similarity, best first (at most the pool for ``budget``).
     ``found`` (the compile's notes for its trace) gets ``answer_type`` when the task asks for one."""
     pool = max(EPISODE_POOL[0], min(EPISODE_POOL[1], budget // TURN_TOKENS_GUESS))
@@ -171,8 +178,17 @@ def recall(rt: Runtime, session: StoreSession, task: str, budget: int,
     vector_depth = max(depth, min(EPISODE_POOL[1], round(VECTOR_PER_POOL * pool)))
     if found is not None:
         found["streams"] = {"full_text": depth, "vector": vector_depth}
-    ranked = ranked_segments(rt, session, task, {}, EPISODE_POOL[1], depth=depth, vector_depth=vector_depth,
-                             config=CONFIG, light=True)
+    ranked = ranked_segments(
+        rt,
+        session,
+        task,
+        {},
+        EPISODE_POOL[1],
+        depth=depth,
+        vector_depth=vector_depth,
+        config=CONFIG,
+        light=True,
+    )
     if not ranked:
         return []
     scores = _z(np.array([r.rank_score for _, r in ranked]))

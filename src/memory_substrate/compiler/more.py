@@ -78,15 +78,23 @@ def line_of(c: Candidate, group: str, names: dict[str, str], sources: dict[str, 
 
 
 def pool(
-    dropped: list[Candidate], rejected: list[Candidate], floor: float, allowed: Callable[[Candidate], bool],
+    dropped: list[Candidate],
+    rejected: list[Candidate],
+    floor: float,
+    allowed: Callable[[Candidate], bool],
 ) -> list[Candidate]:
     """What may go to the index: the budget's drops, and what fell under a floor but clears the
     index's own, that governance and scope allow; best-scored first."""
     seen: set[str] = set()
     out: list[Candidate] = []
     for c in [*dropped, *rejected]:
-        if c.key in seen or c.superseded_mark or c.similarity < floor or (c.rejected or "").startswith(REPEATS) \
-                or not allowed(c):
+        if (
+            c.key in seen
+            or c.superseded_mark
+            or c.similarity < floor
+            or (c.rejected or "").startswith(REPEATS)
+            or not allowed(c)
+        ):
             continue
         seen.add(c.key)
         out.append(c)
@@ -95,7 +103,10 @@ def pool(
 
 
 def choose(
-    candidates: list[Candidate], allowance: int, names: dict[str, str], sources: dict[str, MemoryObject],
+    candidates: list[Candidate],
+    allowance: int,
+    names: dict[str, str],
+    sources: dict[str, MemoryObject],
 ) -> list[Entry]:
     """Lines drawn from every group in turn, each group's best first, while the index costs at
     most ``allowance`` tokens (counted as rendered)."""

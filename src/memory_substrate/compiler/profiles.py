@@ -31,7 +31,12 @@ PROVENANCE: dict[str, float] = {
     "episode_recall": 0.6,
 }
 
-DIMENSION_WEIGHTS: dict[str, float] = {"relevance": 0.40, "recency": 0.25, "stability": 0.20, "provenance": 0.15}
+DIMENSION_WEIGHTS: dict[str, float] = {
+    "relevance": 0.40,
+    "recency": 0.25,
+    "stability": 0.20,
+    "provenance": 0.15,
+}
 assert abs(sum(DIMENSION_WEIGHTS.values()) - 1.0) < 1e-9
 
 DUAL_PROFILE_GAP = 0.3  # both profiles run when primary - secondary confidence is below this

@@ -99,50 +99,92 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 # the class. Patterns are whole words unless they end with "*" semantics built into the regex.
 CUES: dict[str, tuple[tuple[str, float], ...]] = {
     "debug": (
-        (r"\b(bug|bugs|error|errors|exception|traceback|stack ?trace|crash\w*|fail(s|ed|ing|ure)?|broken|"
-         r"regression|flaky|hang(s|ing)?|deadlock|leak\w*|segfault|timeouts?|timing out|5\d\d|4\d\d)\b", 1.0),
-        (r"\b(debug\w*|troubleshoot\w*|fix(es|ing)?|root cause|repro\w*|diagnos\w*|not working|doesn'?t work|"
-         r"won'?t start|keeps? (restarting|failing|crashing)|investigate|why (is|does|did|are)\b.*\b(fail|slow|wrong|broken|null|empty))\b", 0.8),
-        (r"\b(oom|out of memory|panic|npe|nullpointer|undefined is not|permission denied|connection refused|"
-         r"econnrefused|502|503|504|latency spike|slow quer(y|ies)|high cpu)\b", 0.8),
-        (r"\b(stuck|times? out|timed out|oomkilled|too many open files|skips?|skipped|ran twice|double.charged|"
-         r"stale|dropp(ed|ing)|missing|garbled|wrong (result|value|output)s?|spik(e|es|ing)|keeps? growing|"
-         r"unexpected(ly)?|intermittent\w*|since (yesterday|the (deploy|upgrade|release|update)))\b", 0.6),
+        (
+            r"\b(bug|bugs|error|errors|exception|traceback|stack ?trace|crash\w*|fail(s|ed|ing|ure)?|broken|"
+            r"regression|flaky|hang(s|ing)?|deadlock|leak\w*|segfault|timeouts?|timing out|5\d\d|4\d\d)\b",
+            1.0,
+        ),
+        (
+            r"\b(debug\w*|troubleshoot\w*|fix(es|ing)?|root cause|repro\w*|diagnos\w*|not working|doesn'?t work|"
+            r"won'?t start|keeps? (restarting|failing|crashing)|investigate|why (is|does|did|are)\b.*\b(fail|slow|wrong|broken|null|empty))\b",
+            0.8,
+        ),
+        (
+            r"\b(oom|out of memory|panic|npe|nullpointer|undefined is not|permission denied|connection refused|"
+            r"econnrefused|502|503|504|latency spike|slow quer(y|ies)|high cpu)\b",
+            0.8,
+        ),
+        (
+            r"\b(stuck|times? out|timed out|oomkilled|too many open files|skips?|skipped|ran twice|double.charged|"
+            r"stale|dropp(ed|ing)|missing|garbled|wrong (result|value|output)s?|spik(e|es|ing)|keeps? growing|"
+            r"unexpected(ly)?|intermittent\w*|since (yesterday|the (deploy|upgrade|release|update)))\b",
+            0.6,
+        ),
     ),
     "architecture": (
-        (r"\b(architect\w*|design(ing)?|tradeoffs?|trade-offs?|scalab\w*|microservices?|monolith|"
-         r"data model|schema design|system design|boundar(y|ies)|topology|components?)\b", 1.0),
-        (r"\b(should we (use|adopt|choose|move|switch|split)|which (database|queue|framework|approach|pattern)|"
-         r"migrat(e|ion) (from|to)|integrat(e|es|ion) with|depends? on|dependenc(y|ies) between|"
-         r"event.driven|event sourcing|cqrs|sharding|replication|caching (layer|strategy))\b", 0.8),
-        (r"\b(adr|rfc|high.level|layers?|modules?|interfaces?|api contract|deployment model|package|"
-         r"better fit|approach|versioning|should (it|the \w+) (live|go|be)|own(s)? its own|split)\b", 0.5),
+        (
+            r"\b(architect\w*|design(ing)?|tradeoffs?|trade-offs?|scalab\w*|microservices?|monolith|"
+            r"data model|schema design|system design|boundar(y|ies)|topology|components?)\b",
+            1.0,
+        ),
+        (
+            r"\b(should we (use|adopt|choose|move|switch|split)|which (database|queue|framework|approach|pattern)|"
+            r"migrat(e|ion) (from|to)|integrat(e|es|ion) with|depends? on|dependenc(y|ies) between|"
+            r"event.driven|event sourcing|cqrs|sharding|replication|caching (layer|strategy))\b",
+            0.8,
+        ),
+        (
+            r"\b(adr|rfc|high.level|layers?|modules?|interfaces?|api contract|deployment model|package|"
+            r"better fit|approach|versioning|should (it|the \w+) (live|go|be)|own(s)? its own|split)\b",
+            0.5,
+        ),
         # how a codebase is laid out: "inspect repository structure", "where does the CLI live"
-        (r"\b((repo|repository|project|code ?base|directory|folder|package|source) (structure|layout|tree|map)|"
-         r"structure of the (repo|repository|project|code ?base)|laid out|where (does|do) (the )?\w+ live)\b", 0.8),
+        (
+            r"\b((repo|repository|project|code ?base|directory|folder|package|source) (structure|layout|tree|map)|"
+            r"structure of the (repo|repository|project|code ?base)|laid out|where (does|do) (the )?\w+ live)\b",
+            0.8,
+        ),
     ),
     "compliance": (
-        (r"\b(complian\w*|audit\w*|regulat\w*|gdpr|hipaa|soc ?2|sox|pci(.dss)?|iso ?27001|ccpa|fedramp|"
-         r"legal hold|retention polic\w*|data retention|dpa|dpia)\b", 1.0),
-        (r"\b(who approved|approv(al|als|ed) (for|of|by)|sign.off|evidence (of|for)|controls?|attest\w*|"
-         r"polic(y|ies)|consent|personal data|pii|phi|licen[cs]e obligations?|auditors?|accountab\w*|"
-         r"provenance|chain of custody|record of|signed? off|incident response|breach|access reviews?|"
-         r"reviewed|who (changed|granted|had access)|exceptions? to)\b", 0.8),
+        (
+            r"\b(complian\w*|audit\w*|regulat\w*|gdpr|hipaa|soc ?2|sox|pci(.dss)?|iso ?27001|ccpa|fedramp|"
+            r"legal hold|retention polic\w*|data retention|dpa|dpia)\b",
+            1.0,
+        ),
+        (
+            r"\b(who approved|approv(al|als|ed) (for|of|by)|sign.off|evidence (of|for)|controls?|attest\w*|"
+            r"polic(y|ies)|consent|personal data|pii|phi|licen[cs]e obligations?|auditors?|accountab\w*|"
+            r"provenance|chain of custody|record of|signed? off|incident response|breach|access reviews?|"
+            r"reviewed|who (changed|granted|had access)|exceptions? to)\b",
+            0.8,
+        ),
     ),
     "writing": (
-        (r"^(please |can you |help me )?(write|draft|compose|rewrite|edit|prepare|create|polish|turn)\b", 0.8),
+        (
+            r"^(please |can you |help me )?(write|draft|compose|rewrite|edit|prepare|create|polish|turn)\b",
+            0.8,
+        ),
         (r"\b(write|rewrite|draft\w*|compose|proofread|edit(ing)?|polish|reword|paraphrase)\b", 1.0),
-        (r"\b(blog( post)?|release notes|changelog|readme|documentation|docs|announcement|newsletter|"
-         r"email|essay|article|tutorial|guide|summary|summari[sz]e|press release|slides?|copy|paragraph|"
-         r"status update|report for|proposal|post|tweet|thread|abstract|introduction|talking points|story|"
-         r"memo|bio|cover letter|message|note|outline)\b", 0.6),
+        (
+            r"\b(blog( post)?|release notes|changelog|readme|documentation|docs|announcement|newsletter|"
+            r"email|essay|article|tutorial|guide|summary|summari[sz]e|press release|slides?|copy|paragraph|"
+            r"status update|report for|proposal|post|tweet|thread|abstract|introduction|talking points|story|"
+            r"memo|bio|cover letter|message|note|outline)\b",
+            0.6,
+        ),
     ),
     "chat": (
-        (r"\b(what did (i|we|you|he|she|they) (say|talk|mention|tell)|do you remember|remind me|"
-         r"how (are|was|were) (you|things)|tell me about (my|her|his|their))\b", 1.0),
-        (r"\b(favou?rite|hobb(y|ies)|family|friends?|kids?|children|wife|husband|partner|sister|brother|"
-         r"mom|mother|dad|father|birthday|vacation|trip|weekend|dinner|movie|book|song|pet|dog|cat|"
-         r"feel(s|ing)?|like(s|d)? to|enjoy\w*|married|went|go to|meet|met)\b", 0.5),
+        (
+            r"\b(what did (i|we|you|he|she|they) (say|talk|mention|tell)|do you remember|remind me|"
+            r"how (are|was|were) (you|things)|tell me about (my|her|his|their))\b",
+            1.0,
+        ),
+        (
+            r"\b(favou?rite|hobb(y|ies)|family|friends?|kids?|children|wife|husband|partner|sister|brother|"
+            r"mom|mother|dad|father|birthday|vacation|trip|weekend|dinner|movie|book|song|pet|dog|cat|"
+            r"feel(s|ing)?|like(s|d)? to|enjoy\w*|married|went|go to|meet|met)\b",
+            0.5,
+        ),
         (r"^(when|where|who|what|how long|how many|did|does|is|was|would|has)\b", 0.3),
     ),
 }

@@ -66,8 +66,14 @@ def merge(cands: list[Candidate]) -> list[Candidate]:
     return list(best.values())
 
 
-def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetime, open_work: bool = False,
-              past_work: bool = False) -> str | None:
+def exclusion(
+    c: Candidate,
+    primary: str,
+    include_unverified: bool,
+    now: datetime,
+    open_work: bool = False,
+    past_work: bool = False,
+) -> str | None:
     """Why ``c`` may not enter the package, or None. ``open_work``: the task is about work still to
     do; ``past_work``: it asks for an account of work done (answer_type)."""
     if TYPE_WEIGHTS[primary][c.memory_type] == 0.0:
@@ -82,8 +88,10 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         return f"no longer valid (valid_until {obj.valid_until})"
     if obj.kind == "procedure" and (obj.status != "active" or not promotable(obj)):
         gap = promotion_gap(obj)
-        return (f"procedure not promoted (status {obj.status}, {gap['distinct_episodes']} episode(s), "
-                f"confidence {gap['confidence']})")
+        return (
+            f"procedure not promoted (status {obj.status}, {gap['distinct_episodes']} episode(s), "
+            f"confidence {gap['confidence']})"
+        )
     if obj.status in UNVERIFIED and not include_unverified:
         return f"unverified {obj.status} knowledge (set options.include_unverified to include it)"
     if obj.status in GONE:
@@ -92,8 +100,10 @@ def exclusion(c: Candidate, primary: str, include_unverified: bool, now: datetim
         if open_work:
             return f"work item {obj.status} (the task is about work still to do)"
         if not past_work and c.similarity < CLOSED_WORK_MATCH:
-            return (f"work item {obj.status} (closed work enters only when the task names it: "
-                    f"similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})")
+            return (
+                f"work item {obj.status} (closed work enters only when the task names it: "
+                f"similarity {c.similarity:.2f} < {CLOSED_WORK_MATCH})"
+            )
     return None
 
 
@@ -140,7 +150,12 @@ def score(c: Candidate, classes: list[str], now: datetime, undated: float = 0.0)
 
 
 def rank(
-    cands: list[Candidate], classes: list[str], *, include_unverified: bool, now: datetime, open_work: bool = False,
+    cands: list[Candidate],
+    classes: list[str],
+    *,
+    include_unverified: bool,
+    now: datetime,
+    open_work: bool = False,
     past_work: bool = False,
 ) -> tuple[list[Candidate], list[Candidate]]:
     """(eligible candidates best first, rejected candidates with their reason)."""
@@ -160,7 +175,9 @@ def rank(
     return _without_repeats(eligible, rejected)
 
 
-def _without_repeats(eligible: list[Candidate], rejected: list[Candidate]) -> tuple[list[Candidate], list[Candidate]]:
+def _without_repeats(
+    eligible: list[Candidate], rejected: list[Candidate]
+) -> tuple[list[Candidate], list[Candidate]]:
     """A turn of another episode that says word for word what a better-ranked turn says (the same
     message captured twice: a re-import, a pasted message, a transcript read by two clients) tells
     the reader nothing more; it is left out, naming the turn it repeats. A short reply ("Yes,

@@ -94,7 +94,9 @@ def judge(rt: Runtime, session: StoreSession, task: str, objs: Sequence[MemoryOb
     "Fiwenlo 0000026 authored Ondislo 0000024" have a cosine of 0.53, and imported facts full of
     ids filled packages for questions that named a date."""
     said = what_it_says(session, [o for o in objs if o.object_type == "knowledge"], task)
-    texts = {o.id: said.get(o.id) or (o.title if o.summary == o.title else f"{o.title} {o.summary}") for o in objs}
+    texts = {
+        o.id: said.get(o.id) or (o.title if o.summary == o.title else f"{o.title} {o.summary}") for o in objs
+    }
     terms = query_terms(task)
     groups = word_groups(task)
     cos: dict[str, float] = {}
@@ -142,8 +144,14 @@ def what_it_says(session: StoreSession, facts: list[MemoryObject], task: str) ->
     """Fact id -> its text without the names (and aliases) of the linked entities that the task
     names: what it says about them that the task does not already say. Only facts linking an
     entity the task names are listed."""
-    linked = {f.id: [v for v in (f.payload.get("subject"), f.payload.get("object"))
-                     if isinstance(v, str) and v.startswith("ent:")] for f in facts}
+    linked = {
+        f.id: [
+            v
+            for v in (f.payload.get("subject"), f.payload.get("object"))
+            if isinstance(v, str) and v.startswith("ent:")
+        ]
+        for f in facts
+    }
     ents = session.get_objects(sorted({e for ids in linked.values() for e in ids}))
     folded = f" {' '.join(query_terms(task))} "
     named: dict[str, list[str]] = {}

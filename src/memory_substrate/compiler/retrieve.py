@@ -90,8 +90,9 @@ def _floor(cand: Candidate, sim: float, floor: float) -> int:
     return 1
 
 
-def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any], *,
-          led: bool = True) -> list[Candidate]:
+def graph(
+    rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any], *, led: bool = True
+) -> list[Candidate]:
     """Facts around the entities the task names. The link is half the evidence, what the fact
     says (judged like fact lookup's, relevance.py) the other half: similarity = strength x (0.5 +
     0.5 x judged). They join the pool as candidates and the ranking decides. ``led``: the task's
@@ -116,16 +117,28 @@ def graph(rt: Runtime, session: StoreSession, task: str, profile: str, found: di
         found["entities_asked"] = asked
     out = []
     for fact, via in facts:
-        cand = Candidate(fact.id, memory_type(fact), "graph", entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
-                         profile, obj=fact)
+        cand = Candidate(
+            fact.id,
+            memory_type(fact),
+            "graph",
+            entities.get(via, 0.5) * (0.5 + 0.5 * said[fact.id]),
+            profile,
+            obj=fact,
+        )
         if not led and not said[fact.id]:
             cand.rejected = f"links an entity the task names but says nothing it asks (similarity {sims[fact.id]:.2f} < {floor})"
         out.append(cand)
     return out
 
 
-def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, budget: int,
-                   found: dict[str, Any] | None = None) -> list[Candidate]:
+def episode_recall(
+    rt: Runtime,
+    session: StoreSession,
+    task: str,
+    profile: str,
+    budget: int,
+    found: dict[str, Any] | None = None,
+) -> list[Candidate]:
     """Captured turns through the segment ranker, with context expansion and episode-level
     relevance (episodes.py). The turns around the best hits are ranked there on their own merits,
     which replaced giving the reply before and after each of the 8 best hits a share of its
@@ -138,8 +151,14 @@ def episode_recall(rt: Runtime, session: StoreSession, task: str, profile: str, 
     covered, named = episodes.coverage(task, pool)
     out = []
     for seg, _, sim in pool:
-        cand = Candidate(segment_vector_id(seg.source_id, seg.id), segment_memory_type(seg), "episode_recall", sim,
-                         profile, segment=seg)
+        cand = Candidate(
+            segment_vector_id(seg.source_id, seg.id),
+            segment_memory_type(seg),
+            "episode_recall",
+            sim,
+            profile,
+            segment=seg,
+        )
         m = match[seg.source_id]
         if m < episode_floor:
             cand.rejected = f"its episode does not match the task ({m:.2f} < {episode_floor})"
@@ -166,18 +185,31 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
         return
     task_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][0]
     match = found["episode_match"] + found["word_coverage"]
-    by = ("participants" if found.get("participants_named") else "entities" if found.get("entities_asked")
-          else "open work" if found.get("open_work_listed") else "match" if match >= task_floor else None)
+    by = (
+        "participants"
+        if found.get("participants_named")
+        else "entities"
+        if found.get("entities_asked")
+        else "open work"
+        if found.get("open_work_listed")
+        else "match"
+        if match >= task_floor
+        else None
+    )
     found["coverage"] = "covered" if by else "weak"
     if by:
         found["coverage_by"] = by
         return
     for c in cands:
         if c.rejected is None and c.strategy != "episode_recall" and c.similarity < CLOSE_MATCH:
-            c.rejected = (f"memory barely covers the task: only a close match enters "
-                          f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})")
-    _weak_turns([c for c in cands if c.strategy == "episode_recall" and c.rejected is None],
-                f"memory barely covers the task (match {match:.2f} < {task_floor})")
+            c.rejected = (
+                f"memory barely covers the task: only a close match enters "
+                f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})"
+            )
+    _weak_turns(
+        [c for c in cands if c.strategy == "episode_recall" and c.rejected is None],
+        f"memory barely covers the task (match {match:.2f} < {task_floor})",
+    )
 
 
 def _weak_turns(turns: list[Candidate], why: str) -> None:
@@ -191,20 +223,30 @@ def _weak_turns(turns: list[Candidate], why: str) -> None:
     opened: set[str] = set()
     for i, c in enumerate(turns):
         seg = c.segment
-        cost = 0 if seg is None else count_tokens(seg.text) + (0 if seg.source_id in opened else OPENING_TOKENS)
+        cost = (
+            0 if seg is None else count_tokens(seg.text) + (0 if seg.source_id in opened else OPENING_TOKENS)
+        )
         if i < WEAK_TURNS and used + cost <= WEAK_TOKENS:
             used += cost
             opened.update([seg.source_id] if seg is not None else [])
             continue
-        cap = (f"only its {WEAK_TURNS} best turns may enter" if i >= WEAK_TURNS
-               else f"the next best turn would take it past {WEAK_TOKENS} tokens")
+        cap = (
+            f"only its {WEAK_TURNS} best turns may enter"
+            if i >= WEAK_TURNS
+            else f"the next best turn would take it past {WEAK_TOKENS} tokens"
+        )
         for rest in turns[i:]:
             rest.rejected = f"{why}: {cap}"
         return
 
 
 def fact_lookup(
-    engine: SearchEngine, session: StoreSession, plan: SearchPlan, task: str, scope: Any, profile: str,
+    engine: SearchEngine,
+    session: StoreSession,
+    plan: SearchPlan,
+    task: str,
+    scope: Any,
+    profile: str,
     found: dict[str, Any],
 ) -> list[Candidate]:
     """Object search (``SearchEngine.find_objects``, typed matches read in the compile's session)
@@ -225,9 +267,21 @@ def fact_lookup(
     sims = judge(engine.rt, session, task, objs)
     floor = fact_floor(engine.rt)
     # "What's still open?" is answered by the open work as a list, best-matching first.
-    answers = {o.id for o in sorted((o for o in objs if o.object_type == "work_item" and o.status in OPEN_STATUSES
-                                     and _in_scope(o, scope)),
-                                    key=lambda o: (-sims[o.id], o.id))[:OPEN_WORK_LISTED]} if open_question else set()
+    answers = (
+        {
+            o.id
+            for o in sorted(
+                (
+                    o
+                    for o in objs
+                    if o.object_type == "work_item" and o.status in OPEN_STATUSES and _in_scope(o, scope)
+                ),
+                key=lambda o: (-sims[o.id], o.id),
+            )[:OPEN_WORK_LISTED]
+        }
+        if open_question
+        else set()
+    )
     out, below = [], 0
     for obj in objs:
         cand = Candidate(obj.id, memory_type(obj), "fact_lookup", sims[obj.id], profile, obj=obj)
@@ -243,8 +297,12 @@ def fact_lookup(
 def _open_work(session: StoreSession, scope: Any, seen: set[str]) -> list[MemoryObject]:
     """The open work a task asking what is open (answer_type.asks_what_is_open) is answered by,
     beside what the search found: the most recently updated items in the task's scope."""
-    items = session.list_objects(object_types=["work_item"], kinds=list(scope.kinds) or None,
-                                 statuses=list(OPEN_STATUSES), limit=OPEN_WORK_SCAN)
+    items = session.list_objects(
+        object_types=["work_item"],
+        kinds=list(scope.kinds) or None,
+        statuses=list(OPEN_STATUSES),
+        limit=OPEN_WORK_SCAN,
+    )
     return [o for o in items if o.id not in seen and _in_scope(o, scope)]
 
 
@@ -255,12 +313,20 @@ def _in_scope(obj: MemoryObject, scope: Any) -> bool:
     return kinds_ok and (not scope.scope_refs or bool(set(scope.scope_refs) & set(obj.scope_refs)))
 
 
-def procedure_assist(rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]) -> list[Candidate]:
+def procedure_assist(
+    rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]
+) -> list[Candidate]:
     # Promoted procedures first, so a pile of unpromoted candidates can never crowd them out; a few
     # candidates follow so the trace can say why they were left out.
-    procs = session.list_objects(object_types=["knowledge"], kinds=["procedure"], statuses=["active"], limit=PROCEDURE_SCAN)
-    procs += session.list_objects(object_types=["knowledge"], kinds=["procedure"], statuses=["candidate"],
-                                  limit=max(10, PROCEDURE_SCAN - len(procs)) // 10)
+    procs = session.list_objects(
+        object_types=["knowledge"], kinds=["procedure"], statuses=["active"], limit=PROCEDURE_SCAN
+    )
+    procs += session.list_objects(
+        object_types=["knowledge"],
+        kinds=["procedure"],
+        statuses=["candidate"],
+        limit=max(10, PROCEDURE_SCAN - len(procs)) // 10,
+    )
     if not procs:
         return []
     # Judged like every other piece of knowledge (relevance.py), on one absolute scale, so a
@@ -284,8 +350,13 @@ def _last_seen(session: StoreSession, cands: list[Candidate]) -> None:
     episodes = {c.key: distinct_episodes(c.obj) for c in cands if c.obj is not None}
     sources = session.get_objects(sorted({e for eps in episodes.values() for e in eps}))
     for c in cands:
-        times = [t for e in episodes.get(c.key, ()) if (src := sources.get(e)) is not None
-                 for t in [src.payload.get("ended_at") or src.payload.get("started_at") or src.created_at] if t]
+        times = [
+            t
+            for e in episodes.get(c.key, ())
+            if (src := sources.get(e)) is not None
+            for t in [src.payload.get("ended_at") or src.payload.get("started_at") or src.created_at]
+            if t
+        ]
         dated = []
         for t in times:
             try:

@@ -18,7 +18,11 @@ def successors(session: StoreSession, turns: list[Candidate]) -> dict[str, Memor
     """{turn key: the live knowledge that replaced the claim the turn is evidence of, or None when
     none is live} for the turns cited by superseded knowledge. A turn that live knowledge cites
     as well is left as it is: it backs a current claim too."""
-    by_key = {superseded_evidence_key(c.segment.source_id, c.segment.id): c.key for c in turns if c.segment is not None}
+    by_key = {
+        superseded_evidence_key(c.segment.source_id, c.segment.id): c.key
+        for c in turns
+        if c.segment is not None
+    }
     if not by_key:
         return {}
     cited: dict[str, list[str]] = {}
@@ -48,7 +52,9 @@ def _live_successor(session: StoreSession, obj: MemoryObject) -> MemoryObject | 
             return None
         if found.status == "active":
             return found
-        if found.status in LIVE_KNOWLEDGE_STATUSES:  # unverified: it stays out of the package, and its title too
+        if (
+            found.status in LIVE_KNOWLEDGE_STATUSES
+        ):  # unverified: it stays out of the package, and its title too
             return None
         current = found
     return None

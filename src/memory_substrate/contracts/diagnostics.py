@@ -19,12 +19,18 @@ CODES: dict[str, tuple[str, str]] = {
     "required_field_missing": (ERROR, "a required field is absent"),
     "wrong_type": (ERROR, "a value has the wrong JSON type (string, integer, array, object...)"),
     "unknown_field": (ERROR, "a field the contract does not define (extensions go under `attributes`)"),
-    "invalid_value": (ERROR, "a value of the right type outside what the contract allows (empty, out of range...)"),
+    "invalid_value": (
+        ERROR,
+        "a value of the right type outside what the contract allows (empty, out of range...)",
+    ),
     "invalid_timestamp": (ERROR, "a timestamp that is not ISO-8601"),
     "unknown_node_kind": (ERROR, "a node `kind` outside the node vocabulary"),
     "unknown_edge_kind": (ERROR, "an edge `kind` outside the edge vocabulary"),
     "unknown_event_kind": (ERROR, "an event `kind` outside the event vocabulary"),
-    "unknown_memory_kind": (ERROR, "a profile memory kind outside reasoning, conversation, knowledge, package"),
+    "unknown_memory_kind": (
+        ERROR,
+        "a profile memory kind outside reasoning, conversation, knowledge, package",
+    ),
     "duplicate_id": (ERROR, "an id used twice in one graph (nodes, edges and events share one id space)"),
     "edge_missing_node": (ERROR, "an edge whose `source` or `target` names no node of the graph"),
     "event_missing_ref": (ERROR, "an event whose `refs` name no node or edge of the graph"),
@@ -32,7 +38,10 @@ CODES: dict[str, tuple[str, str]] = {
     "selection_missing_edge": (ERROR, "a selection names an edge the graph does not have"),
     "selection_missing_event": (ERROR, "a selection names an event the graph does not have"),
     "non_positive_limit": (ERROR, "a profile activation limit (`max_items`, `max_tokens`) below 1"),
-    "store_kind_undeclared": (ERROR, "a profile store for a memory kind that `memory_kinds` does not declare"),
+    "store_kind_undeclared": (
+        ERROR,
+        "a profile store for a memory kind that `memory_kinds` does not declare",
+    ),
     "reference_unresolved": (ERROR, "a selection's `graph` or `profile` reference cannot be read"),
     "store_missing": (WARNING, "a declared memory kind without a store (this runtime's own store serves it)"),
     "duplicate_selection_entry": (WARNING, "a selection lists the same id twice (it is packed once)"),
@@ -51,7 +60,12 @@ class Diagnostic:
         return CODES[self.code][0]
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "severity": self.severity, "path": self.path, "message": self.message}
+        out: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "path": self.path,
+            "message": self.message,
+        }
         if self.file is not None:
             out["file"] = self.file
         return out

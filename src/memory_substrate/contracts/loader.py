@@ -50,7 +50,9 @@ def parse_text(text: str, *, name: str = "<input>") -> Any:
     try:
         return yaml.load(text, Loader=_Loader)  # a safe loader subclass
     except yaml.YAMLError as exc:
-        raise DocumentError(Diagnostic("parse_error", "$", f"{name} is not valid YAML or JSON: {exc}")) from None
+        raise DocumentError(
+            Diagnostic("parse_error", "$", f"{name} is not valid YAML or JSON: {exc}")
+        ) from None
 
 
 def load_document(path: Path) -> Any:
@@ -65,7 +67,11 @@ def load_document(path: Path) -> Any:
 @cache
 def schema(contract_version: str) -> dict[str, Any]:
     """The shipped JSON Schema of a contract version (e.g. ``markitect.memory.graph.v1``)."""
-    text = resources.files("memory_substrate.contracts").joinpath("schemas", f"{contract_version}.json").read_text("utf-8")
+    text = (
+        resources.files("memory_substrate.contracts")
+        .joinpath("schemas", f"{contract_version}.json")
+        .read_text("utf-8")
+    )
     result: dict[str, Any] = json.loads(text)
     return result
 
@@ -79,7 +85,12 @@ def dump_yaml(document: Any) -> str:
     """Deterministic block-style YAML with sorted keys. Always the pure-Python emitter: the
     libyaml one is faster but need not be installed, and the bytes must not depend on it."""
     text: str = yaml.dump(
-        document, Dumper=yaml.SafeDumper, sort_keys=True, allow_unicode=True, default_flow_style=False, width=100_000
+        document,
+        Dumper=yaml.SafeDumper,
+        sort_keys=True,
+        allow_unicode=True,
+        default_flow_style=False,
+        width=100_000,
     )
     return text
 

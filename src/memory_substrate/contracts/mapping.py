@@ -109,7 +109,10 @@ def event_kind_for(action: str, data: dict[str, object]) -> str:
 NODE_TO_OBJECT_TYPE = {
     **dict.fromkeys(("entity", "topic", "artifact"), "node"),
     **dict.fromkeys(("task", "follow_up"), "work_item"),
-    **dict.fromkeys(("turn", "plan", "tool_call", "observation", "edit", "validation", "interruption", "activation"), "activity"),
+    **dict.fromkeys(
+        ("turn", "plan", "tool_call", "observation", "edit", "validation", "interruption", "activation"),
+        "activity",
+    ),
     **dict.fromkeys(("episode", "document"), "source"),
 }  # every other node kind is knowledge
 NODE_TO_KNOWLEDGE_KIND = {"source_fact": "fact"}

@@ -26,7 +26,16 @@ from memory_substrate.contracts.validate import check_selection_against_graph, v
 from memory_substrate.version import __version__
 
 TOKEN_METHOD = "utf8_chars_div_4_ceil"
-NODE_FIELDS = ("status", "created_at", "valid_from", "valid_until", "confidence", "tags", "provenance", "attributes")
+NODE_FIELDS = (
+    "status",
+    "created_at",
+    "valid_from",
+    "valid_until",
+    "confidence",
+    "tags",
+    "provenance",
+    "attributes",
+)
 EVENT_FIELDS = ("at", "refs", "actor", "data")
 
 
@@ -54,7 +63,9 @@ class Limits:
     @classmethod
     def of(cls, profile: dict[str, Any] | None, override: dict[str, int | None] | None = None) -> Limits:
         activation = (profile or {}).get("activation") or {}
-        limits = cls(activation.get("max_items"), activation.get("max_tokens"), "profile" if activation else "none")
+        limits = cls(
+            activation.get("max_items"), activation.get("max_tokens"), "profile" if activation else "none"
+        )
         for key, value in (override or {}).items():
             if value is not None:
                 setattr(limits, key, value)
@@ -74,7 +85,9 @@ class Resolved:
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
-def _resolve_ref(value: Any, key: str, base: Path | None, contract: str, resolved: Resolved) -> tuple[dict[str, Any] | None, str | None]:
+def _resolve_ref(
+    value: Any, key: str, base: Path | None, contract: str, resolved: Resolved
+) -> tuple[dict[str, Any] | None, str | None]:
     if isinstance(value, dict):
         found = [Diagnostic(d.code, f"$.{key}{d.path[1:]}", d.message) for d in validate(value, contract)]
         resolved.diagnostics.extend(found)
@@ -82,19 +95,32 @@ def _resolve_ref(value: Any, key: str, base: Path | None, contract: str, resolve
     if not isinstance(value, str):
         return None, None
     if base is None:
-        resolved.diagnostics.append(Diagnostic("reference_unresolved", f"$.{key}", f"{key} {value!r}: only inline documents are accepted here"))
+        resolved.diagnostics.append(
+            Diagnostic(
+                "reference_unresolved",
+                f"$.{key}",
+                f"{key} {value!r}: only inline documents are accepted here",
+            )
+        )
         return None, value
     try:
         document = load_document(base / value)
     except DocumentError as exc:
-        resolved.diagnostics.append(Diagnostic("reference_unresolved", f"$.{key}", f"{key} {value!r}: {exc.diagnostic.message}"))
+        resolved.diagnostics.append(
+            Diagnostic("reference_unresolved", f"$.{key}", f"{key} {value!r}: {exc.diagnostic.message}")
+        )
         return None, value
     resolved.diagnostics.extend(d.in_file(value) for d in validate(document, contract))
     return document, value
 
 
-def resolve(selection: Any, base: Path | None, *, profile_override: dict[str, Any] | None = None,
-            profile_override_ref: str | None = None) -> Resolved:
+def resolve(
+    selection: Any,
+    base: Path | None,
+    *,
+    profile_override: dict[str, Any] | None = None,
+    profile_override_ref: str | None = None,
+) -> Resolved:
     """Validate a selection, then read and validate the graph and profile it names.
 
     String references are paths relative to ``base``; with ``base=None`` (the MCP surface)
@@ -108,9 +134,13 @@ def resolve(selection: Any, base: Path | None, *, profile_override: dict[str, An
     resolved.graph, resolved.graph_ref = graph, graph_ref or "inline"
     if profile_override is not None:
         resolved.profile, resolved.profile_ref = profile_override, profile_override_ref
-        resolved.diagnostics.extend(d.in_file(profile_override_ref or "profile") for d in validate(profile_override, "profile"))
+        resolved.diagnostics.extend(
+            d.in_file(profile_override_ref or "profile") for d in validate(profile_override, "profile")
+        )
     elif "profile" in resolved.selection:
-        resolved.profile, resolved.profile_ref = _resolve_ref(resolved.selection["profile"], "profile", base, "profile", resolved)
+        resolved.profile, resolved.profile_ref = _resolve_ref(
+            resolved.selection["profile"], "profile", base, "profile", resolved
+        )
     if graph is not None and not has_errors(resolved.diagnostics):
         resolved.diagnostics.extend(check_selection_against_graph(resolved.selection, graph))
     resolved.diagnostics = sort_diagnostics(resolved.diagnostics)
@@ -118,8 +148,13 @@ def resolve(selection: Any, base: Path | None, *, profile_override: dict[str, An
 
 
 def _node_item(node: dict[str, Any]) -> dict[str, Any]:
-    item: dict[str, Any] = {"id": node["id"], "item_type": "node", "kind": node["kind"], "title": node["title"],
-                            "text": node.get("text", "")}
+    item: dict[str, Any] = {
+        "id": node["id"],
+        "item_type": "node",
+        "kind": node["kind"],
+        "title": node["title"],
+        "text": node.get("text", ""),
+    }
     item.update({k: node[k] for k in NODE_FIELDS if k in node})
     item["tokens"] = estimate_tokens(item)
     return item
@@ -127,8 +162,13 @@ def _node_item(node: dict[str, Any]) -> dict[str, Any]:
 
 def _event_item(event: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
     about = ", ".join(titles.get(ref, ref) for ref in event["refs"])
-    item: dict[str, Any] = {"id": event["id"], "item_type": "event", "kind": event["kind"],
-                            "title": f"{event['kind']}: {about}", "text": event.get("text", "")}
+    item: dict[str, Any] = {
+        "id": event["id"],
+        "item_type": "event",
+        "kind": event["kind"],
+        "title": f"{event['kind']}: {about}",
+        "text": event.get("text", ""),
+    }
     item.update({k: event[k] for k in EVENT_FIELDS if k in event})
     item["tokens"] = estimate_tokens(item)
     return item
@@ -137,7 +177,12 @@ def _event_item(event: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]
 def _ref_info(document: dict[str, Any] | None, ref: str | None) -> dict[str, Any] | None:
     if document is None:
         return None
-    return {"id": document.get("id"), "ref": ref, "schema_version": document.get("schema_version"), "sha256": digest(document)}
+    return {
+        "id": document.get("id"),
+        "ref": ref,
+        "schema_version": document.get("schema_version"),
+        "sha256": digest(document),
+    }
 
 
 def _hashable_selection(selection: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
@@ -156,7 +201,10 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
     nodes = {n["id"]: n for n in graph.get("nodes", [])}
     edges = {e["id"]: e for e in graph.get("edges", [])}
     events = {e["id"]: e for e in graph.get("events", [])}
-    titles = {**{i: n["title"] for i, n in nodes.items()}, **{i: f"{e['source']} {e['kind']} {e['target']}" for i, e in edges.items()}}
+    titles = {
+        **{i: n["title"] for i, n in nodes.items()},
+        **{i: f"{e['source']} {e['kind']} {e['target']}" for i, e in edges.items()},
+    }
     limits = Limits.of(resolved.profile, override)
 
     candidates = [_node_item(nodes[i]) for i in dict.fromkeys(selection.get("nodes", []))]
@@ -171,7 +219,9 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
         elif limits.max_tokens is not None and used + item["tokens"] > limits.max_tokens:
             reason = "max_tokens"
         if reason:
-            omitted.append({"id": item["id"], "item_type": item["item_type"], "reason": reason, "tokens": item["tokens"]})
+            omitted.append(
+                {"id": item["id"], "item_type": item["item_type"], "reason": reason, "tokens": item["tokens"]}
+            )
             continue
         items.append(item)
         used += item["tokens"]
@@ -223,8 +273,9 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
     return package
 
 
-def pack_file(path: Path, *, profile_path: Path | None = None,
-              override: dict[str, int | None] | None = None) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+def pack_file(
+    path: Path, *, profile_path: Path | None = None, override: dict[str, int | None] | None = None
+) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
     """Read a selection file and pack it. Returns (package or None, diagnostics)."""
     try:
         selection = load_document(path)
@@ -236,8 +287,12 @@ def pack_file(path: Path, *, profile_path: Path | None = None,
             profile = load_document(profile_path)
         except DocumentError as exc:
             return None, [exc.diagnostic.in_file(str(profile_path))]
-    resolved = resolve(selection, path.parent, profile_override=profile,
-                       profile_override_ref=profile_path.name if profile_path else None)
+    resolved = resolve(
+        selection,
+        path.parent,
+        profile_override=profile,
+        profile_override_ref=profile_path.name if profile_path else None,
+    )
     if has_errors(resolved.diagnostics):
         return None, resolved.diagnostics
     return build_package(resolved, override), resolved.diagnostics

@@ -18,7 +18,10 @@ PROVIDES: dict[str, dict[str, Any]] = {
     "reasoning": {
         "node_kinds": list(vocab.REASONING_NODE_KINDS),
         "object_types": ["knowledge (kinds decision, claim, assumption, risk, ...)", "work_item (follow_up)"],
-        "write": ["memory_remember knowledge|supersede|contest|promote (governed)", "memory_remember graph_snapshot"],
+        "write": [
+            "memory_remember knowledge|supersede|contest|promote (governed)",
+            "memory_remember graph_snapshot",
+        ],
         "read": ["memory_query context|search|graph|expand", "memory_query package"],
         "notes": "claims keep a lifecycle (candidate, active, contested, superseded) and cite evidence segments",
     },
@@ -32,7 +35,10 @@ PROVIDES: dict[str, dict[str, Any]] = {
     "knowledge": {
         "node_kinds": list(vocab.KNOWLEDGE_NODE_KINDS),
         "object_types": ["knowledge (fact, concept, procedure, ...)", "node / entity", "source (documents)"],
-        "write": ["memory_ingest repo|file|markdown|pdf|web", "memory_remember knowledge|batch|graph_snapshot"],
+        "write": [
+            "memory_ingest repo|file|markdown|pdf|web",
+            "memory_remember knowledge|batch|graph_snapshot",
+        ],
         "read": ["memory_query search|context|graph", "memory-substrate export --format graph.v1"],
         "notes": "durable, governed memory; structured claims are checked for duplicates and conflicts",
     },
@@ -93,6 +99,8 @@ def render(result: dict[str, Any]) -> str:
         lines.append(f"    read: {'; '.join(entry['read'])}")
         lines.append(f"    {entry['notes']}")
     act = result["activation"]
-    lines.append(f"activation: max_items={act['max_items']} max_tokens={act['max_tokens']} ({act['applied_by']})")
+    lines.append(
+        f"activation: max_items={act['max_items']} max_tokens={act['max_tokens']} ({act['applied_by']})"
+    )
     lines.append("launches: nothing (this command only describes)")
     return "\n".join(lines)

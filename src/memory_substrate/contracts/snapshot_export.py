@@ -113,8 +113,9 @@ def _object_nodes(objects: list[MemoryObject]) -> tuple[list[dict[str, Any]], Co
     return nodes, approximated
 
 
-def _segment_nodes(session: StoreSession, objects: list[MemoryObject], ids: Sequence[str] | None
-                   ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _segment_nodes(
+    session: StoreSession, objects: list[MemoryObject], ids: Sequence[str] | None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The exported sources' segments as nodes, each with its ``belongs_to`` edge."""
     nodes: list[dict[str, Any]] = []
     edges: list[dict[str, Any]] = []
@@ -128,30 +129,54 @@ def _segment_nodes(session: StoreSession, objects: list[MemoryObject], ids: Sequ
             continue
         node = segment_node(seg, sources[seg.source_id].kind == "conversation")
         nodes.append(node)
-        edges.append({"id": f"{node['id']}>belongs_to", "kind": "belongs_to", "source": node["id"],
-                      "target": seg.source_id, "attributes": {"derivation": "segment_of"}})
+        edges.append(
+            {
+                "id": f"{node['id']}>belongs_to",
+                "kind": "belongs_to",
+                "source": node["id"],
+                "target": seg.source_id,
+                "attributes": {"derivation": "segment_of"},
+            }
+        )
     return nodes, edges
 
 
-def _relation_edges(session: StoreSession, object_ids: set[str], node_ids: set[str], whole: bool
-                    ) -> tuple[list[dict[str, Any]], int]:
+def _relation_edges(
+    session: StoreSession, object_ids: set[str], node_ids: set[str], whole: bool
+) -> tuple[list[dict[str, Any]], int]:
     """Edges of the relations between exported nodes, and how many had an end outside."""
     edges: list[dict[str, Any]] = []
     dangling = 0
-    relations = session.list_relations(limit=_ALL) if whole else session.relations_of(sorted(object_ids), limit=_ALL)
+    relations = (
+        session.list_relations(limit=_ALL) if whole else session.relations_of(sorted(object_ids), limit=_ALL)
+    )
     for rel in {r.id: r for r in relations}.values():
         if rel.source_id not in node_ids or rel.target_id not in node_ids:
             dangling += 1
             continue
         schema = rel.payload.get("relation_schema", {})
-        attributes = {"rel_type": rel.rel_type, "derivation": schema.get("derivation"), "origin": rel.origin_id,
-                      "field": schema.get("origin_field"), "properties": rel.payload.get("properties") or None}
-        edges.append({"id": rel.id, "kind": edge_kind_for(rel.rel_type), "source": rel.source_id,
-                      "target": rel.target_id, "attributes": {k: v for k, v in attributes.items() if v is not None}})
+        attributes = {
+            "rel_type": rel.rel_type,
+            "derivation": schema.get("derivation"),
+            "origin": rel.origin_id,
+            "field": schema.get("origin_field"),
+            "properties": rel.payload.get("properties") or None,
+        }
+        edges.append(
+            {
+                "id": rel.id,
+                "kind": edge_kind_for(rel.rel_type),
+                "source": rel.source_id,
+                "target": rel.target_id,
+                "attributes": {k: v for k, v in attributes.items() if v is not None},
+            }
+        )
     return edges, dangling
 
 
-def _events(session: StoreSession, node_ids: set[str], edge_ids: set[str]) -> tuple[list[dict[str, Any]], Counter[str]]:
+def _events(
+    session: StoreSession, node_ids: set[str], edge_ids: set[str]
+) -> tuple[list[dict[str, Any]], Counter[str]]:
     """Events about exported nodes and edges (an imported snapshot's own events as they were),
     and what was skipped, by reason."""
     out_events: list[dict[str, Any]] = []
@@ -172,8 +197,15 @@ def _events(session: StoreSession, node_ids: set[str], edge_ids: set[str]) -> tu
         if ev.object_id not in node_ids:
             skipped["not_about_exported_nodes"] += 1
             continue
-        out_events.append({"id": ev.id, "kind": event_kind_for(ev.action, ev.data), "at": ev.created_at,
-                           "refs": [ev.object_id], "data": {"action": ev.action, "detail": ev.data}})
+        out_events.append(
+            {
+                "id": ev.id,
+                "kind": event_kind_for(ev.action, ev.data),
+                "at": ev.created_at,
+                "refs": [ev.object_id],
+                "data": {"action": ev.action, "detail": ev.data},
+            }
+        )
     out_events.sort(key=lambda e: (e["at"], e["id"]))
     return out_events, skipped
 
@@ -201,7 +233,9 @@ def export_snapshot(
     node_ids = {n["id"] for n in nodes}
     rel_edges, dangling = _relation_edges(session, {o.id for o in objects}, node_ids, ids is None)
     edges = sorted(edges + rel_edges, key=lambda e: e["id"])
-    out_events, skipped = _events(session, node_ids, {e["id"] for e in edges}) if events else ([], Counter[str]())
+    out_events, skipped = (
+        _events(session, node_ids, {e["id"] for e in edges}) if events else ([], Counter[str]())
+    )
 
     namespace = session.namespace
     snapshot: dict[str, Any] = {
@@ -218,7 +252,8 @@ def export_snapshot(
         "snapshot_id": snapshot["id"],
         "counts": {"nodes": len(nodes), "edges": len(edges), "events": len(out_events)},
         "approximated": [
-            {"object_type": t, "kind": k, "node_kind": n, "count": c} for (t, k, n), c in sorted(approximated.items())
+            {"object_type": t, "kind": k, "node_kind": n, "count": c}
+            for (t, k, n), c in sorted(approximated.items())
         ],
         "left_out": {"relations_with_an_end_outside": dangling, **dict(sorted(skipped.items()))},
         "content_sha256": digest({"nodes": nodes, "edges": edges, "events": out_events}),

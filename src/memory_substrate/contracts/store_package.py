@@ -28,14 +28,26 @@ def _invalid(diagnostics: list[Any]) -> ValidationError:
     )
 
 
-COMPACT_ATTRIBUTES = ("object_type", "object_kind", "payload", "evidence_refs", "source_id", "segment_id", "locator")
+COMPACT_ATTRIBUTES = (
+    "object_type",
+    "object_kind",
+    "payload",
+    "evidence_refs",
+    "source_id",
+    "segment_id",
+    "locator",
+)
 
 
 def _compact(graph: dict[str, Any]) -> None:
     """Keep what an agent reads; a source's payload (a repository map, say) is not that."""
     for node in graph["nodes"]:
         attributes = node.get("attributes") or {}
-        keep = [k for k in COMPACT_ATTRIBUTES if k in attributes and not (k == "payload" and attributes["object_type"] == "source")]
+        keep = [
+            k
+            for k in COMPACT_ATTRIBUTES
+            if k in attributes and not (k == "payload" and attributes["object_type"] == "source")
+        ]
         node["attributes"] = {k: attributes[k] for k in keep}
 
 
@@ -45,7 +57,11 @@ def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict
     graph_ref = selection["graph"]
     namespace_ref = f"memory://{rt.namespace}"
     if graph_ref == NAMESPACE_GRAPH:
-        node_refs = [r for r in selection.get("nodes", []) if isinstance(r, str)] if isinstance(selection.get("nodes"), list) else []
+        node_refs = (
+            [r for r in selection.get("nodes", []) if isinstance(r, str)]
+            if isinstance(selection.get("nodes"), list)
+            else []
+        )
         object_ids = list(dict.fromkeys(r.partition("#")[0] for r in node_refs))
         with rt.read() as session:
             graph, _ = export_snapshot(

@@ -77,7 +77,11 @@ def _schema_findings(document: Any, version: str) -> list[Diagnostic]:
                 try:
                     _fast(version, part)(item)
                 except fastjsonschema.JsonSchemaException:
-                    found += [d for err in _full(version, part).iter_errors(item) for d in _map_error(err, [section, i])]
+                    found += [
+                        d
+                        for err in _full(version, part).iter_errors(item)
+                        for d in _map_error(err, [section, i])
+                    ]
     # The two validators implement the same draft; should they ever disagree, the finding is
     # still reported rather than lost.
     return found or [Diagnostic("invalid_value", "$", first)]
@@ -90,16 +94,28 @@ def _map_error(err: jsonschema.ValidationError, prefix: list[str | int] | None =
     if err.validator == "required":
         match = _REQUIRED.match(err.message)
         name = match.group(1) if match else "?"
-        return [Diagnostic("required_field_missing", child(path, name), f"required field '{name}' is missing")]
+        return [
+            Diagnostic("required_field_missing", child(path, name), f"required field '{name}' is missing")
+        ]
     if err.validator == "additionalProperties":
         known = set(err.schema.get("properties", {})) if isinstance(err.schema, dict) else set()
         extras = sorted(k for k in err.instance if k not in known) if isinstance(err.instance, dict) else []
         return [
-            Diagnostic("unknown_field", child(path, k), f"field '{k}' is not part of the contract; put extensions under 'attributes'")
+            Diagnostic(
+                "unknown_field",
+                child(path, k),
+                f"field '{k}' is not part of the contract; put extensions under 'attributes'",
+            )
             for k in extras
         ] or [Diagnostic("unknown_field", path, err.message)]
     if err.validator == "type":
-        return [Diagnostic("wrong_type", path, f"expected {_expected(err.validator_value)}, got {json_type(err.instance)}")]
+        return [
+            Diagnostic(
+                "wrong_type",
+                path,
+                f"expected {_expected(err.validator_value)}, got {json_type(err.instance)}",
+            )
+        ]
     if err.validator == "enum":
         if not isinstance(err.instance, str) and "string" in str(err.schema.get("type", "")):
             return []  # reported once, as wrong_type
@@ -107,10 +123,22 @@ def _map_error(err: jsonschema.ValidationError, prefix: list[str | int] | None =
             what = parts[0][:-1]
             return [Diagnostic(KIND_CODES[parts[0]], path, f"unknown {what} kind {err.instance!r}")]
         if parts and parts[0] == "memory_kinds":
-            return [Diagnostic("unknown_memory_kind", path, f"unknown memory kind {err.instance!r}; allowed: {', '.join(vocab.MEMORY_KINDS)}")]
+            return [
+                Diagnostic(
+                    "unknown_memory_kind",
+                    path,
+                    f"unknown memory kind {err.instance!r}; allowed: {', '.join(vocab.MEMORY_KINDS)}",
+                )
+            ]
         return [Diagnostic("invalid_value", path, f"{err.instance!r} is not one of {err.validator_value}")]
     if err.validator == "minimum" and parts[:1] == ["activation"]:
-        return [Diagnostic("non_positive_limit", path, f"activation.{parts[-1]} must be a positive integer, got {err.instance!r}")]
+        return [
+            Diagnostic(
+                "non_positive_limit",
+                path,
+                f"activation.{parts[-1]} must be a positive integer, got {err.instance!r}",
+            )
+        ]
     return [Diagnostic("invalid_value", path, err.message)]
 
 
@@ -120,12 +148,26 @@ def _expected(value: Any) -> str:
 
 def _version_findings(document: Any, expected: str) -> list[Diagnostic]:
     if not isinstance(document, dict):
-        return [Diagnostic("wrong_type", "$", f"a {expected} document is an object, got {json_type(document)}")]
+        return [
+            Diagnostic("wrong_type", "$", f"a {expected} document is an object, got {json_type(document)}")
+        ]
     if "schema_version" not in document:
-        return [Diagnostic("schema_version_missing", "$.schema_version", f"schema_version is missing; expected {expected!r}")]
+        return [
+            Diagnostic(
+                "schema_version_missing",
+                "$.schema_version",
+                f"schema_version is missing; expected {expected!r}",
+            )
+        ]
     got = document["schema_version"]
     if got != expected:
-        return [Diagnostic("schema_version_mismatch", "$.schema_version", f"schema_version is {got!r}; expected {expected!r}")]
+        return [
+            Diagnostic(
+                "schema_version_mismatch",
+                "$.schema_version",
+                f"schema_version is {got!r}; expected {expected!r}",
+            )
+        ]
     return []
 
 
@@ -152,7 +194,11 @@ def _graph_findings(graph: dict[str, Any]) -> Iterable[Diagnostic]:
             return
         item_id = item["id"]
         if item_id in seen:
-            raise_dup.append(Diagnostic("duplicate_id", child(path, "id"), f"id {item_id!r} is already used at {seen[item_id]}"))
+            raise_dup.append(
+                Diagnostic(
+                    "duplicate_id", child(path, "id"), f"id {item_id!r} is already used at {seen[item_id]}"
+                )
+            )
         else:
             seen[item_id] = path
             bucket.add(item_id)
@@ -170,7 +216,9 @@ def _graph_findings(graph: dict[str, Any]) -> Iterable[Diagnostic]:
                 for key in stamps:
                     value = item.get(key)
                     if isinstance(value, str) and value and not _timestamp_ok(value):
-                        yield Diagnostic("invalid_timestamp", child(path, key), f"{value!r} is not an ISO-8601 timestamp")
+                        yield Diagnostic(
+                            "invalid_timestamp", child(path, key), f"{value!r} is not an ISO-8601 timestamp"
+                        )
     yield from raise_dup
     for i, edge in enumerate(_list(graph, "edges")):
         if not isinstance(edge, dict):
@@ -178,12 +226,20 @@ def _graph_findings(graph: dict[str, Any]) -> Iterable[Diagnostic]:
         for end in ("source", "target"):
             ref = edge.get(end)
             if isinstance(ref, str) and ref not in node_ids:
-                yield Diagnostic("edge_missing_node", f"$.edges[{i}].{end}", f"edge {end} {ref!r} is not a node of this graph")
+                yield Diagnostic(
+                    "edge_missing_node",
+                    f"$.edges[{i}].{end}",
+                    f"edge {end} {ref!r} is not a node of this graph",
+                )
     for i, event in enumerate(_list(graph, "events")):
         refs = event.get("refs") if isinstance(event, dict) else None
         for j, ref in enumerate(refs if isinstance(refs, list) else []):
             if isinstance(ref, str) and ref not in node_ids and ref not in edge_ids:
-                yield Diagnostic("event_missing_ref", f"$.events[{i}].refs[{j}]", f"event ref {ref!r} is not a node or edge of this graph")
+                yield Diagnostic(
+                    "event_missing_ref",
+                    f"$.events[{i}].refs[{j}]",
+                    f"event ref {ref!r} is not a node or edge of this graph",
+                )
 
 
 def _profile_findings(profile: dict[str, Any]) -> Iterable[Diagnostic]:
@@ -192,10 +248,18 @@ def _profile_findings(profile: dict[str, Any]) -> Iterable[Diagnostic]:
     stores = stores if isinstance(stores, dict) else {}
     for key in stores:
         if key not in kinds:
-            yield Diagnostic("store_kind_undeclared", f"$.stores.{key}", f"store for {key!r}, which memory_kinds does not declare")
+            yield Diagnostic(
+                "store_kind_undeclared",
+                f"$.stores.{key}",
+                f"store for {key!r}, which memory_kinds does not declare",
+            )
     for i, kind in enumerate(_list(profile, "memory_kinds")):
         if isinstance(kind, str) and kind in vocab.MEMORY_KINDS and kind not in stores:
-            yield Diagnostic("store_missing", f"$.memory_kinds[{i}]", f"no store declared for {kind!r}; this runtime's own store serves it")
+            yield Diagnostic(
+                "store_missing",
+                f"$.memory_kinds[{i}]",
+                f"no store declared for {kind!r}; this runtime's own store serves it",
+            )
 
 
 def _selection_findings(selection: dict[str, Any]) -> Iterable[Diagnostic]:
@@ -204,7 +268,9 @@ def _selection_findings(selection: dict[str, Any]) -> Iterable[Diagnostic]:
         for i, ref in enumerate(_list(selection, section)):
             if isinstance(ref, str):
                 if ref in seen:
-                    yield Diagnostic("duplicate_selection_entry", f"$.{section}[{i}]", f"{ref!r} is selected twice")
+                    yield Diagnostic(
+                        "duplicate_selection_entry", f"$.{section}[{i}]", f"{ref!r} is selected twice"
+                    )
                 seen.add(ref)
 
 
@@ -229,14 +295,22 @@ _INDEX = re.compile(r"\.(\d+)(?=\.|$)")
 def _non_finite_findings(document: Any) -> list[Diagnostic]:
     """NaN and Infinity (YAML's ``.nan``/``.inf``, JSON's non-standard tokens): no JSON reader
     or store takes them, so a document holding one is invalid wherever it sits."""
-    return [Diagnostic("invalid_value", _INDEX.sub(r"[\1]", path), "must be a finite number (not NaN or Infinity)")
-            for path, _, _ in input_problems(document, "$", strings=False)]
+    return [
+        Diagnostic(
+            "invalid_value", _INDEX.sub(r"[\1]", path), "must be a finite number (not NaN or Infinity)"
+        )
+        for path, _, _ in input_problems(document, "$", strings=False)
+    ]
 
 
 def check_selection_against_graph(selection: dict[str, Any], graph: dict[str, Any]) -> list[Diagnostic]:
     """Selection entries that name nothing in the graph."""
     ids = {
-        section: {item["id"] for item in _list(graph, section) if isinstance(item, dict) and isinstance(item.get("id"), str)}
+        section: {
+            item["id"]
+            for item in _list(graph, section)
+            if isinstance(item, dict) and isinstance(item.get("id"), str)
+        }
         for section in ("nodes", "edges", "events")
     }
     found = []
@@ -244,5 +318,7 @@ def check_selection_against_graph(selection: dict[str, Any], graph: dict[str, An
         code = f"selection_missing_{section[:-1]}"
         for i, ref in enumerate(_list(selection, section)):
             if isinstance(ref, str) and ref not in ids[section]:
-                found.append(Diagnostic(code, f"$.{section}[{i}]", f"the graph has no {section[:-1]} {ref!r}"))
+                found.append(
+                    Diagnostic(code, f"$.{section}[{i}]", f"the graph has no {section[:-1]} {ref!r}")
+                )
     return found

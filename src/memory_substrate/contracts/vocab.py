@@ -14,25 +14,74 @@ CONTRACTS = {"profile": PROFILE_V1, "graph": GRAPH_V1, "selection": SELECTION_V1
 
 # Node kinds, grouped by the view that introduces them (the grouping is descriptive only).
 REASONING_NODE_KINDS = (
-    "question", "claim", "assumption", "evidence", "decision", "alternative", "outcome", "risk", "follow_up",
+    "question",
+    "claim",
+    "assumption",
+    "evidence",
+    "decision",
+    "alternative",
+    "outcome",
+    "risk",
+    "follow_up",
 )
 CONVERSATION_NODE_KINDS = (
-    "turn", "plan", "tool_call", "observation", "edit", "validation", "interruption", "activation",
+    "turn",
+    "plan",
+    "tool_call",
+    "observation",
+    "edit",
+    "validation",
+    "interruption",
+    "activation",
 )
 KNOWLEDGE_NODE_KINDS = (
-    "task", "topic", "document", "entity", "artifact", "concept", "capability", "contract", "policy",
-    "preference", "source_fact", "episode", "finding", "constraint", "profile", "context_package", "memory",
+    "task",
+    "topic",
+    "document",
+    "entity",
+    "artifact",
+    "concept",
+    "capability",
+    "contract",
+    "policy",
+    "preference",
+    "source_fact",
+    "episode",
+    "finding",
+    "constraint",
+    "profile",
+    "context_package",
+    "memory",
 )
 NODE_KINDS = REASONING_NODE_KINDS + CONVERSATION_NODE_KINDS + KNOWLEDGE_NODE_KINDS
 
 EDGE_KINDS = (
-    "supports", "contradicts", "depends_on", "derived_from", "led_to", "affects", "references",
-    "relates_to", "supersedes", "belongs_to", "mentions", "activates", "governs",
+    "supports",
+    "contradicts",
+    "depends_on",
+    "derived_from",
+    "led_to",
+    "affects",
+    "references",
+    "relates_to",
+    "supersedes",
+    "belongs_to",
+    "mentions",
+    "activates",
+    "governs",
 )
 
 EVENT_KINDS = (
-    "recorded", "updated", "activated", "deactivated", "refreshed", "compacted", "forgotten",
-    "branched", "merged", "policy_decision",
+    "recorded",
+    "updated",
+    "activated",
+    "deactivated",
+    "refreshed",
+    "compacted",
+    "forgotten",
+    "branched",
+    "merged",
+    "policy_decision",
 )
 
 # The memory views a profile may declare (the three fixture views plus the package output).

@@ -80,7 +80,9 @@ class _VisibleGraph(WalkedGraph):
         return [r for r in rels if r.source_id not in self.hidden and r.target_id not in self.hidden]
 
     def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
-        return super().neighbourhood([i for i in object_ids if i not in self.hidden], depth=depth, max_nodes=max_nodes)
+        return super().neighbourhood(
+            [i for i in object_ids if i not in self.hidden], depth=depth, max_nodes=max_nodes
+        )
 
 
 class _VisibleVectors:
@@ -89,7 +91,9 @@ class _VisibleVectors:
 
     def vector_search(self, model, query, *, owner_type, limit):  # type: ignore[no-untyped-def]
         hits = self.inner.vector_search(model, query, owner_type=owner_type, limit=limit + len(self.hidden))
-        return [h for h in hits if h[0] not in self.hidden and h[0].split("#", 1)[0] not in self.hidden][:limit]
+        return [h for h in hits if h[0] not in self.hidden and h[0].split("#", 1)[0] not in self.hidden][
+            :limit
+        ]
 
 
 class _Builtin:

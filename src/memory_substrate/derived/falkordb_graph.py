@@ -79,11 +79,14 @@ class FalkorDBBackend:
                         self._db = FalkorDB.from_url(self.url, socket_connect_timeout=5, socket_timeout=120)
                     except Exception as exc:
                         raise BackendError(
-                            f"cannot reach FalkorDB at {self.url}", details={"backend": self.name, "error": str(exc)}
+                            f"cannot reach FalkorDB at {self.url}",
+                            details={"backend": self.name, "error": str(exc)},
                         ) from exc
         return self._db
 
-    def _query(self, namespace: str, cypher: str, params: dict[str, Any] | None = None, *, read: bool = False) -> list[Any]:
+    def _query(
+        self, namespace: str, cypher: str, params: dict[str, Any] | None = None, *, read: bool = False
+    ) -> list[Any]:
         graph = self._client().select_graph(PREFIX + namespace)
         try:
             result = (graph.ro_query if read else graph.query)(cypher, params=params)
@@ -102,7 +105,9 @@ class FalkorDBBackend:
         except BackendError:
             raise
         except Exception as exc:
-            raise BackendError(f"FalkorDB at {self.url} does not answer: {exc}", details={"backend": self.name}) from exc
+            raise BackendError(
+                f"FalkorDB at {self.url} does not answer: {exc}", details={"backend": self.name}
+            ) from exc
 
     def close(self) -> None:
         if self._db is not None:
@@ -152,7 +157,9 @@ class FalkorDBBackend:
             f"M: {HNSW_M}, efConstruction: {HNSW_EF_CONSTRUCTION}, efRuntime: {HNSW_EF_RUNTIME}}}",
         )
         models[model] = dim
-        self._query(namespace, "MATCH (m:Meta {key: 'state'}) SET m.models = $models", {"models": json.dumps(models)})
+        self._query(
+            namespace, "MATCH (m:Meta {key: 'state'}) SET m.models = $models", {"models": json.dumps(models)}
+        )
         self._model_cache[namespace] = models
 
     # --- writes ----------------------------------------------------------------------------------
@@ -195,7 +202,9 @@ class FalkorDBBackend:
             {"rows": rows},
         )
 
-    def _set_vectors(self, namespace: str, model: str, rows: list[tuple[str, npt.NDArray[np.float32]]]) -> int:
+    def _set_vectors(
+        self, namespace: str, model: str, rows: list[tuple[str, npt.NDArray[np.float32]]]
+    ) -> int:
         if not rows:
             return 0
         self._ensure_vector_index(namespace, model, int(rows[0][1].shape[0]))
@@ -204,8 +213,14 @@ class FalkorDBBackend:
         clear = "".join(f", n.{p} = NULL" for p in others)
         done = 0
         for chunk in batches(rows, VECTOR_BATCH):
-            params = {"rows": [{"id": oid, "v": np.asarray(v, dtype=np.float32).tolist()} for oid, v in chunk]}
-            self._query(namespace, f"UNWIND $rows AS row MATCH (n:Obj {{id: row.id}}) SET n.{prop} = vecf32(row.v){clear}", params)
+            params = {
+                "rows": [{"id": oid, "v": np.asarray(v, dtype=np.float32).tolist()} for oid, v in chunk]
+            }
+            self._query(
+                namespace,
+                f"UNWIND $rows AS row MATCH (n:Obj {{id: row.id}}) SET n.{prop} = vecf32(row.v){clear}",
+                params,
+            )
             done += len(chunk)
         return done
 
@@ -219,7 +234,11 @@ class FalkorDBBackend:
         return self._sync(namespace, session, object_ids, relation_ids, vectors)
 
     def _sync(
-        self, namespace: str, session: StoreSession, object_ids: list[str], relation_ids: list[str],
+        self,
+        namespace: str,
+        session: StoreSession,
+        object_ids: list[str],
+        relation_ids: list[str],
         vectors: dict[str, set[str]],
     ) -> dict[str, int]:
         objects = session.get_objects(object_ids) if object_ids else {}
@@ -248,7 +267,11 @@ class FalkorDBBackend:
             missing = sorted(ids - set(found))
             if missing:
                 prop = vector_property(model)
-                self._query(namespace, f"UNWIND $ids AS id MATCH (n:Obj {{id: id}}) SET n.{prop} = NULL", {"ids": missing})
+                self._query(
+                    namespace,
+                    f"UNWIND $ids AS id MATCH (n:Obj {{id: id}}) SET n.{prop} = NULL",
+                    {"ids": missing},
+                )
         return {"objects": len(object_ids), "relations": len(relation_ids), "vectors": done}
 
     def repair(self, namespace: str, session: StoreSession, ids: dict[str, list[str]]) -> dict[str, int]:
@@ -298,17 +321,25 @@ class FalkorDBBackend:
             "n.updated_at, n.version",
             read=True,
         )
-        rels = self._query(namespace, "MATCH ()-[r:REL]->() RETURN r.id, r.rel_type, r.source_id, r.target_id, r.origin_id", read=True)
+        rels = self._query(
+            namespace,
+            "MATCH ()-[r:REL]->() RETURN r.id, r.rel_type, r.source_id, r.target_id, r.origin_id",
+            read=True,
+        )
         vectors: dict[str, str] = {}
         for model in self._models(namespace):
             prop = vector_property(model)
-            for oid, vec in self._query(namespace, f"MATCH (n:Obj) WHERE n.{prop} IS NOT NULL RETURN n.id, n.{prop}", read=True):
+            for oid, vec in self._query(
+                namespace, f"MATCH (n:Obj) WHERE n.{prop} IS NOT NULL RETURN n.id, n.{prop}", read=True
+            ):
                 vectors[f"object:{oid}"] = vector_digest(model, np.asarray(vec, dtype=np.float32))
-        return make({
-            "objects": {r[0]: node_digest(list(r[1:])) for r in nodes},
-            "relations": {r[0]: f"{r[1]}|{r[2]}|{r[3]}|{r[4] or ''}" for r in rels},
-            "vectors": vectors,
-        })
+        return make(
+            {
+                "objects": {r[0]: node_digest(list(r[1:])) for r in nodes},
+                "relations": {r[0]: f"{r[1]}|{r[2]}|{r[3]}|{r[4] or ''}" for r in rels},
+                "vectors": vectors,
+            }
+        )
 
 
 class FalkorDBReader(WalkedGraph):
@@ -322,4 +353,3 @@ class FalkorDBReader(WalkedGraph):
 
     def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
         return self.backend.edges_of(self.namespace, ids, limit)
-

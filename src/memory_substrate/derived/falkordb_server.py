@@ -76,13 +76,31 @@ def running_falkordb(
     sock_dir = base if len(str(base)) < 80 else Path(tempfile.mkdtemp(prefix="ms-fk-"))
     sock, log = sock_dir / "falkordb.sock", base / "falkordb.log"
     args = [
-        server, "--port", str(port), "--unixsocket", str(sock), "--unixsocketperm", "700",
-        "--dir", str(base), "--loadmodule", module, "--logfile", str(log), "--daemonize", "no",
-        "--appendonly", "no", "--save", "" if not persist else "300 1",
+        server,
+        "--port",
+        str(port),
+        "--unixsocket",
+        str(sock),
+        "--unixsocketperm",
+        "700",
+        "--dir",
+        str(base),
+        "--loadmodule",
+        module,
+        "--logfile",
+        str(log),
+        "--daemonize",
+        "no",
+        "--appendonly",
+        "no",
+        "--save",
+        "" if not persist else "300 1",
     ]
     if port:
         args += ["--bind", "127.0.0.1"]
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
         _wait_ready(sock, proc, log, timeout)
         yield f"unix://{sock}"

@@ -21,4 +21,3 @@ class FileGraph(WalkedGraph):
 
     def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
         return self.session.relations_of(list(ids), limit=limit)
-

@@ -21,7 +21,9 @@ SAMPLE = 20
 def checksum(items: Iterable[tuple[str, str]]) -> str:
     acc = 0
     for item_id, digest in items:
-        acc ^= int.from_bytes(hashlib.blake2b(f"{item_id}\x1f{digest}".encode(), digest_size=8).digest(), "big")
+        acc ^= int.from_bytes(
+            hashlib.blake2b(f"{item_id}\x1f{digest}".encode(), digest_size=8).digest(), "big"
+        )
     return f"{acc:016x}"
 
 
@@ -59,7 +61,10 @@ def drift(expected: Fingerprint, actual: Fingerprint) -> dict[str, Any]:
         changed = sorted(k for k in want if k in have and have[k] != want[k])
         report[family] = {
             "canonical": {"count": expected.counts[family], "checksum": expected.checksums[family]},
-            "backend": {"count": actual.counts.get(family, 0), "checksum": actual.checksums.get(family, checksum([]))},
+            "backend": {
+                "count": actual.counts.get(family, 0),
+                "checksum": actual.checksums.get(family, checksum([])),
+            },
             "in_line": not (missing or extra or changed),
             "missing": len(missing),
             "extra": len(extra),

@@ -63,7 +63,8 @@ class KuzuBackend:
                 self._db = ladybug.Database(str(self.path))
             except Exception as exc:
                 raise BackendError(
-                    f"cannot open the Kùzu (LadybugDB) database at {self.path}: {exc}", details={"backend": self.name}
+                    f"cannot open the Kùzu (LadybugDB) database at {self.path}: {exc}",
+                    details={"backend": self.name},
                 ) from exc
             self._conn = ladybug.Connection(self._db)
         return self._conn
@@ -79,7 +80,9 @@ class KuzuBackend:
             except BackendError:
                 raise
             except Exception as exc:
-                raise BackendError(f"Kùzu (LadybugDB) query failed: {exc}", details={"backend": self.name}) from exc
+                raise BackendError(
+                    f"Kùzu (LadybugDB) query failed: {exc}", details={"backend": self.name}
+                ) from exc
 
     def _exists(self, table: str) -> bool:
         return any(r[1] == table for r in self._run("CALL show_tables() RETURN *"))
@@ -121,7 +124,10 @@ class KuzuBackend:
         relations = [rel_row(r) for r in session.list_relations(limit=ALL)]
         known = {o["id"] for o in objects}
         ends = sorted({r[k] for r in relations for k in ("source_id", "target_id")} - known)
-        nodes: dict[str, list[Any]] = {c: [o[c] for o in objects] for c in ("id", "object_type", "kind", "status", "title", "updated_at", "version")}
+        nodes: dict[str, list[Any]] = {
+            c: [o[c] for o in objects]
+            for c in ("id", "object_type", "kind", "status", "title", "updated_at", "version")
+        }
         nodes["placeholder"] = [False] * len(objects)
         for end in ends:
             for c in nodes:
@@ -132,7 +138,10 @@ class KuzuBackend:
                 table = pa.table({**nodes, "version": pa.array(nodes["version"], pa.int64())})
                 self._copy(conn, node, table)
             if relations:
-                cols = {"from": [r["source_id"] for r in relations], "to": [r["target_id"] for r in relations]}
+                cols = {
+                    "from": [r["source_id"] for r in relations],
+                    "to": [r["target_id"] for r in relations],
+                }
                 cols.update({f: [r[f] for r in relations] for f in REL_FIELDS})
                 self._copy(conn, rel, pa.table(cols))
         self._run(f"CREATE (m:{meta} {{key: 'built', value: 'true'}})")
@@ -144,7 +153,9 @@ class KuzuBackend:
         try:
             conn.execute(f"COPY {table} FROM arrow_rows")
         except Exception as exc:
-            raise BackendError(f"Kùzu (LadybugDB) bulk load failed: {exc}", details={"backend": self.name}) from exc
+            raise BackendError(
+                f"Kùzu (LadybugDB) bulk load failed: {exc}", details={"backend": self.name}
+            ) from exc
 
     def apply(self, namespace: str, session: StoreSession, entries: Sequence[OutboxEntry]) -> dict[str, int]:
         object_ids = sorted({e.item_id for e in entries if e.kind == OBJECT})
@@ -154,11 +165,15 @@ class KuzuBackend:
     def repair(self, namespace: str, session: StoreSession, ids: dict[str, list[str]]) -> dict[str, int]:
         return self._sync(namespace, session, ids.get("objects", []), ids.get("relations", []))
 
-    def _sync(self, namespace: str, session: StoreSession, object_ids: list[str], relation_ids: list[str]) -> dict[str, int]:
+    def _sync(
+        self, namespace: str, session: StoreSession, object_ids: list[str], relation_ids: list[str]
+    ) -> dict[str, int]:
         node, rel, _ = _tables(namespace)
         objects = session.get_objects(object_ids) if object_ids else {}
-        sets = "n.object_type = row.object_type, n.kind = row.kind, n.status = row.status, n.title = row.title, " \
-               "n.updated_at = row.updated_at, n.version = row.version, n.placeholder = false"
+        sets = (
+            "n.object_type = row.object_type, n.kind = row.kind, n.status = row.status, n.title = row.title, "
+            "n.updated_at = row.updated_at, n.version = row.version, n.placeholder = false"
+        )
         for chunk in batches([node_row(objects[i]) for i in object_ids if i in objects], BATCH):
             self._run(f"UNWIND $rows AS row MERGE (n:{node} {{id: row.id}}) SET {sets}", {"rows": chunk})
         gone = [i for i in object_ids if i not in objects]
@@ -180,7 +195,9 @@ class KuzuBackend:
                 {"rows": chunk},
             )
         if gone or len(rels) < len(relation_ids):
-            self._run(f"MATCH (n:{node}) WHERE n.placeholder = true AND NOT EXISTS {{ MATCH (n)-[]-() }} DELETE n")
+            self._run(
+                f"MATCH (n:{node}) WHERE n.placeholder = true AND NOT EXISTS {{ MATCH (n)-[]-() }} DELETE n"
+            )
         return {"objects": len(object_ids), "relations": len(relation_ids), "vectors": 0}
 
     # --- reads -----------------------------------------------------------------------------------
@@ -207,11 +224,15 @@ class KuzuBackend:
             f"MATCH (n:{node}) WHERE n.placeholder = false RETURN n.id, n.object_type, n.kind, n.status, n.title, "
             "n.updated_at, n.version"
         )
-        rels = self._run(f"MATCH ()-[r:{rel}]->() RETURN r.id, r.rel_type, r.source_id, r.target_id, r.origin_id")
-        return make({
-            "objects": {r[0]: node_digest(r[1:]) for r in nodes},
-            "relations": {r[0]: f"{r[1]}|{r[2]}|{r[3]}|{r[4] or ''}" for r in rels},
-        })
+        rels = self._run(
+            f"MATCH ()-[r:{rel}]->() RETURN r.id, r.rel_type, r.source_id, r.target_id, r.origin_id"
+        )
+        return make(
+            {
+                "objects": {r[0]: node_digest(r[1:]) for r in nodes},
+                "relations": {r[0]: f"{r[1]}|{r[2]}|{r[3]}|{r[4] or ''}" for r in rels},
+            }
+        )
 
 
 _SHARED: dict[Path, tuple[KuzuBackend, int]] = {}
@@ -253,4 +274,3 @@ class KuzuReader(WalkedGraph):
 
     def _edges(self, ids: Sequence[str], limit: int) -> list[Relation]:
         return self.backend.edges_of(self.namespace, ids, limit)
-

@@ -74,7 +74,9 @@ class LanceDBBackend:
             try:
                 self._db = lancedb.connect(str(self.path))
             except Exception as exc:
-                raise BackendError(f"cannot open LanceDB at {self.path}: {exc}", details={"backend": self.name}) from exc
+                raise BackendError(
+                    f"cannot open LanceDB at {self.path}: {exc}", details={"backend": self.name}
+                ) from exc
         return self._db
 
     def close(self) -> None:
@@ -116,7 +118,13 @@ class LanceDBBackend:
         name = table_name(owner_type, namespace, model)
         schema = pa.schema([pa.field("id", pa.string()), pa.field("vector", pa.list_(pa.float32(), dim))])
         self._tables[name] = self._conn().create_table(name, schema=schema, mode="overwrite")
-        state["tables"][key] = {"name": name, "dim": dim, "owner_type": owner_type, "model": model, "indexed": False}
+        state["tables"][key] = {
+            "name": name,
+            "dim": dim,
+            "owner_type": owner_type,
+            "model": model,
+            "indexed": False,
+        }
         self._save(namespace, state)
         return self._tables[name]
 
@@ -129,7 +137,11 @@ class LanceDBBackend:
     def _arrow(rows: Sequence[tuple[str, npt.NDArray[np.float32]]], dim: int) -> Any:
         import pyarrow as pa
 
-        flat = np.concatenate([np.asarray(v, dtype=np.float32) for _, v in rows]) if rows else np.zeros(0, np.float32)
+        flat = (
+            np.concatenate([np.asarray(v, dtype=np.float32) for _, v in rows])
+            if rows
+            else np.zeros(0, np.float32)
+        )
         vectors = pa.FixedSizeListArray.from_arrays(pa.array(flat, pa.float32()), dim)
         return pa.table({"id": [oid for oid, _ in rows], "vector": vectors})
 
@@ -230,7 +242,9 @@ class LanceDBBackend:
         if info is None or info["dim"] != query.shape[0]:
             return []
         with self._lock:
-            search = self._open(info["name"]).search(np.asarray(query, dtype=np.float32), vector_column_name="vector")
+            search = self._open(info["name"]).search(
+                np.asarray(query, dtype=np.float32), vector_column_name="vector"
+            )
             search = search.metric("cosine").select(["id", "_distance"]).limit(limit)
             if info.get("indexed"):
                 search = search.nprobes(NPROBES).refine_factor(REFINE)
@@ -247,7 +261,9 @@ class LanceDBBackend:
             for info in self._state(namespace)["tables"].values():
                 data = self._open(info["name"]).to_arrow()
                 ids = data.column("id").to_pylist()
-                matrix = data.column("vector").combine_chunks().flatten().to_numpy().reshape(len(ids), info["dim"])
+                matrix = (
+                    data.column("vector").combine_chunks().flatten().to_numpy().reshape(len(ids), info["dim"])
+                )
                 for oid, vec in zip(ids, matrix, strict=True):
                     vectors[f"{info['owner_type']}:{oid}"] = vector_digest(info["model"], vec)
         return make({"vectors": vectors})

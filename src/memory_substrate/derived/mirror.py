@@ -124,7 +124,9 @@ class Mirror:
             expected = fp.canonical(session, backend.families, backend.owner_types)
             ids = fp.mismatched_ids(expected, backend.fingerprint(namespace))
             if ids:
-                fixed[backend.name] = {"ids": {f: len(v) for f, v in ids.items()},
-                                       **backend.repair(namespace, session, ids)}
+                fixed[backend.name] = {
+                    "ids": {f: len(v) for f, v in ids.items()},
+                    **backend.repair(namespace, session, ids),
+                }
         rebuilt = {k: v["rebuilt"] for k, v in report["backends"].items() if "rebuilt" in v}
         return {"replayed": report["replayed"], "rebuilt": rebuilt, "remirrored": fixed}

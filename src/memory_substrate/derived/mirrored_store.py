@@ -58,7 +58,9 @@ class MirroredStore:
             try:
                 self.mirror.drop(namespace, name)
             except Exception as exc:  # a down mirror must not undo a delete; repair reports it
-                self.mirror.last_error[namespace] = f"{name}: {type(exc).__name__}: {exc}"  # keyed as sync keys it
+                self.mirror.last_error[namespace] = (
+                    f"{name}: {type(exc).__name__}: {exc}"  # keyed as sync keys it
+                )
         return counts
 
     def schema_version(self) -> int:
@@ -67,7 +69,9 @@ class MirroredStore:
     def namespaces(self) -> list[str]:
         return self.inner.namespaces()
 
-    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
+    def create_token(
+        self, token_hash: str, namespace: str, label: str, expires_at: str | None = None
+    ) -> None:
         self.inner.create_token(token_hash, namespace, label, expires_at)
 
     def namespace_for_token(self, token_hash: str) -> str | None:

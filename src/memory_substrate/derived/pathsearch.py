@@ -49,8 +49,14 @@ class _Walk:
 
 
 def find_paths(
-    edges_of: EdgesOf, edges_between: EdgesBetween, a: str, b: str, max_paths: int, max_depth: int,
-    *, shortest_only: bool = False,
+    edges_of: EdgesOf,
+    edges_between: EdgesBetween,
+    a: str,
+    b: str,
+    max_paths: int,
+    max_depth: int,
+    *,
+    shortest_only: bool = False,
 ) -> list[list[Edge]]:
     """Up to ``max_paths`` simple undirected paths from ``a`` to ``b`` of at most ``max_depth``
     edges, shortest first (``shortest_only``: of the shortest length only), as lists of light
@@ -97,7 +103,9 @@ def between_from(edges_of: EdgesOf) -> EdgesBetween:
 def _apart(walks: tuple[_Walk, _Walk], a: str, b: str) -> bool:
     """A walk that ran out of new nodes holds its whole component: if the other end is not in
     it, there is no path at all."""
-    return (not walks[0].frontier and b not in walks[0].dist) or (not walks[1].frontier and a not in walks[1].dist)
+    return (not walks[0].frontier and b not in walks[0].dist) or (
+        not walks[1].frontier and a not in walks[1].dist
+    )
 
 
 def _record(edges: list[Edge], adj: dict[str, dict[str, Edge]]) -> None:
@@ -106,8 +114,15 @@ def _record(edges: list[Edge], adj: dict[str, dict[str, Edge]]) -> None:
         adj.setdefault(edge[3], {})[edge[0]] = edge
 
 
-def _grow(edges_of: EdgesOf, walks: tuple[_Walk, _Walk], adj: dict[str, dict[str, Edge]], limit: int,
-          *, stop_when_over: bool, probe_only: bool = False) -> int | None:
+def _grow(
+    edges_of: EdgesOf,
+    walks: tuple[_Walk, _Walk],
+    adj: dict[str, dict[str, Edge]],
+    limit: int,
+    *,
+    stop_when_over: bool,
+    probe_only: bool = False,
+) -> int | None:
     """Grow one walk by a level; return the edges read, or None when the level does not fit in
     ``limit`` and ``stop_when_over`` (looking for longer paths stops there), or, with
     ``probe_only``, when neither walk's level fits in a probe."""

@@ -47,7 +47,8 @@ def neighbourhood(edges_of: EdgesOf, roots: Sequence[str], *, depth: int, max_no
             depth_of[nid] = level
             frontier.append(nid)
     edges = sorted(
-        (r for r in seen_edges.values() if r.source_id in depth_of and r.target_id in depth_of), key=lambda r: r.id
+        (r for r in seen_edges.values() if r.source_id in depth_of and r.target_id in depth_of),
+        key=lambda r: r.id,
     )
     return Neighbourhood(depth_of, edges, truncated)
 
@@ -57,8 +58,12 @@ def light_neighbourhood(
 ) -> Neighbourhood:
     """``neighbourhood`` over light edges (id, type, source, target), as ``StoreSession.edges_of``
     reads them: its edges carry no payload (read the full relations of those returned by id)."""
-    return neighbourhood(lambda ids, limit: [Relation(*e) for e in edges_of(ids, limit)], roots,
-                         depth=depth, max_nodes=max_nodes)
+    return neighbourhood(
+        lambda ids, limit: [Relation(*e) for e in edges_of(ids, limit)],
+        roots,
+        depth=depth,
+        max_nodes=max_nodes,
+    )
 
 
 def shortest_paths(
@@ -105,5 +110,7 @@ class WalkedGraph:
     def neighbourhood(self, object_ids: Sequence[str], *, depth: int, max_nodes: int) -> Neighbourhood:
         return neighbourhood(self._edges, object_ids, depth=depth, max_nodes=max_nodes)
 
-    def paths(self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4) -> list[GraphPath]:
+    def paths(
+        self, source_id: str, target_id: str, *, max_paths: int = 5, max_depth: int = 4
+    ) -> list[GraphPath]:
         return shortest_paths(self._edges, source_id, target_id, max_paths=max_paths, max_depth=max_depth)

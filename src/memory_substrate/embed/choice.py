@@ -61,14 +61,17 @@ def choose(
         return Choice(configured)
     for provider in EARLIER_DEFAULTS:
         if names.get(provider) in made:
-            return Choice(provider, {
-                "configured": DEFAULT,
-                "reason": (
-                    f"this namespace's vectors were made by {provider!r} (an earlier default) "
-                    f"and none by {DEFAULT!r}: it keeps {provider!r} so vector search "
-                    "keeps finding them; set MEMORY_SUBSTRATE_EMBEDDER to choose"
-                ),
-                "vectors_model": names[provider],
-                "switch": SWITCH.format(default=DEFAULT, namespace=shlex.quote(namespace)),
-            })
+            return Choice(
+                provider,
+                {
+                    "configured": DEFAULT,
+                    "reason": (
+                        f"this namespace's vectors were made by {provider!r} (an earlier default) "
+                        f"and none by {DEFAULT!r}: it keeps {provider!r} so vector search "
+                        "keeps finding them; set MEMORY_SUBSTRATE_EMBEDDER to choose"
+                    ),
+                    "vectors_model": names[provider],
+                    "switch": SWITCH.format(default=DEFAULT, namespace=shlex.quote(namespace)),
+                },
+            )
     return Choice(configured)

@@ -99,13 +99,22 @@ def _gate(options: dict[str, Any], defaults: tuple[float, float, float]) -> dict
     return {n: float(options.pop(n, d)) for n, d in zip(names, defaults, strict=True)}
 
 
-def _gated(english: Embedder, multilingual: Embedder, gate: dict[str, float], *, defer_foreign: bool = False) -> Embedder:
+def _gated(
+    english: Embedder, multilingual: Embedder, gate: dict[str, float], *, defer_foreign: bool = False
+) -> Embedder:
     from memory_substrate.embed.gated import LanguageGatedEmbedder
 
-    return cast(Embedder, LanguageGatedEmbedder(
-        english, multilingual, query_multilingual=gate["query_multilingual"],
-        same_language=gate["same_language"], foreign_semantic=gate["foreign_semantic"], defer_foreign=defer_foreign,
-    ))
+    return cast(
+        Embedder,
+        LanguageGatedEmbedder(
+            english,
+            multilingual,
+            query_multilingual=gate["query_multilingual"],
+            same_language=gate["same_language"],
+            foreign_semantic=gate["foreign_semantic"],
+            defer_foreign=defer_foreign,
+        ),
+    )
 
 
 def _static_multilingual(

@@ -81,7 +81,9 @@ class StaticEmbedder:
         return self._matrix is not None
 
     # -- loading --------------------------------------------------------------------------
-    def _load(self) -> tuple[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]], WordPieceTokenizer | UnigramTokenizer]:
+    def _load(
+        self,
+    ) -> tuple[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]], WordPieceTokenizer | UnigramTokenizer]:
         if self._matrix is None or self._tokenizer is None:
             with self._lock:
                 if self._matrix is None or self._tokenizer is None:
@@ -141,7 +143,7 @@ class StaticEmbedder:
             while last < len(rows) and starts[last] - starts[first] < GATHER_TOKENS:
                 last += 1
             end = starts[last] if last < len(rows) else len(ids)
-            idx = np.asarray(ids[starts[first]:end], dtype=np.int64)
+            idx = np.asarray(ids[starts[first] : end], dtype=np.int64)
             local = np.asarray(starts[first:last], dtype=np.int64) - starts[first]
             gathered = codes[idx].astype(np.float32) * scales[idx][:, None]
             bounds = [*local.tolist(), len(idx)]

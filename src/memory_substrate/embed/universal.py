@@ -139,7 +139,11 @@ def _from_disk_cache(model: Any, threads: int) -> None:
         directory = use_cache.entry_dir([resources / "sp.model", resources / "weights.npz"], _version())
     except OSError:
         directory = None
-    loaded = None if directory is None else use_cache.load(directory, UsePureTokenizer, _Normalizer, NumpyBackend, threads)
+    loaded = (
+        None
+        if directory is None
+        else use_cache.load(directory, UsePureTokenizer, _Normalizer, NumpyBackend, threads)
+    )
     if loaded is not None:
         model._sp, model._backend = loaded
         return

@@ -123,7 +123,9 @@ def save(directory: Path, tokenizer: Any, backend: Any) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load(directory: Path, tokenizer_cls: Any, normalizer_cls: Any, backend_cls: Any, threads: int) -> tuple[Any, Any] | None:
+def load(
+    directory: Path, tokenizer_cls: Any, normalizer_cls: Any, backend_cls: Any, threads: int
+) -> tuple[Any, Any] | None:
     """(tokenizer, backend) from ``directory``, or None when it holds no complete entry."""
     try:
         tok_fields, norm_fields, scalars = marshal.loads((directory / "tokenizer.marshal").read_bytes())

@@ -55,9 +55,15 @@ def _fact_text(subject: str, predicate: str, obj: str) -> str:
 
 
 class ExtractionApplier:
-    def __init__(self, patch: Patch, embedder: Embedder | None, *,
-                 episode_limit: int | None = MAX_ENTITIES_PER_EPISODE, whole_episode: bool = False,
-                 lenient: bool = False) -> None:
+    def __init__(
+        self,
+        patch: Patch,
+        embedder: Embedder | None,
+        *,
+        episode_limit: int | None = MAX_ENTITIES_PER_EPISODE,
+        whole_episode: bool = False,
+        lenient: bool = False,
+    ) -> None:
         """``episode_limit``: distinct entities the episode may hold across extractions. None for
         imports (importers/bulk.py: an imported graph lands on one source per part, which is not
         one episode's extraction); the model extractor allows the limit per window of a long
@@ -110,15 +116,31 @@ class ExtractionApplier:
         found = Redactions()
         redact_fields(ex, found)
         episode = self._episode(episode_id)
-        wanted = {s for f in ex.facts for s in f.segment_ids} | {s for p in ex.procedures for s in p.segment_ids}
+        wanted = {s for f in ex.facts for s in f.segment_ids} | {
+            s for p in ex.procedures for s in p.segment_ids
+        }
         seg_times = self._segment_times(episode, wanted)
-        episode_time = episode.payload.get("ended_at") or episode.payload.get("started_at") or episode.created_at
+        episode_time = (
+            episode.payload.get("ended_at") or episode.payload.get("started_at") or episode.created_at
+        )
         trace: dict[str, Any] = {
             "episode_id": episode.id,
             "extractor": gov.extractor,
-            "entities": {"extracted": len(ex.entities), "resolved": [], "new": [], "refused": [], "conflicts": []},
-            "facts": {"extracted": len(ex.facts), "created": [], "reinforced": [], "superseded": [], "contested": [],
-                      "history": []},
+            "entities": {
+                "extracted": len(ex.entities),
+                "resolved": [],
+                "new": [],
+                "refused": [],
+                "conflicts": [],
+            },
+            "facts": {
+                "extracted": len(ex.facts),
+                "created": [],
+                "reinforced": [],
+                "superseded": [],
+                "contested": [],
+                "history": [],
+            },
             "custom_predicates": [],
             "evidence_strengths": {},
             "procedures": {"extracted": len(ex.procedures), "created": [], "merged": [], "promoted": []},
@@ -133,15 +155,29 @@ class ExtractionApplier:
                 if not self.lenient:
                     raise
                 trace.setdefault("dropped", []).append(
-                    {"item": f"fact {fact.subject} {fact.predicate} {fact.object or fact.value}", "reason": str(exc)})
+                    {
+                        "item": f"fact {fact.subject} {fact.predicate} {fact.object or fact.value}",
+                        "reason": str(exc),
+                    }
+                )
         for proc in ex.procedures:
             refs = [{"source_id": episode.id, "segment_id": s} for s in proc.segment_ids]
             outcome = procedures.observe(
-                self.patch, self.embedder, kind=proc.kind, title=proc.title, text=proc.text, episode_id=episode.id,
-                confidence=proc.confidence, evidence_refs=refs, scope_refs=gov.scope_refs,
-                memory_source=gov.memory_source, reason=gov.reason,
+                self.patch,
+                self.embedder,
+                kind=proc.kind,
+                title=proc.title,
+                text=proc.text,
+                episode_id=episode.id,
+                confidence=proc.confidence,
+                evidence_refs=refs,
+                scope_refs=gov.scope_refs,
+                memory_source=gov.memory_source,
+                reason=gov.reason,
             )
-            bucket = {"created": "created", "merged": "merged", "merged_and_promoted": "promoted"}.get(outcome["outcome"])
+            bucket = {"created": "created", "merged": "merged", "merged_and_promoted": "promoted"}.get(
+                outcome["outcome"]
+            )
             if bucket:
                 trace["procedures"][bucket].append(outcome)
                 if bucket == "promoted":
@@ -150,7 +186,9 @@ class ExtractionApplier:
         return trace
 
     # --- entities ------------------------------------------------------------------------
-    def _entities(self, episode: MemoryObject, ex: Extraction, gov: Governance, trace: dict[str, Any]) -> dict[str, str]:
+    def _entities(
+        self, episode: MemoryObject, ex: Extraction, gov: Governance, trace: dict[str, Any]
+    ) -> dict[str, str]:
         """Resolve or create each entity; returns normalised name/alias -> entity id."""
         names: dict[str, str] = {}
         resolver = EntityResolver(self.session, self.embedder)
@@ -164,20 +202,31 @@ class ExtractionApplier:
             if why:
                 trace["entities"]["refused"].append({"name": ent.name, "type": ent.type, "reason": why})
                 continue
-            res = resolver.resolve(ent.name, ent.type, list(dict.fromkeys([*ent.aliases, *ent.model_aliases])))
+            res = resolver.resolve(
+                ent.name, ent.type, list(dict.fromkeys([*ent.aliases, *ent.model_aliases]))
+            )
             if res.conflict:
                 trace["entities"]["conflicts"].append({"name": ent.name, "type": ent.type, **res.conflict})
             if res.entity_id is not None:
                 entity = self.session.get_object(res.entity_id)
                 assert entity is not None
-                entity = self._touch(entity, ent.name, [*ent.aliases, *ent.model_aliases], episode.id,
-                                     ent.model_aliases)
+                entity = self._touch(
+                    entity, ent.name, [*ent.aliases, *ent.model_aliases], episode.id, ent.model_aliases
+                )
                 trace["entities"]["resolved"].append(
-                    {"name": ent.name, "entity_id": entity.id, "pass": res.method, "confidence": res.confidence}
+                    {
+                        "name": ent.name,
+                        "entity_id": entity.id,
+                        "pass": res.method,
+                        "confidence": res.confidence,
+                    }
                 )
             else:
-                aliases = [a for a in dict.fromkeys([*ent.aliases, *ent.model_aliases])
-                           if normalize_name(a) != normalize_name(ent.name)]
+                aliases = [
+                    a
+                    for a in dict.fromkeys([*ent.aliases, *ent.model_aliases])
+                    if normalize_name(a) != normalize_name(ent.name)
+                ]
                 model = [a for a in ent.model_aliases if a in aliases]
                 entity = self.patch.create(
                     MemoryObject(
@@ -190,10 +239,17 @@ class ExtractionApplier:
                         memory_source=gov.memory_source,
                         reason=gov.reason,
                         scope_refs=list(gov.scope_refs),
-                        payload={"name": ent.name, "entity_type": ent.type, "aliases": aliases,
-                                 **({"model_aliases": model} if model else {})},
-                        metadata={"episode_ids": [episode.id], "mentions": 1,
-                                  "resolution": {"method": "new", "candidates": res.candidates}},
+                        payload={
+                            "name": ent.name,
+                            "entity_type": ent.type,
+                            "aliases": aliases,
+                            **({"model_aliases": model} if model else {}),
+                        },
+                        metadata={
+                            "episode_ids": [episode.id],
+                            "mentions": 1,
+                            "resolution": {"method": "new", "candidates": res.candidates},
+                        },
                     )
                 )
                 trace["entities"]["new"].append({"name": ent.name, "entity_id": entity.id, "type": ent.type})
@@ -218,20 +274,38 @@ class ExtractionApplier:
             raise ValidationError(
                 f"episode {episode.id} would hold {len(linked) + len(added)} entities; at most "
                 f"{self.episode_limit} per episode{before}",
-                details={"episode_id": episode.id, "entities_linked": len(linked), "entities_added": len(added),
-                         "limit": self.episode_limit},
+                details={
+                    "episode_id": episode.id,
+                    "entities_linked": len(linked),
+                    "entities_added": len(added),
+                    "limit": self.episode_limit,
+                },
             )
         self._links[episode.id] = links = [*linked, *added]
         if self.episode_limit is None or links == stored:
             return
-        self.patch.update(replace(episode, metadata={**episode.metadata, "entity_ids": links}),
-                          action="entities_linked", changes={"entity_ids": added}, derive=False, embed=False)
+        self.patch.update(
+            replace(episode, metadata={**episode.metadata, "entity_ids": links}),
+            action="entities_linked",
+            changes={"entity_ids": added},
+            derive=False,
+            embed=False,
+        )
 
-    def _touch(self, entity: MemoryObject, name: str, aliases: list[str], episode_id: str,
-               model_aliases: Sequence[str] = ()) -> MemoryObject:
+    def _touch(
+        self,
+        entity: MemoryObject,
+        name: str,
+        aliases: list[str],
+        episode_id: str,
+        model_aliases: Sequence[str] = (),
+    ) -> MemoryObject:
         """A resolved mention: learn new aliases (``model_aliases``: those that are the model's
         own knowledge, not the episode's words), count the mention, remember the episode."""
-        known = {normalize_name(entity.title), *(normalize_name(a) for a in entity.payload.get("aliases") or [])}
+        known = {
+            normalize_name(entity.title),
+            *(normalize_name(a) for a in entity.payload.get("aliases") or []),
+        }
         learned = [a for a in [name, *aliases] if normalize_name(a) not in known]
         learned = list({normalize_name(a): a for a in learned}.values())
         episodes = list(entity.metadata.get("episode_ids") or [])
@@ -243,7 +317,9 @@ class ExtractionApplier:
             payload["model_aliases"] = [*(entity.payload.get("model_aliases") or []), *model][:50]
         meta = {
             **entity.metadata,
-            "episode_ids": [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes,
+            "episode_ids": [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:]
+            if episode_id not in episodes
+            else episodes,
             "mentions": int(entity.metadata.get("mentions") or 0) + 1,
         }
         return self.patch.update(
@@ -313,20 +389,29 @@ class ExtractionApplier:
             trace["facts"]["reinforced"].append({"fact_id": settled.duplicate_of.id, "title": obj.title})
             for old in closed:
                 trace["facts"]["superseded"].append(
-                    {"fact_id": old.id, "title": old.title, "superseded_by": settled.duplicate_of.id})
+                    {"fact_id": old.id, "title": old.title, "superseded_by": settled.duplicate_of.id}
+                )
             return
         created = self.patch.create(settled.obj)
         apply_settlement(self.patch, created, settled)
-        entry = {"fact_id": created.id, "title": created.title, "status": created.status,
-                 "evidence_status": created.metadata["evidence_status"]}
+        entry = {
+            "fact_id": created.id,
+            "title": created.title,
+            "status": created.status,
+            "evidence_status": created.metadata["evidence_status"],
+        }
         if created.status == "superseded":
-            trace["facts"]["history"].append({**entry, "superseded_by": created.metadata.get("superseded_by")})
+            trace["facts"]["history"].append(
+                {**entry, "superseded_by": created.metadata.get("superseded_by")}
+            )
         elif created.status == "contested":
             trace["facts"]["contested"].append({**entry, "conflicts": settled.conflicts})
         else:
             trace["facts"]["created"].append(entry)
         for old in settled.supersede:
-            trace["facts"]["superseded"].append({"fact_id": old.id, "title": old.title, "superseded_by": created.id})
+            trace["facts"]["superseded"].append(
+                {"fact_id": old.id, "title": old.title, "superseded_by": created.id}
+            )
 
     def _reinforce(self, existing: MemoryObject, new: MemoryObject, episode_id: str) -> list[MemoryObject]:
         """The same claim again: more evidence, and a higher evidence status if the new one is
@@ -339,7 +424,9 @@ class ExtractionApplier:
         upgrade = trust_of(new) > trust_of(existing)
         if episode_id in episodes and not added and not upgrade:
             return []
-        meta["episode_ids"] = [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes
+        meta["episode_ids"] = (
+            [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes
+        )
         meta["observations"] = int(meta.get("observations") or 1) + 1
         status = existing.status
         changes: dict[str, Any] = {"evidence_added": added, "episode_id": episode_id}
@@ -348,10 +435,18 @@ class ExtractionApplier:
             meta.pop("blocked_by", None)
             if existing.status in ("candidate", "contested"):
                 status = KNOWLEDGE_STATUS_OF[meta["evidence_status"]]
-            changes["evidence_status"] = {"from": existing.metadata.get("evidence_status"), "to": meta["evidence_status"]}
-        lifted = replace(existing, evidence_refs=(refs + added)[-100:], metadata=meta, status=status,
-                         memory_source=new.memory_source if upgrade else existing.memory_source,
-                         confidence=max(existing.confidence or 0.0, new.confidence or 0.0))
+            changes["evidence_status"] = {
+                "from": existing.metadata.get("evidence_status"),
+                "to": meta["evidence_status"],
+            }
+        lifted = replace(
+            existing,
+            evidence_refs=(refs + added)[-100:],
+            metadata=meta,
+            status=status,
+            memory_source=new.memory_source if upgrade else existing.memory_source,
+            confidence=max(existing.confidence or 0.0, new.confidence or 0.0),
+        )
         settled = settle(self.session, lifted) if upgrade else None
         if settled is not None:
             lifted = settled.obj
@@ -371,8 +466,16 @@ def evidence_score(obj: MemoryObject) -> float:
 
 
 def _fact_object(
-    fact: ExtractedFact, gov: Governance, subject: MemoryObject, target: MemoryObject | None, predicate: str,
-    value: Any, refs: list[dict[str, Any]], status: str, episode_id: str, valid_from: str,
+    fact: ExtractedFact,
+    gov: Governance,
+    subject: MemoryObject,
+    target: MemoryObject | None,
+    predicate: str,
+    value: Any,
+    refs: list[dict[str, Any]],
+    status: str,
+    episode_id: str,
+    valid_from: str,
 ) -> MemoryObject:
     """The fact as a knowledge object: its text, claim payload and extraction metadata."""
     object_text = target.title if target is not None else str(value)

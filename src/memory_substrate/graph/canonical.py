@@ -10,7 +10,9 @@ from memory_substrate.models import Relation
 from memory_substrate.util import object_type_of
 
 
-def canonical_relation(rel_type: str, source: str, target: str, properties: dict[str, Any], created_at: str) -> Relation:
+def canonical_relation(
+    rel_type: str, source: str, target: str, properties: dict[str, Any], created_at: str
+) -> Relation:
     """One edge per (type, from, to): creating it again replaces its properties.
 
     Canonical relations have no origin object, so ``reindex`` never rewrites or removes them

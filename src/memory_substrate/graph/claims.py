@@ -90,7 +90,12 @@ def settle(session: StoreSession, new: MemoryObject) -> Settlement:
         return Settlement(
             replace(new, status="contested", metadata=meta),
             conflicts=[
-                {"object_id": o.id, "title": o.title, "outcome": "kept_higher_trust_claim", "status": o.status}
+                {
+                    "object_id": o.id,
+                    "title": o.title,
+                    "outcome": "kept_higher_trust_claim",
+                    "status": o.status,
+                }
                 for o in higher
             ],
         )

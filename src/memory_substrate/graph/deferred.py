@@ -92,14 +92,25 @@ def status(session: StoreSession, *, failures: int = 5) -> dict[str, Any]:
     }
     troubled = [j for j in waiting if j.error][:failures]
     if troubled:
-        out["failures"] = [{"source_id": j.target_id, "status": j.status, "attempts": j.attempts,
-                            "segments": int(j.data.get("count", 0)), "last_error": j.error} for j in troubled]
+        out["failures"] = [
+            {
+                "source_id": j.target_id,
+                "status": j.status,
+                "attempts": j.attempts,
+                "segments": int(j.data.get("count", 0)),
+                "last_error": j.error,
+            }
+            for j in troubled
+        ]
     return out
 
 
 def queued_segments(session: StoreSession) -> int:
     """Segments whose vectors wait in the queue (failed jobs included: they wait for a retry)."""
-    return sum(int(j.data.get("count", 0)) for j in session.list_jobs(kind=EMBED, statuses=[*WAITING, "failed"], limit=_ALL))
+    return sum(
+        int(j.data.get("count", 0))
+        for j in session.list_jobs(kind=EMBED, statuses=[*WAITING, "failed"], limit=_ALL)
+    )
 
 
 def pending_count(session: StoreSession) -> int:
@@ -126,27 +137,41 @@ def drain(rt: Runtime, *, limit: int = BATCH, pause: Callable[[], object] | None
         return _drain(rt, embedder, limit, pause)
 
 
-def _drain(rt: Runtime, embedder: Embedder | None, limit: int, pause: Callable[[], object] | None) -> dict[str, Any]:
+def _drain(
+    rt: Runtime, embedder: Embedder | None, limit: int, pause: Callable[[], object] | None
+) -> dict[str, Any]:
     with rt.read_with_expired() as session:
         taken = _take(session, limit)
-        segments = {j.target_id: session.get_segments(j.target_id, segment_ids=j.data.get("segments") or [])
-                    for j in taken}
+        segments = {
+            j.target_id: session.get_segments(j.target_id, segment_ids=j.data.get("segments") or [])
+            for j in taken
+        }
     if not taken:
         return {"embedded": 0, "jobs": 0, "failed": 0}
     if embedder is None:
         return {"embedded": 0, "jobs": 0, "failed": 0, "reason": rt.semantic_status().get("reason")}
     # A reindex may have made some meanwhile (it embeds every segment without a vector).
     with rt.read_with_expired() as session:
-        made = session.get_vectors(embedder.name, "segment", [
-            segment_vector_id(s.source_id, s.id) for j in taken for s in segments[j.target_id]])
-    flat = [s for j in taken for s in segments[j.target_id] if segment_vector_id(s.source_id, s.id) not in made]
+        made = session.get_vectors(
+            embedder.name,
+            "segment",
+            [segment_vector_id(s.source_id, s.id) for j in taken for s in segments[j.target_id]],
+        )
+    flat = [
+        s for j in taken for s in segments[j.target_id] if segment_vector_id(s.source_id, s.id) not in made
+    ]
     try:
         texts = [segment_embedding_text(s.text, s.metadata) for s in flat]
         vectors: Any = _embed(embedder, texts, pause) if flat else []
     except Exception as exc:  # a model that fails must not lose the work: it stays queued, with the error
         log.exception("deferred embedding failed")
         _fail(rt, taken, f"{type(exc).__name__}: {exc}")
-        return {"embedded": 0, "jobs": len(taken), "failed": len(taken), "error": f"{type(exc).__name__}: {exc}"}
+        return {
+            "embedded": 0,
+            "jobs": len(taken),
+            "failed": len(taken),
+            "error": f"{type(exc).__name__}: {exc}",
+        }
     rows = [(segment_vector_id(s.source_id, s.id), vectors[i]) for i, s in enumerate(flat)]
     if pause is not None:
         pause()
@@ -234,7 +259,9 @@ class _Worker:
         self.stopping = threading.Event()
         self.last_capture = time.monotonic()
         self.last_batch = time.monotonic()
-        self.thread = threading.Thread(target=self._run, name=f"memory-substrate-embed-{rt.namespace}", daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, name=f"memory-substrate-embed-{rt.namespace}", daemon=True
+        )
         self.thread.start()
 
     def touch(self) -> None:

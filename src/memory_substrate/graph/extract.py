@@ -60,7 +60,12 @@ def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window],
             return None
         segs = session.get_segments(episode_id)
     lines = [
-        prompt.EpisodeLine(s.id, str(s.metadata.get("name") or s.metadata.get("role") or "text"), s.metadata.get("created_at"), s.text)
+        prompt.EpisodeLine(
+            s.id,
+            str(s.metadata.get("name") or s.metadata.get("role") or "text"),
+            s.metadata.get("created_at"),
+            s.text,
+        )
         for s in segs
     ]
     return prompt.plan(ep.title, lines)
@@ -73,12 +78,22 @@ def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
         for key, value in trace.items():
             have = merged.get(key)
             if key not in merged:
-                merged[key] = dict(value) if isinstance(value, dict) else list(value) if isinstance(value, list) else value
+                merged[key] = (
+                    dict(value)
+                    if isinstance(value, dict)
+                    else list(value)
+                    if isinstance(value, list)
+                    else value
+                )
             elif isinstance(value, dict) and isinstance(have, dict):
                 merged[key] = merge_traces([have, value])
             elif isinstance(value, list) and isinstance(have, list):
                 have.extend(value)
-            elif isinstance(value, int | float) and not isinstance(value, bool) and isinstance(have, int | float):
+            elif (
+                isinstance(value, int | float)
+                and not isinstance(value, bool)
+                and isinstance(have, int | float)
+            ):
                 merged[key] = have + value
     return merged
 
@@ -96,31 +111,62 @@ def _mark_running(rt: Runtime, episode_id: str, extractor: Extractor) -> None:
         jobs.start(session, episode_id, extractor=extractor.name)
 
 
-def _apply(rt: Runtime, episode_id: str, extractor: Extractor, extractions: list[Extraction], windows: int,
-           base: dict[str, Any], errors: list[dict[str, Any]]) -> dict[str, Any]:
+def _apply(
+    rt: Runtime,
+    episode_id: str,
+    extractor: Extractor,
+    extractions: list[Extraction],
+    windows: int,
+    base: dict[str, Any],
+    errors: list[dict[str, Any]],
+) -> dict[str, Any]:
     with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
-        gov = Governance(reason=SYSTEM_REASON, memory_source="system_generated", scope_refs=[_scope(session, episode_id)],
-                         extractor=extractor.name, evidence_status="extracted")
+        gov = Governance(
+            reason=SYSTEM_REASON,
+            memory_source="system_generated",
+            scope_refs=[_scope(session, episode_id)],
+            extractor=extractor.name,
+            evidence_status="extracted",
+        )
         # Each window's result goes through the same resolution, in order, in one patch: an
         # entity a later window names again resolves to the one an earlier window made. Spec
         # 004's 10 entities hold per window of a long episode (what one request sees).
-        applier = ExtractionApplier(patch, rt.embedder_or_none(), episode_limit=MAX_ENTITIES_PER_EPISODE * windows,
-                                    whole_episode=True, lenient=True)
-        trace = merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+        applier = ExtractionApplier(
+            patch,
+            rt.embedder_or_none(),
+            episode_limit=MAX_ENTITIES_PER_EPISODE * windows,
+            whole_episode=True,
+            lenient=True,
+        )
+        trace = (
+            merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+        )
         unresolved = trace.get("dropped", [])  # facts naming no entity, dropped by the applier
         trace.update(base)
         trace["errors"] = [*trace.get("errors", []), *errors]
         trace["dropped"] = [*base.get("dropped", []), *unresolved]
         trace["patch_id"] = patch.id
         record = jobs.record(session, "extraction", episode_id, trace)
-        job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name,
-                          error="; ".join(str(e.get("message")) for e in errors)[:2000] if errors else None)
+        job = jobs.finish(
+            session,
+            episode_id,
+            trace_id=record.id,
+            extractor=extractor.name,
+            error="; ".join(str(e.get("message")) for e in errors)[:2000] if errors else None,
+        )
         patch.commit({"episode_id": episode_id, "trace_id": record.id})
     entities = trace.get("entities") or {}
-    return {"episode_id": episode_id, "status": job.status, "outcome": "partial" if errors else "done",
-            "trace_id": record.id, "entities": len(entities.get("new", [])) + len(entities.get("resolved", [])),
-            "facts": len((trace.get("facts") or {}).get("created", [])), "windows": windows,
-            **_what_was_left_out(trace), **({"error": errors[0]} if errors else {})}
+    return {
+        "episode_id": episode_id,
+        "status": job.status,
+        "outcome": "partial" if errors else "done",
+        "trace_id": record.id,
+        "entities": len(entities.get("new", [])) + len(entities.get("resolved", [])),
+        "facts": len((trace.get("facts") or {}).get("created", [])),
+        "windows": windows,
+        **_what_was_left_out(trace),
+        **({"error": errors[0]} if errors else {}),
+    }
 
 
 def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str, Any]:
@@ -128,7 +174,11 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
     for anything the model does: each window's failure is in the trace, and what the other
     windows (and the valid items of a failed answer) yield is applied."""
     started = time.perf_counter()
-    base: dict[str, Any] = {"episode_id": episode_id, "extractor": extractor.name, "prompt_version": prompt.VERSION}
+    base: dict[str, Any] = {
+        "episode_id": episode_id,
+        "extractor": extractor.name,
+        "prompt_version": prompt.VERSION,
+    }
     planned = _episode_windows(rt, episode_id)
     error: dict[str, Any] | None = None
     if planned is None:
@@ -140,7 +190,9 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
         results = [run_window(extractor, w, max_output_tokens=cap) for w in windows]
         base["window_runs"] = [r.trace for r in results]
         base["dropped"] = [d for r in results for d in _dropped(r.trace)]
-        errors = [{**r.error, "window": k, "windows": len(windows)} for k, r in enumerate(results, 1) if r.error]
+        errors = [
+            {**r.error, "window": k, "windows": len(windows)} for k, r in enumerate(results, 1) if r.error
+        ]
         extractions = [ex for r in results for ex in r.extractions]
         if extractions or not errors:
             try:
@@ -152,11 +204,23 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
             error = errors[0]
             base["errors"] = errors
     with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):
-        trace = {**base, "errors": base.get("errors") or [error], "latency_ms": round((time.perf_counter() - started) * 1000, 2)}
+        trace = {
+            **base,
+            "errors": base.get("errors") or [error],
+            "latency_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
         record = jobs.record(session, "extraction", episode_id, trace)
-        job = jobs.finish(session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message")))
-    return {"episode_id": episode_id, "status": job.status, "outcome": "failed", "trace_id": record.id, "error": error,
-            **_what_was_left_out(base)}
+        job = jobs.finish(
+            session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message"))
+        )
+    return {
+        "episode_id": episode_id,
+        "status": job.status,
+        "outcome": "failed",
+        "trace_id": record.id,
+        "error": error,
+        **_what_was_left_out(base),
+    }
 
 
 def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
@@ -164,8 +228,11 @@ def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
     windows whose answer was cut at the token cap."""
     dropped = trace.get("dropped") or []
     runs = trace.get("window_runs") or []
-    return {"dropped": len(dropped), "dropped_examples": [{"item": d["item"], "reason": d["reason"]} for d in dropped[:5]],
-            "truncated_windows": sum(1 for w in runs if w.get("truncated"))}
+    return {
+        "dropped": len(dropped),
+        "dropped_examples": [{"item": d["item"], "reason": d["reason"]} for d in dropped[:5]],
+        "truncated_windows": sum(1 for w in runs if w.get("truncated")),
+    }
 
 
 def _dropped(window_trace: dict[str, Any]) -> list[dict[str, Any]]:
@@ -193,14 +260,23 @@ def drain(
 ) -> dict[str, Any]:
     with rt.read_with_expired() as session:
         if episode_ids:
-            missing = [e for e in episode_ids if (o := session.get_object(e)) is None or o.object_type != "source"]
+            missing = [
+                e for e in episode_ids if (o := session.get_object(e)) is None or o.object_type != "source"
+            ]
             if missing:
                 from memory_substrate.errors import NotFoundError
 
-                raise NotFoundError(f"episode_ids: {', '.join(missing[:5])} not found", details={"ids": missing})
+                raise NotFoundError(
+                    f"episode_ids: {', '.join(missing[:5])} not found", details={"ids": missing}
+                )
             todo = list(dict.fromkeys(episode_ids))[:limit]
         else:
-            todo = [j.target_id for j in jobs.runnable(session, limit=limit, stale_after_s=rt.settings.llm_window_timeout_s * 2)]
+            todo = [
+                j.target_id
+                for j in jobs.runnable(
+                    session, limit=limit, stale_after_s=rt.settings.llm_window_timeout_s * 2
+                )
+            ]
         queue = jobs.queue_status(session)
     result: dict[str, Any] = {
         "result_type": "extract_result",
@@ -228,7 +304,11 @@ def drain(
     counts = {k: sum(r["outcome"] == k for r in runs) for k in ("done", "partial", "failed")}
     result.update(
         # "applied" only when every episode was: a run whose work failed says so (the CLI exits 1)
-        status="applied" if counts["done"] == len(runs) else "failed" if counts["failed"] == len(runs) else "partial",
+        status="applied"
+        if counts["done"] == len(runs)
+        else "failed"
+        if counts["failed"] == len(runs)
+        else "partial",
         extractor=extractor.name,
         runs=runs,
         counts=counts,

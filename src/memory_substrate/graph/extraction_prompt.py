@@ -89,7 +89,10 @@ class Window:
     part: tuple[int, int]
 
     def messages(self) -> list[dict[str, str]]:
-        return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": render_episode(self.title, self.rows, self.part)}]
+        return [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": render_episode(self.title, self.rows, self.part)},
+        ]
 
     def segments(self) -> dict[str, str]:
         """Segment id -> the row the model read (speaker and text)."""
@@ -112,8 +115,13 @@ class Window:
         return [Window(self.title, self.rows[a:b], self.segment_ids[a:b], self.part) for a, b in (lo, hi)]
 
 
-def plan(title: str, lines: Sequence[EpisodeLine], *, max_chars: int = MAX_EPISODE_CHARS,
-         overlap: int = OVERLAP_TURNS) -> tuple[list[Window], dict[str, Any]]:
+def plan(
+    title: str,
+    lines: Sequence[EpisodeLine],
+    *,
+    max_chars: int = MAX_EPISODE_CHARS,
+    overlap: int = OVERLAP_TURNS,
+) -> tuple[list[Window], dict[str, Any]]:
     """The episode's windows (see ``windows``) with the segment ids of their rows."""
     budget = max_chars - len(f"Episode: {title}") - PART_HEADER_RESERVE
     rows: list[str] = []
@@ -126,12 +134,22 @@ def plan(title: str, lines: Sequence[EpisodeLine], *, max_chars: int = MAX_EPISO
     ids = [line.segment_id for line in lines]
     ranges = _cut(rows, budget, overlap)
     out = [Window(title, rows[a:b], ids[a:b], (k, len(ranges))) for k, (a, b) in enumerate(ranges, 1)]
-    return out, {"windows": len(out), "overlap_turns": overlap if len(out) > 1 else 0, "max_chars": max_chars,
-                 "turns": len(rows), "clipped_segments": clipped}
+    return out, {
+        "windows": len(out),
+        "overlap_turns": overlap if len(out) > 1 else 0,
+        "max_chars": max_chars,
+        "turns": len(rows),
+        "clipped_segments": clipped,
+    }
 
 
-def windows(title: str, lines: Sequence[EpisodeLine], *, max_chars: int = MAX_EPISODE_CHARS,
-            overlap: int = OVERLAP_TURNS) -> tuple[list[list[str]], dict[str, Any]]:
+def windows(
+    title: str,
+    lines: Sequence[EpisodeLine],
+    *,
+    max_chars: int = MAX_EPISODE_CHARS,
+    overlap: int = OVERLAP_TURNS,
+) -> tuple[list[list[str]], dict[str, Any]]:
     """The episode's rendered lines cut into windows of at most ``max_chars`` that overlap by
     ``overlap`` turns, so a long episode is read whole (never cut off). Returns the windows (the
     rows of each) and what the trace records: window count, overlap, clipped messages."""
@@ -142,12 +160,16 @@ def windows(title: str, lines: Sequence[EpisodeLine], *, max_chars: int = MAX_EP
 def render_episode(title: str, rows: Sequence[str], part: tuple[int, int] | None = None) -> str:
     out = [f"Episode: {title}"]
     if part is not None and part[1] > 1:
-        out.append(f"(part {part[0]} of {part[1]} of a long episode; consecutive parts overlap by {OVERLAP_TURNS} turns)")
+        out.append(
+            f"(part {part[0]} of {part[1]} of a long episode; consecutive parts overlap by {OVERLAP_TURNS} turns)"
+        )
     out.extend(rows)
     return "\n".join(out)
 
 
-def window_messages(title: str, lines: Sequence[EpisodeLine]) -> tuple[list[list[dict[str, str]]], dict[str, Any]]:
+def window_messages(
+    title: str, lines: Sequence[EpisodeLine]
+) -> tuple[list[list[dict[str, str]]], dict[str, Any]]:
     """One chat request per window of the episode, and the windowing facts for the trace."""
     parts, info = plan(title, lines)
     return [w.messages() for w in parts], info

@@ -40,8 +40,15 @@ def _supporting(want: set[str], need: int, seg_terms: dict[str, set[str]], among
     return [s for n, _i, s in sorted(scored, key=lambda t: (-t[0], t[1])) if n >= need]
 
 
-def _rule(label: str, cited: list[str], want: set[str], need: int, seg_terms: dict[str, set[str]],
-          dropped: list[dict[str, Any]], log: list[dict[str, Any]]) -> tuple[list[str] | None, bool]:
+def _rule(
+    label: str,
+    cited: list[str],
+    want: set[str],
+    need: int,
+    seg_terms: dict[str, set[str]],
+    dropped: list[dict[str, Any]],
+    log: list[dict[str, Any]],
+) -> tuple[list[str] | None, bool]:
     """(the citations to store, or None to drop the claim; whether the rule chose them)."""
     known = [s for s in dict.fromkeys(cited) if s in seg_terms]
     entry: dict[str, Any] = {"item": label, "cited": len(cited)}
@@ -58,22 +65,32 @@ def _rule(label: str, cited: list[str], want: set[str], need: int, seg_terms: di
     if not chosen:
         dropped.append({"item": label, "reason": "no segment of the window shares a name with it"})
         return None, False
-    entry.update(rule="cited_everything" if enumerated else "cited_nothing_related" if known else "cited_nothing",
-                 segment_ids=chosen)
+    entry.update(
+        rule="cited_everything" if enumerated else "cited_nothing_related" if known else "cited_nothing",
+        segment_ids=chosen,
+    )
     log.append(entry)
     return chosen, True
 
 
-def ground(facts: list[ExtractedFact], procedures: list[ExtractedProcedure], segments: dict[str, str],
-           dropped: list[dict[str, Any]], log: list[dict[str, Any]]) -> tuple[list[ExtractedFact], list[ExtractedProcedure]]:
+def ground(
+    facts: list[ExtractedFact],
+    procedures: list[ExtractedProcedure],
+    segments: dict[str, str],
+    dropped: list[dict[str, Any]],
+    log: list[dict[str, Any]],
+) -> tuple[list[ExtractedFact], list[ExtractedProcedure]]:
     """Apply the rule to every fact and procedure of one window (``segments``: id -> text)."""
     seg_terms = {sid: _terms(text) for sid, text in segments.items()}
     kept_facts: list[ExtractedFact] = []
     for fact in facts:
         obj = fact.object if fact.object is not None else fact.value
         # A yes/no value names nothing: such a fact is about its subject and predicate.
-        want = (_terms(fact.subject, fact.predicate.replace("_", " ")) if isinstance(obj, bool)
-                else _terms(obj) or _terms(fact.subject))
+        want = (
+            _terms(fact.subject, fact.predicate.replace("_", " "))
+            if isinstance(obj, bool)
+            else _terms(obj) or _terms(fact.subject)
+        )
         label = f"fact {fact.subject} {fact.predicate} {obj}"
         cites, by_rule = _rule(label, fact.segment_ids, want, 1, seg_terms, dropped, log)
         if cites is None:
@@ -84,8 +101,9 @@ def ground(facts: list[ExtractedFact], procedures: list[ExtractedProcedure], seg
     kept_procs: list[ExtractedProcedure] = []
     for proc in procedures:
         want = _terms(proc.title, proc.text)
-        cites, _by_rule = _rule(f"procedure {proc.title}", proc.segment_ids, want, min(2, len(want)) or 1,
-                                seg_terms, dropped, log)
+        cites, _by_rule = _rule(
+            f"procedure {proc.title}", proc.segment_ids, want, min(2, len(want)) or 1, seg_terms, dropped, log
+        )
         if cites is not None:
             kept_procs.append(proc.model_copy(update={"segment_ids": cites}))
     return kept_facts, kept_procs

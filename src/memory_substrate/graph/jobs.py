@@ -34,10 +34,14 @@ def enqueue(session: StoreSession, episode_id: str, *, reason: str = "ingest") -
     return job
 
 
-def finish(session: StoreSession, episode_id: str, *, trace_id: str, extractor: str, error: str | None = None) -> Job:
+def finish(
+    session: StoreSession, episode_id: str, *, trace_id: str, extractor: str, error: str | None = None
+) -> Job:
     """Mark the episode's job done (or failed, with the error); creates the job if none was queued."""
     now = now_iso()
-    job = session.get_job(EXTRACT, episode_id) or Job(new_id("job"), EXTRACT, episode_id, "pending", 0, now, now)
+    job = session.get_job(EXTRACT, episode_id) or Job(
+        new_id("job"), EXTRACT, episode_id, "pending", 0, now, now
+    )
     job.attempts += 1
     job.updated_at = now
     if error is None:
@@ -53,7 +57,9 @@ def finish(session: StoreSession, episode_id: str, *, trace_id: str, extractor: 
 def start(session: StoreSession, episode_id: str, *, extractor: str) -> Job:
     """Mark the episode's job running (created if none was queued); its attempts count on finish."""
     now = now_iso()
-    job = session.get_job(EXTRACT, episode_id) or Job(new_id("job"), EXTRACT, episode_id, "pending", 0, now, now)
+    job = session.get_job(EXTRACT, episode_id) or Job(
+        new_id("job"), EXTRACT, episode_id, "pending", 0, now, now
+    )
     job.status, job.updated_at = "running", now
     job.data = {**job.data, "extractor": extractor}
     session.put_job(job)
@@ -89,5 +95,13 @@ def queue_status(session: StoreSession, kind: str = EXTRACT) -> dict[str, int]:
 
 def troubled(session: StoreSession, limit: int) -> list[dict[str, Any]]:
     """Jobs whose last run failed (retrying or parked), with their last error and attempts."""
-    return [{"episode_id": j.target_id, "status": j.status, "attempts": j.attempts, "updated_at": j.updated_at,
-             "last_error": j.error} for j in session.list_jobs(kind=EXTRACT, statuses=["retrying", "failed"], limit=limit)]
+    return [
+        {
+            "episode_id": j.target_id,
+            "status": j.status,
+            "attempts": j.attempts,
+            "updated_at": j.updated_at,
+            "last_error": j.error,
+        }
+        for j in session.list_jobs(kind=EXTRACT, statuses=["retrying", "failed"], limit=limit)
+    ]

@@ -40,23 +40,45 @@ def _metadata(gov: Governance, extra: dict[str, Any]) -> dict[str, Any]:
     return {"evidence_status": gov.evidence_status, **extra}
 
 
-def create_fact(patch: Patch, text: str, gov: Governance, *, status: str, metadata: dict[str, Any]) -> MemoryObject:
+def create_fact(
+    patch: Patch, text: str, gov: Governance, *, status: str, metadata: dict[str, Any]
+) -> MemoryObject:
     """A new fact node holding ``text``; ``metadata`` is added after the evidence status."""
-    return patch.create(MemoryObject(
-        id=new_id("knowledge"), object_type="knowledge", kind="fact", status=status, title=title_of(text),
-        summary=text, memory_source=gov.memory_source, reason=gov.reason, scope_refs=list(gov.scope_refs),
-        metadata=_metadata(gov, metadata),
-    ))
+    return patch.create(
+        MemoryObject(
+            id=new_id("knowledge"),
+            object_type="knowledge",
+            kind="fact",
+            status=status,
+            title=title_of(text),
+            summary=text,
+            memory_source=gov.memory_source,
+            reason=gov.reason,
+            scope_refs=list(gov.scope_refs),
+            metadata=_metadata(gov, metadata),
+        )
+    )
 
 
-def create_entity(patch: Patch, name: str, kind: str, gov: Governance, *, status: str,
-                  metadata: dict[str, Any]) -> MemoryObject:
+def create_entity(
+    patch: Patch, name: str, kind: str, gov: Governance, *, status: str, metadata: dict[str, Any]
+) -> MemoryObject:
     name = name.strip()
-    return patch.create(MemoryObject(
-        id=new_id("entity"), object_type="entity", kind=kind, status=status, title=name, summary=f"{kind}: {name}",
-        memory_source=gov.memory_source, reason=gov.reason, scope_refs=list(gov.scope_refs),
-        payload={"name": name, "entity_type": kind, "aliases": []}, metadata=_metadata(gov, metadata),
-    ))
+    return patch.create(
+        MemoryObject(
+            id=new_id("entity"),
+            object_type="entity",
+            kind=kind,
+            status=status,
+            title=name,
+            summary=f"{kind}: {name}",
+            memory_source=gov.memory_source,
+            reason=gov.reason,
+            scope_refs=list(gov.scope_refs),
+            payload={"name": name, "entity_type": kind, "aliases": []},
+            metadata=_metadata(gov, metadata),
+        )
+    )
 
 
 def existing_entity(session: StoreSession, name: str, kind: str) -> MemoryObject | None:
@@ -78,15 +100,25 @@ def similar_facts(
     exclude: set[str],
 ) -> list[tuple[MemoryObject, float]]:
     """Live facts whose stored vector scores at least ``threshold`` against ``vector``, best first."""
-    hits = session.vector_search(embedder.name, vector, owner_type="object", limit=limit * 4 + len(exclude) + 10)
-    wanted = [(i, s) for i, s in hits if s >= threshold and i not in exclude and object_type_of(i) == "knowledge"]
+    hits = session.vector_search(
+        embedder.name, vector, owner_type="object", limit=limit * 4 + len(exclude) + 10
+    )
+    wanted = [
+        (i, s) for i, s in hits if s >= threshold and i not in exclude and object_type_of(i) == "knowledge"
+    ]
     objs = session.get_objects([i for i, _ in wanted])
     out = [(objs[i], float(s)) for i, s in wanted if i in objs and objs[i].status in LIVE_KNOWLEDGE_STATUSES]
     return out[:limit]
 
 
-def attach(patch: Patch, node: MemoryObject, links: list[tuple[str, str]], *, embedder: Embedder | None = None,
-           threshold: float = 1.0) -> list[Relation]:
+def attach(
+    patch: Patch,
+    node: MemoryObject,
+    links: list[tuple[str, str]],
+    *,
+    embedder: Embedder | None = None,
+    threshold: float = 1.0,
+) -> list[Relation]:
     """Canonical edges from a new node: one per ``(relation type, target id)`` of ``links``, then,
     with an ``embedder``, SIMILAR_TO edges to the live facts it resembles at ``threshold`` or more
     (``auto_link``; the node's embedding is computed once, and a caching embedder reuses it when the
@@ -95,9 +127,14 @@ def attach(patch: Patch, node: MemoryObject, links: list[tuple[str, str]], *, em
     edges = [canonical_relation(rel_type, node.id, target, {}, stamp) for rel_type, target in links]
     if embedder is not None:
         vec = embedder.embed_documents([embedding_text(node)])[0]
-        edges += [canonical_relation("SIMILAR_TO", node.id, other.id, {"score": round(score, 4), "auto_link": True}, stamp)
-                  for other, score in similar_facts(patch.session, embedder, vec, threshold=threshold,
-                                                    limit=AUTO_LINKS, exclude={node.id})]
+        edges += [
+            canonical_relation(
+                "SIMILAR_TO", node.id, other.id, {"score": round(score, 4), "auto_link": True}, stamp
+            )
+            for other, score in similar_facts(
+                patch.session, embedder, vec, threshold=threshold, limit=AUTO_LINKS, exclude={node.id}
+            )
+        ]
     if edges:
         patch.relate(edges, object_id=node.id)
     return edges
@@ -106,10 +143,16 @@ def attach(patch: Patch, node: MemoryObject, links: list[tuple[str, str]], *, em
 def relations_between(session: StoreSession, a: str, b: str, rel_type: str | None = None) -> list[Relation]:
     """Stored relations from ``a`` to ``b`` (one direction), of ``rel_type`` when given."""
     rels = session.relations_among([a, b])
-    return [r for r in rels if r.source_id == a and r.target_id == b and (rel_type is None or r.rel_type == rel_type)]
+    return [
+        r
+        for r in rels
+        if r.source_id == a and r.target_id == b and (rel_type is None or r.rel_type == rel_type)
+    ]
 
 
-def relate(patch: Patch, rel_type: str, source_id: str, target_id: str, properties: dict[str, Any]) -> Relation:
+def relate(
+    patch: Patch, rel_type: str, source_id: str, target_id: str, properties: dict[str, Any]
+) -> Relation:
     """The canonical ``rel_type`` edge from ``source_id`` to ``target_id`` (stating it again
     replaces its properties), audited on its source."""
     rel = canonical_relation(rel_type, source_id, target_id, properties, now_iso())
@@ -148,11 +191,15 @@ def revised(
             aliases = list(obj.payload.get("aliases") or [])
             if normalize_name(old) != normalize_name(text) and old not in aliases:
                 aliases.append(old)
-            new = replace(new, title=text.strip(), payload={**obj.payload, "name": text.strip(), "aliases": aliases})
+            new = replace(
+                new, title=text.strip(), payload={**obj.payload, "name": text.strip(), "aliases": aliases}
+            )
     if kind is not None:
         if obj.object_type == "knowledge":
             raise ValidationError("entity_type applies to Entity nodes only")
-        new = replace(new, kind=kind, payload={**new.payload, "entity_type": kind}, summary=f"{kind}: {new.title}")
+        new = replace(
+            new, kind=kind, payload={**new.payload, "entity_type": kind}, summary=f"{kind}: {new.title}"
+        )
     if status is not None:
         new = replace(new, status=status)
     meta = dict(obj.metadata)
@@ -163,8 +210,9 @@ def revised(
     return replace(new, metadata=meta)
 
 
-def save_revision(patch: Patch, previous: MemoryObject, new: MemoryObject, changes: dict[str, Any], *,
-                  versioning: bool) -> MemoryObject:
+def save_revision(
+    patch: Patch, previous: MemoryObject, new: MemoryObject, changes: dict[str, Any], *, versioning: bool
+) -> MemoryObject:
     """Write a revision; ``versioning`` keeps the whole previous object in its audit event."""
     if versioning:
         changes = {**changes, "versioning": True, "previous_version": previous.to_dict()}
@@ -173,7 +221,9 @@ def save_revision(patch: Patch, previous: MemoryObject, new: MemoryObject, chang
 
 def mark_outdated(patch: Patch, obj: MemoryObject, reason: str | None) -> MemoryObject:
     meta = {**obj.metadata, "outdated_reason": reason}
-    return patch.set_status(replace(obj, metadata=meta), "stale", reason or "marked outdated via graph toolset")
+    return patch.set_status(
+        replace(obj, metadata=meta), "stale", reason or "marked outdated via graph toolset"
+    )
 
 
 def delete_node(patch: Patch, everything: StoreSession, obj: MemoryObject) -> list[MemoryObject]:
@@ -187,21 +237,32 @@ def delete_node(patch: Patch, everything: StoreSession, obj: MemoryObject) -> li
         fact_ids = sorted({oid for _, oid in everything.find_keys(keys)} - {obj.id})
         doomed += list(everything.get_objects(fact_ids).values())
     gone = {o.id for o in doomed}
-    referrers = {r.origin_id for r in everything.relations_of(sorted(gone), limit=100_000)
-                 if r.origin_id and r.origin_id not in gone and r.target_id in gone}
+    referrers = {
+        r.origin_id
+        for r in everything.relations_of(sorted(gone), limit=100_000)
+        if r.origin_id and r.origin_id not in gone and r.target_id in gone
+    }
     for ref_obj in everything.get_objects(sorted(r for r in referrers if r)).values():
         subj = [r for r in ref_obj.subject_refs if r not in gone]
         rel = [r for r in ref_obj.related_node_refs if r not in gone]
         if subj != ref_obj.subject_refs or rel != ref_obj.related_node_refs:
-            patch.update(replace(ref_obj, subject_refs=subj, related_node_refs=rel), action="unlink",
-                         changes={"removed_refs": sorted(gone & (set(ref_obj.subject_refs) | set(ref_obj.related_node_refs)))})
+            patch.update(
+                replace(ref_obj, subject_refs=subj, related_node_refs=rel),
+                action="unlink",
+                changes={
+                    "removed_refs": sorted(
+                        gone & (set(ref_obj.subject_refs) | set(ref_obj.related_node_refs))
+                    )
+                },
+            )
     for o in doomed:
         patch.delete(o, f"delete_node {obj.id}" if o.id != obj.id else "delete_node")
     return doomed
 
 
-def create_summary(patch: Patch, fact_ids: list[str], text: str, gov: Governance, *,
-                   metadata: dict[str, Any]) -> tuple[MemoryObject, list[Relation]]:
+def create_summary(
+    patch: Patch, fact_ids: list[str], text: str, gov: Governance, *, metadata: dict[str, Any]
+) -> tuple[MemoryObject, list[Relation]]:
     """A new fact holding ``text``, with a SUMMARIZES edge to each summarised fact; every id must
     be a fact this session sees (``ValidationError`` naming ``fact_ids[i]`` otherwise)."""
     found = patch.session.get_objects(fact_ids)

@@ -53,8 +53,10 @@ def distinct_episodes(obj: MemoryObject) -> set[str]:
 
 
 def promotable(obj: MemoryObject) -> bool:
-    return (len(distinct_episodes(obj)) >= PROCEDURE_PROMOTION_EPISODES
-            and (obj.confidence or 0.0) >= PROCEDURE_PROMOTION_CONFIDENCE)
+    return (
+        len(distinct_episodes(obj)) >= PROCEDURE_PROMOTION_EPISODES
+        and (obj.confidence or 0.0) >= PROCEDURE_PROMOTION_CONFIDENCE
+    )
 
 
 def updated_confidence(confidence: float | None, observation: float) -> float:
@@ -72,7 +74,9 @@ def promotion_gap(obj: MemoryObject) -> dict[str, Any]:
     }
 
 
-def find_same(patch: Patch, embedder: Embedder | None, kind: str, title: str, text: str) -> MemoryObject | None:
+def find_same(
+    patch: Patch, embedder: Embedder | None, kind: str, title: str, text: str
+) -> MemoryObject | None:
     """The live procedure of this kind describing the same pattern: same normalised title, or
     (with an embedder) a near-identical description."""
     session = patch.session
@@ -121,15 +125,29 @@ def observe(
             confidence=PROCEDURE_START_CONFIDENCE,
             scope_refs=list(scope_refs),
             evidence_refs=evidence_refs,
-            payload={"procedure_kind": kind, "text": text, "observation_count": 1, "source_episodes": [episode_id]},
+            payload={
+                "procedure_kind": kind,
+                "text": text,
+                "observation_count": 1,
+                "source_episodes": [episode_id],
+            },
             metadata={"evidence_status": "extracted"},
         )
         created = patch.create(obj)
-        return {"outcome": "created", "procedure_id": created.id, "confidence": created.confidence, "observations": 1}
+        return {
+            "outcome": "created",
+            "procedure_id": created.id,
+            "confidence": created.confidence,
+            "observations": 1,
+        }
     episodes = list(existing.payload.get("source_episodes") or [])
     if episode_id in episodes:
-        return {"outcome": "already_observed", "procedure_id": existing.id, "confidence": existing.confidence,
-                "observations": existing.payload.get("observation_count", 1)}
+        return {
+            "outcome": "already_observed",
+            "procedure_id": existing.id,
+            "confidence": existing.confidence,
+            "observations": existing.payload.get("observation_count", 1),
+        }
     n = int(existing.payload.get("observation_count") or 1)
     observed = DEFAULT_OBSERVATION_CONFIDENCE if confidence is None else confidence
     new_conf = updated_confidence(existing.confidence, observed)
@@ -143,9 +161,17 @@ def observe(
         "source_episodes": [*episodes, episode_id][-MAX_EPISODES_KEPT:],
     }
     merged = replace(existing, confidence=new_conf, payload=payload, evidence_refs=refs[-100:])
-    result: dict[str, Any] = {"outcome": "merged", "procedure_id": existing.id, "confidence": new_conf, "observations": n + 1}
-    changes: dict[str, Any] = {"observation_count": n + 1, "confidence": {"from": existing.confidence, "to": new_conf},
-                               "episode_id": episode_id}
+    result: dict[str, Any] = {
+        "outcome": "merged",
+        "procedure_id": existing.id,
+        "confidence": new_conf,
+        "observations": n + 1,
+    }
+    changes: dict[str, Any] = {
+        "observation_count": n + 1,
+        "confidence": {"from": existing.confidence, "to": new_conf},
+        "episode_id": episode_id,
+    }
     if merged.status == "candidate" and promotable(merged):
         merged = replace(merged, status="active", metadata={**merged.metadata, "evidence_status": "promoted"})
         changes["status"] = {"from": "candidate", "to": "active"}

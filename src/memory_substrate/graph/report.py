@@ -17,7 +17,11 @@ from memory_substrate.storage.base import StoreSession
 def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], cap: int) -> dict[str, Any]:
     entities = [o for o in objects if o.object_type == "entity"]
     facts = [o for o in objects if o.object_type == "knowledge" and o.kind == "fact"]
-    procs = [o for o in objects if o.object_type == "knowledge" and o.kind == "procedure" and o.payload.get("procedure_kind")]
+    procs = [
+        o
+        for o in objects
+        if o.object_type == "knowledge" and o.kind == "procedure" and o.payload.get("procedure_kind")
+    ]
     custom = _custom_predicate_occurrences([o for o in objects if o.object_type == "knowledge"])[:cap]
     near = sorted(
         (p for p in procs if p.status == "candidate"),
@@ -27,9 +31,15 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
         "entities_by_type": dict(sorted(Counter(e.kind for e in entities if e.status == "active").items())),
         "merged_entities": sum(1 for e in entities if e.status == "merged"),
         "facts_by_status": dict(sorted(Counter(f.status for f in facts).items())),
-        "facts_by_evidence_status": dict(sorted(Counter(str(f.metadata.get("evidence_status")) for f in facts).items())),
+        "facts_by_evidence_status": dict(
+            sorted(Counter(str(f.metadata.get("evidence_status")) for f in facts).items())
+        ),
         "predicate_review": [
-            {"predicate": predicate, "occurrences": n, "suggested_action": "promote_to_canonical_or_map_to_existing"}
+            {
+                "predicate": predicate,
+                "occurrences": n,
+                "suggested_action": "promote_to_canonical_or_map_to_existing",
+            }
             for predicate, n in custom
         ],
         "procedures": {
@@ -37,14 +47,21 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
             "by_kind": dict(sorted(Counter(str(p.payload.get("procedure_kind")) for p in procs).items())),
             "promoted": sum(1 for p in procs if p.status == "active"),
             "closest_to_promotion": [
-                {"id": p.id, "title": p.title, "observations": p.payload.get("observation_count"), **promotion_gap(p)}
+                {
+                    "id": p.id,
+                    "title": p.title,
+                    "observations": p.payload.get("observation_count"),
+                    **promotion_gap(p),
+                }
                 for p in near[:cap]
             ],
         },
         "extraction_queue": jobs.queue_status(session),
         # A job that failed is never counted as pending: retrying and parked jobs are listed
         # with their last error and attempts (the whole error is in the job's trace).
-        "extraction_failures": [{**j, "last_error": (j["last_error"] or "")[:300]} for j in jobs.troubled(session, cap)],
+        "extraction_failures": [
+            {**j, "last_error": (j["last_error"] or "")[:300]} for j in jobs.troubled(session, cap)
+        ],
     }
 
 
@@ -56,5 +73,7 @@ def _custom_predicate_occurrences(knowledge: list[MemoryObject]) -> list[tuple[s
     for obj in knowledge:
         for key in keys_for(obj):
             if key.startswith(CUSTOM_PREDICATE_PREFIX):
-                counts[key.removeprefix(CUSTOM_PREDICATE_PREFIX)] += max(1, int(obj.metadata.get("observations") or 1))
+                counts[key.removeprefix(CUSTOM_PREDICATE_PREFIX)] += max(
+                    1, int(obj.metadata.get("observations") or 1)
+                )
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

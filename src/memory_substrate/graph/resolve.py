@@ -76,8 +76,14 @@ class EntityResolver:
             return Resolution(exact[0].id, "exact", 1.0)
         if len(exact) > 1:
             return Resolution(
-                None, "new", 0.0, conflict={"pass": "exact", "reason": "several entities share this name",
-                                            "entity_ids": [e.id for e in exact]}
+                None,
+                "new",
+                0.0,
+                conflict={
+                    "pass": "exact",
+                    "reason": "several entities share this name",
+                    "entity_ids": [e.id for e in exact],
+                },
             )
         # Pass 2: the name is a known alias of one entity of the type, or one of the mention's
         # aliases is the canonical name of one. (Two mentions that merely share an alias are
@@ -89,8 +95,14 @@ class EntityResolver:
             return Resolution(by_alias[0].id, "alias", 0.95)
         if len(by_alias) > 1:
             return Resolution(
-                None, "new", 0.0, conflict={"pass": "alias", "reason": "aliases match several entities",
-                                            "entity_ids": [e.id for e in by_alias]}
+                None,
+                "new",
+                0.0,
+                conflict={
+                    "pass": "alias",
+                    "reason": "aliases match several entities",
+                    "entity_ids": [e.id for e in by_alias],
+                },
             )
         # Pass 3: the embedder, against entity names of the same type only.
         if self.embedder is None:
@@ -102,16 +114,34 @@ class EntityResolver:
         live = {e.id: e for e in self._live([h[0] for h in hits])}
         scored = [(oid, float(score)) for oid, score in hits if oid in live]
         if not scored or scored[0][1] <= SEMANTIC_THRESHOLD:
-            return Resolution(None, "new", 0.0, candidates=[{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]])
+            return Resolution(
+                None, "new", 0.0, candidates=[{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]]
+            )
         best_id, best = scored[0]
         second = scored[1][1] if len(scored) > 1 else 0.0
         candidates = [{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]]
         if best - second <= SEMANTIC_GAP:
-            return Resolution(None, "new", 0.0, candidates=candidates,
-                              conflict={"pass": "semantic", "reason": "top two candidates too close",
-                                        "entity_ids": [o for o, _ in scored[:2]]})
+            return Resolution(
+                None,
+                "new",
+                0.0,
+                candidates=candidates,
+                conflict={
+                    "pass": "semantic",
+                    "reason": "top two candidates too close",
+                    "entity_ids": [o for o, _ in scored[:2]],
+                },
+            )
         if _numbers_differ(name, live[best_id].title):
-            return Resolution(None, "new", 0.0, candidates=candidates,
-                              conflict={"pass": "semantic", "reason": "names carry different numbers",
-                                        "entity_ids": [best_id]})
+            return Resolution(
+                None,
+                "new",
+                0.0,
+                candidates=candidates,
+                conflict={
+                    "pass": "semantic",
+                    "reason": "names carry different numbers",
+                    "entity_ids": [best_id],
+                },
+            )
         return Resolution(best_id, "semantic", round(best, 4), candidates=candidates)

@@ -66,8 +66,11 @@ def parse_json(text: str, *, truncated: bool) -> tuple[Any, str | None]:
         return value, None
     except json.JSONDecodeError as exc:
         prefix = complete_prefix(body[start:])
-        why = ("truncated at the token cap (finish_reason: length)" if truncated
-               else f"output is not JSON ({exc.msg} at character {exc.pos})")
+        why = (
+            "truncated at the token cap (finish_reason: length)"
+            if truncated
+            else f"output is not JSON ({exc.msg} at character {exc.pos})"
+        )
         return prefix, why
 
 
@@ -115,7 +118,9 @@ def _validate_items(data: dict[str, Any], reading: Reading) -> dict[str, list[An
         for i, item in enumerate(raw):
             where = f"{section}[{i}]"
             if len(kept[section]) >= limit:
-                reading.dropped.append({"item": where, "reason": f"more than {limit} {section} in one window"})
+                reading.dropped.append(
+                    {"item": where, "reason": f"more than {limit} {section} in one window"}
+                )
                 continue
             try:
                 kept[section].append(model.model_validate(item))
@@ -125,7 +130,9 @@ def _validate_items(data: dict[str, Any], reading: Reading) -> dict[str, list[An
                 reading.dropped.append({"item": where, "reason": reasons, "value": _short(item)})
             except Exception as exc:  # a validator that raised something else is still the model's fault
                 reading.schema_errors += 1
-                reading.dropped.append({"item": where, "reason": f"{type(exc).__name__}: {exc}", "value": _short(item)})
+                reading.dropped.append(
+                    {"item": where, "reason": f"{type(exc).__name__}: {exc}", "value": _short(item)}
+                )
     return kept
 
 
@@ -141,37 +148,60 @@ def _in(name: str, text: str) -> bool:
 
 def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: Reading) -> None:
     """Names the prompt holds and the episode does not are the model copying its instructions."""
+
     def leaked(*names: Any) -> list[str]:
-        return [n for n in names if isinstance(n, str) and len(n.strip()) >= 3 and _in(n, prompt) and not _in(n, episode)]
+        return [
+            n
+            for n in names
+            if isinstance(n, str) and len(n.strip()) >= 3 and _in(n, prompt) and not _in(n, episode)
+        ]
 
     ents = []
     for ent in kept["entities"]:
         if leaked(ent.name):
-            reading.dropped.append({"item": f"entity {ent.name!r}", "reason": "names the prompt, not the episode"})
+            reading.dropped.append(
+                {"item": f"entity {ent.name!r}", "reason": "names the prompt, not the episode"}
+            )
             continue
         copied = [a for a in ent.aliases if not _in(a, episode) and _in(a, prompt)]
         if copied:
-            reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "names the prompt, not the episode",
-                                    "value": copied})
+            reading.dropped.append(
+                {
+                    "item": f"aliases of {ent.name!r}",
+                    "reason": "names the prompt, not the episode",
+                    "value": copied,
+                }
+            )
         # A secret the model gave as a name is no name once redacted (the whole answer is redacted
         # before it is applied): nothing would ever call the thing "[REDACTED:github_token]".
         secrets = [a for a in ent.aliases if a not in copied and redact_text(a) != a]
         if secrets:
-            reading.dropped.append({"item": f"aliases of {ent.name!r}", "reason": "a redacted secret, not a name",
-                                    "value": secrets})
+            reading.dropped.append(
+                {
+                    "item": f"aliases of {ent.name!r}",
+                    "reason": "a redacted secret, not a name",
+                    "value": secrets,
+                }
+            )
         aliases = [a for a in ent.aliases if a not in copied and a not in secrets]
         # What else the thing is called, from the model's own knowledge: the bridge between a
         # task's words and the episode's. Kept, marked as the model's.
         known = [a for a in aliases if not _in(a, episode)]
-        ent = ent.model_copy(update={"aliases": aliases, "model_aliases": list(dict.fromkeys([*ent.model_aliases, *known]))})
+        ent = ent.model_copy(
+            update={"aliases": aliases, "model_aliases": list(dict.fromkeys([*ent.model_aliases, *known]))}
+        )
         ents.append(ent)
     kept["entities"] = ents
     facts = []
     for fact in kept["facts"]:
         names = leaked(fact.subject, fact.object, fact.value)
         if names:
-            reading.dropped.append({"item": f"fact {fact.subject} {fact.predicate} {fact.object or fact.value}",
-                                    "reason": f"names {', '.join(map(repr, names))} from the prompt, not the episode"})
+            reading.dropped.append(
+                {
+                    "item": f"fact {fact.subject} {fact.predicate} {fact.object or fact.value}",
+                    "reason": f"names {', '.join(map(repr, names))} from the prompt, not the episode",
+                }
+            )
             continue
         facts.append(fact)
     kept["facts"] = facts
@@ -186,7 +216,9 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
         reading.truncated = truncated and why is not None  # an answer complete at the cap is not cut
         reading.error = why if data is None else None
         if why:
-            tail = "; the items completed before it are kept" if data is not None else "; no item was complete"
+            tail = (
+                "; the items completed before it are kept" if data is not None else "; no item was complete"
+            )
             reading.dropped.append({"item": "answer", "reason": why + tail})
         if data is None:
             return reading
@@ -196,10 +228,12 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
         kept = _validate_items(data, reading)
         episode = normalize_name(" ".join(segments.values()))
         _drop_leaks(kept, normalize_name(prompt), episode, reading)
-        kept["facts"], kept["procedures"] = ground(kept["facts"], kept["procedures"], segments, reading.dropped,
-                                                   reading.grounding)
-        reading.extraction = Extraction.model_construct(entities=kept["entities"], facts=kept["facts"],
-                                                        procedures=kept["procedures"])
+        kept["facts"], kept["procedures"] = ground(
+            kept["facts"], kept["procedures"], segments, reading.dropped, reading.grounding
+        )
+        reading.extraction = Extraction.model_construct(
+            entities=kept["entities"], facts=kept["facts"], procedures=kept["procedures"]
+        )
     except Exception as exc:  # nothing the model wrote may end a run: the window reports it instead
         reading.error = f"the answer could not be read ({type(exc).__name__}: {exc})"
         reading.extraction = Extraction()
@@ -209,13 +243,18 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
 def repair_messages(messages: Sequence[dict[str, str]], text: str, reading: Reading) -> list[dict[str, str]]:
     """One more request quoting what was wrong with an answer that yielded nothing valid."""
     problems = [reading.error] if reading.error else []
-    problems += [f"{d['item']}: {d['reason']}" + (f" in {d['value']}" if d.get("value") else "") for d in reading.dropped[:12]]
+    problems += [
+        f"{d['item']}: {d['reason']}" + (f" in {d['value']}" if d.get("value") else "")
+        for d in reading.dropped[:12]
+    ]
     quoted = "\n".join(f"- {p}" for p in problems if p)
     return [
         *messages,
         {"role": "assistant", "content": text[:4000]},
-        {"role": "user", "content": "That answer could not be used:\n" + quoted + "\nAnswer again with one JSON object "
-         "in the format described, fixing these problems. Every fact needs subject, predicate and exactly one of "
-         "object or value."},
+        {
+            "role": "user",
+            "content": "That answer could not be used:\n" + quoted + "\nAnswer again with one JSON object "
+            "in the format described, fixing these problems. Every fact needs subject, predicate and exactly one of "
+            "object or value.",
+        },
     ]
-

@@ -13,7 +13,16 @@ from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 from memory_substrate.validation import Strict
 
 EntityType = Literal[
-    "person", "organization", "project", "service", "technology", "pattern", "environment", "document", "metric", "decision"
+    "person",
+    "organization",
+    "project",
+    "service",
+    "technology",
+    "pattern",
+    "environment",
+    "document",
+    "metric",
+    "decision",
 ]
 ProcedureKind = Literal["workflow", "decision_rule", "best_practice", "convention", "troubleshooting"]
 Name = Field(min_length=1, max_length=200)
@@ -53,10 +62,16 @@ class ExtractedEntity(Strict):
 
 
 class ExtractedFact(Strict):
-    subject: str = Field(min_length=1, max_length=200, description="An entity of this extraction (name or alias) or an existing ent: id")
+    subject: str = Field(
+        min_length=1,
+        max_length=200,
+        description="An entity of this extraction (name or alias) or an existing ent: id",
+    )
     predicate: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_ \-]{0,63}$")
     object: str | None = Field(default=None, max_length=200, description="An entity (name, alias or ent: id)")
-    value: Literal_ | None = Field(default=None, description="A literal object, when the object is not an entity")
+    value: Literal_ | None = Field(
+        default=None, description="A literal object, when the object is not an entity"
+    )
     valid_from: datetime | None = None
     segment_ids: list[str] = Field(default_factory=list, max_length=50)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)

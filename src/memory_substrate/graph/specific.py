@@ -27,7 +27,9 @@ _BACKTICK = re.compile(r"`([^`\n]{3,300})`")
 # [ \t], not \s: "\s*" at a line start ran over every following blank line (quadratic on " \n" * n).
 _PROMPT = re.compile(r"(?m)^[ \t]*\$[ \t]+(\S[^\n]{1,300})$")
 _CLI_START = re.compile(rf"^(?:sudo\s+)?(?:{_CLI_TOOLS})(?:\s|$)")
-_CLI_INLINE = re.compile(rf"(?<![\w/-])((?:sudo\s+)?(?:{_CLI_TOOLS})\s+[a-z\-][^\s,;`]*(?:\s+[^\s,;`]+){{0,8}})")
+_CLI_INLINE = re.compile(
+    rf"(?<![\w/-])((?:sudo\s+)?(?:{_CLI_TOOLS})\s+[a-z\-][^\s,;`]*(?:\s+[^\s,;`]+){{0,8}})"
+)
 _RESOURCE = re.compile(
     r"(arn:aws[\w-]*:[\w-]+:[\w-]*:\d*:[\w\-/:.]+"  # AWS ARNs
     r"|/subscriptions/[0-9a-fA-F-]{36}(?:/[\w.\-]+){0,12}"  # Azure resource ids
@@ -122,7 +124,11 @@ def _versions(text: str, ip_texts: set[str]) -> Iterable[tuple[str, str]]:
         v = m.group(1)
         if any(v in ip for ip in ip_texts):
             continue
-        if v.count(".") == 1 and not v.startswith("v") and not _NAMED_BEFORE.search(text[max(0, m.start() - 40) : m.start()]):
+        if (
+            v.count(".") == 1
+            and not v.startswith("v")
+            and not _NAMED_BEFORE.search(text[max(0, m.start() - 40) : m.start()])
+        ):
             continue  # "3.5" alone is a number; "version 3.5", "Python 3.11", "v3.5" and "1.2.3" are versions
         yield "version", v
 

@@ -39,8 +39,9 @@ class Triplet:
         return self.settlement.duplicate_of is not None
 
 
-def entity_by_reference(patch: Patch, ref: str, field: str, gov: Governance, *,
-                        metadata: dict[str, Any]) -> MemoryObject:
+def entity_by_reference(
+    patch: Patch, ref: str, field: str, gov: Governance, *, metadata: dict[str, Any]
+) -> MemoryObject:
     """An entity by id, by the one live entity the name denotes (``EntityResolver.named``), or a
     new untyped entity of that name; several candidates are a ``ValidationError`` listing them."""
     session = patch.session
@@ -80,12 +81,21 @@ def record_triplet(
     text = f"{subj.title} {normalize_predicate(predicate).replace('_', ' ')} {target.title}"
     status = gov.evidence_status or "extracted"
     fact = MemoryObject(
-        id=new_id("knowledge"), object_type="knowledge", kind="fact", status=KNOWLEDGE_STATUS_OF[status],
-        title=text[:500], summary=text, memory_source=gov.memory_source, reason=gov.reason,
-        confidence=DEFAULT_CONFIDENCE, scope_refs=list(gov.scope_refs), subject_refs=[subj.id],
+        id=new_id("knowledge"),
+        object_type="knowledge",
+        kind="fact",
+        status=KNOWLEDGE_STATUS_OF[status],
+        title=text[:500],
+        summary=text,
+        memory_source=gov.memory_source,
+        reason=gov.reason,
+        confidence=DEFAULT_CONFIDENCE,
+        scope_refs=list(gov.scope_refs),
+        subject_refs=[subj.id],
         payload={"subject": subj.id, "predicate": predicate, "object": target.id, "value": None},
         metadata={
-            "evidence_status": status, "salience": DEFAULT_SALIENCE,
+            "evidence_status": status,
+            "salience": DEFAULT_SALIENCE,
             "canonical_predicate": normalize_predicate(predicate) in CANONICAL_PREDICATES,
             **metadata,
             **({"source_fact_id": source_fact.id} if source_fact else {}),
@@ -99,7 +109,9 @@ def record_triplet(
     apply_settlement(patch, created, settled)
     if source_fact is not None:
         stamp = now_iso()
-        edges = [canonical_relation("MENTIONS_ENTITY", source_fact.id, e.id, {}, stamp) for e in (subj, target)]
+        edges = [
+            canonical_relation("MENTIONS_ENTITY", source_fact.id, e.id, {}, stamp) for e in (subj, target)
+        ]
         edges.append(canonical_relation("FOLLOWS_FROM", created.id, source_fact.id, {}, stamp))
         patch.relate(edges, object_id=created.id)
     return Triplet(created, subj, target, settled)

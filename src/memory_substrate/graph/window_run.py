@@ -24,8 +24,14 @@ MAX_DROPPED_IN_TRACE = 50
 class Extractor(Protocol):
     name: str
 
-    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
-                 max_tokens: int | None = None) -> Completion: ...
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        schema_name: str,
+        max_tokens: int | None = None,
+    ) -> Completion: ...
 
 
 @dataclass
@@ -39,7 +45,9 @@ class WindowResult:
 
 
 def _ask(extractor: Extractor, messages: list[dict[str, str]], max_tokens: int) -> Completion:
-    return extractor.complete(messages, extraction_json_schema(), schema_name="extraction", max_tokens=max_tokens)
+    return extractor.complete(
+        messages, extraction_json_schema(), schema_name="extraction", max_tokens=max_tokens
+    )
 
 
 def _failure(exc: BaseException) -> dict[str, Any]:
@@ -62,16 +70,24 @@ def _note(entry: dict[str, Any], answer: Completion, reading: Reading) -> None:
         entry["truncated"] = True
 
 
-def run_window(extractor: Extractor, window: prompt.Window, *, max_output_tokens: int, depth: int = 0) -> WindowResult:
+def run_window(
+    extractor: Extractor, window: prompt.Window, *, max_output_tokens: int, depth: int = 0
+) -> WindowResult:
     """The window's extractions and its trace entry (``error`` set when nothing usable came back)."""
     max_tokens = window.max_tokens(max_output_tokens)
-    entry: dict[str, Any] = {"part": list(window.part), "segments": [window.segment_ids[0], window.segment_ids[-1]]
-                             if window.segment_ids else [], "turns": len(window.rows), "max_tokens": max_tokens}
+    entry: dict[str, Any] = {
+        "part": list(window.part),
+        "segments": [window.segment_ids[0], window.segment_ids[-1]] if window.segment_ids else [],
+        "turns": len(window.rows),
+        "max_tokens": max_tokens,
+    }
     result = WindowResult(entry)
     messages = window.messages()
     try:
         answer = _ask(extractor, messages, max_tokens)
-        reading = read_answer(answer.text, truncated=answer.truncated, prompt=prompt.SYSTEM, segments=window.segments())
+        reading = read_answer(
+            answer.text, truncated=answer.truncated, prompt=prompt.SYSTEM, segments=window.segments()
+        )
         _note(entry, answer, reading)
         if reading.items:
             result.extractions.append(reading.extraction)
@@ -84,11 +100,20 @@ def run_window(extractor: Extractor, window: prompt.Window, *, max_output_tokens
     return result
 
 
-def _split(extractor: Extractor, window: prompt.Window, result: WindowResult, reading: Reading, *,
-           max_output_tokens: int, depth: int) -> None:
+def _split(
+    extractor: Extractor,
+    window: prompt.Window,
+    result: WindowResult,
+    reading: Reading,
+    *,
+    max_output_tokens: int,
+    depth: int,
+) -> None:
     """A truncated answer: ask again in two halves (once); the window fails only if nothing came back."""
     halves = window.halves() if depth == 0 else []
-    subs = [run_window(extractor, half, max_output_tokens=max_output_tokens, depth=depth + 1) for half in halves]
+    subs = [
+        run_window(extractor, half, max_output_tokens=max_output_tokens, depth=depth + 1) for half in halves
+    ]
     if subs:
         result.trace["split"] = [s.trace for s in subs]
     for sub in subs:
@@ -96,13 +121,21 @@ def _split(extractor: Extractor, window: prompt.Window, result: WindowResult, re
     if not result.extractions and all(s.error for s in subs):
         result.trace["error"] = LLMTruncatedError(
             f"the answer was cut at max_tokens={result.trace['max_tokens']} (finish_reason: length)"
-            + (" and so were both halves of the window" if subs else "") + "; nothing complete was kept",
+            + (" and so were both halves of the window" if subs else "")
+            + "; nothing complete was kept",
             details={"max_tokens": result.trace["max_tokens"], "dropped": reading.dropped[:10]},
         ).to_dict()
 
 
-def _repair(extractor: Extractor, messages: list[dict[str, str]], text: str, reading: Reading,
-            result: WindowResult, max_tokens: int, segments: dict[str, str]) -> None:
+def _repair(
+    extractor: Extractor,
+    messages: list[dict[str, str]],
+    text: str,
+    reading: Reading,
+    result: WindowResult,
+    max_tokens: int,
+    segments: dict[str, str],
+) -> None:
     """Nothing valid: one more request quoting the validation errors, before the window fails."""
     answer = _ask(extractor, repair_messages(messages, text, reading), max_tokens)
     again = read_answer(answer.text, truncated=answer.truncated, prompt=prompt.SYSTEM, segments=segments)
@@ -116,4 +149,3 @@ def _repair(extractor: Extractor, messages: list[dict[str, str]], text: str, rea
         f"{extractor.name}: no valid item in the answer nor in the repaired one ({why})",
         details={"dropped": (reading.dropped + again.dropped)[:20], "raw": text[:2000]},
     ).to_dict()
-

@@ -53,13 +53,21 @@ class LRUCache:
         return len(self._data)
 
     def stats(self) -> dict[str, Any]:
-        return {"enabled": self.enabled, "size": len(self), "maxsize": self.maxsize, "hits": self.hits, "misses": self.misses}
+        return {
+            "enabled": self.enabled,
+            "size": len(self),
+            "maxsize": self.maxsize,
+            "hits": self.hits,
+            "misses": self.misses,
+        }
 
 
 class TTLCache(LRUCache):
     """LRU with a time-to-live per entry; ``timer`` is injectable for tests."""
 
-    def __init__(self, maxsize: int, ttl: float, *, enabled: bool = True, timer: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, maxsize: int, ttl: float, *, enabled: bool = True, timer: Callable[[], float] = time.monotonic
+    ) -> None:
         super().__init__(maxsize, enabled=enabled)
         self.ttl, self.timer = ttl, timer
 

@@ -49,7 +49,9 @@ def code_of(exc: MemorySubstrateError) -> str:
         return SERVICE
     # Conflicts and duplicates are requests that cannot be done as asked: invalid input here.
     # An ambiguous short id (ids.py) too: the message names the objects it matches.
-    return VALIDATION if exc.code in ("memory_conflict", "memory_duplicate", "memory_ambiguous_id") else SERVICE
+    return (
+        VALIDATION if exc.code in ("memory_conflict", "memory_duplicate", "memory_ambiguous_id") else SERVICE
+    )
 
 
 def from_exception(exc: BaseException, tool: str) -> dict[str, Any]:
@@ -57,4 +59,6 @@ def from_exception(exc: BaseException, tool: str) -> dict[str, Any]:
         return fail(exc.message, code_of(exc))
     incident = uuid.uuid4().hex[:12]
     log.error("graph tool %s failed (incident %s)", tool, incident, exc_info=exc)
-    return fail(f"{tool} failed: internal error {type(exc).__name__} (incident {incident}, see server log)", SERVICE)
+    return fail(
+        f"{tool} failed: internal error {type(exc).__name__} (incident {incident}, see server log)", SERVICE
+    )

@@ -37,12 +37,21 @@ class NodeGraph:
         relations: Callable[[Sequence[str]], dict[str, Relation]],
         keep: Callable[[str], bool],
     ) -> None:
-        self._read_edges, self._read_between, self._relations, self.keep = edges_of, edges_between, relations, keep
+        self._read_edges, self._read_between, self._relations, self.keep = (
+            edges_of,
+            edges_between,
+            relations,
+            keep,
+        )
 
     @classmethod
     def canonical(cls, session: StoreSession, keep: Callable[[str], bool]) -> NodeGraph:
-        return cls(lambda ids, limit: session.edges_of(ids, limit=limit),
-                   lambda xs, ys, limit: session.edges_between(xs, ys, limit=limit), session.get_relations, keep)
+        return cls(
+            lambda ids, limit: session.edges_of(ids, limit=limit),
+            lambda xs, ys, limit: session.edges_between(xs, ys, limit=limit),
+            session.get_relations,
+            keep,
+        )
 
     @classmethod
     def derived(cls, reader: GraphReader, keep: Callable[[str], bool]) -> NodeGraph:

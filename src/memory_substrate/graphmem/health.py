@@ -23,9 +23,15 @@ def test_connection(g: GraphMemory) -> dict[str, Any]:
         version = store.schema_version()
     except Exception as exc:  # any failure to reach the store is a connection error here
         log.warning("test_connection failed: %s", exc)
-        return fail(f"cannot reach the {store.backend} store at {store.location}: {type(exc).__name__}: {exc}", CONNECTION)
-    return ok(message=f"connected to the {store.backend} store at {store.location} (schema version {version})",
-              backend=store.backend, schema_version=version)
+        return fail(
+            f"cannot reach the {store.backend} store at {store.location}: {type(exc).__name__}: {exc}",
+            CONNECTION,
+        )
+    return ok(
+        message=f"connected to the {store.backend} store at {store.location} (schema version {version})",
+        backend=store.backend,
+        schema_version=version,
+    )
 
 
 def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
@@ -41,25 +47,35 @@ def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
     nodes: dict[str, Counter[str]] = {"Fact": Counter(), "Entity": Counter()}
     for object_type, _kind, status, n in rows:
         if object_type in V.GRAPH_OBJECT_TYPES:
-            nodes["Fact" if object_type == "knowledge" else "Entity"][V.LIFECYCLE_TO_STATUS.get(status, "active")] += n
+            nodes["Fact" if object_type == "knowledge" else "Entity"][
+                V.LIFECYCLE_TO_STATUS.get(status, "active")
+            ] += n
     for oid in expired:  # expired nodes do not exist for readers
         o = ttl_objs[oid]
         if V.is_graph_node(o):
             nodes[V.node_type_of(o)][V.LIFECYCLE_TO_STATUS.get(o.status, "active")] -= 1
-    visible = [r for r in relations if V.is_graph_id(r.source_id) and V.is_graph_id(r.target_id)
-               and r.source_id not in expired and r.target_id not in expired]
-    return ok(stats={
-        "owner_id": ns,
-        "facts": sum(nodes["Fact"].values()),
-        "entities": sum(nodes["Entity"].values()),
-        "facts_by_status": dict(nodes["Fact"]),
-        "entities_by_status": dict(nodes["Entity"]),
-        "relations": len(visible),
-        "relations_by_type": dict(Counter(r.rel_type for r in visible).most_common()),
-        "expired_hidden": len(expired),
-        "with_ttl": len(ttl_ids),
-        "vectors": vectors,
-    })
+    visible = [
+        r
+        for r in relations
+        if V.is_graph_id(r.source_id)
+        and V.is_graph_id(r.target_id)
+        and r.source_id not in expired
+        and r.target_id not in expired
+    ]
+    return ok(
+        stats={
+            "owner_id": ns,
+            "facts": sum(nodes["Fact"].values()),
+            "entities": sum(nodes["Entity"].values()),
+            "facts_by_status": dict(nodes["Fact"]),
+            "entities_by_status": dict(nodes["Entity"]),
+            "relations": len(visible),
+            "relations_by_type": dict(Counter(r.rel_type for r in visible).most_common()),
+            "expired_hidden": len(expired),
+            "with_ttl": len(ttl_ids),
+            "vectors": vectors,
+        }
+    )
 
 
 def health_check(g: GraphMemory) -> dict[str, Any]:
@@ -118,7 +134,10 @@ def _falkordb(g: GraphMemory) -> tuple[bool, str]:
         return False, f"unknown: the store cannot be read ({type(exc).__name__})"
     url = g.base.settings.falkordb_url
     if selected != "falkordb" and not url:
-        return False, f"not configured (graph_backend is {selected!r}; the canonical store is {g.base.store.backend})"
+        return (
+            False,
+            f"not configured (graph_backend is {selected!r}; the canonical store is {g.base.store.backend})",
+        )
     mirror = mirror_of(g.base)
     if mirror is None:
         return False, "configured, but this store has no derived-index mirror"

@@ -26,7 +26,9 @@ def entity_kind(label: str | None) -> str:
     return re.sub(r"[\s\-]+", "_", str(label).strip().lower())
 
 
-def graph_attributes(source: str, metadata: dict[str, Any], ttl_days: float | None, node_type: str) -> dict[str, Any]:
+def graph_attributes(
+    source: str, metadata: dict[str, Any], ttl_days: float | None, node_type: str
+) -> dict[str, Any]:
     return {"node_type": node_type, "source": source, "metadata": metadata, "ttl_days": ttl_days}
 
 
@@ -46,7 +48,11 @@ def _threshold(value: float | None, default: float, field: str) -> float:
 def _links(links: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     out = []
     for i, link in enumerate(links or []):
-        if not isinstance(link, dict) or not isinstance(link.get("node_id"), str) or not isinstance(link.get("relation_type"), str):
+        if (
+            not isinstance(link, dict)
+            or not isinstance(link.get("node_id"), str)
+            or not isinstance(link.get("relation_type"), str)
+        ):
             raise ValidationError(f"links[{i}] must be an object with node_id and relation_type strings")
         extra = set(link) - {"node_id", "node_type", "relation_type"}
         if extra:
@@ -99,7 +105,9 @@ def create_node(
             attrs["type_label"] = type_label
             created = graph.create_entity(w.patch, body, kind, gov, status=lifecycle, metadata=extra)
         similar = g.embedder(ns) if auto_link and label == "Fact" else None
-        edges = graph.attach(w.patch, created, _link_targets(w, wanted_links), embedder=similar, threshold=threshold)
+        edges = graph.attach(
+            w.patch, created, _link_targets(w, wanted_links), embedder=similar, threshold=threshold
+        )
     return ok(node=V.node_view(created, ns), edges=[V.edge_view(r) for r in edges])
 
 
@@ -112,7 +120,9 @@ def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]
         except NotFoundError as exc:
             raise ValidationError(exc.message, details=exc.details) from None
         if link.get("node_type") and V.node_type(str(link["node_type"])) != V.node_type_of(target):
-            raise ValidationError(f"links[{i}]: node {target.id} is a {V.node_type_of(target)}, not a {link['node_type']}")
+            raise ValidationError(
+                f"links[{i}]: node {target.id} is a {V.node_type_of(target)}, not a {link['node_type']}"
+            )
         out.append((link["relation_type"], target.id))
     return out
 
@@ -143,20 +153,44 @@ def update_node(
     meta = V.metadata(metadata, g.limits) if metadata is not None else None
     V.status(status)
     _source(source)
-    exp = V.expiry(ttl_days, expires_at, g.limits, g.now()) if (ttl_days is not None or expires_at is not None) else None
+    exp = (
+        V.expiry(ttl_days, expires_at, g.limits, g.now())
+        if (ttl_days is not None or expires_at is not None)
+        else None
+    )
     if all(v is None for v in (text, source, metadata, status, ttl_days, expires_at, entity_type)):
-        raise ValidationError("nothing to update: give text, source, metadata, status, ttl_days, expires_at or entity_type")
+        raise ValidationError(
+            "nothing to update: give text, source, metadata, status, ttl_days, expires_at or entity_type"
+        )
     with g.write(ns, "update_node") as w:
         obj = _visible_or_revived(g, w, node_id, exp)
         before = V.node_view(obj, ns)
         if obj.status == "expired" and status is None:
             status = "active"  # swept by the expire sweep, revived by a later expiry
-        new = _revised(obj, text=text, source=source, metadata=meta, status=status, ttl_days=ttl_days,
-                       expires_at=expires_at, exp=exp, entity_type=entity_type)
+        new = _revised(
+            obj,
+            text=text,
+            source=source,
+            metadata=meta,
+            status=status,
+            ttl_days=ttl_days,
+            expires_at=expires_at,
+            exp=exp,
+            entity_type=entity_type,
+        )
         after = V.node_view(new, ns)
         changes: dict[str, Any] = {
             k: {"from": before[k], "to": after[k]}
-            for k in ("text", "source", "metadata", "status", "ttl_days", "expires_at", "type", "lifecycle_status")
+            for k in (
+                "text",
+                "source",
+                "metadata",
+                "status",
+                "ttl_days",
+                "expires_at",
+                "type",
+                "lifecycle_status",
+            )
             if k in after and before.get(k) != after.get(k)
         }
         updated = graph.save_revision(w.patch, obj, new, changes, versioning=versioning)
@@ -208,7 +242,9 @@ def _revised(
     return graph.revised(obj, text=text, kind=kind, status=lifecycle, graph=attrs, expires_at=exp)
 
 
-def mark_outdated(g: GraphMemory, *, fact_id: str, owner_id: str | None = None, reason: str | None = None) -> dict[str, Any]:
+def mark_outdated(
+    g: GraphMemory, *, fact_id: str, owner_id: str | None = None, reason: str | None = None
+) -> dict[str, Any]:
     ns = g.namespace(owner_id)
     if reason is not None and len(reason) > g.limits.max_text_length:
         raise ValidationError(f"reason too long (max {g.limits.max_text_length} chars)")
@@ -258,5 +294,9 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
         if isinstance(previous, dict):
             entry["previous"] = V.node_view(MemoryObject.from_dict(previous), ns)
         versions.append(entry)
-    return ok(node_id=node_id, deleted=current is None, versions=versions,
-              current=V.node_view(current, ns) if current is not None else None)
+    return ok(
+        node_id=node_id,
+        deleted=current is None,
+        versions=versions,
+        current=V.node_view(current, ns) if current is not None else None,
+    )

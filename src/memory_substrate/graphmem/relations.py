@@ -115,11 +115,13 @@ def get_trace(
         node_ids = [a.id]
         for r in p:
             node_ids.append(r.target_id if r.source_id == node_ids[-1] else r.source_id)
-        paths.append({
-            "length": len(p),
-            "nodes": [V.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
-            "edges": [V.edge_view(r) for r in p],
-        })
+        paths.append(
+            {
+                "length": len(p),
+                "nodes": [V.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
+                "edges": [V.edge_view(r) for r in p],
+            }
+        )
     return ok(paths=paths, count=len(paths), max_depth=depth)
 
 
@@ -137,6 +139,11 @@ def create_summary_fact(
     metadata = V.metadata({"summarizes": ids}, g.limits)
     attrs = graph_attributes("summary", metadata, None, "Fact")
     with g.write(ns, "create_node") as w:  # the summary is a created node (its history says create_node)
-        fact, edges = graph.create_summary(w.patch, ids, summary_text, g.governance(
-            "create_node via graph toolset (source summary)"), metadata={"graph": attrs})
+        fact, edges = graph.create_summary(
+            w.patch,
+            ids,
+            summary_text,
+            g.governance("create_node via graph toolset (source summary)"),
+            metadata={"graph": attrs},
+        )
     return ok(node=V.node_view(fact, ns), edges=[V.edge_view(r) for r in edges])

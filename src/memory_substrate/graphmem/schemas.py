@@ -93,7 +93,9 @@ def expiry(ttl_days: float | None, expires_at_ms: int | None, limits: Settings, 
         try:
             return datetime.fromtimestamp(expires_at_ms / 1000, UTC).isoformat(timespec="milliseconds")
         except (OverflowError, OSError, ValueError):
-            raise ValidationError("expires_at is out of range (milliseconds since the epoch expected)") from None
+            raise ValidationError(
+                "expires_at is out of range (milliseconds since the epoch expected)"
+            ) from None
     if ttl_days is not None:
         return (now + timedelta(days=ttl_days)).isoformat(timespec="milliseconds")
     return None

@@ -65,10 +65,16 @@ def search(
         cached = g.search_cache.get(ns, g.change_marker(session), key)
         # Time alone can expire a cached result (no patch marks that): serve it only while none has.
         now_ms = int(g.now().timestamp() * 1000)
-        if cached is not None and all(r["expires_at"] is None or r["expires_at"] > now_ms for r in cached["results"]):
+        if cached is not None and all(
+            r["expires_at"] is None or r["expires_at"] > now_ms for r in cached["results"]
+        ):
             return ok(**cached, cached=True)
         filters = Filters(object_types=[t for nt in types for t in OBJECT_TYPES[nt]], statuses=statuses)  # type: ignore[misc]
-        found = SearchEngine(rt).find(SearchInput(query=query), SearchOptions(max_items=MAX_LIMIT, filters=filters)).objects
+        found = (
+            SearchEngine(rt)
+            .find(SearchInput(query=query), SearchOptions(max_items=MAX_LIMIT, filters=filters))
+            .objects
+        )
         ids = [m.obj.id for m in found]
         sims: dict[str, float] = {}
         if emb is not None and ids:
@@ -122,13 +128,20 @@ def find_similar(
             return ok(results=[], count=0, semantic=False, reason=rt.semantic_status().get("reason"))
         vec = session.get_vectors(emb.name, "object", [fact.id]).get(fact.id)
         if vec is None:
-            return ok(results=[], count=0, semantic=True, reason="the fact has no vector yet (run memory_maintain reindex)")
+            return ok(
+                results=[],
+                count=0,
+                semantic=True,
+                reason="the fact has no vector yet (run memory_maintain reindex)",
+            )
         results = []
         for other, score in similar_facts(session, emb, vec, threshold=t, limit=limit, exclude={fact.id}):
             view = V.node_view(other, ns)
             view["similarity"] = round(score, 4)
             if include_relations:
-                rels = relations_between(session, fact.id, other.id) + relations_between(session, other.id, fact.id)
+                rels = relations_between(session, fact.id, other.id) + relations_between(
+                    session, other.id, fact.id
+                )
                 view["relations"] = [V.edge_view(r) for r in rels]
             results.append(view)
     return ok(results=results, count=len(results), threshold=t, semantic=True)

@@ -59,8 +59,10 @@ class GraphMemory:
         self.limits: Settings = memory.settings
         self.config_error: str | None = None
         if memory.settings.config_error is not None:
-            self.config_error = (f"graph toolset configuration: {memory.settings.config_error}; "
-                                 "fix the environment or .env and restart")
+            self.config_error = (
+                f"graph toolset configuration: {memory.settings.config_error}; "
+                "fix the environment or .env and restart"
+            )
             log.error("%s", self.config_error)
         self.bound = bound
         lim = self.limits
@@ -129,7 +131,9 @@ class GraphMemory:
         """A write session (expired objects hidden) and a patch; commits the patch and
         invalidates the namespace's search cache on success."""
         rt = self.runtime(namespace)
-        with rt.write(TOOL, mode, reason or f"graph toolset {mode}", hide_expired=True, summary={"tool": mode}) as (
+        with rt.write(
+            TOOL, mode, reason or f"graph toolset {mode}", hide_expired=True, summary={"tool": mode}
+        ) as (
             session,
             patch,
         ):
@@ -139,8 +143,13 @@ class GraphMemory:
 
     def governance(self, reason: str) -> Governance:
         """Who states a graph-toolset write (graph/nodes.py, graph/triplets.py write it)."""
-        return Governance(reason=reason, memory_source=MEMORY_SOURCE, scope_refs=[self.limits.graph_scope],
-                          extractor="graph_toolset", evidence_status=EVIDENCE_STATUS)
+        return Governance(
+            reason=reason,
+            memory_source=MEMORY_SOURCE,
+            scope_refs=[self.limits.graph_scope],
+            extractor="graph_toolset",
+            evidence_status=EVIDENCE_STATUS,
+        )
 
     def change_marker(self, session: StoreSession) -> str | None:
         latest = session.list_patches(limit=1)

@@ -34,37 +34,95 @@ WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True)
 
 TOOLS: list[tuple[str, Callable[..., dict[str, Any]], ToolAnnotations, str]] = [
-    ("create_node", nodes.create_node, WRITE,
-     "Create a Fact (text) or Entity (text = name; type from metadata.type). status active|outdated|archived; "
-     "expires_at (ms) wins over ttl_days. auto_link adds SIMILAR_TO edges to facts above semantic_threshold; "
-     "links: [{node_id, node_type, relation_type}]."),
+    (
+        "create_node",
+        nodes.create_node,
+        WRITE,
+        "Create a Fact (text) or Entity (text = name; type from metadata.type). status active|outdated|archived; "
+        "expires_at (ms) wins over ttl_days. auto_link adds SIMILAR_TO edges to facts above semantic_threshold; "
+        "links: [{node_id, node_type, relation_type}].",
+    ),
     ("get_node", nodes.get_node, READ, "Get one node by id."),
-    ("update_node", nodes.update_node, WRITE,
-     "Update a node's text, source, metadata, status, ttl_days/expires_at or entity_type. "
-     "versioning=true keeps the whole previous version in the history."),
-    ("delete_node", nodes.delete_node, DESTROY,
-     "Delete a node and its edges (an entity's triplets too). Audited: history stays."),
-    ("get_node_change_history", nodes.get_node_change_history, READ, "A node's versions and changes, newest first."),
-    ("search", search.search, READ,
-     "Search facts and entities (lexical + semantic). node_types ['Fact','Entity']; status filter; "
-     "include_outdated; similarity_threshold filters on cosine similarity."),
-    ("find_similar", search.find_similar, READ, "Facts semantically similar to a fact, with the edges between them."),
+    (
+        "update_node",
+        nodes.update_node,
+        WRITE,
+        "Update a node's text, source, metadata, status, ttl_days/expires_at or entity_type. "
+        "versioning=true keeps the whole previous version in the history.",
+    ),
+    (
+        "delete_node",
+        nodes.delete_node,
+        DESTROY,
+        "Delete a node and its edges (an entity's triplets too). Audited: history stays.",
+    ),
+    (
+        "get_node_change_history",
+        nodes.get_node_change_history,
+        READ,
+        "A node's versions and changes, newest first.",
+    ),
+    (
+        "search",
+        search.search,
+        READ,
+        "Search facts and entities (lexical + semantic). node_types ['Fact','Entity']; status filter; "
+        "include_outdated; similarity_threshold filters on cosine similarity.",
+    ),
+    (
+        "find_similar",
+        search.find_similar,
+        READ,
+        "Facts semantically similar to a fact, with the edges between them.",
+    ),
     ("mark_outdated", nodes.mark_outdated, WRITE, "Mark a node outdated, with a reason."),
-    ("create_triplet", triplets.create_triplet, WRITE,
-     "Record subject-predicate-object between entities (names or ids; new names create entities). "
-     "A new object for the same subject and predicate supersedes the old one. fact_id links a source fact."),
-    ("search_triplets", triplets.search_triplets, READ, "Current triplets matching subject, predicate and/or object_value."),
-    ("create_relation", relations.create_relation, WRITE,
-     "Typed edge from_id -> to_id (e.g. RELATED_TO, FOLLOWS_FROM, CONTRADICTS, MENTIONS_ENTITY, DESCRIBES, "
-     "REFERENCES). properties: edge metadata."),
-    ("delete_relation", relations.delete_relation, DESTROY, "Delete edges from_id -> to_id (one relation_type if given)."),
-    ("get_context", relations.get_context, READ, "Subgraph around a node: nodes and edges up to depth, max_nodes."),
+    (
+        "create_triplet",
+        triplets.create_triplet,
+        WRITE,
+        "Record subject-predicate-object between entities (names or ids; new names create entities). "
+        "A new object for the same subject and predicate supersedes the old one. fact_id links a source fact.",
+    ),
+    (
+        "search_triplets",
+        triplets.search_triplets,
+        READ,
+        "Current triplets matching subject, predicate and/or object_value.",
+    ),
+    (
+        "create_relation",
+        relations.create_relation,
+        WRITE,
+        "Typed edge from_id -> to_id (e.g. RELATED_TO, FOLLOWS_FROM, CONTRADICTS, MENTIONS_ENTITY, DESCRIBES, "
+        "REFERENCES). properties: edge metadata.",
+    ),
+    (
+        "delete_relation",
+        relations.delete_relation,
+        DESTROY,
+        "Delete edges from_id -> to_id (one relation_type if given).",
+    ),
+    (
+        "get_context",
+        relations.get_context,
+        READ,
+        "Subgraph around a node: nodes and edges up to depth, max_nodes.",
+    ),
     ("get_trace", relations.get_trace, READ, "Up to max_paths paths between two nodes, shortest first."),
-    ("create_summary_fact", relations.create_summary_fact, WRITE,
-     "Create a Fact summarising fact_ids, with SUMMARIZES edges to each."),
+    (
+        "create_summary_fact",
+        relations.create_summary_fact,
+        WRITE,
+        "Create a Fact summarising fact_ids, with SUMMARIZES edges to each.",
+    ),
     ("test_connection", health.test_connection, READ, "Check the store is reachable."),
     ("get_stats", health.get_stats, READ, "Counts of facts, entities, relations and vectors."),
-    ("health_check", health.health_check, READ, "Store, embeddings and vector index health, with cache statistics."),
+    (
+        "health_check",
+        health.health_check,
+        READ,
+        "Store, embeddings and vector index health, with cache statistics.",
+    ),
 ]
 
 

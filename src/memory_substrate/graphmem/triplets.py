@@ -95,10 +95,16 @@ def create_triplet(
             if source_fact.object_type != "knowledge":
                 raise ValidationError(f"fact_id: {fact_id} is an Entity, not a Fact")
         done = record_triplet(
-            w.patch, subj_name, pred, obj_name, g.governance("create_triplet via graph toolset"),
+            w.patch,
+            subj_name,
+            pred,
+            obj_name,
+            g.governance("create_triplet via graph toolset"),
             valid_from=w.now.isoformat(timespec="microseconds"),
             metadata={"graph": {"node_type": "Fact", "source": "mcp", "metadata": meta, "ttl_days": None}},
-            entity_metadata={"graph": {"node_type": "Entity", "source": "mcp", "metadata": {}, "ttl_days": None}},
+            entity_metadata={
+                "graph": {"node_type": "Entity", "source": "mcp", "metadata": {}, "ttl_days": None}
+            },
             source_fact=source_fact,
         )
     names = {done.subject.id: done.subject, done.object.id: done.object}
@@ -125,18 +131,37 @@ def search_triplets(
     with g.read(ns) as session:
         groups: list[set[str]] = []
         if subject:
-            groups.append({o for _, o in session.find_keys([fact_subject_key(i) for i in _entity_ids(session, subject)])})
+            groups.append(
+                {
+                    o
+                    for _, o in session.find_keys(
+                        [fact_subject_key(i) for i in _entity_ids(session, subject)]
+                    )
+                }
+            )
         if object_value:
-            groups.append({o for _, o in session.find_keys([fact_object_key(i) for i in _entity_ids(session, object_value)])})
+            groups.append(
+                {
+                    o
+                    for _, o in session.find_keys(
+                        [fact_object_key(i) for i in _entity_ids(session, object_value)]
+                    )
+                }
+            )
         if predicate:
             groups.append({o for _, o in session.find_keys([fact_predicate_key(_predicate(predicate))])})
         if groups:
             ids = sorted(set.intersection(*groups))
         else:
-            objs = session.list_objects(object_types=["knowledge"], kinds=["fact"], statuses=list(V.LIVE), limit=limit * 5)
+            objs = session.list_objects(
+                object_types=["knowledge"], kinds=["fact"], statuses=list(V.LIVE), limit=limit * 5
+            )
             ids = [o.id for o in objs if o.payload.get("subject") and o.payload.get("predicate")]
-        facts = [f for f in select_facts(session, ids, as_of=None, include_superseded=False)
-                 if f.payload.get("subject") and f.payload.get("predicate")][:limit]
+        facts = [
+            f
+            for f in select_facts(session, ids, as_of=None, include_superseded=False)
+            if f.payload.get("subject") and f.payload.get("predicate")
+        ][:limit]
         refs = {str(f.payload.get(k)) for f in facts for k in ("subject", "object") if f.payload.get(k)}
         names = session.get_objects(sorted(refs))
     return ok(triplets=[triplet_view(f, names, ns) for f in facts], count=len(facts))

@@ -26,7 +26,11 @@ Progress = Callable[[int, int, str], None]
 def default_path(client: str, environ: dict[str, str] | None = None) -> Path:
     env = os.environ if environ is None else environ
     if client == "claude-code":
-        base = Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"
+        base = (
+            Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
+            if env.get("CLAUDE_CONFIG_DIR")
+            else Path.home() / ".claude"
+        )
         return base / "projects"
     return codex_home(dict(env)) / "sessions"
 
@@ -89,8 +93,15 @@ class Summary:
         return out
 
 
-def backfill(client: str, paths: list[Path], config: HookConfig, memory: Callable[[str], Any], *,
-             force: bool = False, progress: Progress | None = None) -> Summary:
+def backfill(
+    client: str,
+    paths: list[Path],
+    config: HookConfig,
+    memory: Callable[[str], Any],
+    *,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> Summary:
     summary = Summary(transcripts=len(paths))
     started = time.perf_counter()
     for i, path in enumerate(paths):

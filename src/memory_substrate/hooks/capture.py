@@ -53,8 +53,15 @@ def reader(client: str) -> Callable[[Path, int], Any]:
     raise ValueError(f"unknown client {client!r}: use one of {', '.join(CLIENTS)}")
 
 
-def capture(client: str, transcript: Path, config: HookConfig, memory: Callable[[str], Any], *,
-            cwd: str | None = None, force: bool = False) -> Captured:
+def capture(
+    client: str,
+    transcript: Path,
+    config: HookConfig,
+    memory: Callable[[str], Any],
+    *,
+    cwd: str | None = None,
+    force: bool = False,
+) -> Captured:
     """Capture ``transcript`` into the namespace of its project; ``memory(namespace)`` gives the
     ``Memory`` to write with (opened only when there is something to write)."""
     path = Path(transcript)
@@ -67,10 +74,19 @@ def capture(client: str, transcript: Path, config: HookConfig, memory: Callable[
         return Captured(str(path), "unchanged", cursor.namespace, cursor.source_id, cursor.turns)
     chunk = reader(client)(path, 0)
     where = chunk.meta.cwd or cwd
-    new = Cursor(str(path), chunk.end_offset, stat.st_size, stat.st_mtime_ns, parser=chunk.parser,
-                 session_id=chunk.meta.session_id, turns=len(chunk.turns))
+    new = Cursor(
+        str(path),
+        chunk.end_offset,
+        stat.st_size,
+        stat.st_mtime_ns,
+        parser=chunk.parser,
+        session_id=chunk.meta.session_id,
+        turns=len(chunk.turns),
+    )
     if where is None:
-        return Captured(str(path), "skipped", turns=len(chunk.turns), reason="the transcript names no working directory")
+        return Captured(
+            str(path), "skipped", turns=len(chunk.turns), reason="the transcript names no working directory"
+        )
     from memory_substrate.hooks.project import excluded, project_namespace
 
     if excluded(where, config):
@@ -83,7 +99,9 @@ def capture(client: str, transcript: Path, config: HookConfig, memory: Callable[
         return Captured(str(path), "empty", namespace)
     from memory_substrate.hooks.transcripts.common import to_conversation
 
-    result = memory(namespace).ingest("conversation", to_conversation(chunk), {"detail": "compact", "max_items": 1})
+    result = memory(namespace).ingest(
+        "conversation", to_conversation(chunk), {"detail": "compact", "max_items": 1}
+    )
     new.source_id = result.get("source_id")
     if result.get("status") == "noop":
         status, added = "noop", 0
@@ -96,7 +114,9 @@ def capture(client: str, transcript: Path, config: HookConfig, memory: Callable[
     if status == "stored" and cursor is not None and cursor.source_id and cursor.source_id != new.source_id:
         # The earlier capture's turns are not a prefix of these (a parser of another version read
         # it): the session is now a second episode. Said, so that it is found and not repeated.
-        done.reason = f"earlier turns changed (parser {cursor.parser} -> {chunk.parser}); stored as a new episode"
+        done.reason = (
+            f"earlier turns changed (parser {cursor.parser} -> {chunk.parser}); stored as a new episode"
+        )
     return done
 
 
@@ -121,8 +141,18 @@ def find_codex_rollout(session_id: str, environ: dict[str, str] | None = None) -
     root = codex_home(environ) / "sessions"
     if not session_id or not root.is_dir():
         return None
-    days = sorted((d for y in root.iterdir() if y.is_dir() for m in y.iterdir() if m.is_dir()
-                   for d in m.iterdir() if d.is_dir()), reverse=True)
+    days = sorted(
+        (
+            d
+            for y in root.iterdir()
+            if y.is_dir()
+            for m in y.iterdir()
+            if m.is_dir()
+            for d in m.iterdir()
+            if d.is_dir()
+        ),
+        reverse=True,
+    )
     for day in days:
         found = sorted(day.glob(f"rollout-*{session_id}.jsonl"))
         if found:

@@ -32,7 +32,9 @@ class AppServerError(Exception):
 class AppServer:
     """``with AppServer(codex) as server: server.request("hooks/list", {...})``."""
 
-    def __init__(self, codex: Path, env: dict[str, str] | None = None, deadline_s: float = DEADLINE_S) -> None:
+    def __init__(
+        self, codex: Path, env: dict[str, str] | None = None, deadline_s: float = DEADLINE_S
+    ) -> None:
         self.codex = codex
         self.env = env
         self.deadline = time.monotonic() + deadline_s
@@ -44,15 +46,29 @@ class AppServer:
     def __enter__(self) -> AppServer:
         try:
             self._proc = subprocess.Popen(
-                [str(self.codex), "app-server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, text=True, encoding="utf-8", env=self.env or dict(os.environ))
+                [str(self.codex), "app-server"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                encoding="utf-8",
+                env=self.env or dict(os.environ),
+            )
         except OSError as exc:
             raise AppServerError(f"cannot start {self.codex} app-server: {exc.strerror or exc}") from None
         threading.Thread(target=self._pump, args=(self._proc.stdout, self._lines), daemon=True).start()
         threading.Thread(target=self._drain, args=(self._proc.stderr,), daemon=True).start()
-        self.request("initialize", {"clientInfo": {"name": "memory-substrate", "title": "memory-substrate setup",
-                                                   "version": __version__},
-                                    "capabilities": {"experimentalApi": True}})
+        self.request(
+            "initialize",
+            {
+                "clientInfo": {
+                    "name": "memory-substrate",
+                    "title": "memory-substrate setup",
+                    "version": __version__,
+                },
+                "capabilities": {"experimentalApi": True},
+            },
+        )
         self._send({"method": "initialized"})
         return self
 
@@ -132,6 +148,15 @@ def trust(server: AppServer, hashes: dict[str, str]) -> None:
     """Record ``hashes`` (hook key → the ``currentHash`` Codex reported) as trusted, merged into the
     user's ``[hooks.state]`` by Codex; keys hold dots and slashes, so the table is the key path."""
     if hashes:
-        server.request("config/batchWrite", {"edits": [{
-            "keyPath": "hooks.state", "mergeStrategy": "upsert",
-            "value": {k: {"trusted_hash": h} for k, h in hashes.items()}}]})
+        server.request(
+            "config/batchWrite",
+            {
+                "edits": [
+                    {
+                        "keyPath": "hooks.state",
+                        "mergeStrategy": "upsert",
+                        "value": {k: {"trusted_hash": h} for k, h in hashes.items()},
+                    }
+                ]
+            },
+        )

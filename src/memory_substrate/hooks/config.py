@@ -69,7 +69,11 @@ def load(root: Path | None = None, environ: Mapping[str, str] | None = None) -> 
     the default root). Raises ``ConfigError`` naming what is wrong."""
     env = os.environ if environ is None else environ
     if root is None:
-        root = Path(env["MEMORY_SUBSTRATE_ROOT"]).expanduser() if env.get("MEMORY_SUBSTRATE_ROOT") else default_root()
+        root = (
+            Path(env["MEMORY_SUBSTRATE_ROOT"]).expanduser()
+            if env.get("MEMORY_SUBSTRATE_ROOT")
+            else default_root()
+        )
     data = _file(root / "hooks" / CONFIG_FILE)
     timeouts = dict(DEFAULT_TIMEOUTS)
     file_timeouts = data.get("timeouts", {})
@@ -81,14 +85,18 @@ def load(root: Path | None = None, environ: Mapping[str, str] | None = None) -> 
         timeouts = {"*": _seconds(env[ENV + "TIMEOUT_S"], ENV + "TIMEOUT_S")}
     projects = data.get("projects", {})
     if not isinstance(projects, dict) or not all(isinstance(v, str) for v in projects.values()):
-        raise ConfigError("projects must be a table of \"project path\" = \"namespace\"")
+        raise ConfigError('projects must be a table of "project path" = "namespace"')
     exclude = list(_strings(data.get("exclude", []), "exclude"))
     if env.get(ENV + "EXCLUDE"):
         exclude += [g for g in env[ENV + "EXCLUDE"].split(os.pathsep) if g.strip()]
     return HookConfig(
         root=root,
-        session_budget=_budget(env.get(ENV + "SESSION_BUDGET", data.get("session_budget", SESSION_BUDGET)), "session_budget"),
-        prompt_budget=_budget(env.get(ENV + "PROMPT_BUDGET", data.get("prompt_budget", PROMPT_BUDGET)), "prompt_budget"),
+        session_budget=_budget(
+            env.get(ENV + "SESSION_BUDGET", data.get("session_budget", SESSION_BUDGET)), "session_budget"
+        ),
+        prompt_budget=_budget(
+            env.get(ENV + "PROMPT_BUDGET", data.get("prompt_budget", PROMPT_BUDGET)), "prompt_budget"
+        ),
         timeouts=timeouts,
         namespace=(env.get(ENV + "NAMESPACE") or data.get("namespace") or None),
         projects={_path_key(k): v for k, v in projects.items()},

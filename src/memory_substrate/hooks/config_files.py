@@ -47,8 +47,9 @@ def read_text(path: Path) -> str | None:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        raise ValidationError(f"cannot read {path}: {reason}; nothing was changed",
-                              details={"path": str(path)}) from None
+        raise ValidationError(
+            f"cannot read {path}: {reason}; nothing was changed", details={"path": str(path)}
+        ) from None
 
 
 @dataclass
@@ -69,11 +70,15 @@ class JsonDocument:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise ValidationError(f"{path} is not valid JSON ({exc}); fix or move it, then run setup again. "
-                                  "Nothing was changed", details={"path": str(path)}) from None
+            raise ValidationError(
+                f"{path} is not valid JSON ({exc}); fix or move it, then run setup again. "
+                "Nothing was changed",
+                details={"path": str(path)},
+            ) from None
         if not isinstance(data, dict):
-            raise ValidationError(f"{path} does not hold a JSON object; nothing was changed",
-                                  details={"path": str(path)})
+            raise ValidationError(
+                f"{path} does not hold a JSON object; nothing was changed", details={"path": str(path)}
+            )
         return cls(path, text, data, _indent_of(text), text.endswith("\n"))
 
     def render(self, data: dict[str, Any]) -> str | None:

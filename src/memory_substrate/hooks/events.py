@@ -92,8 +92,15 @@ class Stores:
             if self.hook:
                 deferred.hold_workers()
             wait = {"lock_timeout_s": self.lock_timeout_s} if self.lock_timeout_s else {}
-            settings = Settings(**{**self.overrides, "root": self.config.root, "namespace": namespace,
-                                   "embed_in_background": self.hook, **wait})
+            settings = Settings(
+                **{
+                    **self.overrides,
+                    "root": self.config.root,
+                    "namespace": namespace,
+                    "embed_in_background": self.hook,
+                    **wait,
+                }
+            )
             self._first = Memory(settings, store=open_store(settings, create=create))
             self._views[namespace] = self._first
             return self._first
@@ -161,19 +168,29 @@ def handle(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> st
 
 def context_output(event_name: str, text: str) -> str:
     """The line a context event prints: the JSON both clients read from a hook's stdout."""
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}},
-                      ensure_ascii=False)
+    return json.dumps(
+        {"hookSpecificOutput": {"hookEventName": event_name, "additionalContext": text}}, ensure_ascii=False
+    )
 
 
-def _warm_context(event: Event, namespace: str, budget: int, given: set[str], own: set[str], log: HookLog) -> Any:
+def _warm_context(
+    event: Event, namespace: str, budget: int, given: set[str], own: set[str], log: HookLog
+) -> Any:
     """The running server's answer (hooks/warm.py): an injection, None (nothing to give), or
     False when there is no server to ask or it did not answer."""
     from memory_substrate.hooks import warm
 
     if not warm.configured():
         return False
-    got = warm.context(event.client, dict(event.data), namespace=namespace, budget=budget, given=given, own=own,
-                       log=log.write)
+    got = warm.context(
+        event.client,
+        dict(event.data),
+        namespace=namespace,
+        budget=budget,
+        given=given,
+        own=own,
+        log=log.write,
+    )
     return False if got is None else got.injection
 
 
@@ -213,8 +230,11 @@ def _capture(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> 
     from memory_substrate.hooks import warm
 
     # Through a running server when one is configured (hooks/warm.py), else (or when it fails) here.
-    memory = warm.memory_factory(event.client, event.data, stores.memory, log=log.write) if warm.configured() \
+    memory = (
+        warm.memory_factory(event.client, event.data, stores.memory, log=log.write)
+        if warm.configured()
         else stores.memory
+    )
     for one in paths:
         done = capture(event.client, one, config, memory, cwd=event.cwd)
         if done.status == "missing" and one == path:

@@ -101,7 +101,9 @@ class Deadline:
         self._until = self.started + seconds
         self._lock = threading.Lock()
         self._done = False
-        self._thread = threading.Thread(target=self._watch, name="memory-substrate-hook-deadline", daemon=True)
+        self._thread = threading.Thread(
+            target=self._watch, name="memory-substrate-hook-deadline", daemon=True
+        )
         self._thread.start()
 
     def extend_to(self, seconds: float) -> None:
@@ -120,7 +122,9 @@ class Deadline:
             if self._done:
                 return
             self._done = True
-            self.log.write(f"deadline: gave up after {time.monotonic() - self.started:.2f} s (nothing injected or stored)")
+            self.log.write(
+                f"deadline: gave up after {time.monotonic() - self.started:.2f} s (nothing injected or stored)"
+            )
             os._exit(0)
 
     def emit(self, text: str | None) -> None:

@@ -24,8 +24,14 @@ EVENTS = ("SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompac
 # The client's deadline for each event (seconds): it kills a hook that runs longer. The hook
 # command keeps its own deadline under these and fails open. Codex clamps SessionEnd to 3 s, and
 # Claude Code waits for SessionEnd hooks only briefly while exiting, so that one stays short.
-TIMEOUTS = {"SessionStart": 15, "UserPromptSubmit": 10, "Stop": 30, "SubagentStop": 30, "PreCompact": 30,
-            "SessionEnd": 3}
+TIMEOUTS = {
+    "SessionStart": 15,
+    "UserPromptSubmit": 10,
+    "Stop": 30,
+    "SubagentStop": 30,
+    "PreCompact": 30,
+    "SessionEnd": 3,
+}
 
 SCRIPT_NAMES = ("memory-substrate", "memory-substrate.exe")
 

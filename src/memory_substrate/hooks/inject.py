@@ -56,7 +56,9 @@ class Injection:
     tokens: int = 0
 
 
-def prompt_injection(mem: Any, prompt: str, *, budget: int, given: set[str], own: set[str]) -> Injection | None:
+def prompt_injection(
+    mem: Any, prompt: str, *, budget: int, given: set[str], own: set[str]
+) -> Injection | None:
     text = prompt.strip()
     if budget <= 0 or len(text) < MIN_PROMPT_CHARS:
         return None
@@ -85,7 +87,9 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
     episodes_at = next((i for i, (text, _) in enumerate(lines) if text.startswith("## ")), len(lines))
     lines[episodes_at:episodes_at] = current_decisions(mem, skip=held)  # with the knowledge, before the turns
     held |= {oid for _, oid in lines if oid}
-    left = budget - count_tokens("\n".join([INJECTED_OPEN, SESSION_HEADER, *(t for t, _ in lines), INJECTED_CLOSE]))
+    left = budget - count_tokens(
+        "\n".join([INJECTED_OPEN, SESSION_HEADER, *(t for t, _ in lines), INJECTED_CLOSE])
+    )
     recent = recent_sessions(mem, own=own, skip=held, budget=left - count_tokens(RECENT_HEADER))
     if recent:
         lines += [(RECENT_HEADER, None), *recent]
@@ -93,10 +97,13 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
 
 
 def _compile(mem: Any, task: str, budget: int) -> dict[str, Any]:
-    return dict(mem.query(
-        "context", {"task": task, "budget_tokens": budget, "format": "json"},
-        {"include_items": True, "max_items": 50},
-    ))
+    return dict(
+        mem.query(
+            "context",
+            {"task": task, "budget_tokens": budget, "format": "json"},
+            {"include_items": True, "max_items": 50},
+        )
+    )
 
 
 def _coverage(mem: Any, result: dict[str, Any]) -> str | None:
@@ -136,8 +143,11 @@ def without_tool_turns(lines: list[Line]) -> list[Line]:
     """The lines less the turns that are a folded tool call or its result (``N speaker: [tool
     ...]`` / ``[result]``), as a capture writes them; an episode left with no turn goes too."""
     kept = [(text, oid) for text, oid in lines if not (oid and "#" in oid and _TOOL_TURN.match(text))]
-    return [line for i, line in enumerate(kept)
-            if not (line[0].startswith("## ") and (i + 1 == len(kept) or kept[i + 1][0].startswith("## ")))]
+    return [
+        line
+        for i, line in enumerate(kept)
+        if not (line[0].startswith("## ") and (i + 1 == len(kept) or kept[i + 1][0].startswith("## ")))
+    ]
 
 
 def _full_ids(result: dict[str, Any]) -> list[str]:
@@ -176,7 +186,13 @@ def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: se
             continue
         ref = line.split(" ", 1)[0]
         # ``N`` names segment seg-N (a conversation's turn); any other segment keeps ``[id]``.
-        segment = f"seg-{ref}" if ref.isdigit() else ref[1:-1] if ref.startswith("[") and ref.endswith("]") else None
+        segment = (
+            f"seg-{ref}"
+            if ref.isdigit()
+            else ref[1:-1]
+            if ref.startswith("[") and ref.endswith("]")
+            else None
+        )
         if episode is None or episode in own or not segment:
             continue
         turn = f"{episode}#{segment}"
@@ -242,12 +258,26 @@ def current_decisions(mem: Any, *, skip: set[str], limit: int = DECISIONS) -> li
 
     now = now_iso()
     with mem.runtime.read() as session:
-        found = [o for o in session.list_objects(object_types=["knowledge"], kinds=["decision"], statuses=["active"],
-                                                 limit=limit + len(skip) + 5)
-                 if o.id not in skip and not (o.valid_until and o.valid_until <= now)][:limit]
+        found = [
+            o
+            for o in session.list_objects(
+                object_types=["knowledge"],
+                kinds=["decision"],
+                statuses=["active"],
+                limit=limit + len(skip) + 5,
+            )
+            if o.id not in skip and not (o.valid_until and o.valid_until <= now)
+        ][:limit]
         names = short_forms(session, [o.id for o in found])
-    return [(_object_line({"id": names.get(o.id, o.id), "kind": o.kind, "status": o.status,
-                           "text": _knowledge_text(o)}), o.id) for o in found]
+    return [
+        (
+            _object_line(
+                {"id": names.get(o.id, o.id), "kind": o.kind, "status": o.status, "text": _knowledge_text(o)}
+            ),
+            o.id,
+        )
+        for o in found
+    ]
 
 
 def _knowledge_text(obj: Any) -> str:
@@ -258,7 +288,9 @@ def _knowledge_text(obj: Any) -> str:
 
 
 # --- the latest sessions ----------------------------------------------------------------------
-def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS) -> list[Line]:
+def recent_sessions(
+    mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS
+) -> list[Line]:
     """Header lines of the latest captured sessions and each one's last answer, within ``budget``
     (those in ``own`` and those already handed over, in ``skip``, left out)."""
     if budget < 40:
@@ -269,9 +301,16 @@ def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, lim
 
     lines: list[Line] = []
     with mem.runtime.read() as session:
-        sources = [s for s in session.list_objects(object_types=["source"], kinds=["conversation"],
-                                                   statuses=["active"], limit=limit + len(own) + 2)
-                   if s.id not in own and s.id not in skip][:limit]
+        sources = [
+            s
+            for s in session.list_objects(
+                object_types=["source"],
+                kinds=["conversation"],
+                statuses=["active"],
+                limit=limit + len(own) + 2,
+            )
+            if s.id not in own and s.id not in skip
+        ][:limit]
         names = short_forms(session, [s.id for s in sources])
         used = 0
         for source in sources:
@@ -279,13 +318,24 @@ def recent_sessions(mem: Any, *, own: set[str], skip: set[str], budget: int, lim
             answer = last_answer(session, source)
             if answer is not None and f"{source.id}#{answer.id}" in skip:
                 continue  # its last answer is already in this context
-            when = str(source.payload.get("ended_at") or source.payload.get("started_at") or source.created_at)
-            block: list[Line] = [(f"## {names.get(source.id, source.id)} {quoted(source.title or '')} "
-                                  f"{when[:16].replace('T', ' ')}, {count} turns", source.id)]
+            when = str(
+                source.payload.get("ended_at") or source.payload.get("started_at") or source.created_at
+            )
+            block: list[Line] = [
+                (
+                    f"## {names.get(source.id, source.id)} {quoted(source.title or '')} "
+                    f"{when[:16].replace('T', ' ')}, {count} turns",
+                    source.id,
+                )
+            ]
             if answer is not None:
-                speaker = label(str(answer.metadata.get("name") or answer.metadata.get("role") or "assistant"))
+                speaker = label(
+                    str(answer.metadata.get("name") or answer.metadata.get("role") or "assistant")
+                )
                 text = continued(_cut(answer.text, ANSWER_CHARS))
-                block.append((f"{answer.id.removeprefix('seg-')} {speaker}: {text}", f"{source.id}#{answer.id}"))
+                block.append(
+                    (f"{answer.id.removeprefix('seg-')} {speaker}: {text}", f"{source.id}#{answer.id}")
+                )
             cost = count_tokens("\n".join(t for t, _ in block))
             if used + cost > budget:
                 break
@@ -327,4 +377,5 @@ def _wrap(header: str, lines: list[Line], budget: int) -> Injection | None:
 def neutralised(text: str) -> str:
     """Recalled text that names the markers can neither close nor open the wrapper."""
     return text.replace(INJECTED_OPEN, INJECTED_OPEN[:-1] + "\u200b>").replace(
-        INJECTED_CLOSE, INJECTED_CLOSE[:-1] + "\u200b>")
+        INJECTED_CLOSE, INJECTED_CLOSE[:-1] + "\u200b>"
+    )

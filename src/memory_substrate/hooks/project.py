@@ -132,7 +132,9 @@ def excluded(cwd: str | Path, config: HookConfig) -> bool:
     paths = {os.path.normcase(str(p)) for p in (root, here)}
     for glob in config.exclude:
         pattern = os.path.normcase(os.path.expanduser(glob.strip()))
-        if any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.rstrip("/\\") + os.sep + "*")
-               for p in paths):
+        if any(
+            fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.rstrip("/\\") + os.sep + "*")
+            for p in paths
+        ):
             return True
     return False

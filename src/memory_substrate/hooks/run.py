@@ -36,7 +36,9 @@ def run(client: str, overrides: dict[str, Any]) -> NoReturn:
     os._exit(0)
 
 
-def _answer(client: str, root: Path | None, overrides: dict[str, Any], log: HookLog, deadline: Deadline) -> str | None:
+def _answer(
+    client: str, root: Path | None, overrides: dict[str, Any], log: HookLog, deadline: Deadline
+) -> str | None:
     raw = sys.stdin.buffer.read(STDIN_MAX)
     from memory_substrate.hooks.events import Stores, handle, parse_event
 
@@ -57,10 +59,14 @@ def _answer(client: str, root: Path | None, overrides: dict[str, Any], log: Hook
     if config.root.exists() and not config.root.is_dir():
         log.write(f"the store root {config.root} is not a directory")
         return None
-    store_overrides = {k: v for k, v in overrides.items() if k in ("database_url", "embedder") and v is not None}
+    store_overrides = {
+        k: v for k, v in overrides.items() if k in ("database_url", "embedder") and v is not None
+    }
     # A store another process keeps locked is given up on well before the deadline: the prompt
     # goes on without context, and a capture is done by the next event (its cursor did not move).
-    stores = Stores(config, store_overrides, lock_timeout_s=max(0.1, min(LOCK_WAIT_S, deadline.remaining() - 0.3)))
+    stores = Stores(
+        config, store_overrides, lock_timeout_s=max(0.1, min(LOCK_WAIT_S, deadline.remaining() - 0.3))
+    )
     return handle(event, config, stores, log)
 
 

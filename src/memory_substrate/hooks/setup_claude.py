@@ -72,18 +72,30 @@ def server_path(req: Request) -> list[str]:
 def plan(req: Request) -> Report:
     report = new_report(req)
     if req.plugin:
-        report.notes.append("Claude Code runs the hooks of an installed plugin without a trust step: nothing to do")
+        report.notes.append(
+            "Claude Code runs the hooks of an installed plugin without a trust step: nothing to do"
+        )
         return report
-    report.edits.append(hooks_edit(req, settings_file(req), lambda event: handler(req, event),
-                                   hook_entries.shell_command(req.hook_argv)))
+    report.edits.append(
+        hooks_edit(
+            req,
+            settings_file(req),
+            lambda event: handler(req, event),
+            hook_entries.shell_command(req.hook_argv),
+        )
+    )
     report.edits.append(_server_edit(req))
     if not req.remove:
         if req.scope == "project":
             warn_twice(req, report, settings_file(req, "user"), "--user")
         plugins = _user_settings(req).get("enabledPlugins")
-        if isinstance(plugins, dict) and any(k.startswith(f"{PLUGIN_NAME}@") and v for k, v in plugins.items()):
-            report.notes.append(f"the {PLUGIN_NAME} plugin is enabled too, so each event would run twice; "
-                                f"keep one (claude plugin disable {PLUGIN_NAME}, or setup --remove)")
+        if isinstance(plugins, dict) and any(
+            k.startswith(f"{PLUGIN_NAME}@") and v for k, v in plugins.items()
+        ):
+            report.notes.append(
+                f"the {PLUGIN_NAME} plugin is enabled too, so each event would run twice; "
+                f"keep one (claude plugin disable {PLUGIN_NAME}, or setup --remove)"
+            )
     return report
 
 
@@ -102,8 +114,13 @@ def _server_edit(req: Request) -> FileEdit:
     scope = "all projects" if req.scope == "user" else f"project {req.project}"
     if req.remove:
         data = drop_in(doc.data, key) if is_our_server(existing) else doc.data
-        return doc.edit(data, f"MCP server {req.server_name!r} ({scope}) removed from {display(path, req.home)}")
+        return doc.edit(
+            data, f"MCP server {req.server_name!r} ({scope}) removed from {display(path, req.home)}"
+        )
     check_server_name(existing, req.server_name, path)
     data = set_in(doc.data, key, server_entry(req)) if existing != server_entry(req) else doc.data
-    return doc.edit(data, f"MCP server {req.server_name!r} for {scope} in {display(path, req.home)} runs "
-                    f"{hook_entries.shell_command(req.server_argv)}")
+    return doc.edit(
+        data,
+        f"MCP server {req.server_name!r} for {scope} in {display(path, req.home)} runs "
+        f"{hook_entries.shell_command(req.server_argv)}",
+    )

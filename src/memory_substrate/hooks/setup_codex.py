@@ -95,10 +95,14 @@ def plan(req: Request) -> Report:
         if req.scope == "project":
             setup_plan.warn_twice(req, report, hooks_file(req, "user"), "--user")
         plugins = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("plugins") or {}
-        if any(k.startswith(f"{PLUGIN_NAME}@") and isinstance(v, dict) and v.get("enabled", True)
-               for k, v in plugins.items()):
-            report.notes.append(f"the {PLUGIN_NAME} plugin is enabled too, so each event would run twice; "
-                                f"keep one (codex plugin remove {PLUGIN_NAME}@{PLUGIN_NAME}, or setup --remove)")
+        if any(
+            k.startswith(f"{PLUGIN_NAME}@") and isinstance(v, dict) and v.get("enabled", True)
+            for k, v in plugins.items()
+        ):
+            report.notes.append(
+                f"the {PLUGIN_NAME} plugin is enabled too, so each event would run twice; "
+                f"keep one (codex plugin remove {PLUGIN_NAME}@{PLUGIN_NAME}, or setup --remove)"
+            )
     return report
 
 
@@ -118,7 +122,12 @@ def _config_edit(req: Request, trust_to_drop: list[str]) -> FileEdit:
     setup_plan.check_server_name(existing, req.server_name, path)
     wanted = server_table(req)
     after = text if existing == wanted else toml_tables.put(text, table_path, wanted, str(path))
-    return FileEdit(path, text, after, f"MCP server {req.server_name!r} in {shown} runs {hook_entries.shell_command(req.server_argv)}")
+    return FileEdit(
+        path,
+        text,
+        after,
+        f"MCP server {req.server_name!r} in {shown} runs {hook_entries.shell_command(req.server_argv)}",
+    )
 
 
 def _plugin_trust_drop(req: Request) -> FileEdit:
@@ -127,8 +136,13 @@ def _plugin_trust_drop(req: Request) -> FileEdit:
     state = get_in(toml_tables.parse(text, str(path)), ["hooks", "state"]) or {}
     doomed: list[tuple[str, ...]] = [("hooks", "state", k) for k in state if k.startswith(f"{PLUGIN_NAME}@")]
     after = toml_tables.drop(text, doomed, str(path))
-    return FileEdit(path, text, after, f"Codex's trust of the {PLUGIN_NAME} plugin's hooks removed from "
-                    f"{setup_plan.display(path, req.home)}")
+    return FileEdit(
+        path,
+        text,
+        after,
+        f"Codex's trust of the {PLUGIN_NAME} plugin's hooks removed from "
+        f"{setup_plan.display(path, req.home)}",
+    )
 
 
 def find_codex(explicit: Path | None) -> Path | None:
@@ -150,14 +164,18 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
 
     features = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("features") or {}
     if features.get("hooks") is False or features.get("codex_hooks") is False:
-        report.steps.append(f"Codex's hooks are turned off in {setup_plan.display(config_file(req), req.home)} "
-                            "([features] hooks = false); turn them on for memory-substrate's hooks to run")
+        report.steps.append(
+            f"Codex's hooks are turned off in {setup_plan.display(config_file(req), req.home)} "
+            "([features] hooks = false); turn them on for memory-substrate's hooks to run"
+        )
         return
     manual = "or start codex, type /hooks and trust the memory-substrate hooks"
     if codex is None:
-        report.steps.append("Codex is not installed here (no codex on PATH), so it could not be asked to trust the "
-                            f"hooks, and Codex skips an untrusted hook: once it is installed, run `{rerun(req)}` "
-                            f"again ({manual})")
+        report.steps.append(
+            "Codex is not installed here (no codex on PATH), so it could not be asked to trust the "
+            f"hooks, and Codex skips an untrusted hook: once it is installed, run `{rerun(req)}` "
+            f"again ({manual})"
+        )
         return
     ours = os.path.normcase(os.path.realpath(hooks_file(req)))
     wanted = {_camel(e) for e in hook_entries.EVENTS}
@@ -165,42 +183,66 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
 
     def mine(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if req.plugin:
-            return [h for h in listed if str(h.get("pluginId") or "").split("@")[0] == PLUGIN_NAME
-                    and h.get("eventName") in wanted]
-        return [h for h in listed if h.get("command") == command(req) and h.get("eventName") in wanted
-                and os.path.normcase(os.path.realpath(str(h.get("sourcePath", "")))) == ours]
+            return [
+                h
+                for h in listed
+                if str(h.get("pluginId") or "").split("@")[0] == PLUGIN_NAME and h.get("eventName") in wanted
+            ]
+        return [
+            h
+            for h in listed
+            if h.get("command") == command(req)
+            and h.get("eventName") in wanted
+            and os.path.normcase(os.path.realpath(str(h.get("sourcePath", "")))) == ours
+        ]
 
     try:
         with AppServer(codex, env=req.env) as server:
             found = mine(list_hooks(server, cwd))
             if not found:
                 if req.plugin:
-                    report.steps.append(f"the {PLUGIN_NAME} plugin is not installed and enabled in Codex: "
-                                        f"codex plugin add {PLUGIN_NAME}@{PLUGIN_NAME}, then run `{rerun(req)}` again")
+                    report.steps.append(
+                        f"the {PLUGIN_NAME} plugin is not installed and enabled in Codex: "
+                        f"codex plugin add {PLUGIN_NAME}@{PLUGIN_NAME}, then run `{rerun(req)}` again"
+                    )
                 elif req.scope == "project":
-                    report.steps.append(f"Codex does not trust the project {req.project} yet, so it ignores its "
-                                        f".codex/hooks.json: start codex there once and trust the folder, then run "
-                                        f"`{rerun(req)}` again (or set up for every project with --user)")
+                    report.steps.append(
+                        f"Codex does not trust the project {req.project} yet, so it ignores its "
+                        f".codex/hooks.json: start codex there once and trust the folder, then run "
+                        f"`{rerun(req)}` again (or set up for every project with --user)"
+                    )
                 else:
-                    report.steps.append(f"Codex does not list the hooks in {setup_plan.display(hooks_file(req), req.home)}; "
-                                        f"run `{rerun(req)}` again, {manual}")
+                    report.steps.append(
+                        f"Codex does not list the hooks in {setup_plan.display(hooks_file(req), req.home)}; "
+                        f"run `{rerun(req)}` again, {manual}"
+                    )
                 return
-            pending = {h["key"]: h["currentHash"] for h in found
-                       if h.get("trustStatus") != "trusted" and h.get("key") and h.get("currentHash")}
+            pending = {
+                h["key"]: h["currentHash"]
+                for h in found
+                if h.get("trustStatus") != "trusted" and h.get("key") and h.get("currentHash")
+            }
             trust(server, pending)
             after = mine(list_hooks(server, cwd))
     except AppServerError as exc:
-        report.steps.append(f"Codex could not be asked to trust the hooks ({exc}): run `{rerun(req)}` again, {manual}")
+        report.steps.append(
+            f"Codex could not be asked to trust the hooks ({exc}): run `{rerun(req)}` again, {manual}"
+        )
         return
     untrusted = sorted(h.get("eventName", "?") for h in after if h.get("trustStatus") != "trusted")
     if untrusted or len(after) < len(wanted):
-        report.steps.append(f"Codex still does not trust the hooks {', '.join(untrusted) or '(some missing)'}: "
-                            f"{manual}")
+        report.steps.append(
+            f"Codex still does not trust the hooks {', '.join(untrusted) or '(some missing)'}: {manual}"
+        )
         return
     if pending:
-        report.done.append(f"Codex now trusts {len(pending)} new or changed hook(s) (asked through codex app-server; "
-                           f"recorded in {setup_plan.display(config_file(req), req.home)})")
+        report.done.append(
+            f"Codex now trusts {len(pending)} new or changed hook(s) (asked through codex app-server; "
+            f"recorded in {setup_plan.display(config_file(req), req.home)})"
+        )
     disabled = sorted(h.get("eventName", "?") for h in after if h.get("enabled") is False)
     if disabled:
-        report.notes.append(f"hooks {', '.join(disabled)} are turned off in Codex's /hooks; turn them on there")
+        report.notes.append(
+            f"hooks {', '.join(disabled)} are turned off in Codex's /hooks; turn them on there"
+        )
     report.notes.append(f"Codex trusts all {len(after)} memory-substrate hooks")

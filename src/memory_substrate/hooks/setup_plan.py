@@ -67,10 +67,18 @@ class Report:
         return bool(self.done) or any(e.action != "unchanged" for e in self.edits)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"client": self.client, "scope": self.scope, "where": self.where, "remove": self.remove,
-                "changed": self.changed, "ok": not self.steps,
-                "files": [{"path": str(e.path), "action": e.action, "what": e.what} for e in self.edits],
-                "done": self.done, "notes": self.notes, "steps": self.steps}
+        return {
+            "client": self.client,
+            "scope": self.scope,
+            "where": self.where,
+            "remove": self.remove,
+            "changed": self.changed,
+            "ok": not self.steps,
+            "files": [{"path": str(e.path), "action": e.action, "what": e.what} for e in self.edits],
+            "done": self.done,
+            "notes": self.notes,
+            "steps": self.steps,
+        }
 
 
 PLUGIN_NAME = "memory-substrate"  # the name of our Claude Code and Codex plugins (plugins/)
@@ -95,8 +103,11 @@ def hooks_edit(req: Request, path: Path, handler: Callable[[str], dict[str, Any]
             data["hooks"] = table
         elif events:
             data.pop("hooks", None)
-        return doc.edit(data, f"hooks {', '.join(events) or 'none of ours'} removed from {shown}",
-                        prune_folder=req.scope == "project")
+        return doc.edit(
+            data,
+            f"hooks {', '.join(events) or 'none of ours'} removed from {shown}",
+            prune_folder=req.scope == "project",
+        )
     wanted = {event: handler(event) for event in hook_entries.EVENTS}
     table, events = hook_entries.merge(doc.data.get("hooks"), wanted, req.client)
     data = {**doc.data, "hooks": table} if events else doc.data
@@ -110,8 +121,10 @@ def warn_twice(req: Request, report: Report, other: Path, flag: str) -> None:
     except ValidationError:
         return
     if hook_entries.has_ours(doc.data.get("hooks"), req.client):
-        report.notes.append(f"{display(other, req.home)} has memory-substrate hooks too, so each event would run "
-                            f"twice; keep one: memory-substrate setup {req.client} {flag} --remove")
+        report.notes.append(
+            f"{display(other, req.home)} has memory-substrate hooks too, so each event would run "
+            f"twice; keep one: memory-substrate setup {req.client} {flag} --remove"
+        )
 
 
 def installed_script() -> Path:
@@ -125,17 +138,21 @@ def installed_script() -> Path:
     found = shutil.which("memory-substrate")
     if found:
         return Path(found).absolute()
-    raise NotAvailableError("cannot find the installed memory-substrate script (not beside "
-                            f"{sys.executable}, not on PATH); install the package (pip install memory-substrate "
-                            "or uv tool install memory-substrate), then run setup again")
+    raise NotAvailableError(
+        "cannot find the installed memory-substrate script (not beside "
+        f"{sys.executable}, not on PATH); install the package (pip install memory-substrate "
+        "or uv tool install memory-substrate), then run setup again"
+    )
 
 
 def ephemeral_note(script: Path) -> str | None:
     """A warning when ``script`` lives in a cache a tool may empty (``uvx`` runs from one)."""
     text = str(script).replace("\\", "/").lower()
     if "/uv/archive-v" in text or "/.cache/uv/" in text or "/uv/cache/" in text:
-        return (f"{script} is in uv's cache, which uv may clean: install the package for good "
-                "(uv tool install memory-substrate) and run setup again, or the hooks stop working")
+        return (
+            f"{script} is in uv's cache, which uv may clean: install the package for good "
+            "(uv tool install memory-substrate) and run setup again, or the hooks stop working"
+        )
     return None
 
 
@@ -150,9 +167,11 @@ def is_our_server(entry: Any) -> bool:
 def check_server_name(existing: Any, name: str, where: Path) -> None:
     """A server of that name that is not ours is the user's: never overwritten."""
     if existing is not None and not is_our_server(existing):
-        raise ConflictError(f"{where} already has an MCP server named {name!r} that is not memory-substrate's; "
-                            "nothing was changed. Pick another name with --server-name NAME.",
-                            details={"path": str(where), "server": name})
+        raise ConflictError(
+            f"{where} already has an MCP server named {name!r} that is not memory-substrate's; "
+            "nothing was changed. Pick another name with --server-name NAME.",
+            details={"path": str(where), "server": name},
+        )
 
 
 def display(path: Path, home: Path) -> str:

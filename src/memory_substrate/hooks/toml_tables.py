@@ -29,8 +29,10 @@ def parse(text: str | None, where: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ValidationError(f"{where} is not valid TOML ({exc}); fix it, then run setup again. "
-                              "Nothing was changed", details={"path": where}) from None
+        raise ValidationError(
+            f"{where} is not valid TOML ({exc}); fix it, then run setup again. Nothing was changed",
+            details={"path": where},
+        ) from None
 
 
 def value(v: Any) -> str:
@@ -155,7 +157,9 @@ def _drop(text: str, doomed: Callable[[Path_, bool], bool]) -> str:
     bare = [line.rstrip("\r\n") for line in lines]
     gone: set[int] = set()
     for path, start, end in _blocks(bare):
-        content = any(bare[n].strip() and not bare[n].lstrip().startswith("#") for n in range(start + 1, end + 1))
+        content = any(
+            bare[n].strip() and not bare[n].lstrip().startswith("#") for n in range(start + 1, end + 1)
+        )
         if doomed(path, content):
             gone.update(range(start, end + 1))
             if start > 0 and not bare[start - 1].strip():
@@ -169,9 +173,11 @@ def _check(before: dict[str, Any], text: str, expected: dict[str, Any], where: s
     except tomllib.TOMLDecodeError:
         got = None
     if got != expected:
-        raise ValidationError(f"cannot {what} in {where} without touching the rest of it (its layout is "
-                              "not one this set-up edits); nothing was changed. Make that change by hand.",
-                              details={"path": where})
+        raise ValidationError(
+            f"cannot {what} in {where} without touching the rest of it (its layout is "
+            "not one this set-up edits); nothing was changed. Make that change by hand.",
+            details={"path": where},
+        )
 
 
 def put(text: str | None, path: Path_, values: dict[str, Any], where: str) -> str:
@@ -196,8 +202,11 @@ def put(text: str | None, path: Path_, values: dict[str, Any], where: str) -> st
         own = [(s, e) for p, s, e in _blocks(bare) if p == path]
         subs = [p for p, _, _ in _blocks(bare) if p[: len(path)] == path and len(p) > len(path)]
         if len(own) != 1 or subs:
-            raise ValidationError(f"cannot update [{'.'.join(path)}] in {where}: it is not written as a table "
-                                  "of its own; nothing was changed. Edit it by hand.", details={"path": where})
+            raise ValidationError(
+                f"cannot update [{'.'.join(path)}] in {where}: it is not written as a table "
+                "of its own; nothing was changed. Edit it by hand.",
+                details={"path": where},
+            )
         start, end = own[0]
         tail = "\n" if end + 1 < len(lines) or lines[end].endswith("\n") else ""
         new = "".join(lines[:start]) + block.rstrip("\n") + tail + "".join(lines[end + 1 :])
@@ -216,7 +225,9 @@ def drop(text: str | None, paths: list[Path_], where: str) -> str | None:
     for p in present:
         expected = drop_in(expected, list(p))
     emptied = {p[:n] for p in present for n in range(1, len(p)) if get_in(expected, list(p[:n])) is None}
-    new = _drop(text, lambda path, content: any(path[: len(p)] == p for p in present)
-                or (path in emptied and not content))
+    new = _drop(
+        text,
+        lambda path, content: any(path[: len(p)] == p for p in present) or (path in emptied and not content),
+    )
     _check(before, new, expected, where, "remove " + ", ".join("[" + ".".join(p) + "]" for p in present))
     return new if new.strip() else None

@@ -52,30 +52,60 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
     return bool((environ if environ is not None else os.environ).get(URL_ENV, "").strip())
 
 
-def context(client: str, event: Mapping[str, Any], *, namespace: str, budget: int, given: set[str] | list[str],
-            own: set[str] | list[str], timeout: float = CONTEXT_TIMEOUT, log: Log | None = None,
-            environ: Mapping[str, str] | None = None) -> WarmContext | None:
+def context(
+    client: str,
+    event: Mapping[str, Any],
+    *,
+    namespace: str,
+    budget: int,
+    given: set[str] | list[str],
+    own: set[str] | list[str],
+    timeout: float = CONTEXT_TIMEOUT,
+    log: Log | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> WarmContext | None:
     """The server's compile for a SessionStart or UserPromptSubmit ``event``; None: do it cold."""
-    body = {**event, EXTRA: {"namespace": namespace, "budget": budget, "given": sorted(given), "own": sorted(own)}}
+    body = {
+        **event,
+        EXTRA: {"namespace": namespace, "budget": budget, "given": sorted(given), "own": sorted(own)},
+    }
     answer = post(client, body, namespace, timeout=timeout, log=log, environ=environ)
     if answer is None:
         return None
     found = answer.get("injection")
     if found is None and answer.get("output") == "":
         return WarmContext(None)
-    if (isinstance(found, dict) and isinstance(found.get("text"), str)
-            and isinstance(found.get("ids"), list) and all(isinstance(i, str) for i in found["ids"])):
+    if (
+        isinstance(found, dict)
+        and isinstance(found.get("text"), str)
+        and isinstance(found.get("ids"), list)
+        and all(isinstance(i, str) for i in found["ids"])
+    ):
         return WarmContext(WarmInjection(found["text"], list(found["ids"])))
     _say(log, "warm path: the server's answer is not a hook answer; doing it here")
     return None
 
 
-def ingest(client: str, event: Mapping[str, Any], namespace: str, mode: str, input_data: dict[str, Any],
-           options: dict[str, Any] | None = None, *, timeout: float = CAPTURE_TIMEOUT, log: Log | None = None,
-           environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+def ingest(
+    client: str,
+    event: Mapping[str, Any],
+    namespace: str,
+    mode: str,
+    input_data: dict[str, Any],
+    options: dict[str, Any] | None = None,
+    *,
+    timeout: float = CAPTURE_TIMEOUT,
+    log: Log | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any] | None:
     """The server's ingest of a capture; None: do it cold."""
-    body = {**event, EXTRA: {"namespace": namespace,
-                             "ingest": {"mode": mode, "input_data": input_data, "options": options or {}}}}
+    body = {
+        **event,
+        EXTRA: {
+            "namespace": namespace,
+            "ingest": {"mode": mode, "input_data": input_data, "options": options or {}},
+        },
+    }
     answer = post(client, body, namespace, timeout=timeout, log=log, environ=environ)
     result = None if answer is None else answer.get("result")
     if answer is not None and not isinstance(result, dict):
@@ -84,27 +114,43 @@ def ingest(client: str, event: Mapping[str, Any], namespace: str, mode: str, inp
     return result
 
 
-def memory_factory(client: str, event: Mapping[str, Any], cold: Callable[[str], Any], *,
-                   log: Log | None = None) -> Callable[[str], Any]:
+def memory_factory(
+    client: str, event: Mapping[str, Any], cold: Callable[[str], Any], *, log: Log | None = None
+) -> Callable[[str], Any]:
     """What ``hooks.capture`` takes as ``memory``: ``factory(ns).ingest(...)`` goes to the server
     and, when that fails, to ``cold(ns)`` (whose store is opened only then)."""
     return lambda namespace: _FallbackMemory(client, event, namespace, cold, log)
 
 
 class _FallbackMemory:
-    def __init__(self, client: str, event: Mapping[str, Any], namespace: str, cold: Callable[[str], Any],
-                 log: Log | None) -> None:
+    def __init__(
+        self,
+        client: str,
+        event: Mapping[str, Any],
+        namespace: str,
+        cold: Callable[[str], Any],
+        log: Log | None,
+    ) -> None:
         self.client, self.event, self.namespace, self.cold, self.log = client, event, namespace, cold, log
 
-    def ingest(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def ingest(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         result = ingest(self.client, self.event, self.namespace, mode, input_data, options, log=self.log)
         if result is not None:
             return result
         return dict(self.cold(self.namespace).ingest(mode, input_data, options))
 
 
-def post(client: str, body: dict[str, Any], namespace: str, *, timeout: float, log: Log | None = None,
-         environ: Mapping[str, str] | None = None) -> dict[str, Any] | None:
+def post(
+    client: str,
+    body: dict[str, Any],
+    namespace: str,
+    *,
+    timeout: float,
+    log: Log | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any] | None:
     """POST ``body`` to ``URL/hooks/CLIENT``; the answer's JSON object, or None (said in ``log``)."""
     env = environ if environ is not None else os.environ
     url = env.get(URL_ENV, "").strip()
@@ -118,8 +164,11 @@ def post(client: str, body: dict[str, Any], namespace: str, *, timeout: float, l
 
     conn_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
     path = parts.path.rstrip("/") + f"/hooks/{client}"
-    headers = {"Content-Type": "application/json", "Accept": "application/json",
-               "X-Memory-Substrate-Namespace": namespace}
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+        "X-Memory-Substrate-Namespace": namespace,
+    }
     token = env.get(TOKEN_ENV, "").strip()
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -130,7 +179,10 @@ def post(client: str, body: dict[str, Any], namespace: str, *, timeout: float, l
         raw = response.read(MAX_ANSWER + 1)
         status = response.status
     except (OSError, http.client.HTTPException) as exc:  # refused, reset, timed out, not HTTP
-        _say(log, f"warm path: {parts.hostname}:{parts.port or ''} unreachable ({type(exc).__name__}: {exc}); doing it here")
+        _say(
+            log,
+            f"warm path: {parts.hostname}:{parts.port or ''} unreachable ({type(exc).__name__}: {exc}); doing it here",
+        )
         return None
     finally:
         conn.close()

@@ -31,7 +31,9 @@ from memory_substrate.validation import parse
 EXTRACTOR = "agent"  # the importer supplies its extraction itself, as a calling agent does
 
 
-def apply_extractions(memory: Memory, episode_id: str, groups: list[dict[str, Any]], *, summary: dict[str, Any]) -> list[dict[str, Any]]:
+def apply_extractions(
+    memory: Memory, episode_id: str, groups: list[dict[str, Any]], *, summary: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Apply ``groups`` (each a ``memory_remember`` ``extraction`` input for ``episode_id``) in
     one patch; returns each group's summary, as ``memory_remember`` would, plus the patch id.
 
@@ -46,13 +48,23 @@ def apply_extractions(memory: Memory, episode_id: str, groups: list[dict[str, An
         applier = ExtractionApplier(patch, embedder, episode_limit=None)
         last_trace = None
         for data in parsed:
-            gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),
-                             extractor=EXTRACTOR)
+            gov = Governance(
+                reason=data.reason,
+                memory_source=data.memory_source,
+                scope_refs=list(data.scope_refs),
+                extractor=EXTRACTOR,
+            )
             trace = applier.apply(data.episode_id, data, gov)
             trace["patch_id"] = patch.id
             last_trace = jobs.record(session, "extraction", data.episode_id, trace)
-            results.append({"status": "applied", "episode_id": data.episode_id, "trace_id": last_trace.id,
-                            **summarize(trace)})
+            results.append(
+                {
+                    "status": "applied",
+                    "episode_id": data.episode_id,
+                    "trace_id": last_trace.id,
+                    **summarize(trace),
+                }
+            )
         if last_trace is not None:
             jobs.finish(session, episode_id, trace_id=last_trace.id, extractor=EXTRACTOR)
         record = patch.commit({"mode": "extraction", "groups": len(parsed), **summary})

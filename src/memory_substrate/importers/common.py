@@ -72,7 +72,13 @@ def content_hash(parts: list[str]) -> str:
 
 
 def store_part(
-    memory: Memory, *, uri: str, title: str, fingerprint: str, segments: list[CapturedSegment], payload: dict[str, Any],
+    memory: Memory,
+    *,
+    uri: str,
+    title: str,
+    fingerprint: str,
+    segments: list[CapturedSegment],
+    payload: dict[str, Any],
     adapter: str,
 ) -> tuple[str, bool]:
     """Capture one slice of an import file as a source; returns (source_id, was_new).
@@ -103,4 +109,8 @@ def part_done(memory: Memory, source_id: str) -> bool:
 
 
 def is_observation(obj: MemoryObject) -> bool:
-    return obj.object_type == "knowledge" and obj.kind == "observation" and obj.status not in ("archived", "superseded")
+    return (
+        obj.object_type == "knowledge"
+        and obj.kind == "observation"
+        and obj.status not in ("archived", "superseded")
+    )

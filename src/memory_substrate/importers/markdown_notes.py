@@ -60,7 +60,11 @@ def _frontmatter(text: str) -> dict[str, list[str]]:
             if value.startswith("[") and value.endswith("]"):
                 out[key] = [v.strip().strip("'\"") for v in value[1:-1].split(",") if v.strip()]
             elif value:
-                out[key] = [value.strip("'\"")] if key != "tags" else [v.strip("'\"#") for v in re.split(r"[,\s]+", value) if v]
+                out[key] = (
+                    [value.strip("'\"")]
+                    if key != "tags"
+                    else [v.strip("'\"#") for v in re.split(r"[,\s]+", value) if v]
+                )
             else:
                 out[key] = []
         elif key and re.match(r"^\s+-\s+", line):
@@ -73,7 +77,9 @@ def _target_name(raw: str) -> str:
 
 
 class MarkdownImporter:
-    def __init__(self, memory: Memory, root: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
+    def __init__(
+        self, memory: Memory, root: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
+    ) -> None:
         self.memory = memory
         # The server's path policy decides whether this folder may be read (ingest/pathpolicy.py).
         self.policy = PathPolicy.from_settings(memory.settings)
@@ -150,27 +156,43 @@ class MarkdownImporter:
                     links.setdefault(target, seg.id)
             for m in TAG.finditer(text):
                 tags.setdefault("#" + m.group(1), seg.id)
-        related = [(t, "document", "links_to", s) for t, s in links.items()] + [(t, "pattern", "tagged", s) for t, s in tags.items()]
+        related = [(t, "document", "links_to", s) for t, s in links.items()] + [
+            (t, "pattern", "tagged", s) for t, s in tags.items()
+        ]
         kept = []
         for target, etype, predicate, seg_id in related:
             why = generic_reason(target)
             if why:
-                self.report.skip(f"{'link' if predicate == 'links_to' else 'tag'}_{why}", path=str(path), target=target)
+                self.report.skip(
+                    f"{'link' if predicate == 'links_to' else 'tag'}_{why}", path=str(path), target=target
+                )
                 continue
             kept.append((target, etype, predicate, seg_id))
         # Every group (an extraction holds 10 entities) lists the note itself, so each resolves
         # it exactly; all groups of a note are applied in one governed patch.
-        note = {"name": name, "type": "document", "aliases": aliases,
-                "summary": f"Markdown note {path.relative_to(self.root)}"}
+        note = {
+            "name": name,
+            "type": "document",
+            "aliases": aliases,
+            "summary": f"Markdown note {path.relative_to(self.root)}",
+        }
         batch_size = MAX_ENTITIES_PER_EPISODE - 1
         groups = []
         for start in range(0, max(len(kept), 1), batch_size):
-            chunk = kept[start:start + batch_size]
-            groups.append({
-                "episode_id": source_id, "reason": self.reason, "memory_source": "imported", "scope_refs": [self.scope],
-                "entities": [note, *({"name": t, "type": e} for t, e, _, _ in chunk)],
-                "facts": [{"subject": name, "predicate": p, "object": t, "segment_ids": [s]} for t, _, p, s in chunk],
-            })
+            chunk = kept[start : start + batch_size]
+            groups.append(
+                {
+                    "episode_id": source_id,
+                    "reason": self.reason,
+                    "memory_source": "imported",
+                    "scope_refs": [self.scope],
+                    "entities": [note, *({"name": t, "type": e} for t, e, _, _ in chunk)],
+                    "facts": [
+                        {"subject": name, "predicate": p, "object": t, "segment_ids": [s]}
+                        for t, _, p, s in chunk
+                    ],
+                }
+            )
         results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT})
         self.report.patches += 1
         new_ids: set[str] = set()
@@ -185,7 +207,8 @@ class MarkdownImporter:
         self.report.add("tags_found", len(tags))
 
 
-def import_markdown(memory: Memory, root: str | Path, *, scope: str = DEFAULT_SCOPE,
-                    progress: Progress | None = None) -> dict[str, Any]:
+def import_markdown(
+    memory: Memory, root: str | Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
+) -> dict[str, Any]:
     """Import every Markdown note under ``root``. Raises ``ValidationError`` if it is not a folder."""
     return MarkdownImporter(memory, Path(root), scope=scope, progress=progress).run()

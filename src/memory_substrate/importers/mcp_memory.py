@@ -75,36 +75,171 @@ PROGRESS_BYTES = 128 * 1024
 
 TYPE_SYNONYMS: dict[str, str] = {
     **{t: t for t in ENTITY_TYPES},
-    **dict.fromkeys(["people", "human", "user", "individual", "contact", "author", "customer", "employee", "developer",
-                     "engineer", "persona", "character"], "person"),
-    **dict.fromkeys(["org", "organisation", "company", "business", "team", "group", "institution", "agency",
-                     "vendor", "client", "startup", "department", "corporation", "university"], "organization"),
-    **dict.fromkeys(["repo", "repository", "product", "initiative", "program", "programme", "codebase"], "project"),
-    **dict.fromkeys(["app", "application", "api", "system", "server", "microservice", "website", "platform",
-                     "endpoint", "backend", "frontend", "bot"], "service"),
-    **dict.fromkeys(["tool", "library", "framework", "language", "programming_language", "software", "database",
-                     "package", "technology_stack", "protocol", "model", "sdk", "runtime", "os"], "technology"),
-    **dict.fromkeys(["concept", "idea", "practice", "approach", "method", "methodology", "principle", "topic",
-                     "theme", "design_pattern", "best_practice", "skill", "preference", "habit"], "pattern"),
-    **dict.fromkeys(["env", "location", "place", "region", "cluster", "host", "machine", "stage", "city", "country",
-                     "infrastructure"], "environment"),
-    **dict.fromkeys(["doc", "file", "note", "article", "book", "paper", "page", "spec", "specification", "report",
-                     "document_file", "url", "link"], "document"),
+    **dict.fromkeys(
+        [
+            "people",
+            "human",
+            "user",
+            "individual",
+            "contact",
+            "author",
+            "customer",
+            "employee",
+            "developer",
+            "engineer",
+            "persona",
+            "character",
+        ],
+        "person",
+    ),
+    **dict.fromkeys(
+        [
+            "org",
+            "organisation",
+            "company",
+            "business",
+            "team",
+            "group",
+            "institution",
+            "agency",
+            "vendor",
+            "client",
+            "startup",
+            "department",
+            "corporation",
+            "university",
+        ],
+        "organization",
+    ),
+    **dict.fromkeys(
+        ["repo", "repository", "product", "initiative", "program", "programme", "codebase"], "project"
+    ),
+    **dict.fromkeys(
+        [
+            "app",
+            "application",
+            "api",
+            "system",
+            "server",
+            "microservice",
+            "website",
+            "platform",
+            "endpoint",
+            "backend",
+            "frontend",
+            "bot",
+        ],
+        "service",
+    ),
+    **dict.fromkeys(
+        [
+            "tool",
+            "library",
+            "framework",
+            "language",
+            "programming_language",
+            "software",
+            "database",
+            "package",
+            "technology_stack",
+            "protocol",
+            "model",
+            "sdk",
+            "runtime",
+            "os",
+        ],
+        "technology",
+    ),
+    **dict.fromkeys(
+        [
+            "concept",
+            "idea",
+            "practice",
+            "approach",
+            "method",
+            "methodology",
+            "principle",
+            "topic",
+            "theme",
+            "design_pattern",
+            "best_practice",
+            "skill",
+            "preference",
+            "habit",
+        ],
+        "pattern",
+    ),
+    **dict.fromkeys(
+        [
+            "env",
+            "location",
+            "place",
+            "region",
+            "cluster",
+            "host",
+            "machine",
+            "stage",
+            "city",
+            "country",
+            "infrastructure",
+        ],
+        "environment",
+    ),
+    **dict.fromkeys(
+        [
+            "doc",
+            "file",
+            "note",
+            "article",
+            "book",
+            "paper",
+            "page",
+            "spec",
+            "specification",
+            "report",
+            "document_file",
+            "url",
+            "link",
+        ],
+        "document",
+    ),
     **dict.fromkeys(["kpi", "measure", "measurement", "statistic", "number", "goal"], "metric"),
     **dict.fromkeys(["choice", "resolution", "adr", "plan", "policy", "rule"], "decision"),
 }
 FALLBACK_TYPE = "pattern"
 
 PREDICATE_SYNONYMS: dict[str, str] = {
-    "part_of": "contained_in", "is_part_of": "contained_in", "belongs_to": "contained_in", "is_in": "contained_in",
-    "has_part": "contains", "includes": "contains", "has": "contains",
-    "depends": "depends_on", "requires": "depends_on", "needs": "depends_on",
-    "created": "authored", "wrote": "authored", "created_by": "authored_by", "written_by": "authored_by",
-    "is_using": "uses", "use": "uses", "is_used_by": "used_by",
-    "owner_of": "owns", "owned": "owns", "is_owned_by": "owned_by",
-    "manage": "manages", "is_managed_by": "managed_by", "runs_on": "deployed_to", "deployed_on": "deployed_to",
-    "integrates": "integrates_with", "replaces": "replaced", "is_replaced_by": "replaced_by",
-    "implement": "implements", "host": "hosts", "decides": "decided", "block": "blocks",
+    "part_of": "contained_in",
+    "is_part_of": "contained_in",
+    "belongs_to": "contained_in",
+    "is_in": "contained_in",
+    "has_part": "contains",
+    "includes": "contains",
+    "has": "contains",
+    "depends": "depends_on",
+    "requires": "depends_on",
+    "needs": "depends_on",
+    "created": "authored",
+    "wrote": "authored",
+    "created_by": "authored_by",
+    "written_by": "authored_by",
+    "is_using": "uses",
+    "use": "uses",
+    "is_used_by": "used_by",
+    "owner_of": "owns",
+    "owned": "owns",
+    "is_owned_by": "owned_by",
+    "manage": "manages",
+    "is_managed_by": "managed_by",
+    "runs_on": "deployed_to",
+    "deployed_on": "deployed_to",
+    "integrates": "integrates_with",
+    "replaces": "replaced",
+    "is_replaced_by": "replaced_by",
+    "implement": "implements",
+    "host": "hosts",
+    "decides": "decided",
+    "block": "blocks",
 }
 
 
@@ -130,8 +265,15 @@ def map_predicate(raw: str) -> str | None:
     return pred
 
 
-def _records(policy: PathPolicy, path: Path, wanted: str, report: ImportReport | None, progress: Progress | None,
-             done_before: int, total: int) -> Iterator[tuple[int, dict[str, Any], int]]:
+def _records(
+    policy: PathPolicy,
+    path: Path,
+    wanted: str,
+    report: ImportReport | None,
+    progress: Progress | None,
+    done_before: int,
+    total: int,
+) -> Iterator[tuple[int, dict[str, Any], int]]:
     """(line number, record, its size in bytes) of every record of type ``wanted``, read one line
     at a time from the file opened once under the path policy (never a FIFO, never through a symlink)."""
     with policy.open_binary(path) as fh:
@@ -153,13 +295,19 @@ def _records(policy: PathPolicy, path: Path, wanted: str, report: ImportReport |
                 if report is not None:
                     report.skip("invalid_json", line=lineno, error=str(exc)[:200])
                 continue
-            if numbers := input_problems(rec, "", strings=False):  # NaN or Infinity: the one rule for every input
+            if numbers := input_problems(
+                rec, "", strings=False
+            ):  # NaN or Infinity: the one rule for every input
                 if report is not None:
                     report.skip("non_finite_number", line=lineno, fields=[path for path, _, _ in numbers])
                 continue
             if not isinstance(rec, dict) or rec.get("type") not in ("entity", "relation"):
                 if report is not None:
-                    report.skip("unknown_record_type", line=lineno, type=str(rec.get("type") if isinstance(rec, dict) else type(rec).__name__))
+                    report.skip(
+                        "unknown_record_type",
+                        line=lineno,
+                        type=str(rec.get("type") if isinstance(rec, dict) else type(rec).__name__),
+                    )
                 continue
             if rec["type"] == wanted:
                 yield lineno, rec, len(raw)
@@ -177,7 +325,9 @@ def _observation_count(rec: dict[str, Any]) -> int:
 
 
 class McpMemoryImporter:
-    def __init__(self, memory: Memory, path: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None) -> None:
+    def __init__(
+        self, memory: Memory, path: Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
+    ) -> None:
         self.memory = memory
         self.policy = PathPolicy.from_settings(memory.settings)
         self.path = self.policy.resolve(path, "file")
@@ -193,7 +343,9 @@ class McpMemoryImporter:
         total = os.path.getsize(self.path) * 2
         part: list[tuple[int, dict[str, Any]]] = []
         segments = size = 0
-        for lineno, rec, nbytes in _records(self.policy, self.path, "entity", self.report, self.progress, 0, total):
+        for lineno, rec, nbytes in _records(
+            self.policy, self.path, "entity", self.report, self.progress, 0, total
+        ):
             name = rec.get("name")
             if not isinstance(name, str) or not name.strip():
                 self.report.skip("entity_without_name", line=lineno)
@@ -201,18 +353,27 @@ class McpMemoryImporter:
             part.append((lineno, rec))
             segments += 1 + _observation_count(rec)
             size += nbytes
-            if (len(part) >= MAX_PART_RECORDS or segments >= MAX_PART_SEGMENTS or size >= MAX_PART_BYTES
-                    or _boundary(name)):
+            if (
+                len(part) >= MAX_PART_RECORDS
+                or segments >= MAX_PART_SEGMENTS
+                or size >= MAX_PART_BYTES
+                or _boundary(name)
+            ):
                 self._entity_part(part)
                 part, segments, size = [], 0, 0
         if part:
             self._entity_part(part)
         part, size = [], 0
-        for lineno, rec, nbytes in _records(self.policy, self.path, "relation", None, self.progress, total // 2, total):
+        for lineno, rec, nbytes in _records(
+            self.policy, self.path, "relation", None, self.progress, total // 2, total
+        ):
             part.append((lineno, rec))
             size += nbytes
-            if (len(part) >= MAX_PART_RECORDS or size >= MAX_PART_BYTES
-                    or _boundary(f"{rec.get('from')}|{rec.get('relationType')}|{rec.get('to')}")):
+            if (
+                len(part) >= MAX_PART_RECORDS
+                or size >= MAX_PART_BYTES
+                or _boundary(f"{rec.get('from')}|{rec.get('relationType')}|{rec.get('to')}")
+            ):
                 self._relation_part(part)
                 part, size = [], 0
         if part:
@@ -220,17 +381,32 @@ class McpMemoryImporter:
         self.report.notes["type_mapping"] = self.type_mapping
         return self.report.to_dict()
 
-    def _capture(self, part: list[tuple[int, dict[str, Any]]], records: str, segments: list[CapturedSegment],
-                 title: str) -> str | None:
+    def _capture(
+        self,
+        part: list[tuple[int, dict[str, Any]]],
+        records: str,
+        segments: list[CapturedSegment],
+        title: str,
+    ) -> str | None:
         """Capture the part as a source; its id, or None when it is unchanged and was applied."""
         lines = [json.dumps(r, sort_keys=True, ensure_ascii=False) for _, r in part]
         digest = content_hash(lines)
         first, last = part[0][0], part[-1][0]
         source_id, new = store_part(
-            self.memory, uri=f"{FORMAT}:{self.path}#{records}s:{digest[:20]}", fingerprint=digest,
-            title=f"{self.path.name}: {title} (lines {first}-{last})", segments=segments, adapter="mcp_memory_import",
-            payload={"path": str(self.path), "format": "mcp-memory-jsonl", "records": records, "line_first": first,
-                     "line_last": last, "record_count": len(part)},
+            self.memory,
+            uri=f"{FORMAT}:{self.path}#{records}s:{digest[:20]}",
+            fingerprint=digest,
+            title=f"{self.path.name}: {title} (lines {first}-{last})",
+            segments=segments,
+            adapter="mcp_memory_import",
+            payload={
+                "path": str(self.path),
+                "format": "mcp-memory-jsonl",
+                "records": records,
+                "line_first": first,
+                "line_last": last,
+                "record_count": len(part),
+            },
         )
         if not new and part_done(self.memory, source_id):
             self.report.add("parts_unchanged")
@@ -249,7 +425,9 @@ class McpMemoryImporter:
         groups = self._entity_groups(source_id, part, where)
         if not groups:
             return
-        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "entity"})
+        results = apply_extractions(
+            self.memory, source_id, groups, summary={"importer": FORMAT, "records": "entity"}
+        )
         self.report.patches += 1
         for result in results:
             self.report.add("observations_new", result["facts"].get("created", 0))
@@ -271,20 +449,34 @@ class McpMemoryImporter:
         where: dict[tuple[int, int], str] = {}  # (line, observation index or -1) -> segment id
         for lineno, rec in part:
             raw_type = str(rec.get("entityType") or "")
-            segments.append(CapturedSegment(
-                text=f"{rec['name']} ({raw_type or 'untyped'})",
-                locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "record": "entity"},
-                metadata={"record": "entity", "name": rec["name"], "entity_type": raw_type},
-            ))
+            segments.append(
+                CapturedSegment(
+                    text=f"{rec['name']} ({raw_type or 'untyped'})",
+                    locator={
+                        "kind": "jsonl_record",
+                        "path": str(self.path),
+                        "line": lineno,
+                        "record": "entity",
+                    },
+                    metadata={"record": "entity", "name": rec["name"], "entity_type": raw_type},
+                )
+            )
             where[(lineno, -1)] = f"seg-{len(segments)}"
             for i, obs in enumerate(rec.get("observations") or []):
                 if not isinstance(obs, str) or not obs.strip():
                     continue
-                segments.append(CapturedSegment(
-                    text=obs,
-                    locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "observation": i},
-                    metadata={"record": "observation", "name": rec["name"]},
-                ))
+                segments.append(
+                    CapturedSegment(
+                        text=obs,
+                        locator={
+                            "kind": "jsonl_record",
+                            "path": str(self.path),
+                            "line": lineno,
+                            "observation": i,
+                        },
+                        metadata={"record": "observation", "name": rec["name"]},
+                    )
+                )
                 where[(lineno, i)] = f"seg-{len(segments)}"
         return segments, where
 
@@ -310,7 +502,10 @@ class McpMemoryImporter:
             # A name repeated in the file is listed once per group; in a later group it
             # resolves exactly to the entity an earlier group created.
             key = (entity["type"], normalize_name(entity["name"]))
-            if len(group_entities) >= MAX_ENTITIES_PER_EPISODE or len(group_facts) + len(facts) > MAX_FACTS_PER_GROUP:
+            if (
+                len(group_entities) >= MAX_ENTITIES_PER_EPISODE
+                or len(group_facts) + len(facts) > MAX_FACTS_PER_GROUP
+            ):
                 flush()
             if key not in {(e["type"], normalize_name(e["name"])) for e in group_entities}:
                 group_entities.append(entity)
@@ -318,7 +513,7 @@ class McpMemoryImporter:
                 if start:  # one entity with more observations than an extraction holds takes several
                     flush()
                     group_entities.append(entity)
-                group_facts.extend(facts[start:start + MAX_FACTS_PER_GROUP])
+                group_facts.extend(facts[start : start + MAX_FACTS_PER_GROUP])
         flush()
         return groups
 
@@ -332,11 +527,18 @@ class McpMemoryImporter:
         self.type_mapping.setdefault(raw_type, etype if matched else f"{etype} (no match)")
         why = generic_reason(rec["name"])
         if why:
-            self.report.skip(f"entity_{why}", line=lineno, name=rec["name"],
-                             observations=len(rec.get("observations") or []))
+            self.report.skip(
+                f"entity_{why}",
+                line=lineno,
+                name=rec["name"],
+                observations=len(rec.get("observations") or []),
+            )
             return None
-        entity = {"name": rec["name"][:200], "type": etype,
-                  "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000]}
+        entity = {
+            "name": rec["name"][:200],
+            "type": etype,
+            "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000],
+        }
         facts = []
         for i, obs in enumerate(rec.get("observations") or []):
             if not isinstance(obs, str) or not obs.strip():
@@ -346,27 +548,53 @@ class McpMemoryImporter:
             if len(text) > OBSERVATION_CHARS:
                 self.report.skip("observation_truncated", line=lineno, observation=i, chars=len(text))
                 text = text[:OBSERVATION_CHARS]
-            facts.append({"subject": entity["name"], "predicate": OBSERVATION, "value": text,
-                          "segment_ids": [where[(lineno, i)]]})
+            facts.append(
+                {
+                    "subject": entity["name"],
+                    "predicate": OBSERVATION,
+                    "value": text,
+                    "segment_ids": [where[(lineno, i)]],
+                }
+            )
         return entity, facts
 
-    def _group(self, source_id: str, entities: list[dict[str, Any]], facts: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"episode_id": source_id, "entities": entities, "facts": facts, "reason": self.reason,
-                "memory_source": "imported", "scope_refs": [self.scope]}
+    def _group(
+        self, source_id: str, entities: list[dict[str, Any]], facts: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        return {
+            "episode_id": source_id,
+            "entities": entities,
+            "facts": facts,
+            "reason": self.reason,
+            "memory_source": "imported",
+            "scope_refs": [self.scope],
+        }
 
     # --- relations -------------------------------------------------------------------------------
     def _relation_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
         segments = []
         for lineno, rec in part:
-            segments.append(CapturedSegment(
-                text=f"{rec.get('from')} {rec.get('relationType')} {rec.get('to')}",
-                locator={"kind": "jsonl_record", "path": str(self.path), "line": lineno, "record": "relation"},
-                metadata={"record": "relation"},
-            ))
+            segments.append(
+                CapturedSegment(
+                    text=f"{rec.get('from')} {rec.get('relationType')} {rec.get('to')}",
+                    locator={
+                        "kind": "jsonl_record",
+                        "path": str(self.path),
+                        "line": lineno,
+                        "record": "relation",
+                    },
+                    metadata={"record": "relation"},
+                )
+            )
         source_id = self._capture(part, "relation", segments, "relations")
         if source_id is None:
             return
-        names = {str(v) for _, rec in part for v in (rec.get("from"), rec.get("to")) if isinstance(v, str) and v.strip()}
+        names = {
+            str(v)
+            for _, rec in part
+            for v in (rec.get("from"), rec.get("to"))
+            if isinstance(v, str) and v.strip()
+        }
         known = self._entities(names)
         facts = []
         for i, (lineno, rec) in enumerate(part):
@@ -380,20 +608,34 @@ class McpMemoryImporter:
                 continue
             subject, target = known.get(str(src)), known.get(str(dst))
             if subject is None or target is None:
-                self.report.skip("relation_unknown_entity", line=lineno,
-                                 name=str(src) if subject is None else str(dst))
+                self.report.skip(
+                    "relation_unknown_entity", line=lineno, name=str(src) if subject is None else str(dst)
+                )
                 continue
-            facts.append({"subject": subject, "predicate": predicate, "object": target, "segment_ids": [f"seg-{i + 1}"]})
+            facts.append(
+                {
+                    "subject": subject,
+                    "predicate": predicate,
+                    "object": target,
+                    "segment_ids": [f"seg-{i + 1}"],
+                }
+            )
             if predicate in CANONICAL_PREDICATES and normalize_predicate(str(rtype)) != predicate:
                 self.report.notes.setdefault("predicate_mapping", {})[str(rtype)] = predicate
         if not facts:
             return
-        groups = [self._group(source_id, [], facts[start:start + MAX_FACTS_PER_GROUP])
-                  for start in range(0, len(facts), MAX_FACTS_PER_GROUP)]
+        groups = [
+            self._group(source_id, [], facts[start : start + MAX_FACTS_PER_GROUP])
+            for start in range(0, len(facts), MAX_FACTS_PER_GROUP)
+        ]
         try:
-            results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT, "records": "relation"})
+            results = apply_extractions(
+                self.memory, source_id, groups, summary={"importer": FORMAT, "records": "relation"}
+            )
         except MemorySubstrateError as exc:
-            self.report.skip("relation_part_rejected", lines=[part[0][0], part[-1][0]], error=exc.message[:300])
+            self.report.skip(
+                "relation_part_rejected", lines=[part[0][0], part[-1][0]], error=exc.message[:300]
+            )
             return
         self.report.patches += 1
         for result in results:
@@ -414,15 +656,19 @@ class McpMemoryImporter:
                     found.setdefault(n, set()).add(oid)
             objs = s.get_objects(sorted({oid for ids in found.values() for oid in ids}))
         for name, ids in found.items():
-            live = [oid for oid in sorted(ids) if (o := objs.get(oid)) is not None
-                    and o.object_type == "entity" and o.status == "active"]
+            live = [
+                oid
+                for oid in sorted(ids)
+                if (o := objs.get(oid)) is not None and o.object_type == "entity" and o.status == "active"
+            ]
             if len(live) == 1:
                 out[name] = live[0]
         return out
 
 
-def import_mcp_memory(memory: Memory, path: str | Path, *, scope: str = DEFAULT_SCOPE,
-                      progress: Progress | None = None) -> dict[str, Any]:
+def import_mcp_memory(
+    memory: Memory, path: str | Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
+) -> dict[str, Any]:
     """Import a reference MCP memory server file (JSON Lines) into ``memory``'s namespace.
 
     Raises ``ValidationError`` if ``path`` is not a file; bad records are skipped and reported.
@@ -447,15 +693,17 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
     offset = 0
     while True:
         with memory.runtime.read_with_expired() as s:
-            ents = s.list_objects(object_types=["entity"], statuses=["active"], order="created_asc", limit=batch,
-                                  offset=offset)
+            ents = s.list_objects(
+                object_types=["entity"], statuses=["active"], order="created_asc", limit=batch, offset=offset
+            )
             if not ents:
                 break
             rels = s.relations_of([e.id for e in ents], limit=1_000_000)
             about = sorted({r.source_id for r in rels if r.rel_type == "about"})
             knowledge = s.get_objects(about)
-            targets = s.get_objects(sorted({str(k.payload.get("object")) for k in knowledge.values()
-                                            if k.payload.get("object")}))
+            targets = s.get_objects(
+                sorted({str(k.payload.get("object")) for k in knowledge.values() if k.payload.get("object")})
+            )
         for ent in ents:
             obs, relations = _entity_lines(ent, knowledge, targets)
             for rel in relations:
@@ -466,7 +714,12 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
                     counts["relations"] += 1
             entry = by_name.get(ent.title)
             if entry is None:
-                by_name[ent.title] = {"type": "entity", "name": ent.title, "entityType": ent.kind, "observations": obs}
+                by_name[ent.title] = {
+                    "type": "entity",
+                    "name": ent.title,
+                    "entityType": ent.kind,
+                    "observations": obs,
+                }
                 continue
             counts["merged"] += 1
             if ent.title not in merged_names:
@@ -482,7 +735,9 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
     return counts
 
 
-def _entity_lines(ent: Any, knowledge: dict[str, Any], targets: dict[str, Any]) -> tuple[list[str], list[dict[str, str]]]:
+def _entity_lines(
+    ent: Any, knowledge: dict[str, Any], targets: dict[str, Any]
+) -> tuple[list[str], list[dict[str, str]]]:
     """One entity's observations and its relations to other entities, in the reference format."""
     obs: list[str] = []
     relations: list[dict[str, str]] = []
@@ -491,13 +746,23 @@ def _entity_lines(ent: Any, knowledge: dict[str, Any], targets: dict[str, Any]) 
             continue
         if is_observation(k):
             obs.append(k.summary)
-        elif k.kind == "fact" and k.payload.get("predicate") == OBSERVATION and k.status in ("active", "candidate"):
+        elif (
+            k.kind == "fact"
+            and k.payload.get("predicate") == OBSERVATION
+            and k.status in ("active", "candidate")
+        ):
             obs.append(str(k.payload.get("value")))
         elif k.kind == "fact" and k.status in ("active", "candidate") and k.payload.get("subject") == ent.id:
             target = targets.get(str(k.payload.get("object"))) if k.payload.get("object") else None
             if target is None and k.payload.get("value") is not None:
                 obs.append(f"{str(k.payload['predicate']).replace('_', ' ')} {k.payload['value']}")
             elif target is not None and target.object_type == "entity":
-                relations.append({"type": "relation", "from": ent.title, "to": target.title,
-                                  "relationType": k.payload["predicate"]})
+                relations.append(
+                    {
+                        "type": "relation",
+                        "from": ent.title,
+                        "to": target.title,
+                        "relationType": k.payload["predicate"],
+                    }
+                )
     return obs, relations

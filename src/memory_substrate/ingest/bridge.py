@@ -45,19 +45,25 @@ def _opened(policy: PathPolicy, raw: str, capture: Callable[[], CapturedSource])
         raise policy.unavailable(raw) from None
 
 
-def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
+def _repo(
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+) -> CapturedSource:
     data = parse(I.RepoInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     path = _path(policy, data.path, "directory")
-    captured = _opened(policy, data.path, lambda: capture_repo(
-        path,
-        allowed=policy.contains,  # the store's directory and files, even below an allowed root
-        include_patterns=data.include_patterns,
-        exclude_patterns=data.exclude_patterns,
-        force=opts.force,
-        max_file_bytes=rt.settings.max_file_bytes,
-        progress=progress,
-    ))
+    captured = _opened(
+        policy,
+        data.path,
+        lambda: capture_repo(
+            path,
+            allowed=policy.contains,  # the store's directory and files, even below an allowed root
+            include_patterns=data.include_patterns,
+            exclude_patterns=data.exclude_patterns,
+            force=opts.force,
+            max_file_bytes=rt.settings.max_file_bytes,
+            progress=progress,
+        ),
+    )
     # What the capture holds, not the options that chose it: the files read with their content
     # hashes, and the map made of them (a newer outliner or a wider secret scan maps the same
     # files anew). The same files chosen through other patterns are the same capture: a noop.
@@ -66,34 +72,53 @@ def _repo(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOpti
     return captured
 
 
-def _document(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
+def _document(
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     capture = capture_markdown if mode == "markdown" else capture_file
     path = _path(policy, data.path)
-    captured = _opened(policy, data.path,
-                       lambda: capture(path, max_bytes=rt.settings.max_file_bytes, allowed=policy.contains))
+    captured = _opened(
+        policy,
+        data.path,
+        lambda: capture(path, max_bytes=rt.settings.max_file_bytes, allowed=policy.contains),
+    )
     if data.title:
         captured.title = data.title
     return captured
 
 
-def _pdf(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
+def _pdf(
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+) -> CapturedSource:
     data = parse(I.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     path = _path(policy, data.path)
-    captured = _opened(policy, data.path, lambda: capture_pdf(
-        path, max_bytes=rt.settings.max_pdf_bytes, progress=progress, allowed=policy.contains))
+    captured = _opened(
+        policy,
+        data.path,
+        lambda: capture_pdf(
+            path, max_bytes=rt.settings.max_pdf_bytes, progress=progress, allowed=policy.contains
+        ),
+    )
     if data.title:
         captured.title = data.title
     return captured
 
 
-def _web(rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None) -> CapturedSource:
+def _web(
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+) -> CapturedSource:
     data = parse(I.WebInput, input_data, "input_data")
     s = rt.settings
-    return capture_web(data.url, timeout_s=s.web_timeout_s, max_bytes=s.web_max_bytes, allow_private=s.web_allow_private,
-                       allow=s.web_allow_hosts)
+    return capture_web(
+        data.url,
+        timeout_s=s.web_timeout_s,
+        max_bytes=s.web_max_bytes,
+        allow_private=s.web_allow_private,
+        allow=s.web_allow_hosts,
+    )
 
 
 ADAPTERS: dict[str, Callable[..., CapturedSource]] = {

@@ -22,13 +22,18 @@ def capture_conversation(data: ConversationInput) -> CapturedSource:
     for i, msg in enumerate(data.messages):
         created = msg.created_at.isoformat() if msg.created_at else None
         meta = {"role": msg.role, "name": msg.name, "created_at": created, "metadata": msg.metadata}
-        segments.append(CapturedSegment(text=msg.content, locator={"kind": "message", "index": i}, metadata=meta))
+        segments.append(
+            CapturedSegment(text=msg.content, locator={"kind": "message", "index": i}, metadata=meta)
+        )
         digest.update(json.dumps([msg.role, msg.name, created, msg.content], ensure_ascii=False).encode())
         prefixes.append(digest.copy().hexdigest())
     origin = data.origin.model_dump() if data.origin else None
     # The thread a later, longer capture of the same conversation is appended to.
-    thread = hashlib.sha256(json.dumps([data.thread_id or data.title, None if data.thread_id else origin],
-                                       ensure_ascii=False).encode()).hexdigest()[:32]
+    thread = hashlib.sha256(
+        json.dumps(
+            [data.thread_id or data.title, None if data.thread_id else origin], ensure_ascii=False
+        ).encode()
+    ).hexdigest()[:32]
     speakers = sorted({m.name or m.role for m in data.messages})
     first = data.messages[0].created_at
     last = data.messages[-1].created_at

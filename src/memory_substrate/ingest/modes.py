@@ -20,6 +20,9 @@ MODES_DECLARED: tuple[Mode, ...] = (
     _capture("markdown", I.PathInput, "a Markdown file"),
     _capture("web", I.WebInput, "a web page (a URL)"),
     _capture("pdf", I.PathInput, "a PDF file"),
-    _capture("conversation", I.ConversationInput,
-             "{title, messages: [{role, content, name?, created_at?, metadata?}], origin?}"),
+    _capture(
+        "conversation",
+        I.ConversationInput,
+        "{title, messages: [{role, content, name?, created_at?, metadata?}], origin?}",
+    ),
 )

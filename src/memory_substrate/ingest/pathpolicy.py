@@ -80,8 +80,13 @@ class PathPolicy:
         return cls.restricted(allow, denied=denied, store=store)
 
     @classmethod
-    def restricted(cls, roots: Iterable[str | os.PathLike[str]], *, denied: Iterable[Path] = (),
-                   store: Iterable[Path] = ()) -> PathPolicy:
+    def restricted(
+        cls,
+        roots: Iterable[str | os.PathLike[str]],
+        *,
+        denied: Iterable[Path] = (),
+        store: Iterable[Path] = (),
+    ) -> PathPolicy:
         resolved = tuple(dict.fromkeys(expand(r) for r in roots))
         return cls(resolved, tuple(denied), tuple(store))
 
@@ -92,9 +97,15 @@ class PathPolicy:
     def describe(self) -> dict[str, Any]:
         """For ``doctor`` and logs: the mode and the roots."""
         if self.roots is None:
-            return {"mode": "open", "allowed_roots": None,
-                    "note": "any path this process can read (stdio/CLI default); set MEMORY_SUBSTRATE_ALLOW_PATHS to restrict"}
-        return {"mode": "restricted" if self.roots else "closed", "allowed_roots": [str(r) for r in self.roots]}
+            return {
+                "mode": "open",
+                "allowed_roots": None,
+                "note": "any path this process can read (stdio/CLI default); set MEMORY_SUBSTRATE_ALLOW_PATHS to restrict",
+            }
+        return {
+            "mode": "restricted" if self.roots else "closed",
+            "allowed_roots": [str(r) for r in self.roots],
+        }
 
     def is_store_file(self, resolved: Path) -> bool:
         """Whether ``resolved`` is one of the store's files: the database or a sibling named after it."""

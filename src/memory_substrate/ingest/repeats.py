@@ -31,8 +31,14 @@ FINGERPRINT_MODES = ("conversation", "web", "pdf", "markdown")
 
 def _current(objs: dict[str, MemoryObject], kind: str) -> list[MemoryObject]:
     return sorted(
-        (o for o in objs.values() if o.object_type == "source" and o.kind == kind and o.status == "active"
-         and (o.metadata.get("freshness") or {}).get("is_current", True)),
+        (
+            o
+            for o in objs.values()
+            if o.object_type == "source"
+            and o.kind == kind
+            and o.status == "active"
+            and (o.metadata.get("freshness") or {}).get("is_current", True)
+        ),
         key=lambda o: (o.created_at, o.id),
     )
 
@@ -43,7 +49,10 @@ def same_content(session: StoreSession, mode: str, captured: CapturedSource) -> 
         return None
     ids = sorted({oid for _, oid in session.find_keys([source_fingerprint_key(mode, captured.fingerprint)])})
     found = _current(session.get_objects(ids), mode) if ids else []
-    return next((o for o in found if (o.metadata.get("freshness") or {}).get("fingerprint") == captured.fingerprint), None)
+    return next(
+        (o for o in found if (o.metadata.get("freshness") or {}).get("fingerprint") == captured.fingerprint),
+        None,
+    )
 
 
 def grown_from(session: StoreSession, captured: CapturedSource) -> MemoryObject | None:
@@ -76,15 +85,27 @@ def noop_result(result_type: str, source_id: str, reason: str) -> dict[str, Any]
 
 
 def append_messages(
-    session: StoreSession, patch: Patch, prev: MemoryObject, captured: CapturedSource, summary: str,
+    session: StoreSession,
+    patch: Patch,
+    prev: MemoryObject,
+    captured: CapturedSource,
+    summary: str,
     seg_vectors: Any,
 ) -> tuple[MemoryObject, list[Segment]]:
     """Append the messages ``captured`` has beyond ``prev`` to it (same source, same episode)."""
     checked_at = now_iso()
     start = int(prev.metadata.get("segment_count") or 0)
     segments = [
-        Segment(source_id=prev.id, id=f"seg-{start + i + 1}", ordinal=start + i, text=s.text, locator=s.locator,
-                hash=sha256_text(s.text), metadata=s.metadata, created_at=checked_at)
+        Segment(
+            source_id=prev.id,
+            id=f"seg-{start + i + 1}",
+            ordinal=start + i,
+            text=s.text,
+            locator=s.locator,
+            hash=sha256_text(s.text),
+            metadata=s.metadata,
+            created_at=checked_at,
+        )
         for i, s in enumerate(captured.segments[start:])
     ]
     all_ids = [(f"seg-{i + 1}", s.text) for i, s in enumerate(captured.segments)]
@@ -93,16 +114,27 @@ def append_messages(
     meta = {
         **prev.metadata,
         "segment_count": len(captured.segments),
-        "freshness": {**(prev.metadata.get("freshness") or {}), "checked_at": checked_at, "is_current": True,
-                      "fingerprint": captured.fingerprint},
+        "freshness": {
+            **(prev.metadata.get("freshness") or {}),
+            "checked_at": checked_at,
+            "is_current": True,
+            "fingerprint": captured.fingerprint,
+        },
         **({"specific_facts": specific} if specific else {}),
     }
-    vectors = seg_vectors[start:] if seg_vectors is not None and len(seg_vectors) == len(captured.segments) else None
+    vectors = (
+        seg_vectors[start:]
+        if seg_vectors is not None and len(seg_vectors) == len(captured.segments)
+        else None
+    )
     patch.add_segments(segments, prepared_vectors=vectors)
     updated = patch.update(
         replace(prev, summary=summary, payload=payload, metadata=meta),
         action="append_messages",
-        changes={"appended_messages": len(segments), "segment_count": {"from": start, "to": len(captured.segments)}},
+        changes={
+            "appended_messages": len(segments),
+            "segment_count": {"from": start, "to": len(captured.segments)},
+        },
     )
     jobs.enqueue(session, prev.id, reason="appended")
     return updated, segments

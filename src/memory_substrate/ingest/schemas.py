@@ -36,7 +36,9 @@ class ConversationInput(Strict):
     messages: list[Message] = Field(min_length=1, max_length=MAX_MESSAGES)
     origin: Origin | None = None
     thread_id: str | None = Field(
-        default=None, min_length=1, max_length=200,
+        default=None,
+        min_length=1,
+        max_length=200,
         description="Identifies the conversation across captures; without it, title and origin do. "
         "A capture that extends an earlier one of the same thread appends its new messages.",
     )
@@ -47,8 +49,11 @@ class ConversationInput(Strict):
         if not isinstance(value, list) or not MESSAGE_PIECE < len(value) <= MAX_MESSAGES:
             return handler(value)  # type: ignore[no-any-return]
         try:
-            done = [m for start in range(0, len(value), MESSAGE_PIECE)
-                    for m in handler(value[start:start + MESSAGE_PIECE])]
+            done = [
+                m
+                for start in range(0, len(value), MESSAGE_PIECE)
+                for m in handler(value[start : start + MESSAGE_PIECE])
+            ]
         except PydanticValidationError:
             # Once more whole, so each error names the message's index in the whole list.
             return handler(value)  # type: ignore[no-any-return]

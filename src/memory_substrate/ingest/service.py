@@ -24,7 +24,14 @@ from memory_substrate.validation import mode_of, parse
 MODES = tuple(m.name for m in MODES_DECLARED)
 EPISODE_MODES = ("conversation",)  # captures that are episodes of the knowledge graph
 ADAPTER_VERSION = "1"
-PRIVACY = {"conversation": "private", "web": "public", "repo": "internal", "file": "internal", "markdown": "internal", "pdf": "internal"}
+PRIVACY = {
+    "conversation": "private",
+    "web": "public",
+    "repo": "internal",
+    "file": "internal",
+    "markdown": "internal",
+    "pdf": "internal",
+}
 
 
 class IngestService:
@@ -100,9 +107,16 @@ class IngestService:
             deferred.notify(self.rt)
 
     def _append(
-        self, patch: Patch, mode: str, prev: MemoryObject, captured: CapturedSource, seg_vectors: Any,
+        self,
+        patch: Patch,
+        mode: str,
+        prev: MemoryObject,
+        captured: CapturedSource,
+        seg_vectors: Any,
     ) -> dict[str, Any]:
-        updated, segments = repeats.append_messages(patch.session, patch, prev, captured, _summary(captured), seg_vectors)
+        updated, segments = repeats.append_messages(
+            patch.session, patch, prev, captured, _summary(captured), seg_vectors
+        )
         _queue_deferred(patch)
         record = patch.commit({"source_id": prev.id, "segments": len(segments), "appended": True})
         return {
@@ -116,8 +130,11 @@ class IngestService:
             "segment_count": int(updated.metadata["segment_count"]),
             "appended_messages": len(segments),
             "projection_count": len(segments) + 1,
-            "extraction": {"status": "queued", "episode_id": prev.id,
-                           "specific_facts": len(updated.metadata.get("specific_facts", []))},
+            "extraction": {
+                "status": "queued",
+                "episode_id": prev.id,
+                "specific_facts": len(updated.metadata.get("specific_facts", [])),
+            },
             "warnings": list(captured.warnings),
             "memory_suggestions": memory_suggestions(prev.id, segments),
         }
@@ -135,7 +152,10 @@ class IngestService:
             return None, {}
         with self.rt.read_with_expired() as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
-            if previous is not None and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint:
+            if (
+                previous is not None
+                and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
+            ):
                 return None, {}
             if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
@@ -168,12 +188,18 @@ def _scanned(captured: CapturedSource) -> CapturedSource:
     found = captured.redactions
     segments = captured.segments
     if not captured.text_scanned:
-        segments = [replace(s, text=redact_text(s.text, found), metadata=redact_value(s.metadata, found))
-                    for s in captured.segments]
+        segments = [
+            replace(s, text=redact_text(s.text, found), metadata=redact_value(s.metadata, found))
+            for s in captured.segments
+        ]
     return replace(
-        captured, title=redact_text(captured.title, found), uri=redact_text(captured.uri, found),
-        payload=redact_value(captured.payload, found), metadata=redact_value(captured.metadata, found),
-        segments=segments, text_scanned=True,
+        captured,
+        title=redact_text(captured.title, found),
+        uri=redact_text(captured.uri, found),
+        payload=redact_value(captured.payload, found),
+        metadata=redact_value(captured.metadata, found),
+        segments=segments,
+        text_scanned=True,
     )
 
 
@@ -209,8 +235,13 @@ def _segments(source_id: str, captured: CapturedSource, checked_at: str) -> list
 
 
 def _source(
-    source_id: str, mode: str, captured: CapturedSource, checked_at: str, segment_count: int,
-    previous: MemoryObject | None, specific: list[Any],
+    source_id: str,
+    mode: str,
+    captured: CapturedSource,
+    checked_at: str,
+    segment_count: int,
+    previous: MemoryObject | None,
+    specific: list[Any],
 ) -> MemoryObject:
     return MemoryObject(
         id=source_id,
@@ -256,8 +287,14 @@ def _supersede(patch: Patch, previous: MemoryObject, source_id: str) -> None:
 
 
 def _stored(
-    result_type: str, mode: str, captured: CapturedSource, source: MemoryObject, segments: list[Segment],
-    previous: MemoryObject | None, record: PatchRecord, event_ids: list[str],
+    result_type: str,
+    mode: str,
+    captured: CapturedSource,
+    source: MemoryObject,
+    segments: list[Segment],
+    previous: MemoryObject | None,
+    record: PatchRecord,
+    event_ids: list[str],
 ) -> dict[str, Any]:
     """The answer to a stored capture: what was written, the preflight's open decisions, what was left out."""
     source_id = source.id
@@ -277,7 +314,11 @@ def _stored(
     if previous is not None:
         result["superseded_source_id"] = previous.id
     if mode in EPISODE_MODES:
-        result["extraction"] = {"status": "queued", "episode_id": source_id, "specific_facts": len(source.metadata.get("specific_facts", []))}
+        result["extraction"] = {
+            "status": "queued",
+            "episode_id": source_id,
+            "specific_facts": len(source.metadata.get("specific_facts", [])),
+        }
     if pending:
         result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
         result["pending_decisions"] = pending
@@ -293,7 +334,9 @@ def _stored(
     return result
 
 
-def _repeat_of(session: Any, mode: str, captured: CapturedSource, previous: MemoryObject | None) -> MemoryObject | None:
+def _repeat_of(
+    session: Any, mode: str, captured: CapturedSource, previous: MemoryObject | None
+) -> MemoryObject | None:
     """The current source this capture repeats: its own path's capture when the content is the same;
     for a path never captured before, a source holding the same content. A path captured before with
     other content is not a repeat even when that content stands elsewhere: it must supersede its

@@ -12,11 +12,41 @@ from memory_substrate.text import STOPWORDS
 
 # Headings that describe the document rather than a durable concept.
 DOCUMENT_ARTIFACTS = {
-    "introduction", "overview", "summary", "contents", "table of contents", "readme", "changelog",
-    "license", "notes", "todo", "current todo", "references", "appendix", "faq", "usage", "installation",
-    "examples", "example", "getting started", "background", "conclusion", "next steps",
+    "introduction",
+    "overview",
+    "summary",
+    "contents",
+    "table of contents",
+    "readme",
+    "changelog",
+    "license",
+    "notes",
+    "todo",
+    "current todo",
+    "references",
+    "appendix",
+    "faq",
+    "usage",
+    "installation",
+    "examples",
+    "example",
+    "getting started",
+    "background",
+    "conclusion",
+    "next steps",
 }
-GENERIC_TERMS = {"data", "system", "thing", "things", "stuff", "information", "item", "items", "value", "code"}
+GENERIC_TERMS = {
+    "data",
+    "system",
+    "thing",
+    "things",
+    "stuff",
+    "information",
+    "item",
+    "items",
+    "value",
+    "code",
+}
 ACTION_PREFIXES = ("how to ", "run ", "use ", "add ", "fix ", "update ", "remove ", "create ", "install ")
 _TERM_RE = re.compile(
     r"\b(?:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+"  # CamelCase
@@ -102,13 +132,21 @@ def concept_candidates(
             "title": title,
             "score": score,
             "occurrences": count,
-            "ranking_signals": {"bonuses": bonuses, "penalties": penalties, "score_adjustment": round(adjustment, 3)},
+            "ranking_signals": {
+                "bonuses": bonuses,
+                "penalties": penalties,
+                "score_adjustment": round(adjustment, 3),
+            },
             "evidence_refs": ev,
             "evidence_ref_count": len(refs[key]),
             "object_ref_count": count,
         }
         candidate.update(_suggestion(source_id, title, count, score, ev, full))
-        candidate["next_actions"] = ["review_and_remember", "attach_evidence_refs", "skip_if_project_specific_noise"]
+        candidate["next_actions"] = [
+            "review_and_remember",
+            "attach_evidence_refs",
+            "skip_if_project_specific_noise",
+        ]
         out.append(candidate)
     diagnostics = {
         "skipped": skipped[:20],
@@ -247,12 +285,22 @@ def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
             }
             for c in candidates[:max_items]
         ],
-        "suggested_memory": {"tool": "memory_remember", "mode": "knowledge", "kind": "concept", "status": "candidate",
-                             "evidence_refs": "source_id + each segment_id"},
+        "suggested_memory": {
+            "tool": "memory_remember",
+            "mode": "knowledge",
+            "kind": "concept",
+            "status": "candidate",
+            "evidence_refs": "source_id + each segment_id",
+        },
         "review_guidance": REVIEW_GUIDANCE,
-        "agent_extraction": {k: extraction[k] for k in ("protocol", "source_id", "resource") if k in extraction},
+        "agent_extraction": {
+            k: extraction[k] for k in ("protocol", "source_id", "resource") if k in extraction
+        },
         "counts": {**full.get("counts", {}), "concept_candidates": min(len(candidates), max_items)},
-        "more": {"tool": "memory_maintain", "mode": "report",
-                 "why": "every candidate across sources, each with a write skeleton to review"},
+        "more": {
+            "tool": "memory_maintain",
+            "mode": "report",
+            "why": "every candidate across sources, each with a write skeleton to review",
+        },
     }
     return result

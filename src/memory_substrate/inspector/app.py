@@ -67,10 +67,13 @@ class Inspector:
         # Autoescape every template: stored text (titles, segments, payloads) is untrusted HTML;
         # and every value printed shows its invisible controls (bidi overrides, zero-width
         # characters) as [U+202E], so none reorders or hides what the page shows.
-        env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True,
-                                 finalize=_shown)
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(str(HERE / "templates")), autoescape=True, finalize=_shown
+        )
         self.templates = Jinja2Templates(env=env)
-        self.templates.env.globals.update(url=self.url, quote=quote, dims=D.RANK_DIMENSIONS, cytoscape=CYTOSCAPE)
+        self.templates.env.globals.update(
+            url=self.url, quote=quote, dims=D.RANK_DIMENSIONS, cytoscape=CYTOSCAPE
+        )
         self._views: dict[str, Memory] = {}
         self._namespaces: tuple[float, list[str]] | None = None
 
@@ -90,7 +93,10 @@ class Inspector:
             now = time.monotonic()
             if self._namespaces is None or self._namespaces[0] < now:
                 # Listing namespaces scans every object's key; a few seconds of staleness is fine.
-                self._namespaces = (now + NAMESPACES_TTL_S, self.memory.store.namespaces() or [self.memory.namespace])
+                self._namespaces = (
+                    now + NAMESPACES_TTL_S,
+                    self.memory.store.namespaces() or [self.memory.namespace],
+                )
             return self._namespaces[1]
         token = self._token(request)
         if not token:
@@ -116,11 +122,17 @@ class Inspector:
 
     def refuse(self, request: Request, message: str = "") -> Response:
         if request.url.path.startswith(self.url("/api/")) or "/api/" in request.url.path:
-            return JSONResponse({"error": {"code": "unauthorized", "message": "a valid token is required"}}, 401)
+            return JSONResponse(
+                {"error": {"code": "unauthorized", "message": "a valid token is required"}}, 401
+            )
         return self.render(request, "login.html", status_code=401, message=message)
 
-    def not_found(self, request: Request, what: str, namespaces: list[str] | None = None, ns: str | None = None) -> Response:
-        return self.render(request, "not_found.html", status_code=404, what=what, namespaces=namespaces or [], ns=ns)
+    def not_found(
+        self, request: Request, what: str, namespaces: list[str] | None = None, ns: str | None = None
+    ) -> Response:
+        return self.render(
+            request, "not_found.html", status_code=404, what=what, namespaces=namespaces or [], ns=ns
+        )
 
     def page(self, handler: Any) -> Any:
         """Wrap a page handler: timing, the access check, the namespace check, error pages."""
@@ -136,7 +148,9 @@ class Inspector:
             try:
                 return handler(request, allowed, self.view(ns) if ns is not None else None)
             except MemorySubstrateError as exc:
-                return self.render(request, "error.html", status_code=400, ns=ns, namespaces=allowed, error=exc.to_dict())
+                return self.render(
+                    request, "error.html", status_code=400, ns=ns, namespaces=allowed, error=exc.to_dict()
+                )
 
         return endpoint
 
@@ -147,22 +161,35 @@ class Inspector:
         return self.render(request, "home.html", namespaces=allowed)
 
     def _ctx(self, request: Request, allowed: list[str], mem: Memory, page: str) -> dict[str, Any]:
-        return {"ns": mem.namespace, "namespaces": allowed, "active": page,
-                "base": self.url(f"/ns/{quote(mem.namespace, safe='')}")}
+        return {
+            "ns": mem.namespace,
+            "namespaces": allowed,
+            "active": page,
+            "base": self.url(f"/ns/{quote(mem.namespace, safe='')}"),
+        }
 
     def overview(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        return self.render(request, "overview.html", **self._ctx(request, allowed, mem, "overview"), o=D.overview(mem))
+        return self.render(
+            request, "overview.html", **self._ctx(request, allowed, mem, "overview"), o=D.overview(mem)
+        )
 
     def health(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         rep = self.health_cache.get(mem, refresh=request.query_params.get("refresh") == "1")
-        return self.render(request, "health.html", **self._ctx(request, allowed, mem, "overview"), r=rep,
-                           json=D.pretty(rep["graph_health"]))
+        return self.render(
+            request,
+            "health.html",
+            **self._ctx(request, allowed, mem, "overview"),
+            r=rep,
+            json=D.pretty(rep["graph_health"]),
+        )
 
     def search(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         q = request.query_params.get("q", "").strip()
         unit = "segment" if request.query_params.get("unit") == "segment" else "object"
         res = D.search(mem, q, unit) if q else None
-        return self.render(request, "search.html", **self._ctx(request, allowed, mem, "search"), q=q, unit=unit, res=res)
+        return self.render(
+            request, "search.html", **self._ctx(request, allowed, mem, "search"), q=q, unit=unit, res=res
+        )
 
     def entities(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         etype = request.query_params.get("type") or None
@@ -170,8 +197,15 @@ class Inspector:
             etype = None
         name = request.query_params.get("name", "").strip() or None
         rows = D.entities(mem, etype, name)
-        return self.render(request, "entities.html", **self._ctx(request, allowed, mem, "entities"), rows=rows,
-                           types=ENTITY_TYPES, etype=etype, name=name or "")
+        return self.render(
+            request,
+            "entities.html",
+            **self._ctx(request, allowed, mem, "entities"),
+            rows=rows,
+            types=ENTITY_TYPES,
+            etype=etype,
+            name=name or "",
+        )
 
     def entity(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         found = D.entity(mem, request.path_params["id"])
@@ -185,13 +219,18 @@ class Inspector:
             return self.not_found(request, f"object {asked}", allowed, mem.namespace)
         focus = asked or D.default_focus(mem)
         depth = 2 if request.query_params.get("depth") == "2" else 1
-        return self.render(request, "graph.html", **self._ctx(request, allowed, mem, "graph"), focus=focus, depth=depth)
+        return self.render(
+            request, "graph.html", **self._ctx(request, allowed, mem, "graph"), focus=focus, depth=depth
+        )
 
     def graph_json(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         asked = request.query_params.get("id", "").strip()
         if asked and not D.exists(mem, asked):
-            return JSONResponse({"error": {"code": "memory_not_found", "message": f"object {asked} not found"}}, 404,
-                                headers=SECURITY_HEADERS)
+            return JSONResponse(
+                {"error": {"code": "memory_not_found", "message": f"object {asked} not found"}},
+                404,
+                headers=SECURITY_HEADERS,
+            )
         focus = asked or D.default_focus(mem)
         if not focus:
             return JSONResponse({"focus": None, "nodes": [], "edges": [], "truncated": False})
@@ -203,9 +242,13 @@ class Inspector:
     def obj(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         oid = request.path_params["id"]
         if oid.startswith("ent:"):
-            return RedirectResponse(self.url(f"/ns/{quote(mem.namespace, safe='')}/entity/{quote(oid, safe=':')}"), 303)
+            return RedirectResponse(
+                self.url(f"/ns/{quote(mem.namespace, safe='')}/entity/{quote(oid, safe=':')}"), 303
+            )
         if oid.startswith("src:"):
-            return RedirectResponse(self.url(f"/ns/{quote(mem.namespace, safe='')}/source/{quote(oid, safe=':')}"), 303)
+            return RedirectResponse(
+                self.url(f"/ns/{quote(mem.namespace, safe='')}/source/{quote(oid, safe=':')}"), 303
+            )
         found = D.object_detail(mem, oid)
         if found is None:
             return self.not_found(request, f"object {oid}", allowed, mem.namespace)
@@ -213,7 +256,9 @@ class Inspector:
 
     def sources(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         page = _int(request.query_params.get("page"))
-        return self.render(request, "sources.html", **self._ctx(request, allowed, mem, "sources"), d=D.sources(mem, page))
+        return self.render(
+            request, "sources.html", **self._ctx(request, allowed, mem, "sources"), d=D.sources(mem, page)
+        )
 
     def source(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         page = _int(request.query_params.get("page"))
@@ -227,8 +272,13 @@ class Inspector:
 
     def traces(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         kind = "extraction" if request.query_params.get("kind") == "extraction" else "compile"
-        return self.render(request, "traces.html", **self._ctx(request, allowed, mem, "traces"), kind=kind,
-                           rows=D.traces(mem, kind))
+        return self.render(
+            request,
+            "traces.html",
+            **self._ctx(request, allowed, mem, "traces"),
+            kind=kind,
+            rows=D.traces(mem, kind),
+        )
 
     def trace(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         found = D.trace(mem, request.path_params["id"])
@@ -237,8 +287,12 @@ class Inspector:
         return self.render(request, "trace.html", **self._ctx(request, allowed, mem, "traces"), d=found)
 
     def procedures(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        return self.render(request, "procedures.html", **self._ctx(request, allowed, mem, "procedures"),
-                           rows=D.procedures(mem))
+        return self.render(
+            request,
+            "procedures.html",
+            **self._ctx(request, allowed, mem, "procedures"),
+            rows=D.procedures(mem),
+        )
 
     # --- sign-in -----------------------------------------------------------------------------
     async def login(self, request: Request) -> Response:
@@ -253,12 +307,22 @@ class Inspector:
         token = str(form.get("token", "")).strip()
         from starlette.concurrency import run_in_threadpool
 
-        ns = await run_in_threadpool(self.memory.store.namespace_for_token, hash_token(token)) if token else None
+        ns = (
+            await run_in_threadpool(self.memory.store.namespace_for_token, hash_token(token))
+            if token
+            else None
+        )
         if ns is None:
             return self.render(request, "login.html", status_code=401, message="That token is not valid.")
         resp = RedirectResponse(self.url(f"/ns/{quote(ns, safe='')}/"), status_code=303)
-        resp.set_cookie(COOKIE, token, httponly=True, samesite="strict", secure=request.url.scheme == "https",
-                        path=self.url("/") or "/")
+        resp.set_cookie(
+            COOKIE,
+            token,
+            httponly=True,
+            samesite="strict",
+            secure=request.url.scheme == "https",
+            path=self.url("/") or "/",
+        )
         return resp
 
     def logout(self, request: Request) -> Response:
@@ -307,8 +371,14 @@ def _int(value: str | None) -> int:
         return 0
 
 
-def build_inspector(memory: Memory, *, require_token: bool = False, root_path: str = "",
-                    host: str | None = "127.0.0.1", allowed_hosts: Sequence[str] = ()) -> Starlette:
+def build_inspector(
+    memory: Memory,
+    *,
+    require_token: bool = False,
+    root_path: str = "",
+    host: str | None = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
+) -> Starlette:
     """The inspector as an ASGI app. ``root_path`` is where it is mounted ("" standalone,
     "/inspect" beside the HTTP transport). The caller owns ``memory`` (and closes it).
 
@@ -322,8 +392,16 @@ def build_inspector(memory: Memory, *, require_token: bool = False, root_path: s
     return Starlette(routes=inspector.routes(), middleware=[Middleware(TrustedHosts, rule=rule)])
 
 
-def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = DEFAULT_PORT, require_token: bool = False,
-                    log_level: str = "warning", freeze_heap: bool = False, allowed_hosts: Sequence[str] = ()) -> None:
+def serve_inspector(
+    memory: Memory,
+    *,
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    require_token: bool = False,
+    log_level: str = "warning",
+    freeze_heap: bool = False,
+    allowed_hosts: Sequence[str] = (),
+) -> None:
     """Serve the inspector until stopped (Ctrl-C or SIGTERM); closes ``memory`` on the way out.
     ``freeze_heap``: as ``mcp.http.serve_http``'s (``memory-substrate inspect`` asks for it)."""
     import sys
@@ -336,7 +414,11 @@ def serve_inspector(memory: Memory, *, host: str = "127.0.0.1", port: int = DEFA
         freeze_long_lived()  # long-lived objects out of the collector's full passes (memory_substrate.heap)
 
     def announce() -> None:
-        print(f"memory-substrate: inspector on http://{url_host(host)}:{port}/ ({STOP_HINT})", file=sys.stderr, flush=True)
+        print(
+            f"memory-substrate: inspector on http://{url_host(host)}:{port}/ ({STOP_HINT})",
+            file=sys.stderr,
+            flush=True,
+        )
 
     try:
         run_uvicorn(app, bind_address(host), port, announce=announce, log_level=log_level)

@@ -71,9 +71,14 @@ def overview(mem: Memory) -> dict[str, Any]:
         d = r.payload.get("relation_schema", {}).get("derivation", "unknown")
         derivations[d] = derivations.get(d, 0) + 1
     knowledge_status = by_status.get("knowledge", {})
-    counts = {"objects": sum(by_type.values()), "by_object_type": by_type, "by_status": by_status,
-              "segments": segments, "relations": min(len(relations), MAX_RELATIONS_SCANNED),
-              "relations_capped": len(relations) > MAX_RELATIONS_SCANNED}
+    counts = {
+        "objects": sum(by_type.values()),
+        "by_object_type": by_type,
+        "by_status": by_status,
+        "segments": segments,
+        "relations": min(len(relations), MAX_RELATIONS_SCANNED),
+        "relations_capped": len(relations) > MAX_RELATIONS_SCANNED,
+    }
     health = {
         "relations_by_derivation": derivations,
         "stub_nodes": by_kind.get("node", {}).get("stub", 0),
@@ -94,7 +99,11 @@ def overview(mem: Memory) -> dict[str, Any]:
     ]
     store = mem.store
     return {
-        "storage": {"backend": store.backend, "location": store.location, "schema_version": store.schema_version()},
+        "storage": {
+            "backend": store.backend,
+            "location": store.location,
+            "schema_version": store.schema_version(),
+        },
         "counts": counts,
         "entities_by_type": by_kind.get("entity", {}),
         "knowledge_by_kind": by_kind.get("knowledge", {}),
@@ -117,7 +126,9 @@ def health_report(mem: Memory) -> dict[str, Any]:
 def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
     """Search results in one shape for both units: an object result shows its best matched
     chunk; a segment result is that chunk."""
-    result = mem.query("search", {"query": query}, {"max_items": 20, "result_unit": unit, "detail": "full"})  # scores shown
+    result = mem.query(
+        "search", {"query": query}, {"max_items": 20, "result_unit": unit, "detail": "full"}
+    )  # scores shown
     items = []
     for it in result.get("items", []):
         chunk = (it.get("matched_chunks") or [None])[0] or it
@@ -143,14 +154,37 @@ def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
 # --- entities and facts ----------------------------------------------------------------------
 def entities(mem: Memory, entity_type: str | None, name: str | None) -> list[dict[str, Any]]:
     if name:
-        found = mem.query("entities", {"name": name, **({"type": entity_type} if entity_type else {})},
-                          {"max_items": PAGE_SIZE, "max_facts": 0})
-        return [{"id": e["id"], "title": e["name"], "kind": e["type"], "status": e["status"],
-                 "mentions": e.get("mentions", 0), "aliases": e.get("aliases", [])} for e in found["items"]]
+        found = mem.query(
+            "entities",
+            {"name": name, **({"type": entity_type} if entity_type else {})},
+            {"max_items": PAGE_SIZE, "max_facts": 0},
+        )
+        return [
+            {
+                "id": e["id"],
+                "title": e["name"],
+                "kind": e["type"],
+                "status": e["status"],
+                "mentions": e.get("mentions", 0),
+                "aliases": e.get("aliases", []),
+            }
+            for e in found["items"]
+        ]
     with _read(mem) as s:
-        objs = s.list_objects(object_types=["entity"], kinds=[entity_type] if entity_type else None, limit=PAGE_SIZE * 2)
-    return [{"id": o.id, "title": o.title, "kind": o.kind, "status": o.status,
-             "mentions": o.metadata.get("mentions", 0), "aliases": o.payload.get("aliases") or []} for o in objs]
+        objs = s.list_objects(
+            object_types=["entity"], kinds=[entity_type] if entity_type else None, limit=PAGE_SIZE * 2
+        )
+    return [
+        {
+            "id": o.id,
+            "title": o.title,
+            "kind": o.kind,
+            "status": o.status,
+            "mentions": o.metadata.get("mentions", 0),
+            "aliases": o.payload.get("aliases") or [],
+        }
+        for o in objs
+    ]
 
 
 def _iso(ts: str | None) -> float | None:
@@ -175,8 +209,11 @@ def entity(mem: Memory, entity_id: str) -> dict[str, Any] | None:
             if f["id"] not in seen:
                 seen.add(f["id"])
                 facts.append({**f, "role": role})
-    return {"entity": obj_row(obj) | {"aliases": obj.payload.get("aliases") or [], "metadata": obj.metadata},
-            "timeline": timeline(facts), "facts": facts}
+    return {
+        "entity": obj_row(obj) | {"aliases": obj.payload.get("aliases") or [], "metadata": obj.metadata},
+        "timeline": timeline(facts),
+        "facts": facts,
+    }
 
 
 def timeline(facts: list[dict[str, Any]]) -> dict[str, Any]:
@@ -243,12 +280,27 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
     for nid in sorted(nodes):
         o = objs.get(nid)
         out_nodes.append(
-            {"data": {"id": nid, "label": visible((o.title if o else nid)[:60]), "type": o.object_type if o else "missing",
-                      "kind": o.kind if o else "", "status": o.status if o else "", "focus": nid == focus}}
+            {
+                "data": {
+                    "id": nid,
+                    "label": visible((o.title if o else nid)[:60]),
+                    "type": o.object_type if o else "missing",
+                    "kind": o.kind if o else "",
+                    "status": o.status if o else "",
+                    "focus": nid == focus,
+                }
+            }
         )
     out_edges = [
-        {"data": {"id": r.id, "source": r.source_id, "target": r.target_id, "label": visible(r.rel_type),
-                  "derivation": r.payload.get("relation_schema", {}).get("derivation", "")}}
+        {
+            "data": {
+                "id": r.id,
+                "source": r.source_id,
+                "target": r.target_id,
+                "label": visible(r.rel_type),
+                "derivation": r.payload.get("relation_schema", {}).get("derivation", ""),
+            }
+        }
         for r in hood.edges
     ]
     return {"focus": focus, "nodes": out_nodes, "edges": out_edges, "truncated": hood.truncated}
@@ -265,18 +317,35 @@ def object_detail(mem: Memory, object_id: str) -> dict[str, Any] | None:
     return {
         "object": obj_row(obj),
         "json": pretty(obj.to_dict()),
-        "relations": [{"rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id,
-                       "derivation": r.payload.get("relation_schema", {}).get("derivation", "")} for r in rels],
-        "events": [{"id": e.id, "action": e.action, "patch_id": e.patch_id, "created_at": e.created_at,
-                    "data": pretty(e.data)} for e in events],
+        "relations": [
+            {
+                "rel_type": r.rel_type,
+                "source_id": r.source_id,
+                "target_id": r.target_id,
+                "derivation": r.payload.get("relation_schema", {}).get("derivation", ""),
+            }
+            for r in rels
+        ],
+        "events": [
+            {
+                "id": e.id,
+                "action": e.action,
+                "patch_id": e.patch_id,
+                "created_at": e.created_at,
+                "data": pretty(e.data),
+            }
+            for e in events
+        ],
     }
 
 
 def sources(mem: Memory, page: int) -> dict[str, Any]:
     with _read(mem) as s:
         objs = s.list_objects(object_types=["source"], limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
-    rows = [obj_row(o) | {"segment_count": o.metadata.get("segment_count"), "uri": o.metadata.get("uri")}
-            for o in objs[:PAGE_SIZE]]
+    rows = [
+        obj_row(o) | {"segment_count": o.metadata.get("segment_count"), "uri": o.metadata.get("uri")}
+        for o in objs[:PAGE_SIZE]
+    ]
     return {"rows": rows, "page": page, "has_next": len(objs) > PAGE_SIZE}
 
 
@@ -288,11 +357,23 @@ def source(mem: Memory, source_id: str, page: int) -> dict[str, Any] | None:
         segs = s.get_segments(source_id, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
         total = s.count_segments(source_id)
     return {
-        "source": obj_row(obj) | {"uri": obj.metadata.get("uri"), "payload": pretty(obj.payload),
-                                  "frontmatter": obj.payload.get("frontmatter")},
-        "segments": [{"id": g.id, "ordinal": g.ordinal, "text": g.text, "locator": g.locator,
-                      "locator_json": json.dumps(g.locator, ensure_ascii=False), "metadata": g.metadata}
-                     for g in segs[:PAGE_SIZE]],
+        "source": obj_row(obj)
+        | {
+            "uri": obj.metadata.get("uri"),
+            "payload": pretty(obj.payload),
+            "frontmatter": obj.payload.get("frontmatter"),
+        },
+        "segments": [
+            {
+                "id": g.id,
+                "ordinal": g.ordinal,
+                "text": g.text,
+                "locator": g.locator,
+                "locator_json": json.dumps(g.locator, ensure_ascii=False),
+                "metadata": g.metadata,
+            }
+            for g in segs[:PAGE_SIZE]
+        ],
         "total": total,
         "page": page,
         "has_next": len(segs) > PAGE_SIZE,
@@ -306,18 +387,39 @@ def log(mem: Memory, limit: int = 50) -> dict[str, Any]:
     by_patch: dict[str, list[dict[str, Any]]] = {}
     for e in events:
         by_patch.setdefault(e.patch_id, []).append(
-            {"id": e.id, "action": e.action, "object_id": e.object_id, "created_at": e.created_at, "data": pretty(e.data)}
+            {
+                "id": e.id,
+                "action": e.action,
+                "object_id": e.object_id,
+                "created_at": e.created_at,
+                "data": pretty(e.data),
+            }
         )
     return {
-        "patches": [{"id": p.id, "tool": p.tool, "mode": p.mode, "reason": p.reason, "created_at": p.created_at,
-                     "operations": p.operations, "events": by_patch.get(p.id, [])} for p in patches],
+        "patches": [
+            {
+                "id": p.id,
+                "tool": p.tool,
+                "mode": p.mode,
+                "reason": p.reason,
+                "created_at": p.created_at,
+                "operations": p.operations,
+                "events": by_patch.get(p.id, []),
+            }
+            for p in patches
+        ],
     }
 
 
 # --- traces and procedures ---------------------------------------------------------------------
 def _dims(candidate: dict[str, Any]) -> dict[str, float]:
     """The four ranking dimensions of one compile candidate, wherever the trace keeps them."""
-    for holder in (candidate.get("dimensions"), candidate.get("scores"), candidate.get("components"), candidate):
+    for holder in (
+        candidate.get("dimensions"),
+        candidate.get("scores"),
+        candidate.get("components"),
+        candidate,
+    ):
         if isinstance(holder, dict):
             found = {d: float(holder[d]) for d in RANK_DIMENSIONS if isinstance(holder.get(d), int | float)}
             if found:
@@ -368,24 +470,34 @@ def compile_candidates(data: dict[str, Any], titles: dict[str, str] | None = Non
         dims = _dims(c)
         score = c.get("score", c.get("final_score", c.get("total")))
         cid = str(c.get("id") or c.get("object_id") or c.get("ref") or "")
-        rows.append({
-            "id": cid,
-            "title": c.get("title") or c.get("text") or (titles or {}).get(cid) or "",
-            "dims": dims,
-            "score": score if isinstance(score, int | float) else None,
-            "selected": c.get("selected", c.get("_group") == "selected" if "_group" in c else None),
-            "reason": c.get("reason") or "",
-            "strategies": ", ".join(str(x) for x in c.get("strategies") or []),
-        })
+        rows.append(
+            {
+                "id": cid,
+                "title": c.get("title") or c.get("text") or (titles or {}).get(cid) or "",
+                "dims": dims,
+                "score": score if isinstance(score, int | float) else None,
+                "selected": c.get("selected", c.get("_group") == "selected" if "_group" in c else None),
+                "reason": c.get("reason") or "",
+                "strategies": ", ".join(str(x) for x in c.get("strategies") or []),
+            }
+        )
     return rows
 
 
 def traces(mem: Memory, kind: str) -> list[dict[str, Any]]:
     with _read(mem) as s:
         found = s.list_traces(kind=kind, limit=PAGE_SIZE)
-    return [{"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
-             "task": t.data.get("task") or t.data.get("query") or t.data.get("episode_id") or "",
-             "candidates": candidate_count(t.data)} for t in found]
+    return [
+        {
+            "id": t.id,
+            "kind": t.kind,
+            "subject_id": t.subject_id,
+            "created_at": t.created_at,
+            "task": t.data.get("task") or t.data.get("query") or t.data.get("episode_id") or "",
+            "candidates": candidate_count(t.data),
+        }
+        for t in found
+    ]
 
 
 def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
@@ -402,16 +514,27 @@ def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
         obj = objs.get(cid.partition("#")[0])
         if obj is not None:
             titles[cid] = obj.title + (f" ({cid.partition('#')[2]})" if "#" in cid else "")
-    return {"trace": {"id": t.id, "kind": t.kind, "subject_id": t.subject_id, "created_at": t.created_at,
-                      "task": t.data.get("task") or t.data.get("query") or "", "found": candidate_count(t.data)},
-            "candidates": compile_candidates(t.data, titles), "dimensions": RANK_DIMENSIONS, "json": pretty(t.data)}
+    return {
+        "trace": {
+            "id": t.id,
+            "kind": t.kind,
+            "subject_id": t.subject_id,
+            "created_at": t.created_at,
+            "task": t.data.get("task") or t.data.get("query") or "",
+            "found": candidate_count(t.data),
+        },
+        "candidates": compile_candidates(t.data, titles),
+        "dimensions": RANK_DIMENSIONS,
+        "json": pretty(t.data),
+    }
 
 
 def procedures(mem: Memory) -> list[dict[str, Any]]:
     with _read(mem) as s:
         objs = s.list_objects(object_types=["knowledge"], kinds=["procedure"], limit=PAGE_SIZE * 2)
     return [
-        obj_row(o) | {
+        obj_row(o)
+        | {
             "procedure_kind": o.payload.get("procedure_kind", ""),
             "text": o.payload.get("text", o.summary),
             "observation_count": o.payload.get("observation_count", 0),

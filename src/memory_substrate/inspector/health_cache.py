@@ -40,12 +40,14 @@ def fingerprint(mem: Memory) -> str:
         counts = s.count_objects()
         latest = s.list_objects(order="updated_desc", limit=1)
         config = s.get_config()
-    return canonical_json([
-        patches[0].id if patches else None,
-        sorted(list(c) for c in counts),
-        [latest[0].id, latest[0].updated_at, latest[0].version] if latest else None,
-        config,
-    ])
+    return canonical_json(
+        [
+            patches[0].id if patches else None,
+            sorted(list(c) for c in counts),
+            [latest[0].id, latest[0].updated_at, latest[0].version] if latest else None,
+            config,
+        ]
+    )
 
 
 class HealthCache:
@@ -64,9 +66,16 @@ class HealthCache:
         if not cached:
             started = time.perf_counter()
             section = graph_health_section(mem.runtime, self.max_items)
-            entry = Cached(fp, now_iso(), time.monotonic(), round((time.perf_counter() - started) * 1000, 1), section)
+            entry = Cached(
+                fp, now_iso(), time.monotonic(), round((time.perf_counter() - started) * 1000, 1), section
+            )
             with self._lock:
                 self._entries[mem.namespace] = entry
         assert entry is not None
-        return {"graph_health": entry.section, "cached": cached, "computed_at": entry.computed_at,
-                "age_s": round(time.monotonic() - entry.computed_mono, 1), "compute_ms": entry.compute_ms}
+        return {
+            "graph_health": entry.section,
+            "cached": cached,
+            "computed_at": entry.computed_at,
+            "age_s": round(time.monotonic() - entry.computed_mono, 1),
+            "compute_ms": entry.compute_ms,
+        }

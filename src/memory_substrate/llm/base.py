@@ -84,13 +84,20 @@ class StructuredModel:
         self.backoff_s = backoff_s
         self.usage = Usage()
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
-                  max_tokens: int | None) -> Completion:
+    def _complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+    ) -> Completion:
         """One request. Raise ``RetryableError`` for transient failures."""
         raise NotImplementedError
 
-    def complete(self, messages: list[dict[str, str]], schema: dict[str, Any], *, schema_name: str,
-                 max_tokens: int | None = None) -> Completion:
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        schema_name: str,
+        max_tokens: int | None = None,
+    ) -> Completion:
         """The model's answer to ``messages``; raises ``LLMError`` after ``max_retries`` retries."""
         attempt = 0
         errors: list[str] = []
@@ -104,11 +111,15 @@ class StructuredModel:
                 errors.append(str(exc))
                 self.usage.retries += 1
                 if attempt > self.max_retries:
-                    raise LLMError(f"{self.name}: gave up after {attempt} attempts: {exc}",
-                                   details={"model": self.name, "attempts": attempt, "errors": errors}) from None
+                    raise LLMError(
+                        f"{self.name}: gave up after {attempt} attempts: {exc}",
+                        details={"model": self.name, "attempts": attempt, "errors": errors},
+                    ) from None
                 # Exponential backoff, and never less than the abandoned request ran: a local
                 # server works on until its prefill ends, and a retry would queue behind it.
-                time.sleep(min(MAX_BACKOFF_S, max(self.backoff_s * (2 ** (attempt - 1)), exc.abandoned_after_s)))
+                time.sleep(
+                    min(MAX_BACKOFF_S, max(self.backoff_s * (2 ** (attempt - 1)), exc.abandoned_after_s))
+                )
             finally:
                 self.usage.latency_ms.append(round((time.perf_counter() - started) * 1000, 2))
         self.usage.calls += 1
@@ -129,5 +140,11 @@ def strip_fences(text: str) -> str:
 
 def error_list(exc: PydanticValidationError, limit: int = 20) -> list[dict[str, Any]]:
     """Pydantic's errors as plain JSON (its ``ctx`` may hold the raised exception itself)."""
-    return [{"loc": ".".join(str(p) for p in e.get("loc", ())), "msg": str(e.get("msg")), "type": str(e.get("type"))}
-            for e in exc.errors(include_url=False, include_input=False)[:limit]]
+    return [
+        {
+            "loc": ".".join(str(p) for p in e.get("loc", ())),
+            "msg": str(e.get("msg")),
+            "type": str(e.get("type")),
+        }
+        for e in exc.errors(include_url=False, include_input=False)[:limit]
+    ]

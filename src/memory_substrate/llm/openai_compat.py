@@ -83,15 +83,24 @@ class OpenAICompatibleChat(StructuredModel):
         self._schema_mode = "json_schema"
         self._usage_in_stream = True
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
-                  max_tokens: int | None) -> Completion:
-        body: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature, "stream": True}
+    def _complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+    ) -> Completion:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "stream": True,
+        }
         if self._usage_in_stream:
             body["stream_options"] = {"include_usage": True}
         if max_tokens:
             body["max_tokens"] = max_tokens
         if self._schema_mode == "json_schema":
-            body["response_format"] = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": schema}}
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema_name, "schema": schema},
+            }
         else:
             body["response_format"] = {"type": "json_object"}
         self.gate.acquire()
@@ -103,7 +112,9 @@ class OpenAICompatibleChat(StructuredModel):
             if refused.field == "stream_options":
                 self._usage_in_stream = False  # token counts are then unknown, the answer is not
             else:
-                self._schema_mode = "json_object"  # the prompt describes the schema; the server just can't enforce it
+                self._schema_mode = (
+                    "json_object"  # the prompt describes the schema; the server just can't enforce it
+                )
         except RetryableError as exc:
             abandoned = exc.abandoned_after_s
             raise
@@ -122,16 +133,21 @@ class OpenAICompatibleChat(StructuredModel):
         started = time.monotonic()
         timeout = httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 30.0))
         try:
-            with httpx.stream("POST", f"{self.base_url}/chat/completions", json=body, headers=headers,
-                              timeout=timeout) as resp:
+            with httpx.stream(
+                "POST", f"{self.base_url}/chat/completions", json=body, headers=headers, timeout=timeout
+            ) as resp:
                 if resp.status_code >= 400:
                     self._refuse(resp.status_code, resp.read().decode("utf-8", "replace"), body)
                 if "text/event-stream" not in resp.headers.get("content-type", ""):
-                    return self._whole(resp.read().decode("utf-8", "replace"))  # a server that ignores "stream"
+                    return self._whole(
+                        resp.read().decode("utf-8", "replace")
+                    )  # a server that ignores "stream"
                 return self._stream(resp.iter_lines(), started)
         except httpx.TimeoutException as exc:
-            raise RetryableError(f"timed out ({type(exc).__name__}) after {time.monotonic() - started:.1f} s",
-                                 abandoned_after_s=time.monotonic() - started) from None
+            raise RetryableError(
+                f"timed out ({type(exc).__name__}) after {time.monotonic() - started:.1f} s",
+                abandoned_after_s=time.monotonic() - started,
+            ) from None
         except httpx.TransportError as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from None
 
@@ -152,8 +168,10 @@ class OpenAICompatibleChat(StructuredModel):
         for line in lines:
             elapsed = time.monotonic() - started
             if elapsed > self.window_timeout_s:
-                raise RetryableError(f"no complete answer within {self.window_timeout_s:.0f} s (window deadline)",
-                                     abandoned_after_s=0.0)
+                raise RetryableError(
+                    f"no complete answer within {self.window_timeout_s:.0f} s (window deadline)",
+                    abandoned_after_s=0.0,
+                )
             if not line.startswith("data:"):
                 continue
             data = line[5:].strip()
@@ -167,8 +185,9 @@ class OpenAICompatibleChat(StructuredModel):
                 if chunk.get("usage"):
                     usage = _usage(chunk["usage"])
             except (ValueError, AttributeError, TypeError):
-                raise LLMError(f"{self.name}: stream chunk is not a chat completion chunk",
-                               details={"chunk": data[:300]}) from None
+                raise LLMError(
+                    f"{self.name}: stream chunk is not a chat completion chunk", details={"chunk": data[:300]}
+                ) from None
         if finish is None and not parts:
             raise RetryableError("the stream ended before any answer")
         return Completion("".join(parts), finish, usage)
@@ -177,9 +196,15 @@ class OpenAICompatibleChat(StructuredModel):
         try:
             data = json.loads(text)
             choice = data["choices"][0]
-            return Completion(choice["message"]["content"] or "", choice.get("finish_reason"), _usage(data.get("usage") or {}))
+            return Completion(
+                choice["message"]["content"] or "",
+                choice.get("finish_reason"),
+                _usage(data.get("usage") or {}),
+            )
         except (ValueError, KeyError, IndexError, TypeError):
-            raise LLMError(f"{self.name}: response is not a chat completion", details={"body": text[:500]}) from None
+            raise LLMError(
+                f"{self.name}: response is not a chat completion", details={"body": text[:500]}
+            ) from None
 
 
 class _Refused(Exception):

@@ -23,8 +23,9 @@ class SamplingExtractor(StructuredModel):
         self.max_tokens = max_tokens
         self.name = f"sampling:{client_name}"
 
-    def _complete(self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str,
-                  max_tokens: int | None) -> Completion:
+    def _complete(
+        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+    ) -> Completion:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")
         return Completion(self._ask(system, user, min(max_tokens or self.max_tokens, self.max_tokens)))

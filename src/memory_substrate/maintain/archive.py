@@ -32,9 +32,13 @@ def archive_source(rt: Runtime, data: ArchiveSourceInput, *, apply: bool) -> dic
     with maintenance_session(rt, MODE, apply=apply, reason=reason) as (session, patch):
         source = session.get_object(data.source_id)
         if source is None or source.object_type != "source":
-            raise NotFoundError(f"source_id: source {data.source_id} not found", details={"id": data.source_id})
+            raise NotFoundError(
+                f"source_id: source {data.source_id} not found", details={"id": data.source_id}
+            )
         rels = session.relations_of([source.id], limit=ALL)
-        citing_ids = [r.origin_id for r in rels if r.rel_type == "evidence" and r.target_id == source.id and r.origin_id]
+        citing_ids = [
+            r.origin_id for r in rels if r.rel_type == "evidence" and r.target_id == source.id and r.origin_id
+        ]
         citing = [o for o in session.get_objects(citing_ids).values() if o.object_type == "knowledge"]
         only, mixed = archive_plan(source.id, citing)
         ws = Workspace.of(citing, patch)
@@ -43,7 +47,9 @@ def archive_source(rt: Runtime, data: ArchiveSourceInput, *, apply: bool) -> dic
             ws.set_status(source, "archived", reason)
         for obj in only:
             ws.set_status(
-                obj, "stale", f"archive_source: all evidence is in archived source {source.id}: {reason}",
+                obj,
+                "stale",
+                f"archive_source: all evidence is in archived source {source.id}: {reason}",
                 archived_source_id=source.id,
             )
         counts = {

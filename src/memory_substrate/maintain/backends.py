@@ -48,9 +48,20 @@ def check_backend(field: str, value: str, settings: Settings | None = None) -> d
         raise NotAvailableError(
             "graph_backend 'falkordb' needs a server: set MEMORY_SUBSTRATE_FALKORDB_URL (for example "
             "redis://localhost:6379, or run 'memory-substrate falkordb-server'). Nothing was changed.",
-            details={"field": field, "backend": value, "setting": "MEMORY_SUBSTRATE_FALKORDB_URL", "use_instead": default},
+            details={
+                "field": field,
+                "backend": value,
+                "setting": "MEMORY_SUBSTRATE_FALKORDB_URL",
+                "use_instead": default,
+            },
         )
-    return {"name": value, "supported": True, "native": False, "detail": _DETAIL[value], "install": install_hint(value)}
+    return {
+        "name": value,
+        "supported": True,
+        "native": False,
+        "detail": _DETAIL[value],
+        "install": install_hint(value),
+    }
 
 
 def effective(config: dict[str, Any]) -> dict[str, str]:

@@ -108,7 +108,9 @@ def evidence_count(obj: MemoryObject) -> int:
     return len({(e.get("source_id"), e.get("segment_id")) for e in obj.evidence_refs})
 
 
-def merge_evidence(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], int]:
+def merge_evidence(
+    base: list[dict[str, Any]], extra: list[dict[str, Any]]
+) -> tuple[list[dict[str, Any]], int]:
     """``base`` plus the refs of ``extra`` it lacks (by source and segment); and how many were added."""
     seen = {(e.get("source_id"), e.get("segment_id")) for e in base}
     out = list(base)
@@ -121,7 +123,13 @@ def merge_evidence(base: list[dict[str, Any]], extra: list[dict[str, Any]]) -> t
 
 
 def ref_view(obj: MemoryObject) -> dict[str, Any]:
-    return {"id": obj.id, "object_type": obj.object_type, "kind": obj.kind, "status": obj.status, "title": obj.title}
+    return {
+        "id": obj.id,
+        "object_type": obj.object_type,
+        "kind": obj.kind,
+        "status": obj.status,
+        "title": obj.title,
+    }
 
 
 # --- the workspace -------------------------------------------------------------------------

@@ -76,10 +76,14 @@ def shape_maintenance(mode: str, result: dict[str, Any], options: dict[str, Any]
     _cut_nested(result)
     omitted = _drop_guidance(result, "soft_duplicate_candidates", ("review_guidance", "next_actions"))
     omitted += _drop_guidance(
-        result, "concept_candidates", ("review_guidance", "next_actions", "ranking_signals", "kind", "detail", "candidate_type")
+        result,
+        "concept_candidates",
+        ("review_guidance", "next_actions", "ranking_signals", "kind", "detail", "candidate_type"),
     )
     for entry in result.get("concept_candidates") or []:  # the skeleton's refs are the candidate's: once
-        skeleton = ((entry.get("suggested_memory") or {}).get("input_data") or {}) if isinstance(entry, dict) else {}
+        skeleton = (
+            ((entry.get("suggested_memory") or {}).get("input_data") or {}) if isinstance(entry, dict) else {}
+        )
         if skeleton.get("evidence_refs") == entry.get("evidence_refs"):
             entry.pop("evidence_refs")
     result.pop("thresholds", None)  # the caller's own inputs (or their defaults)

@@ -74,7 +74,10 @@ def _merge(parts: list[dict[str, Any]], scopes: dict[str, Counter[str]]) -> dict
         "object_ref_count": sum(c["object_ref_count"] for c in parts),
         "object_refs": sources,
         "source_count": len(sources),
-        "scope_inference": {"scope_refs": scope_refs, "from": "knowledge_citing_sources" if scope_counts else "default"},
+        "scope_inference": {
+            "scope_refs": scope_refs,
+            "from": "knowledge_citing_sources" if scope_counts else "default",
+        },
         "suggested_memory": {
             "tool": "memory_remember",
             "mode": "knowledge",
@@ -102,7 +105,9 @@ def cross_source_concepts(
     limit: int,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
     """(candidates best first, candidate diagnostics, total eligible before ``limit``)."""
-    active = sorted((s for s in sources if s.status == "active"), key=lambda s: (s.updated_at, s.id), reverse=True)
+    active = sorted(
+        (s for s in sources if s.status == "active"), key=lambda s: (s.updated_at, s.id), reverse=True
+    )
     active = active[:max_sources]
     existing = {name_key(k.title): k.id for k in knowledge if k.status in LIVE_KNOWLEDGE_STATUSES}
     by_title: dict[str, list[dict[str, Any]]] = {}
@@ -129,7 +134,9 @@ def cross_source_concepts(
         if known:
             already += 1
             skipped[(cand["title"].lower(), "already_in_memory")] = {
-                "title": cand["title"], "reason": "already_in_memory", "occurrences": cand["occurrences"],
+                "title": cand["title"],
+                "reason": "already_in_memory",
+                "occurrences": cand["occurrences"],
                 "existing_knowledge_id": known,
             }
             continue

@@ -27,7 +27,9 @@ from memory_substrate.runtime import Runtime
 Step = Callable[[Workspace], dict[str, Any]]
 
 
-def _run(rt: Runtime, mode: str, steps: list[tuple[str, Step]], *, apply: bool, reason: str) -> dict[str, Any]:
+def _run(
+    rt: Runtime, mode: str, steps: list[tuple[str, Step]], *, apply: bool, reason: str
+) -> dict[str, Any]:
     with maintenance_session(rt, mode, apply=apply, reason=reason) as (session, patch):
         live = load_objects(session, object_types=["knowledge"], statuses=list(LIVE_KNOWLEDGE_STATUSES))
         ws = Workspace.of(live, patch)
@@ -39,7 +41,9 @@ def _run(rt: Runtime, mode: str, steps: list[tuple[str, Step]], *, apply: bool, 
         body.pop("counts")
     else:
         body = {"steps": results}
-    return mutation_result(mode, apply=apply, change_count=ws.changes, counts=counts, patch=patch, record=record, **body)
+    return mutation_result(
+        mode, apply=apply, change_count=ws.changes, counts=counts, patch=patch, record=record, **body
+    )
 
 
 def promote_candidates(rt: Runtime, data: PromoteInput, *, apply: bool) -> dict[str, Any]:
@@ -58,7 +62,10 @@ def promote_candidates(rt: Runtime, data: PromoteInput, *, apply: bool) -> dict[
 
 def merge_duplicates(rt: Runtime, *, apply: bool) -> dict[str, Any]:
     return _run(
-        rt, "merge_duplicates", [("merge_duplicates", merge_step)], apply=apply,
+        rt,
+        "merge_duplicates",
+        [("merge_duplicates", merge_step)],
+        apply=apply,
         reason="merge deterministic structured duplicates",
     )
 

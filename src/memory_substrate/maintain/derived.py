@@ -30,7 +30,9 @@ def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, dict[s
     backend it turns on. Raises ``BackendError`` (naming the backend and the failure) when one
     cannot be built, so that the caller's transaction rolls back and nothing is saved."""
     mirror = mirror_of(rt)
-    names = [str(c["to"]) for k, c in changes.items() if k.endswith("_backend") and c.get("to") not in BUILTIN]
+    names = [
+        str(c["to"]) for k, c in changes.items() if k.endswith("_backend") and c.get("to") not in BUILTIN
+    ]
     if mirror is None or not names:
         return {}
     built: dict[str, Any] = {}
@@ -43,12 +45,18 @@ def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, dict[s
                 try:
                     mirror.drop(rt.namespace, started)
                 except Exception as drop_exc:  # best effort: the setting is not saved either way
-                    log.warning("could not drop the partial %s copy of %r: %s", started, rt.namespace, drop_exc)
+                    log.warning(
+                        "could not drop the partial %s copy of %r: %s", started, rt.namespace, drop_exc
+                    )
             raise BackendError(
                 f"configure: building the {name} derived index of namespace {rt.namespace!r} failed: {message}. "
                 "Nothing was saved; the previous configuration stands.",
-                details={"backend": name, "namespace": rt.namespace, "error": message,
-                         **({"cause": exc.to_dict()} if isinstance(exc, MemorySubstrateError) else {})},
+                details={
+                    "backend": name,
+                    "namespace": rt.namespace,
+                    "error": message,
+                    **({"cause": exc.to_dict()} if isinstance(exc, MemorySubstrateError) else {}),
+                },
             ) from exc
     if set(mirror.indexes.configured(session.get_config())) <= set(names):
         # Every configured backend now reflects this transaction: pending entries are moot.
@@ -120,8 +128,10 @@ def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
     return {
         "backend": name,
         "in_line": check["in_line"],
-        "counts": {f: {"canonical": v["canonical"]["count"], "backend": v["backend"]["count"]}
-                   for f, v in check["families"].items()},
+        "counts": {
+            f: {"canonical": v["canonical"]["count"], "backend": v["backend"]["count"]}
+            for f, v in check["families"].items()
+        },
         "missing_backend_counts": {f: v["missing"] for f, v in check["families"].items()},
     }
 
@@ -143,12 +153,16 @@ def health(rt: Runtime, session: StoreSession) -> dict[str, Any]:
             error = (entry.get("error") or {}).get("message", "unreachable")
             problems.append(f"derived index {name}: unreachable: {error}")
         elif not entry.get("built"):
-            problems.append(f"derived index {name}: configured but not built (maintain repair or reindex with apply builds it)")
+            problems.append(
+                f"derived index {name}: configured but not built (maintain repair or reindex with apply builds it)"
+            )
     failing = mirror.last_error.get(rt.namespace)
     if failing:
         out["last_sync_error"] = failing
         problems.append(f"derived index sync failing: {failing}")
     if out.get("outbox_pending"):
-        problems.append(f"derived indexes behind the store: {out['outbox_pending']} writes not yet mirrored (outbox)")
+        problems.append(
+            f"derived indexes behind the store: {out['outbox_pending']} writes not yet mirrored (outbox)"
+        )
     out["problems"] = problems
     return out

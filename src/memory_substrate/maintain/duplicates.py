@@ -56,7 +56,13 @@ SOFT_NEXT_ACTIONS = [
 
 def canonical_order(obj: MemoryObject) -> tuple[Any, ...]:
     """Sort key: the best canonical first (status, confidence, evidence, then oldest)."""
-    return (-STATUS_RANK.get(obj.status, 0), -(obj.confidence or 0.0), -evidence_count(obj), obj.created_at, obj.id)
+    return (
+        -STATUS_RANK.get(obj.status, 0),
+        -(obj.confidence or 0.0),
+        -evidence_count(obj),
+        obj.created_at,
+        obj.id,
+    )
 
 
 # --- deterministic structured duplicates ------------------------------------------------------
@@ -134,7 +140,9 @@ def merge_step(ws: Workspace) -> dict[str, Any]:
         )
         for other in rest:
             ws.set_status(
-                other, "superseded", f"merge_duplicates: exact structured duplicate of {canonical.id}",
+                other,
+                "superseded",
+                f"merge_duplicates: exact structured duplicate of {canonical.id}",
                 superseded_by=canonical.id,
             )
         superseded_total += len(rest)
@@ -270,7 +278,9 @@ def soft_entry(score: float, reasons: list[str], a: MemoryObject, b: MemoryObjec
     """One pair in the documented report shape, with a ready-to-review supersede suggestion."""
     ids = [a.id, b.id]
     # Prefer the stronger status, then more evidence, then the newer item.
-    canonical_id = max((a, b), key=lambda o: (STATUS_RANK.get(o.status, 0), evidence_count(o), o.created_at, o.id)).id
+    canonical_id = max(
+        (a, b), key=lambda o: (STATUS_RANK.get(o.status, 0), evidence_count(o), o.created_at, o.id)
+    ).id
     return {
         "object_ids": ids,
         "score": score,

@@ -20,18 +20,31 @@ SAMPLE = 50
 
 def expire(rt: Runtime, data: TimeInput, *, apply: bool) -> dict[str, Any]:
     ref = data.reference_time or rt.clock()
-    with maintenance_session(rt, "expire", apply=apply, reason="expire: objects past their expires_at") as (session, patch):
+    with maintenance_session(rt, "expire", apply=apply, reason="expire: objects past their expires_at") as (
+        session,
+        patch,
+    ):
         ids = sorted({oid for _, oid in session.find_keys([TTL_KEY])})
         objs = session.get_objects(ids)
-        due = sorted((o for o in objs.values() if is_expired(o, ref) and o.status != "expired"), key=lambda o: o.id)
+        due = sorted(
+            (o for o in objs.values() if is_expired(o, ref) and o.status != "expired"), key=lambda o: o.id
+        )
         if patch is not None:
             for obj in due:
                 when = expires_at(obj)
-                patch.set_status(obj, "expired", "expires_at passed", expires_at=when.isoformat() if when else None)
+                patch.set_status(
+                    obj, "expired", "expires_at passed", expires_at=when.isoformat() if when else None
+                )
         record = commit_if_changed(patch, {"expired": len(due)})
     items = [
-        {"id": o.id, "object_type": o.object_type, "kind": o.kind, "title": o.title, "status_was": o.status,
-         "expires_at": o.metadata.get("expires_at")}
+        {
+            "id": o.id,
+            "object_type": o.object_type,
+            "kind": o.kind,
+            "title": o.title,
+            "status_was": o.status,
+            "expires_at": o.metadata.get("expires_at"),
+        }
         for o in due[:SAMPLE]
     ]
     return mutation_result(

@@ -46,14 +46,16 @@ def similar_entity_names(nodes: Iterable[MemoryObject]) -> list[dict[str, Any]]:
     for key, items in sorted(groups.items()):
         if len(items) > 1:
             items.sort(key=lambda o: o.id)
-            issues.append({
-                "issue_type": "similar_entity_name",
-                "name_key": key,
-                "object_ids": [o.id for o in items],
-                "titles": [o.title for o in items],
-                "stub_ids": [o.id for o in items if o.kind == "stub"],
-                "suggested_action": "review_and_consolidate_entity_references",
-            })
+            issues.append(
+                {
+                    "issue_type": "similar_entity_name",
+                    "name_key": key,
+                    "object_ids": [o.id for o in items],
+                    "titles": [o.title for o in items],
+                    "stub_ids": [o.id for o in items if o.kind == "stub"],
+                    "suggested_action": "review_and_consolidate_entity_references",
+                }
+            )
     return issues
 
 
@@ -62,14 +64,16 @@ def stale_facts(knowledge: Iterable[MemoryObject], ref: datetime) -> list[dict[s
     for obj in sorted(knowledge, key=lambda o: (o.valid_until or "", o.id)):
         until = when(obj.valid_until)
         if obj.status == "active" and until is not None and until <= ref:
-            issues.append({
-                "issue_type": "stale_fact",
-                "object_id": obj.id,
-                "title": obj.title,
-                "kind": obj.kind,
-                "valid_until": obj.valid_until,
-                "suggested_action": "run_memory_maintain_decay_stale_or_supersede",
-            })
+            issues.append(
+                {
+                    "issue_type": "stale_fact",
+                    "object_id": obj.id,
+                    "title": obj.title,
+                    "kind": obj.kind,
+                    "valid_until": obj.valid_until,
+                    "suggested_action": "run_memory_maintain_decay_stale_or_supersede",
+                }
+            )
     return issues
 
 
@@ -84,26 +88,30 @@ def relationship_mismatches(knowledge: Iterable[MemoryObject]) -> list[dict[str,
         if len(values) < 2:
             continue
         items.sort(key=lambda o: (o.created_at, o.id))
-        issues.append({
-            "issue_type": "relationship_mismatch",
-            "subject": subject,
-            "predicate": predicate,
-            "object_ids": [o.id for o in items],
-            "assertions": [
-                {
-                    "object_id": o.id,
-                    "kind": o.kind,
-                    "status": o.status,
-                    "value": o.payload.get("value"),
-                    "object": o.payload.get("object"),
-                    "scope_refs": o.scope_refs,
-                }
-                for o in items
-            ],
-            "suggested_action": "review_then_supersede_or_contest",
-        })
+        issues.append(
+            {
+                "issue_type": "relationship_mismatch",
+                "subject": subject,
+                "predicate": predicate,
+                "object_ids": [o.id for o in items],
+                "assertions": [
+                    {
+                        "object_id": o.id,
+                        "kind": o.kind,
+                        "status": o.status,
+                        "value": o.payload.get("value"),
+                        "object": o.payload.get("object"),
+                        "scope_refs": o.scope_refs,
+                    }
+                    for o in items
+                ],
+                "suggested_action": "review_then_supersede_or_contest",
+            }
+        )
     return issues
 
 
-def fact_check(nodes: list[MemoryObject], knowledge: list[MemoryObject], ref: datetime) -> list[dict[str, Any]]:
+def fact_check(
+    nodes: list[MemoryObject], knowledge: list[MemoryObject], ref: datetime
+) -> list[dict[str, Any]]:
     return similar_entity_names(nodes) + stale_facts(knowledge, ref) + relationship_mismatches(knowledge)

@@ -32,8 +32,14 @@ def _section(items: list[dict[str, Any]], max_items: int) -> dict[str, Any]:
     return {"count": len(items), "items": items[:max_items], "truncated": len(items) > max_items}
 
 
-def _counts(objects: list[MemoryObject], relations: list[Relation], diff: dict[str, Any], *, backend: str,
-            configured: bool) -> dict[str, Any]:
+def _counts(
+    objects: list[MemoryObject],
+    relations: list[Relation],
+    diff: dict[str, Any],
+    *,
+    backend: str,
+    configured: bool,
+) -> dict[str, Any]:
     """What the backend holds beside the canonical tables."""
     ids = {o.id for o in objects}
     dangling = {e for r in relations for e in (r.source_id, r.target_id) if e not in ids}
@@ -47,7 +53,9 @@ def _counts(objects: list[MemoryObject], relations: list[Relation], diff: dict[s
         "missing_backend_counts": {"relations": len(diff["missing"]), "nodes": len(dangling)},
         "extra_backend_counts": {"relations": len(diff["extra"])},
         "outdated_backend_counts": {"relations": len(diff["outdated"])},
-        "stub_node_count": sum(1 for o in objects if o.object_type == "node" and (o.kind == "stub" or o.metadata.get("stub"))),
+        "stub_node_count": sum(
+            1 for o in objects if o.object_type == "node" and (o.kind == "stub" or o.metadata.get("stub"))
+        ),
         "thresholds": {"sparse_min_size": SPARSE_MIN_SIZE, "sparse_max_density": SPARSE_MAX_DENSITY},
     }
 
@@ -66,18 +74,21 @@ def _components(nx: Any, graph: Any, degree: dict[str, int]) -> tuple[dict[str, 
         density = 2 * edges / (size * (size - 1))
         if density < SPARSE_MAX_DENSITY:
             members = sorted(comp, key=lambda n: (-degree[n], n))
-            sparse.append({
-                "size": size,
-                "relations": edges,
-                "density": round(density, 4),
-                "hub_id": members[0],
-                "member_ids": members[:MEMBERS_SHOWN],
-            })
+            sparse.append(
+                {
+                    "size": size,
+                    "relations": edges,
+                    "density": round(density, 4),
+                    "hub_id": members[0],
+                    "member_ids": members[:MEMBERS_SHOWN],
+                }
+            )
     return component_of, sparse
 
 
-def _weak_scopes(records: dict[str, MemoryObject], graph: Any, degree: dict[str, int],
-                 component_of: dict[str, int]) -> list[dict[str, Any]]:
+def _weak_scopes(
+    records: dict[str, MemoryObject], graph: Any, degree: dict[str, int], component_of: dict[str, int]
+) -> list[dict[str, Any]]:
     """Scopes whose records fall into more than one component."""
     by_scope: dict[str, list[str]] = defaultdict(list)
     for oid, obj in records.items():
@@ -92,14 +103,16 @@ def _weak_scopes(records: dict[str, MemoryObject], graph: Any, degree: dict[str,
             continue
         inside = set(members)
         internal = sum(1 for m in members for n in graph[m] if n in inside) // 2
-        weak.append({
-            "scope": scope,
-            "records": len(members),
-            "internal_relations": internal,
-            "touching_relations": sum(degree[m] for m in members) - internal,
-            "components": len(components),
-            "isolated_records": sum(1 for m in members if degree[m] == 0),
-        })
+        weak.append(
+            {
+                "scope": scope,
+                "records": len(members),
+                "internal_relations": internal,
+                "touching_relations": sum(degree[m] for m in members) - internal,
+                "components": len(components),
+                "isolated_records": sum(1 for m in members if degree[m] == 0),
+            }
+        )
     weak.sort(key=lambda w: (-w["components"], w["scope"]))
     return weak
 
@@ -135,7 +148,11 @@ def graph_health(
     weak = _weak_scopes(records, graph, degree, component_of)
     health.update(
         available=True,
-        graph={"records": graph.number_of_nodes(), "relations": graph.number_of_edges(), "components": len(set(component_of.values()))},
+        graph={
+            "records": graph.number_of_nodes(),
+            "relations": graph.number_of_edges(),
+            "components": len(set(component_of.values())),
+        },
         isolated_nodes={
             "count": len(isolated),
             "items": [ref_view(records[n]) for n in isolated[:max_items]],

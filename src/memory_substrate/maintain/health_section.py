@@ -28,8 +28,13 @@ def graph_health_section(rt: Runtime, max_items: int) -> dict[str, Any]:
     return health_of(rt, objects, relations, config, max_items)
 
 
-def health_of(rt: Runtime, objects: list[MemoryObject], relations: list[Relation], config: dict[str, Any],
-              max_items: int) -> dict[str, Any]:
+def health_of(
+    rt: Runtime,
+    objects: list[MemoryObject],
+    relations: list[Relation],
+    config: dict[str, Any],
+    max_items: int,
+) -> dict[str, Any]:
     """The section from what was read: the canonical graph's shape, the derived backend's counts beside it."""
     health = graph_health(
         objects,

@@ -99,7 +99,10 @@ def decay_step(ws: Workspace, ref: datetime, stale_after_days: int) -> dict[str,
             obj = deprecated(obj)
         if is_expired(obj, ref):
             ws.set_status(
-                obj, "expired", f"decay_stale: valid_until {obj.valid_until} <= {ref.isoformat()}", rule="validity_ended"
+                obj,
+                "expired",
+                f"decay_stale: valid_until {obj.valid_until} <= {ref.isoformat()}",
+                rule="validity_ended",
             )
             expired.append(obj.id)
         elif is_stale_candidate(obj, ref, stale_after_days):

@@ -30,7 +30,9 @@ def _entity(obj: MemoryObject | None, ref: str, field: str) -> MemoryObject:
     if obj is None or obj.object_type != "entity":
         raise NotFoundError(f"{field}: entity {ref} not found", details={"id": ref, "field": field})
     if obj.status != "active":
-        raise ConflictError(f"{field}: entity {ref} is {obj.status}; only active entities merge", details={"id": ref})
+        raise ConflictError(
+            f"{field}: entity {ref} is {obj.status}; only active entities merge", details={"id": ref}
+        )
     return obj
 
 
@@ -50,10 +52,14 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
         found = session.get_objects([data.source_entity_id, data.target_entity_id])
         src = _entity(found.get(data.source_entity_id), data.source_entity_id, "source_entity_id")
         dst = _entity(found.get(data.target_entity_id), data.target_entity_id, "target_entity_id")
-        fact_ids = sorted({oid for _, oid in session.find_keys([fact_subject_key(src.id), fact_object_key(src.id)])})
+        fact_ids = sorted(
+            {oid for _, oid in session.find_keys([fact_subject_key(src.id), fact_object_key(src.id)])}
+        )
         facts = [f for f in session.get_objects(fact_ids).values() if f.object_type == "knowledge"]
         known = {normalize_name(dst.title), *(normalize_name(a) for a in dst.payload.get("aliases") or [])}
-        new_aliases = [a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known]
+        new_aliases = [
+            a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known
+        ]
         new_aliases = list({normalize_name(a): a for a in new_aliases}.values())
         moved = [_repoint(f, src.id, dst.id) for f in facts]
         conflicts = []
@@ -64,25 +70,61 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
             if normalize_predicate(str(fact.payload.get("predicate", ""))) in MANY_VALUED_PREDICATES:
                 continue  # a second value of a many-valued predicate is an addition, not a conflict
             for other in session.find_by_claim(key):
-                if other.id != fact.id and other.status in LIVE_KNOWLEDGE_STATUSES and claim_value(other) != claim_value(fact):
-                    conflicts.append({"fact_id": fact.id, "conflicts_with": other.id, "predicate": fact.payload.get("predicate")})
+                if (
+                    other.id != fact.id
+                    and other.status in LIVE_KNOWLEDGE_STATUSES
+                    and claim_value(other) != claim_value(fact)
+                ):
+                    conflicts.append(
+                        {
+                            "fact_id": fact.id,
+                            "conflicts_with": other.id,
+                            "predicate": fact.payload.get("predicate"),
+                        }
+                    )
         if patch is not None:
             for after in moved:
-                patch.update(after, action="merge_entities",
-                             changes={"entity": {"from": src.id, "to": dst.id}, "reason": data.reason})
-            episodes = list(dict.fromkeys([*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])]))
+                patch.update(
+                    after,
+                    action="merge_entities",
+                    changes={"entity": {"from": src.id, "to": dst.id}, "reason": data.reason},
+                )
+            episodes = list(
+                dict.fromkeys(
+                    [*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])]
+                )
+            )
             patch.update(
-                replace(dst, payload={**dst.payload, "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50]},
-                        metadata={**dst.metadata, "episode_ids": episodes[-50:],
-                                  "mentions": int(dst.metadata.get("mentions") or 0) + int(src.metadata.get("mentions") or 0),
-                                  "merged_from": [*(dst.metadata.get("merged_from") or []), src.id]}),
+                replace(
+                    dst,
+                    payload={
+                        **dst.payload,
+                        "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50],
+                    },
+                    metadata={
+                        **dst.metadata,
+                        "episode_ids": episodes[-50:],
+                        "mentions": int(dst.metadata.get("mentions") or 0)
+                        + int(src.metadata.get("mentions") or 0),
+                        "merged_from": [*(dst.metadata.get("merged_from") or []), src.id],
+                    },
+                ),
                 action="merge_entities",
-                changes={"absorbed": src.id, "aliases_added": new_aliases, "facts_moved": len(moved), "reason": data.reason},
+                changes={
+                    "absorbed": src.id,
+                    "aliases_added": new_aliases,
+                    "facts_moved": len(moved),
+                    "reason": data.reason,
+                },
             )
             patch.update(
                 replace(src, status="merged", metadata={**src.metadata, "merged_into": dst.id}),
                 action="status_change",
-                changes={"status": {"from": "active", "to": "merged"}, "merged_into": dst.id, "reason": data.reason},
+                changes={
+                    "status": {"from": "active", "to": "merged"},
+                    "merged_into": dst.id,
+                    "reason": data.reason,
+                },
             )
         record = commit_if_changed(patch, {"source_entity_id": src.id, "target_entity_id": dst.id})
     return mutation_result(

@@ -33,7 +33,7 @@ def settle_extract(result: dict[str, Any]) -> dict[str, Any]:
     error = {
         "code": first.get("code", "memory_error"),
         "message": f"{len(short)} of {len(runs)} episodes were not fully extracted; the first: "
-                   f"{first.get('message', 'no message')}",
+        f"{first.get('message', 'no message')}",
         "details": {"episode_id": short[0].get("episode_id"), "trace_id": short[0].get("trace_id")},
     }
     return {"status": status, "error": error, **rest}

@@ -101,7 +101,10 @@ def derived_index_diagnostics(
         "backend": config["semantic_backend"],
         "enabled": embedder is not None,
         "model": model,
-        "by_model": {**{f"object:{m}": n for m, n in obj_models.items()}, **{f"segment:{m}": n for m, n in seg_models.items()}},
+        "by_model": {
+            **{f"object:{m}": n for m, n in obj_models.items()},
+            **{f"segment:{m}": n for m, n in seg_models.items()},
+        },
         "orphaned": sum(1 for oid in obj_owners if oid not in ids),
     }
     stale_vectors = False
@@ -121,7 +124,8 @@ def derived_index_diagnostics(
             segments_stale_model=seg_other,
         )
         stale_vectors = any(
-            vectors[k] for k in ("objects_missing", "objects_stale_model", "segments_missing", "segments_stale_model")
+            vectors[k]
+            for k in ("objects_missing", "objects_stale_model", "segments_missing", "segments_stale_model")
         )
     diff = graph_diff(objects, relations)
     graph = {
@@ -133,7 +137,9 @@ def derived_index_diagnostics(
         "outdated_relations": len(diff["outdated"]),
         "extra_relations": len(diff["extra"]),
     }
-    stale = bool(fts_objects or fts_segments or stale_vectors or diff["missing"] or diff["outdated"] or diff["extra"])
+    stale = bool(
+        fts_objects or fts_segments or stale_vectors or diff["missing"] or diff["outdated"] or diff["extra"]
+    )
     return {
         "full_text": {
             "objects_missing": len(fts_objects),
@@ -153,7 +159,9 @@ def _batches(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
         yield items[i : i + size]
 
 
-def _embed_objects(session: StoreSession, embedder: Embedder, todo: list[MemoryObject], tick: Callable[[int], None]) -> int:
+def _embed_objects(
+    session: StoreSession, embedder: Embedder, todo: list[MemoryObject], tick: Callable[[int], None]
+) -> int:
     for chunk in _batches(todo):
         session.upsert_vectors(embedder.name, "object", embed_objects(embedder, chunk))
         for owner_type, rows in keyed_vectors(embedder, chunk).items():
@@ -167,11 +175,14 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
 
     Raises ``NotAvailableError`` when a requested backend is not supported in this build.
     """
+
     def report(done: int, total: int, phase: str) -> None:
         if progress is not None:
             progress(done, total, phase)
 
-    with maintenance_session(rt, "reindex", apply=opts.apply, reason="rebuild derived indexes", embed=False) as (
+    with maintenance_session(
+        rt, "reindex", apply=opts.apply, reason="rebuild derived indexes", embed=False
+    ) as (
         session,
         patch,
     ):
@@ -194,7 +205,9 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
             "objects_full_text": len(objects),
             "segments_full_text": total_segments,
             "object_vectors": len(obj_todo),
-            "segment_vectors": (total_segments if opts.reembed else total_segments - seg_current) if embedder else 0,
+            "segment_vectors": (total_segments if opts.reembed else total_segments - seg_current)
+            if embedder
+            else 0,
             "relations_added": len(diff["missing"]),
             "relations_rewritten": len(diff["outdated"]),
             "relations_removed": len(diff["extra"]),
@@ -210,10 +223,20 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
 
             if embedder is not None:
                 _embed_objects(session, embedder, obj_todo, tick)
-            counts["segment_vectors"] = _rebuild_segments(session, objects, embedder, seg_owners, opts.reembed, report)
-            maintenance_event(patch, "index:derived", "reindex", {
-                **counts, "graph_backend": graph_backend, "semantic_backend": semantic_backend, "model": model,
-            })
+            counts["segment_vectors"] = _rebuild_segments(
+                session, objects, embedder, seg_owners, opts.reembed, report
+            )
+            maintenance_event(
+                patch,
+                "index:derived",
+                "reindex",
+                {
+                    **counts,
+                    "graph_backend": graph_backend,
+                    "semantic_backend": semantic_backend,
+                    "model": model,
+                },
+            )
         rebuilt: dict[str, Any] = {}
         if mirrors:
             # Derived backends are rebuilt from scratch on every reindex, after the canonical rewrite.
@@ -251,8 +274,10 @@ def _rewrite_objects_and_relations(
         if i % 500 == 0 or i == len(objects):
             report(i, len(objects), "full_text:objects")
     stamp = now_iso()
-    rewrite = [Relation(r.id, r.rel_type, r.source_id, r.target_id, r.origin_id, r.payload, stamp)
-               for r in diff["missing"] + diff["outdated"]]
+    rewrite = [
+        Relation(r.id, r.rel_type, r.source_id, r.target_id, r.origin_id, r.payload, stamp)
+        for r in diff["missing"] + diff["outdated"]
+    ]
     session.delete_relations(diff["extra"])
     session.insert_relations(rewrite)
     report(len(rewrite) + len(diff["extra"]), len(rewrite) + len(diff["extra"]), "graph:relations")
@@ -277,7 +302,11 @@ def _rebuild_segments(
                 break
             session.replace_segment_search((s.source_id, s.id, *segment_search_text(s)) for s in segs)
             if embedder is not None:
-                todo = [s for s in segs if reembed or owners.get(segment_vector_id(s.source_id, s.id)) != embedder.name]
+                todo = [
+                    s
+                    for s in segs
+                    if reembed or owners.get(segment_vector_id(s.source_id, s.id)) != embedder.name
+                ]
                 if todo:
                     session.upsert_vectors(embedder.name, "segment", embed_segments(embedder, todo))
                     embedded += len(todo)

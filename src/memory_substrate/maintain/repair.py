@@ -59,7 +59,8 @@ def _evidence_gaps(session: StoreSession, objects: list[MemoryObject], ids: set[
     for key, owners in keys.items():
         if key not in found:
             gaps.extend(
-                {"kind": "evidence_segment_missing", "object_id": o, "missing_id": f"{key[0]}#{key[1]}"} for o in owners
+                {"kind": "evidence_segment_missing", "object_id": o, "missing_id": f"{key[0]}#{key[1]}"}
+                for o in owners
             )
     return gaps
 
@@ -74,7 +75,9 @@ def plan_repairs(
     for rel in relations:
         if is_derived(rel) and rel.origin_id not in ids:
             remove.append((rel, "origin_missing"))
-        elif not is_derived(rel) and any(e not in ids and not e.startswith("node:") for e in (rel.source_id, rel.target_id)):
+        elif not is_derived(rel) and any(
+            e not in ids and not e.startswith("node:") for e in (rel.source_id, rel.target_id)
+        ):
             remove.append((rel, "endpoint_missing"))
         else:
             kept.append(rel)
@@ -90,7 +93,14 @@ def plan_repairs(
                 continue  # evidence is checked below, down to the segment
             for end in (rel.source_id, rel.target_id):
                 if end not in ids and not end.startswith("node:"):
-                    unresolved.append({"kind": "field_reference_missing", "object_id": obj.id, "field": field, "missing_id": end})
+                    unresolved.append(
+                        {
+                            "kind": "field_reference_missing",
+                            "object_id": obj.id,
+                            "field": field,
+                            "missing_id": end,
+                        }
+                    )
     for rel in kept:
         for end in (rel.source_id, rel.target_id):
             if end not in ids and end.startswith("node:"):
@@ -124,7 +134,10 @@ def _repair_json(session: StoreSession, patch: Patch | None) -> tuple[list[Store
 
 
 def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
-    with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (session, patch):
+    with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (
+        session,
+        patch,
+    ):
         damaged, rewritten = _repair_json(session, patch)
         fixable = [row for row in damaged if row.problem == NON_FINITE]
         objects = load_objects(session)
@@ -140,10 +153,18 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
             if remove:
                 session.delete_relations([r.id for r, _ in remove])
                 for rel, why in remove:
-                    maintenance_event(patch, rel.id, "unrelate", {
-                        "reason": why, "rel_type": rel.rel_type, "source_id": rel.source_id,
-                        "target_id": rel.target_id, "origin_id": rel.origin_id,
-                    })
+                    maintenance_event(
+                        patch,
+                        rel.id,
+                        "unrelate",
+                        {
+                            "reason": why,
+                            "rel_type": rel.rel_type,
+                            "source_id": rel.source_id,
+                            "target_id": rel.target_id,
+                            "origin_id": rel.origin_id,
+                        },
+                    )
         drifted = _drifted(backends)
         mirrored: dict[str, Any] = {}
         if patch is not None and (drifted or backends.get("outbox_pending")):
@@ -161,7 +182,10 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
     return mutation_result(
         "repair",
         apply=apply,
-        change_count=len(missing_nodes) + len(remove) + len(drifted) + (1 if backends.get("outbox_pending") else 0)
+        change_count=len(missing_nodes)
+        + len(remove)
+        + len(drifted)
+        + (1 if backends.get("outbox_pending") else 0)
         + len(fixable),
         counts=counts,
         patch=patch,
@@ -169,7 +193,13 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
         repairs={
             "stub_node_ids": list(missing_nodes)[:SAMPLE],
             "removed_relations": [
-                {"id": r.id, "rel_type": r.rel_type, "source_id": r.source_id, "target_id": r.target_id, "reason": why}
+                {
+                    "id": r.id,
+                    "rel_type": r.rel_type,
+                    "source_id": r.source_id,
+                    "target_id": r.target_id,
+                    "reason": why,
+                }
                 for r, why in remove[:SAMPLE]
             ],
             "stored_json": [row.to_dict() for row in damaged[:SAMPLE]],
@@ -188,9 +218,15 @@ def stored_json_health(rt: Runtime) -> dict[str, Any] | None:
     if not damaged:
         return None
     fixable = sum(row.problem == NON_FINITE for row in damaged)
-    problem = (f"{len(damaged)} stored row(s) hold JSON that reads cannot use (NaN or Infinity"
-               f"{'' if fixable == len(damaged) else ', or text that is not JSON'}): searches touching them fail")
+    problem = (
+        f"{len(damaged)} stored row(s) hold JSON that reads cannot use (NaN or Infinity"
+        f"{'' if fixable == len(damaged) else ', or text that is not JSON'}): searches touching them fail"
+    )
     if fixable:
         problem += "; `memory-substrate maintain repair --options '{\"apply\": true}'` rewrites those numbers as null"
-    return {"rows": len(damaged), "repairable": fixable, "sample": [row.to_dict() for row in damaged[:5]],
-            "problem": problem}
+    return {
+        "rows": len(damaged),
+        "repairable": fixable,
+        "sample": [row.to_dict() for row in damaged[:5]],
+        "problem": problem,
+    }

@@ -87,12 +87,16 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
     listed = REPORT_SECTIONS
     totals: dict[str, int] = {name: counts[name] for name in listed}
     truncated = {name: total > cap for name, total in totals.items()}
-    next_actions = [action for action, due in (
-        ("run_memory_maintain_cycle_with_apply", promotable or groups or stale),
-        ("review_soft_duplicates_then_resolve_duplicates", pairs),
-        ("review_concept_candidates_then_memory_remember", concepts),
-        ("review_fact_check_issues", issues),
-    ) if due]
+    next_actions = [
+        action
+        for action, due in (
+            ("run_memory_maintain_cycle_with_apply", promotable or groups or stale),
+            ("review_soft_duplicates_then_resolve_duplicates", pairs),
+            ("review_concept_candidates_then_memory_remember", concepts),
+            ("review_fact_check_issues", issues),
+        )
+        if due
+    ]
     return {
         "result_type": "maintenance_report",
         "mode": "report",

@@ -59,7 +59,12 @@ def _supersede(ws: Workspace, canonical: MemoryObject, other: MemoryObject, reas
     ws.update(
         replace(canonical, evidence_refs=evidence, metadata=meta),
         action="resolve_duplicates",
-        changes={"outcome": "supersede", "supersedes": other.id, "evidence_refs_added": moved, "reason": reason},
+        changes={
+            "outcome": "supersede",
+            "supersedes": other.id,
+            "evidence_refs_added": moved,
+            "reason": reason,
+        },
     )
     ws.update(
         replace(other, status="superseded", metadata=_marked(other, canonical.id, "supersede")),
@@ -92,7 +97,11 @@ def _keep_both(ws: Workspace, pair: list[MemoryObject], data: ResolveDuplicatesI
                 if value is not None and value != getattr(obj, name):
                     fields[name] = {"from": getattr(obj, name), "to": value}
                     new = replace(new, **{name: value})
-        ws.update(new, action="resolve_duplicates", changes={"outcome": "keep_both", **fields, "reason": data.reason})
+        ws.update(
+            new,
+            action="resolve_duplicates",
+            changes={"outcome": "keep_both", **fields, "reason": data.reason},
+        )
         changed[obj.id] = fields
     return {
         "field_changes": changed,
@@ -150,7 +159,9 @@ def resolve_duplicates(rt: Runtime, data: ResolveDuplicatesInput, *, apply: bool
         else:
             body = _contest(ws, pair, data.reason)
         counts = body.pop("counts")
-        record = commit_if_changed(patch, {"outcome": data.outcome, "knowledge_ids": data.knowledge_ids, **counts})
+        record = commit_if_changed(
+            patch, {"outcome": data.outcome, "knowledge_ids": data.knowledge_ids, **counts}
+        )
     return mutation_result(
         MODE,
         apply=apply,

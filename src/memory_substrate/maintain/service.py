@@ -83,13 +83,23 @@ class MaintainService:
 
     # --- long-running: they report progress, and answer unshaped ----------------------------
     def _reindex(
-        self, input_data: dict[str, Any], options: dict[str, Any], *, progress: Progress | None, extractor: Extractor | None
+        self,
+        input_data: dict[str, Any],
+        options: dict[str, Any],
+        *,
+        progress: Progress | None,
+        extractor: Extractor | None,
     ) -> dict[str, Any]:
         parse(S.Empty, input_data, "input_data")
         return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
 
     def _extract(
-        self, input_data: dict[str, Any], options: dict[str, Any], *, progress: Progress | None, extractor: Extractor | None
+        self,
+        input_data: dict[str, Any],
+        options: dict[str, Any],
+        *,
+        progress: Progress | None,
+        extractor: Extractor | None,
     ) -> dict[str, Any]:
         data = parse(S.ExtractInput, input_data, "input_data")
         opts = parse(S.ExtractOptions, options, "options")
@@ -99,8 +109,16 @@ class MaintainService:
                 "options.extractor='sampling' needs an MCP client that offers sampling; call through the MCP server",
                 details={"extractor": "sampling"},
             )
-        return settle_extract(drain(self.rt, chosen, episode_ids=data.episode_ids, limit=data.limit, apply=opts.apply,
-                                    progress=progress))
+        return settle_extract(
+            drain(
+                self.rt,
+                chosen,
+                episode_ids=data.episode_ids,
+                limit=data.limit,
+                apply=opts.apply,
+                progress=progress,
+            )
+        )
 
     def _embed(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         """The vectors captures left to the background worker (graph/deferred.py), made now;
@@ -123,14 +141,22 @@ class MaintainService:
         data = parse(S.ConfigureInput, input_data, "input_data")
         apply = parse(S.ApplyOptions, options, "options").apply
         wanted = data.model_dump(exclude_none=True)
-        backends = {field: check_backend(field, value, self.rt.settings) for field, value in wanted.items() if field.endswith("_backend")}
+        backends = {
+            field: check_backend(field, value, self.rt.settings)
+            for field, value in wanted.items()
+            if field.endswith("_backend")
+        }
         warnings = []
         if not wanted:
-            warnings.append("nothing to configure: supply graph_backend, semantic_backend and/or token_budget")
+            warnings.append(
+                "nothing to configure: supply graph_backend, semantic_backend and/or token_budget"
+            )
         if wanted.get("semantic_backend") == "builtin" and self.rt.embedder_or_none() is None:
             reason = self.rt.semantic_status().get("reason")
             warnings.append(f"no embedder is available ({reason}); vectors are built by reindex once one is")
-        with maintenance_session(self.rt, "configure", apply=apply, reason="configure derived-index backends") as (
+        with maintenance_session(
+            self.rt, "configure", apply=apply, reason="configure derived-index backends"
+        ) as (
             session,
             patch,
         ):
@@ -186,11 +212,17 @@ class MaintainService:
             by_type[object_type] += n
             by_status.setdefault(object_type, Counter())[status] += n
             by_kind.setdefault(object_type, Counter())[kind] += n
-        derivations = Counter(r.payload.get("relation_schema", {}).get("derivation", "unknown") for r in relations)
+        derivations = Counter(
+            r.payload.get("relation_schema", {}).get("derivation", "unknown") for r in relations
+        )
         return {
             "result_type": "structure_result",
             "namespace": self.rt.namespace,
-            "storage": {"backend": store.backend, "location": store.location, "schema_version": store.schema_version()},
+            "storage": {
+                "backend": store.backend,
+                "location": store.location,
+                "schema_version": store.schema_version(),
+            },
             "counts": {
                 "objects": sum(by_type.values()),
                 "by_object_type": dict(by_type),
@@ -212,8 +244,11 @@ class MaintainService:
     def _embedder_in_use(self) -> dict[str, Any]:
         """The configured embedder and the one this namespace uses (no model is loaded)."""
         choice = self.rt.embedder_choice()
-        return {"configured": self.rt.settings.embedder, "provider": choice.provider,
-                **({"kept": choice.kept} if choice.kept else {})}
+        return {
+            "configured": self.rt.settings.embedder,
+            "provider": choice.provider,
+            **({"kept": choice.kept} if choice.kept else {}),
+        }
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(S.AuditInput, input_data, "input_data")
@@ -233,13 +268,25 @@ class MaintainService:
             "result_type": "audit_result",
             "object_id": data.object_id,
             "events": [
-                {"event_id": e.id, "patch_id": e.patch_id, "object_id": e.object_id, "action": e.action,
-                 "created_at": e.created_at, "data": e.data}
+                {
+                    "event_id": e.id,
+                    "patch_id": e.patch_id,
+                    "object_id": e.object_id,
+                    "action": e.action,
+                    "created_at": e.created_at,
+                    "data": e.data,
+                }
                 for e in events
             ],
             "patches": [
-                {"patch_id": p.id, "tool": p.tool, "mode": p.mode, "created_at": p.created_at,
-                 "reason": p.reason if full or p.reason is None else snippet(p.reason, 160), "operations": p.operations}
+                {
+                    "patch_id": p.id,
+                    "tool": p.tool,
+                    "mode": p.mode,
+                    "created_at": p.created_at,
+                    "reason": p.reason if full or p.reason is None else snippet(p.reason, 160),
+                    "operations": p.operations,
+                }
                 for p in patches
             ],
             "counts": {"events": len(events), "patches": len(patches)},

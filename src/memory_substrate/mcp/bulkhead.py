@@ -76,8 +76,14 @@ def _chars(value: Any, limit: int) -> int:
 class Bulkhead:
     """The slow-work limit of one namespace."""
 
-    def __init__(self, namespace: str, *, concurrency: int, queue: int,
-                 what: str = "slow calls (captures, extraction, reindex)") -> None:
+    def __init__(
+        self,
+        namespace: str,
+        *,
+        concurrency: int,
+        queue: int,
+        what: str = "slow calls (captures, extraction, reindex)",
+    ) -> None:
         if concurrency < 1 or queue < 0:
             raise ValueError("concurrency must be at least 1 and queue at least 0")
         self.namespace = namespace
@@ -94,8 +100,13 @@ class Bulkhead:
                 f"namespace {self.namespace!r} already has {self.admitted} {self.what} running or waiting: "
                 f"at most {self.concurrency} run at once and {self.queue} wait. "
                 f"{tool} {mode} was not started; retry when one of them has finished",
-                details={"namespace": self.namespace, "tool": tool, "mode": mode,
-                         "concurrency": self.concurrency, "queue": self.queue},
+                details={
+                    "namespace": self.namespace,
+                    "tool": tool,
+                    "mode": mode,
+                    "concurrency": self.concurrency,
+                    "queue": self.queue,
+                },
             )
         if self._limiter is None:  # made on the event loop that uses it
             self._limiter = anyio.CapacityLimiter(self.concurrency)

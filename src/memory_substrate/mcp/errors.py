@@ -40,7 +40,9 @@ def field_errors(exc: PydanticValidationError, prefix: tuple[str | int, ...] = (
     out = []
     for err in exc.errors(include_url=False, include_input=False, include_context=False):
         path = [*prefix, *err["loc"]]
-        out.append({"field": ".".join(str(p) for p in path) or "(root)", "message": err["msg"], "type": err["type"]})
+        out.append(
+            {"field": ".".join(str(p) for p in path) or "(root)", "message": err["msg"], "type": err["type"]}
+        )
     return out
 
 

@@ -92,15 +92,20 @@ class HookRoute:
         allowed = str((user.access_token.claims or {})["namespace"])
         client = str(request.path_params.get("client", ""))
         if client not in CLIENTS:
-            raise ValidationError(f"unknown hook client {client!r}: use one of {', '.join(CLIENTS)}",
-                                  details={"client": client})
+            raise ValidationError(
+                f"unknown hook client {client!r}: use one of {', '.join(CLIENTS)}", details={"client": client}
+            )
         body, extra = _body(await request.body())
         namespace = extra.namespace or request.headers.get(NAMESPACE_HEADER)
         if not isinstance(namespace, str) or not namespace:
-            raise ValidationError(f"the body's {EXTRA}.namespace (or the {NAMESPACE_HEADER} header) names no namespace")
+            raise ValidationError(
+                f"the body's {EXTRA}.namespace (or the {NAMESPACE_HEADER} header) names no namespace"
+            )
         if namespace != allowed:
-            raise ForbiddenError(f"this token is bound to another namespace than {namespace!r}",
-                                 details={"namespace": namespace})
+            raise ForbiddenError(
+                f"this token is bound to another namespace than {namespace!r}",
+                details={"namespace": namespace},
+            )
         from memory_substrate.hooks.events import CAPTURE_EVENTS, CONTEXT_EVENTS, parse_event
 
         event = parse_event(client, json.dumps(body).encode())
@@ -122,6 +127,7 @@ class HookRoute:
         given, own = set(extra.given), set(extra.own)
         job: Callable[[], Any]
         if event.name == "SessionStart":
+
             def job() -> Any:
                 return inject.session_injection(memory, budget=budget, given=given, own=own)
         else:
@@ -137,12 +143,16 @@ class HookRoute:
             return {"output": "", "injection": None}
         from memory_substrate.hooks.events import context_output
 
-        return {"output": context_output(event.name, found.text),
-                "injection": {"text": found.text, "ids": list(found.ids)}}
+        return {
+            "output": context_output(event.name, found.text),
+            "injection": {"text": found.text, "ids": list(found.ids)},
+        }
 
     async def _capture(self, memory: Memory, namespace: str, spec: HookIngest) -> dict[str, Any]:
         bulkhead = self._bulkhead(namespace)
-        result = await bulkhead.run("memory_ingest", spec.mode, memory.ingest, spec.mode, spec.input_data, spec.options)
+        result = await bulkhead.run(
+            "memory_ingest", spec.mode, memory.ingest, spec.mode, spec.input_data, spec.options
+        )
         return {"output": "", "result": result}
 
     def _view(self, namespace: str) -> Memory:

@@ -76,8 +76,10 @@ def public_bind_check(store: Store, host: str, what: str = "serve --transport ht
             "`memory-substrate token create --namespace NS` (docs/security.md)",
             details={"host": host},
         )
-    return (f"memory-substrate: listening on non-loopback {host}: {count} token(s) can reach it; "
-            "use TLS in front (docs/security.md)")
+    return (
+        f"memory-substrate: listening on non-loopback {host}: {count} token(s) can reach it; "
+        "use TLS in front (docs/security.md)"
+    )
 
 
 class StoreTokenVerifier:
@@ -213,17 +215,26 @@ def build_app(
     from memory_substrate.mcp.hooks_route import HOOKS_PATH, HookRoute
 
     # The hooks' warm path (mcp/hooks_route.py): the same token check, body limit and namespace rule.
-    hooks = RequireAuthMiddleware(RequestBodyLimitMiddleware(HookRoute(memory), max_body_bytes), required_scopes=[])
-    routes: list[Any] = [Route(MCP_PATH, endpoint=endpoint), Route("/healthz", healthz, methods=["GET"]),
-                         Route(HOOKS_PATH, endpoint=hooks, methods=["POST"])]
+    hooks = RequireAuthMiddleware(
+        RequestBodyLimitMiddleware(HookRoute(memory), max_body_bytes), required_scopes=[]
+    )
+    routes: list[Any] = [
+        Route(MCP_PATH, endpoint=endpoint),
+        Route("/healthz", healthz, methods=["GET"]),
+        Route(HOOKS_PATH, endpoint=hooks, methods=["POST"]),
+    ]
     if inspector:
         from starlette.routing import Mount
 
         from memory_substrate.inspector import build_inspector
 
         # host=None: this app's own Host check covers the mounted inspector.
-        routes.append(Mount(INSPECT_PATH, app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH,
-                                                              host=None)))
+        routes.append(
+            Mount(
+                INSPECT_PATH,
+                app=build_inspector(memory, require_token=True, root_path=INSPECT_PATH, host=None),
+            )
+        )
     rule = HostRule(host, [*memory.settings.allowed_hosts, *allowed_hosts])
     return Starlette(
         routes=routes,
@@ -261,14 +272,24 @@ def serve_http(
     except ValidationError:
         memory.close()
         raise
-    app = build_app(memory, host=host, max_body_bytes=max_body_bytes, toolset=toolset, inspector=inspector,
-                    allowed_hosts=allowed_hosts)
+    app = build_app(
+        memory,
+        host=host,
+        max_body_bytes=max_body_bytes,
+        toolset=toolset,
+        inspector=inspector,
+        allowed_hosts=allowed_hosts,
+    )
     if freeze_heap:
         freeze_long_lived()
 
     def announce() -> None:
         extra = f" {describe}" if describe else ""
-        print(f"memory-substrate: serving MCP on http://{url_host(host)}:{port}{MCP_PATH}{extra} ({STOP_HINT})", file=sys.stderr, flush=True)
+        print(
+            f"memory-substrate: serving MCP on http://{url_host(host)}:{port}{MCP_PATH}{extra} ({STOP_HINT})",
+            file=sys.stderr,
+            flush=True,
+        )
         if public_line:
             print(public_line, file=sys.stderr, flush=True)
 

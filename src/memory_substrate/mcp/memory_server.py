@@ -50,8 +50,10 @@ class MemoryMCPServer(MCPServer):
         misplaced ``root`` beside ``args`` would be dropped without a word."""
         self.strict_tools[name] = None
         earlier = self.published_schemas.get(name)
-        self.published_schemas[name] = lambda schema: {**(earlier(schema) if earlier else schema),
-                                                      "additionalProperties": False}
+        self.published_schemas[name] = lambda schema: {
+            **(earlier(schema) if earlier else schema),
+            "additionalProperties": False,
+        }
 
     async def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> list[str]:
         if name not in self.strict_tools:
@@ -83,7 +85,8 @@ class MemoryMCPServer(MCPServer):
             if unknown := await self._unknown_arguments(name, arguments):
                 # The schema failure the SDK would raise with extra="forbid", answered like the others.
                 refused = PydanticValidationError.from_exception_data(
-                    name, [{"type": "extra_forbidden", "loc": (k,), "input": arguments[k]} for k in unknown])
+                    name, [{"type": "extra_forbidden", "loc": (k,), "input": arguments[k]} for k in unknown]
+                )
                 raise ToolError(f"Error executing tool {name}: unknown arguments") from refused
             return await super().call_tool(name, arguments, context)
         except MCPError:
@@ -95,7 +98,11 @@ class MemoryMCPServer(MCPServer):
                 from memory_substrate.graphmem.errors import fail
                 from memory_substrate.graphmem.tools import envelope_result
 
-                code = document["code"] if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR) else VALIDATION_ERROR
+                code = (
+                    document["code"]
+                    if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR)
+                    else VALIDATION_ERROR
+                )
                 if code == INTERNAL_ERROR:
                     logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
                     code = "memory_service_error"
@@ -104,4 +111,6 @@ class MemoryMCPServer(MCPServer):
                 logger.debug("tool %r failed: %s", name, document["code"])
             else:
                 logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
-            return CallToolResult(content=[TextContent(type="text", text=error_text(document))], is_error=True)
+            return CallToolResult(
+                content=[TextContent(type="text", text=error_text(document))], is_error=True
+            )

@@ -77,7 +77,9 @@ def build_server(memory: Memory, toolset: str = "substrate", *, bound: bool = Fa
     if toolset not in TOOLSETS:
         raise ValueError(f"unknown toolset {toolset!r}; choose one of {', '.join(TOOLSETS)}")
     if toolset == "graph":
-        server: MemoryMCPServer = MemoryMCPServer("memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version())
+        server: MemoryMCPServer = MemoryMCPServer(
+            "memory-substrate", instructions=GRAPH_INSTRUCTIONS, version=_version()
+        )
     else:
         server = MemoryMCPServer("memory-substrate", instructions=INSTRUCTIONS, version=_version())
     if toolset != "graph":
@@ -100,8 +102,12 @@ INTROS = {
     "scope_refs e.g. ['scope:project'].",
     "memory_maintain": "Maintain memory. Modes that write change state only with options.apply=true.",
 }
-TITLES = {"memory_ingest": "Ingest evidence", "memory_query": "Query memory", "memory_remember": "Remember",
-          "memory_maintain": "Maintain memory"}
+TITLES = {
+    "memory_ingest": "Ingest evidence",
+    "memory_query": "Query memory",
+    "memory_remember": "Remember",
+    "memory_maintain": "Maintain memory",
+}
 
 
 def describe_tool(tool: str, modes: Sequence[Mode]) -> str:
@@ -114,21 +120,33 @@ def describe_tool(tool: str, modes: Sequence[Mode]) -> str:
 
 def _annotations(tool: str, modes: Sequence[Mode]) -> ToolAnnotations:
     writes = any(m.writes for m in modes)
-    return ToolAnnotations(title=TITLES[tool], read_only_hint=not writes, destructive_hint=tool == "memory_maintain",
-                           idempotent_hint=not writes, open_world_hint=tool == "memory_ingest")
+    return ToolAnnotations(
+        title=TITLES[tool],
+        read_only_hint=not writes,
+        destructive_hint=tool == "memory_maintain",
+        idempotent_hint=not writes,
+        open_world_hint=tool == "memory_ingest",
+    )
 
 
 def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
     from memory_substrate.modes_reference import declared
 
     # One server serves one namespace, so its bulkhead is that namespace's (mcp/bulkhead.py).
-    bulkhead = Bulkhead(memory.namespace, concurrency=memory.settings.slow_concurrency,
-                        queue=memory.settings.slow_queue)
-    heavy = Bulkhead(memory.namespace, concurrency=memory.settings.heavy_read_concurrency,
-                     queue=memory.settings.heavy_read_queue, what="heavy reads (inputs or budgets this large)")
+    bulkhead = Bulkhead(
+        memory.namespace, concurrency=memory.settings.slow_concurrency, queue=memory.settings.slow_queue
+    )
+    heavy = Bulkhead(
+        memory.namespace,
+        concurrency=memory.settings.heavy_read_concurrency,
+        queue=memory.settings.heavy_read_queue,
+        what="heavy reads (inputs or budgets this large)",
+    )
     calls: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
-        "memory_ingest": memory.ingest, "memory_query": memory.query,
-        "memory_remember": memory.remember, "memory_maintain": memory.maintain,
+        "memory_ingest": memory.ingest,
+        "memory_query": memory.query,
+        "memory_remember": memory.remember,
+        "memory_maintain": memory.maintain,
     }
 
     def register(name: str, modes: Sequence[Mode]) -> None:
@@ -139,10 +157,16 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
         async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
             a: Any = args
             try:
-                check_input(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
+                check_input(
+                    a.input_data, "input_data"
+                )  # before anything, sampling included (app.py checks too)
                 check_input(a.options, "options")
                 work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
-                if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
+                if (
+                    name == "memory_maintain"
+                    and a.mode == "extract"
+                    and a.options.get("extractor") == "sampling"
+                ):
                     extractor = sampling_extractor(ctx)
                     work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
                 if is_slow(name, a.mode):
@@ -164,26 +188,45 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
     for name, modes in declared().items():
         register(name, modes)
 
-    @server.resource("memory://policy", name="policy", title="Memory policy", mime_type="text/markdown",
-                     description="Rules for reading and writing durable memory.")
+    @server.resource(
+        "memory://policy",
+        name="policy",
+        title="Memory policy",
+        mime_type="text/markdown",
+        description="Rules for reading and writing durable memory.",
+    )
     def policy() -> str:
         return texts.POLICY
 
-    @server.resource("memory://agent-playbook", name="agent-playbook", title="Agent playbook", mime_type="text/markdown",
-                     description="Step-by-step: query, ingest, review, remember (agent_extraction.v1).")
+    @server.resource(
+        "memory://agent-playbook",
+        name="agent-playbook",
+        title="Agent playbook",
+        mime_type="text/markdown",
+        description="Step-by-step: query, ingest, review, remember (agent_extraction.v1).",
+    )
     def playbook() -> str:
         return texts.PLAYBOOK
 
-    @server.resource("memory://mcp-api-summary", name="mcp-api-summary", title="API summary", mime_type="text/markdown",
-                     description="Tools, modes, options and error codes at a glance.")
+    @server.resource(
+        "memory://mcp-api-summary",
+        name="mcp-api-summary",
+        title="API summary",
+        mime_type="text/markdown",
+        description="Tools, modes, options and error codes at a glance.",
+    )
     def api_summary() -> str:
         return texts.API_SUMMARY
 
-    @server.prompt(name="memory_task_start", description="Query memory (with query expansion) before starting a task.")
+    @server.prompt(
+        name="memory_task_start", description="Query memory (with query expansion) before starting a task."
+    )
     def memory_task_start(task: str) -> str:
         return texts.TASK_START.format(task=task)
 
-    @server.prompt(name="memory_review", description="End-of-task memory review, including possible_duplicates handling.")
+    @server.prompt(
+        name="memory_review", description="End-of-task memory review, including possible_duplicates handling."
+    )
     def memory_review(summary: str = "(describe what was done)") -> str:
         return texts.REVIEW.format(summary=summary)
 

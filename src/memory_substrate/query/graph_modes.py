@@ -17,7 +17,16 @@ from memory_substrate.util import now_iso, parse_time
 from memory_substrate.validation import Strict
 
 EntityTypeFilter = Literal[
-    "person", "organization", "project", "service", "technology", "pattern", "environment", "document", "metric", "decision"
+    "person",
+    "organization",
+    "project",
+    "service",
+    "technology",
+    "pattern",
+    "environment",
+    "document",
+    "metric",
+    "decision",
 ]
 CURRENT_STATUSES = ("active", "candidate", "contested")
 
@@ -64,7 +73,11 @@ class FactsOptions(Strict):
 
 
 class TraceInput(Strict):
-    id: str = Field(min_length=1, max_length=300, description="A trace id, or an episode id for its latest extraction trace")
+    id: str = Field(
+        min_length=1,
+        max_length=300,
+        description="A trace id, or an episode id for its latest extraction trace",
+    )
 
 
 class TraceOptions(Strict):
@@ -142,11 +155,19 @@ def select_facts(
 def facts_mode(session: StoreSession, data: FactsInput, opts: FactsOptions) -> dict[str, Any]:
     groups: list[set[str]] = []
     if data.subject:
-        subjects = _entities_named(session, data.subject) if not data.subject.startswith(("node:", "know:")) else [data.subject]
+        subjects = (
+            _entities_named(session, data.subject)
+            if not data.subject.startswith(("node:", "know:"))
+            else [data.subject]
+        )
         keys = [fact_subject_key(s) for s in subjects]
         groups.append({oid for _, oid in session.find_keys(keys)})
     if data.object:
-        objects = _entities_named(session, data.object) if not data.object.startswith(("node:", "know:")) else [data.object]
+        objects = (
+            _entities_named(session, data.object)
+            if not data.object.startswith(("node:", "know:"))
+            else [data.object]
+        )
         groups.append({oid for _, oid in session.find_keys([fact_object_key(o) for o in objects])})
     if data.predicate:
         groups.append({oid for _, oid in session.find_keys([fact_predicate_key(data.predicate)])})
@@ -160,11 +181,15 @@ def facts_mode(session: StoreSession, data: FactsInput, opts: FactsOptions) -> d
         "count": len(items),
         "total": len(facts),
         "applied_filters": {
-            k: v for k, v in {
-                "subject": data.subject, "predicate": normalize_predicate(data.predicate) if data.predicate else None,
-                "object": data.object, "as_of": data.as_of.isoformat() if data.as_of else None,
+            k: v
+            for k, v in {
+                "subject": data.subject,
+                "predicate": normalize_predicate(data.predicate) if data.predicate else None,
+                "object": data.object,
+                "as_of": data.as_of.isoformat() if data.as_of else None,
                 "include_superseded": data.include_superseded,
-            }.items() if v not in (None, False)
+            }.items()
+            if v not in (None, False)
         },
     }
 
@@ -197,8 +222,15 @@ def entities_mode(session: StoreSession, data: EntitiesInput, opts: EntitiesOpti
             ids = [h.object_id for h in hits]
             matched_by = "full_text"
     else:
-        ids = [o.id for o in session.list_objects(object_types=["entity"], kinds=[data.type] if data.type else None,
-                                                   statuses=["active"], limit=opts.max_items)]
+        ids = [
+            o.id
+            for o in session.list_objects(
+                object_types=["entity"],
+                kinds=[data.type] if data.type else None,
+                statuses=["active"],
+                limit=opts.max_items,
+            )
+        ]
         matched_by = "type"
     found = session.get_objects(ids)
     entities = [found[i] for i in ids if i in found and found[i].object_type == "entity"]
@@ -229,8 +261,13 @@ def trace_mode(session: StoreSession, data: TraceInput) -> dict[str, Any]:
         raise NotFoundError(f"trace {data.id} not found", details={"id": data.id})
     out: dict[str, Any] = {
         "result_type": "trace_result",
-        "trace": {"id": trace.id, "kind": trace.kind, "subject_id": trace.subject_id, "created_at": trace.created_at,
-                  **trace.data},
+        "trace": {
+            "id": trace.id,
+            "kind": trace.kind,
+            "subject_id": trace.subject_id,
+            "created_at": trace.created_at,
+            **trace.data,
+        },
     }
     if trace.kind == "extraction" and trace.subject_id:
         job = session.get_job("extract", trace.subject_id)

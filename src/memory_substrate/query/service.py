@@ -94,7 +94,9 @@ class QueryService:
         self.rt = runtime
         self.engine = SearchEngine(runtime)
 
-    def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         # Background embedding waits while a read is in flight (embed.foreground).
         with foreground():
             return self._run(mode, input_data, options)
@@ -164,26 +166,36 @@ class QueryService:
     def _search(self, data: SearchInput, opts: SearchOptions, paging: tuple[int, str]) -> dict[str, Any]:
         offset, fingerprint = paging
         result = self.engine.search(data, opts, limit=offset + opts.max_items + 1)
-        result["items"], result["next_cursor"] = paginate(result["items"], offset, opts.max_items, fingerprint)
+        result["items"], result["next_cursor"] = paginate(
+            result["items"], offset, opts.max_items, fingerprint
+        )
         result["count"] = len(result["items"])
         return result
 
-    def _entities(self, data: graph_modes.EntitiesInput, opts: graph_modes.EntitiesOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _entities(
+        self, data: graph_modes.EntitiesInput, opts: graph_modes.EntitiesOptions, paging: tuple[int, str]
+    ) -> dict[str, Any]:
         with self.rt.read() as session:
             return graph_modes.entities_mode(session, data, opts)
 
-    def _facts(self, data: graph_modes.FactsInput, opts: graph_modes.FactsOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _facts(
+        self, data: graph_modes.FactsInput, opts: graph_modes.FactsOptions, paging: tuple[int, str]
+    ) -> dict[str, Any]:
         with self.rt.read() as session:
             return graph_modes.facts_mode(session, data, opts)
 
-    def _trace(self, data: graph_modes.TraceInput, opts: graph_modes.TraceOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _trace(
+        self, data: graph_modes.TraceInput, opts: graph_modes.TraceOptions, paging: tuple[int, str]
+    ) -> dict[str, Any]:
         if "#" not in data.id:
             with self.rt.read() as session:
                 return graph_modes.trace_mode(session, data)
         # SOURCE_ID#seg-N: its episode's trace; an error names the id as the caller sent it.
         try:
             with self.rt.read() as session:
-                return graph_modes.trace_mode(session, data.model_copy(update={"id": data.id.partition("#")[0]}))
+                return graph_modes.trace_mode(
+                    session, data.model_copy(update={"id": data.id.partition("#")[0]})
+                )
         except NotFoundError:
             raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
@@ -216,7 +228,9 @@ class QueryService:
                     if len(rows) < batch:
                         break
         page, next_cursor = paginate(objs, offset, opts.max_items, fingerprint)
-        items = [compact(o, summary_chars=LIST_SUMMARY_CHARS if opts.detail == "compact" else 240) for o in page]
+        items = [
+            compact(o, summary_chars=LIST_SUMMARY_CHARS if opts.detail == "compact" else 240) for o in page
+        ]
         return {
             "result_type": "recent_result",
             "items": items,
@@ -233,8 +247,13 @@ class QueryService:
                 view = segment_view(seg, snippet_chars=0, full_text=True)
                 if opts.detail == "compact":
                     view.pop("hash", None)
-                return {"result_type": "page_result", "detail": opts.detail, "id": data.id,
-                        "source": {"id": source.id, "kind": source.kind, "title": source.title}, "segment": view}
+                return {
+                    "result_type": "page_result",
+                    "detail": opts.detail,
+                    "id": data.id,
+                    "source": {"id": source.id, "kind": source.kind, "title": source.title},
+                    "segment": view,
+                }
             obj = _get(session, data.id)
             if opts.detail == "full":
                 if obj.object_type == "source" and obj.kind == "repo":
@@ -258,9 +277,14 @@ class QueryService:
             if obj.object_type == "source":
                 explicit = "max_items" in opts.model_fields_set
                 view["payload"] = compact_source_payload(
-                    obj, opts.max_items, opts.snippet_chars, list_tokens=None if explicit else PAGE_LIST_TOKENS
+                    obj,
+                    opts.max_items,
+                    opts.snippet_chars,
+                    list_tokens=None if explicit else PAGE_LIST_TOKENS,
                 )
-                view["metadata"] = {k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata}
+                view["metadata"] = {
+                    k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata
+                }
                 if opts.include_segments:
                     offset, fingerprint = paging
                     segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
@@ -269,12 +293,21 @@ class QueryService:
                         result["next_cursor"] = Cursor(offset + opts.max_items, fingerprint).encode()
                     view["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in page_segs]
             else:
-                for key in ("evidence_refs", "subject_refs", "source_refs", "related_node_refs", "payload", "reason"):
+                for key in (
+                    "evidence_refs",
+                    "subject_refs",
+                    "source_refs",
+                    "related_node_refs",
+                    "payload",
+                    "reason",
+                ):
                     value = getattr(obj, key)
                     if value:
                         view[key] = value[: opts.max_items] if isinstance(value, list) else value
                 if obj.object_type == "work_item":
-                    result["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[: opts.max_items]
+                    result["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[
+                        : opts.max_items
+                    ]
             return result
 
     def _expand(self, data: IdInput, opts: ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:
@@ -300,17 +333,27 @@ class QueryService:
                     {
                         "relation": _relation_view(rel),
                         "direction": "out" if rel.source_id == obj.id else "in",
-                        "object": compact(n, summary_chars=summary_chars) if n else {"id": nid, "missing": True},
+                        "object": compact(n, summary_chars=summary_chars)
+                        if n
+                        else {"id": nid, "missing": True},
                     }
                 )
-            result: dict[str, Any] = {"result_type": "expand_result", "object": compact(obj), "related": related}
+            result: dict[str, Any] = {
+                "result_type": "expand_result",
+                "object": compact(obj),
+                "related": related,
+            }
             if opts.include_segments:
                 if obj.object_type == "source":
                     segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
                     more |= len(segs) > opts.max_items
-                    result["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs[: opts.max_items]]
+                    result["segments"] = [
+                        segment_view(s, snippet_chars=opts.snippet_chars) for s in segs[: opts.max_items]
+                    ]
                 elif obj.evidence_refs:
-                    keys = [(e["source_id"], e["segment_id"]) for e in obj.evidence_refs if e.get("segment_id")]
+                    keys = [
+                        (e["source_id"], e["segment_id"]) for e in obj.evidence_refs if e.get("segment_id")
+                    ]
                     more |= len(keys) > end
                     segs = session.get_segments_by_keys(keys[offset:end])
                     result["evidence"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
@@ -328,7 +371,12 @@ class QueryService:
         return result
 
     def _expand_segment(
-        self, session: StoreSession, ref: str, source: MemoryObject, seg: Any, opts: ExpandOptions,
+        self,
+        session: StoreSession,
+        ref: str,
+        source: MemoryObject,
+        seg: Any,
+        opts: ExpandOptions,
         paging: tuple[int, str],
     ) -> dict[str, Any]:
         """A segment in its place: the segments around it (``max_items`` before and after)."""
@@ -354,7 +402,9 @@ class QueryService:
             hit = _segment_of(session, data.id)
             root = hit[0] if hit is not None else _get(session, data.id)
             # The configured graph backend walks the graph (derived/base.py states the rules).
-            hood = graph_reader(self.rt, session).neighbourhood([root.id], depth=opts.depth, max_nodes=opts.max_items)
+            hood = graph_reader(self.rt, session).neighbourhood(
+                [root.id], depth=opts.depth, max_nodes=opts.max_items
+            )
             seen, truncated = hood.depth_of, hood.truncated
             edges = {rel.id: _relation_view(rel) for rel in hood.edges}
             objs = session.get_objects(list(seen))

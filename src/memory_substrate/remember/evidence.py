@@ -18,7 +18,12 @@ def _locator_matches(given: dict[str, Any], stored: dict[str, Any]) -> bool:
         if key == "line" and "line" not in stored and "line_start" in stored:
             start = stored.get("line_start")
             end = stored.get("line_end", start)
-            if not (isinstance(value, int) and isinstance(start, int) and isinstance(end, int) and start <= value <= end):
+            if not (
+                isinstance(value, int)
+                and isinstance(start, int)
+                and isinstance(end, int)
+                and start <= value <= end
+            ):
                 return False
             continue
         if stored.get(key) != value:
@@ -34,7 +39,9 @@ def check_evidence(session: StoreSession, refs: list[EvidenceRef]) -> list[dict[
         where = f"evidence_refs[{i}]"
         source = sources.get(ref.source_id)
         if source is None or source.object_type != "source":
-            raise EvidenceError(f"{where}: source {ref.source_id} not found", details={"source_id": ref.source_id})
+            raise EvidenceError(
+                f"{where}: source {ref.source_id} not found", details={"source_id": ref.source_id}
+            )
         if ref.segment_id is None:
             if ref.locator or ref.hash:
                 raise EvidenceError(f"{where}: locator and hash need a segment_id")

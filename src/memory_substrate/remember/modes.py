@@ -23,8 +23,12 @@ MODES_DECLARED: tuple[Mode, ...] = (
     _write("supersede", S.SupersedeInput, "a new version replaces an old one"),
     _write("contest", S.ContestInput, "mark knowledge disputed"),
     _write("batch", S.BatchInput, "applies all entries or none"),
-    _write("extraction", ExtractionInput,
-           "entities, facts, procedures: the knowledge graph of an ingested conversation"),
-    _write("graph_snapshot", GraphSnapshotInput,
-           "a markitect.memory.graph.v1 snapshot, imported in one patch"),
+    _write(
+        "extraction",
+        ExtractionInput,
+        "entities, facts, procedures: the knowledge graph of an ingested conversation",
+    ),
+    _write(
+        "graph_snapshot", GraphSnapshotInput, "a markitect.memory.graph.v1 snapshot, imported in one patch"
+    ),
 )

@@ -57,7 +57,9 @@ def _require_refs_exist(session: StoreSession, refs: list[str], field: str, obje
     for ref in refs:
         obj = found.get(ref)
         if obj is None or obj.object_type != object_type:
-            raise NotFoundError(f"{field}: {object_type} {ref} not found", details={"id": ref, "field": field})
+            raise NotFoundError(
+                f"{field}: {object_type} {ref} not found", details={"id": ref, "field": field}
+            )
 
 
 def _get_knowledge(session: StoreSession, knowledge_id: str, field: str) -> MemoryObject:
@@ -71,7 +73,9 @@ class RememberService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
 
-    def run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None) -> dict[str, Any]:
+    def run(
+        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         declared = mode_of(MODES_DECLARED, mode)
         parse(declared.options_model, options or {}, "options")
         data = parse(input_model(mode, input_data), input_data, "input_data")
@@ -81,14 +85,16 @@ class RememberService:
         with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             result = self._handler(mode)(patch, data)
             record = patch.commit({"mode": mode})
-        return found.report({
-            "result_type": "remember_result",
-            "mode": mode,
-            **result,
-            "patch_id": record.id,
-            "applied_operations": record.operations,
-            "audit_event_ids": patch.event_ids,
-        })
+        return found.report(
+            {
+                "result_type": "remember_result",
+                "mode": mode,
+                **result,
+                "patch_id": record.id,
+                "applied_operations": record.operations,
+                "audit_event_ids": patch.event_ids,
+            }
+        )
 
     def _handler(self, mode: str) -> Callable[[Patch, Any], dict[str, Any]]:
         handler: Callable[[Patch, Any], dict[str, Any]] = getattr(self, mode_of(MODES_DECLARED, mode).handler)
@@ -142,14 +148,25 @@ class RememberService:
         if data.memory_source == "agent_inferred" and requested == "active":
             status = "candidate"
             normalized.append(
-                {"field": "status", "from": "active", "to": "candidate", "rule": "agent_inferred_claims_start_as_candidates"}
+                {
+                    "field": "status",
+                    "from": "active",
+                    "to": "candidate",
+                    "rule": "agent_inferred_claims_start_as_candidates",
+                }
             )
         elif data.kind == "procedure" and requested == "active":
             # Procedures earn trust through observation (graph/procedures.py): a written one
             # is a candidate until promoted with evidence from 3 episodes and confidence >= 0.8.
             status = "candidate"
-            normalized.append({"field": "status", "from": "active", "to": "candidate",
-                               "rule": "procedures_start_as_candidates"})
+            normalized.append(
+                {
+                    "field": "status",
+                    "from": "active",
+                    "to": "candidate",
+                    "rule": "procedures_start_as_candidates",
+                }
+            )
         if data.valid_from and data.valid_until and data.valid_until <= data.valid_from:
             raise ValidationError("input_data.valid_until must be after valid_from")
         evidence = check_evidence(session, data.evidence_refs)
@@ -206,7 +223,12 @@ class RememberService:
             payload={"priority": data.priority} if data.priority else {},
         )
         created = patch.create(obj)
-        return {"status": "created", "object_id": created.id, "object_type": "work_item", "work_status": created.status}
+        return {
+            "status": "created",
+            "object_id": created.id,
+            "object_type": "work_item",
+            "work_status": created.status,
+        }
 
     def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> dict[str, Any]:
         from memory_substrate.remember.snapshot_import import import_snapshot  # loads the schema validators
@@ -219,7 +241,9 @@ class RememberService:
         if obj.status == "active":
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
         if obj.status not in ("candidate", "contested", "stale"):
-            raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id})
+            raise ConflictError(
+                f"knowledge {obj.id} is {obj.status} and cannot be promoted", details={"id": obj.id}
+            )
         if obj.kind == "procedure" and not promotable(obj):
             raise ConflictError(
                 f"procedure {obj.id} has not earned promotion: it needs 3 distinct episodes (observed in or cited "
@@ -242,20 +266,36 @@ class RememberService:
                     details={"id": obj.id, "conflicting_ids": rivals},
                 )
         if obj.kind == "procedure":
-            obj = replace(obj, metadata={**obj.metadata, "evidence_status": "promoted"})  # as graph/procedures.py does
-        elif obj.metadata.get("evidence_status") == "deprecated":  # decayed, now reviewed: back to what it was
+            obj = replace(
+                obj, metadata={**obj.metadata, "evidence_status": "promoted"}
+            )  # as graph/procedures.py does
+        elif (
+            obj.metadata.get("evidence_status") == "deprecated"
+        ):  # decayed, now reviewed: back to what it was
             meta = {k: v for k, v in obj.metadata.items() if k != "evidence_status_before_decay"}
             meta["evidence_status"] = obj.metadata.get("evidence_status_before_decay")
             obj = replace(obj, metadata={k: v for k, v in meta.items() if v is not None})
         updated = patch.set_status(obj, "active", data.reason)
-        return {"status": "promoted", "object_id": updated.id, "knowledge_status": "active", "previous_status": obj.status}
+        return {
+            "status": "promoted",
+            "object_id": updated.id,
+            "knowledge_status": "active",
+            "previous_status": obj.status,
+        }
 
     def _contest(self, patch: Patch, data: S.ContestInput) -> dict[str, Any]:
         obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
         if obj.status not in ("candidate", "active", "stale"):
-            raise ConflictError(f"knowledge {obj.id} is {obj.status} and cannot be contested", details={"id": obj.id})
+            raise ConflictError(
+                f"knowledge {obj.id} is {obj.status} and cannot be contested", details={"id": obj.id}
+            )
         updated = patch.set_status(obj, "contested", data.reason)
-        return {"status": "contested", "object_id": updated.id, "knowledge_status": "contested", "previous_status": obj.status}
+        return {
+            "status": "contested",
+            "object_id": updated.id,
+            "knowledge_status": "contested",
+            "previous_status": obj.status,
+        }
 
     def _supersede(self, patch: Patch, data: S.SupersedeInput) -> dict[str, Any]:
         if data.old_knowledge_id == data.new_knowledge_id:
@@ -265,7 +305,10 @@ class RememberService:
         if old.status == "superseded":
             raise ConflictError(f"knowledge {old.id} is already superseded", details={"id": old.id})
         if new.status not in LIVE_KNOWLEDGE_STATUSES:
-            raise ConflictError(f"knowledge {new.id} is {new.status}; only live knowledge can supersede", details={"id": new.id})
+            raise ConflictError(
+                f"knowledge {new.id} is {new.status}; only live knowledge can supersede",
+                details={"id": new.id},
+            )
         if trust_of(new) < trust_of(old):
             raise ConflictError(
                 f"knowledge {new.id} is less trusted than {old.id} ({new.memory_source} < {old.memory_source}); "
@@ -274,17 +317,34 @@ class RememberService:
             )
         # The old claim names its successor, as a superseded graph fact does (graph/claims.py): a
         # package that recalls the old claim's turns marks them with it.
-        patch.set_status(replace(old, metadata={**old.metadata, "superseded_by": new.id}), "superseded", data.reason,
-                         superseded_by=new.id)
+        patch.set_status(
+            replace(old, metadata={**old.metadata, "superseded_by": new.id}),
+            "superseded",
+            data.reason,
+            superseded_by=new.id,
+        )
         meta = dict(new.metadata)
         meta["supersedes"] = old.id
-        patch.update(replace(new, metadata=meta), action="supersede", changes={"supersedes": old.id, "reason": data.reason})
-        return {"status": "superseded", "object_id": old.id, "superseded_by": new.id, "knowledge_status": "superseded"}
+        patch.update(
+            replace(new, metadata=meta),
+            action="supersede",
+            changes={"supersedes": old.id, "reason": data.reason},
+        )
+        return {
+            "status": "superseded",
+            "object_id": old.id,
+            "superseded_by": new.id,
+            "knowledge_status": "superseded",
+        }
 
     # --- extraction (the calling agent supplies its own extraction) --------------------------
     def _extraction(self, patch: Patch, data: ExtractionInput) -> dict[str, Any]:
-        gov = Governance(reason=data.reason, memory_source=data.memory_source, scope_refs=list(data.scope_refs),
-                         extractor="agent")
+        gov = Governance(
+            reason=data.reason,
+            memory_source=data.memory_source,
+            scope_refs=list(data.scope_refs),
+            extractor="agent",
+        )
         trace = ExtractionApplier(patch, self.rt.embedder_or_none()).apply(data.episode_id, data, gov)
         trace["patch_id"] = patch.id
         record = jobs.record(patch.session, "extraction", data.episode_id, trace)
@@ -296,8 +356,12 @@ def summarize(trace: dict[str, Any]) -> dict[str, Any]:
     """The compact outcome of an extraction trace (the trace itself has every detail)."""
     ents, facts, procs = trace["entities"], trace["facts"], trace["procedures"]
     return {
-        "entities": {"resolved": ents["resolved"], "new": ents["new"], "refused": ents["refused"],
-                     "conflicts": ents["conflicts"]},
+        "entities": {
+            "resolved": ents["resolved"],
+            "new": ents["new"],
+            "refused": ents["refused"],
+            "conflicts": ents["conflicts"],
+        },
         "facts": {k: len(v) for k, v in facts.items() if isinstance(v, list)},
         "fact_ids": [f["fact_id"] for f in facts["created"] + facts["contested"] + facts["history"]],
         "superseded_fact_ids": [f["fact_id"] for f in facts["superseded"]],
@@ -314,7 +378,9 @@ def _update_work_item(patch: Patch, data: S.WorkItemUpdate, now: datetime) -> di
     obj = patch.session.get_object(data.work_item_id)
     if obj is None or obj.object_type != "work_item" or is_expired(obj, now):
         # an expired item no read shows is not there to update either
-        raise NotFoundError(f"work_item_id: work item {data.work_item_id} not found", details={"id": data.work_item_id})
+        raise NotFoundError(
+            f"work_item_id: work item {data.work_item_id} not found", details={"id": data.work_item_id}
+        )
     if data.source_refs is not None:
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
     new: dict[str, Any] = {
@@ -323,16 +389,24 @@ def _update_work_item(patch: Patch, data: S.WorkItemUpdate, now: datetime) -> di
         "title": data.title,
         "summary": data.summary,
         "source_refs": list(dict.fromkeys(data.source_refs)) if data.source_refs is not None else None,
-        "related_node_refs": list(dict.fromkeys(data.related_node_refs)) if data.related_node_refs is not None else None,
+        "related_node_refs": list(dict.fromkeys(data.related_node_refs))
+        if data.related_node_refs is not None
+        else None,
     }
     old: dict[str, Any] = {
-        "status": obj.status, "priority": obj.payload.get("priority"), "title": obj.title, "summary": obj.summary,
-        "source_refs": obj.source_refs, "related_node_refs": obj.related_node_refs,
+        "status": obj.status,
+        "priority": obj.payload.get("priority"),
+        "title": obj.title,
+        "summary": obj.summary,
+        "source_refs": obj.source_refs,
+        "related_node_refs": obj.related_node_refs,
     }
     changes = {f: {"from": old[f], "to": v} for f, v in new.items() if v is not None and v != old[f]}
     if not changes:
-        raise ConflictError(f"work item {obj.id} already has these values; nothing to change",
-                            details={"id": obj.id, "fields": data.changed_fields()})
+        raise ConflictError(
+            f"work item {obj.id} already has these values; nothing to change",
+            details={"id": obj.id, "fields": data.changed_fields()},
+        )
     payload = {**obj.payload, "priority": new["priority"]} if "priority" in changes else obj.payload
     updated = replace(
         obj,
@@ -340,12 +414,25 @@ def _update_work_item(patch: Patch, data: S.WorkItemUpdate, now: datetime) -> di
         title=new["title"] or obj.title,
         summary=new["summary"] or obj.summary,
         source_refs=new["source_refs"] if new["source_refs"] is not None else obj.source_refs,
-        related_node_refs=new["related_node_refs"] if new["related_node_refs"] is not None else obj.related_node_refs,
+        related_node_refs=new["related_node_refs"]
+        if new["related_node_refs"] is not None
+        else obj.related_node_refs,
         payload=payload,
     )  # the item keeps the reason it was written for; the update's reason is in its audit event
     refs_changed = "source_refs" in changes or "related_node_refs" in changes
     text_changed = "title" in changes or "summary" in changes
-    written = patch.update(updated, action="work_item_update", changes={**changes, "reason": data.reason},
-                           derive=refs_changed, embed=text_changed)
-    return {"status": "updated", "object_id": written.id, "object_type": "work_item", "work_status": written.status,
-            "version": written.version, "changed": sorted(changes)}
+    written = patch.update(
+        updated,
+        action="work_item_update",
+        changes={**changes, "reason": data.reason},
+        derive=refs_changed,
+        embed=text_changed,
+    )
+    return {
+        "status": "updated",
+        "object_id": written.id,
+        "object_type": "work_item",
+        "work_status": written.status,
+        "version": written.version,
+        "changed": sorted(changes),
+    }

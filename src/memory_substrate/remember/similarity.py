@@ -68,7 +68,11 @@ def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5
     out: list[dict[str, Any]] = []
     mine = (_terms(obj.title), _terms(obj.summary))  # once, not once per candidate
     for other in candidates.values():
-        if other.object_type != "knowledge" or other.status not in LIVE_KNOWLEDGE_STATUSES or is_structured(other):
+        if (
+            other.object_type != "knowledge"
+            or other.status not in LIVE_KNOWLEDGE_STATUSES
+            or is_structured(other)
+        ):
             continue
         score, reasons = pair_score(obj, other, mine)
         if score >= THRESHOLD and ("title_overlap" in reasons or "summary_overlap" in reasons):

@@ -41,8 +41,10 @@ from memory_substrate.remember.evidence import check_evidence
 from memory_substrate.util import ID_PREFIXES, new_id, now_iso, sha256_text
 from memory_substrate.validation import parse
 
-PREFIX = {**{k: v for k, v in ID_PREFIXES.items() if k in ("source", "knowledge", "activity", "work_item", "node")},
-          "entity": "ent"}
+PREFIX = {
+    **{k: v for k, v in ID_PREFIXES.items() if k in ("source", "knowledge", "activity", "work_item", "node")},
+    "entity": "ent",
+}
 STATUSES = {
     "knowledge": KNOWLEDGE_STATUSES,
     "activity": ("recorded",),
@@ -91,7 +93,9 @@ class _Plan:
 class SnapshotImporter:
     """One import into the patch's namespace. ``run`` returns the report."""
 
-    def __init__(self, patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None) -> None:
+    def __init__(
+        self, patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None
+    ) -> None:
         self.patch = patch
         self.session = patch.session
         self.snapshot = snapshot
@@ -104,8 +108,14 @@ class SnapshotImporter:
         self.plans: list[_Plan] = []
         self.canonical: list[dict[str, Any]] = []  # exported canonical relations (graph-toolset edges)
         self.report: dict[str, list[dict[str, Any]]] = {
-            "already_present": [], "duplicates": [], "conflicts": [], "normalized": [], "approximated": [],
-            "nodes_not_imported": [], "edges_not_imported": [], "events_not_imported": [],
+            "already_present": [],
+            "duplicates": [],
+            "conflicts": [],
+            "normalized": [],
+            "approximated": [],
+            "nodes_not_imported": [],
+            "edges_not_imported": [],
+            "events_not_imported": [],
         }
 
     # --- planning -------------------------------------------------------------------------
@@ -116,20 +126,31 @@ class SnapshotImporter:
         for node in nodes:
             attrs = node.get("attributes") or {}
             object_type, kind = attrs.get("object_type"), attrs.get("object_kind")
-            if object_type == "segment" or (isinstance(object_type, str) and object_type in PREFIX and isinstance(kind, str)):
+            if object_type == "segment" or (
+                isinstance(object_type, str) and object_type in PREFIX and isinstance(kind, str)
+            ):
                 plans[node["id"]] = _Plan(node, object_type, kind or "", True)
                 continue
             object_type, kind = object_for_node_kind(node["kind"])
             if attrs.get("object_type") is not None:
                 self.report["approximated"].append(
-                    {"node_id": node["id"], "declared_object_type": attrs.get("object_type"), "object_type": object_type}
+                    {
+                        "node_id": node["id"],
+                        "declared_object_type": attrs.get("object_type"),
+                        "object_type": object_type,
+                    }
                 )
             plans[node["id"]] = _Plan(node, object_type, kind, False)
         # foreign turns/evidence that belong_to an episode/document become its segments
         for edge in edges:
             src, tgt = plans[edge["source"]], plans[edge["target"]]
-            if (edge["kind"] == "belongs_to" and not src.ours and src.node["kind"] in SEGMENT_NODE_KINDS
-                    and tgt.object_type == "source" and src.object_type != "segment"):
+            if (
+                edge["kind"] == "belongs_to"
+                and not src.ours
+                and src.node["kind"] in SEGMENT_NODE_KINDS
+                and tgt.object_type == "source"
+                and src.object_type != "segment"
+            ):
                 src.object_type, src.kind = "segment", ""
                 tgt.segments.append(src.node)
         order = {node["id"]: i for i, node in enumerate(nodes)}
@@ -186,13 +207,21 @@ class SnapshotImporter:
     def _segment_ids(self, plan: _Plan) -> None:
         for i, seg in enumerate(plan.segments):
             attrs = seg.get("attributes") or {}
-            seg_id = attrs.get("segment_id") if plan.ours and isinstance(attrs.get("segment_id"), str) else f"seg-{i + 1}"
+            seg_id = (
+                attrs.get("segment_id")
+                if plan.ours and isinstance(attrs.get("segment_id"), str)
+                else f"seg-{i + 1}"
+            )
             self.id_map[seg["id"]] = segment_node_id(plan.store_id, str(seg_id))
 
     def _edges_to_links(self, plans: dict[str, _Plan]) -> None:
         for edge in self.snapshot.get("edges", []):
             attrs = edge.get("attributes") or {}
-            if attrs.get("derivation") == CANONICAL and isinstance(attrs.get("rel_type"), str) and not attrs.get("origin"):
+            if (
+                attrs.get("derivation") == CANONICAL
+                and isinstance(attrs.get("rel_type"), str)
+                and not attrs.get("origin")
+            ):
                 self.canonical.append(edge)  # typed edges with no origin object: written as they were
                 continue
             if {"derivation", "rel_type"} & set(attrs):
@@ -204,16 +233,28 @@ class SnapshotImporter:
             if src.object_type == "segment":
                 self._not_imported("edges", edge["id"], "segments cannot carry edges in this store")
             elif not src.store_id:
-                self._not_imported("edges", edge["id"], "its source node was not written by this import (already present)")
+                self._not_imported(
+                    "edges", edge["id"], "its source node was not written by this import (already present)"
+                )
             elif target_id is None:
                 self._not_imported("edges", edge["id"], "its target node was not imported")
-            elif edge["kind"] == "derived_from" and src.object_type == "knowledge" and tgt.object_type in ("source", "segment"):
+            elif (
+                edge["kind"] == "derived_from"
+                and src.object_type == "knowledge"
+                and tgt.object_type in ("source", "segment")
+            ):
                 source_id, _, seg_id = target_id.partition("#")
                 src.evidence.append({"source_id": source_id, **({"segment_id": seg_id} if seg_id else {})})
-            elif edge["kind"] == "derived_from" and src.object_type in ("activity", "work_item") and tgt.object_type in ("source", "segment"):
+            elif (
+                edge["kind"] == "derived_from"
+                and src.object_type in ("activity", "work_item")
+                and tgt.object_type in ("source", "segment")
+            ):
                 src.sources.append(target_id.partition("#")[0])
             elif tgt.object_type == "segment":
-                self._not_imported("edges", edge["id"], "edges to a segment are kept only as evidence (derived_from)")
+                self._not_imported(
+                    "edges", edge["id"], "edges to a segment are kept only as evidence (derived_from)"
+                )
             else:
                 src.links.append((edge["id"], edge["kind"], edge["target"]))
 
@@ -256,7 +297,9 @@ class SnapshotImporter:
                 continue
             if plan.written is None:
                 for edge_id, _, _ in plan.links:
-                    self._not_imported("edges", edge_id, "its source node was not written (a duplicate, or not imported)")
+                    self._not_imported(
+                        "edges", edge_id, "its source node was not written (a duplicate, or not imported)"
+                    )
                 continue
             links = list(plan.written.metadata.get("links") or [])
             for edge_id, kind, target in plan.links:
@@ -265,7 +308,9 @@ class SnapshotImporter:
                     self._not_imported("edges", edge_id, "its target node was not imported")
                 elif link not in links:
                     links.append(link)
-                    self.edge_map[edge_id] = _rel_id(plan.written.id, kind, plan.written.id, link["target_id"])
+                    self.edge_map[edge_id] = _rel_id(
+                        plan.written.id, kind, plan.written.id, link["target_id"]
+                    )
             if len(links) != len(plan.written.metadata.get("links") or []):
                 obj = replace(plan.written, metadata={**plan.written.metadata, "links": links})
                 plan.written = self.patch.update(obj, action="link", changes={"links": len(links)})
@@ -299,19 +344,29 @@ class SnapshotImporter:
             return default
         if status in STATUSES[plan.object_type]:
             return str(status)
-        self.report["normalized"].append({"node_id": plan.node["id"], "field": "status", "from": status, "to": default})
+        self.report["normalized"].append(
+            {"node_id": plan.node["id"], "field": "status", "from": status, "to": default}
+        )
         return default
 
     def _scopes(self, plan: _Plan) -> list[str]:
-        tags = [t for t in plan.node.get("tags", []) if isinstance(t, str) and t.startswith("scope:") and len(t) > 6]
+        tags = [
+            t
+            for t in plan.node.get("tags", [])
+            if isinstance(t, str) and t.startswith("scope:") and len(t) > 6
+        ]
         return tags or list(self.default_scopes)
 
     def _metadata(self, plan: _Plan, declared_source: str | None) -> dict[str, Any]:
         attrs = plan.node.get("attributes") or {}
-        metadata: dict[str, Any] = _dict(attrs.get("metadata")) if plan.ours else ({"attributes": attrs} if attrs else {})
+        metadata: dict[str, Any] = (
+            _dict(attrs.get("metadata")) if plan.ours else ({"attributes": attrs} if attrs else {})
+        )
         if plan.ours and isinstance(metadata.get("links"), list):
             metadata["links"] = [
-                {**link, "target_id": self._ref(link.get("target_id"))} for link in metadata["links"] if isinstance(link, dict)
+                {**link, "target_id": self._ref(link.get("target_id"))}
+                for link in metadata["links"]
+                if isinstance(link, dict)
             ]
         if plan.ours and metadata.get("supersedes"):
             metadata["supersedes"] = self._ref(metadata["supersedes"])
@@ -344,7 +399,9 @@ class SnapshotImporter:
             created_at=node.get("created_at", ""),
             memory_source="imported",
             confidence=node.get("confidence"),
-            reason=str(provenance["reason"]) if provenance.get("reason") else (self.reason if plan.object_type in GOVERNED else None),
+            reason=str(provenance["reason"])
+            if provenance.get("reason")
+            else (self.reason if plan.object_type in GOVERNED else None),
             scope_refs=self._scopes(plan),
             payload=_dict(attrs.get("payload")) if plan.ours else {},
             metadata=self._metadata(plan, declared),
@@ -373,17 +430,38 @@ class SnapshotImporter:
             ours = plan.ours and attrs.get("object_type") == "segment"
             seg_id = self.id_map[seg["id"]].partition("#")[2] if plan.segments else "seg-1"
             text = seg.get("text") or seg["title"]
-            locator = _dict(attrs.get("locator")) if ours else (
-                {"kind": "message", "index": i} if obj.kind == "conversation" else {"kind": "node", "node_id": seg["id"]}
+            locator = (
+                _dict(attrs.get("locator"))
+                if ours
+                else (
+                    {"kind": "message", "index": i}
+                    if obj.kind == "conversation"
+                    else {"kind": "node", "node_id": seg["id"]}
+                )
             )
-            metadata = _dict(attrs.get("metadata")) if ours else {k: v for k, v in attrs.items() if k in ("role", "name")}
+            metadata = (
+                _dict(attrs.get("metadata"))
+                if ours
+                else {k: v for k, v in attrs.items() if k in ("role", "name")}
+            )
             if obj.kind == "conversation" and not ours:
                 metadata.setdefault("role", "user")
-            rows.append(Segment(source_id=obj.id, id=seg_id, ordinal=_ordinal(seg, i) if ours else i,
-                                text=text, locator=locator or {}, hash=sha256_text(text), metadata=metadata,
-                                created_at=seg.get("created_at") or now_iso()))
+            rows.append(
+                Segment(
+                    source_id=obj.id,
+                    id=seg_id,
+                    ordinal=_ordinal(seg, i) if ours else i,
+                    text=text,
+                    locator=locator or {},
+                    hash=sha256_text(text),
+                    metadata=metadata,
+                    created_at=seg.get("created_at") or now_iso(),
+                )
+            )
         if not plan.ours:
-            obj.metadata.update({"uri": f"graph:{self.snapshot_id}/{plan.node['id']}", "segment_count": len(rows)})
+            obj.metadata.update(
+                {"uri": f"graph:{self.snapshot_id}/{plan.node['id']}", "segment_count": len(rows)}
+            )
         plan.written = self.patch.create(obj)
         self.patch.add_segments(rows)
         self._count("source")
@@ -392,19 +470,37 @@ class SnapshotImporter:
     def _governed(self, plan: _Plan, obj: MemoryObject, declared: str | None) -> None:
         attrs = plan.node.get("attributes") or {}
         where = f"nodes[{plan.node['id']}]"
-        common: dict[str, Any] = {"kind": obj.kind, "title": obj.title[:500], "summary": obj.summary or obj.title, "reason": obj.reason,
-                  "memory_source": "imported", "scope_refs": obj.scope_refs, "metadata": obj.metadata}
+        common: dict[str, Any] = {
+            "kind": obj.kind,
+            "title": obj.title[:500],
+            "summary": obj.summary or obj.title,
+            "reason": obj.reason,
+            "memory_source": "imported",
+            "scope_refs": obj.scope_refs,
+            "metadata": obj.metadata,
+        }
         obj.summary = common["summary"]
         if plan.object_type == "knowledge":
             payload = obj.payload
             for key in ("subject", "object"):
                 if isinstance(payload.get(key), str):
                     payload[key] = self.id_map.get(payload[key], payload[key])
-            evidence = [{**e, "source_id": self._ref(e.get("source_id"))}
-                        for e in self._refs(attrs.get("evidence_refs")) if isinstance(e, dict)] + plan.evidence
-            claim = parse(R.KnowledgeInput, {**common, "subject_refs": self._refs(attrs.get("subject_refs", [])),
-                                             "evidence_refs": evidence, "confidence": obj.confidence,
-                                             "payload": payload or None}, where)
+            evidence = [
+                {**e, "source_id": self._ref(e.get("source_id"))}
+                for e in self._refs(attrs.get("evidence_refs"))
+                if isinstance(e, dict)
+            ] + plan.evidence
+            claim = parse(
+                R.KnowledgeInput,
+                {
+                    **common,
+                    "subject_refs": self._refs(attrs.get("subject_refs", [])),
+                    "evidence_refs": evidence,
+                    "confidence": obj.confidence,
+                    "payload": payload or None,
+                },
+                where,
+            )
             obj.subject_refs = list(dict.fromkeys(claim.subject_refs))
             checked = check_evidence(self.session, claim.evidence_refs)
             # Our own nodes carry their refs exactly as stored (checked all the same): a round trip
@@ -420,10 +516,21 @@ class SnapshotImporter:
                 R.ActivityInput if plan.object_type == "activity" else R.WorkItemInput
             )
             sources = self.session.get_objects(self._refs(attrs.get("source_refs", [])))
-            source_refs = [s for s in self._refs(attrs.get("source_refs", [])) if s in sources and sources[s].object_type == "source"]
+            source_refs = [
+                s
+                for s in self._refs(attrs.get("source_refs", []))
+                if s in sources and sources[s].object_type == "source"
+            ]
             source_refs = list(dict.fromkeys([*source_refs, *plan.sources]))
-            parsed = parse(model, {**common, "source_refs": source_refs,
-                                   "related_node_refs": self._refs(attrs.get("related_node_refs", []))}, where)
+            parsed = parse(
+                model,
+                {
+                    **common,
+                    "source_refs": source_refs,
+                    "related_node_refs": self._refs(attrs.get("related_node_refs", [])),
+                },
+                where,
+            )
             obj.source_refs, obj.related_node_refs = list(parsed.source_refs), list(parsed.related_node_refs)
             obj.status = self._status(plan, "recorded" if plan.object_type == "activity" else "open")
             obj.confidence = None
@@ -438,8 +545,13 @@ class SnapshotImporter:
         # snapshot is one consistent state (an export held them side by side); only what the
         # namespace held before the import is compared.
         ours = {p.store_id for p in self.plans}
-        live = [o for o in self.session.find_by_claim(key)
-                if o.status in LIVE_KNOWLEDGE_STATUSES and set(o.scope_refs) & set(obj.scope_refs) and o.id not in ours]
+        live = [
+            o
+            for o in self.session.find_by_claim(key)
+            if o.status in LIVE_KNOWLEDGE_STATUSES
+            and set(o.scope_refs) & set(obj.scope_refs)
+            and o.id not in ours
+        ]
         for other in live:
             if claim_value(other) == claim_value(obj) and obj.status in LIVE_KNOWLEDGE_STATUSES:
                 self.id_map[plan.node["id"]] = other.id
@@ -450,9 +562,12 @@ class SnapshotImporter:
             obj.status = "contested"
             for other in rivals:
                 if other.status != "contested":
-                    self.patch.set_status(other, "contested", f"conflicts with imported {obj.id}", conflicting_id=obj.id)
-            self.report["conflicts"].append({"node_id": plan.node["id"], "object_id": obj.id,
-                                             "conflicting_ids": [o.id for o in rivals]})
+                    self.patch.set_status(
+                        other, "contested", f"conflicts with imported {obj.id}", conflicting_id=obj.id
+                    )
+            self.report["conflicts"].append(
+                {"node_id": plan.node["id"], "object_id": obj.id, "conflicting_ids": [o.id for o in rivals]}
+            )
         return False
 
     def _events(self) -> None:
@@ -460,7 +575,10 @@ class SnapshotImporter:
         written = set(self.id_map.values())
         present = {p["object_id"] for p in self.report["already_present"] if "object_id" in p}
         for event in self.snapshot.get("events", []):
-            refs = [self.id_map.get(r) or self.edge_map.get(r) or (r if r in edge_ids else None) for r in event["refs"]]
+            refs = [
+                self.id_map.get(r) or self.edge_map.get(r) or (r if r in edge_ids else None)
+                for r in event["refs"]
+            ]
             objects = [r.partition("#")[0] for r in refs if r and r in written]
             if not objects:
                 self._not_imported("events", event["id"], "none of its refs was imported")
@@ -473,13 +591,17 @@ class SnapshotImporter:
                 self.report["already_present"].append({"event_id": event["id"]})
                 continue
             self.patch.events.append(
-                AuditEvent(new_id("event"), self.patch.id, objects[0], IMPORT_EVENT, now_iso(), {"event": kept})
+                AuditEvent(
+                    new_id("event"), self.patch.id, objects[0], IMPORT_EVENT, now_iso(), {"event": kept}
+                )
             )
             self.patch.operations += 1
             self._count("event")
 
 
-def import_snapshot(patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None) -> dict[str, Any]:
+def import_snapshot(
+    patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None
+) -> dict[str, Any]:
     """Validate ``snapshot`` and write it through ``patch``. Raises ``ValidationError`` listing
     the diagnostics (and writes nothing) when it is not a valid graph.v1 document."""
     diagnostics = validate(snapshot, "graph")
@@ -492,4 +614,3 @@ def import_snapshot(patch: Patch, snapshot: dict[str, Any], scope_refs: list[str
             details={"diagnostics": found[:200]},
         )
     return SnapshotImporter(patch, snapshot, scope_refs, reason).run()
-

@@ -430,7 +430,9 @@ def _semantic(
     if fetch_vectors is not None:
         lacking = [sid for sid in ids if cands[sid].seg.vector is None]
         stored = fetch_vectors(lacking) if lacking else {}
-    vec_of = {sid: cands[sid].seg.vector if cands[sid].seg.vector is not None else stored.get(sid) for sid in ids}
+    vec_of = {
+        sid: cands[sid].seg.vector if cands[sid].seg.vector is not None else stored.get(sid) for sid in ids
+    }
     missing = [k for k, sid in enumerate(ids) if vec_of[sid] is None]
     vecs = np.zeros((n, qv.shape[0]), dtype=np.float32)
     for k, sid in enumerate(ids):
@@ -471,9 +473,7 @@ def _fuse_and_cut(
     if query:
         segs = [cands[sid].seg for sid in ids]
         zlex = across_languages(query, [s.text for s in segs], zlex, [s.language for s in segs], zsem)
-    score = (
-        cfg.w_lexical * zlex + cfg.w_semantic * zsem + cfg.w_speaker * spk + cfg.w_time * tim
-    )
+    score = cfg.w_lexical * zlex + cfg.w_semantic * zsem + cfg.w_speaker * spk + cfg.w_time * tim
     order_idx = np.lexsort((np.arange(n), -score))[:limit]
     out: list[RankedSegment] = []
     for k in order_idx:

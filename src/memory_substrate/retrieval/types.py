@@ -51,14 +51,20 @@ def stored_segment(
     """
     seg = _new(RankSegment)
     seg.__dict__.update(
-        id=id, text=text, source_id=source_id, index=index, created_at=created_at, speaker=speaker, vector=None,
-        terms=terms, language=language,
+        id=id,
+        text=text,
+        source_id=source_id,
+        index=index,
+        created_at=created_at,
+        speaker=speaker,
+        vector=None,
+        terms=terms,
+        language=language,
     )
     return seg
 
 
 _new = object.__new__
-
 
 
 @dataclass

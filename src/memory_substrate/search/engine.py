@@ -115,10 +115,18 @@ class SearchEngine:
         limit = limit or opts.max_items
         with self.rt.read() as session:
             if opts.result_unit == "segment":
-                found = [SegmentMatch(seg, r) for seg, r in ranked_segments(self.rt, session, plan.clean.text, filters, limit)]
+                found = [
+                    SegmentMatch(seg, r)
+                    for seg, r in ranked_segments(self.rt, session, plan.clean.text, filters, limit)
+                ]
                 return SearchResult(plan, "segment", filters, segments=found)
             shape = FULL if opts.detail == "full" else COMPACT
-            return SearchResult(plan, "object", filters, objects=self.find_objects(session, plan, filters, limit, shape["chunks"]))
+            return SearchResult(
+                plan,
+                "object",
+                filters,
+                objects=self.find_objects(session, plan, filters, limit, shape["chunks"]),
+            )
 
     def search(self, data: SearchInput, opts: SearchOptions, *, limit: int | None = None) -> dict[str, Any]:
         """The tool response of ``find``: the first ``limit`` items; the caller pages and shapes them."""
@@ -146,7 +154,8 @@ class SearchEngine:
             # Inferred from query words ("facts", "todo"): a boost, never a filter (the words also
             # name what a repo or a document explains), and the diagnostics say so.
             "inferred_filters": {"object_types": plan.inferred_types, "effect": INFERRED_EFFECT}
-            if plan.inferred_types else {},
+            if plan.inferred_types
+            else {},
             "suggested_retry_terms": self._retry_terms(plan, items),
             "semantic_backend": semantic,
             "query_sanitizer": sanitizer,
@@ -164,7 +173,12 @@ class SearchEngine:
 
     # --- object results -------------------------------------------------------------
     def find_objects(
-        self, session: StoreSession, plan: SearchPlan, filters: dict[str, list[str]], max_items: int, n_chunks: int,
+        self,
+        session: StoreSession,
+        plan: SearchPlan,
+        filters: dict[str, list[str]],
+        max_items: int,
+        n_chunks: int,
     ) -> list[ObjectMatch]:
         """Object search in ``session``: the lexical, exact, semantic and graph streams fused (RRF),
         filtered, adjusted for status and inferred types, best ``max_items`` with their records and
@@ -199,7 +213,9 @@ class SearchEngine:
             vectors = vector_index(self.rt, s)
             return (
                 vectors.vector_search(model, qvec, owner_type="object", limit=CANDIDATES),
-                vectors.vector_search(model, qvec, owner_type="segment", limit=CANDIDATES) if segments else [],
+                vectors.vector_search(model, qvec, owner_type="segment", limit=CANDIDATES)
+                if segments
+                else [],
             )
 
         return beside(self.rt, session, nearest)
@@ -217,7 +233,9 @@ class SearchEngine:
         for object_id in ids.candidates(session, plan.ids):  # a short id (ids.py) names its objects
             lexical.insert(0, (object_id, 1e6))
         # Segment hits count for their source (evidence found inside a capture).
-        seg_hits = session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES) if segments else []
+        seg_hits = (
+            session.search_segments_text(terms + plan.older_forms, limit=CANDIDATES) if segments else []
+        )
         for rank, h in enumerate(seg_hits):
             lexical.append((h.source_id, h.score * 0.5))
             found.chunk(rank, h.source_id, h.segment_id, h.score, None)
@@ -232,7 +250,9 @@ class SearchEngine:
             streams["exact"] = [(k, 1.0) for k in exact if k in heads]
         return streams, heads
 
-    def _graph_stream(self, session: StoreSession, lexical: list[Hit], heads: dict[str, ObjectHead]) -> list[Hit]:
+    def _graph_stream(
+        self, session: StoreSession, lexical: list[Hit], heads: dict[str, ObjectHead]
+    ) -> list[Hit]:
         """Objects linked to the matched nodes (entities): they rank through their neighbours."""
         node_ids = [k for k, _ in lexical[:20] if heads[k].object_type == "node"]
         if not node_ids:
@@ -242,8 +262,13 @@ class SearchEngine:
 
     @staticmethod
     def _select(
-        session: StoreSession, fused: list[Fused], heads: dict[str, ObjectHead], filters: dict[str, list[str]],
-        plan: SearchPlan, max_items: int, found: _Found,
+        session: StoreSession,
+        fused: list[Fused],
+        heads: dict[str, ObjectHead],
+        filters: dict[str, list[str]],
+        plan: SearchPlan,
+        max_items: int,
+        found: _Found,
     ) -> list[ObjectMatch]:
         """Filter the fused candidates, adjust their scores (terminal statuses halved, inferred types
         boosted), cut to ``max_items`` and read the answers' records and matched chunks."""
@@ -251,7 +276,9 @@ class SearchEngine:
         whole: dict[str, MemoryObject] = {}
         if any(filters.get(key) for key in REF_FILTERS):
             whole = session.get_objects([f.key for f in passing])
-            passing = [f for f in passing if f.key in whole and object_matches(session, whole[f.key], filters)]
+            passing = [
+                f for f in passing if f.key in whole and object_matches(session, whole[f.key], filters)
+            ]
         inferred = set(plan.inferred_types)
         scored = []
         for f in passing:
@@ -276,9 +303,13 @@ class _Found:
 
     def __init__(self, n_chunks: int) -> None:
         self.n_chunks = n_chunks
-        self.by_source: dict[str, list[tuple[tuple[str, str], float | None, float | None]]] = defaultdict(list)
+        self.by_source: dict[str, list[tuple[tuple[str, str], float | None, float | None]]] = defaultdict(
+            list
+        )
 
-    def chunk(self, rank: int, source_id: str, segment_id: str, lexical: float | None, semantic: float | None) -> None:
+    def chunk(
+        self, rank: int, source_id: str, segment_id: str, lexical: float | None, semantic: float | None
+    ) -> None:
         have = self.by_source[source_id]
         if rank < CHUNK_DEPTH and len(have) < self.n_chunks and all(c[0][1] != segment_id for c in have):
             have.append(((source_id, segment_id), lexical, semantic))
@@ -288,7 +319,11 @@ class _Found:
         return {(s.source_id, s.id): s for s in session.get_segments_by_keys(wanted)} if wanted else {}
 
     def matches(self, object_id: str, rows: dict[tuple[str, str], Segment]) -> list[ChunkMatch]:
-        return [ChunkMatch(rows[key], lex, sem) for key, lex, sem in self.by_source.get(object_id, ()) if key in rows]
+        return [
+            ChunkMatch(rows[key], lex, sem)
+            for key, lex, sem in self.by_source.get(object_id, ())
+            if key in rows
+        ]
 
 
 def _semantic_stream(obj_near: list[Hit], seg_near: list[Hit], found: _Found) -> list[Hit]:
@@ -321,14 +356,25 @@ def _object_item(match: ObjectMatch, terms: list[str], shape: dict[str, int]) ->
     )
     if match.chunks:
         item["matched_chunks"] = [
-            _chunk(c.segment, terms, shape["chunk_chars"], lexical_score=c.lexical_score, semantic_score=c.semantic_score)
+            _chunk(
+                c.segment,
+                terms,
+                shape["chunk_chars"],
+                lexical_score=c.lexical_score,
+                semantic_score=c.semantic_score,
+            )
             for c in match.chunks
         ]
     return item
 
 
 def _chunk(
-    seg: Segment, terms: list[str], chars: int, *, lexical_score: float | None = None, semantic_score: float | None = None
+    seg: Segment,
+    terms: list[str],
+    chars: int,
+    *,
+    lexical_score: float | None = None,
+    semantic_score: float | None = None,
 ) -> dict[str, Any]:
     return {
         "chunk_id": segment_vector_id(seg.source_id, seg.id),

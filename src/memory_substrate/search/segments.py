@@ -75,8 +75,14 @@ class _Fetcher:
         created = meta.get("created_at")
         terms = seg.terms
         rec = stored_segment(
-            key, seg.text, seg.source_id, seg.ordinal, _said_at(created) if created else None,
-            meta.get("name") or None, terms.split() if terms is not None else None, seg.language,
+            key,
+            seg.text,
+            seg.source_id,
+            seg.ordinal,
+            _said_at(created) if created else None,
+            meta.get("name") or None,
+            terms.split() if terms is not None else None,
+            seg.language,
         )
         self.ranked[key] = rec
         return rec
@@ -115,10 +121,7 @@ class _Fetcher:
     ) -> dict[str, list[RankSegment]]:
         wanted = [(k, self.rows[k]) for k in keys if k in self.rows]
         spans = self.spans
-        todo = [
-            s for k, s in wanted
-            if (span := spans.get(k)) is None or span[0] < before or span[1] < after
-        ]
+        todo = [s for k, s in wanted if (span := spans.get(k)) is None or span[0] < before or span[1] < after]
         if todo:
             # Ranking needs text, position, speaker and date only: read windows light, and only
             # the few segments that end up in the answer whole (see ``whole``).
@@ -150,7 +153,9 @@ class _Fetcher:
 def whole_rows(session: StoreSession, light: Sequence[Segment]) -> list[Segment]:
     """The complete rows (locator, hash, metadata) of segments read light, in their order, each
     keeping the language read with it (full reads leave it out)."""
-    full = {(s.source_id, s.id): s for s in session.get_segments_by_keys([(s.source_id, s.id) for s in light])}
+    full = {
+        (s.source_id, s.id): s for s in session.get_segments_by_keys([(s.source_id, s.id) for s in light])
+    }
     out = []
     for seg in light:
         row = full.get((seg.source_id, seg.id))
@@ -196,7 +201,9 @@ def ranked_segments(
         model, q = emb.name, qvec
         # The vector stream runs beside the full-text one (see search/streams.py).
         pending = beside(
-            rt, session, lambda s: vector_index(rt, s).vector_search(model, q, owner_type="segment", limit=wanted)
+            rt,
+            session,
+            lambda s: vector_index(rt, s).vector_search(model, q, owner_type="segment", limit=wanted),
         )
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)

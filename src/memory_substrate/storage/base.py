@@ -35,10 +35,18 @@ TOKEN_ID_CHARS = 12  # a token is named by this many hex characters of its hash 
 ID_TAIL_CHARS = 6  # objects are indexed by the last this many characters of their id (short ids, ids.py)
 
 
-def token_row(token_hash: str, namespace: str, label: str, created_at: str, expires_at: str | None) -> dict[str, Any]:
+def token_row(
+    token_hash: str, namespace: str, label: str, created_at: str, expires_at: str | None
+) -> dict[str, Any]:
     """One row of ``Store.list_tokens``: ``token_id`` names it; ``token_hash`` is for revoking."""
-    return {"token_id": token_hash[:TOKEN_ID_CHARS], "namespace": namespace, "label": label,
-            "created_at": created_at, "expires_at": expires_at, "token_hash": token_hash}
+    return {
+        "token_id": token_hash[:TOKEN_ID_CHARS],
+        "namespace": namespace,
+        "label": label,
+        "created_at": created_at,
+        "expires_at": expires_at,
+        "token_hash": token_hash,
+    }
 
 
 class StoreSession(Protocol):
@@ -54,6 +62,7 @@ class StoreSession(Protocol):
         """Type, kind, status, title and summary of these objects (absent ids left out), without
         decoding whole records: search ranks a hundred candidates and shows ten."""
         ...
+
     def list_objects(
         self,
         *,
@@ -70,17 +79,24 @@ class StoreSession(Protocol):
         ``tails`` (sorted, each once): one indexed query that resolves short ids and finds the
         objects a short id of the context package must not be mistaken for."""
         ...
+
     def find_by_claim(self, claim_key: str) -> list[MemoryObject]: ...
     def find_source_by_uri(self, uri: str) -> MemoryObject | None: ...
     def count_objects(self) -> list[tuple[str, str, str, int]]: ...
 
     # --- segments ----------------------------------------------------------------
     def get_segments(
-        self, source_id: str, *, segment_ids: Sequence[str] | None = None, limit: int | None = None, offset: int = 0
+        self,
+        source_id: str,
+        *,
+        segment_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[Segment]: ...
     def get_segments_by_keys(self, keys: Sequence[tuple[str, str]], *, light: bool = False) -> list[Segment]:
         """The segments of these (source_id, segment_id) keys; ``light`` as for ``segment_windows``."""
         ...
+
     def count_segments(self, source_id: str | None = None) -> int: ...
     def iter_segments(self, *, batch_size: int = 1000) -> Iterator[Segment]:
         """Every segment of the namespace, ordered by (source_id, ordinal, id): bulk export."""
@@ -100,7 +116,10 @@ class StoreSession(Protocol):
     ) -> dict[str, npt.NDArray[np.float32]]:
         """Stored vectors of these owners made by ``model`` (owners without one are left out)."""
         ...
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
+
+    def segment_windows(
+        self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False
+    ) -> list[Segment]:
         """Segments whose ordinal lies in any (source_id, first, last) range, inclusive.
 
         ``light``: for ranking only: ``locator`` empty, ``hash`` empty and ``metadata`` holding
@@ -108,15 +127,21 @@ class StoreSession(Protocol):
         ``terms`` holds the ranker's stored terms (None on rows stored without them).
         """
         ...
-    def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
+
+    def iter_vectors(
+        self, *, batch_size: int = 1000
+    ) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
         """Every stored vector as (owner_type, owner_id, model, vector), ordered by owner: bulk export."""
         ...
+
     def vector_owners(self, owner_type: str) -> list[tuple[str, str]]:
         """(owner_id, model) of every stored vector of ``owner_type`` ("object" or "segment")."""
         ...
+
     def objects_missing_search(self, *, limit: int = 100_000) -> list[str]:
         """Ids of objects that have no full-text row (a damaged or unfinished index)."""
         ...
+
     def segments_missing_search(self, *, limit: int = 100_000) -> list[tuple[str, str]]:
         """(source_id, segment_id) of segments that have no full-text row."""
         ...
@@ -130,14 +155,19 @@ class StoreSession(Protocol):
         each once, at most ``limit`` (fewer means complete), without payloads: what a graph walk
         needs, cheaply."""
         ...
+
     def relations_among(self, object_ids: Sequence[str], *, limit: int = 10_000) -> list[Relation]:
         """Relations whose source and target are both among ``object_ids`` (a subgraph's edges)."""
         ...
-    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+
+    def edges_between(
+        self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int
+    ) -> list[tuple[str, str, str, str]]:
         """Light edges (as ``edges_of``) with one end among ``ids_a`` and the other among ``ids_b``,
         either direction, each once, at most ``limit``: where two walks meet, read without reading
         every edge of either side (a hub's edges are filtered in the index, not in Python)."""
         ...
+
     def list_events(self, *, object_id: str | None = None, limit: int = 50) -> list[AuditEvent]: ...
     def list_patches(self, *, limit: int = 50) -> list[PatchRecord]: ...
     def get_config(self) -> dict[str, Any]: ...
@@ -147,6 +177,7 @@ class StoreSession(Protocol):
         """Rows of this namespace, at most ``limit``, whose JSON a reader of this database cannot
         use: a non-finite number (NaN, Infinity) or text that is not JSON."""
         ...
+
     def repair_stored_json(self, rows: Sequence[StoredJson]) -> list[StoredJson]:
         """Rewrite each of ``rows`` that holds non-finite numbers with those numbers as null (write
         sessions only); returns the rows rewritten. Text that is not JSON is left alone."""
@@ -156,16 +187,21 @@ class StoreSession(Protocol):
     def find_keys(self, keys: Sequence[str]) -> list[tuple[str, str]]:
         """(key, object_id) for every stored lookup key among ``keys``, ordered by key then id."""
         ...
+
     def key_counts(self, prefix: str, *, limit: int = 100) -> list[tuple[str, int]]:
         """Keys starting with ``prefix`` and how many objects hold each, most held first."""
         ...
+
     def get_job(self, kind: str, target_id: str) -> Job | None: ...
     def list_jobs(self, *, kind: str, statuses: Sequence[str] | None = None, limit: int = 100) -> list[Job]:
         """Jobs oldest first."""
         ...
+
     def job_counts(self, kind: str) -> dict[str, int]: ...
     def get_trace(self, trace_id: str) -> Trace | None: ...
-    def list_traces(self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20) -> list[Trace]:
+    def list_traces(
+        self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20
+    ) -> list[Trace]:
         """Newest first."""
         ...
 
@@ -173,15 +209,18 @@ class StoreSession(Protocol):
     def set_object_keys(self, object_id: str, keys: Sequence[str]) -> None:
         """Replace the lookup keys of one object (an empty list removes them)."""
         ...
+
     def put_job(self, job: Job) -> None:
         """Insert or replace the job of (kind, target_id)."""
         ...
+
     def record_trace(self, trace: Trace) -> None: ...
     def insert_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None: ...
     def update_object(self, obj: MemoryObject, search: SearchDoc, claim_key: str | None) -> None: ...
     def insert_segments(self, segments: Iterable[tuple[Segment, str, str]]) -> None:
         """Insert segments with their normalised search text (body, meta)."""
         ...
+
     def insert_relations(self, relations: Iterable[Relation]) -> None: ...
     def delete_relations_from_origin(self, origin_id: str) -> int: ...
     def delete_relations(self, relation_ids: Sequence[str]) -> int: ...
@@ -191,9 +230,11 @@ class StoreSession(Protocol):
         its segments with their rows and vectors. Patches and audit events stay (history).
         Returns False when the object does not exist."""
         ...
+
     def replace_segment_search(self, rows: Iterable[tuple[str, str, str, str]]) -> int:
         """Rewrite the full-text rows of existing segments: (source_id, segment_id, body, meta)."""
         ...
+
     def upsert_vectors(
         self, model: str, owner_type: str, rows: Sequence[tuple[str, npt.NDArray[np.float32]]]
     ) -> None: ...
@@ -206,10 +247,12 @@ class StoreSession(Protocol):
     def outbox_pending(self, *, limit: int = 10_000) -> list[OutboxEntry]:
         """Outbox entries of this namespace not yet applied to its derived backends, oldest first."""
         ...
+
     def outbox_count(self) -> int: ...
     def outbox_delete(self, seqs: Sequence[int]) -> int:
         """Remove applied entries (write sessions only)."""
         ...
+
     def flush_outbox(self) -> int:
         """Record what this session touched as outbox rows; the store calls it just before commit."""
         ...
@@ -230,30 +273,39 @@ class Store(Protocol):
         waiting (a bounded pool whose connections are all held, perhaps by callers waiting on
         theirs): the caller then does the work in its own session."""
         ...
+
     def write(self, namespace: str) -> AbstractContextManager[StoreSession]: ...
     def schema_version(self) -> int: ...
     def namespaces(self) -> list[str]: ...
     def delete_namespace(self, namespace: str) -> dict[str, int]:
         """Delete every row of ``namespace`` in every table, atomically; rows deleted per table."""
         ...
-    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None: ...
+
+    def create_token(
+        self, token_hash: str, namespace: str, label: str, expires_at: str | None = None
+    ) -> None: ...
     def namespace_for_token(self, token_hash: str) -> str | None:
         """The namespace of a live token (known and not expired), else None."""
         ...
+
     def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
         """Tokens as ``token_row``: token_id (hash prefix, what people see), token_hash (to revoke by;
         never printed), namespace, label, created_at, expires_at."""
         ...
+
     def revoke_tokens(self, token_hashes: list[str]) -> int:
         """Delete these tokens (by full hash); how many were deleted."""
         ...
+
     def vector_models(self, namespace: str, models: Sequence[str]) -> list[str]:
         """Those of ``models`` that made at least one object or segment vector of ``namespace``
         (one indexed lookup per model, never a scan of the vectors). Outside any session: the
         embedder is chosen with it, possibly while a session of this thread is open."""
         ...
+
     def build_deferred_indexes(self) -> dict[str, int]:
         """Build now the indexes bulk writes deferred (searches stay exact meanwhile); rows
         newly indexed per index. A store that defers nothing returns {}."""
         ...
+
     def close(self) -> None: ...

@@ -72,7 +72,9 @@ def conjunctive_groups(rows_of: Mapping[str, float], total: float) -> list[list[
         commonest = min(w, key=lambda t: (-rows_of[t], t))
         words.append(tuple(dict.fromkeys((commonest, max(w, key=lambda t: (len(t), t))))))
     rows = {w: rows_of[w[0]] for w in words}
-    usable = sorted((w for w, n in rows.items() if 0 < n <= CONJUNCTION_SHARE * total), key=lambda w: (rows[w], w))
+    usable = sorted(
+        (w for w, n in rows.items() if 0 < n <= CONJUNCTION_SHARE * total), key=lambda w: (rows[w], w)
+    )
     usable = usable[:CONJUNCTION_WORDS]
     if len(usable) < 2:
         return []

@@ -43,7 +43,12 @@ class StoredJson:
     fields: list[str] = field(default_factory=list)  # NON_FINITE: dotted paths of the numbers, in the column
 
     def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"table": self.table, "column": self.column, "key": self.key, "problem": self.problem}
+        out: dict[str, Any] = {
+            "table": self.table,
+            "column": self.column,
+            "key": self.key,
+            "problem": self.problem,
+        }
         if self.fields:
             out["fields"] = self.fields
         return out

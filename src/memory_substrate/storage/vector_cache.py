@@ -148,13 +148,17 @@ class _QuantBuf:
         self.error_norm[at:end] = q.error_norm
 
     def view(self, n: int) -> vector_topk.Quantised:
-        return vector_topk.Quantised(self.codes[:n], self.inv_scale[:n], self.code_norm[:n], self.error_norm[:n])
+        return vector_topk.Quantised(
+            self.codes[:n], self.inv_scale[:n], self.code_norm[:n], self.error_norm[:n]
+        )
 
     def grown(self, n: int, capacity: int) -> _QuantBuf:
         return _QuantBuf.of(self.view(n), capacity)
 
     def taken(self, rows: list[int]) -> _QuantBuf:
-        q = vector_topk.Quantised(self.codes[rows], self.inv_scale[rows], self.code_norm[rows], self.error_norm[rows])
+        q = vector_topk.Quantised(
+            self.codes[rows], self.inv_scale[rows], self.code_norm[rows], self.error_norm[rows]
+        )
         return _QuantBuf.of(q, len(rows))
 
 
@@ -280,8 +284,16 @@ def _apply(entry: _Entry, step: VectorStep, model: str) -> _Entry | None:
     if step.model != model:  # an owner holds one vector: writing it under another model replaces ours
         removed |= {oid for oid, _ in step.upserts}
     if not removed and not upserts:
-        return _Entry(step.v_to, entry.ids, entry.buf, entry.dead, entry.positions, entry.dead_rows,
-                      entry.quant, entry.searched).kept_from(entry)
+        return _Entry(
+            step.v_to,
+            entry.ids,
+            entry.buf,
+            entry.dead,
+            entry.positions,
+            entry.dead_rows,
+            entry.quant,
+            entry.searched,
+        ).kept_from(entry)
     if upserts and len(entry.ids) == 0 and not removed:
         # The first rows of a partition cached empty: the matrix is theirs alone.
         latest = {oid: np.asarray(vec, dtype=np.float32) for oid, vec in upserts}
@@ -358,7 +370,9 @@ def _widened(entry: _Entry, vectors: Matrix) -> _Entry:
         codes = np.zeros((capacity, len(cols)), dtype=np.int8)
         codes[:n, at] = old.codes[:n]
         quant = _QuantBuf(codes, old.inv_scale.copy(), old.code_norm.copy(), old.error_norm.copy())
-    out = _Entry(entry.version, entry.ids, buf, entry.dead, entry.positions, entry.dead_rows, quant, entry.searched)
+    out = _Entry(
+        entry.version, entry.ids, buf, entry.dead, entry.positions, entry.dead_rows, quant, entry.searched
+    )
     if len(cols) == entry.dim:
         return out  # every column: cols None, width the buffer's own
     out.cols, out.width = cols, entry.dim

@@ -134,7 +134,9 @@ def candidates(
     q_deq = q_codes.astype(np.float64) / q_scale
     q_err = float(np.linalg.norm(q.astype(np.float64) - q_deq))
     q_norm = float(np.linalg.norm(q.astype(np.float64)))
-    raw = np.asarray(_simsimd.cdist(q_codes[None, :], quantised.codes, metric="inner", out_dtype="float32"))[0]
+    raw = np.asarray(_simsimd.cdist(q_codes[None, :], quantised.codes, metric="inner", out_dtype="float32"))[
+        0
+    ]
     approx = raw * quantised.inv_scale * np.float32(1.0 / q_scale)
     # q.v - qd.vd = q.(v - vd) + (q - qd).vd, each bounded by Cauchy-Schwarz.
     slack = np.float32(q_norm) * quantised.error_norm + np.float32(q_err) * quantised.code_norm

@@ -34,14 +34,39 @@ PARSER = "claude-code-jsonl.v1"
 CLIENT = "claude-code"
 
 # Line types this parser knows and passes over on purpose (not counted as skipped).
-_IGNORED = frozenset({
-    "attachment", "system", "summary", "queue-operation", "file-history-snapshot", "progress",
-    "last-prompt", "atis-latch", "api-request-shape", "api-request-blob", "api-request", "tools-used",
-    "cost-state", "custom-title", "agent-name", "tag", "pr-link", "mode",
-})
+_IGNORED = frozenset(
+    {
+        "attachment",
+        "system",
+        "summary",
+        "queue-operation",
+        "file-history-snapshot",
+        "progress",
+        "last-prompt",
+        "atis-latch",
+        "api-request-shape",
+        "api-request-blob",
+        "api-request",
+        "tools-used",
+        "cost-state",
+        "custom-title",
+        "agent-name",
+        "tag",
+        "pr-link",
+        "mode",
+    }
+)
 # A user line's text that the client wrote, not the user.
-_NOT_PROMPTS = ("<local-command-stdout>", "<local-command-stderr>", "<local-command-caveat>",
-                "<task-notification>", "<bash-input>", "<bash-stdout>", "<bash-stderr>", "Caveat: The messages below")
+_NOT_PROMPTS = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<local-command-caveat>",
+    "<task-notification>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "Caveat: The messages below",
+)
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 
 
@@ -57,8 +82,12 @@ def read_claude_code(path: Path, start: int = 0) -> Chunk:
 
 
 def _note_meta(meta: SessionMeta, line: dict[str, Any]) -> None:
-    for attr, key in (("session_id", "sessionId"), ("cwd", "cwd"), ("client_version", "version"),
-                      ("started_at", "timestamp")):
+    for attr, key in (
+        ("session_id", "sessionId"),
+        ("cwd", "cwd"),
+        ("client_version", "version"),
+        ("started_at", "timestamp"),
+    ):
         value = line.get(key)
         if getattr(meta, attr) is None and isinstance(value, str) and value:
             setattr(meta, attr, value)
@@ -101,11 +130,12 @@ def _prompt(line: dict[str, Any]) -> str:
 
 def _slash_command(text: str) -> str:
     """``<command-name>/x</command-name>…<command-args>y</command-args>`` as the user typed it: ``/x y``."""
+
     def between(tag: str) -> str:
         open_, close = f"<{tag}>", f"</{tag}>"
         i = text.find(open_)
         j = text.find(close, i + len(open_))
-        return text[i + len(open_): j].strip() if i >= 0 and j >= 0 else ""
+        return text[i + len(open_) : j].strip() if i >= 0 and j >= 0 else ""
 
     return f"{between('command-name')} {between('command-args')}".strip()
 
@@ -157,19 +187,28 @@ class _Reader(TranscriptReader):
                 if turn is not None:
                     self.turns.append(turn)
 
-    def _result(self, block: dict[str, Any], structured: Any, ts: str | None, side: bool,
-                extra: dict[str, str]) -> Turn | None:
+    def _result(
+        self, block: dict[str, Any], structured: Any, ts: str | None, side: bool, extra: dict[str, str]
+    ) -> Turn | None:
         tool = self._tool(str(block.get("tool_use_id")))
         if tool:
             extra = {**extra, "tool": tool}
         error = bool(block.get("is_error"))
         if own_tool(tool):
-            return Turn("assistant", "[result] (memory-substrate output, not captured again)", CLIENT, ts, side,
-                        {"kind": "tool_result", **extra})
+            return Turn(
+                "assistant",
+                "[result] (memory-substrate output, not captured again)",
+                CLIENT,
+                ts,
+                side,
+                {"kind": "tool_result", **extra},
+            )
         if isinstance(structured, dict) and not error:
             summary = self._structured(structured)
             if summary:
-                return Turn("assistant", f"[result] {summary}", CLIENT, ts, side, {"kind": "tool_result", **extra})
+                return Turn(
+                    "assistant", f"[result] {summary}", CLIENT, ts, side, {"kind": "tool_result", **extra}
+                )
         return result_turn(_block_text(block.get("content")), error, ts, CLIENT, side, extra)
 
     def _structured(self, result: dict[str, Any]) -> str:
@@ -185,7 +224,9 @@ class _Reader(TranscriptReader):
         if isinstance(result.get("filePath"), str):
             where = relative(result["filePath"], cwd)
             kind = result.get("type")
-            verb = {"create": "created", "update": "wrote"}.get(kind if isinstance(kind, str) else "", "edited")
+            verb = {"create": "created", "update": "wrote"}.get(
+                kind if isinstance(kind, str) else "", "edited"
+            )
             return f"{verb} {where}"
         if isinstance(result.get("agentId"), str) and isinstance(result.get("content"), list):
             report = clean_text(_block_text(result["content"]))
@@ -214,8 +255,16 @@ class _Reader(TranscriptReader):
                 name = str(block.get("name") or "tool")
                 self.tools[str(block.get("id"))] = name
                 inp = block.get("input")
-                self.turns.append(tool_turn(name, _target(name, inp if isinstance(inp, dict) else {}, self.meta.cwd),
-                                            ts, CLIENT, side, extra))
+                self.turns.append(
+                    tool_turn(
+                        name,
+                        _target(name, inp if isinstance(inp, dict) else {}, self.meta.cwd),
+                        ts,
+                        CLIENT,
+                        side,
+                        extra,
+                    )
+                )
             # thinking and redacted_thinking blocks are never captured
 
 
@@ -235,6 +284,7 @@ def _block_text(content: Any) -> str:
 
 def _target(name: str, inp: dict[str, Any], cwd: str | None) -> str:
     """What a tool call acts on, for its one compact line: the command, the path, the pattern."""
+
     def s(key: str) -> str:
         value = inp.get(key)
         return value if isinstance(value, str) else ""

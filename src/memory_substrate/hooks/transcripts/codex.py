@@ -37,13 +37,25 @@ CLIENT = "codex"
 
 _IGNORED = frozenset({"event_msg", "turn_context", "world_state", "token_usage_record", "compacted"})
 # User messages Codex writes itself (context and instructions), recognised by their opening.
-_WRAPPERS = ("<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>",
-             "<turn_aborted>", "<user_shell_command>", "<skill>", "<subagent_notification>",
-             "<permissions instructions>", "<collaboration_mode>", "<apps_instructions>")
+_WRAPPERS = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# AGENTS.md instructions",
+    "<INSTRUCTIONS>",
+    "<turn_aborted>",
+    "<user_shell_command>",
+    "<skill>",
+    "<subagent_notification>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<apps_instructions>",
+)
 _SHELL_TOOLS = frozenset({"exec_command", "shell", "shell_command", "local_shell", "container.exec"})
 _EXIT = re.compile(r"^(?:Process exited with code|Exit code:)\s*(-?\d+)", re.MULTILINE)
-_HEADER = re.compile(r"^(?:Chunk ID|Wall time|Process exited with code|Process running with session ID|"
-                     r"Original token count|Exit code|Total output lines)\b.*$")
+_HEADER = re.compile(
+    r"^(?:Chunk ID|Wall time|Process exited with code|Process running with session ID|"
+    r"Original token count|Exit code|Total output lines)\b.*$"
+)
 _READERS = frozenset({"cat", "head", "tail", "nl", "sed", "bat", "less", "more"})
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+)$", re.MULTILINE)
 
@@ -75,7 +87,11 @@ class _Reader(TranscriptReader):
 
     def _note_call(self, line: dict[str, Any]) -> None:
         payload = line.get("payload")
-        if line.get("type") == "response_item" and isinstance(payload, dict) and payload.get("type") in _CALLS:
+        if (
+            line.get("type") == "response_item"
+            and isinstance(payload, dict)
+            and payload.get("type") in _CALLS
+        ):
             self.calls[str(payload.get("call_id") or payload.get("id") or "")] = _call(payload, self.meta.cwd)
 
     def note_meta(self, line: dict[str, Any]) -> None:
@@ -86,20 +102,29 @@ class _Reader(TranscriptReader):
         if line.get("type") == "session_meta":
             git = _dict(payload.get("git"))
             # A subagent's rollout names the parent's session as session_id and its own thread as id.
-            for attr, value in (("session_id", payload.get("session_id") or payload.get("id")),
-                                ("cwd", payload.get("cwd")), ("client_version", payload.get("cli_version")),
-                                ("started_at", payload.get("timestamp") or line.get("timestamp"))):
+            for attr, value in (
+                ("session_id", payload.get("session_id") or payload.get("id")),
+                ("cwd", payload.get("cwd")),
+                ("client_version", payload.get("cli_version")),
+                ("started_at", payload.get("timestamp") or line.get("timestamp")),
+            ):
                 if getattr(meta, attr) is None and isinstance(value, str) and value:
                     setattr(meta, attr, value)
             if meta.git_branch is None:
                 meta.git_branch = git_branch(git.get("branch"))
             source = payload.get("source")
-            if (isinstance(source, dict) and "subagent" in source) or payload.get("thread_source") == "subagent":
+            if (isinstance(source, dict) and "subagent" in source) or payload.get(
+                "thread_source"
+            ) == "subagent":
                 self.sidechain = True
                 if meta.agent_id is None and isinstance(payload.get("id"), str):
                     meta.agent_id = payload["id"]
-        elif meta.first_prompt is None and line.get("type") == "response_item" and payload.get("type") == "message" \
-                and payload.get("role") == "user":
+        elif (
+            meta.first_prompt is None
+            and line.get("type") == "response_item"
+            and payload.get("type") == "message"
+            and payload.get("role") == "user"
+        ):
             meta.first_prompt = _prompt(payload) or None
 
     def item(self, item: dict[str, Any], ts: str | None) -> None:
@@ -111,8 +136,13 @@ class _Reader(TranscriptReader):
                 if text:
                     self.turns.append(Turn("user", text, None, ts, side, {"kind": "prompt"}))
             elif role == "assistant":
-                text = clean_text("".join(str(c.get("text") or "") for c in item.get("content") or []
-                                          if isinstance(c, dict) and c.get("type") in ("output_text", "text")))
+                text = clean_text(
+                    "".join(
+                        str(c.get("text") or "")
+                        for c in item.get("content") or []
+                        if isinstance(c, dict) and c.get("type") in ("output_text", "text")
+                    )
+                )
                 if text:
                     self.turns.append(Turn("assistant", text, CLIENT, ts, side, {"kind": "text"}))
             # developer and system messages: instructions and hook context, never captured
@@ -131,16 +161,28 @@ class _Reader(TranscriptReader):
         extra = {"tool": tool} if tool else {}
         side = self.sidechain
         if own_tool(tool):
-            return Turn("assistant", "[result] (memory-substrate output, not captured again)", CLIENT, ts, side,
-                        {"kind": "tool_result", **extra})
+            return Turn(
+                "assistant",
+                "[result] (memory-substrate output, not captured again)",
+                CLIENT,
+                ts,
+                side,
+                {"kind": "tool_result", **extra},
+            )
         text, code, success = _output(output)
         error = (code is not None and code != 0) or success is False
         if not error and tool in _SHELL_TOOLS:
             read = _read_target(command)
             if read:
                 lines = len(text.splitlines())
-                return Turn("assistant", f"[result] read {relative(read, self.meta.cwd)} ({lines} lines)",
-                            CLIENT, ts, side, {"kind": "tool_result", **extra})
+                return Turn(
+                    "assistant",
+                    f"[result] read {relative(read, self.meta.cwd)} ({lines} lines)",
+                    CLIENT,
+                    ts,
+                    side,
+                    {"kind": "tool_result", **extra},
+                )
         if error and code is not None:
             text = f"exit {code}\n{text}"
         return result_turn(text, error, ts, CLIENT, side, extra)
@@ -189,7 +231,11 @@ def _command(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) >= 3 and value[-2] in ("-lc", "-c") and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh"):
+        if (
+            len(value) >= 3
+            and value[-2] in ("-lc", "-c")
+            and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+        ):
             return value[-1]
         return shlex.join(value)
     return ""
@@ -274,5 +320,9 @@ def _read_target(command: str) -> str:
         return ""
     if argv[0] == "sed" and "-n" not in argv:
         return ""
-    files = [a for a in argv[1:] if not a.startswith("-") and not a.isdigit() and not (argv[0] == "sed" and a.endswith("p"))]
+    files = [
+        a
+        for a in argv[1:]
+        if not a.startswith("-") and not a.isdigit() and not (argv[0] == "sed" and a.endswith("p"))
+    ]
     return files[0] if len(files) == 1 else ""

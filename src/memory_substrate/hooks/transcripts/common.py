@@ -29,11 +29,11 @@ _SPAN_TAGS = ("memory-substrate-context", "system-reminder", "user-prompt-submit
 _SPANS = [re.compile(rf"<{tag}>.*?(?:</{tag}>[ \t]*|\Z)", re.DOTALL) for tag in _SPAN_TAGS]
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
-RESULT_HEAD = 600   # characters kept from the start of a long tool result
-RESULT_TAIL = 400   # and from its end
-ERROR_HEAD = 800    # an error keeps more: its message and its last lines both matter
+RESULT_HEAD = 600  # characters kept from the start of a long tool result
+RESULT_TAIL = 400  # and from its end
+ERROR_HEAD = 800  # an error keeps more: its message and its last lines both matter
 ERROR_TAIL = 1200
-COMMAND_MAX = 300   # a tool line's command or target
+COMMAND_MAX = 300  # a tool line's command or target
 TEXT_MAX = 100_000  # one prompt or reply; the conversation schema's own cap is higher
 HEAD_BYTES = 1 << 20  # how far into a file the session's metadata is looked for
 LOOKBACK_BYTES = 1 << 18  # how far before an offset a tool result's call is looked for
@@ -63,7 +63,13 @@ class SessionMeta:
     agent_id: str | None = None  # set when the transcript is a subagent's (its own thread)
 
     def complete(self) -> bool:
-        return None not in (self.session_id, self.cwd, self.client_version, self.started_at, self.first_prompt)
+        return None not in (
+            self.session_id,
+            self.cwd,
+            self.client_version,
+            self.started_at,
+            self.first_prompt,
+        )
 
 
 @dataclass
@@ -90,7 +96,7 @@ def bound(text: str, head: int = RESULT_HEAD, tail: int = RESULT_TAIL) -> str:
     if len(text) <= head + tail + 40:
         return text
     omitted = len(text) - head - tail
-    return f"{text[:head].rstrip()}\n… [{omitted} characters omitted] …\n{text[len(text) - tail:].lstrip()}"
+    return f"{text[:head].rstrip()}\n… [{omitted} characters omitted] …\n{text[len(text) - tail :].lstrip()}"
 
 
 def one_line(text: str, limit: int = COMMAND_MAX) -> str:
@@ -102,27 +108,54 @@ def one_line(text: str, limit: int = COMMAND_MAX) -> str:
 def relative(path: str, cwd: str | None) -> str:
     """``path`` relative to the session's directory when it lies inside it."""
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
-        return path[len(cwd.rstrip("/")) + 1:]
+        return path[len(cwd.rstrip("/")) + 1 :]
     return path
 
 
-def tool_turn(tool: str, target: str, timestamp: str | None, name: str, sidechain: bool,
-              extra: dict[str, str] | None = None) -> Turn:
+def tool_turn(
+    tool: str,
+    target: str,
+    timestamp: str | None,
+    name: str,
+    sidechain: bool,
+    extra: dict[str, str] | None = None,
+) -> Turn:
     line = f"[tool {tool}] {one_line(target)}".rstrip()
-    return Turn("assistant", line, name, timestamp, sidechain, {"kind": "tool_call", "tool": tool, **(extra or {})})
+    return Turn(
+        "assistant", line, name, timestamp, sidechain, {"kind": "tool_call", "tool": tool, **(extra or {})}
+    )
 
 
-def result_turn(text: str, error: bool, timestamp: str | None, name: str, sidechain: bool,
-                extra: dict[str, str] | None = None) -> Turn | None:
+def result_turn(
+    text: str,
+    error: bool,
+    timestamp: str | None,
+    name: str,
+    sidechain: bool,
+    extra: dict[str, str] | None = None,
+) -> Turn | None:
     """A tool's result, bounded; errors keep more of their text. None when there is nothing to say."""
     body = clean_text(text)
     if error:
         body = bound(body, ERROR_HEAD, ERROR_TAIL) or "(no output)"
-        return Turn("assistant", f"[error] {body}", name, timestamp, sidechain, {"kind": "tool_error", **(extra or {})})
+        return Turn(
+            "assistant",
+            f"[error] {body}",
+            name,
+            timestamp,
+            sidechain,
+            {"kind": "tool_error", **(extra or {})},
+        )
     if not body:
         return None
-    return Turn("assistant", f"[result] {bound(body)}", name, timestamp, sidechain,
-                {"kind": "tool_result", **(extra or {})})
+    return Turn(
+        "assistant",
+        f"[result] {bound(body)}",
+        name,
+        timestamp,
+        sidechain,
+        {"kind": "tool_result", **(extra or {})},
+    )
 
 
 OWN_TOOL_PREFIXES = ("mcp__memory-substrate__", "mcp__memory_substrate__", "mcp__plugin_memory-substrate")
@@ -223,7 +256,9 @@ class TranscriptReader:
             self._before = None
 
 
-def read_transcript(path: Path, start: int, reader: Callable[[Path, int], TranscriptReader], parser: str) -> Chunk:
+def read_transcript(
+    path: Path, start: int, reader: Callable[[Path, int], TranscriptReader], parser: str
+) -> Chunk:
     """Drive a reader over ``path`` from byte ``start`` (0 when past the end) to its last complete line."""
     path = Path(path)
     if start > path.stat().st_size:
@@ -270,9 +305,19 @@ def to_conversation(chunk: Chunk) -> dict[str, Any]:
     carries the session's metadata. A chunk without turns gives no messages: nothing to ingest.
     """
     meta = chunk.meta
-    session = {k: v for k, v in (("session_id", meta.session_id), ("agent_id", meta.agent_id), ("cwd", meta.cwd),
-                                 ("git_branch", meta.git_branch), ("client_version", meta.client_version),
-                                 ("started_at", meta.started_at), ("parser", chunk.parser)) if v}
+    session = {
+        k: v
+        for k, v in (
+            ("session_id", meta.session_id),
+            ("agent_id", meta.agent_id),
+            ("cwd", meta.cwd),
+            ("git_branch", meta.git_branch),
+            ("client_version", meta.client_version),
+            ("started_at", meta.started_at),
+            ("parser", chunk.parser),
+        )
+        if v
+    }
     messages: list[dict[str, Any]] = []
     for turn in chunk.turns:
         md: dict[str, Any] = dict(turn.metadata)

@@ -61,7 +61,11 @@ def _cut_long(text: str, max_size: int) -> list[str]:
         lo = max(1, bisect.bisect_right(prefix, prefix[start] + max_size) - 1 - start)
         cut = lo
         half = lo // 2
-        ends = [m.end() - start for m in _SENTENCE_END.finditer(text, start + half, start + lo) if m.end() - start <= lo]
+        ends = [
+            m.end() - start
+            for m in _SENTENCE_END.finditer(text, start + half, start + lo)
+            if m.end() - start <= lo
+        ]
         if ends:
             cut = ends[-1]
         else:

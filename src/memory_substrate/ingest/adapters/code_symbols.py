@@ -266,8 +266,13 @@ def _walk(root: Any, src: bytes, spec: _Spec, grammar: str, out: Outline) -> Non
         if t not in spec.defs:
             children = node.named_children
             if nested:
-                children = [c for c in children if c.type in spec.defs or c.type in spec.wrappers
-                            or any(h in c.type for h in _STATEMENT_HINTS)]
+                children = [
+                    c
+                    for c in children
+                    if c.type in spec.defs
+                    or c.type in spec.wrappers
+                    or any(h in c.type for h in _STATEMENT_HINTS)
+                ]
             stack.extend((c, parent, None, nested) for c in reversed(children))
             continue
         name, kind = _name_and_kind(node, src, spec.defs[t], grammar)

@@ -72,8 +72,9 @@ class _Stream(httpcore.NetworkStream):
     def close(self) -> None:
         self.inner.close()
 
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore.NetworkStream:
+    def start_tls(
+        self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore.NetworkStream:
         bounded = self.deadline.bound(timeout, httpcore.ConnectTimeout)
         return _Stream(self.inner.start_tls(ssl_context, server_hostname, bounded), self.deadline)
 
@@ -86,8 +87,14 @@ class _Backend(httpcore.NetworkBackend):
         self.inner = httpcore.SyncBackend()
         self.deadline = deadline
 
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
-                    socket_options: Iterable[Any] | None = None) -> httpcore.NetworkStream:
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
         bounded = self.deadline.bound(timeout, httpcore.ConnectTimeout)
         stream = self.inner.connect_tcp(host, port, bounded, local_address, socket_options)
         return _Stream(stream, self.deadline)
@@ -105,5 +112,7 @@ def client(httpx: Any, deadline: Deadline, **kwargs: Any) -> Any:
     pool = getattr(transport, "_pool", None)
     if not isinstance(pool, httpcore.ConnectionPool):
         raise RuntimeError("this httpx has no connection pool to bound by a deadline")
-    transport._pool = httpcore.ConnectionPool(ssl_context=pool._ssl_context, network_backend=_Backend(deadline))
+    transport._pool = httpcore.ConnectionPool(
+        ssl_context=pool._ssl_context, network_backend=_Backend(deadline)
+    )
     return made

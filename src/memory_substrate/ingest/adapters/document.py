@@ -27,7 +27,10 @@ _TRANSFORMATIONS = ["decode_utf8", "redact_secrets", CHUNKER_NAME]
 
 
 def capture_file(
-    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None,
+    path: str | Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: ChunkLimits | None = None,
     allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture a local text file; Markdown files (by suffix) are chunked as Markdown.
@@ -38,20 +41,29 @@ def capture_file(
     """
     p = Path(path)
     return _capture(
-        p, kind="file", markdown=p.suffix.lower() in MARKDOWN_SUFFIXES, max_bytes=max_bytes, limits=limits,
+        p,
+        kind="file",
+        markdown=p.suffix.lower() in MARKDOWN_SUFFIXES,
+        max_bytes=max_bytes,
+        limits=limits,
         allowed=allowed,
     )
 
 
 def capture_markdown(
-    path: str | Path, *, max_bytes: int = DEFAULT_MAX_BYTES, limits: ChunkLimits | None = None,
+    path: str | Path,
+    *,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    limits: ChunkLimits | None = None,
     allowed: Allowed | None = None,
 ) -> CapturedSource:
     """Capture a Markdown file: frontmatter, preamble and heading sections as segments.
 
     Raises ``CaptureError`` with the same codes as ``capture_file``.
     """
-    return _capture(Path(path), kind="markdown", markdown=True, max_bytes=max_bytes, limits=limits, allowed=allowed)
+    return _capture(
+        Path(path), kind="markdown", markdown=True, max_bytes=max_bytes, limits=limits, allowed=allowed
+    )
 
 
 def frontmatter_title(chunks: list[Chunk]) -> str | None:
@@ -81,7 +93,13 @@ def chunk_segments(chunks: list[Chunk], path: str) -> list[CapturedSegment]:
 
 
 def _capture(
-    p: Path, *, kind: str, markdown: bool, max_bytes: int, limits: ChunkLimits | None, allowed: Allowed | None = None
+    p: Path,
+    *,
+    kind: str,
+    markdown: bool,
+    max_bytes: int,
+    limits: ChunkLimits | None,
+    allowed: Allowed | None = None,
 ) -> CapturedSource:
     abs_path = resolve_path(p)
     label = str(abs_path)
@@ -104,8 +122,10 @@ def _capture(
     title = (frontmatter_title(chunks) or markdown_title(chunks)) if markdown else None
     warnings = [] if chunks else [f"{label} has no text to capture"]
     if markdown and too_many_headings(scan.text):
-        warnings.append(f"{label} has over {MAX_HEADINGS} heading lines or {MAX_MARKDOWN_LINES} lines; "
-                        "it was chunked as plain text")
+        warnings.append(
+            f"{label} has over {MAX_HEADINGS} heading lines or {MAX_MARKDOWN_LINES} lines; "
+            "it was chunked as plain text"
+        )
     return CapturedSource(
         kind=kind,
         title=title or abs_path.name,

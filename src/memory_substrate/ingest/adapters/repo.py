@@ -206,7 +206,12 @@ class _MapBuilder:
                         "symbol": s.name,
                         "symbol_kind": s.kind,
                     },
-                    metadata={"segment_kind": "code_symbol", "language": language, "module": out.module, **doc_at},
+                    metadata={
+                        "segment_kind": "code_symbol",
+                        "language": language,
+                        "module": out.module,
+                        **doc_at,
+                    },
                 )
             )
 
@@ -249,8 +254,14 @@ def capture_repo(
     if allowed is not None and not allowed(base):
         raise CaptureError("not_found", f"no such directory: {base}")
     includes, excludes = normalize_patterns(include_patterns), normalize_patterns(exclude_patterns)
-    walked = walk_repo(base, include_patterns=includes, exclude_patterns=excludes, force=force,
-                       max_file_bytes=max_file_bytes, allowed=allowed)
+    walked = walk_repo(
+        base,
+        include_patterns=includes,
+        exclude_patterns=excludes,
+        force=force,
+        max_file_bytes=max_file_bytes,
+        allowed=allowed,
+    )
 
     builder = _MapBuilder(limits, allowed)
     builder.skipped.extend(walked.skipped)

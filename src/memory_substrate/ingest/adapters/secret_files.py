@@ -74,5 +74,7 @@ def scan_text(text: str, path: str) -> ScanResult:
 
     out = scan(text, note, keep_lines=True)
     ordered = sorted(found, key=lambda lk: (lk[0], found[lk]))
-    return ScanResult(out, [{"path": path, "reason": "secret_redacted", "kind": kind, "line": line}
-                            for line, kind in ordered])
+    return ScanResult(
+        out,
+        [{"path": path, "reason": "secret_redacted", "kind": kind, "line": line} for line, kind in ordered],
+    )

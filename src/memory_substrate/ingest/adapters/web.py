@@ -110,13 +110,23 @@ def allowlisted(ip: IPAddress, host: str, allow: tuple[str, ...], port: int | No
         want = entry.strip().lower().rstrip(".")
         bare = want.lstrip("*.")
         named = name == bare or (want.startswith((".", "*.")) and name.endswith("." + bare))
-        if named and ip.is_private and not (ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast):
+        if (
+            named
+            and ip.is_private
+            and not (ip.is_loopback or ip.is_link_local or ip.is_unspecified or ip.is_multicast)
+        ):
             return True
     return False
 
 
-def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str, ...] = (),
-                 deadline: D.Deadline | None = None) -> list[str]:
+def resolve_host(
+    host: str,
+    port: int,
+    *,
+    allow_private: bool,
+    allow: tuple[str, ...] = (),
+    deadline: D.Deadline | None = None,
+) -> list[str]:
     """Addresses for ``host`` in resolver order; raises ``web_blocked_address`` if any is non-public
     and not admitted by ``allow`` (see ``allowlisted``)."""
     try:
@@ -128,7 +138,9 @@ def resolve_host(host: str, port: int, *, allow_private: bool, allow: tuple[str,
         addrs = [literal]
     elif not allow_private and not allow and (name == "localhost" or name.endswith(".localhost")):
         # RFC 6761: always loopback, whatever a resolver (or its absence) says.
-        raise CaptureError("web_blocked_address", f"{host} is a loopback name; refused", details={"host": host})
+        raise CaptureError(
+            "web_blocked_address", f"{host} is a loopback name; refused", details={"host": host}
+        )
     else:
         try:
             if deadline is None:
@@ -164,7 +176,12 @@ class _Fetched:
 
 
 def _fetch(
-    url: str, *, timeout_s: float, max_bytes: int, allow_private: bool, max_redirects: int,
+    url: str,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    allow_private: bool,
+    max_redirects: int,
     allow: tuple[str, ...] = (),
 ) -> _Fetched:
     httpx = _httpx()
@@ -182,7 +199,9 @@ def _fetch(
                     "web_invalid_url", f"only absolute http(s) URLs can be captured: {current!r}"
                 )
             port = target.port or (443 if target.scheme == "https" else 80)
-            addresses = resolve_host(target.host, port, allow_private=allow_private, allow=allow, deadline=deadline)
+            addresses = resolve_host(
+                target.host, port, allow_private=allow_private, allow=allow, deadline=deadline
+            )
             response = _send(client, httpx, target, addresses, timeout_s)
             try:
                 location = response.headers.get("location")
@@ -217,8 +236,11 @@ def _redirect_target(target: Any, location: str, current: str) -> str:
     try:
         return str(target.join(location))
     except Exception as exc:  # httpx raises several types for unparseable URLs
-        raise CaptureError("web_invalid_url", f"{current} redirected to an invalid URL: {location!r} ({exc})",
-                           details={"location": location}) from None
+        raise CaptureError(
+            "web_invalid_url",
+            f"{current} redirected to an invalid URL: {location!r} ({exc})",
+            details={"location": location},
+        ) from None
 
 
 def _send(client: Any, httpx: Any, target: Any, addresses: list[str], timeout_s: float) -> Any:
@@ -236,8 +258,11 @@ def _send(client: Any, httpx: Any, target: Any, addresses: list[str], timeout_s:
         except httpx.ConnectError as exc:
             last = exc
         except httpx.TimeoutException:
-            raise CaptureError("web_fetch_failed", f"timed out fetching {target}: the whole fetch, redirects "
-                               f"included, has {timeout_s:g} s", details={"timeout_s": timeout_s}) from None
+            raise CaptureError(
+                "web_fetch_failed",
+                f"timed out fetching {target}: the whole fetch, redirects included, has {timeout_s:g} s",
+                details={"timeout_s": timeout_s},
+            ) from None
         except httpx.HTTPError as exc:
             raise CaptureError("web_fetch_failed", f"could not fetch {target}: {exc}") from None
     raise CaptureError("web_fetch_failed", f"could not connect to {target.host}: {last}")
@@ -256,8 +281,11 @@ def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: 
                 raise CaptureError("web_fetch_failed", f"timed out reading {url}")
             parts.append(piece)
     except httpx.TimeoutException:
-        raise CaptureError("web_fetch_failed", f"timed out reading {url}: the whole fetch, redirects included, "
-                           f"has {deadline.seconds:g} s", details={"timeout_s": deadline.seconds}) from None
+        raise CaptureError(
+            "web_fetch_failed",
+            f"timed out reading {url}: the whole fetch, redirects included, has {deadline.seconds:g} s",
+            details={"timeout_s": deadline.seconds},
+        ) from None
     except httpx.HTTPError as exc:
         raise CaptureError("web_fetch_failed", f"error reading {url}: {exc}") from None
     return b"".join(parts)

@@ -77,7 +77,9 @@ class PostgresGraph:
         ).fetchall()
         return Trace(*rows[0]) if rows else None
 
-    def list_traces(self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20) -> list[Trace]:
+    def list_traces(
+        self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20
+    ) -> list[Trace]:
         sql = "SELECT id, kind, subject_id, created_at, data FROM traces WHERE namespace = %s"
         params: list[Any] = [self.namespace]
         if kind:

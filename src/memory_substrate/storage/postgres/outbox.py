@@ -18,7 +18,8 @@ class PostgresOutbox(OutboxTracking):
 
     def _outbox_config(self) -> dict[str, Any]:
         rows = self.conn.execute(
-            "SELECT key, value FROM config WHERE namespace = %s AND key = ANY(%s)", (self.namespace, list(BACKEND_KEYS))
+            "SELECT key, value FROM config WHERE namespace = %s AND key = ANY(%s)",
+            (self.namespace, list(BACKEND_KEYS)),
         ).fetchall()
         return {r[0]: r[1] for r in rows}
 

@@ -27,6 +27,8 @@ def delete_namespace(conn: Any, namespace: str) -> dict[str, int]:
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS_NAMESPACE, namespace))
         for table in namespaced_tables(conn):
-            cur = conn.execute(sql.SQL("DELETE FROM {} WHERE namespace = %s").format(sql.Identifier(table)), (namespace,))
+            cur = conn.execute(
+                sql.SQL("DELETE FROM {} WHERE namespace = %s").format(sql.Identifier(table)), (namespace,)
+            )
             counts[table] = cur.rowcount
     return counts

@@ -77,9 +77,16 @@ def _light_segs(rows: Sequence[Sequence[Any]]) -> list[Segment]:
     texts = json.loads("[" + ",".join(r[3] for r in rows) + "]") if rows else []
     return [
         Segment(
-            source_id=r[0], id=r[1], ordinal=r[2], text=text, locator={}, hash="",
-            metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None}, created_at=r[6],
-            terms=r[7], language=r[8],
+            source_id=r[0],
+            id=r[1],
+            ordinal=r[2],
+            text=text,
+            locator={},
+            hash="",
+            metadata={k: v for k, v in (("name", r[4]), ("created_at", r[5])) if v is not None},
+            created_at=r[6],
+            terms=r[7],
+            language=r[8],
         )
         for r, text in zip(rows, texts, strict=True)
     ]
@@ -238,7 +245,9 @@ class PostgresReads:
         )
         return _light_segs(rows) if light else [_seg(r) for r in rows]
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
+    def segment_windows(
+        self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False
+    ) -> list[Segment]:
         if not ranges:
             return []
         merged = merge_ranges(ranges)  # disjoint ranges: the join returns each segment once
@@ -318,7 +327,9 @@ class PostgresReads:
         if taken is None:
             hits = self._rank_segments(query, narrow, limit, cap=self.term_stats.budget if over else None)
         else:
-            hits += self._rank_segments(query, narrow, limit - len(hits), exclude=taken, cap=self.term_stats.budget)
+            hits += self._rank_segments(
+                query, narrow, limit - len(hits), exclude=taken, cap=self.term_stats.budget
+            )
             hits.sort(key=lambda h: (-h.score, h.source_id, h.segment_id))
             narrow = f"({narrow}) | {taken}"
         if len(hits) < limit and common:
@@ -430,12 +441,16 @@ class PostgresReads:
         # from pulling the LATERAL subquery up into a join: on a table not yet analysed it did,
         # and hashed all 100k vectors of the namespace for 300 ids (~60 ms a call).
         # Binary results: pgvector's text format would be parsed float by float in Python.
-        rows = self.conn.cursor(binary=True).execute(
-            "SELECT v.owner_id, v.vec FROM unnest(%s::text[]) AS k(oid) CROSS JOIN LATERAL ("
-            "SELECT owner_id, vec, model FROM vectors WHERE namespace = %s AND owner_type = %s "
-            "AND owner_id = k.oid OFFSET 0) v WHERE v.model = %s",
-            (list(dict.fromkeys(owner_ids)), self.namespace, owner_type, model),
-        ).fetchall()
+        rows = (
+            self.conn.cursor(binary=True)
+            .execute(
+                "SELECT v.owner_id, v.vec FROM unnest(%s::text[]) AS k(oid) CROSS JOIN LATERAL ("
+                "SELECT owner_id, vec, model FROM vectors WHERE namespace = %s AND owner_type = %s "
+                "AND owner_id = k.oid OFFSET 0) v WHERE v.model = %s",
+                (list(dict.fromkeys(owner_ids)), self.namespace, owner_type, model),
+            )
+            .fetchall()
+        )
         return {r[0]: _as_array(r[1]) for r in rows}
 
     def vector_stats(self) -> dict[str, int]:
@@ -508,7 +523,9 @@ class PostgresReads:
         )
         return [(r[0], r[1], r[2], r[3]) for r in rows]
 
-    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+    def edges_between(
+        self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int
+    ) -> list[tuple[str, str, str, str]]:
         if not ids_a or not ids_b:
             return []
         a, b = list(ids_a), list(ids_b)

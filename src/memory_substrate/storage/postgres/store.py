@@ -114,7 +114,9 @@ class PostgresStore:
             ).fetchone() == (True,)
 
     @contextmanager
-    def _session(self, namespace: str, writable: bool, timeout: float | None = None) -> Iterator[PostgresSession]:
+    def _session(
+        self, namespace: str, writable: bool, timeout: float | None = None
+    ) -> Iterator[PostgresSession]:
         if not namespace:
             raise StorageError("a namespace is required")
         with self._pool.connection(timeout=timeout) as conn:
@@ -129,8 +131,13 @@ class PostgresStore:
                         "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (LOCK_CLASS_NAMESPACE, namespace)
                     )
                 session = PostgresSession(
-                    conn, namespace, writable, hnsw_dims=self._hnsw_dims, iterative_scan=self._iterative_scan,
-                    halfvec=self._halfvec, term_stats=self._term_stats,
+                    conn,
+                    namespace,
+                    writable,
+                    hnsw_dims=self._hnsw_dims,
+                    iterative_scan=self._iterative_scan,
+                    halfvec=self._halfvec,
+                    term_stats=self._term_stats,
                 )
                 yield session
                 if writable:
@@ -156,7 +163,9 @@ class PostgresStore:
             return
         stack = ExitStack()
         try:
-            session: PostgresSession | None = stack.enter_context(self._session(namespace, False, SPARE_WAIT_S))
+            session: PostgresSession | None = stack.enter_context(
+                self._session(namespace, False, SPARE_WAIT_S)
+            )
         except psycopg.OperationalError:  # PoolTimeout, a closed pool, a connection that failed
             session = None
         with stack:
@@ -173,7 +182,7 @@ class PostgresStore:
         with self._pool.connection() as conn:
             rows = conn.execute(
                 "SELECT namespace FROM objects UNION SELECT namespace FROM patches UNION SELECT namespace FROM traces "
-            "UNION SELECT namespace FROM config ORDER BY 1"
+                "UNION SELECT namespace FROM config ORDER BY 1"
             ).fetchall()
         return [r[0] for r in rows]
 
@@ -185,7 +194,9 @@ class PostgresStore:
         with self._pool.connection() as conn:
             return delete_namespace(conn, namespace)
 
-    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
+    def create_token(
+        self, token_hash: str, namespace: str, label: str, expires_at: str | None = None
+    ) -> None:
         """Store a token's hash bound to one namespace (the token itself is never stored)."""
         if not namespace:
             raise StorageError("a namespace is required")
@@ -244,4 +255,3 @@ class PostgresStore:
         with self._lock:
             if not self._pool.closed:
                 self._pool.close()
-

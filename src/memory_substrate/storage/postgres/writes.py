@@ -192,9 +192,13 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
 
     def delete_relations_from_origin(self, origin_id: str) -> int:
         self._require_write()
-        ids = [r[0] for r in self.conn.execute(
-            "DELETE FROM relations WHERE namespace = %s AND origin_id = %s RETURNING id", (self.namespace, origin_id)
-        ).fetchall()]
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                "DELETE FROM relations WHERE namespace = %s AND origin_id = %s RETURNING id",
+                (self.namespace, origin_id),
+            ).fetchall()
+        ]
         self._touch(RELATION, ids)
         return len(ids)
 
@@ -225,7 +229,9 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
         self._touch(OBJECT, [object_id])
         self._touch(RELATION, [r[0] for r in gone])
         self.conn.execute("DELETE FROM segments WHERE namespace = %s AND source_id = %s", (ns, object_id))
-        self.conn.execute("DELETE FROM segment_search WHERE namespace = %s AND source_id = %s", (ns, object_id))
+        self.conn.execute(
+            "DELETE FROM segment_search WHERE namespace = %s AND source_id = %s", (ns, object_id)
+        )
         gone_vectors = self.conn.execute(
             "DELETE FROM vectors WHERE namespace = %s AND (owner_id = %s OR "
             "(owner_type = 'segment' AND owner_id >= %s AND owner_id < %s)) RETURNING owner_type, owner_id, model",

@@ -84,8 +84,13 @@ def split_shared(conn: sqlite3.Connection) -> None:
     """Migration 14: move the rows of the shared ``objects_fts`` / ``segments_fts`` into each
     namespace's own tables, then drop the shared ones (in the migration's transaction)."""
     conn.execute(SPACES_DDL)
-    shared = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN ('objects_fts', 'segments_fts')")}
-    namespaces = [r[0] for r in conn.execute("SELECT namespace FROM objects UNION SELECT namespace FROM segments")]
+    shared = {
+        r[0]
+        for r in conn.execute("SELECT name FROM sqlite_master WHERE name IN ('objects_fts', 'segments_fts')")
+    }
+    namespaces = [
+        r[0] for r in conn.execute("SELECT namespace FROM objects UNION SELECT namespace FROM segments")
+    ]
     for namespace in namespaces:
         t = ensure(conn, namespace)
         if "objects_fts" in shared:

@@ -232,7 +232,9 @@ class SessionFullText(NamespaceFts):
         if missing := [t for t in terms if t not in df]:
             marks = ",".join("?" * len(missing))
             found = dict(
-                self.conn.execute(f"SELECT term, doc FROM {space} WHERE term IN ({marks})", missing).fetchall()
+                self.conn.execute(
+                    f"SELECT term, doc FROM {space} WHERE term IN ({marks})", missing
+                ).fetchall()
             )
             counts = {t: found.get(t, 0) for t in missing}
             df.update(counts)

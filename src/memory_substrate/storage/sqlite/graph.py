@@ -87,7 +87,9 @@ class SessionGraph:
         ).fetchone()
         return Trace(row[0], row[1], row[2], row[3], json.loads(row[4])) if row else None
 
-    def list_traces(self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20) -> list[Trace]:
+    def list_traces(
+        self, *, kind: str | None = None, subject_id: str | None = None, limit: int = 20
+    ) -> list[Trace]:
         sql = "SELECT id, kind, subject_id, created_at, data FROM traces WHERE namespace = ?"
         params: list[object] = [self.namespace]
         if kind:
@@ -97,12 +99,16 @@ class SessionGraph:
             sql += " AND subject_id = ?"
             params.append(subject_id)
         sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
-        return [Trace(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in self.conn.execute(sql, (*params, limit))]
+        return [
+            Trace(r[0], r[1], r[2], r[3], json.loads(r[4])) for r in self.conn.execute(sql, (*params, limit))
+        ]
 
     # --- writes --------------------------------------------------------------------------
     def set_object_keys(self, object_id: str, keys: Sequence[str]) -> None:
         self._require_write()
-        self.conn.execute("DELETE FROM object_keys WHERE namespace = ? AND object_id = ?", (self.namespace, object_id))
+        self.conn.execute(
+            "DELETE FROM object_keys WHERE namespace = ? AND object_id = ?", (self.namespace, object_id)
+        )
         if keys:
             self.conn.executemany(
                 "INSERT OR IGNORE INTO object_keys (namespace, key, object_id) VALUES (?, ?, ?)",

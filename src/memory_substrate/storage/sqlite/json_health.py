@@ -45,7 +45,9 @@ class SessionJsonHealth:
                 for *key, text in rows:
                     scrubbed = scrub(text)
                     problem, fields = (NOT_JSON, []) if scrubbed is None else (NON_FINITE, scrubbed[1])
-                    found.append(StoredJson(table, column, dict(zip(keys, key, strict=True)), problem, fields))
+                    found.append(
+                        StoredJson(table, column, dict(zip(keys, key, strict=True)), problem, fields)
+                    )
                 if len(found) >= limit:
                     return found
         return found
@@ -64,7 +66,9 @@ class SessionJsonHealth:
             scrubbed = scrub(current[0]) if current is not None else None
             if scrubbed is None:
                 continue
-            self.conn.execute(f"UPDATE {row.table} SET {row.column} = ? WHERE namespace = ? AND {where}",
-                              (dumps(scrubbed[0]), *params))
+            self.conn.execute(
+                f"UPDATE {row.table} SET {row.column} = ? WHERE namespace = ? AND {where}",
+                (dumps(scrubbed[0]), *params),
+            )
             repaired.append(row)
         return repaired

@@ -38,7 +38,9 @@ class SQLiteOutbox(OutboxTracking):
         return [OutboxEntry(int(r[0]), r[1], r[2], r[3]) for r in rows]
 
     def outbox_count(self) -> int:
-        row = self.conn.execute("SELECT COUNT(*) FROM derived_outbox WHERE namespace = ?", (self.namespace,)).fetchone()
+        row = self.conn.execute(
+            "SELECT COUNT(*) FROM derived_outbox WHERE namespace = ?", (self.namespace,)
+        ).fetchone()
         return int(row[0])
 
     def outbox_delete(self, seqs: Sequence[int]) -> int:

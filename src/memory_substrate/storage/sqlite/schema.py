@@ -262,7 +262,9 @@ SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply pending migrations in order; each in its own transaction. Returns the version."""
-    conn.execute("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)")
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT)"
+    )
     # Versions are reserved per feature and may land out of order: apply every one not yet recorded.
     applied = {r[0] for r in conn.execute("SELECT version FROM schema_migrations")}
     current = max(applied, default=0)
@@ -280,7 +282,8 @@ def migrate(conn: sqlite3.Connection) -> int:
                     for statement in _split(sql):
                         conn.execute(statement)
                 conn.execute(
-                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", (version,)
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))",
+                    (version,),
                 )
             conn.execute("COMMIT")
         except BaseException:

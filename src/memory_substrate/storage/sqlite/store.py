@@ -73,18 +73,24 @@ class SQLiteStore:
             self._version = migrate(self._conn())
         except sqlite3.Error as exc:
             self.close()
-            raise StorageError(f"cannot open the store at {self.location}: {exc}", details={"location": self.location}) from None
+            raise StorageError(
+                f"cannot open the store at {self.location}: {exc}", details={"location": self.location}
+            ) from None
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=self._lock_timeout_s)
+            conn = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=self._lock_timeout_s
+            )
             # busy_timeout first: switching a new file to WAL takes a lock another opener may hold.
             conn.execute(f"PRAGMA busy_timeout={round(self._lock_timeout_s * 1000)}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
-            conn.execute(f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}")  # the checkpointer thread does it sooner
+            conn.execute(
+                f"PRAGMA wal_autocheckpoint={SAFETY_PAGES}"
+            )  # the checkpointer thread does it sooner
             self._local.conn = conn
             self._local.term_docs = TermDocs()
             with self._lock:
@@ -139,10 +145,14 @@ class SQLiteStore:
         return self._version
 
     def namespaces(self) -> list[str]:
-        rows = self._conn().execute(
-            "SELECT namespace FROM objects UNION SELECT namespace FROM patches UNION SELECT namespace FROM traces "
-            "UNION SELECT namespace FROM config ORDER BY 1"
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT namespace FROM objects UNION SELECT namespace FROM patches UNION SELECT namespace FROM traces "
+                "UNION SELECT namespace FROM config ORDER BY 1"
+            )
+            .fetchall()
+        )
         return [r[0] for r in rows]
 
     def delete_namespace(self, namespace: str) -> dict[str, int]:
@@ -155,25 +165,35 @@ class SQLiteStore:
         self._vectors.forget(namespace)
         return counts
 
-    def create_token(self, token_hash: str, namespace: str, label: str, expires_at: str | None = None) -> None:
+    def create_token(
+        self, token_hash: str, namespace: str, label: str, expires_at: str | None = None
+    ) -> None:
         self._conn().execute(
             "INSERT INTO tokens (token_hash, namespace, label, created_at, expires_at) VALUES (?, ?, ?, ?, ?)",
             (token_hash, namespace, label, now_iso(), expires_at),
         )
 
     def namespace_for_token(self, token_hash: str) -> str | None:
-        row = self._conn().execute(
-            "SELECT namespace FROM tokens WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)",
-            (token_hash, now_iso()),
-        ).fetchone()
+        row = (
+            self._conn()
+            .execute(
+                "SELECT namespace FROM tokens WHERE token_hash = ? AND (expires_at IS NULL OR expires_at > ?)",
+                (token_hash, now_iso()),
+            )
+            .fetchone()
+        )
         return row[0] if row else None
 
     def list_tokens(self, namespace: str | None = None) -> list[dict[str, Any]]:
-        rows = self._conn().execute(
-            "SELECT token_hash, namespace, label, created_at, expires_at FROM tokens"
-            " WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, token_hash",
-            (namespace, namespace),
-        ).fetchall()
+        rows = (
+            self._conn()
+            .execute(
+                "SELECT token_hash, namespace, label, created_at, expires_at FROM tokens"
+                " WHERE (? IS NULL OR namespace = ?) ORDER BY created_at, token_hash",
+                (namespace, namespace),
+            )
+            .fetchall()
+        )
         return [token_row(*r) for r in rows]
 
     def revoke_tokens(self, token_hashes: list[str]) -> int:
@@ -229,7 +249,11 @@ def _obj(row: sqlite3.Row | tuple[Any, ...]) -> MemoryObject:
 
 class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHealth):
     def __init__(
-        self, conn: sqlite3.Connection, namespace: str, writable: bool, vectors: VectorCache,
+        self,
+        conn: sqlite3.Connection,
+        namespace: str,
+        writable: bool,
+        vectors: VectorCache,
         term_docs: TermDocs | None = None,
     ) -> None:
         self.conn = conn
@@ -299,7 +323,12 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
     ) -> list[MemoryObject]:
         where = ["namespace = ?"]
         params: list[Any] = [self.namespace]
-        for column, values in (("object_type", object_types), ("kind", kinds), ("status", statuses), ("id", ids)):
+        for column, values in (
+            ("object_type", object_types),
+            ("kind", kinds),
+            ("status", statuses),
+            ("id", ids),
+        ):
             if values:
                 where.append(f"{column} IN ({','.join('?' * len(values))})")
                 params.extend(values)
@@ -350,7 +379,12 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
     _SEG_COLS = "source_id, id, ordinal, text, locator, hash, metadata, created_at"
 
     def get_segments(
-        self, source_id: str, *, segment_ids: Sequence[str] | None = None, limit: int | None = None, offset: int = 0
+        self,
+        source_id: str,
+        *,
+        segment_ids: Sequence[str] | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> list[Segment]:
         params: list[Any] = [self.namespace, source_id]
         extra = ""
@@ -386,9 +420,13 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
 
     def get_segments_by_keys(self, keys: Sequence[tuple[str, str]], *, light: bool = False) -> list[Segment]:
         keys = list(dict.fromkeys(keys))
-        return self._segments_joined(keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400, light=light)
+        return self._segments_joined(
+            keys, "src, sid", "s.source_id = k.src AND s.id = k.sid", 400, light=light
+        )
 
-    def segment_windows(self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False) -> list[Segment]:
+    def segment_windows(
+        self, ranges: Sequence[tuple[str, int, int]], *, light: bool = False
+    ) -> list[Segment]:
         # Disjoint ranges, so no segment comes back twice, whichever batch its range falls in.
         merged = merge_ranges(ranges)
         join = "s.source_id = k.src AND s.ordinal BETWEEN k.lo AND k.hi"
@@ -396,10 +434,13 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
 
     def count_segments(self, source_id: str | None = None) -> int:
         if source_id is None:
-            row = self.conn.execute("SELECT COUNT(*) FROM segments WHERE namespace = ?", (self.namespace,)).fetchone()
+            row = self.conn.execute(
+                "SELECT COUNT(*) FROM segments WHERE namespace = ?", (self.namespace,)
+            ).fetchone()
         else:
             row = self.conn.execute(
-                "SELECT COUNT(*) FROM segments WHERE namespace = ? AND source_id = ?", (self.namespace, source_id)
+                "SELECT COUNT(*) FROM segments WHERE namespace = ? AND source_id = ?",
+                (self.namespace, source_id),
             ).fetchone()
         return int(row[0])
 
@@ -415,11 +456,14 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
     # --- text and vectors ----------------------------------------------------------------
     def _vector_version(self, owner_type: str) -> int:
         row = self.conn.execute(
-            "SELECT version FROM vector_versions WHERE namespace = ? AND owner_type = ?", (self.namespace, owner_type)
+            "SELECT version FROM vector_versions WHERE namespace = ? AND owner_type = ?",
+            (self.namespace, owner_type),
         ).fetchone()
         return int(row[0]) if row else 0
 
-    def _vector_loader(self, model: str, owner_type: str) -> Callable[[], tuple[list[str], npt.NDArray[np.float32]]]:
+    def _vector_loader(
+        self, model: str, owner_type: str
+    ) -> Callable[[], tuple[list[str], npt.NDArray[np.float32]]]:
         def load() -> tuple[list[str], npt.NDArray[np.float32]]:
             # Read in batches into one matrix: the rows' blobs and a joined copy of them, held
             # together, were twice the matrix's size at its peak (314 MB each at 100k turns of the
@@ -456,7 +500,11 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
         version = self._vector_version(owner_type)
         load = self._vector_loader(model, owner_type)
         return self._vectors.lookup(
-            (self.namespace, owner_type, model), version, load, list(owner_ids), cache=not self.vectors_written
+            (self.namespace, owner_type, model),
+            version,
+            load,
+            list(owner_ids),
+            cache=not self.vectors_written,
         )
 
     def vector_stats(self) -> dict[str, int]:
@@ -468,7 +516,8 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
 
     def vector_owners(self, owner_type: str) -> list[tuple[str, str]]:
         rows = self.conn.execute(
-            "SELECT owner_id, model FROM vectors WHERE namespace = ? AND owner_type = ?", (self.namespace, owner_type)
+            "SELECT owner_id, model FROM vectors WHERE namespace = ? AND owner_type = ?",
+            (self.namespace, owner_type),
         )
         return [(r[0], r[1]) for r in rows]
 
@@ -490,7 +539,9 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
         )
         return [(r[0], r[1]) for r in rows]
 
-    def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
+    def iter_vectors(
+        self, *, batch_size: int = 1000
+    ) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
         """Every stored vector as (owner_type, owner_id, model, vector), ordered by owner: bulk export."""
         cur = self.conn.execute(
             "SELECT owner_type, owner_id, model, vec FROM vectors WHERE namespace = ? ORDER BY owner_type, owner_id",
@@ -535,7 +586,9 @@ class SQLiteSession(SessionWrites, SessionGraph, SessionFullText, SessionJsonHea
         )
         return list(rows)
 
-    def edges_between(self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int) -> list[tuple[str, str, str, str]]:
+    def edges_between(
+        self, ids_a: Sequence[str], ids_b: Sequence[str], *, limit: int
+    ) -> list[tuple[str, str, str, str]]:
         if not ids_a or not ids_b:
             return []
         # Driven from the smaller side's covering index; the other side's ids are tested, not

@@ -95,7 +95,10 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
                     *ranking_columns(seg),
                 ),
             )
-            fts_insert = fts_insert or f"INSERT INTO {self.fts_for_write().segments} (rowid, body, meta) VALUES (?, ?, ?)"
+            fts_insert = (
+                fts_insert
+                or f"INSERT INTO {self.fts_for_write().segments} (rowid, body, meta) VALUES (?, ?, ?)"
+            )
             self.conn.execute(fts_insert, (cur.lastrowid, body, meta))
 
     def insert_relations(self, relations: Iterable[Relation]) -> None:
@@ -122,9 +125,13 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
 
     def delete_relations_from_origin(self, origin_id: str) -> int:
         self._require_write()
-        ids = [r[0] for r in self.conn.execute(
-            "DELETE FROM relations WHERE namespace = ? AND origin_id = ? RETURNING id", (self.namespace, origin_id)
-        )]
+        ids = [
+            r[0]
+            for r in self.conn.execute(
+                "DELETE FROM relations WHERE namespace = ? AND origin_id = ? RETURNING id",
+                (self.namespace, origin_id),
+            )
+        ]
         self._touch(RELATION, ids)
         return len(ids)
 
@@ -145,7 +152,9 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
     def delete_object(self, object_id: str) -> bool:
         self._require_write()
         ns = self.namespace
-        row = self.conn.execute("SELECT pk FROM objects WHERE namespace = ? AND id = ?", (ns, object_id)).fetchone()
+        row = self.conn.execute(
+            "SELECT pk FROM objects WHERE namespace = ? AND id = ?", (ns, object_id)
+        ).fetchone()
         if row is None:
             return False
         fts = self.fts()
@@ -160,15 +169,21 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             # derived backends replay these ids, find them gone from the store, and drop them too
             self._touch(RELATION, [r[0] for r in gone])
         self._touch(OBJECT, [object_id])
-        seg_pks = [r[0] for r in self.conn.execute(
-            "SELECT pk FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id)
-        )]
+        seg_pks = [
+            r[0]
+            for r in self.conn.execute(
+                "SELECT pk FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id)
+            )
+        ]
         if fts is not None:
             for pk in seg_pks:
                 self.conn.execute(f"DELETE FROM {fts.segments} WHERE rowid = ?", (pk,))
         self.conn.execute("DELETE FROM segments WHERE namespace = ? AND source_id = ?", (ns, object_id))
         # Vector rows are keyed by owner type first; the few owner types come from vector_versions.
-        owner_types = [r[0] for r in self.conn.execute("SELECT owner_type FROM vector_versions WHERE namespace = ?", (ns,))]
+        owner_types = [
+            r[0]
+            for r in self.conn.execute("SELECT owner_type FROM vector_versions WHERE namespace = ?", (ns,))
+        ]
         for owner_type in owner_types:
             if owner_type == "segment":
                 gone_vectors = self.conn.execute(
@@ -211,11 +226,14 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             # The ranker's stored terms and language are rebuilt with the search row (and filled on
             # rows stored without them).
             self.conn.execute(
-                "UPDATE segments SET terms = ?, language = ? WHERE pk = ?", (*reindexed_columns(row[1], row[2]), row[0])
+                "UPDATE segments SET terms = ?, language = ? WHERE pk = ?",
+                (*reindexed_columns(row[1], row[2]), row[0]),
             )
             fts = self.fts_for_write()
             self.conn.execute(f"DELETE FROM {fts.segments} WHERE rowid = ?", (row[0],))
-            self.conn.execute(f"INSERT INTO {fts.segments} (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta))
+            self.conn.execute(
+                f"INSERT INTO {fts.segments} (rowid, body, meta) VALUES (?, ?, ?)", (row[0], body, meta)
+            )
             done += 1
         return done
 
@@ -230,7 +248,14 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
         self.conn.executemany(
             "INSERT OR REPLACE INTO vectors (namespace, owner_type, owner_id, model, dim, vec) VALUES (?, ?, ?, ?, ?, ?)",
             [
-                (self.namespace, owner_type, oid, model, int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
+                (
+                    self.namespace,
+                    owner_type,
+                    oid,
+                    model,
+                    int(v.shape[0]),
+                    np.asarray(v, dtype=np.float32).tobytes(),
+                )
                 for oid, v in rows
             ],
         )
