@@ -17,8 +17,9 @@ from memory_substrate.storage.factory import open_store
 from memory_substrate.validation import check_input, namespace_name
 
 if TYPE_CHECKING:
-    from memory_substrate.graph.extract import Extractor
-    from memory_substrate.ingest.service import IngestService, Progress
+    from memory_substrate.graph.window_run import Extractor
+    from memory_substrate.ingest.captured import Progress
+    from memory_substrate.ingest.service import IngestService
     from memory_substrate.maintain.service import MaintainService
     from memory_substrate.query.service import QueryService
     from memory_substrate.remember.service import RememberService

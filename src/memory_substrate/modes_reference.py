@@ -96,7 +96,8 @@ _CONSTRAINTS = (
 
 def _type(schema: dict[str, Any]) -> str:
     if "$ref" in schema:
-        return schema["$ref"].rsplit("/", 1)[-1]
+        ref: str = schema["$ref"]
+        return ref.rsplit("/", 1)[-1]
     if "anyOf" in schema:
         parts = [_type(s) for s in schema["anyOf"] if s.get("type") != "null"]
         nullable = any(s.get("type") == "null" for s in schema["anyOf"])

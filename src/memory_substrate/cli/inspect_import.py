@@ -64,8 +64,9 @@ def inspect_command(
 ) -> None:
     """Serve the read-only web inspector for this store (every namespace, or the token's)."""
     from memory_substrate.errors import ValidationError
+    from memory_substrate.hosts import is_loopback
     from memory_substrate.inspector import serve_inspector
-    from memory_substrate.mcp.http import is_loopback, public_bind_check
+    from memory_substrate.mcp.http import public_bind_check
 
     if not is_loopback(host) and not require_token:
         fail(

@@ -6,7 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,6 +29,11 @@ from memory_substrate.process import (
     stop_requested,
 )
 from memory_substrate.version import __version__
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from memory_substrate.app import Memory
 
 
 class _Group(LazyGroup):
@@ -266,7 +271,6 @@ def serve(
     When an extraction model is configured (MEMORY_SUBSTRATE_LLM_*), the server drains the
     extraction queue in the background.
     """
-    from memory_substrate.app import Memory
     from memory_substrate.graph.background import start_background_extraction
     from memory_substrate.heap import freeze_long_lived
     from memory_substrate.mcp.server import build_server
@@ -274,27 +278,8 @@ def serve(
     if project_namespace and transport == "http":
         raise click.UsageError("--project is for stdio: over http each token decides its namespace")
     if project_namespace and not ctx.obj.get("namespace"):
-        from memory_substrate.errors import ValidationError
-        from memory_substrate.hooks.config import ConfigError, load
-        from memory_substrate.hooks.project import project_namespace as namespace_of
-
-        try:
-            ctx.obj = {**ctx.obj, "namespace": namespace_of(Path.cwd(), load(ctx.obj.get("root")))}
-        except ConfigError as exc:
-            raise ValidationError(f"the hooks' config: {exc}") from None
-    settings = _settings(ctx)
-    if transport == "http" or allow_paths:
-        # Over http callers are not the machine's user: no filesystem unless allowed (docs/security.md).
-        settings = settings.model_copy(update={"allow_paths": [*(settings.allow_paths or []), *allow_paths]})
-    memory = Memory(settings)
-    if transport == "http":
-        from memory_substrate.mcp.http import public_bind_check
-
-        try:  # a public bind with no token refuses before anything is printed: one line, exit 2
-            public_bind_check(memory.store, host)
-        except MemorySubstrateError:
-            memory.close()
-            raise
+        _use_project_namespace(ctx)
+    memory = _serving_memory(ctx, transport, host, allow_paths)
     store = memory.store  # its location is a file path or a URL with the password redacted
     describe = (
         f"store={store.backend}:{store.location} namespace={memory.runtime.namespace} toolset={toolset}"
@@ -321,6 +306,44 @@ def serve(
             allowed_hosts=allowed_hosts,
         )
         return
+    _serve_stdio(memory, server, describe)
+
+
+def _use_project_namespace(ctx: click.Context) -> None:
+    """Serve the namespace of the project holding the current directory, as the hooks do."""
+    from memory_substrate.errors import ValidationError
+    from memory_substrate.hooks.config import ConfigError, load
+    from memory_substrate.hooks.project import project_namespace as namespace_of
+
+    try:
+        ctx.obj = {**ctx.obj, "namespace": namespace_of(Path.cwd(), load(ctx.obj.get("root")))}
+    except ConfigError as exc:
+        raise ValidationError(f"the hooks' config: {exc}") from None
+
+
+def _serving_memory(ctx: click.Context, transport: str, host: str, allow_paths: tuple[Path, ...]) -> Memory:
+    """The ``Memory`` to serve, its settings given the readable directories; over http, a public
+    bind with no token is refused before anything starts."""
+    from memory_substrate.app import Memory
+
+    settings = _settings(ctx)
+    if transport == "http" or allow_paths:
+        # Over http callers are not the machine's user: no filesystem unless allowed (docs/security.md).
+        settings = settings.model_copy(update={"allow_paths": [*(settings.allow_paths or []), *allow_paths]})
+    memory = Memory(settings)
+    if transport == "http":
+        from memory_substrate.mcp.http import public_bind_check
+
+        try:  # a public bind with no token refuses before anything is printed: one line, exit 2
+            public_bind_check(memory.store, host)
+        except MemorySubstrateError:
+            memory.close()
+            raise
+    return memory
+
+
+def _serve_stdio(memory: Memory, server: MCPServer, describe: str) -> None:
+    """Serve over stdio until end of input or Ctrl-C, then close the store."""
     serving()
     click.echo(
         f"memory-substrate serve: transport=stdio {describe} ({STOP_HINT}; Ctrl-D, end of input, too)",

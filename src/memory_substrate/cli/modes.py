@@ -33,7 +33,7 @@ class ToolCommand(click.Command):
         self._help: str | None = None
         super().__init__(*args, **kwargs)
 
-    @property  # type: ignore[override]
+    @property
     def help(self) -> str:
         if self._help is None:
             self._help = tool_help(self._tool, self._what)

@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from memory_substrate.cli.common import fail, settings_of
 from memory_substrate.errors import MemorySubstrateError, NotFoundError, ValidationError
+
+if TYPE_CHECKING:
+    from memory_substrate.storage.base import Store
 
 _DURATION = re.compile(r"^\s*(\d{1,6})\s*([smhdw])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -44,7 +47,7 @@ def expiry(expires_in: str | None) -> str | None:
     return (datetime.now(UTC) + delta).isoformat(timespec="microseconds")
 
 
-def _match(store: Any, token_id: str) -> dict[str, Any]:
+def _match(store: Store, token_id: str) -> dict[str, Any]:
     """The one token whose id starts with ``token_id``; NotFound/Validation otherwise."""
     wanted = token_id.strip().lower()
     if len(wanted) < MIN_ID_CHARS or not re.fullmatch(r"[0-9a-f]+", wanted):

@@ -43,7 +43,7 @@ class Fitted:
 
 
 def _density(margin: float, tokens: float) -> float:
-    return margin / max(tokens, 1.0) ** DENSITY_EXPONENT
+    return float(margin / max(tokens, 1.0) ** DENSITY_EXPONENT)
 
 
 def fit(

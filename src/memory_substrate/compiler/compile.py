@@ -146,7 +146,78 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     cands, profiles = _retrieve(
         rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found
     )
+    pool = _select(rt, cands, cls, task, opts, scope, in_scope)
+    clock.lap("rank")
 
+    header = {"task_class": cls.primary}
+    if cls.dual and cls.secondary:
+        header["secondary_class"] = cls.secondary
+    if found.get("coverage") == "weak":
+        # Said in the package itself: an agent reading a near-empty package learns why it is empty.
+        header["coverage"] = "memory barely covers this task"
+    floor = more.FLOORS["semantic" if emb is not None else "lexical"]
+    fitted, indexed = _fit_with_index(
+        pool.eligible,
+        pool.rejected,
+        budget,
+        fmt,
+        header,
+        pool.sources,
+        pool.names,
+        pool.allowed if found.get("coverage") != "weak" else None,
+        floor,
+    )
+    pool.rejected.extend(fitted.dropped)
+    clock.lap("render")
+
+    candidates = len(pool.eligible) + len(pool.rejected) - len(fitted.dropped)
+    data_trace = TR.build(
+        task=task,
+        model=req.model,
+        classification=cls.to_dict(),
+        profiles=profiles,
+        found=candidates,
+        selected=fitted.selected,
+        rejected=pool.rejected,
+        token_count=fitted.token_count,
+        budget_tokens=budget,
+        budget_source=budget_source,
+        fmt=fmt,
+        latency_ms=dict(clock.stages),
+        extra=_trace_extra(found, fitted, indexed),
+    )
+    trace_id = TR.record(rt, data_trace)
+    clock.lap("trace")
+    package = _Package(task, plan, cls, fmt, budget, budget_source, fitted, trace_id, candidates=candidates)
+    if opts.detail == "compact" and not opts.include_items:
+        return _answer(rt, package)
+    items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
+    return _result(rt, package, items, opts, scope.model_dump(), clock.stages)
+
+
+@dataclass
+class _Pool:
+    """The ranked pool: what may enter best first, what may not with its reason, the episodes
+    and short ids the package may show, and what governance and scope let in (asked again of a
+    rejected candidate by the index)."""
+
+    eligible: list[Candidate]
+    rejected: list[Candidate]
+    sources: dict[str, MemoryObject]
+    names: dict[str, str]
+    allowed: Callable[[Candidate], bool]
+
+
+def _select(
+    rt: Runtime,
+    cands: list[Candidate],
+    cls: Classification,
+    task: str,
+    opts: ContextOptions,
+    scope: Any,
+    in_scope: set[str],
+) -> _Pool:
+    """Rank the candidates, mark the turns of superseded knowledge, and apply the scope filters."""
     now = parse_time(now_iso())
     open_work, past = work_stance(task)  # "Write the postmortem" is about work done, not work to do
     eligible, rejected = rank(
@@ -183,66 +254,18 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
             and _scope_reason(c, in_scope, scope.scope_refs, scope.kinds, sources) is None
         )
 
-    clock.lap("rank")
+    return _Pool(eligible, rejected, sources, names, allowed)
 
-    header = {"task_class": cls.primary}
-    if cls.dual and cls.secondary:
-        header["secondary_class"] = cls.secondary
-    if found.get("coverage") == "weak":
-        # Said in the package itself: an agent reading a near-empty package learns why it is empty.
-        header["coverage"] = "memory barely covers this task"
-    floor = more.FLOORS["semantic" if emb is not None else "lexical"]
-    fitted, indexed = _fit_with_index(
-        eligible,
-        rejected,
-        budget,
-        fmt,
-        header,
-        sources,
-        names,
-        allowed if found.get("coverage") != "weak" else None,
-        floor,
-    )
-    rejected.extend(fitted.dropped)
-    clock.lap("render")
 
-    data_trace = TR.build(
-        task=task,
-        model=req.model,
-        classification=cls.to_dict(),
-        profiles=profiles,
-        found=len(eligible) + len(rejected) - len(fitted.dropped),
-        selected=fitted.selected,
-        rejected=rejected,
-        token_count=fitted.token_count,
-        budget_tokens=budget,
-        budget_source=budget_source,
-        fmt=fmt,
-        latency_ms=dict(clock.stages),
-        extra={
-            "entities": found.get("entities", []),
-            "envelope_tokens": fitted.envelope_tokens,
-            "more": [{"id": e.candidate.key, "group": e.group, "why": e.candidate.rejected} for e in indexed],
-            **{k: found[k] for k in TRACED if k in found},
-        },
-    )
-    trace_id = TR.record(rt, data_trace)
-    clock.lap("trace")
-    package = _Package(
-        task,
-        plan,
-        cls,
-        fmt,
-        budget,
-        budget_source,
-        fitted,
-        trace_id,
-        candidates=len(eligible) + len(rejected) - len(fitted.dropped),
-    )
-    if opts.detail == "compact" and not opts.include_items:
-        return _answer(rt, package)
-    items = _items(rt, fitted.selected, opts.max_items, list(scope.object_types), scope.scope_refs)
-    return _result(rt, package, items, opts, scope.model_dump(), clock.stages)
+def _trace_extra(found: dict[str, Any], fitted: Fitted, indexed: list[more.Entry]) -> dict[str, Any]:
+    """What the trace carries beside the candidates: linked entities, the envelope, the index's
+    entries and the strategies' notes."""
+    return {
+        "entities": found.get("entities", []),
+        "envelope_tokens": fitted.envelope_tokens,
+        "more": [{"id": e.candidate.key, "group": e.group, "why": e.candidate.rejected} for e in indexed],
+        **{k: found[k] for k in TRACED if k in found},
+    }
 
 
 def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:

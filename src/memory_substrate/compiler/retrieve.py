@@ -255,7 +255,7 @@ def fact_lookup(
     types = [t for t in scope.object_types if t in ("knowledge", "activity", "work_item")]
     if not types:
         return []
-    filters = Filters(object_types=types).merged()  # type: ignore[arg-type]
+    filters = Filters(object_types=types).merged()
     # Matched chunks are a search answer's excerpts; the compiler reads the facts themselves.
     matches = engine.find_objects(session, plan, filters, FACT_LOOKUP_DEPTH, n_chunks=0)
     objs = [m.obj for m in matches if m.obj.kind != "procedure"]

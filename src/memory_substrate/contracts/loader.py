@@ -16,7 +16,7 @@ from memory_substrate.contracts.diagnostics import Diagnostic
 _SafeLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_SafeLoader):  # type: ignore[misc,valid-type]
+class _Loader(_SafeLoader):  # type: ignore[misc]
     """YAML without implicit timestamps: contracts carry timestamps as strings, as JSON does,
     so ``at: 2026-05-01T10:00:00Z`` stays the string the author wrote."""
 

@@ -51,7 +51,7 @@ def _part_schema(version: str, part: str | None) -> dict[str, Any]:
 
 @cache
 def _fast(version: str, part: str | None = None) -> Callable[[Any], Any]:
-    return fastjsonschema.compile(_part_schema(version, part))  # type: ignore[no-any-return]
+    return fastjsonschema.compile(_part_schema(version, part))
 
 
 @cache

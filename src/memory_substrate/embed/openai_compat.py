@@ -104,7 +104,8 @@ class OpenAICompatibleEmbedder:
         out = np.asarray([r["embedding"] for r in rows], dtype=np.float32)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         norms[norms == 0] = 1.0
-        return out / norms
+        normalized: npt.NDArray[np.float32] = out / norms
+        return normalized
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
         if not texts:
@@ -116,7 +117,8 @@ class OpenAICompatibleEmbedder:
         return out
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed_documents([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed_documents([text])[0]
+        return vector
 
     def close(self) -> None:
         if self._client is not None:

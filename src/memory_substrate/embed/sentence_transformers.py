@@ -84,4 +84,5 @@ class SentenceTransformerEmbedder:
         return np.asarray(out, dtype=np.float32)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed_documents([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed_documents([text])[0]
+        return vector

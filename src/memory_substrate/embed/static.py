@@ -18,6 +18,7 @@ import json
 import threading
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -55,10 +56,10 @@ class StaticEmbedder:
         # made for the rows a batch needs (a float32 copy of the multilingual model is 65 MB).
         self._matrix: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
         self._tokenizer: WordPieceTokenizer | UnigramTokenizer | None = None
-        self._manifest: dict | None = None
+        self._manifest: dict[str, Any] | None = None
 
     # -- identity (reads only the manifest, never the vectors) -------------------------------
-    def _read_manifest(self) -> dict:
+    def _read_manifest(self) -> dict[str, Any]:
         if self._manifest is None:
             path = self.model_dir / MANIFEST_FILE
             try:
@@ -68,12 +69,12 @@ class StaticEmbedder:
         return self._manifest
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         m = self._read_manifest()
         return f"static:{m['name']}-{m['dims']}d@{m['sha256'][:12]}"
 
     @property
-    def dimensions(self) -> int:  # type: ignore[override]
+    def dimensions(self) -> int:
         return int(self._read_manifest()["dims"])
 
     @property
@@ -157,4 +158,5 @@ class StaticEmbedder:
         return out
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed_documents([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed_documents([text])[0]
+        return vector

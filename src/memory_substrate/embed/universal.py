@@ -84,7 +84,8 @@ class UniversalSentenceEncoder:
         return np.asarray(out, dtype=np.float32).reshape(len(texts), DIMENSIONS)
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
-        return self.embed_documents([text])[0]
+        vector: npt.NDArray[np.float32] = self.embed_documents([text])[0]
+        return vector
 
 
 WORD_START = "\u2581"

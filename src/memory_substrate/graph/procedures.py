@@ -113,41 +113,78 @@ def observe(
     """Record one observation of a procedure; returns what happened for the episode trace."""
     existing = find_same(patch, embedder, kind, title, text)
     if existing is None:
-        obj = MemoryObject(
-            id=new_id("knowledge"),
-            object_type="knowledge",
-            kind="procedure",
-            status="candidate",
+        return _create_candidate(
+            patch,
+            kind=kind,
             title=title,
-            summary=text[:2000],
+            text=text,
+            episode_id=episode_id,
+            evidence_refs=evidence_refs,
+            scope_refs=scope_refs,
             memory_source=memory_source,
             reason=reason,
-            confidence=PROCEDURE_START_CONFIDENCE,
-            scope_refs=list(scope_refs),
-            evidence_refs=evidence_refs,
-            payload={
-                "procedure_kind": kind,
-                "text": text,
-                "observation_count": 1,
-                "source_episodes": [episode_id],
-            },
-            metadata={"evidence_status": "extracted"},
         )
-        created = patch.create(obj)
-        return {
-            "outcome": "created",
-            "procedure_id": created.id,
-            "confidence": created.confidence,
-            "observations": 1,
-        }
-    episodes = list(existing.payload.get("source_episodes") or [])
-    if episode_id in episodes:
+    if episode_id in list(existing.payload.get("source_episodes") or []):
         return {
             "outcome": "already_observed",
             "procedure_id": existing.id,
             "confidence": existing.confidence,
             "observations": existing.payload.get("observation_count", 1),
         }
+    return _merge_observation(patch, existing, episode_id, confidence, evidence_refs)
+
+
+def _create_candidate(
+    patch: Patch,
+    *,
+    kind: str,
+    title: str,
+    text: str,
+    episode_id: str,
+    evidence_refs: list[dict[str, Any]],
+    scope_refs: list[str],
+    memory_source: str,
+    reason: str,
+) -> dict[str, Any]:
+    """A first sighting: a new candidate procedure at the starting confidence."""
+    obj = MemoryObject(
+        id=new_id("knowledge"),
+        object_type="knowledge",
+        kind="procedure",
+        status="candidate",
+        title=title,
+        summary=text[:2000],
+        memory_source=memory_source,
+        reason=reason,
+        confidence=PROCEDURE_START_CONFIDENCE,
+        scope_refs=list(scope_refs),
+        evidence_refs=evidence_refs,
+        payload={
+            "procedure_kind": kind,
+            "text": text,
+            "observation_count": 1,
+            "source_episodes": [episode_id],
+        },
+        metadata={"evidence_status": "extracted"},
+    )
+    created = patch.create(obj)
+    return {
+        "outcome": "created",
+        "procedure_id": created.id,
+        "confidence": created.confidence,
+        "observations": 1,
+    }
+
+
+def _merge_observation(
+    patch: Patch,
+    existing: MemoryObject,
+    episode_id: str,
+    confidence: float | None,
+    evidence_refs: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """A sighting in a new episode: count it, move the confidence, and promote once earned."""
+    episodes = list(existing.payload.get("source_episodes") or [])
     n = int(existing.payload.get("observation_count") or 1)
     observed = DEFAULT_OBSERVATION_CONFIDENCE if confidence is None else confidence
     new_conf = updated_confidence(existing.confidence, observed)

@@ -162,60 +162,19 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
     was done, or the one step left to the user."""
     from memory_substrate.hooks.codex_app_server import AppServer, AppServerError, list_hooks, trust
 
-    features = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("features") or {}
-    if features.get("hooks") is False or features.get("codex_hooks") is False:
-        report.steps.append(
-            f"Codex's hooks are turned off in {setup_plan.display(config_file(req), req.home)} "
-            "([features] hooks = false); turn them on for memory-substrate's hooks to run"
-        )
-        return
     manual = "or start codex, type /hooks and trust the memory-substrate hooks"
-    if codex is None:
-        report.steps.append(
-            "Codex is not installed here (no codex on PATH), so it could not be asked to trust the "
-            f"hooks, and Codex skips an untrusted hook: once it is installed, run `{rerun(req)}` "
-            f"again ({manual})"
-        )
+    blocked = _cannot_ask(req, codex, manual)
+    if blocked is not None or codex is None:
+        report.steps.append(blocked or "")
         return
     ours = os.path.normcase(os.path.realpath(hooks_file(req)))
     wanted = {_camel(e) for e in hook_entries.EVENTS}
     cwd = req.project or codex_home(req)
-
-    def mine(listed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        if req.plugin:
-            return [
-                h
-                for h in listed
-                if str(h.get("pluginId") or "").split("@")[0] == PLUGIN_NAME and h.get("eventName") in wanted
-            ]
-        return [
-            h
-            for h in listed
-            if h.get("command") == command(req)
-            and h.get("eventName") in wanted
-            and os.path.normcase(os.path.realpath(str(h.get("sourcePath", "")))) == ours
-        ]
-
     try:
         with AppServer(codex, env=req.env) as server:
-            found = mine(list_hooks(server, cwd))
+            found = _our_hooks(req, list_hooks(server, cwd), ours, wanted)
             if not found:
-                if req.plugin:
-                    report.steps.append(
-                        f"the {PLUGIN_NAME} plugin is not installed and enabled in Codex: "
-                        f"codex plugin add {PLUGIN_NAME}@{PLUGIN_NAME}, then run `{rerun(req)}` again"
-                    )
-                elif req.scope == "project":
-                    report.steps.append(
-                        f"Codex does not trust the project {req.project} yet, so it ignores its "
-                        f".codex/hooks.json: start codex there once and trust the folder, then run "
-                        f"`{rerun(req)}` again (or set up for every project with --user)"
-                    )
-                else:
-                    report.steps.append(
-                        f"Codex does not list the hooks in {setup_plan.display(hooks_file(req), req.home)}; "
-                        f"run `{rerun(req)}` again, {manual}"
-                    )
+                report.steps.append(_not_listed_step(req, manual))
                 return
             pending = {
                 h["key"]: h["currentHash"]
@@ -223,12 +182,82 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
                 if h.get("trustStatus") != "trusted" and h.get("key") and h.get("currentHash")
             }
             trust(server, pending)
-            after = mine(list_hooks(server, cwd))
+            after = _our_hooks(req, list_hooks(server, cwd), ours, wanted)
     except AppServerError as exc:
         report.steps.append(
             f"Codex could not be asked to trust the hooks ({exc}): run `{rerun(req)}` again, {manual}"
         )
         return
+    _report_trusted(req, report, after, wanted, pending, manual)
+
+
+def _cannot_ask(req: Request, codex: Path | None, manual: str) -> str | None:
+    """The step left to the user when Codex cannot be asked to trust the hooks at all: its hooks
+    are turned off, or it is not installed. ``None`` when it can be asked."""
+    features = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("features") or {}
+    if features.get("hooks") is False or features.get("codex_hooks") is False:
+        return (
+            f"Codex's hooks are turned off in {setup_plan.display(config_file(req), req.home)} "
+            "([features] hooks = false); turn them on for memory-substrate's hooks to run"
+        )
+    if codex is None:
+        return (
+            "Codex is not installed here (no codex on PATH), so it could not be asked to trust the "
+            f"hooks, and Codex skips an untrusted hook: once it is installed, run `{rerun(req)}` "
+            f"again ({manual})"
+        )
+    return None
+
+
+def _our_hooks(
+    req: Request, listed: list[dict[str, Any]], ours: str, wanted: set[str]
+) -> list[dict[str, Any]]:
+    """The hooks Codex lists that are memory-substrate's: the plugin's, or those of our hooks file
+    that run our command."""
+    if req.plugin:
+        return [
+            h
+            for h in listed
+            if str(h.get("pluginId") or "").split("@")[0] == PLUGIN_NAME and h.get("eventName") in wanted
+        ]
+    return [
+        h
+        for h in listed
+        if h.get("command") == command(req)
+        and h.get("eventName") in wanted
+        and os.path.normcase(os.path.realpath(str(h.get("sourcePath", "")))) == ours
+    ]
+
+
+def _not_listed_step(req: Request, manual: str) -> str:
+    """The step left to the user when Codex does not list our hooks at all."""
+    if req.plugin:
+        return (
+            f"the {PLUGIN_NAME} plugin is not installed and enabled in Codex: "
+            f"codex plugin add {PLUGIN_NAME}@{PLUGIN_NAME}, then run `{rerun(req)}` again"
+        )
+    if req.scope == "project":
+        return (
+            f"Codex does not trust the project {req.project} yet, so it ignores its "
+            f".codex/hooks.json: start codex there once and trust the folder, then run "
+            f"`{rerun(req)}` again (or set up for every project with --user)"
+        )
+    return (
+        f"Codex does not list the hooks in {setup_plan.display(hooks_file(req), req.home)}; "
+        f"run `{rerun(req)}` again, {manual}"
+    )
+
+
+def _report_trusted(
+    req: Request,
+    report: Report,
+    after: list[dict[str, Any]],
+    wanted: set[str],
+    pending: dict[str, Any],
+    manual: str,
+) -> None:
+    """What Codex trusts once asked: the hooks still untrusted, or those newly trusted and any
+    turned off."""
     untrusted = sorted(h.get("eventName", "?") for h in after if h.get("trustStatus") != "trusted")
     if untrusted or len(after) < len(wanted):
         report.steps.append(

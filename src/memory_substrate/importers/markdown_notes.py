@@ -28,6 +28,7 @@ from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
 from memory_substrate.ingest.pathpolicy import PathPolicy, is_within, leaves_root
+from memory_substrate.models import Segment
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
 
 FORMAT = "markdown"
@@ -123,16 +124,9 @@ class MarkdownImporter:
         return self.report.to_dict()
 
     def _note(self, path: Path) -> None:
-        res = self.memory.ingest("markdown", {"path": str(path)})
-        if res["status"] == "noop":
-            if part_done(self.memory, res["source_id"]):
-                self.report.add("notes_unchanged")
-                return
-            self.report.add("notes_resumed")  # captured by an import that stopped before its links
-        else:
-            self.report.patches += 1
-            self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
-        source_id = res["source_id"]
+        source_id = self._capture(path)
+        if source_id is None:
+            return
         with self.memory.runtime.read_with_expired() as s:
             segments = s.get_segments(source_id)
         name = path.stem
@@ -141,21 +135,41 @@ class MarkdownImporter:
         if generic_reason(name):
             self.report.skip("note_name_too_generic", path=str(path), name=name)
             return
-        links: dict[str, str] = {}  # target name -> segment id
-        tags: dict[str, str] = {}
-        for seg in segments:
-            if seg.metadata.get("chunk_kind") == "frontmatter":
-                for t in front.get("tags", []):
-                    if t:
-                        tags.setdefault("#" + t.lstrip("#"), seg.id)
-                continue
-            text = _strip_code(seg.text)
-            for m in WIKI_LINK.finditer(text):
-                target = _target_name(m.group(1))
-                if target and normalize_name(target) != normalize_name(name):
-                    links.setdefault(target, seg.id)
-            for m in TAG.finditer(text):
-                tags.setdefault("#" + m.group(1), seg.id)
+        links, tags = _links_and_tags(segments, front, name)
+        kept = self._kept(path, links, tags)
+        groups = self._groups(path, source_id, name, aliases, kept)
+        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT})
+        self.report.patches += 1
+        new_ids: set[str] = set()
+        for result in results:
+            new_ids.update(e["entity_id"] for e in result["entities"]["new"])
+            self.report.add("relations_new", result["facts"].get("created", 0))
+            self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
+            for refused in result["entities"]["refused"]:
+                self.report.skip(f"entity_{refused['reason']}", path=str(path), name=refused["name"])
+        self.report.add("entities_new", len(new_ids))
+        self.report.add("links_found", len(links))
+        self.report.add("tags_found", len(tags))
+
+    def _capture(self, path: Path) -> str | None:
+        """Ingest the note; its source id, or ``None`` when an earlier import already linked it."""
+        res = self.memory.ingest("markdown", {"path": str(path)})
+        if res["status"] == "noop":
+            if part_done(self.memory, res["source_id"]):
+                self.report.add("notes_unchanged")
+                return None
+            self.report.add("notes_resumed")  # captured by an import that stopped before its links
+        else:
+            self.report.patches += 1
+            self.report.add("notes_new" if "superseded_source_id" not in res else "notes_changed")
+        source_id: str = res["source_id"]
+        return source_id
+
+    def _kept(
+        self, path: Path, links: dict[str, str], tags: dict[str, str]
+    ) -> list[tuple[str, str, str, str]]:
+        """(target, entity type, predicate, segment id) of each link and tag whose target is
+        specific enough to be an entity; the others are reported as skipped."""
         related = [(t, "document", "links_to", s) for t, s in links.items()] + [
             (t, "pattern", "tagged", s) for t, s in tags.items()
         ]
@@ -168,6 +182,17 @@ class MarkdownImporter:
                 )
                 continue
             kept.append((target, etype, predicate, seg_id))
+        return kept
+
+    def _groups(
+        self,
+        path: Path,
+        source_id: str,
+        name: str,
+        aliases: list[str],
+        kept: list[tuple[str, str, str, str]],
+    ) -> list[dict[str, Any]]:
+        """The note's extraction inputs, at most an episode's worth of entities each."""
         # Every group (an extraction holds 10 entities) lists the note itself, so each resolves
         # it exactly; all groups of a note are applied in one governed patch.
         note = {
@@ -193,18 +218,30 @@ class MarkdownImporter:
                     ],
                 }
             )
-        results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT})
-        self.report.patches += 1
-        new_ids: set[str] = set()
-        for result in results:
-            new_ids.update(e["entity_id"] for e in result["entities"]["new"])
-            self.report.add("relations_new", result["facts"].get("created", 0))
-            self.report.add("relations_reinforced", result["facts"].get("reinforced", 0))
-            for refused in result["entities"]["refused"]:
-                self.report.skip(f"entity_{refused['reason']}", path=str(path), name=refused["name"])
-        self.report.add("entities_new", len(new_ids))
-        self.report.add("links_found", len(links))
-        self.report.add("tags_found", len(tags))
+        return groups
+
+
+def _links_and_tags(
+    segments: list[Segment], front: dict[str, list[str]], name: str
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Wiki-link targets and tags of a note, each with the first segment that holds it (code
+    blocks and inline code left out; a link to the note itself is no link)."""
+    links: dict[str, str] = {}  # target name -> segment id
+    tags: dict[str, str] = {}
+    for seg in segments:
+        if seg.metadata.get("chunk_kind") == "frontmatter":
+            for t in front.get("tags", []):
+                if t:
+                    tags.setdefault("#" + t.lstrip("#"), seg.id)
+            continue
+        text = _strip_code(seg.text)
+        for m in WIKI_LINK.finditer(text):
+            target = _target_name(m.group(1))
+            if target and normalize_name(target) != normalize_name(name):
+                links.setdefault(target, seg.id)
+        for m in TAG.finditer(text):
+            tags.setdefault("#" + m.group(1), seg.id)
+    return links, tags
 
 
 def import_markdown(

@@ -7,8 +7,8 @@ from collections import Counter, defaultdict
 from itertools import islice
 from typing import Any
 
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 from memory_substrate.models import Segment
-from memory_substrate.text import STOPWORDS
 
 # Headings that describe the document rather than a durable concept.
 DOCUMENT_ARTIFACTS = {

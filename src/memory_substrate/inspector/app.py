@@ -15,7 +15,7 @@ functions, so Starlette runs their blocking store reads in its thread pool.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -134,7 +134,9 @@ class Inspector:
             request, "not_found.html", status_code=404, what=what, namespaces=namespaces or [], ns=ns
         )
 
-    def page(self, handler: Any) -> Any:
+    # A handler's third argument is the namespace's ``Memory`` under /ns/, and ``None`` for the
+    # home page: no one parameter type accepts both kinds of handler.
+    def page(self, handler: Callable[[Request, list[str], Any], Response]) -> Callable[[Request], Response]:
         """Wrap a page handler: timing, the access check, the namespace check, error pages."""
 
         def endpoint(request: Request) -> Response:

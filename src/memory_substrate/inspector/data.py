@@ -8,12 +8,14 @@ templates receive plain dicts and lists, never storage objects with methods.
 from __future__ import annotations
 
 import json
+from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Any
 
 from memory_substrate.app import Memory
 from memory_substrate.models import MemoryObject
 from memory_substrate.reader_text import visible
+from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import parse_time
 
 PAGE_SIZE = 50
@@ -23,7 +25,7 @@ HEALTH_ITEMS = 20
 RANK_DIMENSIONS = ("relevance", "recency", "stability", "provenance")
 
 
-def _read(mem: Memory) -> Any:
+def _read(mem: Memory) -> AbstractContextManager[StoreSession]:
     return mem.runtime.read()  # expired (TTL) objects are hidden here as in every other read
 
 

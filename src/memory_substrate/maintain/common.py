@@ -28,7 +28,9 @@ from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
-from memory_substrate.storage.paging import ALL, PAGE, load_objects  # noqa: F401  (re-exported for maintain/)
+from memory_substrate.storage.paging import ALL as ALL  # `X as X`: re-exported for maintain/
+from memory_substrate.storage.paging import PAGE as PAGE
+from memory_substrate.storage.paging import load_objects as load_objects
 from memory_substrate.util import new_id, now_iso, parse_time
 
 TOOL = "memory_maintain"

@@ -25,11 +25,12 @@ from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.maintain.common import STATUS_RANK, Workspace, evidence_count, merge_evidence
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.remember.similarity import THRESHOLD, is_structured, pair_score
-from memory_substrate.text import STOPWORDS, tokens
+from memory_substrate.text import tokens
 
 OVERLAP = 0.5  # the Jaccard level at which pair_score reports title_overlap / summary_overlap
 SCAN_BUDGET = 4_000_000  # candidate probes per soft-duplicate scan (see soft_pairs)

@@ -15,7 +15,9 @@ from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
 from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import MANY_VALUED_PREDICATES, normalize_name, normalize_predicate
 from memory_substrate.validation import Strict
 
@@ -52,80 +54,12 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
         found = session.get_objects([data.source_entity_id, data.target_entity_id])
         src = _entity(found.get(data.source_entity_id), data.source_entity_id, "source_entity_id")
         dst = _entity(found.get(data.target_entity_id), data.target_entity_id, "target_entity_id")
-        fact_ids = sorted(
-            {oid for _, oid in session.find_keys([fact_subject_key(src.id), fact_object_key(src.id)])}
-        )
-        facts = [f for f in session.get_objects(fact_ids).values() if f.object_type == "knowledge"]
-        known = {normalize_name(dst.title), *(normalize_name(a) for a in dst.payload.get("aliases") or [])}
-        new_aliases = [
-            a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known
-        ]
-        new_aliases = list({normalize_name(a): a for a in new_aliases}.values())
+        facts = _facts_about(session, src.id)
+        new_aliases = _new_aliases(src, dst)
         moved = [_repoint(f, src.id, dst.id) for f in facts]
-        conflicts = []
-        for fact in moved:
-            key = claim_key(fact)
-            if not key or fact.status not in LIVE_KNOWLEDGE_STATUSES:
-                continue
-            if normalize_predicate(str(fact.payload.get("predicate", ""))) in MANY_VALUED_PREDICATES:
-                continue  # a second value of a many-valued predicate is an addition, not a conflict
-            for other in session.find_by_claim(key):
-                if (
-                    other.id != fact.id
-                    and other.status in LIVE_KNOWLEDGE_STATUSES
-                    and claim_value(other) != claim_value(fact)
-                ):
-                    conflicts.append(
-                        {
-                            "fact_id": fact.id,
-                            "conflicts_with": other.id,
-                            "predicate": fact.payload.get("predicate"),
-                        }
-                    )
+        conflicts = _claim_conflicts(session, moved)
         if patch is not None:
-            for after in moved:
-                patch.update(
-                    after,
-                    action="merge_entities",
-                    changes={"entity": {"from": src.id, "to": dst.id}, "reason": data.reason},
-                )
-            episodes = list(
-                dict.fromkeys(
-                    [*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])]
-                )
-            )
-            patch.update(
-                replace(
-                    dst,
-                    payload={
-                        **dst.payload,
-                        "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50],
-                    },
-                    metadata={
-                        **dst.metadata,
-                        "episode_ids": episodes[-50:],
-                        "mentions": int(dst.metadata.get("mentions") or 0)
-                        + int(src.metadata.get("mentions") or 0),
-                        "merged_from": [*(dst.metadata.get("merged_from") or []), src.id],
-                    },
-                ),
-                action="merge_entities",
-                changes={
-                    "absorbed": src.id,
-                    "aliases_added": new_aliases,
-                    "facts_moved": len(moved),
-                    "reason": data.reason,
-                },
-            )
-            patch.update(
-                replace(src, status="merged", metadata={**src.metadata, "merged_into": dst.id}),
-                action="status_change",
-                changes={
-                    "status": {"from": "active", "to": "merged"},
-                    "merged_into": dst.id,
-                    "reason": data.reason,
-                },
-            )
+            _write_merge(patch, src, dst, moved, new_aliases, data.reason)
         record = commit_if_changed(patch, {"source_entity_id": src.id, "target_entity_id": dst.id})
     return mutation_result(
         "merge_entities",
@@ -139,4 +73,98 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
         aliases_added=new_aliases,
         moved_fact_ids=[f.id for f in moved],
         conflicting_facts=conflicts,
+    )
+
+
+def _facts_about(session: StoreSession, entity_id: str) -> list[MemoryObject]:
+    """The knowledge facts that name the entity as their subject or object."""
+    fact_ids = sorted(
+        {oid for _, oid in session.find_keys([fact_subject_key(entity_id), fact_object_key(entity_id)])}
+    )
+    return [f for f in session.get_objects(fact_ids).values() if f.object_type == "knowledge"]
+
+
+def _new_aliases(src: MemoryObject, dst: MemoryObject) -> list[str]:
+    """The absorbed entity's names the survivor does not already answer to, one per normal form."""
+    known = {normalize_name(dst.title), *(normalize_name(a) for a in dst.payload.get("aliases") or [])}
+    new_aliases = [
+        a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known
+    ]
+    return list({normalize_name(a): a for a in new_aliases}.values())
+
+
+def _claim_conflicts(session: StoreSession, moved: list[MemoryObject]) -> list[dict[str, Any]]:
+    """Live facts that, once repointed, claim another value than a live fact already stored."""
+    conflicts = []
+    for fact in moved:
+        key = claim_key(fact)
+        if not key or fact.status not in LIVE_KNOWLEDGE_STATUSES:
+            continue
+        if normalize_predicate(str(fact.payload.get("predicate", ""))) in MANY_VALUED_PREDICATES:
+            continue  # a second value of a many-valued predicate is an addition, not a conflict
+        for other in session.find_by_claim(key):
+            if (
+                other.id != fact.id
+                and other.status in LIVE_KNOWLEDGE_STATUSES
+                and claim_value(other) != claim_value(fact)
+            ):
+                conflicts.append(
+                    {
+                        "fact_id": fact.id,
+                        "conflicts_with": other.id,
+                        "predicate": fact.payload.get("predicate"),
+                    }
+                )
+    return conflicts
+
+
+def _write_merge(
+    patch: Patch,
+    src: MemoryObject,
+    dst: MemoryObject,
+    moved: list[MemoryObject],
+    new_aliases: list[str],
+    reason: str,
+) -> None:
+    """The merge's updates: each moved fact, the survivor (aliases, episodes, mentions), and the
+    absorbed entity marked ``merged``."""
+    for after in moved:
+        patch.update(
+            after,
+            action="merge_entities",
+            changes={"entity": {"from": src.id, "to": dst.id}, "reason": reason},
+        )
+    episodes = list(
+        dict.fromkeys([*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])])
+    )
+    patch.update(
+        replace(
+            dst,
+            payload={
+                **dst.payload,
+                "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50],
+            },
+            metadata={
+                **dst.metadata,
+                "episode_ids": episodes[-50:],
+                "mentions": int(dst.metadata.get("mentions") or 0) + int(src.metadata.get("mentions") or 0),
+                "merged_from": [*(dst.metadata.get("merged_from") or []), src.id],
+            },
+        ),
+        action="merge_entities",
+        changes={
+            "absorbed": src.id,
+            "aliases_added": new_aliases,
+            "facts_moved": len(moved),
+            "reason": reason,
+        },
+    )
+    patch.update(
+        replace(src, status="merged", metadata={**src.metadata, "merged_into": dst.id}),
+        action="status_change",
+        changes={
+            "status": {"from": "active", "to": "merged"},
+            "merged_into": dst.id,
+            "reason": reason,
+        },
     )

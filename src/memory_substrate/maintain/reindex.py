@@ -201,28 +201,10 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         seg_owners = dict(session.vector_owners("segment")) if embedder else {}
         obj_todo = [o for o in objects if embedder and (opts.reembed or obj_owners.get(o.id) != model)]
         seg_current = sum(1 for m in seg_owners.values() if m == model)
-        counts: dict[str, Any] = {
-            "objects_full_text": len(objects),
-            "segments_full_text": total_segments,
-            "object_vectors": len(obj_todo),
-            "segment_vectors": (total_segments if opts.reembed else total_segments - seg_current)
-            if embedder
-            else 0,
-            "relations_added": len(diff["missing"]),
-            "relations_rewritten": len(diff["outdated"]),
-            "relations_removed": len(diff["extra"]),
-        }
+        counts = _planned_counts(objects, diff, total_segments, obj_todo, seg_current, embedder, opts.reembed)
         changes = sum(counts.values())
         if patch is not None and changes:
-            _rewrite_objects_and_relations(session, objects, diff, report)
-            done = [0]
-
-            def tick(n: int) -> None:
-                done[0] += n
-                report(done[0], len(obj_todo), "vectors:objects")
-
-            if embedder is not None:
-                _embed_objects(session, embedder, obj_todo, tick)
+            _rewrite_and_embed_objects(session, objects, diff, embedder, obj_todo, report)
             counts["segment_vectors"] = _rebuild_segments(
                 session, objects, embedder, seg_owners, opts.reembed, report
             )
@@ -261,6 +243,47 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         semantic_backend=semantic,
         derived_backends={"planned": mirrors, "rebuilt": rebuilt},
     )
+
+
+def _planned_counts(
+    objects: list[MemoryObject],
+    diff: dict[str, Any],
+    total_segments: int,
+    obj_todo: list[MemoryObject],
+    seg_current: int,
+    embedder: Embedder | None,
+    reembed: bool,
+) -> dict[str, Any]:
+    """What a reindex rewrites, by kind of row; a dry run reports these and stops."""
+    return {
+        "objects_full_text": len(objects),
+        "segments_full_text": total_segments,
+        "object_vectors": len(obj_todo),
+        "segment_vectors": (total_segments if reembed else total_segments - seg_current) if embedder else 0,
+        "relations_added": len(diff["missing"]),
+        "relations_rewritten": len(diff["outdated"]),
+        "relations_removed": len(diff["extra"]),
+    }
+
+
+def _rewrite_and_embed_objects(
+    session: StoreSession,
+    objects: list[MemoryObject],
+    diff: dict[str, Any],
+    embedder: Embedder | None,
+    obj_todo: list[MemoryObject],
+    report: Progress,
+) -> None:
+    """Rewrite full-text rows and derived relations, then embed the objects that need a vector."""
+    _rewrite_objects_and_relations(session, objects, diff, report)
+    done = [0]
+
+    def tick(n: int) -> None:
+        done[0] += n
+        report(done[0], len(obj_todo), "vectors:objects")
+
+    if embedder is not None:
+        _embed_objects(session, embedder, obj_todo, tick)
 
 
 def _rewrite_objects_and_relations(

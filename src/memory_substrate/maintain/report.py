@@ -23,8 +23,66 @@ from memory_substrate.maintain.fact_check import fact_check
 from memory_substrate.maintain.health_section import health_of
 from memory_substrate.maintain.lifecycle import is_low_evidence, is_promotable, is_stale_candidate
 from memory_substrate.maintain.schemas import ReportInput, ReportOptions
-from memory_substrate.models import MemoryObject
+from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.runtime import Runtime
+
+
+def _counts(
+    objects: list[MemoryObject],
+    knowledge: list[MemoryObject],
+    relations: list[Relation],
+    *,
+    promotable: list[MemoryObject],
+    low_evidence: list[MemoryObject],
+    stale: list[MemoryObject],
+    groups: list[list[MemoryObject]],
+    pairs: list[tuple[float, list[str], MemoryObject, MemoryObject]],
+    concepts_total: int,
+    issues: list[dict[str, Any]],
+    graph_section: dict[str, Any],
+) -> dict[str, Any]:
+    """The report's ``counts``: each section's full size, before ``max_items`` cuts its list."""
+    issue_counts = Counter(i["issue_type"] for i in issues)
+    return {
+        "objects": len(objects),
+        "knowledge": len(knowledge),
+        "knowledge_by_status": dict(sorted(Counter(o.status for o in knowledge).items())),
+        "candidates": sum(1 for o in knowledge if o.status == "candidate"),
+        "promotable_candidates": len(promotable),
+        "low_evidence_candidates": len(low_evidence),
+        "stale_candidates": len(stale),
+        "duplicate_groups": len(groups),
+        "soft_duplicate_candidates": len(pairs),
+        "concept_candidates": concepts_total,
+        "fact_check_issues": len(issues),
+        "fact_check_issues_by_type": {
+            t: issue_counts.get(t, 0) for t in ("similar_entity_name", "stale_fact", "relationship_mismatch")
+        },
+        "relations": len(relations),
+        "entities": sum(graph_section["entities_by_type"].values()),
+        "custom_predicates": len(graph_section["predicate_review"]),
+        "procedures": sum(graph_section["procedures"]["by_status"].values()),
+        "promoted_procedures": graph_section["procedures"]["promoted"],
+    }
+
+
+def _next_actions(
+    cycle_due: bool,
+    pairs: list[tuple[float, list[str], MemoryObject, MemoryObject]],
+    concepts: list[dict[str, Any]],
+    issues: list[dict[str, Any]],
+) -> list[str]:
+    """The follow-up tools worth running, in the order an agent should run them."""
+    return [
+        action
+        for action, due in (
+            ("run_memory_maintain_cycle_with_apply", cycle_due),
+            ("review_soft_duplicates_then_resolve_duplicates", pairs),
+            ("review_concept_candidates_then_memory_remember", concepts),
+            ("review_fact_check_issues", issues),
+        )
+        if due
+    ]
 
 
 def _item(obj: MemoryObject) -> dict[str, Any]:
@@ -62,41 +120,22 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
     issues = fact_check([o for o in objects if o.object_type == "node"], knowledge, ref)
     backends = effective(config)
     health = health_of(rt, objects, relations, config, cap)
-    issue_counts = Counter(i["issue_type"] for i in issues)
-    counts: dict[str, Any] = {
-        "objects": len(objects),
-        "knowledge": len(knowledge),
-        "knowledge_by_status": dict(sorted(Counter(o.status for o in knowledge).items())),
-        "candidates": sum(1 for o in knowledge if o.status == "candidate"),
-        "promotable_candidates": len(promotable),
-        "low_evidence_candidates": len(low_evidence),
-        "stale_candidates": len(stale),
-        "duplicate_groups": len(groups),
-        "soft_duplicate_candidates": len(pairs),
-        "concept_candidates": concepts_total,
-        "fact_check_issues": len(issues),
-        "fact_check_issues_by_type": {
-            t: issue_counts.get(t, 0) for t in ("similar_entity_name", "stale_fact", "relationship_mismatch")
-        },
-        "relations": len(relations),
-        "entities": sum(graph_section["entities_by_type"].values()),
-        "custom_predicates": len(graph_section["predicate_review"]),
-        "procedures": sum(graph_section["procedures"]["by_status"].values()),
-        "promoted_procedures": graph_section["procedures"]["promoted"],
-    }
-    listed = REPORT_SECTIONS
-    totals: dict[str, int] = {name: counts[name] for name in listed}
+    counts = _counts(
+        objects,
+        knowledge,
+        relations,
+        promotable=promotable,
+        low_evidence=low_evidence,
+        stale=stale,
+        groups=groups,
+        pairs=pairs,
+        concepts_total=concepts_total,
+        issues=issues,
+        graph_section=graph_section,
+    )
+    totals: dict[str, int] = {name: counts[name] for name in REPORT_SECTIONS}
     truncated = {name: total > cap for name, total in totals.items()}
-    next_actions = [
-        action
-        for action, due in (
-            ("run_memory_maintain_cycle_with_apply", promotable or groups or stale),
-            ("review_soft_duplicates_then_resolve_duplicates", pairs),
-            ("review_concept_candidates_then_memory_remember", concepts),
-            ("review_fact_check_issues", issues),
-        )
-        if due
-    ]
+    next_actions = _next_actions(bool(promotable or groups or stale), pairs, concepts, issues)
     return {
         "result_type": "maintenance_report",
         "mode": "report",

@@ -18,7 +18,8 @@ from memory_substrate.answers.shaping import Cursor, fit_together
 from memory_substrate.answers.views import snippet
 from memory_substrate.errors import NotAvailableError, NotFoundError
 from memory_substrate.graph import deferred
-from memory_substrate.graph.extract import Extractor, configured_extractor, drain
+from memory_substrate.graph.extract import configured_extractor, drain
+from memory_substrate.graph.window_run import Extractor
 from memory_substrate.maintain import schemas as S
 from memory_substrate.maintain.archive import archive_source
 from memory_substrate.maintain.backends import check_backend, effective

@@ -43,7 +43,10 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from memory_substrate.app import Memory
-from memory_substrate.bearer import TOKEN_PREFIX, create_token, hash_token, new_token  # noqa: F401  (the HTTP API)
+from memory_substrate.bearer import TOKEN_PREFIX as TOKEN_PREFIX  # `X as X`: re-exported (the HTTP API)
+from memory_substrate.bearer import create_token as create_token
+from memory_substrate.bearer import hash_token
+from memory_substrate.bearer import new_token as new_token
 from memory_substrate.errors import ValidationError
 from memory_substrate.heap import freeze_long_lived
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, is_loopback, url_host

@@ -149,44 +149,53 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
         "memory_maintain": memory.maintain,
     }
 
-    def register(name: str, modes: Sequence[Mode]) -> None:
-        model = _args_model(name, modes)
-        call = calls[name]
-        description = describe_tool(name, modes)
-
-        async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
-            a: Any = args
-            try:
-                check_input(
-                    a.input_data, "input_data"
-                )  # before anything, sampling included (app.py checks too)
-                check_input(a.options, "options")
-                work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
-                if (
-                    name == "memory_maintain"
-                    and a.mode == "extract"
-                    and a.options.get("extractor") == "sampling"
-                ):
-                    extractor = sampling_extractor(ctx)
-                    work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
-                if is_slow(name, a.mode):
-                    return outcome_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
-                if is_heavy_read(name, a.input_data, a.options):
-                    return outcome_result(await heavy.run(name, a.mode, work))  # type: ignore[return-value]
-                return outcome_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
-            except MemorySubstrateError as exc:
-                # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
-                raise ToolError(exc.message) from exc
-
-        tool.__name__ = name
-        # Annotations are strings under postponed evaluation; give the SDK the real types.
-        tool.__annotations__ = {"args": model, "ctx": Context, "return": dict[str, Any]}
-        tool.__doc__ = description
-        server.add_tool(tool, name=name, description=description, annotations=_annotations(name, modes))
-        server.forbid_unknown_arguments(name)  # only ``args``: the root, say, is never a tool argument
-
     for name, modes in declared().items():
-        register(name, modes)
+        _register_tool(server, memory, name, modes, calls[name], bulkhead, heavy)
+    _register_texts(server)
+
+
+def _register_tool(
+    server: MemoryMCPServer,
+    memory: Memory,
+    name: str,
+    modes: Sequence[Mode],
+    call: Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]],
+    bulkhead: Bulkhead,
+    heavy: Bulkhead,
+) -> None:
+    """One tool over ``call``: inputs checked first, slow modes and heavy reads through their
+    bulkheads, everything else on a worker thread."""
+    model = _args_model(name, modes)
+    description = describe_tool(name, modes)
+
+    async def tool(args: model, ctx: Context) -> dict[str, Any]:  # type: ignore[valid-type]
+        a: Any = args
+        try:
+            check_input(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
+            check_input(a.options, "options")
+            work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
+            if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
+                extractor = sampling_extractor(ctx)
+                work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
+            if is_slow(name, a.mode):
+                return outcome_result(await bulkhead.run(name, a.mode, work))  # type: ignore[return-value]
+            if is_heavy_read(name, a.input_data, a.options):
+                return outcome_result(await heavy.run(name, a.mode, work))  # type: ignore[return-value]
+            return outcome_result(await anyio.to_thread.run_sync(work))  # type: ignore[return-value]
+        except MemorySubstrateError as exc:
+            # MemoryMCPServer finds the cause and answers with its to_dict() as JSON.
+            raise ToolError(exc.message) from exc
+
+    tool.__name__ = name
+    # Annotations are strings under postponed evaluation; give the SDK the real types.
+    tool.__annotations__ = {"args": model, "ctx": Context, "return": dict[str, Any]}
+    tool.__doc__ = description
+    server.add_tool(tool, name=name, description=description, annotations=_annotations(name, modes))
+    server.forbid_unknown_arguments(name)  # only ``args``: the root, say, is never a tool argument
+
+
+def _register_texts(server: MemoryMCPServer) -> None:
+    """The policy, playbook and API summary as resources; the task-start and review prompts."""
 
     @server.resource(
         "memory://policy",

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from memory_substrate.analysis import analyse_words
+from memory_substrate.analysis.english import stem
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
-from memory_substrate.retrieval.terms import STOPWORDS, stem
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import older_forms, query_terms, tokens
 

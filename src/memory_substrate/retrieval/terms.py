@@ -13,8 +13,13 @@ import re
 from functools import lru_cache
 
 from memory_substrate.analysis import scripts
-from memory_substrate.analysis.english import fold, stem
-from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
+
+# Re-exported: the ranker and the compiler take the normaliser's fold, stem and stopwords from here.
+from memory_substrate.analysis.english import fold as fold
+from memory_substrate.analysis.english import stem as stem
+from memory_substrate.analysis.stopwords import ENGLISH
+
+STOPWORDS = ENGLISH
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 

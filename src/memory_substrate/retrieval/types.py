@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -79,7 +80,7 @@ class RankedSegment:
     semantic_score: float | None = None
     features: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "segment_id": self.segment_id,
             "rank_score": self.rank_score,

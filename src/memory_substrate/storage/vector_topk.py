@@ -73,7 +73,8 @@ def available() -> bool:
 def dot(matrix: npt.NDArray[np.float32], query: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """``matrix @ query`` without BLAS: its thread pool costs tens of milliseconds at p95 on a busy
     machine for a product that takes a tenth of a millisecond; einsum's loop is single-threaded."""
-    return np.einsum("ij,j->i", matrix, query.astype(np.float32))
+    scores: npt.NDArray[np.float32] = np.einsum("ij,j->i", matrix, query.astype(np.float32))
+    return scores
 
 
 def full_scan(
@@ -197,5 +198,7 @@ def _kth_largest(values: npt.NDArray[np.float32], k: int) -> np.float32:
         cut = np.partition(sample, len(sample) - r)[len(sample) - r]
         top = values[values >= cut]
         if len(top) >= k:
-            return np.partition(top, len(top) - k)[len(top) - k]
-    return np.partition(values, n - k)[n - k]
+            kth: np.float32 = np.partition(top, len(top) - k)[len(top) - k]
+            return kth
+    kth = np.partition(values, n - k)[n - k]
+    return kth

@@ -236,7 +236,7 @@ def _command(value: Any) -> str:
             and value[-2] in ("-lc", "-c")
             and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
         ):
-            return value[-1]
+            return str(value[-1])
         return shlex.join(value)
     return ""
 

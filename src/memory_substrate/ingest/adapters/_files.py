@@ -98,7 +98,7 @@ def fd_path(fd: int) -> Path | None:
     getpath = getattr(fcntl, "F_GETPATH", None) if fcntl is not None else None
     if getpath is not None:
         try:
-            raw = fcntl.fcntl(fd, getpath, bytes(1024))  # type: ignore[union-attr]
+            raw = fcntl.fcntl(fd, getpath, bytes(1024))
             return Path(os.fsdecode(raw.rstrip(b"\0")))
         except OSError:
             return None

@@ -222,6 +222,29 @@ class _MapBuilder:
         return h.hexdigest()
 
 
+def _repo_root(root: str | Path, allowed: Allowed | None) -> Path:
+    """``root`` resolved; a directory that is missing, not a directory or not allowed is refused
+    (one the policy denies reads as missing)."""
+    base = resolve_path(root)
+    if not base.exists():
+        raise CaptureError("not_found", f"no such directory: {base}")
+    if not base.is_dir():
+        raise CaptureError("not_a_directory", f"not a directory: {base}")
+    if allowed is not None and not allowed(base):
+        raise CaptureError("not_found", f"no such directory: {base}")
+    return base
+
+
+def _parse_warnings(parse_warnings: list[str]) -> list[str]:
+    """One warning per file the parser met syntax errors in, the first few named."""
+    warnings: list[str] = []
+    for rel in parse_warnings[:_MAX_PARSE_WARNINGS]:
+        warnings.append(f"{rel}: the parser met syntax errors; its outline may be partial")
+    if len(parse_warnings) > _MAX_PARSE_WARNINGS:
+        warnings.append(f"{len(parse_warnings) - _MAX_PARSE_WARNINGS} more files had syntax errors")
+    return warnings
+
+
 def capture_repo(
     root: str | Path,
     *,
@@ -246,13 +269,7 @@ def capture_repo(
     in ``metadata["preflight"]`` unless ``force`` is true. ``progress(done, total, path)`` is
     called after each file. Raises ``CaptureError`` ``not_found`` / ``not_a_directory``.
     """
-    base = resolve_path(root)
-    if not base.exists():
-        raise CaptureError("not_found", f"no such directory: {base}")
-    if not base.is_dir():
-        raise CaptureError("not_a_directory", f"not a directory: {base}")
-    if allowed is not None and not allowed(base):
-        raise CaptureError("not_found", f"no such directory: {base}")
+    base = _repo_root(root, allowed)
     includes, excludes = normalize_patterns(include_patterns), normalize_patterns(exclude_patterns)
     walked = walk_repo(
         base,
@@ -273,11 +290,7 @@ def capture_repo(
 
     preflight = walked.preflight.to_dict()
     # Preflight warnings live only in metadata["preflight"]; the service merges them once.
-    warnings: list[str] = []
-    for rel in builder.parse_warnings[:_MAX_PARSE_WARNINGS]:
-        warnings.append(f"{rel}: the parser met syntax errors; its outline may be partial")
-    if len(builder.parse_warnings) > _MAX_PARSE_WARNINGS:
-        warnings.append(f"{len(builder.parse_warnings) - _MAX_PARSE_WARNINGS} more files had syntax errors")
+    warnings = _parse_warnings(builder.parse_warnings)
 
     languages = Counter(e["language"] for e in builder.code_index)
     return CapturedSource(
