@@ -64,6 +64,7 @@ import anyio
 from mcp import Client
 
 from memory_substrate import Memory, Settings
+from memory_substrate.graph import deferred
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens
 from memory_substrate.util import fix_ids
@@ -629,6 +630,9 @@ async def run_file(path: Path, budgets: list[int], embedder: str, database_url: 
             async with Client(build_server(mem)) as client:
                 t0 = time.perf_counter()
                 store = await Builder(client, data, Path(tmp) / "files").run()
+                # Every vector and deferred graph piece made before the first task: otherwise the
+                # packages race the background worker and two runs of one tree differ.
+                deferred.drain_all(mem.runtime)
                 build_s = time.perf_counter() - t0
                 records, ms = [], []
                 for task in data["tasks"]:
