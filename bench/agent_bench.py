@@ -380,6 +380,10 @@ async def pose(client: Client, task: dict[str, Any], budgets: list[int]) -> dict
         trace = (await call(client, "memory_query", "trace", {"id": ctx["trace_id"]}))["trace"]
         selected = {s["id"] for s in trace["candidates"]["selected"]}
         indexed = {m["id"] for m in trace.get("more") or []}
+        # Why each candidate left out was left out (the trace's reasons), for --show-misses.
+        out.setdefault("why", {})[budget] = {
+            r["id"]: r.get("reason", "") for r in trace["candidates"].get("rejected", [])
+        }
         out["compiler"][budget] = (selected, int(ctx["token_count"]))
         out["reach"][budget] = (selected | indexed, int(ctx["token_count"]))
         out.setdefault("index_share", {})[budget] = index_tokens(str(ctx["content"])) / max(
@@ -437,6 +441,11 @@ def score_task(
             }
     for budget in budgets:
         rec[f"index_share@{budget}"] = posed.get("index_share", {}).get(budget, 0.0)
+        why = posed.get("why", {}).get(budget, {})
+        rec[f"why@{budget}"] = {
+            lab: next((why[k] for k in sorted(store.keys.get(lab, set())) if k in why), "never a candidate")
+            for lab in rec[f"compiler@{budget}"]["miss"]
+        }
     return rec
 
 
@@ -597,6 +606,8 @@ def print_misses(records: list[dict[str, Any]], budgets: list[int]) -> None:
                         f"    {system} @{budget} ({r['tokens']} tok): miss {r['miss']}"
                         + (f"  FORBIDDEN {r['forbidden']}" if r["forbidden"] else "")
                     )
+                    if system == "compiler":
+                        lines += [f"      {lab}: {why}" for lab, why in rec.get(f"why@{budget}", {}).items()]
         if rec["uncovered"]:
             lines += [
                 f"    {system} @{budget}: {rec[f'{system}@{budget}']['tokens']} tokens for a task memory does not cover"
