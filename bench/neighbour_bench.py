@@ -1,6 +1,6 @@
 """Four hostile inputs from one namespace while another searches: A's search latency before and during.
 
-    .venv/bin/python bench/neighbour_bench.py [--before 5] [--during 10] [--wait 120]
+    .venv/bin/python bench/neighbour_bench.py [--before 5] [--during 10] [--wait 120] [--postgres]
 
 Starts ``memory-substrate serve --transport http`` on loopback (fresh root, ``--allow-path`` a
 temp dir) with tokens for A and B, the way bench/flood_bench.py does. A is seeded with 40 notes and
@@ -19,6 +19,7 @@ import random
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 from tests.helpers import ToolFailed, call, knowledge  # noqa: E402
 from tests.http.helpers import cli, http_server, server_env  # noqa: E402
+from tests.pg_server import running_postgres  # noqa: E402
 from tests.reliability.flood import _searches, figures  # noqa: E402
 
 
@@ -147,18 +149,32 @@ def main() -> int:
         "--wait", type=float, default=120.0, help="seconds to wait for B's inputs after A stops"
     )
     parser.add_argument("--long-turns", type=int, default=4, help="199,000-character turns seeded in B")
+    parser.add_argument(
+        "--postgres", action="store_true", help="serve from a PostgreSQL server started for the run"
+    )
     args = parser.parse_args()
+    with ExitStack() as stack:
+        url = stack.enter_context(running_postgres()) if args.postgres else None
+        result = _measure(args, url)
+    print(json.dumps(result))
+    return _report(result)
+
+
+def _measure(args: argparse.Namespace, database_url: str | None) -> dict[str, Any]:
+    """A's searches before and during B's four inputs, on a fresh store (SQLite, or ``database_url``)."""
     with tempfile.TemporaryDirectory(prefix="neighbour-bench-") as tmp:
         allowed = Path(tmp) / "allowed"
         allowed.mkdir()
         md_path = allowed / "hash_lines.md"
         md_path.write_text(("#\n" * 1_000_000)[:2_000_000], encoding="utf-8")
-        env = server_env(Path(tmp) / "root")
+        env = server_env(Path(tmp) / "root", database_url)
         token_a = cli(env, "token", "create", "--namespace", "tenant-a").strip()
         token_b = cli(env, "token", "create", "--namespace", "tenant-b").strip()
         with http_server(env, Path(tmp) / "server.log", "--allow-path", str(allowed)) as url:
-            result = anyio.run(lambda: run(url, token_a, token_b, md_path, args))
-    print(json.dumps(result))
+            return anyio.run(lambda: run(url, token_a, token_b, md_path, args))
+
+
+def _report(result: dict[str, Any]) -> int:
     print(f"{'A search':<16}{'n':>6}{'p50 s':>10}{'p95 s':>10}{'worst s':>10}")
     for phase in ("before", "during"):
         f = result[phase]
