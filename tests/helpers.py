@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
+from mcp.types import CallToolResult, TextContent, TextResourceContents
 
 
 def entry_point() -> str:
@@ -26,6 +27,18 @@ def tool_error(text: str) -> dict[str, Any]:
     assert isinstance(error["message"], str) and isinstance(error["details"], dict), text
     assert "pydantic.dev" not in text and "Error executing tool" not in text, text
     return error
+
+
+def text_of(block: object) -> str:
+    """The text of one MCP content block (the SDK types a block as a union of kinds)."""
+    assert isinstance(block, (TextContent, TextResourceContents)), block
+    return block.text
+
+
+def tool_result(result: object) -> CallToolResult:
+    """A low-level server's ``call_tool`` answer, which here is always a ``CallToolResult``."""
+    assert isinstance(result, CallToolResult), result
+    return result
 
 
 class ToolFailed(Exception):
@@ -49,7 +62,8 @@ async def call(
     if result.is_error:
         raise ToolFailed(result.content[0].text)  # type: ignore[union-attr]
     assert result.structured_content is not None
-    return result.structured_content
+    content: dict[str, Any] = result.structured_content
+    return content
 
 
 def conversation(texts: list[str], title: str = "Chat", names: list[str] | None = None) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 import pytest
@@ -17,20 +18,22 @@ from tests.helpers import entry_point
 EXE = entry_point()
 
 
-def _env(tmp_path, **extra):
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path / "root"), "MEMORY_SUBSTRATE_EMBEDDER": "none"}
     env.update(extra)
     return env
 
 
-def _run(tmp_path, *args, stdin=None, **env):
+def _run(
+    tmp_path: Path, *args: str, stdin: str | None = None, **env: str
+) -> subprocess.CompletedProcess[str]:
     cmd = [EXE] if EXE else [sys.executable, "-m", "memory_substrate.cli.main"]
     return subprocess.run(
         [*cmd, *args], capture_output=True, text=True, env=_env(tmp_path, **env), input=stdin, timeout=120
     )
 
 
-def test_entry_point_round_trip_and_status(tmp_path):
+def test_entry_point_round_trip_and_status(tmp_path: Path) -> None:
     msg = {"title": "t", "messages": [{"role": "user", "content": "We pin numpy below three."}]}
     out = _run(tmp_path, "ingest", "conversation", json.dumps(msg))
     assert out.returncode == 0, out.stderr
@@ -47,7 +50,7 @@ def test_entry_point_round_trip_and_status(tmp_path):
     assert status["namespace"] == "default"
 
 
-def test_namespaces_are_isolated_on_the_cli(tmp_path):
+def test_namespaces_are_isolated_on_the_cli(tmp_path: Path) -> None:
     data = json.dumps(
         {
             "kind": "fact",
@@ -69,7 +72,7 @@ def test_namespaces_are_isolated_on_the_cli(tmp_path):
     assert len(same["items"]) == 1
 
 
-def test_errors_are_one_line_with_exit_code(tmp_path):
+def test_errors_are_one_line_with_exit_code(tmp_path: Path) -> None:
     bad = _run(tmp_path, "remember", "knowledge", '{"kind": "fact"}')
     assert bad.returncode == 2
     assert bad.stderr.startswith("error [memory_validation_error]:") and bad.stderr.count("\n") == 1
@@ -79,7 +82,7 @@ def test_errors_are_one_line_with_exit_code(tmp_path):
     assert not_json.returncode == 2 and "not valid JSON" in not_json.stderr
 
 
-def test_every_command_has_help_text():
+def test_every_command_has_help_text() -> None:
     def walk(cmd: click.Command, path: str) -> None:
         assert cmd.help or cmd.short_help, f"{path} has no help text"
         for param in cmd.params:
@@ -95,5 +98,5 @@ def test_every_command_has_help_text():
 
 
 @pytest.mark.parametrize("command", ["ingest", "query", "remember", "maintain", "status", "doctor", "serve"])
-def test_subcommand_help_runs(command):
+def test_subcommand_help_runs(command: str) -> None:
     assert CliRunner().invoke(main, [command, "--help"]).exit_code == 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -11,19 +13,19 @@ from memory_substrate.cli.main import main
 from tests.cli.test_cli import _run
 
 
-def _one_line(out, code: int, prefix: str) -> None:
+def _one_line(out: subprocess.CompletedProcess[str], code: int, prefix: str) -> None:
     assert out.returncode == code, (out.returncode, out.stderr)
     assert "Traceback" not in out.stderr
     assert out.stderr.startswith(prefix) and out.stderr.count("\n") == 1, out.stderr
 
 
-def test_missing_input_file_is_a_usage_error_and_creates_nothing(tmp_path):
+def test_missing_input_file_is_a_usage_error_and_creates_nothing(tmp_path: Path) -> None:
     out = _run(tmp_path, "ingest", "file", "@/nonexistent/input.json")
     _one_line(out, 2, "error [memory_validation_error]: input_data: cannot read /nonexistent/input.json")
     assert not (tmp_path / "root").exists()
 
 
-def test_unusable_root_is_one_line(tmp_path):
+def test_unusable_root_is_one_line(tmp_path: Path) -> None:
     _one_line(
         _run(tmp_path, "--root", "/proc/foo", "status"), 1, "error [memory_not_found]: no store at /proc/foo"
     )
@@ -34,13 +36,13 @@ def test_unusable_root_is_one_line(tmp_path):
     )
 
 
-def test_status_on_a_missing_root_does_not_create_it(tmp_path):
+def test_status_on_a_missing_root_does_not_create_it(tmp_path: Path) -> None:
     out = _run(tmp_path, "status")
     _one_line(out, 1, "error [memory_not_found]: no store at")
     assert not (tmp_path / "root").exists()
 
 
-def test_unknown_embedder_is_refused_by_status_and_query_and_fails_doctor(tmp_path):
+def test_unknown_embedder_is_refused_by_status_and_query_and_fails_doctor(tmp_path: Path) -> None:
     assert (
         _run(
             tmp_path,
@@ -70,7 +72,7 @@ def test_unknown_embedder_is_refused_by_status_and_query_and_fails_doctor(tmp_pa
     assert healthy.returncode == 0 and json.loads(healthy.stdout)["ok"] is True
 
 
-def test_doctor_on_a_fresh_root_reports_without_creating(tmp_path):
+def test_doctor_on_a_fresh_root_reports_without_creating(tmp_path: Path) -> None:
     out = _run(tmp_path, "doctor")
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["storage"]["exists"] is False
@@ -113,11 +115,11 @@ def test_doctor_on_a_fresh_root_reports_without_creating(tmp_path):
         ),
     ],
 )
-def test_failures_are_one_line(tmp_path, args, code, prefix):
+def test_failures_are_one_line(tmp_path: Path, args: list[str], code: int, prefix: str) -> None:
     _one_line(_run(tmp_path, *args), code, prefix)
 
 
-def test_help_lists_modes_and_explains_tokens():
+def test_help_lists_modes_and_explains_tokens() -> None:
     runner = CliRunner()
     maintain = runner.invoke(main, ["maintain", "--help"]).output
     assert "..." not in maintain
@@ -129,7 +131,7 @@ def test_help_lists_modes_and_explains_tokens():
     assert reference.exit_code == 0 and "`old_knowledge_id`" in reference.output
 
 
-def test_import_of_an_empty_file_or_a_reordered_export_is_one_clear_line(tmp_path):
+def test_import_of_an_empty_file_or_a_reordered_export_is_one_clear_line(tmp_path: Path) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text("")
     _one_line(

@@ -9,6 +9,7 @@ import os
 import pty
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from tests.graph.stub_llm import Reply, stub_llm
@@ -59,7 +60,9 @@ def _answer(body: dict[str, Any]) -> Reply:
     return Reply(content=GOOD if "Customer Portal" in body["messages"][1]["content"] else BAD)
 
 
-def test_extract_prints_every_outcome_shows_progress_and_exits_1_when_an_episode_failed(tmp_path):
+def test_extract_prints_every_outcome_shows_progress_and_exits_1_when_an_episode_failed(
+    tmp_path: Path,
+) -> None:
     with stub_llm() as llm:
         llm.respond = _answer
         good = _ingest(tmp_path, llm.url, "Customer Portal uses Semantic Kernel.")
@@ -95,7 +98,7 @@ def test_extract_prints_every_outcome_shows_progress_and_exits_1_when_an_episode
     ]
 
 
-def test_extract_on_a_terminal_draws_progress_on_stderr(tmp_path):
+def test_extract_on_a_terminal_draws_progress_on_stderr(tmp_path: Path) -> None:
     with stub_llm() as llm:
         llm.respond = _answer
         good = _ingest(tmp_path, llm.url, "Customer Portal uses Semantic Kernel.")

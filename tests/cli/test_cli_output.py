@@ -7,13 +7,16 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.helpers import entry_point
 
 EXE = entry_point()
 
 
-def _run(tmp_path, *args, stdin=None, columns="60", namespace="default"):
+def _run(
+    tmp_path: Path, *args: str, stdin: str | None = None, columns: str = "60", namespace: str = "default"
+) -> subprocess.CompletedProcess[str]:
     cmd = [EXE] if EXE else [sys.executable, "-m", "memory_substrate.cli.main"]
     env = {
         **os.environ,
@@ -25,7 +28,7 @@ def _run(tmp_path, *args, stdin=None, columns="60", namespace="default"):
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, input=stdin, timeout=120)
 
 
-def test_tables_show_whole_ids_on_a_narrow_terminal(tmp_path):
+def test_tables_show_whole_ids_on_a_narrow_terminal(tmp_path: Path) -> None:
     msg = {
         "title": "db chat",
         "messages": [
@@ -53,14 +56,14 @@ def test_tables_show_whole_ids_on_a_narrow_terminal(tmp_path):
         assert page.returncode == 0 and "numpy" in json.loads(page.stdout)["segment"]["text"]
 
 
-def test_a_one_message_conversation_is_singular(tmp_path):
+def test_a_one_message_conversation_is_singular(tmp_path: Path) -> None:
     msg = {"title": "t", "messages": [{"role": "user", "name": "ann", "content": "Hello there."}]}
     source_id = json.loads(_run(tmp_path, "ingest", "conversation", json.dumps(msg)).stdout)["source_id"]
     page = json.loads(_run(tmp_path, "query", "page", json.dumps({"id": source_id})).stdout)
     assert page["object"]["summary"] == "Conversation of 1 message between ann."
 
 
-def test_serve_says_what_it_serves_in_one_line(tmp_path):
+def test_serve_says_what_it_serves_in_one_line(tmp_path: Path) -> None:
     out = _run(tmp_path, "serve", "--toolset", "all", stdin="", namespace="team-a")
     lines = [line for line in out.stderr.splitlines() if line.startswith("memory-substrate serve:")]
     assert len(lines) == 1, out.stderr

@@ -8,6 +8,8 @@ names the work must get the work item and the decision, whatever the class's pro
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def memory(default_memory):
+def memory(default_memory: Memory) -> Memory:
     """These cases are a new user's: the default embedder."""
     return default_memory
 
@@ -46,7 +48,7 @@ TOPICS = [
 ]
 
 
-async def _seed(c: Client, extra: bool, tmp_path) -> dict[str, str]:
+async def _seed(c: Client, extra: bool, tmp_path: Path) -> dict[str, str]:
     for i in range(30):
         title, turns = TOPICS[i % len(TOPICS)]
         await call(
@@ -121,18 +123,20 @@ async def _seed(c: Client, extra: bool, tmp_path) -> dict[str, str]:
     return ids
 
 
-async def _compile(c: Client, task: str, **input_data) -> tuple[dict, dict]:
+async def _compile(c: Client, task: str, **input_data: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     out = await call(c, "memory_query", "context", {"task": task, **input_data})
     trace = (await call(c, "memory_query", "trace", {"id": out["trace_id"]}))["trace"]
     return out, trace
 
 
-def _selected(trace: dict) -> set[str]:
+def _selected(trace: dict[str, Any]) -> set[str]:
     return {e["id"] for e in trace["candidates"]["selected"]}
 
 
 @pytest.mark.parametrize("extra", [False, True], ids=["chats", "chats+repo+pdf"])
-async def test_debug_task_gets_the_open_work_and_the_decision(memory: Memory, tmp_path, extra: bool) -> None:
+async def test_debug_task_gets_the_open_work_and_the_decision(
+    memory: Memory, tmp_path: Path, extra: bool
+) -> None:
     async with Client(build_server(memory)) as c:
         ids = await _seed(c, extra, tmp_path)
         out, trace = await _compile(
@@ -151,7 +155,7 @@ async def test_debug_task_gets_the_open_work_and_the_decision(memory: Memory, tm
         }
 
 
-async def test_object_types_apply_to_every_stream(memory: Memory, tmp_path) -> None:
+async def test_object_types_apply_to_every_stream(memory: Memory, tmp_path: Path) -> None:
     async with Client(build_server(memory)) as c:
         ids = await _seed(c, True, tmp_path)
         task = "Fix the refund 409 errors and add a regression test"
@@ -178,7 +182,7 @@ async def test_object_types_apply_to_every_stream(memory: Memory, tmp_path) -> N
     ],
 )
 async def test_task_memory_does_not_cover_gets_a_near_empty_package(
-    memory: Memory, tmp_path, task: str
+    memory: Memory, tmp_path: Path, task: str
 ) -> None:
     async with Client(build_server(memory)) as c:
         await _seed(c, True, tmp_path)
@@ -221,7 +225,7 @@ async def test_a_task_naming_someone_memory_talked_with_is_covered(memory: Memor
 
 
 async def test_finished_work_reaches_an_account_of_it_but_not_a_task_to_do_it(
-    memory: Memory, tmp_path
+    memory: Memory, tmp_path: Path
 ) -> None:
     """A done item is history: release notes about the fix recount it, a task to fix the bug again
     must not be told it is handled."""
@@ -246,7 +250,7 @@ async def test_finished_work_reaches_an_account_of_it_but_not_a_task_to_do_it(
 
 
 async def test_a_question_about_what_is_open_gets_the_open_work_whatever_its_words(
-    memory: Memory, tmp_path
+    memory: Memory, tmp_path: Path
 ) -> None:
     """ "What's still open?" shares next to no word with the items that answer it: open work that
     is about something at all (here 0.39, under the ordinary floor of 0.55) is listed, finished

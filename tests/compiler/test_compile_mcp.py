@@ -182,7 +182,8 @@ async def _seed(c: Client) -> dict[str, str]:
 
 
 async def _trace(c: Client, trace_id: str) -> dict[str, Any]:
-    return (await call(c, "memory_query", "trace", {"id": trace_id}))["trace"]
+    trace: dict[str, Any] = (await call(c, "memory_query", "trace", {"id": trace_id}))["trace"]
+    return trace
 
 
 async def test_debug_task_compiles_xml_with_graph_episodes_and_procedures(memory: Memory) -> None:

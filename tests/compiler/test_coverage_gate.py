@@ -68,7 +68,7 @@ def test_no_verdict_without_recalled_turns() -> None:
 def test_a_weak_task_stops_at_the_first_turn_that_does_not_fit() -> None:
     long_text = "word " * (WEAK_TOKENS + 40)
     turns = [_turn(0, "short one"), _turn(1, long_text), _turn(2, "another short one")]
-    found = dict(WEAK)
+    found: dict[str, Any] = dict(WEAK)
     gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
     assert found["coverage"] == "weak" and turns[0].rejected is None
     # the long second turn ends the run: the shorter, worse third one is not let in past it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ def _fact(
     salience: float = 0.5,
     kind: str = "fact",
     days: float = 0,
-    **extra: object,
+    **extra: Any,
 ) -> MemoryObject:
     return MemoryObject(
         oid,
@@ -32,7 +33,7 @@ def _fact(
         metadata={"evidence_status": evidence, "salience": salience},
         valid_from=(NOW - timedelta(days=days)).isoformat(),
         **extra,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _turn(days: float = 0) -> Segment:

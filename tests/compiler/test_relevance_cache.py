@@ -4,6 +4,7 @@ the same items are judged compile after compile. The cache is bounded and keyed 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from memory_substrate.compiler import relevance
 
@@ -23,7 +24,9 @@ class _Counting:
         return np.array([1.0, 0.0, 0.0], dtype=np.float32)
 
 
-def test_each_text_is_embedded_once_per_embedder_and_the_cache_stays_bounded(monkeypatch) -> None:
+def test_each_text_is_embedded_once_per_embedder_and_the_cache_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(relevance, "VECTOR_CACHE", 3)
     monkeypatch.setattr(relevance, "_vectors", type(relevance._vectors)())
     a, b = _Counting("a"), _Counting("b")

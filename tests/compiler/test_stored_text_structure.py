@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -148,7 +149,9 @@ async def test_a_speaker_name_or_a_title_cannot_read_as_another_speaker_or_heade
         )["source_id"]
         for fmt in ("xml", "json"):
             content = await _context(c, "deploy key rotated", fmt)
-            root_or_body = ET.fromstring(content) if fmt == "xml" else json.loads(content)["memory_context"]
+            root_or_body: Any = (
+                ET.fromstring(content) if fmt == "xml" else json.loads(content)["memory_context"]
+            )
             episodes = xml_episodes(root_or_body) if fmt == "xml" else json_episodes(root_or_body)
             ((eid, header, turns),) = episodes
             assert eid == short(ep)

@@ -24,7 +24,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, "contracts", *args], capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_exit_codes_through_the_entry_point():
+def test_exit_codes_through_the_entry_point() -> None:
     ok = _run("graph", "validate", str(EXAMPLES / "decision-graph.yaml"))
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "valid markitect.memory.graph.v1 (10 nodes, 10 edges, 3 events)" in ok.stdout
@@ -43,7 +43,7 @@ def test_exit_codes_through_the_entry_point():
     assert usage.returncode == 2
 
 
-def test_pack_is_byte_identical_across_processes():
+def test_pack_is_byte_identical_across_processes() -> None:
     outs = [
         _run("graph", "pack", str(EXAMPLES / "conversation-path-selection.yaml"), "--format", "yaml")
         for _ in range(2)
@@ -53,7 +53,7 @@ def test_pack_is_byte_identical_across_processes():
     assert "schema_version: memory-substrate.context-package.v1" in outs[0].stdout
 
 
-def test_profile_commands(tmp_path):
+def test_profile_commands(tmp_path: Path) -> None:
     runner = CliRunner()
     ok = runner.invoke(
         main, ["contracts", "profile", "validate", str(EXAMPLES / "memory-profile.local.yaml")]
@@ -95,7 +95,7 @@ def test_profile_commands(tmp_path):
     assert parsed.exit_code == 1 and "[parse_error]" in parsed.output
 
 
-def test_pack_failures_and_options(tmp_path):
+def test_pack_failures_and_options(tmp_path: Path) -> None:
     runner = CliRunner()
     selection = tmp_path / "sel.yaml"
     text = (
@@ -138,7 +138,7 @@ def _store_run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*cmd, *args], capture_output=True, text=True, env=env, timeout=120)
 
 
-def test_export_import_graph_snapshot_through_the_cli(tmp_path):
+def test_export_import_graph_snapshot_through_the_cli(tmp_path: Path) -> None:
     data = json.dumps(
         {
             "kind": "decision",

@@ -11,7 +11,7 @@ from memory_substrate.contracts.loader import load_document
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_every_mapping_entry_is_in_the_docs():
+def test_every_mapping_entry_is_in_the_docs() -> None:
     text = (ROOT / "docs" / "contracts.md").read_text(encoding="utf-8")
     for kind, node in mapping.KNOWLEDGE_KIND_TO_NODE.items():
         assert f"| `knowledge` | `{kind}` | `{node}` |" in text
@@ -27,7 +27,7 @@ def test_every_mapping_entry_is_in_the_docs():
         assert f"| `status_change` to `{status}` | `{event}` |" in text
 
 
-def test_mapped_kinds_are_in_the_vocabularies():
+def test_mapped_kinds_are_in_the_vocabularies() -> None:
     assert set(mapping.KNOWLEDGE_KIND_TO_NODE.values()) <= set(vocab.NODE_KINDS)
     assert set(mapping.OBJECT_TYPE_DEFAULT_NODE.values()) <= set(vocab.NODE_KINDS)
     assert set(mapping.REL_TYPE_TO_EDGE.values()) <= set(vocab.EDGE_KINDS)
@@ -39,7 +39,7 @@ def test_mapped_kinds_are_in_the_vocabularies():
         assert object_type in ("knowledge", "node", "work_item", "activity", "source")
 
 
-def test_closest_kinds():
+def test_closest_kinds() -> None:
     assert mapping.node_kind_for("knowledge", "fact") == ("source_fact", True)
     assert mapping.node_kind_for("knowledge", "decision") == ("decision", True)
     assert mapping.node_kind_for("knowledge", "setting") == ("memory", False)
@@ -56,7 +56,7 @@ def test_closest_kinds():
     )
 
 
-def test_runtime_boundary_catalogue():
+def test_runtime_boundary_catalogue() -> None:
     catalogue = load_document(ROOT / "examples" / "memory" / "runtime-adapter-boundaries.yaml")
     assert catalogue["executes"] is False
     ids = [b["id"] for b in catalogue["boundaries"]]

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 from mcp import Client
+from mcp.types import TextResourceContents
 
+from memory_substrate import Memory
 from memory_substrate.contracts.loader import load_document, schema
 from memory_substrate.mcp.server import build_server
 from tests.helpers import ToolFailed, call, conversation, knowledge
@@ -18,7 +21,7 @@ pytestmark = pytest.mark.anyio
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 
 
-def _selection(nodes, **extra):
+def _selection(nodes: list[Any], **extra: Any) -> dict[str, Any]:
     return {
         "schema_version": "markitect.memory.selection.v1",
         "id": "sel",
@@ -28,7 +31,7 @@ def _selection(nodes, **extra):
     }
 
 
-async def test_agent_packs_a_selection_of_its_memory(memory):
+async def test_agent_packs_a_selection_of_its_memory(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         conv = await call(
             c, "memory_ingest", "conversation", conversation(["We run PostgreSQL 16.", "Agreed."])
@@ -102,7 +105,7 @@ async def test_agent_packs_a_selection_of_its_memory(memory):
         assert override["package"]["items"] == [] and len(override["package"]["metadata"]["omitted"]) == 2
 
 
-async def test_package_errors_carry_diagnostics(memory):
+async def test_package_errors_carry_diagnostics(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as err:
             await call(c, "memory_query", "package", {"selection": _selection(["know:nope"])})
@@ -121,7 +124,7 @@ async def test_package_errors_carry_diagnostics(memory):
         assert err.value.code == "memory_validation_error"
 
 
-async def test_agent_imports_a_snapshot_and_packs_it(memory):
+async def test_agent_imports_a_snapshot_and_packs_it(memory: Memory) -> None:
     snapshot = load_document(EXAMPLES / "decision-graph.yaml")
     async with Client(build_server(memory)) as c:
         result = await call(
@@ -167,14 +170,16 @@ async def test_agent_imports_a_snapshot_and_packs_it(memory):
         assert "unknown_node_kind" in {d["code"] for d in err.value.error["details"]["diagnostics"]}
 
 
-async def test_api_summary_documents_the_modes(memory):
+async def test_api_summary_documents_the_modes(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
-        summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
+        resource = (await c.read_resource("memory://mcp-api-summary")).contents[0]
+        assert isinstance(resource, TextResourceContents)
+        summary = resource.text
         assert (
             "package" in summary
             and "graph_snapshot" in summary
             and "markitect.memory.selection.v1" in summary
         )
         tools = {t.name: t for t in (await c.list_tools()).tools}
-        assert "package" in tools["memory_query"].description
-        assert "graph_snapshot" in tools["memory_remember"].description
+        assert "package" in (tools["memory_query"].description or "")
+        assert "graph_snapshot" in (tools["memory_remember"].description or "")

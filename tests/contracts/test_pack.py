@@ -19,7 +19,7 @@ SELECTIONS = ["decision-graph-selection", "conversation-path-selection", "knowle
 
 @pytest.mark.parametrize("name", SELECTIONS)
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
-def test_two_runs_one_hash(name, fmt):
+def test_two_runs_one_hash(name: str, fmt: str) -> None:
     hashes = set()
     for _ in range(2):
         package, diags = pack_file(EXAMPLES / f"{name}.yaml")
@@ -29,14 +29,15 @@ def test_two_runs_one_hash(name, fmt):
 
 
 @pytest.mark.parametrize("name", SELECTIONS)
-def test_packages_match_the_package_schema_and_round_trip_through_yaml(name):
+def test_packages_match_the_package_schema_and_round_trip_through_yaml(name: str) -> None:
     package, _ = pack_file(EXAMPLES / f"{name}.yaml")
     jsonschema.Draft7Validator(schema(vocab.PACKAGE_V1)).validate(package)
     assert parse_text(dump(package, "yaml")) == package
 
 
-def test_decision_package_contents():
+def test_decision_package_contents() -> None:
     package, _ = pack_file(EXAMPLES / "decision-graph-selection.yaml")
+    assert package is not None
     assert [i["id"] for i in package["items"]] == [
         "dec-boundary",
         "claim-determinism",
@@ -64,8 +65,9 @@ def test_decision_package_contents():
     assert package["id"].startswith("pkg:")
 
 
-def test_max_items_and_max_tokens_are_honoured():
+def test_max_items_and_max_tokens_are_honoured() -> None:
     package, _ = pack_file(EXAMPLES / "knowledge-neighborhood-selection.yaml")
+    assert package is not None
     assert len(package["items"]) == 8
     assert [(o["id"], o["reason"]) for o in package["metadata"]["omitted"]] == [
         ("entity-bench", "max_items"),
@@ -73,6 +75,7 @@ def test_max_items_and_max_tokens_are_honoured():
         ("kv-refresh", "max_items"),
     ]
     small, _ = pack_file(EXAMPLES / "decision-graph-selection.yaml", override={"max_tokens": 120})
+    assert small is not None
     assert small["token_estimate"]["total"] <= 120
     kept = [i["id"] for i in small["items"]]
     # dec-boundary (62) and claim-determinism (44) fit; later items are skipped unless they still fit
@@ -84,7 +87,7 @@ def test_max_items_and_max_tokens_are_honoured():
         assert edge["origin"] == "selected" or {edge["source"], edge["target"]} <= packed
 
 
-def test_package_does_not_depend_on_where_the_files_are(tmp_path):
+def test_package_does_not_depend_on_where_the_files_are(tmp_path: Path) -> None:
     for name in ("decision-graph.yaml", "decision-graph-selection.yaml", "memory-profile.local.yaml"):
         (tmp_path / name).write_text((EXAMPLES / name).read_text())
     a, _ = pack_file(EXAMPLES / "decision-graph-selection.yaml")
@@ -92,7 +95,7 @@ def test_package_does_not_depend_on_where_the_files_are(tmp_path):
     assert dump(a, "json") == dump(b, "json")
 
 
-def test_inline_graph_and_missing_references():
+def test_inline_graph_and_missing_references() -> None:
     selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
     inline = copy.deepcopy(selection)
     inline["graph"] = load_document(EXAMPLES / "decision-graph.yaml")
@@ -112,7 +115,7 @@ def test_inline_graph_and_missing_references():
     ]
 
 
-def test_findings_in_a_referenced_file_name_that_file(tmp_path):
+def test_findings_in_a_referenced_file_name_that_file(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text((EXAMPLES / "invalid-memory-graph.yaml").read_text())
     selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
     selection["graph"] = "bad.yaml"

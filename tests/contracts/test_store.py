@@ -3,6 +3,7 @@ same snapshot back (both backends)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -166,7 +167,7 @@ def test_export_import_export_is_stable(memory: Memory) -> None:
     # the unknown object type was imported as the closest kind, and said so
     assert [a["node_id"] for a in result["approximated"]] == ["trc:0001"]
     drop = {"trc:0001", result["id_map"].get("trc:0001")}
-    strip = lambda snap: {  # noqa: E731
+    strip: Callable[[Any], dict[str, Any]] = lambda snap: {  # noqa: E731
         "nodes": [n for n in snap["nodes"] if n["id"] not in drop],
         "edges": snap["edges"],
         "events": [e for e in snap["events"] if not set(e["refs"]) & drop],

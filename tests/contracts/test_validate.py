@@ -6,6 +6,7 @@ import copy
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,32 +19,32 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "contracts.md"
 
 
-def _found(document, contract):
+def _found(document: Any, contract: str) -> list[tuple[str, str]]:
     return [(d.code, d.path) for d in validate(document, contract)]
 
 
-def _graph():
+def _graph() -> Any:
     return copy.deepcopy(load_document(EXAMPLES / "decision-graph.yaml"))
 
 
 @pytest.mark.parametrize("name", ["decision-graph", "conversation-path", "knowledge-neighborhood"])
-def test_valid_graph_fixtures_have_no_findings(name):
+def test_valid_graph_fixtures_have_no_findings(name: str) -> None:
     assert validate(load_document(EXAMPLES / f"{name}.yaml"), "graph") == []
 
 
 @pytest.mark.parametrize("name", ["decision-graph", "conversation-path", "knowledge-neighborhood"])
-def test_valid_selection_fixtures_have_no_findings(name):
+def test_valid_selection_fixtures_have_no_findings(name: str) -> None:
     selection = load_document(EXAMPLES / f"{name}-selection.yaml")
     assert validate(selection, "selection") == []
     graph = load_document(EXAMPLES / selection["graph"])
     assert check_selection_against_graph(selection, graph) == []
 
 
-def test_local_profile_is_valid():
+def test_local_profile_is_valid() -> None:
     assert validate(load_document(EXAMPLES / "memory-profile.local.yaml"), "profile") == []
 
 
-def test_invalid_graph_fixture_gives_exactly_these_codes():
+def test_invalid_graph_fixture_gives_exactly_these_codes() -> None:
     assert _found(load_document(EXAMPLES / "invalid-memory-graph.yaml"), "graph") == [
         ("unknown_edge_kind", "$.edges[1].kind"),
         ("edge_missing_node", "$.edges[2].target"),
@@ -58,7 +59,7 @@ def test_invalid_graph_fixture_gives_exactly_these_codes():
     ]
 
 
-def test_invalid_profile_fixture_gives_exactly_these_codes():
+def test_invalid_profile_fixture_gives_exactly_these_codes() -> None:
     assert _found(load_document(EXAMPLES / "invalid-memory-profile.yaml"), "profile") == [
         ("non_positive_limit", "$.activation.max_items"),
         ("non_positive_limit", "$.activation.max_tokens"),
@@ -67,7 +68,7 @@ def test_invalid_profile_fixture_gives_exactly_these_codes():
     ]
 
 
-def test_schema_version_missing_and_mismatch_stop_further_checks():
+def test_schema_version_missing_and_mismatch_stop_further_checks() -> None:
     graph = _graph()
     del graph["schema_version"]
     graph["nodes"][0]["kind"] = "nonsense"
@@ -79,11 +80,11 @@ def test_schema_version_missing_and_mismatch_stop_further_checks():
     assert _found(profile, "graph") == [("schema_version_mismatch", "$.schema_version")]
 
 
-def test_top_level_must_be_an_object():
+def test_top_level_must_be_an_object() -> None:
     assert _found(["not", "a", "graph"], "graph") == [("wrong_type", "$")]
 
 
-def test_missing_required_top_level_fields_and_wrong_types():
+def test_missing_required_top_level_fields_and_wrong_types() -> None:
     graph = {"schema_version": vocab.GRAPH_V1, "edges": {}}
     assert _found(graph, "graph") == [
         ("wrong_type", "$.edges"),
@@ -92,20 +93,20 @@ def test_missing_required_top_level_fields_and_wrong_types():
     ]
 
 
-def test_edge_missing_source_and_event_ref_to_an_edge_is_fine():
+def test_edge_missing_source_and_event_ref_to_an_edge_is_fine() -> None:
     graph = _graph()
     graph["edges"][0]["source"] = "nowhere"
     graph["events"][1]["refs"] = ["e-constraint-dec", "dec-boundary"]
     assert _found(graph, "graph") == [("edge_missing_node", "$.edges[0].source")]
 
 
-def test_ids_are_unique_across_nodes_edges_and_events():
+def test_ids_are_unique_across_nodes_edges_and_events() -> None:
     graph = _graph()
     graph["events"][0]["id"] = "dec-boundary"
     assert _found(graph, "graph") == [("duplicate_id", "$.events[0].id")]
 
 
-def test_invalid_values():
+def test_invalid_values() -> None:
     graph = _graph()
     graph["nodes"][1]["confidence"] = 1.5
     graph["nodes"][2]["title"] = ""
@@ -113,7 +114,7 @@ def test_invalid_values():
     assert [c for c, _ in _found(graph, "graph")] == ["invalid_value", "invalid_value", "invalid_value"]
 
 
-def test_selection_findings():
+def test_selection_findings() -> None:
     selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
     selection["nodes"].append("dec-boundary")
     selection["color"] = "red"
@@ -133,7 +134,7 @@ def test_selection_findings():
     ]
 
 
-def test_profile_store_missing_is_a_warning():
+def test_profile_store_missing_is_a_warning() -> None:
     profile = load_document(EXAMPLES / "memory-profile.local.yaml")
     del profile["stores"]["package"]
     diags = validate(profile, "profile")
@@ -142,13 +143,13 @@ def test_profile_store_missing_is_a_warning():
     ]
 
 
-def test_profile_limits_must_be_integers():
+def test_profile_limits_must_be_integers() -> None:
     profile = load_document(EXAMPLES / "memory-profile.local.yaml")
     profile["activation"]["max_items"] = "8"
     assert _found(profile, "profile") == [("wrong_type", "$.activation.max_items")]
 
 
-def test_parse_error_and_yaml_keeps_timestamps_as_strings():
+def test_parse_error_and_yaml_keeps_timestamps_as_strings() -> None:
     with pytest.raises(DocumentError) as err:
         parse_text("nodes: [unclosed")
     assert err.value.diagnostic.code == "parse_error"
@@ -156,14 +157,14 @@ def test_parse_error_and_yaml_keeps_timestamps_as_strings():
     assert doc == {"at": "2026-05-01T10:00:00Z", "day": "2026-05-01"}
 
 
-def test_yaml_and_json_forms_validate_alike(tmp_path):
+def test_yaml_and_json_forms_validate_alike(tmp_path: Path) -> None:
     graph = load_document(EXAMPLES / "invalid-memory-graph.yaml")
     path = tmp_path / "g.json"
     path.write_text(json.dumps(graph))
     assert _found(load_document(path), "graph") == _found(graph, "graph")
 
 
-def test_schemas_carry_the_vocabularies_exactly():
+def test_schemas_carry_the_vocabularies_exactly() -> None:
     graph = schema(vocab.GRAPH_V1)["definitions"]
     assert graph["node"]["properties"]["kind"]["enum"] == list(vocab.NODE_KINDS)
     assert graph["edge"]["properties"]["kind"]["enum"] == list(vocab.EDGE_KINDS)
@@ -173,13 +174,13 @@ def test_schemas_carry_the_vocabularies_exactly():
         assert schema(version)["title"] == version
 
 
-def test_every_code_is_documented_and_every_documented_code_exists():
+def test_every_code_is_documented_and_every_documented_code_exists() -> None:
     text = DOCS.read_text(encoding="utf-8")
     documented = set(re.findall(r"^\| `([a-z_]+)` \| (?:error|warning) \|", text, flags=re.M))
     assert documented == set(CODES)
 
 
-def test_a_kind_of_the_wrong_type_is_reported_once_and_odd_shapes_do_not_crash():
+def test_a_kind_of_the_wrong_type_is_reported_once_and_odd_shapes_do_not_crash() -> None:
     graph = _graph()
     graph["nodes"][0]["kind"] = ["decision"]
     graph["edges"][0] = "not an edge"
@@ -191,7 +192,7 @@ def test_a_kind_of_the_wrong_type_is_reported_once_and_odd_shapes_do_not_crash()
     ]
 
 
-def test_every_code_is_asserted_by_some_test():
+def test_every_code_is_asserted_by_some_test() -> None:
     here = Path(__file__).parent
     text = "".join(
         p.read_text(encoding="utf-8") for p in here.glob("test_*.py") if p.name != Path(__file__).name

@@ -47,7 +47,7 @@ def _doctor(mem: Any, namespace: str) -> dict[str, Any]:
     return dict(report)
 
 
-def test_table_names_are_safe_for_any_owner_type():
+def test_table_names_are_safe_for_any_owner_type() -> None:
     names = {
         table_name(t, "ns", "m")
         for t in ("object", "segment", "entity:document", "entity:person", "x y/z", "")

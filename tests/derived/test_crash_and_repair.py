@@ -83,7 +83,7 @@ def test_sigkill_between_commit_and_mirror_then_repair_restores_the_backend(
                 break
             time.sleep(0.05)
         assert pending, (
-            f"the child never committed (exit {child.poll()}): {child.stderr.read() if child.stderr else ''}"
+            f"the child never committed (exit {child.poll()}): {repr(child.stderr.read()) if child.stderr else ''}"
         )
         time.sleep(0.2)
         assert child.poll() is None  # committed, now stuck mirroring into the hung server
@@ -129,17 +129,17 @@ def test_repair_reports_drift_by_counts_and_checksums_and_fixes_it(open_memory: 
     clean = mem.maintain("repair", {})["derived_indexes"]["derived_backends"]["backends"][graph]
     assert clean["in_line"] is True
     # Damage the mirror behind the store's back: lose a node's state and an edge.
-    backend = mirror_of(mem.runtime).indexes.backend(graph)  # type: ignore[union-attr]
+    backend: Any = mirror_of(mem.runtime).indexes.backend(graph)  # type: ignore[union-attr]
     if graph == "falkordb":
-        g = backend._client().select_graph(PREFIX + mem.namespace)  # type: ignore[attr-defined]
+        g = backend._client().select_graph(PREFIX + mem.namespace)
         g.query("MATCH (n:Obj {id: $id}) SET n.status = 'archived'", {"id": k1})
         g.query("MATCH ()-[r:REL {rel_type: 'depends_on'}]->() DELETE r")
     else:
         from memory_substrate.derived.kuzu_graph import _tables
 
         node, rel, _ = _tables(mem.namespace)
-        backend._run(f"MATCH (n:{node}) WHERE n.id = $id SET n.status = 'archived'", {"id": k1})  # type: ignore[attr-defined]
-        backend._run(f"MATCH ()-[r:{rel}]->() WHERE r.rel_type = 'depends_on' DELETE r")  # type: ignore[attr-defined]
+        backend._run(f"MATCH (n:{node}) WHERE n.id = $id SET n.status = 'archived'", {"id": k1})
+        backend._run(f"MATCH ()-[r:{rel}]->() WHERE r.rel_type = 'depends_on' DELETE r")
 
     dry = mem.maintain("repair", {})
     drift = dry["derived_indexes"]["derived_backends"]["backends"][graph]

@@ -41,7 +41,7 @@ def _write(store: Store, namespace: str, obj: MemoryObject, *, fail: bool = Fals
     with store.write(namespace) as s:
         s.insert_object(obj, search_doc(obj), None)
         s.insert_relations(derived_relations(obj, obj.created_at))
-        s.upsert_vectors("m", "object", [(obj.id, np.ones(4, dtype=np.float32) / 2)])
+        s.upsert_vectors("m", "object", [(obj.id, np.ones(4, dtype=np.float32) / 2)])  # type: ignore[list-item]  # numpy's stubs type float32 / int as float64
         if fail:
             raise StorageError("boom")
 

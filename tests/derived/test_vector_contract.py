@@ -55,8 +55,11 @@ def _search(
             index = vector_index(mem.runtime, session)
             assert index.name == "lancedb"
             return index.vector_search(model, q, owner_type=owner_type, limit=k)
-        backend = mirror_of(mem.runtime).indexes.backend("falkordb")  # type: ignore[union-attr]
-        return backend.vector_search(mem.namespace, model, q, owner_type=owner_type, limit=k)  # type: ignore[attr-defined]
+        backend: Any = mirror_of(mem.runtime).indexes.backend("falkordb")  # type: ignore[union-attr]
+        hits: list[tuple[str, float]] = backend.vector_search(
+            mem.namespace, model, q, owner_type=owner_type, limit=k
+        )
+        return hits
 
 
 def test_same_top_k_as_the_builtin_vectors(open_memory: Any, mirror: str) -> None:
@@ -133,8 +136,8 @@ def test_a_large_table_gets_an_ann_index_and_still_finds_its_neighbours(
         s.upsert_vectors("m", "segment", [(f"src:x#seg-{i}", v) for i, v in enumerate(vecs)])
     done = mem.maintain("reindex", {}, {"apply": True})
     assert done["derived_backends"]["rebuilt"]["lancedb"]["vectors"] == 400
-    backend = mirror_of(mem.runtime).indexes.backend("lancedb")  # type: ignore[union-attr]
-    assert all(t["indexed"] for t in backend._state(mem.namespace)["tables"].values())  # type: ignore[attr-defined]
+    backend: Any = mirror_of(mem.runtime).indexes.backend("lancedb")  # type: ignore[union-attr]
+    assert all(t["indexed"] for t in backend._state(mem.namespace)["tables"].values())
     with mem.store.read(mem.namespace) as session:
         index = vector_index(mem.runtime, session)
         hits = [index.vector_search("m", vecs[i], owner_type="segment", limit=5) for i in range(0, 400, 40)]

@@ -43,7 +43,7 @@ def _all_codes() -> set[str]:
     return codes
 
 
-def test_every_code_is_documented_and_in_the_memory_family():
+def test_every_code_is_documented_and_in_the_memory_family() -> None:
     from memory_substrate.graphmem.errors import ERROR_CODES as SPEC_002_CODES
 
     text = DOC.read_text(encoding="utf-8")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
-from memory_substrate import validation
+from memory_substrate import Memory, validation
 from memory_substrate.ingest.service import IngestService
 from memory_substrate.maintain.service import MaintainService
 from memory_substrate.mcp.server import build_server
@@ -23,7 +23,7 @@ SERVICES = {
 }
 
 
-def test_every_declared_mode_names_a_handler_of_its_service():
+def test_every_declared_mode_names_a_handler_of_its_service() -> None:
     for tool, modes in declared().items():
         assert modes and all(m.tool == tool for m in modes)
         assert len({m.name for m in modes}) == len(modes)
@@ -32,7 +32,9 @@ def test_every_declared_mode_names_a_handler_of_its_service():
             assert mode.help and "\n" not in mode.help, (tool, mode.name)
 
 
-def test_the_reference_reads_the_declarations_without_opening_a_store(monkeypatch):
+def test_the_reference_reads_the_declarations_without_opening_a_store(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     import memory_substrate.app as app
 
     def refuse(*_: object, **__: object) -> None:
@@ -49,7 +51,7 @@ def test_the_reference_reads_the_declarations_without_opening_a_store(monkeypatc
 
 
 @pytest.mark.anyio
-async def test_tools_list_the_declared_modes_with_their_help(memory):
+async def test_tools_list_the_declared_modes_with_their_help(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
     for tool, modes in declared().items():
@@ -63,7 +65,7 @@ async def test_tools_list_the_declared_modes_with_their_help(memory):
         assert listed.annotations.read_only_hint is (not any(m.writes for m in modes))
 
 
-def test_an_undeclared_mode_is_refused_naming_the_declared_ones(memory):
+def test_an_undeclared_mode_is_refused_naming_the_declared_ones(memory: Memory) -> None:
     from memory_substrate.errors import UnsupportedModeError
 
     with pytest.raises(UnsupportedModeError, match="allowed: context, expand, page"):

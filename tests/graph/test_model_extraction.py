@@ -91,7 +91,7 @@ async def _ingest(c: Client) -> str:
     return str(out["source_id"])
 
 
-async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
+async def test_extract_drains_the_queue_through_the_model(llm: StubLLM, llm_memory: Memory) -> None:
     llm.script = [Reply(500, "overloaded"), Reply(content="```json\n" + GOOD + "\n```")]
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
@@ -120,7 +120,9 @@ async def test_extract_drains_the_queue_through_the_model(llm, llm_memory):
         assert (await call(c, "memory_maintain", "extract", {}, {"apply": True}))["episodes"] == []
 
 
-async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, llm_memory):
+async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(
+    llm: StubLLM, llm_memory: Memory
+) -> None:
     bad = json.dumps({"entities": [{"name": "X", "type": "galaxy"}], "facts": [], "procedures": []})
     llm.default = Reply(content=bad)
     async with Client(build_server(llm_memory)) as c:
@@ -143,7 +145,7 @@ async def test_output_that_fails_the_schema_is_traced_and_writes_nothing(llm, ll
         assert after["counts"]["objects"] == before["counts"]["objects"]
 
 
-async def test_citing_missing_segments_is_grounded_by_the_rule(llm, llm_memory):
+async def test_citing_missing_segments_is_grounded_by_the_rule(llm: StubLLM, llm_memory: Memory) -> None:
     """A model's citation of a segment the episode lacks is removed; the fact is grounded to the
     segment that shares its names and kept out of the trusted tiers (graph/grounding.py)."""
     wrong = json.loads(GOOD)
@@ -162,7 +164,7 @@ async def test_citing_missing_segments_is_grounded_by_the_rule(llm, llm_memory):
         assert rule["rule"] == "cited_nothing" and rule["unknown_segments_removed"] == ["seg-42"]
 
 
-async def test_servers_without_json_schema_get_json_object(llm, llm_memory):
+async def test_servers_without_json_schema_get_json_object(llm: StubLLM, llm_memory: Memory) -> None:
     llm.script = [Reply(400, "response_format json_schema is not supported"), Reply(content=GOOD)]
     async with Client(build_server(llm_memory)) as c:
         await _ingest(c)
@@ -171,7 +173,7 @@ async def test_servers_without_json_schema_get_json_object(llm, llm_memory):
         assert llm.requests[1]["body"]["response_format"] == {"type": "json_object"}
 
 
-async def test_unreachable_model_is_a_typed_failure(llm, llm_memory):
+async def test_unreachable_model_is_a_typed_failure(llm: StubLLM, llm_memory: Memory) -> None:
     llm.default = Reply(503, "down")
     async with Client(build_server(llm_memory)) as c:
         ep = await _ingest(c)
@@ -182,14 +184,14 @@ async def test_unreachable_model_is_a_typed_failure(llm, llm_memory):
         assert out["queue"]["retrying"] == 1 and out["counts"]["retrying"] == 1
 
 
-async def test_no_model_configured_says_how_to_configure_one(client):
+async def test_no_model_configured_says_how_to_configure_one(client: Client) -> None:
     await _ingest(client)
     with pytest.raises(ToolFailed) as info:
         await call(client, "memory_maintain", "extract", {}, {"apply": True})
     assert info.value.code == "memory_not_available" and "MEMORY_SUBSTRATE_LLM_BASE_URL" in info.value.text
 
 
-async def test_sampling_uses_the_clients_model(memory):
+async def test_sampling_uses_the_clients_model(memory: Memory) -> None:
     seen: list[str] = []
 
     async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
@@ -224,7 +226,7 @@ def test_prompt_snapshot() -> None:
     )
 
 
-async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory):
+async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm: StubLLM, llm_memory: Memory) -> None:
     loop = '{"entities": [{"name": "Customer Portal", "type": "project", "summary": "' + "It uses it. " * 400
     llm.default = Reply(content=loop, finish_reason="length")
     async with Client(build_server(llm_memory)) as c:
@@ -240,7 +242,7 @@ async def test_an_answer_cut_at_the_token_cap_is_named_truncated(llm, llm_memory
         assert "truncated at the token cap" in window["dropped"][0]["reason"]
 
 
-async def test_names_copied_from_the_prompt_are_dropped(llm, llm_memory):
+async def test_names_copied_from_the_prompt_are_dropped(llm: StubLLM, llm_memory: Memory) -> None:
     copied = json.loads(GOOD)
     copied["facts"].append(
         {
@@ -270,7 +272,9 @@ async def test_names_copied_from_the_prompt_are_dropped(llm, llm_memory):
         assert [f["object"]["name"] for f in facts["items"]] == ["Semantic Kernel"]
 
 
-async def test_a_crashing_validator_is_a_dropped_item_not_a_dead_run(llm, llm_memory):
+async def test_a_crashing_validator_is_a_dropped_item_not_a_dead_run(
+    llm: StubLLM, llm_memory: Memory
+) -> None:
     both = json.loads(GOOD)
     both["facts"][0]["value"] = "also a value"  # object and value: the model validator raises ValueError
     llm.default = Reply(content=json.dumps(both))
@@ -283,7 +287,7 @@ async def test_a_crashing_validator_is_a_dropped_item_not_a_dead_run(llm, llm_me
         assert "exactly one of object" in trace["dropped"][0]["reason"]
 
 
-async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
+async def test_a_running_job_is_left_alone_until_it_is_stale(llm: StubLLM, llm_memory: Memory) -> None:
     from memory_substrate.graph import jobs
 
     llm.default = Reply(content=GOOD)
@@ -296,12 +300,15 @@ async def test_a_running_job_is_left_alone_until_it_is_stale(llm, llm_memory):
         assert overview["knowledge_graph"]["extraction_queue"] == {"running": 1}
         with llm_memory.runtime.write("test", "extract", "that process died long ago") as (session, _patch):
             job = session.get_job(jobs.EXTRACT, ep)
+            assert job is not None
             job.updated_at = "2020-01-01T00:00:00.000000+00:00"
             session.put_job(job)
         assert (await call(c, "memory_maintain", "extract", {}))["episodes"] == [ep]
 
 
-async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fact(llm, llm_memory):
+async def test_citing_every_segment_is_grounded_to_the_segments_that_name_the_fact(
+    llm: StubLLM, llm_memory: Memory
+) -> None:
     turns = [
         "Morning all.",
         "Customer Portal now uses Semantic Kernel for its agents.",

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from mcp import Client
 
 from tests.graph.conftest import episode, extract
 from tests.helpers import ToolFailed, call
 
 pytestmark = pytest.mark.anyio
 
-PROC = {
+PROC: dict[str, Any] = {
     "kind": "troubleshooting",
     "title": "Restart the ingest worker when the queue stalls",
     "text": "Check the queue depth, then restart the ingest worker with systemctl.",
@@ -17,11 +20,11 @@ PROC = {
 }
 
 
-async def _procedure(client, pid):
+async def _procedure(client: Client, pid: str) -> Any:
     return (await call(client, "memory_query", "page", {"id": pid}, {"detail": "full"}))["object"]
 
 
-async def test_a_procedure_merges_across_episodes_and_is_promoted_only_when_earned(client):
+async def test_a_procedure_merges_across_episodes_and_is_promoted_only_when_earned(client: Client) -> None:
     ep1 = await episode(client, "When the queue stalls, restart the ingest worker.")
     first = await extract(client, ep1, procedures=[PROC])
     pid = first["procedures"]["created"][0]
@@ -57,12 +60,13 @@ async def test_a_procedure_merges_across_episodes_and_is_promoted_only_when_earn
     assert report["knowledge_graph"]["procedures"]["by_kind"] == {"troubleshooting": 1}
 
 
-async def test_low_confidence_observations_do_not_promote(client):
-    pid = None
+async def test_low_confidence_observations_do_not_promote(client: Client) -> None:
+    pid: str | None = None
     for i in range(4):
         ep = await episode(client, f"Maybe restart the worker ({i}).")
         out = await extract(client, ep, procedures=[{**PROC, "confidence": 0.5}])
         pid = pid or out["procedures"]["created"][0]
+    assert pid is not None
     proc = await _procedure(client, pid)
     assert proc["status"] == "candidate" and proc["confidence"] < 0.8
     # the maintenance sweep does not promote extracted procedures either
@@ -77,7 +81,7 @@ async def test_low_confidence_observations_do_not_promote(client):
     assert (await _procedure(client, pid))["status"] == "candidate"
 
 
-async def test_a_written_procedure_is_a_candidate_and_promote_needs_three_episodes(client):
+async def test_a_written_procedure_is_a_candidate_and_promote_needs_three_episodes(client: Client) -> None:
     eps = [
         await episode(client, f"Restarted the ingest worker after the queue stalled ({i}).") for i in range(3)
     ]
@@ -144,7 +148,7 @@ async def test_a_written_procedure_is_a_candidate_and_promote_needs_three_episod
     assert rejected[bare["object_id"]].startswith("procedure not promoted")
 
 
-async def test_the_entity_limit_holds_per_episode_across_calls(client):
+async def test_the_entity_limit_holds_per_episode_across_calls(client: Client) -> None:
     ep = await episode(client, "A long design chat naming many services.")
     trees = [
         "Alder",

@@ -13,7 +13,7 @@ GOV = {"reason": "r", "memory_source": "agent_inferred", "scope_refs": ["scope:p
 
 
 def _graph(mem: Memory) -> str:
-    ep = mem.ingest(
+    ep: str = mem.ingest(
         "conversation", {"title": "t", "messages": [{"role": "user", "content": "Atlas uses Redis."}]}
     )["source_id"]
     mem.remember(

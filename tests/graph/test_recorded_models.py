@@ -82,7 +82,9 @@ async def _facts(c: Client, names: list[str]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("record", RECORDS, ids=[f"{r['id'][-6:]}-{r['finish_reason']}" for r in RECORDS])
-async def test_a_recorded_answer_is_salvaged_and_reported(mem, llm, record):
+async def test_a_recorded_answer_is_salvaged_and_reported(
+    mem: Memory, llm: StubLLM, record: dict[str, Any]
+) -> None:
     others = _replayer(llm, record)
     title, messages = _messages(record["episode"])
     async with Client(build_server(mem)) as c:
@@ -138,7 +140,9 @@ async def test_a_recorded_answer_is_salvaged_and_reported(mem, llm, record):
     assert len(others) <= 3  # at most two halves, or one repair
 
 
-async def test_the_recordings_invalid_items_are_dropped_with_reasons_and_valid_ones_kept(mem, llm):
+async def test_the_recordings_invalid_items_are_dropped_with_reasons_and_valid_ones_kept(
+    mem: Memory, llm: StubLLM
+) -> None:
     # 1.5B on session 3: two valid persons, invented aliases, facts with both object and value
     # copying the old prompt's example ("Webhook Gateway ... for event delivery system").
     record = next(r for r in RECORDS if "Marie" in r["response_text"])
@@ -168,8 +172,8 @@ async def test_the_recordings_invalid_items_are_dropped_with_reasons_and_valid_o
 
 
 async def test_a_recorded_slow_answer_completes_on_the_first_attempt_with_default_settings(
-    make_settings, namespace, llm
-):
+    make_settings: Any, namespace: str, llm: StubLLM
+) -> None:
     # 1.5B, session 1: prefill 70 s, the whole answer at 96 s (the old 60 s timeout fired).
     record = next(r for r in RECORDS if r["prefill_s"] > 60 and r["finish_reason"] == "stop")
     from tests.graph.test_slow_models import scaled_defaults
@@ -204,7 +208,7 @@ def wordpiece_tokens(text: str) -> int:
     return sum(len(tok.word_ids(w)) for w in basic_split(text))
 
 
-def test_prompt_tokens_per_window_fall_by_at_least_a_third():
+def test_prompt_tokens_per_window_fall_by_at_least_a_third() -> None:
     """The request this client sends for each recorded episode against the one the old client
     sent (recorded verbatim), counted alike."""
     from memory_substrate.graph import extraction_prompt as prompt

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from tests.graph.conftest import episode, extract
 from tests.helpers import ToolFailed, call
@@ -15,12 +17,12 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def sclient(static_memory) -> AsyncIterator[Client]:
+async def sclient(static_memory: Memory) -> AsyncIterator[Client]:
     async with Client(build_server(static_memory)) as c:
         yield c
 
 
-async def _mention(c: Client, name: str, etype: str, aliases: list[str] | None = None) -> dict:
+async def _mention(c: Client, name: str, etype: str, aliases: list[str] | None = None) -> dict[str, Any]:
     ep = await episode(c, f"A note about {name}.")
     out = await extract(c, ep, entities=[{"name": name, "type": etype, "aliases": aliases or []}])
     if out["entities"]["resolved"]:
@@ -37,7 +39,7 @@ async def _mention(c: Client, name: str, etype: str, aliases: list[str] | None =
     }
 
 
-async def test_exact_then_alias_then_semantic(sclient):
+async def test_exact_then_alias_then_semantic(sclient: Client) -> None:
     first = await _mention(sclient, "Webhook Gateway", "service", ["WHG"])
     assert first["how"] == "new"
     exact = await _mention(sclient, "webhook-gateway", "service")
@@ -51,7 +53,7 @@ async def test_exact_then_alias_then_semantic(sclient):
     assert ents["matched_by"] == "name_or_alias" and ents["items"][0]["id"] == first["id"]
 
 
-async def test_near_misses_fragment_instead_of_colliding(sclient):
+async def test_near_misses_fragment_instead_of_colliding(sclient: Client) -> None:
     v1 = await _mention(sclient, "Auth Service v1", "service")
     v2 = await _mention(sclient, "Auth Service v2", "service")  # cosine ~0.97, but different numbers
     assert v2["how"] == "new" and v2["id"] != v1["id"]
@@ -65,7 +67,7 @@ async def test_near_misses_fragment_instead_of_colliding(sclient):
     assert person["how"] == "new" and person["id"] != tech["id"]
 
 
-async def test_an_alias_shared_by_two_entities_is_a_recorded_conflict(sclient):
+async def test_an_alias_shared_by_two_entities_is_a_recorded_conflict(sclient: Client) -> None:
     a = await _mention(sclient, "Atlas Search", "service", ["atlas"])
     b = await _mention(sclient, "Atlas Billing", "service", ["atlas"])
     assert b["how"] == "new" and b["id"] != a["id"]  # a shared alias alone is no evidence
@@ -74,7 +76,7 @@ async def test_an_alias_shared_by_two_entities_is_a_recorded_conflict(sclient):
     assert set(third["conflicts"][0]["entity_ids"]) >= {a["id"]}
 
 
-async def test_merge_entities_moves_facts_and_aliases_with_an_audit_trail(client):
+async def test_merge_entities_moves_facts_and_aliases_with_an_audit_trail(client: Client) -> None:
     ep = await episode(client, "PG hosts the ledger. Postgres is version 16.")
     out = await extract(
         client,

@@ -4,6 +4,7 @@ predicates are counted by how often they were stated, through the MCP client on 
 from __future__ import annotations
 
 import pytest
+from mcp import Client
 
 from tests.graph.conftest import episode, extract
 from tests.helpers import call
@@ -11,7 +12,7 @@ from tests.helpers import call
 pytestmark = pytest.mark.anyio
 
 
-async def test_an_address_or_a_version_ending_a_sentence_is_kept(client):
+async def test_an_address_or_a_version_ending_a_sentence_is_kept(client: Client) -> None:
     ep = await episode(
         client,
         "The db is at 10.0.3.17.",
@@ -31,7 +32,7 @@ async def test_an_address_or_a_version_ending_a_sentence_is_kept(client):
     assert ep in [i["id"] for i in hits["items"]]
 
 
-async def test_a_custom_fact_stated_in_two_episodes_counts_two_occurrences(client):
+async def test_a_custom_fact_stated_in_two_episodes_counts_two_occurrences(client: Client) -> None:
     entities = [{"name": "Atlas", "type": "project"}]
     fact = {"subject": "Atlas", "predicate": "written_in", "value": "Go", "segment_ids": ["seg-1"]}
     first = await episode(client, "Atlas is written in Go.")

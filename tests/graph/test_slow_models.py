@@ -89,8 +89,8 @@ async def _ingest(c: Client) -> str:
 
 
 async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attempt(
-    make_settings, namespace, llm
-):
+    make_settings: Any, namespace: str, llm: StubLLM
+) -> None:
     # The old client waited 60 s for the whole (unstreamed) answer and retried from scratch.
     llm.default = Reply(content=GOOD, first_token_s=30 * SCALE, total_s=90 * SCALE)
     mem = _memory(make_settings, namespace, llm)
@@ -107,8 +107,8 @@ async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attem
 
 
 async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request_at_a_time(
-    make_settings, namespace, llm
-):
+    make_settings: Any, namespace: str, llm: StubLLM
+) -> None:
     # Prefill outlasts the read deadline every time; the server notices the hang-up at its first token.
     timeout = 0.2
     llm.default = Reply(content=GOOD, first_token_s=0.3, total_s=0.3)
@@ -146,7 +146,9 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
         mem.close()
 
 
-async def test_an_answer_after_the_client_hung_up_is_not_used_and_the_retry_is(make_settings, namespace, llm):
+async def test_an_answer_after_the_client_hung_up_is_not_used_and_the_retry_is(
+    make_settings: Any, namespace: str, llm: StubLLM
+) -> None:
     late = json.loads(GOOD)
     late["facts"][0]["object"] = "Customer Portal"  # what the abandoned request would have said
     llm.script = [Reply(content=json.dumps(late), first_token_s=0.35, total_s=0.36), Reply(content=GOOD)]
@@ -168,7 +170,7 @@ async def test_an_answer_after_the_client_hung_up_is_not_used_and_the_retry_is(m
         mem.close()
 
 
-def test_a_window_deadline_ends_an_answer_that_never_finishes(llm):
+def test_a_window_deadline_ends_an_answer_that_never_finishes(llm: StubLLM) -> None:
     llm.default = Reply(content=GOOD * 5, first_token_s=0.0, total_s=1.0)  # tokens keep coming, slowly
     chat = OpenAICompatibleChat(llm.url, "m", timeout_s=0.5, window_timeout_s=0.3, max_retries=0)
     with pytest.raises(LLMError) as info:
@@ -177,7 +179,7 @@ def test_a_window_deadline_ends_an_answer_that_never_finishes(llm):
 
 
 @pytest.mark.parametrize("limit", [1, 2])
-def test_requests_in_flight_per_endpoint_are_bounded(llm, limit):
+def test_requests_in_flight_per_endpoint_are_bounded(llm: StubLLM, limit: int) -> None:
     """Two extractions at once (the server's background drain and a CLI run) share the endpoint."""
     llm.default = Reply(content=GOOD, first_token_s=0.15, total_s=0.2)
     chats = [OpenAICompatibleChat(llm.url, "m", max_in_flight=limit) for _ in range(3)]
@@ -196,7 +198,7 @@ def test_requests_in_flight_per_endpoint_are_bounded(llm, limit):
     assert len(llm.requests) == 3 and llm.max_in_flight == limit
 
 
-def test_a_server_refusing_stream_options_is_asked_again_without(llm):
+def test_a_server_refusing_stream_options_is_asked_again_without(llm: StubLLM) -> None:
     llm.script = [Reply(400, "unknown field stream_options"), Reply(content=GOOD)]
     chat = OpenAICompatibleChat(llm.url, "m", max_retries=0)
     answer = chat.complete([{"role": "user", "content": "x"}], {}, schema_name="extraction")

@@ -3,14 +3,17 @@ supersedes or demotes a higher-trust one (the fix asked for in the knowledge-gra
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
+from mcp import Client
 
 from tests.helpers import ToolFailed, call, knowledge
 
 pytestmark = pytest.mark.anyio
 
 
-def claim(value: str, source: str, **extra):
+def claim(value: str, source: str, **extra: Any) -> dict[str, Any]:
     return knowledge(
         title=f"Deploy target is {value}",
         summary=f"We deploy to {value}.",
@@ -20,11 +23,11 @@ def claim(value: str, source: str, **extra):
     )
 
 
-async def _status(client, object_id):
+async def _status(client: Client, object_id: str) -> Any:
     return (await call(client, "memory_query", "page", {"id": object_id}))["object"]["status"]
 
 
-async def test_agent_inferred_conflict_cannot_contest_a_human_curated_claim(client):
+async def test_agent_inferred_conflict_cannot_contest_a_human_curated_claim(client: Client) -> None:
     human = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "human_curated"))
     agent = await call(client, "memory_remember", "knowledge", claim("us-east-1", "agent_inferred"))
     assert await _status(client, human["object_id"]) == "active"  # was "contested" before the fix
@@ -39,20 +42,20 @@ async def test_agent_inferred_conflict_cannot_contest_a_human_curated_claim(clie
     ]
 
 
-async def test_equal_trust_conflict_contests_both_as_spec_001_says(client):
+async def test_equal_trust_conflict_contests_both_as_spec_001_says(client: Client) -> None:
     a = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "agent_inferred"))
     b = await call(client, "memory_remember", "knowledge", claim("us-east-1", "agent_inferred"))
     assert await _status(client, a["object_id"]) == "contested" and b["knowledge_status"] == "contested"
 
 
-async def test_a_higher_trust_claim_contests_the_lower_one_and_stays_active(client):
+async def test_a_higher_trust_claim_contests_the_lower_one_and_stays_active(client: Client) -> None:
     agent = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "agent_inferred"))
     user = await call(client, "memory_remember", "knowledge", claim("us-east-1", "user_declared"))
     assert user["knowledge_status"] == "active"
     assert await _status(client, agent["object_id"]) == "contested"
 
 
-async def test_a_claim_with_valid_from_supersedes_instead_of_contesting(client):
+async def test_a_claim_with_valid_from_supersedes_instead_of_contesting(client: Client) -> None:
     old = await call(
         client,
         "memory_remember",
@@ -72,7 +75,7 @@ async def test_a_claim_with_valid_from_supersedes_instead_of_contesting(client):
     assert page["status"] == "superseded" and page["valid_until"].startswith("2026-06-01")
 
 
-async def test_supersede_mode_refuses_a_lower_trust_replacement(client):
+async def test_supersede_mode_refuses_a_lower_trust_replacement(client: Client) -> None:
     human = await call(client, "memory_remember", "knowledge", claim("eu-west-1", "human_curated"))
     other = await call(
         client,

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.mcp.server import build_server
-from tests.graph.stub_llm import Reply
+from tests.graph.stub_llm import Reply, StubLLM
 from tests.graph.test_model_extraction import llm, llm_memory  # noqa: F401  (fixtures)
 from tests.helpers import call
 
@@ -53,7 +54,10 @@ def _answer(body: dict[str, Any]) -> Reply:
     return Reply(content=json.dumps({"entities": list(entities.values()), "facts": facts, "procedures": []}))
 
 
-async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_memory):  # noqa: F811
+async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(
+    llm: StubLLM,  # noqa: F811
+    llm_memory: Memory,  # noqa: F811
+) -> None:
     llm.respond = _answer
     async with Client(build_server(llm_memory)) as c:
         ep = await call(
@@ -82,7 +86,7 @@ async def test_a_3000_turn_episode_is_extracted_in_overlapping_windows(llm, llm_
         assert trace["facts"]["extracted"] == 2 and len(trace["facts"]["created"]) == 2
 
 
-async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memory):  # noqa: F811
+async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm: StubLLM, llm_memory: Memory) -> None:  # noqa: F811
     # 8 facts, 16 entities over the windows of one long episode: spec 004's 10 entities per
     # episode hold per window (what one request sees), so the episode is extracted whole.
     many = {t: (f"Ledger {t}", f"Cluster {t}") for t in (50, 60, 700, 710, 1400, 1410, 2100, 2900)}
@@ -101,7 +105,7 @@ async def test_the_entity_limit_holds_per_window_of_a_long_episode(llm, llm_memo
             assert [f["object"]["name"] for f in found["items"]] == [obj], found
 
 
-async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  # noqa: F811
+async def test_a_grown_conversation_is_extracted_again_whole(llm: StubLLM, llm_memory: Memory) -> None:  # noqa: F811
     # The model re-reads the whole episode after it grows, so its answer replaces the episode's
     # entity list: 8 entities, then 10 of which 6 are new, is 10 (not 14) against the limit.
     def fact(i: int) -> str:
@@ -149,7 +153,10 @@ async def test_a_grown_conversation_is_extracted_again_whole(llm, llm_memory):  
         assert [f["object"]["name"] for f in found["items"]] == ["Cluster 6"], found
 
 
-async def test_a_failed_window_keeps_the_others_and_the_job_is_retried(llm, llm_memory):  # noqa: F811
+async def test_a_failed_window_keeps_the_others_and_the_job_is_retried(
+    llm: StubLLM,  # noqa: F811
+    llm_memory: Memory,  # noqa: F811
+) -> None:
     def answer(body: dict[str, Any]) -> Reply:
         if "seg-2900 " in body["messages"][1]["content"]:
             return Reply(503, "overloaded")  # the window with the second fact never answers

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from tests.graphmem.conftest import err, ok
 
 pytestmark = pytest.mark.anyio
 
-SPEC_PARAMS = {
+SPEC_PARAMS: dict[str, tuple[set[str], dict[str, Any], set[str]]] = {
     "create_node": (
         {"text"},
         {"node_type": "Fact", "source": "mcp", "auto_link": True},
@@ -81,7 +84,7 @@ SPEC_PARAMS = {
 }
 
 
-async def test_graph_toolset_lists_the_18_tools_with_the_spec_parameters(gmem):
+async def test_graph_toolset_lists_the_18_tools_with_the_spec_parameters(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
     assert set(tools) == set(SPEC_PARAMS)
@@ -91,11 +94,13 @@ async def test_graph_toolset_lists_the_18_tools_with_the_spec_parameters(gmem):
         assert set(schema.get("required", [])) == required, name
         for key, value in defaults.items():
             assert schema["properties"][key]["default"] == value, (name, key)
+    assert tools["get_node"].annotations is not None
     assert tools["get_node"].annotations.read_only_hint is True
+    assert tools["delete_node"].annotations is not None
     assert tools["delete_node"].annotations.destructive_hint is True
 
 
-async def test_all_toolset_serves_both_contracts(gmem):
+async def test_all_toolset_serves_both_contracts(gmem: Memory) -> None:
     async with Client(build_server(gmem, "all")) as c:
         names = {t.name for t in (await c.list_tools()).tools}
         assert names == set(SPEC_PARAMS) | {
@@ -109,7 +114,7 @@ async def test_all_toolset_serves_both_contracts(gmem):
         build_server(gmem, "everything")
 
 
-async def test_nodes_versions_history_and_delete(gmem):
+async def test_nodes_versions_history_and_delete(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         fact = (
             await ok(
@@ -167,7 +172,7 @@ async def test_nodes_versions_history_and_delete(gmem):
         assert ent["id"] not in dict(s.vector_owners("object"))
 
 
-async def test_search_similar_summary_and_stats(gmem):
+async def test_search_similar_summary_and_stats(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         a = (await ok(c, "create_node", text="Kafka is our event bus for billing"))["node"]
         b = await ok(c, "create_node", text="Kafka is the event bus used by billing", semantic_threshold=0.8)
@@ -222,7 +227,7 @@ async def test_search_similar_summary_and_stats(gmem):
         assert health["cache"]["embeddings"]["size"] > 0 and health["cache"]["embeddings"]["maxsize"] == 1000
 
 
-async def test_triplets_supersede_and_edges_context_trace(gmem):
+async def test_triplets_supersede_and_edges_context_trace(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         src = (await ok(c, "create_node", text="Alice joined Acme in 2024", auto_link=False))["node"]
         t1 = (
@@ -296,13 +301,13 @@ async def test_triplets_supersede_and_edges_context_trace(gmem):
         assert (await ok(c, "search_triplets", subject="Globex"))["triplets"] == []
 
 
-async def test_tools_list_of_all_toolsets_fits_the_budget(gmem):
+async def test_tools_list_of_all_toolsets_fits_the_budget(gmem: Memory) -> None:
     async with Client(build_server(gmem, "all")) as c:
         listing = await c.list_tools()
     assert len(listing.model_dump_json(by_alias=True, exclude_none=True)) <= 16_000
 
 
-async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gmem):
+async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gmem: Memory) -> None:
     """One entity model, one dedup rule: create_node and extraction resolve names through the
     knowledge graph's EntityResolver, in either order."""
     from tests.graph.conftest import episode, extract
@@ -331,7 +336,7 @@ async def test_a_created_entity_and_an_extracted_one_of_the_same_name_are_one(gm
         assert by_alias["existing"] is True and by_alias["node"]["id"] == engine_id
 
 
-async def test_triplets_and_extraction_name_entities_by_one_rule(gmem):
+async def test_triplets_and_extraction_name_entities_by_one_rule(gmem: Memory) -> None:
     """create_triplet and an extraction's facts refer to an entity by a bare name through one rule
     (graph/resolve.py ``EntityResolver.named``): a name one of them wrote is the same entity in the
     other, and a name several entities answer to means the one named exactly so."""

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from mcp import Client
 
@@ -12,7 +15,7 @@ from tests.graphmem.conftest import err, ok, tool
 pytestmark = pytest.mark.anyio
 
 
-async def test_validation_errors(gmem):
+async def test_validation_errors(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         fact = (await ok(c, "create_node", text="a fact", auto_link=False))["node"]
         out = await err(c, "create_node", "memory_validation_error", text="x" * 10_001)
@@ -98,7 +101,7 @@ async def test_validation_errors(gmem):
         assert (await ok(c, "get_stats"))["stats"]["facts"] == 4
 
 
-async def test_a_missing_required_argument_is_a_validation_error_naming_it(gmem):
+async def test_a_missing_required_argument_is_a_validation_error_naming_it(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         for name, args, missing in [
             ("get_context", {}, "node_id"),
@@ -109,7 +112,7 @@ async def test_a_missing_required_argument_is_a_validation_error_naming_it(gmem)
             assert f"{missing}: Field required" in out["error"], out
 
 
-async def test_not_found_errors(gmem):
+async def test_not_found_errors(gmem: Memory) -> None:
     async with Client(build_server(gmem, "graph")) as c:
         fact = (await ok(c, "create_node", text="a fact", auto_link=False))["node"]
         for name, args in [
@@ -132,7 +135,9 @@ async def test_not_found_errors(gmem):
         await err(c, "get_node", "memory_not_found", node_id=src)
 
 
-async def test_service_and_connection_errors_carry_no_traceback(make_settings, namespace, backend):
+async def test_service_and_connection_errors_carry_no_traceback(
+    make_settings: Any, namespace: str, backend: str
+) -> None:
     mem = Memory(make_settings(), namespace=namespace)
     server = build_server(mem, "graph")
     async with Client(server) as c:
@@ -150,12 +155,14 @@ async def test_service_and_connection_errors_carry_no_traceback(make_settings, n
         assert health["falkordb"] is False and health["vector_index"] is False
 
 
-def _memory(make_settings, namespace):
+def _memory(make_settings: Any, namespace: str) -> Memory:
     """A Memory built now: the limits are settings, read when the settings are built."""
     return Memory(make_settings(embedder="static"), namespace=namespace)
 
 
-async def test_limits_come_from_the_environment_prefixed_first(make_settings, namespace, monkeypatch):
+async def test_limits_come_from_the_environment_prefixed_first(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MAX_TEXT_LENGTH", "50")
     monkeypatch.setenv("MEMORY_SUBSTRATE_MAX_TEXT_LENGTH", "40")
     monkeypatch.setenv("MAX_METADATA_SIZE", "30")
@@ -179,8 +186,8 @@ async def test_limits_come_from_the_environment_prefixed_first(make_settings, na
 
 
 async def test_limits_are_read_from_dot_env_in_the_working_directory(
-    make_settings, namespace, tmp_path, monkeypatch
-):
+    make_settings: Any, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     work = tmp_path / "work"
     work.mkdir()
     (work / ".env").write_text("# spec 002 limits\nMAX_TEXT_LENGTH=25\nMAX_TTL_DAYS=5\n")
@@ -194,7 +201,9 @@ async def test_limits_are_read_from_dot_env_in_the_working_directory(
         await ok(c, "create_node", text="t", ttl_days=7, auto_link=False)
 
 
-async def test_a_bad_limit_value_is_answered_not_a_dead_server(make_settings, namespace, monkeypatch):
+async def test_a_bad_limit_value_is_answered_not_a_dead_server(
+    make_settings: Any, namespace: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MAX_TEXT_LENGTH", "abc")
     async with Client(build_server(_memory(make_settings, namespace), "graph")) as c:
         out = await err(c, "create_node", "memory_validation_error", text="t")
@@ -204,7 +213,7 @@ async def test_a_bad_limit_value_is_answered_not_a_dead_server(make_settings, na
         await ok(c, "test_connection")
 
 
-def test_limits_refuse_bad_values(tmp_path, monkeypatch):
+def test_limits_refuse_bad_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A refused limit keeps its default and ``config_error`` names it; other settings load."""
     monkeypatch.chdir(tmp_path)  # no .env here
     clean = Settings(root=tmp_path)
@@ -227,7 +236,7 @@ def test_limits_refuse_bad_values(tmp_path, monkeypatch):
         assert why in bad.config_error, bad.config_error
 
 
-def test_only_the_limits_are_read_from_dot_env(tmp_path, monkeypatch):
+def test_only_the_limits_are_read_from_dot_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / ".env").write_text(
         "MEMORY_SUBSTRATE_NAMESPACE=from-file\nMEMORY_SUBSTRATE_SEARCH_DEFAULT_LIMIT=3\n"
     )
@@ -237,7 +246,7 @@ def test_only_the_limits_are_read_from_dot_env(tmp_path, monkeypatch):
     assert settings.search_default_limit == 3 and settings.namespace == "default"
 
 
-async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):
+async def test_argument_type_errors_answer_in_the_graph_envelope(gmem: Memory) -> None:
     """Spec 002: every failure, the SDK's own argument validation included, is
     {"success": false, "error", "error_code"} (never the spec-001 error document)."""
     async with Client(build_server(gmem, "graph")) as c:
@@ -254,8 +263,8 @@ async def test_argument_type_errors_answer_in_the_graph_envelope(gmem):
 
 
 async def test_an_unreadable_dot_env_is_answered_not_a_dead_process(
-    make_settings, namespace, tmp_path, monkeypatch
-):
+    make_settings: Any, namespace: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A ``.env`` in the working directory that is not UTF-8 (another tool's file) must not stop the
     settings from loading: every other command works, and the graph toolset answers why (f2967fb
     raised a typed error in the graph toolset only)."""
@@ -273,7 +282,9 @@ async def test_an_unreadable_dot_env_is_answered_not_a_dead_process(
         assert "cannot read" in out["error"], out
 
 
-def test_settings_load_in_a_working_directory_that_is_gone(tmp_path, monkeypatch):
+def test_settings_load_in_a_working_directory_that_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``.env`` is looked for in the working directory; when that directory was removed (a shell
     left in a deleted folder) the settings still load, as they did before they read ``.env``."""
     gone = tmp_path / "gone"

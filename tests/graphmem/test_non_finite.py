@@ -9,19 +9,21 @@ import math
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from tests.graphmem.conftest import ok, refused
+from tests.helpers import tool_result
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_the_graph_toolset_refuses_them_in_its_envelope(gmem):
+async def test_the_graph_toolset_refuses_them_in_its_envelope(gmem: Memory) -> None:
     server = build_server(gmem, "graph")
     assert (
         await refused(server, "create_node", text="a fact", metadata={"score": math.nan})
         == "metadata.score: must be a finite number"
     )
-    node = (await server.call_tool("create_node", {"text": "the api is fast"})).structured_content
+    node = tool_result(await server.call_tool("create_node", {"text": "the api is fast"})).structured_content
     assert node is not None and node["success"] is True, node
     node_id = node["node"]["id"]
     assert "metadata.p99: must be a finite number" in await refused(

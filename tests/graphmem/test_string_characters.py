@@ -5,15 +5,17 @@ backends; nothing is written by a refused call."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.errors import ValidationError
 from memory_substrate.mcp.server import build_server
 from tests.cli.test_cli import _run
 from tests.graphmem.conftest import ok, refused
-from tests.helpers import call, conversation, knowledge, tool_error
+from tests.helpers import call, conversation, knowledge, text_of, tool_error, tool_result
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +23,7 @@ BAD = {"NUL": "a\x00b", "lone surrogate": "x\ud800y"}
 
 
 @pytest.mark.parametrize("what", list(BAD))
-async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, what):
+async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory: Memory, what: str) -> None:
     bad = BAD[what]
     cases = [
         (
@@ -59,11 +61,11 @@ async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, w
     for tool, mode, data, options, path in cases:
         # The server's own entry point: a JSON "\\ud800" escape arrives as this, after parsing (the
         # SDK's client cannot encode a lone surrogate to send it).
-        result = await server.call_tool(
-            tool, {"args": {"mode": mode, "input_data": data, "options": options}}
+        result = tool_result(
+            await server.call_tool(tool, {"args": {"mode": mode, "input_data": data, "options": options}})
         )
         assert result.is_error, (tool, mode, path)
-        error = tool_error(result.content[0].text)
+        error = tool_error(text_of(result.content[0]))
         assert error["code"] == "memory_validation_error", (tool, mode, error)
         assert (
             error["message"].startswith(path) and f"must not contain {what} characters" in error["message"]
@@ -74,7 +76,7 @@ async def test_four_tools_refuse_bad_characters_anywhere_with_the_path(memory, w
         assert recent["items"] == []  # nothing was written
 
 
-def test_the_python_api_raises_validation_error(memory):
+def test_the_python_api_raises_validation_error(memory: Memory) -> None:
     with pytest.raises(
         ValidationError, match=r"input_data.messages.0.metadata.k: must not contain lone surrogate"
     ):
@@ -85,7 +87,7 @@ def test_the_python_api_raises_validation_error(memory):
 
 
 @pytest.mark.parametrize("what", list(BAD))
-async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem, what):
+async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem: Memory, what: str) -> None:
     bad = BAD[what]
     server = build_server(gmem, "graph")
     assert (await refused(server, "create_node", text="a fact", metadata={"note": bad})).startswith(
@@ -101,7 +103,7 @@ async def test_graph_toolset_refuses_bad_characters_in_its_envelope(gmem, what):
         assert (await ok(c, "get_stats"))["stats"]["facts"] == 0
 
 
-def test_cli_refuses_bad_characters_in_one_line(tmp_path):
+def test_cli_refuses_bad_characters_in_one_line(tmp_path: Path) -> None:
     msg = {"title": "t", "messages": [{"role": "user", "content": "hi", "metadata": {"k": "\ud800"}}]}
     out = _run(tmp_path, "ingest", "conversation", json.dumps(msg))  # "\ud800" as a JSON escape
     assert out.returncode == 2, out.stderr

@@ -6,6 +6,7 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -29,7 +30,9 @@ SUBSTRATE = {"memory_ingest", "memory_query", "memory_remember", "memory_maintai
         ([], None, 4),
     ],
 )
-async def test_stdio_serves_the_chosen_toolset(tmp_path, args, env_value, expected):
+async def test_stdio_serves_the_chosen_toolset(
+    tmp_path: Path, args: list[str], env_value: str | None, expected: int
+) -> None:
     env = {**os.environ, "MEMORY_SUBSTRATE_ROOT": str(tmp_path), "MEMORY_SUBSTRATE_EMBEDDER": "none"}
     env.pop("MEMORY_SUBSTRATE_TOOLSETS", None)
     if env_value:
@@ -51,8 +54,8 @@ async def test_stdio_serves_the_chosen_toolset(tmp_path, args, env_value, expect
             assert got["node"]["text"] == "stdio fact"
 
 
-def _graph_calls(url: str, token: str, calls: list[tuple[str, dict]]) -> list[dict]:
-    async def run() -> list[dict]:
+def _graph_calls(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    async def run() -> list[dict[str, Any]]:
         out = []
         async with (
             create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,

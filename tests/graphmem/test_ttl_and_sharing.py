@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.errors import NotFoundError
 from memory_substrate.mcp.server import build_server
-from tests.graphmem.conftest import err, ok
+from tests.graphmem.conftest import FixedClock, err, ok
 from tests.helpers import call, knowledge
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock):
+async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem: Memory, clock: FixedClock) -> None:
     async with Client(build_server(gmem, "all")) as c:
         keep = (await ok(c, "create_node", text="Rotating the signing keys is weekly", auto_link=False))[
             "node"
@@ -91,7 +92,7 @@ async def test_expired_nodes_disappear_from_every_read_and_are_swept(gmem, clock
         assert (await ok(c, "get_node", node_id=keep["id"]))["node"]["expires_at"] == later
 
 
-async def test_a_write_through_one_toolset_is_read_through_the_other(gmem):
+async def test_a_write_through_one_toolset_is_read_through_the_other(gmem: Memory) -> None:
     async with Client(build_server(gmem, "all")) as c:
         # spec 001 -> spec 002
         written = await call(
@@ -142,7 +143,7 @@ async def test_a_write_through_one_toolset_is_read_through_the_other(gmem):
         assert audit["events"][0]["action"] == "create"
 
 
-async def test_search_cache_is_dropped_by_writes_of_either_toolset(gmem):
+async def test_search_cache_is_dropped_by_writes_of_either_toolset(gmem: Memory) -> None:
     async with Client(build_server(gmem, "all")) as c:
         await ok(c, "create_node", text="Blue widgets ship from Oslo", auto_link=False)
         first = await ok(c, "search", query="widgets Oslo")
@@ -161,7 +162,7 @@ async def test_search_cache_is_dropped_by_writes_of_either_toolset(gmem):
         assert (await ok(c, "search", query="widgets Oslo"))["count"] == third["count"] + 1
 
 
-def test_ttl_cache_expires_entries_by_its_timer():
+def test_ttl_cache_expires_entries_by_its_timer() -> None:
     from memory_substrate.graphmem.cache import LRUCache, TTLCache
 
     now = [0.0]
@@ -176,7 +177,9 @@ def test_ttl_cache_expires_entries_by_its_timer():
     assert lru.get("a") is None and lru.get("c") == "c" and lru.stats()["size"] == 2
 
 
-async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(gmem, namespace):
+async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(
+    gmem: Memory, namespace: str
+) -> None:
     other = namespace + "-other"
     async with Client(build_server(gmem, "graph")) as c:
         mine = (await ok(c, "create_node", text="Only in the home namespace", auto_link=False))["node"]
@@ -201,7 +204,7 @@ async def test_owner_id_selects_a_namespace_and_a_bound_server_refuses_others(gm
         ]
 
 
-def test_cached_embedder_reuses_vectors_and_matches_the_inner_one():
+def test_cached_embedder_reuses_vectors_and_matches_the_inner_one() -> None:
     import numpy as np
 
     from memory_substrate.embed.static import StaticEmbedder
@@ -218,7 +221,9 @@ def test_cached_embedder_reuses_vectors_and_matches_the_inner_one():
     assert cached.cache.stats()["size"] == 4 and cached.cache.hits == 2
 
 
-async def test_runtimes_per_owner_stay_bounded_and_rebuild_after_eviction(gmem, monkeypatch):
+async def test_runtimes_per_owner_stay_bounded_and_rebuild_after_eviction(
+    gmem: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An unbound server builds a runtime per owner_id a caller names; the map is an LRU, so a
     caller cycling through owners cannot grow it without bound, and an evicted owner's next call
     rebuilds its runtime and reads its own data."""

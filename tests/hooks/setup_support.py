@@ -45,7 +45,8 @@ def run_setup(
 
 def report(proc: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     """The JSON report of a run made with ``--json``."""
-    return json.loads(proc.stdout)
+    data: dict[str, Any] = json.loads(proc.stdout)
+    return data
 
 
 def snapshot(*paths: Path) -> dict[Path, bytes | None]:

@@ -8,11 +8,15 @@ import os
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.agents.clients import binary, skip_reason
 from tests.helpers import entry_point
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.setup_plan import Scope
 from tests.hooks.setup_support import env_for, recorded_events, recorder, report, run_setup, snapshot
 
 EVENTS = ["SessionStart", "UserPromptSubmit", "Stop", "SubagentStop", "PreCompact", "SessionEnd"]
@@ -139,7 +143,7 @@ def test_hooks_turned_off_in_codex_are_reported(tmp_path: Path) -> None:
 
 
 # -- the real Codex ------------------------------------------------------------------------------
-def _listed(codex: Path, env: dict[str, str], cwd: Path) -> list[dict]:
+def _listed(codex: Path, env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
     from memory_substrate.hooks.codex_app_server import AppServer, list_hooks
 
     with AppServer(codex, env=env) as server:
@@ -220,7 +224,7 @@ def test_real_codex_project_setup_waits_for_the_projects_trust(tmp_path: Path) -
 
 
 @pytest.mark.parametrize("scope", ["user", "project"])
-def test_real_codex_exec_runs_the_trusted_hooks_without_bypassing_trust(tmp_path: Path, scope: str) -> None:
+def test_real_codex_exec_runs_the_trusted_hooks_without_bypassing_trust(tmp_path: Path, scope: Scope) -> None:
     """``codex exec`` without ``--dangerously-bypass-hook-trust`` runs the hooks a set-up wrote and
     had trusted. The hook command is a recorder (a path with a space) so this checks the set-up,
     whatever the hook itself does."""
@@ -240,7 +244,7 @@ def test_real_codex_exec_runs_the_trusted_hooks_without_bypassing_trust(tmp_path
     req = Request(
         client="codex",
         scope=scope,
-        project=project.resolve() if scope == "project" else None,  # type: ignore[arg-type]
+        project=project.resolve() if scope == "project" else None,
         remove=False,
         script=recorder(tmp_path / "bin dir", log),
         home=home,

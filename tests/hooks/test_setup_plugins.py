@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,8 +23,9 @@ ROOT = Path(__file__).resolve().parents[2]
 PINNED = f"memory-substrate@{__version__}"
 
 
-def _json(relative: str) -> dict:
-    return json.loads((ROOT / relative).read_text(encoding="utf-8"))
+def _json(relative: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((ROOT / relative).read_text(encoding="utf-8"))
+    return data
 
 
 def test_claude_code_plugin_files() -> None:

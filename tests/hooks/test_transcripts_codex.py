@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,7 +25,7 @@ MAIN = DATA / "codex" / "subagent-main.jsonl"
 AGENT = DATA / "codex" / "subagent-agent.jsonl"
 
 
-def _items(path: Path) -> list[dict]:
+def _items(path: Path) -> list[dict[str, Any]]:
     return [
         d["payload"]
         for d in map(json.loads, path.read_text().splitlines())

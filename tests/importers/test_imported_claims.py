@@ -3,6 +3,8 @@ a claim from anyone else still settles against them as usual."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from memory_substrate import Memory
 
 
@@ -11,8 +13,10 @@ def _episode(memory: Memory, text: str) -> str:
     return str(res["source_id"])
 
 
-def _extract(memory: Memory, episode: str, source: str, target: str, valid_from: str | None = None) -> dict:
-    fact: dict = {
+def _extract(
+    memory: Memory, episode: str, source: str, target: str, valid_from: str | None = None
+) -> dict[str, Any]:
+    fact: dict[str, Any] = {
         "subject": "Alice Johnson",
         "predicate": "knows",
         "object": target,

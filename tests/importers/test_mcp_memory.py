@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 def _entity(memory: Memory, name: str) -> dict[str, Any]:
     items = memory.query("entities", {"name": name}, {"max_facts": 50})["items"]
     assert len(items) == 1, items
-    return items[0]
+    entity: dict[str, Any] = items[0]
+    return entity
 
 
 def _patches(memory: Memory) -> int:
@@ -193,9 +194,11 @@ def test_a_large_file_streams_with_bounded_memory(tmp_path: Path, make_settings:
         try:
             ticks: list[int] = []
             tracemalloc.start()
-            report = import_mcp_memory(
-                mem, path, progress=lambda done, total, label, ticks=ticks: ticks.append(done)
-            )
+
+            def progress(done: int, total: int, label: str, ticks: list[int] = ticks) -> None:
+                ticks.append(done)
+
+            report = import_mcp_memory(mem, path, progress=progress)
             peaks.append(tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         finally:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.errors import UnsupportedModeError, ValidationError
 from memory_substrate.mcp.server import build_server
 from tests.helpers import call
 
 pytestmark = pytest.mark.anyio
 
-SPEC_EXAMPLE = {
+SPEC_EXAMPLE: dict[str, Any] = {
     "title": "Memory design discussion",
     "messages": [
         {
@@ -26,7 +29,7 @@ SPEC_EXAMPLE = {
 }
 
 
-async def test_spec_example_creates_source_with_message_segments(memory):
+async def test_spec_example_creates_source_with_message_segments(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_ingest", "conversation", SPEC_EXAMPLE)
         assert out["status"] == "completed" and out["segment_count"] == 1
@@ -54,7 +57,7 @@ async def test_spec_example_creates_source_with_message_segments(memory):
         assert suggestions["agent_extraction"]["source_id"] == out["source_id"]
 
 
-async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
+async def test_order_metadata_and_origin_kept_and_messages_searchable(memory: Memory) -> None:
     texts = [
         "first we chose PostgreSQL",
         "then we benchmarked pgvector recall",
@@ -84,7 +87,7 @@ async def test_order_metadata_and_origin_kept_and_messages_searchable(memory):
     assert objects["items"][0]["matched_chunks"][0]["locator"] == {"kind": "message", "index": 2}
 
 
-def test_a_different_conversation_under_the_same_title_is_its_own_source(memory):
+def test_a_different_conversation_under_the_same_title_is_its_own_source(memory: Memory) -> None:
     a = memory.ingest("conversation", SPEC_EXAMPLE)
     other = {
         **SPEC_EXAMPLE,
@@ -94,7 +97,7 @@ def test_a_different_conversation_under_the_same_title_is_its_own_source(memory)
     assert a["source_id"] != b["source_id"] and b["status"] == "completed"
 
 
-def test_bad_conversation_input_writes_nothing(memory):
+def test_bad_conversation_input_writes_nothing(memory: Memory) -> None:
     with pytest.raises(ValidationError, match="messages"):
         memory.ingest("conversation", {"title": "x", "messages": []})
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):

@@ -63,8 +63,8 @@ def test_conversation_ingest_embeds_outside_the_write_session(make_settings: Any
     settings = make_settings(embedder="static")
     store = _WatchedStore(open_store(settings))
     embedder = _RecordingEmbedder(store)
-    runtime = Runtime(store, namespace, settings, _embedder=embedder, _loaded=True)  # type: ignore[arg-type]
-    mem = Memory(settings, store=store, runtime=runtime)  # type: ignore[arg-type]
+    runtime = Runtime(store, namespace, settings, _embedder=embedder, _loaded=True)
+    mem = Memory(settings, store=store, runtime=runtime)
     try:
         msgs = [{"role": "user", "content": f"turn {i} about the vector index rebuild"} for i in range(30)]
         out = mem.ingest("conversation", {"title": "index rebuild", "messages": msgs})
@@ -95,9 +95,9 @@ def test_a_grown_conversation_embeds_only_its_new_messages(make_settings: Any, n
         texts.extend(batch)
         return embed(batch)
 
-    embedder.embed_documents = recording  # type: ignore[method-assign]
-    runtime = Runtime(store, namespace, settings, _embedder=embedder, _loaded=True)  # type: ignore[arg-type]
-    mem = Memory(settings, store=store, runtime=runtime)  # type: ignore[arg-type]
+    embedder.embed_documents = recording  # type: ignore[method-assign, assignment]
+    runtime = Runtime(store, namespace, settings, _embedder=embedder, _loaded=True)
+    mem = Memory(settings, store=store, runtime=runtime)
     try:
         msgs = [{"role": "user", "content": f"turn {i} about the vector index rebuild"} for i in range(40)]
         first = mem.ingest("conversation", {"title": "rebuild", "thread_id": "t-1", "messages": msgs[:30]})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.server
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from mcp import Client
@@ -36,7 +37,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.anyio
-async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
+async def test_repo_preflight_noop_force_and_page_unavailable(memory: Memory, tmp_path: Path) -> None:
     root = _repo(tmp_path)
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_ingest", "repo", {"path": str(root)})
@@ -98,7 +99,7 @@ async def test_repo_preflight_noop_force_and_page_unavailable(memory, tmp_path):
         assert set(suggestions["candidate_diagnostics"]["counts"]) == {"skipped", "eligible", "returned"}
 
 
-def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
+def test_markdown_reingest_keeps_old_capture_addressable(memory: Memory, tmp_path: Path) -> None:
     doc = tmp_path / "guide.md"
     doc.write_text(
         "---\ntitle: Guide\n---\n# Setup\n\nInstall it.\n\n```bash\n# not a heading\nmake\n```\n\n## Context Pack\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
@@ -132,7 +133,7 @@ def test_markdown_reingest_keeps_old_capture_addressable(memory, tmp_path):
     )
 
 
-def test_file_mode_secret_and_size_rules(make_settings, namespace, tmp_path):
+def test_file_mode_secret_and_size_rules(make_settings: Any, namespace: str, tmp_path: Path) -> None:
     mem = Memory(make_settings(max_file_bytes=200), namespace=namespace)
     try:
         big = tmp_path / "big.txt"
@@ -151,7 +152,7 @@ def test_file_mode_secret_and_size_rules(make_settings, namespace, tmp_path):
         mem.close()
 
 
-def test_pdf_pages_and_errors(memory, tmp_path):
+def test_pdf_pages_and_errors(memory: Memory, tmp_path: Path) -> None:
     pdf = tmp_path / "doc.pdf"
     pdf.write_bytes(make_pdf(["Alpha page about graphs", "Beta page about vectors"]))
     out = memory.ingest("pdf", {"path": str(pdf)})
@@ -177,7 +178,7 @@ class _Page(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_web_on_loopback_needs_permission(make_settings, namespace):
+def test_web_on_loopback_needs_permission(make_settings: Any, namespace: str) -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -203,14 +204,14 @@ def test_web_on_loopback_needs_permission(make_settings, namespace):
 
 
 @pytest.mark.anyio
-async def test_mcp_errors_for_capture_failures(memory, tmp_path):
+async def test_mcp_errors_for_capture_failures(memory: Memory, tmp_path: Path) -> None:
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_ingest", "file", {"path": str(tmp_path / "missing.txt")})
         assert exc.value.code == "memory_capture_not_found"
 
 
-def test_ingest_this_repository_and_find_a_function(memory):
+def test_ingest_this_repository_and_find_a_function(memory: Memory) -> None:
     out = memory.ingest("repo", {"path": str(REPO_ROOT), "exclude_patterns": [".venv", "bench/results"]})
     assert out["status"] in ("completed", "completed_with_pending_decisions")
     hits = memory.query("search", {"query": "sanitize_query"}, {"result_unit": "segment", "detail": "full"})

@@ -3,8 +3,10 @@ new messages to the same episode. Both backends."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from memory_substrate import Memory
 from tests.helpers import conversation
 from tests.ingest_adapters.conftest import make_pdf
 
@@ -15,7 +17,7 @@ def _sources(memory: Any) -> list[dict[str, Any]]:
     return [i for i in memory.query("recent", {}, {"max_items": 50})["items"] if i["object_type"] == "source"]
 
 
-def test_the_same_conversation_twice_is_one_source(memory):
+def test_the_same_conversation_twice_is_one_source(memory: Memory) -> None:
     first = memory.ingest("conversation", conversation(TURNS))
     again = memory.ingest("conversation", conversation(TURNS))
     assert (
@@ -27,7 +29,7 @@ def test_the_same_conversation_twice_is_one_source(memory):
     assert len(_sources(memory)) == 1
 
 
-def test_a_grown_conversation_appends_its_new_turns_to_the_same_episode(memory):
+def test_a_grown_conversation_appends_its_new_turns_to_the_same_episode(memory: Memory) -> None:
     first = memory.ingest("conversation", conversation(TURNS[:2]))
     grown = memory.ingest("conversation", conversation(TURNS))
     assert grown["status"] == "completed" and grown["source_id"] == first["source_id"], grown
@@ -44,7 +46,7 @@ def test_a_grown_conversation_appends_its_new_turns_to_the_same_episode(memory):
     assert len(_sources(memory)) == 1
 
 
-def test_a_thread_id_names_the_conversation_across_titles(memory):
+def test_a_thread_id_names_the_conversation_across_titles(memory: Memory) -> None:
     a = {**conversation(TURNS[:1], title="Monday"), "thread_id": "thread-42"}
     b = {**conversation(TURNS, title="Monday (cont.)"), "thread_id": "thread-42"}
     first = memory.ingest("conversation", a)
@@ -56,13 +58,13 @@ def test_a_thread_id_names_the_conversation_across_titles(memory):
     assert other["source_id"] != first["source_id"] and other["status"] == "completed"  # another thread
 
 
-def test_a_changed_conversation_under_the_same_title_is_not_appended(memory):
+def test_a_changed_conversation_under_the_same_title_is_not_appended(memory: Memory) -> None:
     first = memory.ingest("conversation", conversation(TURNS[:2]))
     changed = memory.ingest("conversation", conversation(["Something else entirely.", *TURNS[1:]]))
     assert changed["source_id"] != first["source_id"] and "appended_messages" not in changed
 
 
-def test_the_same_markdown_and_pdf_content_at_another_path_is_a_noop(memory, tmp_path):
+def test_the_same_markdown_and_pdf_content_at_another_path_is_a_noop(memory: Memory, tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("# Runbook\n\nRestart the ledger with care.\n")
     (tmp_path / "copy.md").write_text("# Runbook\n\nRestart the ledger with care.\n")
     md = memory.ingest("markdown", {"path": str(tmp_path / "a.md")})
@@ -76,7 +78,9 @@ def test_the_same_markdown_and_pdf_content_at_another_path_is_a_noop(memory, tmp
     assert p2["status"] == "noop" and p2["source_id"] == p1["source_id"], p2
 
 
-def test_a_changed_file_whose_new_content_is_held_elsewhere_supersedes_its_own_capture(memory, tmp_path):
+def test_a_changed_file_whose_new_content_is_held_elsewhere_supersedes_its_own_capture(
+    memory: Memory, tmp_path: Path
+) -> None:
     # a.md now holds b.md's text: a noop answering with b.md would leave a.md's old text current.
     a, b = tmp_path / "a.md", tmp_path / "b.md"
     a.write_text("# Alpha\n\nThe launch code is red.\n")

@@ -58,7 +58,7 @@ NOTES = "quartermaster ledger reconciliation happens every friday\n"
 
 
 def _repo(root: Path) -> Path:
-    files = {
+    files: dict[str, str | bytes] = {
         "app/src/Util.kt": UTIL_KT,
         "scripts/deploy.sh": DEPLOY_SH,
         "ops/notes.zzq": NOTES,

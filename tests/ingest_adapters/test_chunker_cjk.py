@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from mcp import Client
 
 from memory_substrate import Memory
-from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_markdown, chunk_text, text_size
+from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_markdown, chunk_text
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens
+from memory_substrate.util import text_size
 from tests.helpers import call
 from tests.ingest_adapters.conftest import write
 
@@ -59,7 +62,9 @@ def test_compiler_token_count_follows_the_script(text: str, low: int, high: int)
 
 
 @pytest.mark.anyio
-async def test_a_chinese_document_ingests_in_bounded_chunks_through_mcp(memory: Memory, tmp_path) -> None:
+async def test_a_chinese_document_ingests_in_bounded_chunks_through_mcp(
+    memory: Memory, tmp_path: Path
+) -> None:
     path = write(tmp_path, "notes/旅行.md", "# 旅行计划\n\n" + ZH * 150 + "\n")
     async with Client(build_server(memory)) as c:
         out = await call(c, "memory_ingest", "markdown", {"path": str(path)})

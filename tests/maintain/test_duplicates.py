@@ -177,7 +177,7 @@ def test_soft_pair_scan_matches_brute_force() -> None:
     """The blocked scan finds exactly the pairs an all-pairs comparison finds (pure function)."""
     rng = random.Random(3)
     vocab = [f"w{i}" for i in range(60)]
-    items = []
+    items: list[MemoryObject] = []
     for i in range(400):
         base = rng.sample(vocab, rng.randint(2, 6))
         if i and rng.random() < 0.3:  # a near copy of an earlier item

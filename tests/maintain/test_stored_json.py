@@ -38,7 +38,9 @@ def poisoned(tmp_path: Path) -> tuple[Path, str]:
     return root, poisoned_store(root)
 
 
-async def test_doctor_reports_a_poisoned_row_and_repair_makes_search_and_context_work(poisoned):
+async def test_doctor_reports_a_poisoned_row_and_repair_makes_search_and_context_work(
+    poisoned: tuple[Path, str],
+) -> None:
     root, object_id = poisoned
     with Memory(Settings(root=root, embedder="none"), namespace="default") as memory:
         async with Client(build_server(memory)) as c:
@@ -86,7 +88,7 @@ async def test_doctor_reports_a_poisoned_row_and_repair_makes_search_and_context
     assert _run(tmp, "doctor").returncode == 0
 
 
-def test_text_that_is_not_json_is_reported_and_left_alone(tmp_path):
+def test_text_that_is_not_json_is_reported_and_left_alone(tmp_path: Path) -> None:
     root = tmp_path / "root"
     with Memory(Settings(root=root, embedder="none"), namespace="default") as memory:
         seed(memory)
@@ -104,7 +106,7 @@ def test_text_that_is_not_json_is_reported_and_left_alone(tmp_path):
     assert report["ok"] is False and "text that is not JSON" in " ".join(report["problems"])
 
 
-def test_no_store_keeps_a_non_finite_number_written_below_validation(memory):
+def test_no_store_keeps_a_non_finite_number_written_below_validation(memory: Memory) -> None:
     """The stores' own writer is strict JSON: a NaN made inside the server is refused at write,
     with a typed error, and nothing of the transaction stays (both backends)."""
     now = now_iso()

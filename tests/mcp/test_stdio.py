@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from mcp import Client, StdioServerParameters
@@ -15,7 +16,7 @@ from tests.helpers import call, entry_point, knowledge
 pytestmark = pytest.mark.anyio
 
 
-def _params(root) -> StdioServerParameters:
+def _params(root: Path) -> StdioServerParameters:
     exe = entry_point()
     command, args = (
         (exe, ["serve"]) if exe else (sys.executable, ["-m", "memory_substrate.cli.main", "serve"])
@@ -24,7 +25,7 @@ def _params(root) -> StdioServerParameters:
     return StdioServerParameters(command=command, args=args, env=env)
 
 
-async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
+async def test_serve_over_stdio_and_data_survives_restart(tmp_path: Path) -> None:
     started = time.perf_counter()
     async with Client(stdio_client(_params(tmp_path))) as c:
         tools = {t.name for t in (await c.list_tools()).tools}
@@ -46,7 +47,7 @@ async def test_serve_over_stdio_and_data_survives_restart(tmp_path):
 
 
 @pytest.mark.parametrize("command", ["stdio", "http", "inspect"])
-def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
+def test_serve_freezes_what_it_lives_with_before_serving(tmp_path: Path, command: str) -> None:
     """`serve` (stdio, http) and `inspect` freeze their heap once built (memory_substrate.heap): the
     objects they live with (modules, the SDK's and our pydantic models) sit in the permanent
     generation, so the collector's full passes no longer walk them in the middle of a request.
@@ -84,7 +85,7 @@ def test_serve_freezes_what_it_lives_with_before_serving(tmp_path, command):
     assert seen["tracked"] < seen["frozen"] / 10, seen  # left for the collector: what came after
 
 
-def test_a_program_serving_http_itself_keeps_its_collector(tmp_path):
+def test_a_program_serving_http_itself_keeps_its_collector(tmp_path: Path) -> None:
     import json
     import subprocess
 

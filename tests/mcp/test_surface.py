@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
-from tests.helpers import ToolFailed, call, conversation, tool_error
+from tests.helpers import ToolFailed, call, conversation, text_of, tool_error
 
 pytestmark = pytest.mark.anyio
 
 
-async def test_lists_exactly_four_tools_three_resources_two_prompts(memory):
+async def test_lists_exactly_four_tools_three_resources_two_prompts(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         tools = {t.name: t for t in (await c.list_tools()).tools}
         assert set(tools) == {"memory_ingest", "memory_query", "memory_remember", "memory_maintain"}
+        assert tools["memory_query"].annotations is not None
         assert tools["memory_query"].annotations.read_only_hint is True
+        assert tools["memory_remember"].annotations is not None
         assert tools["memory_remember"].annotations.read_only_hint is False
+        assert tools["memory_maintain"].annotations is not None
         assert tools["memory_maintain"].annotations.destructive_hint is True
         schema = tools["memory_query"].input_schema
         assert schema["required"] == ["args"]
@@ -26,20 +32,20 @@ async def test_lists_exactly_four_tools_three_resources_two_prompts(memory):
         assert prompts == {"memory_task_start", "memory_review"}
 
 
-async def test_resources_and_prompts_have_actionable_content(memory):
+async def test_resources_and_prompts_have_actionable_content(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
-        policy = (await c.read_resource("memory://policy")).contents[0].text
+        policy = text_of((await c.read_resource("memory://policy")).contents[0])
         assert "memory_source" in policy and "scope_refs" in policy and "apply=true" in policy
-        playbook = (await c.read_resource("memory://agent-playbook")).contents[0].text
+        playbook = text_of((await c.read_resource("memory://agent-playbook")).contents[0])
         assert "agent_extraction.v1" in playbook and "memory_remember" in playbook
-        summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
+        summary = text_of((await c.read_resource("memory://mcp-api-summary")).contents[0])
         for tool in ("memory_ingest", "memory_query", "memory_remember", "memory_maintain"):
             assert tool in summary
         start = await c.get_prompt("memory_task_start", {"task": "fix the login bug"})
-        assert "fix the login bug" in start.messages[0].content.text
-        assert "待办项" in start.messages[0].content.text
+        assert "fix the login bug" in text_of(start.messages[0].content)
+        assert "待办项" in text_of(start.messages[0].content)
         review = await c.get_prompt("memory_review", {"summary": "shipped v2"})
-        assert "possible_duplicates" in review.messages[0].content.text
+        assert "possible_duplicates" in text_of(review.messages[0].content)
 
 
 @pytest.mark.parametrize(
@@ -64,28 +70,30 @@ async def test_resources_and_prompts_have_actionable_content(memory):
         ({"args": {"mode": "delete_everything", "input_data": {}}}, ("args.mode", "'search'")),
     ],
 )
-async def test_envelope_is_strict(memory, arguments, fragment):
+async def test_envelope_is_strict(
+    memory: Memory, arguments: dict[str, Any], fragment: tuple[str, str]
+) -> None:
     field, message = fragment
     async with Client(build_server(memory)) as c:
         result = await c.call_tool("memory_query", arguments)
         assert result.is_error
-        error = tool_error(result.content[0].text)
+        error = tool_error(text_of(result.content[0]))
         assert error["code"] == "memory_validation_error"
         assert error["details"]["tool"] == "memory_query"
         assert any(e["field"] == field and message in e["message"] for e in error["details"]["errors"]), error
         assert f"{field}: " in error["message"]
 
 
-async def test_unknown_tool_is_a_typed_error(memory):
+async def test_unknown_tool_is_a_typed_error(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         result = await c.call_tool("memory_forget_everything", {"args": {}})
         assert result.is_error
-        error = tool_error(result.content[0].text)
+        error = tool_error(text_of(result.content[0]))
         assert error["code"] == "memory_unknown_tool"
         assert "memory_query" in error["details"]["known"]
 
 
-async def test_input_data_and_options_are_validated_per_mode(memory):
+async def test_input_data_and_options_are_validated_per_mode(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_query", "search", {"query": "x", "extra": 1})
@@ -104,7 +112,7 @@ async def test_input_data_and_options_are_validated_per_mode(memory):
             await call(c, "memory_query", "search", {"query": "x"}, {"filters": {"object_type": "planet"}})
 
 
-async def test_missing_object_error_keeps_the_id(memory):
+async def test_missing_object_error_keeps_the_id(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as exc:
             await call(c, "memory_query", "page", {"id": "know:does-not-exist"})
@@ -112,7 +120,7 @@ async def test_missing_object_error_keeps_the_id(memory):
         assert "know:does-not-exist" in exc.value.error["message"]
 
 
-async def test_a_backend_that_cannot_run_answers_with_a_typed_error_not_success(memory):
+async def test_a_backend_that_cannot_run_answers_with_a_typed_error_not_success(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         with pytest.raises(ToolFailed) as exc:  # FalkorDB without MEMORY_SUBSTRATE_FALKORDB_URL
             await call(c, "memory_maintain", "configure", {"graph_backend": "falkordb"}, {"apply": True})
@@ -121,7 +129,7 @@ async def test_a_backend_that_cannot_run_answers_with_a_typed_error_not_success(
         assert "graph_backend" not in config["config"]
 
 
-async def test_structure_and_audit_are_read_only_and_count(memory):
+async def test_structure_and_audit_are_read_only_and_count(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         ingest = await call(
             c, "memory_ingest", "conversation", conversation(["hello there", "general kenobi"])

@@ -8,14 +8,16 @@ import json
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
+from tests.helpers import text_of
 
 pytestmark = pytest.mark.anyio
 
 LIMITS = {"substrate": 6000, "all": 16000}  # characters of the tools/list result as JSON
 
 
-async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory):
+async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory: Memory) -> None:
     for toolset, limit in LIMITS.items():
         async with Client(build_server(memory, toolset)) as c:
             tools = (await c.list_tools()).tools
@@ -32,7 +34,7 @@ async def test_tool_lists_fit_their_limits_and_keep_the_modes(memory):
                     assert args["additionalProperties"] is False
                     assert t.input_schema["additionalProperties"] is False  # nothing beside args either
             if toolset == "substrate":
-                summary = (await c.read_resource("memory://mcp-api-summary")).contents[0].text
+                summary = text_of((await c.read_resource("memory://mcp-api-summary")).contents[0])
                 assert "SOURCE_ID#seg-N" in summary and "include_items" in summary
 
 
@@ -47,7 +49,7 @@ def _required_listed(description: str) -> dict[str, set[str]]:
     return listed
 
 
-async def test_tool_list_names_each_modes_required_fields(memory):
+async def test_tool_list_names_each_modes_required_fields(memory: Memory) -> None:
     # What the schema says each mode requires is read from the mode's own input model (the
     # registry), so tools/list and the validation cannot disagree; modes requiring none are left out.
     from memory_substrate.modes_reference import declared

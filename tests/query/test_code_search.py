@@ -123,7 +123,8 @@ async def test_a_documented_nested_function_is_found(any_memory: Memory, tmp_pat
 
 def _terms(mem: Memory) -> dict[str, str]:
     with mem.store.write(mem.namespace) as s:
-        rows = s.conn.execute(
+        raw: Any = s  # the backend's own session, for its connection
+        rows = raw.conn.execute(
             f"SELECT id, terms FROM segments WHERE namespace = '{mem.namespace}'"
         ).fetchall()
     return {r[0]: r[1] for r in rows}
@@ -137,7 +138,8 @@ def test_reindex_rebuilds_the_weighted_terms(make_settings: Any, namespace: str,
         receive = next(t for t in stored.values() if t.startswith("method websocketsession receiv pkg"))
         assert receive.split().count("event") >= 4  # the summary's terms count four times
         with mem.store.write(mem.namespace) as s:
-            s.conn.execute(f"UPDATE segments SET terms = NULL WHERE namespace = '{mem.namespace}'")
+            raw: Any = s  # the backend's own session, for its connection
+            raw.conn.execute(f"UPDATE segments SET terms = NULL WHERE namespace = '{mem.namespace}'")
         mem.maintain("reindex", {}, {"apply": True})
         assert _terms(mem) == stored
     finally:

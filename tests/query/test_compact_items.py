@@ -139,7 +139,7 @@ async def test_every_id_in_a_compact_answer_goes_back_into_the_id_modes(chats: M
             graph = await call(c, "memory_query", "graph", {"id": ref})
             assert graph["nodes"], ref
             if "#" in ref:
-                traces = []
+                traces: list[Any] = []
                 for one in (ref, ref.split("#")[0]):  # a segment's trace is its episode's
                     try:
                         traces.append(await call(c, "memory_query", "trace", {"id": one}))

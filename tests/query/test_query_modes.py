@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from memory_substrate.search.sanitize import sanitize_query
 from tests.helpers import call, conversation, knowledge
 
 
-def _seed(memory):
-    ids = {}
+def _seed(memory: Memory) -> dict[str, str]:
+    ids: dict[str, str] = {}
     ids["title"] = memory.remember(
         "knowledge", knowledge(title="Kuzu graph backend", summary="Graph store choice.")
     )["object_id"]
@@ -27,7 +30,7 @@ def _seed(memory):
     return ids
 
 
-def test_search_ranks_title_above_summary_and_returns_diagnostics(memory):
+def test_search_ranks_title_above_summary_and_returns_diagnostics(memory: Memory) -> None:
     ids = _seed(memory)
     # Stream ranks and raw scores are diagnostics: shown with detail "full", left out of "compact".
     opts = {"max_items": 20, "filters": {"object_types": ["source", "knowledge"]}, "detail": "full"}
@@ -51,7 +54,7 @@ def test_search_ranks_title_above_summary_and_returns_diagnostics(memory):
     assert out["query_sanitizer"]["method"] == "passthrough"
 
 
-def test_whole_phrase_is_a_strong_signal(memory):
+def test_whole_phrase_is_a_strong_signal(memory: Memory) -> None:
     a = memory.remember("knowledge", knowledge(title="release train schedule", summary="weekly"))["object_id"]
     b = memory.remember("knowledge", knowledge(title="schedule of the train release", summary="weekly"))[
         "object_id"
@@ -61,7 +64,7 @@ def test_whole_phrase_is_a_strong_signal(memory):
     assert ids.index(a) < ids.index(b)
 
 
-def test_domain_expansion_finds_work_items_from_chinese(memory):
+def test_domain_expansion_finds_work_items_from_chinese(memory: Memory) -> None:
     ids = _seed(memory)
     out = memory.query("search", {"query": "待办项"})
     assert out["items"][0]["id"] == ids["task"]
@@ -74,14 +77,14 @@ def test_domain_expansion_finds_work_items_from_chinese(memory):
     assert memory.query("search", {"query": "todo"})["items"][0]["id"] == ids["task"]
 
 
-def test_cjk_bigrams_match(memory):
+def test_cjk_bigrams_match(memory: Memory) -> None:
     ids = _seed(memory)
     out = memory.query("search", {"query": "图数据库"})
     assert out["items"][0]["id"] == ids["cjk"]
     assert memory.query("search", {"query": "知识图谱"})["items"][0]["id"] == ids["cjk"]
 
 
-def test_ids_and_metadata_match(memory):
+def test_ids_and_metadata_match(memory: Memory) -> None:
     ids = _seed(memory)
     assert (
         memory.query("search", {"query": f"what about {ids['summary']}?"})["items"][0]["id"] == ids["summary"]
@@ -92,7 +95,7 @@ def test_ids_and_metadata_match(memory):
     assert memory.query("search", {"query": "JIRA-4242"})["items"][0]["id"] == meta["object_id"]
 
 
-def test_filters_statuses_kinds_and_source_ids(memory):
+def test_filters_statuses_kinds_and_source_ids(memory: Memory) -> None:
     ids = _seed(memory)
     src = memory.ingest("conversation", conversation(["kuzu is embedded"]))["source_id"]
     linked = memory.remember(
@@ -110,7 +113,7 @@ def test_filters_statuses_kinds_and_source_ids(memory):
     assert [i["id"] for i in out["items"]] == [ids["task"]]
 
 
-def test_sanitizer_methods():
+def test_sanitizer_methods() -> None:
     prompt = "You are a helpful agent. " * 30
     assert sanitize_query(prompt + "\nQuestion: where is the config stored?").method == "labeled_line"
     s = sanitize_query(prompt + " Which database do we use for vectors? Think step by step.")
@@ -120,7 +123,7 @@ def test_sanitizer_methods():
     assert sanitize_query("short").method == "passthrough"
 
 
-def test_long_prompt_query_still_finds(memory):
+def test_long_prompt_query_still_finds(memory: Memory) -> None:
     ids = _seed(memory)
     noisy = "SYSTEM: follow the rules carefully. " * 20 + "\nQuery: kuzu graph backend"
     out = memory.query("search", {"query": noisy})
@@ -130,7 +133,7 @@ def test_long_prompt_query_still_finds(memory):
     assert out["items"][0]["id"] == ids["title"]
 
 
-def test_page_compact_full_and_segments(memory):
+def test_page_compact_full_and_segments(memory: Memory) -> None:
     src = memory.ingest(
         "conversation", conversation([f"message number {i} " + "x" * 400 for i in range(15)])
     )["source_id"]
@@ -145,7 +148,7 @@ def test_page_compact_full_and_segments(memory):
     assert len(full["segments"]) == 15 and full["segments"][0]["text"].startswith("message number 0")
 
 
-def test_expand_graph_recent(memory):
+def test_expand_graph_recent(memory: Memory) -> None:
     src = memory.ingest("conversation", conversation(["kuzu!"]))["source_id"]
     k = memory.remember(
         "knowledge",
@@ -179,7 +182,7 @@ def test_expand_graph_recent(memory):
 
 
 @pytest.mark.anyio
-async def test_context_spec_example(memory):
+async def test_context_spec_example(memory: Memory) -> None:
     ids = _seed(memory)
     memory.remember(
         "knowledge",
@@ -238,7 +241,7 @@ async def test_context_spec_example(memory):
     assert tiers["deep_search_hints"][0]["mode"] == "expand"
 
 
-def test_semantic_stream_with_default_embedder(make_settings, namespace):
+def test_semantic_stream_with_default_embedder(make_settings: Any, namespace: str) -> None:
     from memory_substrate import Memory
 
     mem = Memory(make_settings(embedder="static"), namespace=namespace)
@@ -265,7 +268,7 @@ def test_semantic_stream_with_default_embedder(make_settings, namespace):
         mem.close()
 
 
-def test_object_search_has_a_semantic_relevance_floor(make_settings, namespace):
+def test_object_search_has_a_semantic_relevance_floor(make_settings: Any, namespace: str) -> None:
     from memory_substrate import Memory
 
     mem = Memory(make_settings(embedder="static"), namespace=namespace)

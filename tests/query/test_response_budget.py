@@ -17,7 +17,7 @@ from mcp import Client
 from memory_substrate import Memory
 from memory_substrate.mcp.server import build_server
 from memory_substrate.tokens import count_tokens, wire_json
-from tests.helpers import ToolFailed, call, knowledge
+from tests.helpers import ToolFailed, call, knowledge, text_of
 from tests.query.search_keys import ranked_keys
 
 BUDGET = 1500
@@ -109,9 +109,9 @@ async def _text(
     if len(r.content) > 1:  # a context package travels as its own text block, after the JSON of the rest
         assert r.structured_content["result_type"] == "context_result"
         assert r.content[1].text == r.structured_content["content"]  # type: ignore[union-attr]
-        assert r.content[0].text == wire_json(
+        assert text_of(r.content[0]) == wire_json(
             {k: v for k, v in r.structured_content.items() if k != "content"}
-        )  # type: ignore[union-attr]
+        )
         return text, r.structured_content
     return text, r.structured_content
 

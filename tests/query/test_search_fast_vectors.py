@@ -55,7 +55,12 @@ def test_fast_vector_path_ranks_like_the_reference(
         first = _ranked(mem, queries, unit)  # the first search of a matrix version scans plainly
         calls = []
         real = vector_topk.top_k
-        monkeypatch.setattr(vector_topk, "top_k", lambda *a: calls.append(a[1] is not None) or real(*a))
+
+        def counted(*a: Any) -> Any:
+            calls.append(a[1] is not None)
+            return real(*a)
+
+        monkeypatch.setattr(vector_topk, "top_k", counted)
         fast = _ranked(mem, queries, unit)
     finally:
         mem.close()

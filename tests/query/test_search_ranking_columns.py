@@ -63,7 +63,8 @@ def _ranked(mem: Memory) -> list[list[Any]]:
 def _sql(mem: Memory, sql: str) -> list[Any]:
     """Run raw SQL on this namespace's segments (``{ns}`` is its quoted name); rows of a SELECT."""
     with mem.store.write(mem.namespace) as s:
-        cur = s.conn.execute(sql.format(ns=f"'{mem.namespace}'"))
+        raw: Any = s  # the backend's own session, for its connection
+        cur = raw.conn.execute(sql.format(ns=f"'{mem.namespace}'"))
         return list(cur.fetchall()) if sql.lstrip().upper().startswith("SELECT") else []
 
 

@@ -6,7 +6,7 @@ dataclass constructor makes."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from memory_substrate import Memory
 from memory_substrate.retrieval.types import RankSegment, stored_segment
@@ -79,7 +79,7 @@ def test_neighbours_are_each_keys_window_in_order(make_settings: Any, namespace:
                     ]
                     window = got[f"{src}#{seg.id}"]
                     assert [w.id for w in window] == want
-                    assert [w.index for w in window] == sorted(w.index for w in window)
+                    assert [w.index for w in window] == sorted(cast(list[int], [w.index for w in window]))
                     by_id = {s.id: s for s in every[src]}
                     for w in window:
                         row = by_id[w.id.split("#", 1)[1]]

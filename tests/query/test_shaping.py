@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from memory_substrate.answers.shaping import Cursor, excerpt, fit_sections, paginate, prune, take_within
@@ -26,7 +28,12 @@ def test_excerpt_is_cut_around_the_first_match_on_word_boundaries() -> None:
 
 
 def test_prune_drops_nulls_and_internal_fields_at_every_depth() -> None:
-    value = {"a": None, "hash": "x", "items": [{"rank_score": 1, "id": "k", "b": None}, None], "keep": {}}
+    value: dict[str, Any] = {
+        "a": None,
+        "hash": "x",
+        "items": [{"rank_score": 1, "id": "k", "b": None}, None],
+        "keep": {},
+    }
     assert prune(value) == {"items": [{"id": "k"}], "keep": {}}
 
 
@@ -47,7 +54,7 @@ def test_budget_helpers_keep_a_prefix_and_mark_what_they_cut() -> None:
     kept = take_within(items, 300)
     assert 1 <= len(kept) < 20 and kept == items[: len(kept)]
     assert sum(count_tokens(wire_json(i)) + 1 for i in kept) <= 300
-    report = {"a": list(items), "b": list(items[:2]), "truncated": {"a": False, "b": False}}
+    report: dict[str, Any] = {"a": list(items), "b": list(items[:2]), "truncated": {"a": False, "b": False}}
     fit_sections(report, ["a", "b"], budget=600)
     assert count_tokens(wire_json(report)) <= 600
     assert report["truncated"]["a"] is True and len(report["b"]) >= 1

@@ -73,7 +73,7 @@ async def _searches(client: Client, seconds: float, out: list[float]) -> None:
         out.append(time.perf_counter() - started)
 
 
-async def _capture(client: Client, url: str, outcomes: Counter[str], durations: list[float]) -> None:
+async def _capture(client: Client, url: str, outcomes: Counter[str | None], durations: list[float]) -> None:
     started = time.perf_counter()
     try:
         await call(client, "memory_ingest", "web", {"url": url})
@@ -114,7 +114,7 @@ async def flood(
         await _searches(a, 0.5, warm)
         before: list[float] = []
         await _searches(a, before_s, before)
-        outcomes: Counter[str] = Counter()
+        outcomes: Counter[str | None] = Counter()
         durations: list[float] = []
         during: list[float] = []
         flood_started = time.perf_counter()

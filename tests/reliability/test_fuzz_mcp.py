@@ -136,7 +136,7 @@ def test_hostile_calls_get_typed_errors_and_the_server_keeps_answering(
                 # JSON "\\ud800" escape, which the server parses into exactly these arguments.
                 result = portal.call(server.call_tool, name, arguments)
             if result.is_error:
-                error = tool_error(result.content[0].text)  # type: ignore[union-attr]
+                error = tool_error(result.content[0].text)
                 assert error["code"] != "memory_internal_error", (name, arguments, error)
                 outcomes[error["code"]] += 1
             else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from tests.reliability.common import report
 
 
 def _hangul_words(rng: random.Random, n: int) -> str:
-    syllable = lambda: chr(0xAC00 + rng.randrange(2000))  # noqa: E731
+    syllable: Callable[[], str] = lambda: chr(0xAC00 + rng.randrange(2000))  # noqa: E731
     return " ".join(syllable() + syllable() for _ in range(n // 3))[:n]
 
 

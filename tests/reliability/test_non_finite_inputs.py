@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -21,11 +22,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.errors import ValidationError
 from memory_substrate.mcp.server import build_server
 from memory_substrate.modes_reference import declared
 from tests.cli.test_cli import _run
-from tests.helpers import call, conversation, knowledge, tool_error
+from tests.helpers import call, conversation, knowledge, text_of, tool_error, tool_result
 from tests.http.helpers import cli, http_server, server_env
 
 pytestmark = pytest.mark.anyio
@@ -94,14 +96,14 @@ def nothing_written(memory: Any) -> None:
 
 
 @pytest.mark.parametrize("name", list(NON_FINITE))
-async def test_the_four_tools_refuse_a_non_finite_number_naming_the_field(memory, name):
+async def test_the_four_tools_refuse_a_non_finite_number_naming_the_field(memory: Memory, name: str) -> None:
     server = build_server(memory)
     for tool, mode, data, options, field in cases(NON_FINITE[name]):
-        result = await server.call_tool(
-            tool, {"args": {"mode": mode, "input_data": data, "options": options}}
+        result = tool_result(
+            await server.call_tool(tool, {"args": {"mode": mode, "input_data": data, "options": options}})
         )
         assert result.is_error, (tool, mode, field)
-        error = tool_error(result.content[0].text)
+        error = tool_error(text_of(result.content[0]))
         assert error["code"] == "memory_validation_error", (tool, mode, error)
         assert error["message"] == f"{field}: must be a finite number", error
         assert error["details"]["errors"] == [
@@ -112,7 +114,7 @@ async def test_the_four_tools_refuse_a_non_finite_number_naming_the_field(memory
         assert (await call(c, "memory_query", "context", {"task": "deploy"}))["result_type"]
 
 
-def test_the_python_api_refuses_them_and_keeps_other_problems_in_the_same_answer(memory):
+def test_the_python_api_refuses_them_and_keeps_other_problems_in_the_same_answer(memory: Memory) -> None:
     with pytest.raises(ValidationError) as exc:
         memory.remember("knowledge", knowledge(metadata={"a": math.nan, "b": "x\x00y", "c": [math.inf]}))
     fields = [(e["field"], e["type"]) for e in exc.value.details["errors"]]
@@ -124,7 +126,7 @@ def test_the_python_api_refuses_them_and_keeps_other_problems_in_the_same_answer
     nothing_written(memory)
 
 
-def test_depth_does_not_hide_one(memory):
+def test_depth_does_not_hide_one(memory: Memory) -> None:
     deep: Any = math.inf
     for _ in range(5000):  # deeper than any recursion limit
         deep = [deep]
@@ -135,7 +137,7 @@ def test_depth_does_not_hide_one(memory):
 
 
 @pytest.mark.parametrize("token", ["Infinity", "-Infinity", "NaN", "1e999"])
-def test_the_cli_refuses_them_in_one_line(tmp_path, token):
+def test_the_cli_refuses_them_in_one_line(tmp_path: Path, token: str) -> None:
     data = json.dumps(knowledge(title="Score board")).replace(
         '"kind"', f'"metadata": {{"score": {token}}}, "kind"'
     )
@@ -161,7 +163,7 @@ def _rpc(url: str, token: str, body: str) -> dict[str, Any]:
     return dict(reply.json())
 
 
-def test_the_http_transport_refuses_them_as_sent_on_the_wire(tmp_path, namespace):
+def test_the_http_transport_refuses_them_as_sent_on_the_wire(tmp_path: Path, namespace: str) -> None:
     env = server_env(tmp_path / "root")
     token = cli(env, "token", "create", "--namespace", namespace).strip()
     data = json.dumps(knowledge(title="Latency budget"))[:-1] + ', "metadata": {"p99": Infinity}}'
@@ -224,7 +226,7 @@ def poisoned(
     return tool, mode, doc, options, ".".join([*path, leaf])
 
 
-def test_fuzz_every_mode_refuses_a_non_finite_number_at_any_depth(memory):
+def test_fuzz_every_mode_refuses_a_non_finite_number_at_any_depth(memory: Memory) -> None:
     server = build_server(memory)
     modes = [(tool, m.name) for tool, declared_modes in declared().items() for m in declared_modes]
     seen: set[tuple[str, str]] = set()
@@ -240,11 +242,13 @@ def test_fuzz_every_mode_refuses_a_non_finite_number_at_any_depth(memory):
     def refused(drawn: tuple[str, str, dict[str, Any], dict[str, Any], str]) -> None:
         tool, mode, data, options, field = drawn
         seen.add((tool, mode))
-        result = anyio.run(
-            server.call_tool, tool, {"args": {"mode": mode, "input_data": data, "options": options}}
+        result = tool_result(
+            anyio.run(
+                server.call_tool, tool, {"args": {"mode": mode, "input_data": data, "options": options}}
+            )
         )
         assert result.is_error, (tool, mode, field)
-        error = tool_error(result.content[0].text)
+        error = tool_error(text_of(result.content[0]))
         assert error["code"] == "memory_validation_error", (tool, mode, error)
         assert error["details"]["errors"][0]["field"] == field, (error, field)
 

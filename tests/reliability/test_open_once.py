@@ -86,7 +86,7 @@ def test_symlink_swaps_during_ingest_capture_nothing_outside(restricted: Memory,
     assert SECRET not in json.dumps(results)
 
 
-def _repo_with(tmp_path: Path, make_gitignore: Callable[[Path], None], *, nested: bool = False) -> Path:
+def _repo_with(tmp_path: Path, make_gitignore: Callable[[Path], object], *, nested: bool = False) -> Path:
     repo = tmp_path / "repo"
     (repo / "sub").mkdir(parents=True)
     (repo / "notes.md").write_text("# Notes\n\nKept whatever the ignore file says.\n")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from typing import Any
 
 from memory_substrate import Memory, Settings
 
@@ -48,7 +49,7 @@ def main() -> None:
                 ]
                 out = memory.ingest("conversation", {"title": token, "messages": messages})
                 last_source = out["source_id"]
-                ack = {"kind": "ingest", "token": token, "ids": [out["source_id"]]}
+                ack: dict[str, Any] = {"kind": "ingest", "token": token, "ids": [out["source_id"]]}
             elif i % 3 == 1:
                 ref = {"source_id": last_source, "segment_id": "seg-1"}
                 out = memory.remember("knowledge", knowledge(token, evidence_refs=[ref]))

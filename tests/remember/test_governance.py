@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
+from memory_substrate import Memory
 from memory_substrate.errors import (
     BatchEntryError,
     ConflictError,
@@ -17,7 +20,7 @@ from memory_substrate.mcp.server import build_server
 from tests.helpers import ToolFailed, call, conversation, knowledge
 
 
-def _claim(value, **kw):
+def _claim(value: str, **kw: Any) -> dict[str, Any]:
     return knowledge(
         title=kw.pop("title", "Primary language"),
         payload={
@@ -33,14 +36,14 @@ def _claim(value, **kw):
 
 @pytest.mark.parametrize("field", ["reason", "memory_source", "scope_refs"])
 @pytest.mark.parametrize("mode", ["knowledge", "activity", "work_item"])
-def test_governance_fields_are_required(memory, mode, field):
+def test_governance_fields_are_required(memory: Memory, mode: str, field: str) -> None:
     data = knowledge(kind="task" if mode == "work_item" else "fact")
     del data[field]
     with pytest.raises(ValidationError, match=field):
         memory.remember(mode, data)
 
 
-def test_memory_source_must_be_an_allowed_value(memory):
+def test_memory_source_must_be_an_allowed_value(memory: Memory) -> None:
     with pytest.raises(ValidationError, match="memory_source"):
         memory.remember("knowledge", knowledge(memory_source="rumour"))
     for source in ("user_declared", "human_curated", "agent_inferred", "system_generated", "imported"):
@@ -50,7 +53,7 @@ def test_memory_source_must_be_an_allowed_value(memory):
         assert out["status"] == "created"
 
 
-def test_agent_inferred_active_claims_become_candidates(memory):
+def test_agent_inferred_active_claims_become_candidates(memory: Memory) -> None:
     out = memory.remember("knowledge", knowledge(memory_source="agent_inferred", status="active"))
     assert out["knowledge_status"] == "candidate"
     assert out["normalized"][0]["to"] == "candidate"
@@ -62,7 +65,7 @@ def test_agent_inferred_active_claims_become_candidates(memory):
     assert declared["knowledge_status"] == "active"
 
 
-def test_exact_structured_duplicate_is_rejected(memory):
+def test_exact_structured_duplicate_is_rejected(memory: Memory) -> None:
     first = memory.remember("knowledge", _claim("python"))
     with pytest.raises(DuplicateError) as exc:
         memory.remember(
@@ -76,7 +79,7 @@ def test_exact_structured_duplicate_is_rejected(memory):
     assert memory.remember("knowledge", _claim("python", kind="decision"))["status"] == "created"
 
 
-def test_same_subject_predicate_with_other_value_marks_both_contested(memory):
+def test_same_subject_predicate_with_other_value_marks_both_contested(memory: Memory) -> None:
     first = memory.remember("knowledge", _claim("python"))
     second = memory.remember("knowledge", _claim("rust"))
     assert second["knowledge_status"] == "contested"
@@ -86,7 +89,7 @@ def test_same_subject_predicate_with_other_value_marks_both_contested(memory):
     assert "status_change" in [e["action"] for e in history["events"]]
 
 
-def test_a_contested_claim_cannot_be_promoted_past_a_live_rival(memory):
+def test_a_contested_claim_cannot_be_promoted_past_a_live_rival(memory: Memory) -> None:
     first = memory.remember("knowledge", _claim("python"))["object_id"]
     second = memory.remember("knowledge", _claim("rust"))["object_id"]
     with pytest.raises(ConflictError) as exc:
@@ -99,7 +102,7 @@ def test_a_contested_claim_cannot_be_promoted_past_a_live_rival(memory):
     )
 
 
-def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
+def test_possible_duplicates_for_similar_unstructured_knowledge(memory: Memory) -> None:
     first = memory.remember(
         "knowledge",
         knowledge(
@@ -125,7 +128,7 @@ def test_possible_duplicates_for_similar_unstructured_knowledge(memory):
     assert unrelated["possible_duplicates"] == []
 
 
-def test_possible_duplicates_read_other_languages_by_their_content_words(memory):
+def test_possible_duplicates_read_other_languages_by_their_content_words(memory: Memory) -> None:
     """German notes: inflected forms of the same words count as overlap, shared function words
     ("wir", "sind", "in", "der") do not."""
     first = memory.remember(
@@ -157,7 +160,7 @@ def test_possible_duplicates_read_other_languages_by_their_content_words(memory)
     assert garage["possible_duplicates"] == [], kitchen
 
 
-def test_evidence_refs_must_resolve_and_match(memory):
+def test_evidence_refs_must_resolve_and_match(memory: Memory) -> None:
     src = memory.ingest("conversation", conversation(["we use kuzu", "ok"]))
     sid = src["source_id"]
     # Content hashes are shown with detail "full" (compact pages leave them out).
@@ -184,7 +187,7 @@ def test_evidence_refs_must_resolve_and_match(memory):
     assert memory.status()["counts"]["by_object_type"] == {"source": 1, "knowledge": 1}
 
 
-def test_lifecycle_promote_supersede_contest(memory):
+def test_lifecycle_promote_supersede_contest(memory: Memory) -> None:
     cand = memory.remember("knowledge", knowledge(memory_source="agent_inferred"))["object_id"]
     out = memory.remember("promote", {"knowledge_id": cand, "reason": "verified"})
     assert out["knowledge_status"] == "active"
@@ -205,7 +208,7 @@ def test_lifecycle_promote_supersede_contest(memory):
         memory.remember("contest", {"knowledge_id": "know:nope", "reason": "x"})
 
 
-def test_batch_is_atomic_and_names_the_failing_entry(memory):
+def test_batch_is_atomic_and_names_the_failing_entry(memory: Memory) -> None:
     good = {"mode": "knowledge", "input_data": knowledge(title="A fact", summary="a")}
     dup_a = {"mode": "knowledge", "input_data": _claim("python")}
     dup_b = {"mode": "knowledge", "input_data": _claim("python", title="again")}
@@ -224,7 +227,7 @@ def test_batch_is_atomic_and_names_the_failing_entry(memory):
     assert memory.status()["counts"]["by_object_type"]["knowledge"] == 2
 
 
-def test_activity_and_work_item_refs(memory):
+def test_activity_and_work_item_refs(memory: Memory) -> None:
     src = memory.ingest("conversation", conversation(["walkthrough notes"]))["source_id"]
     act = memory.remember(
         "activity",
@@ -250,7 +253,7 @@ def test_activity_and_work_item_refs(memory):
     assert {r["object"]["id"] for r in expand["related"]} >= {act["object_id"], work["object_id"]}
 
 
-def test_scope_refs_must_be_scopes(memory):
+def test_scope_refs_must_be_scopes(memory: Memory) -> None:
     with pytest.raises(ValidationError, match="scope"):
         memory.remember("knowledge", knowledge(scope_refs=["project"]))
     with pytest.raises(ValidationError, match="scope_refs"):
@@ -258,7 +261,7 @@ def test_scope_refs_must_be_scopes(memory):
 
 
 @pytest.mark.anyio
-async def test_spec_examples_through_mcp(memory):
+async def test_spec_examples_through_mcp(memory: Memory) -> None:
     async with Client(build_server(memory)) as c:
         src = await call(c, "memory_ingest", "conversation", conversation(["Primary language is Python."]))
         spec_knowledge = {

@@ -3,6 +3,8 @@ audited patch, its page shows the history, and a closed item leaves packages for
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mcp import Client
 
@@ -12,17 +14,18 @@ from memory_substrate.mcp.server import build_server
 from tests.helpers import ToolFailed, call, knowledge
 
 
-def _item(memory, **kw):
+def _item(memory: Memory, **kw: Any) -> str:
     data = knowledge(
         kind="task",
         title=kw.pop("title", "Add regression test for refund 409"),
         summary=kw.pop("summary", "Refunds retried by the client answer 409; cover it with a test."),
         **kw,
     )
-    return memory.remember("work_item", data)["object_id"]
+    object_id: str = memory.remember("work_item", data)["object_id"]
+    return object_id
 
 
-def test_status_update_is_one_audited_patch(memory):
+def test_status_update_is_one_audited_patch(memory: Memory) -> None:
     wid = _item(memory, priority="high")
     out = memory.remember(
         "work_item", {"work_item_id": wid, "status": "in_progress", "reason": "started on it"}
@@ -47,7 +50,7 @@ def test_status_update_is_one_audited_patch(memory):
     assert full["object"]["payload"]["priority"] == "low" and len(full["history"]) == 3
 
 
-def test_update_changes_only_what_it_names(memory):
+def test_update_changes_only_what_it_names(memory: Memory) -> None:
     wid = _item(memory)
     before = memory.query("page", {"id": wid}, {"detail": "full"})["object"]
     memory.remember(
@@ -71,7 +74,7 @@ def test_update_changes_only_what_it_names(memory):
     )
 
 
-def test_short_id_and_bad_updates(memory):
+def test_short_id_and_bad_updates(memory: Memory) -> None:
     wid = _item(memory)
     prefix, digits = wid.split(":", 1)
     short = f"{prefix}:{digits[-8:]}"  # a git-style short form, as packages print them
@@ -97,7 +100,7 @@ def test_short_id_and_bad_updates(memory):
     assert memory.query("page", {"id": wid})["object"]["status"] == "blocked"
 
 
-def test_an_expired_item_is_not_there_to_update(make_settings, namespace):
+def test_an_expired_item_is_not_there_to_update(make_settings: Any, namespace: str) -> None:
     from datetime import UTC, datetime, timedelta
 
     now = [datetime.now(UTC)]
@@ -120,7 +123,7 @@ def test_an_expired_item_is_not_there_to_update(make_settings, namespace):
         mem.close()
 
 
-def test_batch_updates_roll_back_together(memory):
+def test_batch_updates_roll_back_together(memory: Memory) -> None:
     wid = _item(memory)
     with pytest.raises(Exception, match="batch entry 1"):
         memory.remember(
@@ -141,7 +144,7 @@ def test_batch_updates_roll_back_together(memory):
     assert memory.query("page", {"id": wid})["object"]["status"] == "open"
 
 
-async def packaged(c: Client, task: dict) -> set[str]:
+async def packaged(c: Client, task: dict[str, Any]) -> set[str]:
     """Ids the compile selected into the package, read back from its trace (spec 004)."""
     result = await call(c, "memory_query", "context", task)
     trace = await call(c, "memory_query", "trace", {"id": result["trace_id"]})
@@ -149,7 +152,7 @@ async def packaged(c: Client, task: dict) -> set[str]:
 
 
 @pytest.mark.anyio
-async def test_closed_work_with_the_default_embedder(default_memory):
+async def test_closed_work_with_the_default_embedder(default_memory: Memory) -> None:
     """With the default embedder a closed item's similarity to a task naming it is near 1.0: it
     answers a task about past work, never one about work still to do."""
     wid = _item(default_memory)
@@ -169,7 +172,7 @@ async def test_closed_work_with_the_default_embedder(default_memory):
 
 
 @pytest.mark.anyio
-async def test_closed_item_leaves_current_work_packages_through_mcp(memory):
+async def test_closed_item_leaves_current_work_packages_through_mcp(memory: Memory) -> None:
     wid = _item(memory)
     async with Client(build_server(memory)) as c:
         task = {"task": "Fix the refund 409 errors and add a regression test", "budget_tokens": 1500}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from memory_substrate.embed import StaticEmbedder
 from memory_substrate.retrieval import (
     RankConfig,
+    RankedSegment,
     RankSegment,
     TermStats,
     analyse_query,
@@ -60,7 +62,7 @@ class TinyStore:
     def term_stats(self, terms: Sequence[str]) -> TermStats:
         return TermStats(len(self.segs), {t: sum(t in index_terms(s.text) for s in self.segs) for t in terms})
 
-    def rank(self, query: str, **kw):
+    def rank(self, query: str, **kw: Any) -> list[RankedSegment]:
         a = analyse_query(query, sorted({s.speaker for s in self.segs if s.speaker}))
         return rank_segments(
             a,
@@ -114,7 +116,9 @@ def test_named_speakers_own_turn_beats_turns_addressed_to_them() -> None:
         store.fetch,
         config=solo,
     )
-    lex = lambda rs, sid: next(r.features["lexical"] for r in rs if r.segment_id == sid)  # noqa: E731
+    lex: Callable[[list[RankedSegment], str], float] = lambda rs, sid: next(  # noqa: E731
+        r.features["lexical"] for r in rs if r.segment_id == sid
+    )
     assert lex(blind, "s3") > 0.0 and lex(named, "s3") == 0.0
 
 
@@ -188,7 +192,9 @@ def test_semantic_scores_from_embedder_and_vectors() -> None:
     store.by_id = {s.id: s for s in store.segs}
     q = "my dog"
     qv = emb.embed_query(q)
-    vec_hits = sorted(((s.id, float(s.vector @ qv)) for s in store.segs), key=lambda x: -x[1])
+    vec_hits = sorted(
+        ((s.id, float(cast(np.ndarray, s.vector) @ qv)) for s in store.segs), key=lambda x: -x[1]
+    )
     ranked = rank_segments(q, [], vec_hits, store.fetch, query_vector=qv)
     assert ranked[0].segment_id == "s0"
     assert ranked[0].semantic_score == pytest.approx(float(vecs[0] @ qv), abs=1e-5)

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
-from memory_substrate.retrieval import RankConfig, RankSegment, rank_segments
+from memory_substrate.retrieval import RankConfig, RankedSegment, RankSegment, rank_segments
 
 TEXTS = [
     "the deployment pipeline failed on friday",
@@ -35,7 +36,12 @@ def _segments() -> list[RankSegment]:
     return out
 
 
-def _rank(segs: list[RankSegment], **kw):
+def _index(s: RankSegment) -> int:
+    assert s.index is not None
+    return s.index
+
+
+def _rank(segs: list[RankSegment], **kw: Any) -> list[RankedSegment]:
     by_id = {s.id: s for s in segs}
 
     def fetch(ids: Sequence[str]) -> dict[str, RankSegment]:
@@ -43,7 +49,8 @@ def _rank(segs: list[RankSegment], **kw):
 
     def neighbours(ids: Sequence[str], before: int, after: int) -> dict[str, list[RankSegment]]:
         return {
-            i: [s for s in segs if by_id[i].index - before <= s.index <= by_id[i].index + after] for i in ids
+            i: [s for s in segs if _index(by_id[i]) - before <= _index(s) <= _index(by_id[i]) + after]
+            for i in ids
         }
 
     qv = np.ones(16, dtype=np.float32) / 4.0
@@ -68,7 +75,7 @@ def test_fetch_vectors_ranks_as_vectors_on_segments_and_asks_for_candidates_only
     asked: list[list[str]] = []
     stored = {s.id: s.vector for s in segs}
 
-    def fetch_vectors(ids: Sequence[str]) -> dict:
+    def fetch_vectors(ids: Sequence[str]) -> dict[str, Any]:
         asked.append(list(ids))
         return {i: stored[i] for i in ids}
 

@@ -1,11 +1,11 @@
 from __future__ import annotations
 
+from memory_substrate.analysis.english import stem
 from memory_substrate.retrieval.terms import (
     cjk_bigrams,
     index_terms,
     lexical_document,
     query_stems,
-    stem,
     tokenize,
 )
 

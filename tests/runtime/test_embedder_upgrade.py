@@ -56,7 +56,8 @@ def _write_before_upgrade(settings: Settings, namespace: str) -> None:
 
 def _found_by_vector(result: dict[str, Any]) -> bool:
     first = (result.get("items") or [{}])[0]
-    return first.get("excerpt") == STATEMENT and first.get("retrieval_sources") == ["semantic"]
+    found: bool = first.get("excerpt") == STATEMENT and first.get("retrieval_sources") == ["semantic"]
+    return found
 
 
 def test_a_store_written_with_static_keeps_it_by_default(settings_for: Any, namespace: str) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from memory_substrate import Memory
 from memory_substrate.expiry import FIGURE, HEALTH, RECORD, WRITE, VisibleSession, _Passes
 from memory_substrate.indexing import claim_key, lookup_keys
 from memory_substrate.models import MemoryObject, Relation, Segment
@@ -232,7 +233,7 @@ def _lose_full_text(memory: Any, backend: str, world: World) -> None:
                 )
 
 
-def test_the_view_declares_every_member_of_the_port_and_forwards_nothing_implicitly():
+def test_the_view_declares_every_member_of_the_port_and_forwards_nothing_implicitly() -> None:
     assert "__getattr__" not in vars(VisibleSession) and "__getattribute__" not in vars(VisibleSession)
     port = _port_members()
     undeclared = sorted(n for n in port if n not in vars(VisibleSession))
@@ -245,7 +246,9 @@ def test_the_view_declares_every_member_of_the_port_and_forwards_nothing_implici
 
 
 @pytest.mark.parametrize("read", sorted(PROBES))
-def test_every_filtered_read_hides_the_expired_and_shows_the_live(memory, backend, read):
+def test_every_filtered_read_hides_the_expired_and_shows_the_live(
+    memory: Memory, backend: str, read: str
+) -> None:
     world = _build(memory)
     if read in INDEX_REPAIR:
         if backend == "postgres" and read == "objects_missing_search":

@@ -4,10 +4,13 @@ Both backends, real databases."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
+from memory_substrate import Memory
 from memory_substrate.models import MemoryObject
 from memory_substrate.util import new_id
 
@@ -27,7 +30,7 @@ def _note(title: str, **metadata: object) -> MemoryObject:
     )
 
 
-def test_a_write_records_its_patch_and_events_when_the_block_ends(memory):
+def test_a_write_records_its_patch_and_events_when_the_block_ends(memory: Memory) -> None:
     rt = memory.runtime
     with rt.write("memory_remember", "knowledge", "because") as (_session, patch):
         obj = patch.create(_note("kept"))
@@ -43,7 +46,7 @@ def test_a_write_records_its_patch_and_events_when_the_block_ends(memory):
         assert [e.object_id for e in session.list_events(object_id=obj.id)] == [obj.id]
 
 
-def test_a_failed_write_leaves_nothing_and_an_empty_one_records_no_patch(memory):
+def test_a_failed_write_leaves_nothing_and_an_empty_one_records_no_patch(memory: Memory) -> None:
     rt = memory.runtime
     with (
         pytest.raises(RuntimeError),
@@ -58,7 +61,7 @@ def test_a_failed_write_leaves_nothing_and_an_empty_one_records_no_patch(memory)
         assert session.list_patches(limit=5) == []
 
 
-def test_only_the_named_read_sees_expired_objects(memory):
+def test_only_the_named_read_sees_expired_objects(memory: Memory) -> None:
     rt = memory.runtime
     past = (datetime.now(UTC) - timedelta(days=1)).isoformat()
     with rt.write("memory_remember", "knowledge", "because") as (_session, patch):
@@ -69,7 +72,7 @@ def test_only_the_named_read_sees_expired_objects(memory):
         assert session.get_object(gone.id) is not None
 
 
-def test_a_snapshot_is_one_session_and_its_writes_wait_for_it_to_close(memory):
+def test_a_snapshot_is_one_session_and_its_writes_wait_for_it_to_close(memory: Memory) -> None:
     rt = memory.runtime
     seen: list[str] = []
     with rt.snapshot() as outer:
@@ -86,7 +89,7 @@ def test_a_snapshot_is_one_session_and_its_writes_wait_for_it_to_close(memory):
     assert seen == ["written", "now"]
 
 
-def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after(memory):
+def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after(memory: Memory) -> None:
     memory.remember(
         "knowledge",
         {
@@ -103,7 +106,9 @@ def test_a_context_compile_reads_in_one_snapshot_and_its_trace_is_readable_after
     assert trace["kind"] == "compile" and trace["task"] == out["task"]
 
 
-def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_settings, namespace):
+def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(
+    make_settings: Any, namespace: str
+) -> None:
     """With an embedder the searches' vector streams run too: inside the compile's snapshot they
     read in its session (search/streams.py), so the whole compile is one read transaction."""
     from memory_substrate import Memory
@@ -138,8 +143,8 @@ def test_a_compile_opens_one_read_session_and_one_write_for_its_trace(make_setti
         opened: list[str] = []
         read, write = store.read, store.write
 
-        def counted(kind, inner):
-            def open_session(*args, **kwargs):
+        def counted(kind: str, inner: Callable[..., Any]) -> Callable[..., Any]:
+            def open_session(*args: Any, **kwargs: Any) -> Any:
                 opened.append(kind)
                 return inner(*args, **kwargs)
 

@@ -46,7 +46,7 @@ def exports(memory: Memory) -> str:
 
 def leaked(texts: dict[str, Any], probes: list[str]) -> list[tuple[str, str]]:
     """(where, probe) for every probe found in any of the named texts (JSON-dumped when not text)."""
-    found = []
+    found: list[tuple[str, str]] = []
     for where, value in texts.items():
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
         found.extend((where, p) for p in probes if p in text)

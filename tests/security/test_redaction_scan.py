@@ -12,10 +12,10 @@ import uuid
 import pytest
 
 from memory_substrate.redaction import Redactions, kinds, marker, redact_text, redact_value, scan
-from tests.security.shapes import capture_shapes, conversation_shapes
+from tests.security.shapes import Shape, capture_shapes, conversation_shapes
 
 
-def _all_shapes():  # type: ignore[no-untyped-def]
+def _all_shapes() -> list[Shape]:
     rnd = random.Random(7)
     return conversation_shapes(rnd) + capture_shapes(rnd)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,14 @@ def test_rows_holding_every_word_come_first(store: Store, namespace: str, small_
         if hasattr(s, "term_stats"):  # PostgreSQL plans from ANALYZE's statistics: give it this store's
             _pg_stats(s, namespace, {w: 0.21 for w in WORDS})
             asked: list[str] = []
-            rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: (
-                asked.append(match) or rank(query, match, limit, **kw)
-            )
+            pg: Any = s  # a PostgreSQL session: its private ranking step is wrapped to watch it
+            rank = pg._rank_segments
+
+            def ranked(query: Any, match: Any, limit: Any, **kw: Any) -> Any:
+                asked.append(match)
+                return rank(query, match, limit, **kw)
+
+            pg._rank_segments = ranked
         hits = s.search_segments_text(WORDS, limit=5)
         if hasattr(s, "term_stats"):  # only the rows holding every word were ranked
             assert asked == ["(('alpha') & ('beta') & ('gamma'))"]
@@ -84,10 +89,14 @@ def test_one_common_word_ranks_a_bounded_share(store: Store, namespace: str, sma
         caps: list[int | None] = []
         if hasattr(s, "term_stats"):
             _pg_stats(s, namespace, {"alpha": 0.21})
-            rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: (
-                caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
-            )
+            pg: Any = s  # a PostgreSQL session: its private ranking step is wrapped to watch it
+            rank = pg._rank_segments
+
+            def ranked(query: Any, match: Any, limit: Any, **kw: Any) -> Any:
+                caps.append(kw.get("cap"))
+                return rank(query, match, limit, **kw)
+
+            pg._rank_segments = ranked
         hits = s.search_segments_text(["alpha"], limit=5)
     assert len(hits) == 5
     if caps:
@@ -153,10 +162,14 @@ def test_rare_terms_over_the_budget_together_rank_every_match(
         caps: list[int | None] = []
         if hasattr(s, "term_stats"):
             _pg_stats(s, namespace, {"delta": 0.05, "omega": 0.05, "sigma": 0.004})
-            rank = s._rank_segments
-            s._rank_segments = lambda query, match, limit, **kw: (
-                caps.append(kw.get("cap")) or rank(query, match, limit, **kw)
-            )
+            pg: Any = s  # a PostgreSQL session: its private ranking step is wrapped to watch it
+            rank = pg._rank_segments
+
+            def ranked(query: Any, match: Any, limit: Any, **kw: Any) -> Any:
+                caps.append(kw.get("cap"))
+                return rank(query, match, limit, **kw)
+
+            pg._rank_segments = ranked
         hits = s.search_segments_text(["delta", "omega", "sigma"], limit=5)
     if caps:  # ts_rank has no idf to tell the rows apart: check that the selective rows were not capped
         assert caps[0] is None

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import inspect
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from memory_substrate.models import AuditEvent, PatchRecord, Relation
+from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation
 from memory_substrate.retrieval.terms import index_terms
 from memory_substrate.storage.base import Store, StoreSession
 from memory_substrate.text import index_text, query_terms
@@ -48,7 +49,9 @@ def test_object_insert_get_update(store: Store, namespace: str) -> None:
         s.insert_object(obj, doc("Alpha"), "claim-1")
     with store.read(namespace) as s:
         assert s.get_object("know:1") == obj
-        assert list(s.get_object("know:1").payload) == ["z", "a"]  # key order survives
+        got = s.get_object("know:1")
+        assert got is not None
+        assert list(got.payload) == ["z", "a"]  # key order survives
         assert s.get_object("know:missing") is None
         assert s.get_objects(["know:1", "know:1", "know:missing"]) == {"know:1": obj}
         assert s.get_objects([]) == {}
@@ -85,7 +88,7 @@ def test_list_objects_filters_order_paging(store: Store, namespace: str) -> None
         for o in objs:
             s.insert_object(o, doc(o.title), None)
     with store.read(namespace) as s:
-        ids = lambda rows: [o.id for o in rows]  # noqa: E731
+        ids: Callable[[list[MemoryObject]], list[str]] = lambda rows: [o.id for o in rows]  # noqa: E731
         assert ids(s.list_objects()) == ["know:a", "know:b", "work:c", "know:d"]
         assert ids(s.list_objects(order="created_asc")) == ["know:a", "know:b", "know:d", "work:c"]
         assert ids(s.list_objects(order="created_desc")) == ["work:c", "know:d", "know:b", "know:a"]
@@ -451,7 +454,9 @@ def test_light_reads_by_key_match_light_windows(store: Store, namespace: str) ->
             w.created_at,
             w.terms,
         )
-    assert by_key[("src:a", "seg-2")].terms.split() == index_terms("de-stress before the release")
+    terms = by_key[("src:a", "seg-2")].terms
+    assert terms is not None
+    assert terms.split() == index_terms("de-stress before the release")
     assert by_key[("src:b", "seg-1")].terms == ""
     assert whole[0].locator == {"message_index": 0} and whole[0].terms is None
 

@@ -3,6 +3,8 @@ nothing of any other namespace (both backends)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from memory_substrate.graph import jobs
@@ -35,14 +37,19 @@ def _fill_all(store: Store, namespace: str) -> None:
     store.create_token(f"hash-{namespace}", namespace, "label")
 
 
-def _snapshot(store: Store, namespace: str) -> dict[str, object]:
+def _snapshot(store: Store, namespace: str) -> dict[str, Any]:
     with store.read(namespace) as s:
         return {
             "objects": sum(n for *_, n in s.count_objects()),
             "segments": s.count_segments(),
             "text": [h.object_id for h in s.search_objects_text(["secret"], limit=10)],
             "segment_text": [h.segment_id for h in s.search_segments_text(["secret"], limit=10)],
-            "vectors": s.vector_search("m", np.ones(4, dtype=np.float32) / 2, owner_type="object", limit=5),
+            "vectors": s.vector_search(
+                "m",
+                np.ones(4, dtype=np.float32) / 2,  # type: ignore[arg-type]  # numpy's stubs type float32 / int as float64
+                owner_type="object",
+                limit=5,
+            ),
             "relations": len(s.list_relations()),
             "patches": len(s.list_patches()),
             "config": s.get_config(),
@@ -85,7 +92,7 @@ def test_delete_namespace_removes_every_row_and_keeps_others(store: Store, names
     with store.write(namespace) as s:
         s.insert_object(make_obj("know:2", title="fresh secret"), doc("fresh secret"), None)
         s.insert_segments([seg_row(seg("src:2", 1, "fresh secret text"))])
-        s.upsert_vectors("m", "object", [("know:2", np.ones(4, dtype=np.float32) / 2)])
+        s.upsert_vectors("m", "object", [("know:2", np.ones(4, dtype=np.float32) / 2)])  # type: ignore[list-item]  # numpy's stubs type float32 / int as float64
     again = _snapshot(store, namespace)
     assert again["text"] == ["know:2"]
-    assert [k for k, _ in again["vectors"]] == ["know:2"]  # type: ignore[union-attr]
+    assert [k for k, _ in again["vectors"]] == ["know:2"]

@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from memory_substrate import Memory
@@ -27,8 +28,8 @@ def _fill(store: Store, namespace: str) -> None:
         )
         s.insert_segments([seg_row(seg("src:1", 1, "shared secret text"))])
         s.insert_relations([Relation("rel:1", "about", "know:1", "node:1", "know:1", {}, TS)])
-        s.upsert_vectors("m", "object", [("know:1", np.ones(4, dtype=np.float32) / 2)])
-        s.upsert_vectors("m", "segment", [("src:1#seg-1", np.ones(4, dtype=np.float32) / 2)])
+        s.upsert_vectors("m", "object", [("know:1", np.ones(4, dtype=np.float32) / 2)])  # type: ignore[list-item]  # numpy's stubs type float32 / int as float64
+        s.upsert_vectors("m", "segment", [("src:1#seg-1", np.ones(4, dtype=np.float32) / 2)])  # type: ignore[list-item]  # numpy's stubs type float32 / int as float64
         s.record_patch(
             PatchRecord("patch:1", "t", "m", None, TS, 1, {}),
             [AuditEvent("evt:1", "patch:1", "know:1", "create", TS)],
@@ -39,7 +40,7 @@ def _fill(store: Store, namespace: str) -> None:
 def test_namespace_isolation(store: Store, namespace: str) -> None:
     other = namespace + "-b"
     _fill(store, namespace)
-    q = np.ones(4, dtype=np.float32) / 2
+    q: npt.NDArray[np.float32] = np.ones(4, dtype=np.float32) / 2  # type: ignore[assignment]  # numpy's stubs type float32 / int as float64
     with store.read(other) as s:
         assert s.get_object("know:1") is None
         assert s.get_objects(["know:1", "src:1"]) == {}

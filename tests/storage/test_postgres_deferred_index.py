@@ -60,11 +60,11 @@ def test_search_before_and_after_the_deferred_build(
 
         queries = ["ferry island dawn", "violin teacher Lisbon", "tomatoes blight", "comet telescope"]
         # Vectors alone: the pending rows must come back from the exact scan.
-        qvec = mem.runtime.embedder_or_none().embed_query("violin teacher Lisbon")
+        embedder = mem.runtime.embedder_or_none()
+        assert embedder is not None
+        qvec = embedder.embed_query("violin teacher Lisbon")
         with mem.store.read(namespace) as s:
-            before_vec = s.vector_search(
-                mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10
-            )
+            before_vec = s.vector_search(embedder.name, qvec, owner_type="segment", limit=10)
             exact = sorted(
                 ((oid, float(v @ qvec)) for t, oid, _m, v in s.iter_vectors() if t == "segment"),
                 key=lambda h: -h[1],
@@ -78,9 +78,7 @@ def test_search_before_and_after_the_deferred_build(
         assert sum(built.values()) >= BULK_VECTOR_ROWS
         assert _pending(postgres_url, namespace) == 0
         with mem.store.read(namespace) as s:
-            after_vec = s.vector_search(
-                mem.runtime.embedder_or_none().name, qvec, owner_type="segment", limit=10
-            )
+            after_vec = s.vector_search(embedder.name, qvec, owner_type="segment", limit=10)
         assert [h[0] for h in after_vec] == [h[0] for h in before_vec]
         after = {(q, unit): _search(mem, q, unit) for q in queries for unit in ("segment", "object")}
         assert after == before

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import psycopg
 import pytest
@@ -60,7 +61,7 @@ def _stats(namespace: str, budget: int) -> TermStats:
     return stats
 
 
-def _keys(hits: list) -> list[tuple[str, str, float]]:
+def _keys(hits: list[Any]) -> list[tuple[str, str, float]]:
     return [(h.source_id, h.segment_id, round(h.score, 6)) for h in hits]
 
 
@@ -70,10 +71,10 @@ def test_selective_terms_rarest_first_within_budget() -> None:
     # the rarest term is always taken, even over the budget
     assert stats.selective(None, "ns", ["zzcommon", "filler"]) == (["filler"], ["zzcommon"])  # type: ignore[arg-type]
     # a namespace within the budget, or no statistics: every term (the plain query)
-    assert _stats("ns", budget=ROWS).selective(None, "ns", ["zzcommon", "zzrare"]) == (
+    assert _stats("ns", budget=ROWS).selective(None, "ns", ["zzcommon", "zzrare"]) == (  # type: ignore[arg-type]
         ["zzcommon", "zzrare"],
         [],
-    )  # type: ignore[arg-type]
+    )
     other = _stats("ns", budget=50)
     other._stats.namespace_freq = {"ns": 0.1}  # 30 rows: within the budget
     assert other.selective(None, "ns", ["zzcommon", "zzrare"]) == (["zzcommon", "zzrare"], [])  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 from memory_substrate import Memory, Settings
 from memory_substrate.storage.sqlite.fulltext import TermDocs
@@ -68,7 +69,7 @@ def test_dropped_common_terms_follow_the_writes(tmp_path: Path) -> None:
 
         def planned() -> tuple[list[str], list[str]]:
             with mem.store.read(mem.namespace) as s:
-                inner = getattr(s, "inner", s)
+                inner: Any = getattr(s, "inner", s)  # the SQLite session behind a wrapping one
                 cached = inner._plan_terms(["alpha", "beta", "gamma"])[0]
                 cache, inner.term_docs = inner.term_docs, None
                 try:

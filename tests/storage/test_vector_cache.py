@@ -66,7 +66,8 @@ def _gated_rows(n: int, dim: int, used: slice, rng: np.random.Generator) -> np.n
     """Rows that fill only ``used`` of ``dim`` columns, as a gated embedder's English texts do."""
     rows = np.zeros((n, dim), dtype=np.float32)
     rows[:, used] = rng.normal(size=(n, used.stop - used.start))
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    normed: np.ndarray = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return normed
 
 
 def test_a_matrix_keeps_only_the_columns_its_rows_use_and_scores_as_the_full_rows() -> None:

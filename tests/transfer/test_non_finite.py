@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_substrate import Memory
 from memory_substrate.errors import ValidationError
 from memory_substrate.importers.mcp_memory import import_mcp_memory
 from memory_substrate.transfer import export_namespace, import_namespace
@@ -45,13 +46,13 @@ def test_export_refuses_a_poisoned_row_leaving_no_file_and_round_trips_once_repa
     assert object_id in [item["id"] for item in json.loads(found.stdout)["items"]]
 
 
-def _exported(memory) -> list[str]:
+def _exported(memory: Memory) -> list[str]:
     buffer = io.StringIO()
     export_namespace(memory.runtime, buffer)
     return buffer.getvalue().splitlines(keepends=True)
 
 
-def test_import_refuses_a_non_finite_number_naming_the_line_and_field(memory) -> None:
+def test_import_refuses_a_non_finite_number_naming_the_line_and_field(memory: Memory) -> None:
     seed(memory)
     lines = _exported(memory)
     where = next(i for i, line in enumerate(lines) if MARK in line and '"type":"object"' in line)
@@ -98,7 +99,7 @@ def test_a_graph_snapshot_with_infinity_is_refused_by_import_and_invalid_to_vali
     assert "must be a finite number" in _run(tmp_path, "contracts", "graph", "validate", str(yaml)).stdout
 
 
-def test_an_mcp_memory_record_with_nan_is_skipped_with_its_reason(memory, tmp_path: Path) -> None:
+def test_an_mcp_memory_record_with_nan_is_skipped_with_its_reason(memory: Memory, tmp_path: Path) -> None:
     path = tmp_path / "memory.jsonl"
     path.write_text(
         '{"type": "entity", "name": "Alice", "entityType": "person", "observations": ["Leads payments"]}\n'

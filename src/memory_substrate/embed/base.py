@@ -41,8 +41,12 @@ class Embedder(Protocol):
     detected and answered by ``reindex``); ``dimensions`` is the vector length.
     """
 
-    name: str
-    dimensions: int
+    # Read-only: an embedder may compute them (a property) or hold them (an attribute).
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimensions(self) -> int: ...
 
     def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Return an array of shape (len(texts), dimensions), rows L2-normalised."""

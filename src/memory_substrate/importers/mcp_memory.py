@@ -35,7 +35,9 @@ from typing import IO, Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
-from memory_substrate.importers.bulk import apply_extractions
+
+# Re-exported: tests replace it here, where the importer looks it up.
+from memory_substrate.importers.bulk import apply_extractions as apply_extractions
 from memory_substrate.importers.common import (
     DEFAULT_SCOPE,
     ImportReport,
