@@ -20,7 +20,7 @@ from memory_substrate.search.inputs import SearchInput, SearchOptions
 from memory_substrate.search.results import ChunkMatch, ObjectMatch, SearchPlan, SearchResult, SegmentMatch
 from memory_substrate.search.sanitize import sanitize_query
 from memory_substrate.search.segments import ranked_segments, segment_item, semantic_factor
-from memory_substrate.search.streams import Pending, beside
+from memory_substrate.search.streams import Pending, beside, in_callers_context
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import expand_terms, normalize_phrase, older_forms, query_terms
 
@@ -207,9 +207,11 @@ class SearchEngine:
         emb = self.rt.embedder_or_none()
         if emb is None or semantic_factor(emb, plan.clean.text) == 0.0:
             return None  # no embedder, or a query without a word (embed.gated.semantic_weight)
-        qvec, model = emb.embed_query(plan.clean.text), emb.name
+        # The query is embedded beside the full-text streams too (search/segments._vector_stream).
+        embed, text, model = in_callers_context(emb.embed_query), plan.clean.text, emb.name
 
         def nearest(s: StoreSession) -> tuple[list[Hit], list[Hit]]:
+            qvec = embed(text)
             vectors = vector_index(self.rt, s)
             return (
                 vectors.vector_search(model, qvec, owner_type="object", limit=CANDIDATES),
@@ -243,7 +245,13 @@ class SearchEngine:
         lexical[:0] = [(k, 1e6) for k in exact]
         # Candidates are ranked on their heads; only the answers' whole records are read.
         heads = session.get_object_heads([k for k, _ in lexical])
-        rescored = [(k, s * _phrase_boost(heads[k], plan.phrase)) for k, s in lexical if k in heads]
+        # A source comes back once for each of its segment hits: its boost is worked out once.
+        boosts = {
+            k: _phrase_boost(heads[k], plan.phrase)
+            for k in dict.fromkeys(k for k, _ in lexical)
+            if k in heads
+        }
+        rescored = [(k, s * boosts[k]) for k, s in lexical if k in boosts]
         rescored.sort(key=lambda kv: -kv[1])
         streams = {"lexical": rescored}
         if exact:

@@ -23,7 +23,7 @@ from memory_substrate.models import Segment
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
 from memory_substrate.runtime import Runtime
-from memory_substrate.search.streams import beside
+from memory_substrate.search.streams import Pending, beside, in_callers_context
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import full_text_terms
 from memory_substrate.util import parse_time
@@ -192,19 +192,11 @@ def ranked_segments(
     pending = None
     if emb is not None and semantic_factor(emb, query) == 0.0:
         emb = None  # a query without a word: the full-text stream alone (embed.gated.semantic_weight)
+    vdepth = depth if vector_depth is None else vector_depth
     if emb is not None:
-        qvec = emb.embed_query(query)
         config = _semantic_weighted(emb, query, config)
         # Filtering by source happens after the nearest-neighbour search, so ask for more.
-        vdepth = depth if vector_depth is None else vector_depth
-        wanted = vdepth * (4 if source_ids else 1)
-        model, q = emb.name, qvec
-        # The vector stream runs beside the full-text one (see search/streams.py).
-        pending = beside(
-            rt,
-            session,
-            lambda s: vector_index(rt, s).vector_search(model, q, owner_type="segment", limit=wanted),
-        )
+        pending = _vector_stream(rt, session, emb, query, vdepth * (4 if source_ids else 1))
     lexical = [
         (segment_vector_id(h.source_id, h.segment_id), h.score)
         for h in session.search_segments_text(full_text_terms(query), limit=depth, source_ids=source_ids)
@@ -214,7 +206,7 @@ def ranked_segments(
         # The full-text hits' windows are read while the vector stream still runs.
         fetch.prefetch([k for k, _ in lexical], *ranker.context_span(config))
     if pending is not None:
-        vector = pending.result()
+        qvec, vector = pending.result()
         if source_ids:
             allowed = set(source_ids)
             vector = [(k, s) for k, s in vector if _split(k)[0] in allowed][:vdepth]
@@ -233,6 +225,22 @@ def ranked_segments(
         return [(fetch.rows[r.segment_id], r) for r in ranked if r.segment_id in fetch.rows]
     rows = fetch.whole([r.segment_id for r in ranked])  # windows were read light; answers whole
     return [(rows[r.segment_id], r) for r in ranked if r.segment_id in rows]
+
+
+def _vector_stream(
+    rt: Runtime, session: StoreSession, emb: Any, query: str, limit: int
+) -> Pending[tuple[Any, list[tuple[str, float]]]]:
+    """The query's vector and its nearest segments, on their way beside the full-text stream
+    (search/streams.py): embedding the query costs about as much as the full-text query, and the
+    encoder leaves the interpreter lock for its matrix work as SQLite does for its statements."""
+    embed = in_callers_context(emb.embed_query)  # the request's query-vector memo goes along
+    model = emb.name
+
+    def nearest(s: StoreSession) -> tuple[Any, list[tuple[str, float]]]:
+        qvec = embed(query)
+        return qvec, vector_index(rt, s).vector_search(model, qvec, owner_type="segment", limit=limit)
+
+    return beside(rt, session, nearest)
 
 
 def semantic_factor(emb: Any, query: str) -> float:

@@ -25,15 +25,17 @@ Inline inside the compile's snapshot cost nothing measurable on the 2-core devel
 from __future__ import annotations
 
 import atexit
+import contextvars
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Generic, TypeVar, cast
+from typing import Generic, ParamSpec, TypeVar, cast
 
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 WORKERS = 2
 _POOL: ThreadPoolExecutor | None = None
@@ -108,3 +110,15 @@ def beside(rt: Runtime, session: StoreSession, work: Callable[[StoreSession], T]
     except RuntimeError:  # the pool is shut down (interpreter exit)
         _FREE.release()
         return Pending(work(session))
+
+
+def in_callers_context(fn: Callable[P, T]) -> Callable[P, T]:
+    """``fn`` run, wherever it is later called, in a copy of the calling thread's context
+    variables: on a worker it sees the request's state (``embed.base.query_memo``) as it would
+    inline. Call it once per copy (a context cannot be entered twice at a time)."""
+    ctx = contextvars.copy_context()
+
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return ctx.run(fn, *args, **kwargs)
+
+    return run
