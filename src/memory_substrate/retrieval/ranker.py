@@ -38,7 +38,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.analysis import across_languages
-from memory_substrate.retrieval.terms import STOPWORDS, fold, index_terms, query_stems, tokenize
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
+from memory_substrate.retrieval.terms import fold, index_terms, query_stems, tokenize
 from memory_substrate.retrieval.timeexpr import Period, find_periods, strip_periods
 from memory_substrate.retrieval.types import RankedSegment, RankSegment
 

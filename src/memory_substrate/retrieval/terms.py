@@ -17,9 +17,7 @@ from memory_substrate.analysis import scripts
 # Re-exported: the ranker and the compiler take the normaliser's fold, stem and stopwords from here.
 from memory_substrate.analysis.english import fold as fold
 from memory_substrate.analysis.english import stem as stem
-from memory_substrate.analysis.stopwords import ENGLISH
-
-STOPWORDS = ENGLISH
+from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
