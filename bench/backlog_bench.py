@@ -35,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from scale_bench import _database, _pct, _settle, build_synthetic
+from scale_bench import _database, _pct, _settle, build_synthetic, source_trees
 
 
 def _pending(mem: Any) -> int:
@@ -208,16 +208,8 @@ def main() -> None:
 
         stop = running_postgres({})
         url = stop.__enter__()
-    trees: list[tuple[str, str | None]] = [("current", None)]
     tmp = tempfile.TemporaryDirectory()
-    if args.baseline_ref:
-        archive = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
-        trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
+    trees = source_trees(args.baseline_ref, tmp.name)
     try:
         rows = []
         for backend, text, gap, (label, src) in [

@@ -494,6 +494,22 @@ def side_by_side(rows: list[dict[str, Any]]) -> str:
     )
 
 
+def source_trees(baseline_ref: str | None, into: str) -> list[tuple[str, str | None]]:
+    """(label, source path to put first on the path) for each tree timed: the baseline's source,
+    extracted (not checked out) under ``into``, first when ``baseline_ref`` is given, then the
+    current tree (None: as installed)."""
+    trees: list[tuple[str, str | None]] = [("current", None)]
+    if baseline_ref:
+        archive = subprocess.run(
+            ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", baseline_ref, "src"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
+        trees.insert(0, (f"base {baseline_ref[:7]}", str(Path(into) / "src")))
+    return trees
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -576,17 +592,8 @@ def main() -> None:
         ctx = running_postgres(dict(kv.split("=", 1) for kv in args.pg_setting))
         url = ctx.__enter__()
         stop = ctx
-    trees: list[tuple[str, str | None]] = [("current", None)]
     tmp = tempfile.TemporaryDirectory()
-    if args.baseline_ref:
-        # The baseline's source tree, extracted (not checked out) and put first on the path.
-        archive = subprocess.run(
-            ["git", "-C", str(Path(__file__).resolve().parents[1]), "archive", args.baseline_ref, "src"],
-            check=True,
-            capture_output=True,
-        ).stdout
-        subprocess.run(["tar", "-x", "-C", tmp.name], input=archive, check=True)
-        trees.insert(0, (f"base {args.baseline_ref[:7]}", str(Path(tmp.name) / "src")))
+    trees = source_trees(args.baseline_ref, tmp.name)
     try:
         rows = []
         for size, backend, text, (label, src) in [
