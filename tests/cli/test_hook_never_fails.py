@@ -17,11 +17,16 @@ EVENT = json.dumps(
 )
 
 
-def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+# The installed script's entry (which reads a plain hook command line itself) and the click group
+# behind it must treat every command line alike.
+ENTRIES = ("memory_substrate.cli.entry", "memory_substrate.cli.main")
+
+
+def _run(root: Path, *args: str, entry: str = ENTRIES[0], **env: str) -> subprocess.CompletedProcess[str]:
     run_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORY_SUBSTRATE_")}
     run_env.update(MEMORY_SUBSTRATE_ROOT=str(root), **env)
     return subprocess.run(
-        [sys.executable, "-m", "memory_substrate.cli.main", *args],
+        [sys.executable, "-m", entry, *args],
         input=EVENT,
         env=run_env,
         capture_output=True,
@@ -43,16 +48,18 @@ def _run(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]
         (("hook", "claude-code", "--root", "~nosuchuser-here/x"), {}, True),
     ],
 )
+@pytest.mark.parametrize("entry", ENTRIES)
 def test_a_refused_hook_command_line_exits_zero_and_logs(
-    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], logged: bool
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], logged: bool, entry: str
 ) -> None:
-    done = _run(tmp_path, *args, **env)
+    done = _run(tmp_path, *args, entry=entry, **env)
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
     if logged:
         assert "before the hook ran" in (tmp_path / "logs" / "hooks.log").read_text()
 
 
-def test_other_commands_still_fail_as_before(tmp_path: Path) -> None:
-    assert _run(tmp_path, "--bogus-option", "status").returncode == 2
-    assert _run(tmp_path, "status", MEMORY_SUBSTRATE_NAMESPACE="not a namespace").returncode == 2
+@pytest.mark.parametrize("entry", ENTRIES)
+def test_other_commands_still_fail_as_before(tmp_path: Path, entry: str) -> None:
+    assert _run(tmp_path, "--bogus-option", "status", entry=entry).returncode == 2
+    assert _run(tmp_path, "status", entry=entry, MEMORY_SUBSTRATE_NAMESPACE="not a namespace").returncode == 2

@@ -8,7 +8,6 @@ Read with the standard library only: this runs before anything else in every hoo
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,13 +107,17 @@ def load(root: Path | None = None, environ: Mapping[str, str] | None = None) -> 
 
 def _file(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
+        raw = path.read_bytes()
+    except (FileNotFoundError, NotADirectoryError):  # no file, or the root (or hooks/) is a file
         return {}
-    except NotADirectoryError:  # the root (or hooks/) is a file: no config there
-        return {}
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    # Imported only for a file that exists: most hooks run with no config file.
+    import tomllib
+
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
 
 

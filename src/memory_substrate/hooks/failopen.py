@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import threading
 import time
 from datetime import UTC, datetime
@@ -38,6 +37,8 @@ def scrubbed(text: str) -> str:
 
 def fallback_log() -> Path:
     """Where the log goes when the store's root cannot hold it (a file, unwritable, missing parent)."""
+    import tempfile  # only then: a hook that logs nothing does not pay for its import
+
     return Path(tempfile.gettempdir()) / f"memory-substrate-hooks-{_user()}.log"
 
 
