@@ -20,6 +20,9 @@ project against the scripted loopback model of tests/agents, with HOME isolated 
   (bench/hook_store.py), the hooks cold (one process per event);
 - ``memory-10k-warm``: the same store, served by ``memory-substrate serve --transport http``,
   with ``MEMORY_SUBSTRATE_HOOK_URL`` / ``MEMORY_SUBSTRATE_HOOK_TOKEN`` set for the client;
+- ``memory-10k-http``: the same, set up with ``--serve-url``: Claude Code posts UserPromptSubmit to
+  the server itself (an ``http`` hook, timed from the client's debug log: the POST to its answer);
+  the other events stay commands on the warm path;
 - ``codex-none`` / ``codex-memory``: the dev scenario through ``codex exec`` with and without
   ``setup codex --user`` (the hooks trusted by setup, run without bypassing trust).
 
@@ -96,6 +99,7 @@ class Variant:
     turns: int = 0  # LoCoMo turns preloaded into the project's namespace
     warm: bool = False
     noop_hooks: bool = False
+    http: bool = False  # setup --serve-url: Claude Code posts its context events to serve itself
 
 
 VARIANTS = {
@@ -106,6 +110,7 @@ VARIANTS = {
         Variant("memory", memory=True),
         Variant("memory-10k", memory=True, turns=10_000),
         Variant("memory-10k-warm", memory=True, turns=10_000, warm=True),
+        Variant("memory-10k-http", memory=True, turns=10_000, warm=True, http=True),
         Variant("codex-none", client="codex"),
         Variant("codex-memory", client="codex", memory=True),
     )
@@ -329,9 +334,13 @@ def run_variant(
     info: dict[str, Any] = {"variant": variant.name, "client": variant.client, "namespaces": namespaces}
     if variant.turns:
         info["store"] = preloaded_store(root, namespaces[scenario.project.name], variant.turns, fresh_store)
+    # The server first when the hooks are to name its address (setup --serve-url).
+    server = WarmServer(root, home, list(namespaces.values())) if variant.warm else None
     if variant.memory:
         for d in dirs.values():
             args = ["setup", variant.client, "--dir", str(d)] if variant.client == "claude-code" else []
+            if variant.http and server is not None:
+                args += ["--serve-url", server.url]
             if variant.client == "codex":
                 from tests.agents.clients import binary
 
@@ -339,10 +348,11 @@ def run_variant(
                 args = ["setup", "codex", "--user", "--codex-bin", str(binary("codex"))]
             done = _cli(*args, env={**env, "CODEX_HOME": str(home / ".codex")}, cwd=d)
             if done.returncode != 0:
+                if server is not None:
+                    server.stop()
                 raise RuntimeError(f"setup failed: {done.stdout[-800:]} {done.stderr[-800:]}")
             if variant.client == "codex":
                 break  # --user covers every project
-    server = WarmServer(root, home, list(namespaces.values())) if variant.warm else None
     records: list[Record] = []
     try:
         for i, (name, session) in enumerate(scenario.sessions):

@@ -20,6 +20,7 @@ import re
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -218,15 +219,33 @@ def _stream_outputs(stdout: str) -> dict[str, str]:
     return found
 
 
+_DEBUG_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z ")
+_HTTP_POST = re.compile(r"Hooks: HTTP hook POST to (?P<url>\S+/hooks/[\w-]+/event)\b")
+_HTTP_ANSWER = re.compile(r"Hooks: HTTP hook response status (?P<status>\d+)")
+
+
 def debug_hook_runs(path: Path, command: str = "memory-substrate") -> list[HookRun]:
-    """The hooks whose command holds ``command``, as the client's debug log timed them."""
+    """The hooks whose command holds ``command``, as the client's debug log timed them; and our
+    ``http`` hooks (setup --serve-url), from the log's own times of the POST and of its answer.
+    Setup writes an http hook for UserPromptSubmit only, so that is the event they are counted as."""
     if not path.exists():
         return []
     runs = []
+    posted: datetime | None = None
     for line in path.read_text(errors="replace").splitlines():
         m = _DEBUG_HOOK.search(line)
         if m and command in m["command"]:
             runs.append(HookRun(m["event"], float(m["ms"]), int(m["status"]), "debug-log"))
+            continue
+        stamp = _DEBUG_TIME.match(line)
+        if stamp is None:
+            continue
+        if _HTTP_POST.search(line):
+            posted = datetime.fromisoformat(stamp[1])
+        elif (answer := _HTTP_ANSWER.search(line)) and posted is not None:
+            took = (datetime.fromisoformat(stamp[1]) - posted).total_seconds() * 1000
+            runs.append(HookRun("UserPromptSubmit", round(took, 1), int(answer["status"]), "debug-log"))
+            posted = None
     return runs
 
 

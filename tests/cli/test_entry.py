@@ -52,6 +52,9 @@ def _groups_call(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[str,
         (["--namespace", "not a namespace", "hook", "claude-code"], {}),
         (["--root", "~nosuchuser-here/x", "hook", "codex"], {}),
         (["hook", "cursor"], {}),  # an unknown client is the runner's to refuse (and log)
+        # After the command (as setup writes --root): it wins over the same option before it.
+        (["hook", "claude-code", "--root", "/x"], {"MEMORY_SUBSTRATE_ROOT": "/env"}),
+        (["--root", "/a", "hook", "codex", "--root=/b", "--embedder", "none"], {}),
     ],
 )
 def test_a_plain_hook_line_gets_what_the_group_would_give(
@@ -74,8 +77,10 @@ def test_a_plain_hook_line_gets_what_the_group_would_give(
         ["hook"],
         ["--help"],
         ["hook", "--help"],
-        ["hook", "claude-code", "--root", "/x"],  # after the client: the group's to judge
         ["hook", "claude-code", "extra"],
+        ["hook", "claude-code", "--root", "~nosuchuser-here/x"],  # the group refuses it after the command
+        ["hook", "claude-code", "--namespace", "x"],  # checked by the group after the command
+        ["--root", "/a", "--root", "/b", "hook", "codex"],
         ["--bogus", "hook", "codex"],
         ["--root"],
         ["--root", "/x"],

@@ -329,3 +329,51 @@ async def test_the_registered_server_serves_the_projects_namespace(tmp_path: Pat
     async with Client(stdio_client(params)) as client:
         status = await call(client, "memory_maintain", "structure", {})
     assert status["namespace"] == project_namespace(project, load(store))
+
+
+def test_serve_url_makes_the_prompt_hook_an_http_hook_in_place_and_back(tmp_path: Path) -> None:
+    home, project = _project(tmp_path)
+    settings = project / ".claude" / "settings.local.json"
+    others = {"type": "http", "url": "http://127.0.0.1:9/elsewhere", "timeout": 5}  # the user's own
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [others]}]}}))
+    done = report(
+        run_setup("claude-code", "--serve-url", "http://127.0.0.1:8765/", "--json", home=home, cwd=project)
+    )
+    hooks = json.loads(settings.read_text())["hooks"]
+    ours = hooks["UserPromptSubmit"][-1]["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"] == [others]
+    assert ours == [
+        {
+            "type": "http",
+            "url": "http://127.0.0.1:8765/hooks/claude-code/event",
+            "headers": {"Authorization": "Bearer ${MEMORY_SUBSTRATE_HOOK_TOKEN}"},
+            "allowedEnvVars": ["MEMORY_SUBSTRATE_HOOK_TOKEN"],
+            "timeout": 10,
+        }
+    ]
+    # SessionStart stays a command: Claude Code skips http hooks on it; so do the captures.
+    for event in ("SessionStart", "Stop", "PreCompact", "SessionEnd"):
+        assert hooks[event][0]["hooks"][0]["type"] == "command", event
+    assert any("MEMORY_SUBSTRATE_HOOK_TOKEN" in n for n in done["notes"])
+    before = settings.read_bytes()
+    run_setup("claude-code", "--serve-url", "http://127.0.0.1:8765/", home=home, cwd=project)
+    assert settings.read_bytes() == before  # idempotent
+    # Without --serve-url the http hook is replaced in place by the command, and --remove takes
+    # out ours of either kind and nothing else.
+    run_setup("claude-code", home=home, cwd=project)
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"] == [others]
+    assert [h["type"] for h in hooks["UserPromptSubmit"][1]["hooks"]] == ["command"]
+    run_setup("claude-code", "--serve-url", "http://127.0.0.1:8765", home=home, cwd=project)
+    run_setup("claude-code", "--remove", home=home, cwd=project)
+    assert json.loads(settings.read_text())["hooks"] == {"UserPromptSubmit": [{"hooks": [others]}]}
+
+
+def test_serve_url_is_checked_and_is_for_claude_code_only(tmp_path: Path) -> None:
+    home, project = _project(tmp_path)
+    bad = run_setup("claude-code", "--serve-url", "127.0.0.1:8765", home=home, cwd=project, expect=2)
+    assert "--serve-url" in bad.stderr
+    codex = run_setup("codex", "--serve-url", "http://127.0.0.1:8765", home=home, cwd=project, expect=2)
+    assert "Claude Code" in codex.stderr
+    assert not (project / ".claude").exists() and not (home / ".codex").exists()

@@ -314,3 +314,47 @@ def test_a_capture_through_the_warm_path_lands_on_the_server(served: dict[str, A
     other_home = tmp_path / "offline-home"
     done = _cold_hook(served, stop, other_home, **dead)
     assert done.returncode == 0 and (other_home / "memory.sqlite3").exists()
+
+
+# --- the client's own http hook: POST /hooks/{client}/event (mcp/client_hooks_route.py) -------------
+def _post_event(
+    served: dict[str, Any], body: dict[str, Any], token: str | None, client: str = "claude-code"
+) -> httpx2.Response:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx2.post(f"{served['url']}/hooks/{client}/event", json=body, headers=headers, timeout=60)
+
+
+@pytest.mark.parametrize("name", ["UserPromptSubmit", "SessionStart"])
+def test_the_clients_own_http_hook_gets_what_the_hook_command_prints(
+    served: dict[str, Any], name: str
+) -> None:
+    fields = {"prompt": PROMPT} if name == "UserPromptSubmit" else {"source": "startup"}
+    cold = _cold_hook(served, _event(served, name, **fields), served["root"])
+    assert cold.returncode == 0 and cold.stdout.strip(), cold.stderr
+    event = _event(served, name, **fields)  # the client's event, as it would reach the command's stdin
+    first = _post_event(served, event, served["token"])
+    assert first.status_code == 200 and first.headers["content-type"].startswith("application/json")
+    assert first.text == cold.stdout.strip()
+    # The session's state is kept as the command keeps it: what it was given is not given again.
+    again = _post_event(served, event, served["token"])
+    assert again.status_code == 200 and again.text != first.text
+
+
+def test_the_clients_own_http_hook_is_refused_what_the_command_would_not_do(
+    served: dict[str, Any], tmp_path: Path
+) -> None:
+    event = _event(served, "UserPromptSubmit", prompt=PROMPT)
+    assert _post_event(served, event, None).status_code == 401
+    refused = _post_event(served, event, served["other"])  # a valid token of another namespace
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "memory_forbidden"
+    elsewhere = tmp_path / "blog"
+    (elsewhere / ".git").mkdir(parents=True)  # another project: another namespace than the token's
+    refused = _post_event(served, {**event, "cwd": str(elsewhere)}, served["token"])
+    assert refused.status_code == 403 and "Dana" not in refused.text
+    capture = _post_event(served, _event(served, "Stop", transcript_path="/etc/passwd"), served["token"])
+    assert capture.status_code == 400 and "hook` command" in capture.json()["error"]["message"]
+    assert _post_event(served, {"prompt": PROMPT}, served["token"]).status_code == 400
+    assert _post_event(served, event, served["token"], client="cursor").status_code == 400
+    # Nothing to give is an empty answer, which the client reads as a hook that printed nothing.
+    quiet = _post_event(served, _event(served, "UserPromptSubmit", prompt="hi"), served["token"])
+    assert quiet.status_code == 200 and quiet.text == ""

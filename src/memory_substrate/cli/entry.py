@@ -3,10 +3,10 @@ command line to the click group (cli/main.py).
 
 A hook runs on every prompt the user types, and through a running ``serve`` its memory work takes
 about 30 ms; importing click and the group's modules would cost the prompt as much again. So a
-command line of the one shape the hooks that ``setup`` writes use (``[--root R]
-[--database-url U] [--embedder E] hook CLIENT``) is read here, with the same meaning the group
-gives it, and anything else (help, an option this does not know, a word after the client) goes
-to the group, which answers it as before.
+command line of the shape the hooks that ``setup`` writes use (``hook CLIENT``, with ``--root``,
+``--database-url`` or ``--embedder`` before or after) is read here, with the meaning the group
+gives it, and anything else (help, an option this does not know, another word) goes to the
+group, which answers it.
 """
 
 from __future__ import annotations
@@ -25,38 +25,54 @@ _VALUED = {
 }
 
 
-def hook_call(argv: list[str], environ: dict[str, str] | None = None) -> tuple[str, dict[str, Any]] | None:
-    """``(client, overrides)`` for a plain hook command line, as the group would pass them to
-    ``hooks.run.run``; None for any other command line."""
-    env = os.environ if environ is None else environ
+def _options(words: list[str]) -> dict[str, str] | None:
+    """The global options in ``words`` (``--root R`` or ``--root=R`` ...), or None for any other word."""
     given: dict[str, str] = {}
-    words = list(argv)
-    while words and words[0].startswith("-"):
+    while words:
         name, eq, value = words.pop(0).partition("=")
-        if name not in _VALUED:
+        if name not in _VALUED or _VALUED[name][0] in given:
             return None
         if not eq:
             if not words:
                 return None
             value = words.pop(0)
         given[_VALUED[name][0]] = value
-    if len(words) != 2 or words[0] != "hook" or words[1].startswith("-"):
+    return given
+
+
+def hook_call(argv: list[str], environ: dict[str, str] | None = None) -> tuple[str, dict[str, Any]] | None:
+    """``(client, overrides)`` for a plain hook command line, as the group would pass them to
+    ``hooks.run.run``; None for any other command line."""
+    env = os.environ if environ is None else environ
+    try:
+        at = argv.index("hook")
+    except ValueError:
         return None
-    # A command-line value wins over its environment variable; an empty variable is unset.
-    values = {key: given.get(key) or env.get(var) or None for key, var in _VALUED.values()}
+    before, after = _options(list(argv[:at])), _options(list(argv[at + 2 :]))
+    if before is None or after is None or len(argv) < at + 2 or argv[at + 1].startswith("-"):
+        return None
+    # After the command, the group checks each value (cli/global_options.py) and refuses one it
+    # cannot take: those few lines are left to it.
+    if "namespace" in after:
+        return None
+    # A value after the command wins over one before it, which wins over its environment
+    # variable; an empty variable is unset.
+    values = {key: after.get(key) or before.get(key) or env.get(var) or None for key, var in _VALUED.values()}
     root: Path | None = None
     if values["root"] is not None:
         try:
             root = Path(values["root"]).expanduser()
-        except RuntimeError:  # "~someone" for a user this machine does not have: the default root
-            root = None
+        except RuntimeError:  # "~someone" for a user this machine does not have
+            if "root" in after:
+                return None  # refused by the group
+            root = None  # before the command: the hooks' default root, as the group does
     overrides = {
         "root": root,
         "namespace": None,
         "database_url": values["database_url"],
         "embedder": values["embedder"],
     }
-    return words[1], overrides
+    return argv[at + 1], overrides
 
 
 def main() -> Any:

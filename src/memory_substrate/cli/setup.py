@@ -64,6 +64,13 @@ _DRY = {
     default=None,
     help="The codex executable that trusts the hooks (default: codex on PATH).",
 )
+@click.option(
+    "--serve-url",
+    default=None,
+    help="Claude Code: have Claude Code post each prompt (UserPromptSubmit) straight to this running "
+    "`serve --transport http` (e.g. http://127.0.0.1:8765) instead of starting the hook command for "
+    "it; its token comes from MEMORY_SUBSTRATE_HOOK_TOKEN.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_context
 def setup(
@@ -76,6 +83,7 @@ def setup(
     dry_run: bool,
     server_name: str,
     codex_bin: Path | None,
+    serve_url: str | None,
     as_json: bool,
 ) -> None:
     """Write memory-substrate's hooks and MCP server into Claude Code's or Codex's config.
@@ -95,6 +103,10 @@ def setup(
         raise click.UsageError(
             "--plugin is on its own: the plugin's hooks are wherever the client installed it"
         )
+    if serve_url is not None and client != "claude-code":
+        raise click.UsageError("--serve-url is for Claude Code: Codex runs only command hooks")
+    if serve_url is not None and not re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", serve_url):
+        raise click.BadParameter("an http(s) URL such as http://127.0.0.1:8765", param_hint="--serve-url")
     if not re.fullmatch(r"[A-Za-z0-9_-]+", server_name):
         raise click.BadParameter("letters, digits, '-' and '_' only", param_hint="--server-name")
     obj = ctx.obj or {}
@@ -111,6 +123,7 @@ def setup(
         global_args=tuple(global_args),
         server_name=server_name,
         plugin=plugin,
+        serve_url=serve_url,
     )
     module = setup_claude if client == "claude-code" else setup_codex
     report = module.plan(req)

@@ -22,7 +22,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memory_substrate.hooks.config import HookConfig
 from memory_substrate.hooks.failopen import HookLog
@@ -61,6 +61,15 @@ def parse_event(client: str, raw: bytes) -> Event | None:
         transcript=Path(transcript).expanduser() if isinstance(transcript, str) and transcript else None,
         data=data,
     )
+
+
+class StoreAccess(Protocol):
+    """Where an event's memory work reads and writes: the hook's own store (``Stores``), or a
+    running server's (mcp/client_hooks_route.py)."""
+
+    def memory(self, namespace: str, *, create: bool = True) -> Any: ...
+
+    def exists(self) -> bool: ...
 
 
 @dataclass
@@ -122,12 +131,15 @@ class Stores:
             self._views.clear()
 
 
-def handle(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> str | None:
-    """What the client is told (a JSON line), or None."""
+def handle(
+    event: Event, config: HookConfig, stores: StoreAccess, log: HookLog, *, warm: bool = True
+) -> str | None:
+    """What the client is told (a JSON line), or None. ``warm=False``: never ask a running server
+    (``hooks/warm.py``), as when a server handles the event itself."""
     log.event = event.name
     if event.name in CAPTURE_EVENTS:
         if config.capture:
-            _capture(event, config, stores, log)
+            _capture(event, config, stores, log, warm=warm)
         return None
     if event.name not in CONTEXT_EVENTS or not config.inject or event.cwd is None:
         return None
@@ -148,7 +160,7 @@ def handle(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> st
     if event.name == "UserPromptSubmit" and not isinstance(prompt, str):
         return None
     budget = config.session_budget if event.name == "SessionStart" else config.prompt_budget
-    found = _warm_context(event, namespace, budget, given, own, log)
+    found: Any = _warm_context(event, namespace, budget, given, own, log) if warm else False
     if found is False:  # no server answered: the work is done here
         if not stores.exists():
             return None  # no store yet: nothing to recall (and a read creates none)
@@ -216,7 +228,7 @@ def _transcript(event: Event) -> Path | None:
     return None
 
 
-def _capture(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> None:
+def _capture(event: Event, config: HookConfig, stores: StoreAccess, log: HookLog, *, warm: bool) -> None:
     from memory_substrate.hooks.capture import capture, transcripts_of
 
     path = _transcript(event)
@@ -227,12 +239,12 @@ def _capture(event: Event, config: HookConfig, stores: Stores, log: HookLog) -> 
         paths = [Path(event.data["agent_transcript_path"]).expanduser()]
     else:
         paths = transcripts_of(event.client, path)
-    from memory_substrate.hooks import warm
+    from memory_substrate.hooks import warm as warm_path
 
     # Through a running server when one is configured (hooks/warm.py), else (or when it fails) here.
     memory = (
-        warm.memory_factory(event.client, event.data, stores.memory, log=log.write)
-        if warm.configured()
+        warm_path.memory_factory(event.client, event.data, stores.memory, log=log.write)
+        if warm and warm_path.configured()
         else stores.memory
     )
     for one in paths:

@@ -2,7 +2,8 @@
 Claude Code's settings and Codex's hooks.json share.
 
 A handler is ours when it runs ``memory-substrate hook <client>`` in any spelling (an absolute
-path, ``uvx memory-substrate``, an older install's path): a set-up replaces it in place, so a
+path, ``uvx memory-substrate``, an older install's path), or posts to a ``serve``'s
+``/hooks/<client>/event``: a set-up replaces it in place, so a
 moved installation or a changed timeout updates the entry instead of adding a second one, and a
 removal takes out exactly those handlers and the groups, events and table left empty by it.
 """
@@ -61,8 +62,33 @@ def runs_ours(tokens: list[str], *tail: str) -> bool:
     return False
 
 
+# The events a client may post itself to a running ``serve`` (Claude Code's ``http`` hook type;
+# Claude Code 2.1 skips an http hook on SessionStart, so that one stays a command), the path it
+# posts them to, and the variable its token header is filled from.
+HTTP_EVENTS = ("UserPromptSubmit",)
+TOKEN_VARIABLE = "MEMORY_SUBSTRATE_HOOK_TOKEN"
+
+
+def event_url(serve_url: str, client: str) -> str:
+    return f"{serve_url.rstrip('/')}/hooks/{client}/event"
+
+
+def http_handler(serve_url: str, client: str, event: str) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "url": event_url(serve_url, client),
+        "headers": {"Authorization": f"Bearer ${{{TOKEN_VARIABLE}}}"},
+        "allowedEnvVars": [TOKEN_VARIABLE],
+        "timeout": TIMEOUTS[event],
+    }
+
+
 def is_ours(handler: Any, client: str) -> bool:
-    return isinstance(handler, dict) and runs_ours(_tokens(handler), "hook", client)
+    if not isinstance(handler, dict):
+        return False
+    if handler.get("type") == "http":
+        return str(handler.get("url", "")).rstrip("/").endswith(f"/hooks/{client}/event")
+    return runs_ours(_tokens(handler), "hook", client)
 
 
 def shell_command(argv: list[str]) -> str:

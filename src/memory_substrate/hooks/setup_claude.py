@@ -12,6 +12,8 @@ Where (Claude Code 2.1 reads these; ``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude`
 
 Hooks are written in exec form (``command`` is the executable, ``args`` its arguments): Claude
 Code spawns it without a shell, so no shell's quoting or syntax is involved on any platform.
+With ``--serve-url`` UserPromptSubmit is an ``http`` hook instead: Claude Code posts it to the
+running server, with no process started per prompt.
 Nothing else in these files is touched: not CLAUDE.md, not auto memory, not other hooks.
 """
 
@@ -53,6 +55,8 @@ def settings_file(req: Request, scope: str | None = None) -> Path:
 
 
 def handler(req: Request, event: str) -> dict[str, Any]:
+    if req.serve_url and event in hook_entries.HTTP_EVENTS:
+        return hook_entries.http_handler(req.serve_url, req.client, event)
     exe, *args = req.hook_argv
     return {"type": "command", "command": exe, "args": args, "timeout": hook_entries.TIMEOUTS[event]}
 
@@ -85,6 +89,14 @@ def plan(req: Request) -> Report:
         )
     )
     report.edits.append(_server_edit(req))
+    if req.serve_url and not req.remove:
+        report.notes.append(
+            f"{' and '.join(hook_entries.HTTP_EVENTS)} is posted by Claude Code itself to "
+            f"{hook_entries.event_url(req.serve_url, req.client)}: keep `memory-substrate serve --transport "
+            f"http` running with this store, and export {hook_entries.TOKEN_VARIABLE} (a token of the "
+            "project's namespace, `memory-substrate token create`) where Claude Code starts; while "
+            "the server is down those prompts get no memory (captures keep working)"
+        )
     if not req.remove:
         if req.scope == "project":
             warn_twice(req, report, settings_file(req, "user"), "--user")

@@ -32,6 +32,9 @@ class Request:
     global_args: tuple[str, ...] = ()  # --root given to setup, passed on
     server_name: str = "memory-substrate"
     plugin: bool = False  # the hooks are the installed plugin's: only Codex's trust is asked for
+    # A running ``serve``'s address: Claude Code then posts its context events there itself
+    # (``http`` hooks, mcp/client_hooks_route.py); captures stay with the hook command.
+    serve_url: str | None = None
     home: Path = field(default_factory=Path.home)
     env: dict[str, str] = field(default_factory=lambda: dict(os.environ))
 

@@ -82,19 +82,11 @@ class HookRoute:
             answer = await self._answer(request)
             response = JSONResponse(answer)
         except MemorySubstrateError as exc:
-            response = JSONResponse({"error": exc.to_dict()}, status_code=_status(exc))
+            response = JSONResponse({"error": exc.to_dict()}, status_code=error_status(exc))
         await response(scope, receive, send)
 
     async def _answer(self, request: Request) -> dict[str, Any]:
-        user = request.scope.get("user")
-        if not isinstance(user, AuthenticatedUser):  # RequireAuthMiddleware stops these first
-            raise RuntimeError("unauthenticated request reached the hooks route")
-        allowed = str((user.access_token.claims or {})["namespace"])
-        client = str(request.path_params.get("client", ""))
-        if client not in CLIENTS:
-            raise ValidationError(
-                f"unknown hook client {client!r}: use one of {', '.join(CLIENTS)}", details={"client": client}
-            )
+        allowed, client = token_namespace_and_client(request)
         body, extra = _body(await request.body())
         namespace = extra.namespace or request.headers.get(NAMESPACE_HEADER)
         if not isinstance(namespace, str) or not namespace:
@@ -171,6 +163,19 @@ class HookRoute:
         return bulkhead
 
 
+def token_namespace_and_client(request: Request) -> tuple[str, str]:
+    """The namespace the request's token is bound to, and the client its path names (checked)."""
+    user = request.scope.get("user")
+    if not isinstance(user, AuthenticatedUser):  # RequireAuthMiddleware stops these first
+        raise RuntimeError("unauthenticated request reached a hooks route")
+    client = str(request.path_params.get("client", ""))
+    if client not in CLIENTS:
+        raise ValidationError(
+            f"unknown hook client {client!r}: use one of {', '.join(CLIENTS)}", details={"client": client}
+        )
+    return str((user.access_token.claims or {})["namespace"]), client
+
+
 def _body(raw: bytes) -> tuple[dict[str, Any], HookExtra]:
     """The event (without the hook's key) and the hook's key."""
     try:
@@ -182,7 +187,7 @@ def _body(raw: bytes) -> tuple[dict[str, Any], HookExtra]:
     return body, parse(HookExtra, body.pop(EXTRA, None), EXTRA)
 
 
-def _status(exc: MemorySubstrateError) -> int:
+def error_status(exc: MemorySubstrateError) -> int:
     if isinstance(exc, ForbiddenError):
         return 403
     if isinstance(exc, RateLimitedError):

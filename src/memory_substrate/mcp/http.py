@@ -186,7 +186,8 @@ def build_app(
     allowed_hosts: Sequence[str] = (),
 ) -> Starlette:
     """The ASGI app: ``/mcp`` (authenticated MCP), ``/hooks/{client}`` (the hooks' warm path, same
-    tokens) and ``/healthz`` (unauthenticated liveness); with ``inspector``, the read-only web
+    tokens), ``/hooks/{client}/event`` (a client's own http hook, same tokens) and ``/healthz``
+    (unauthenticated liveness); with ``inspector``, the read-only web
     inspector at ``/inspect/``, behind the same tokens.
 
     Every route answers only requests whose Host names ``host`` or one of ``allowed_hosts`` and
@@ -215,16 +216,22 @@ def build_app(
     endpoint = RequireAuthMiddleware(
         RequestBodyLimitMiddleware(route_to_namespace, max_body_bytes), required_scopes=[]
     )
+    from memory_substrate.mcp.client_hooks_route import EVENT_PATH, ClientHookRoute
     from memory_substrate.mcp.hooks_route import HOOKS_PATH, HookRoute
 
-    # The hooks' warm path (mcp/hooks_route.py): the same token check, body limit and namespace rule.
+    # The hooks' warm path (mcp/hooks_route.py) and the client's own http hooks
+    # (mcp/client_hooks_route.py): the same token check, body limit and namespace rule.
     hooks = RequireAuthMiddleware(
         RequestBodyLimitMiddleware(HookRoute(memory), max_body_bytes), required_scopes=[]
+    )
+    client_hooks = RequireAuthMiddleware(
+        RequestBodyLimitMiddleware(ClientHookRoute(memory), max_body_bytes), required_scopes=[]
     )
     routes: list[Any] = [
         Route(MCP_PATH, endpoint=endpoint),
         Route("/healthz", healthz, methods=["GET"]),
         Route(HOOKS_PATH, endpoint=hooks, methods=["POST"]),
+        Route(EVENT_PATH, endpoint=client_hooks, methods=["POST"]),
     ]
     if inspector:
         from starlette.routing import Mount
