@@ -320,7 +320,7 @@ def test_a_mixed_language_package_is_counted_line_by_line_and_packed_in_few_rend
         renders += 1
         return real_render(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("memory_substrate.compiler.budget.R.render", counted)
+    monkeypatch.setattr("memory_substrate.compiler.budget.render.render", counted)
     rng = random.Random(5)
     cands = german + english
     for c in cands:

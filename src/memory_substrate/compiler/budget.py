@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory_substrate.compiler import render as R
+from memory_substrate.compiler import render
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.models import MemoryObject
 from memory_substrate.tokens import count_tokens, part_tokens
@@ -52,7 +52,7 @@ def fit(
     fmt: str,
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
-    names: R.Names = R.WHOLE,
+    names: render.Names = render.WHOLE,
     more: Sequence[str] = (),
     weights: tuple[list[float], dict[str, float]] | None = None,
 ) -> Fitted:
@@ -78,14 +78,14 @@ def _envelope(
     fmt: str,
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
-    names: R.Names,
+    names: render.Names,
     more: Sequence[str] = (),
 ) -> int:
     """What the package costs with nothing in it: its root, header, index and, when a turn may
     enter, the ``cite`` rule."""
-    envelope = count_tokens(R.render(fmt, header, [], sources, names, more))
+    envelope = count_tokens(render.render(fmt, header, [], sources, names, more))
     if any(c.segment is not None for c in ranked):
-        envelope += count_tokens(R.cite_text(fmt))
+        envelope += count_tokens(render.cite_text(fmt))
     return envelope
 
 
@@ -95,7 +95,7 @@ def estimate(
     fmt: str,
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
-    names: R.Names = R.WHOLE,
+    names: render.Names = render.WHOLE,
 ) -> tuple[tuple[list[float], dict[str, float]], list[Candidate], float]:
     """The packing ``fit`` would do, without rendering: (the weights, for ``fit`` to reuse; what
     would be left out; the tokens the package would hold, estimated as the sum of its parts)."""
@@ -108,19 +108,21 @@ def estimate(
 
 
 def _weigh(
-    ranked: list[Candidate], fmt: str, sources: dict[str, MemoryObject], names: R.Names
+    ranked: list[Candidate], fmt: str, sources: dict[str, MemoryObject], names: render.Names
 ) -> tuple[list[float], dict[str, float]]:
     """Each candidate's unrounded part (its rounded count kept on ``c.tokens``), and each
     episode's opening, counted once."""
     opening: dict[str, float] = {}
     size: list[float] = []
     for c in ranked:
-        part = part_tokens(R.item_text(fmt, c, names), c.segment.language if c.segment is not None else None)
+        part = part_tokens(
+            render.item_text(fmt, c, names), c.segment.language if c.segment is not None else None
+        )
         c.tokens = math.ceil(part)
         size.append(part)
         if c.segment is not None and c.segment.source_id not in opening:
             sid = c.segment.source_id
-            opening[sid] = part_tokens(R.group_text(fmt, sid, sources.get(sid), c, names))
+            opening[sid] = part_tokens(render.group_text(fmt, sid, sources.get(sid), c, names))
     return size, opening
 
 
@@ -202,21 +204,21 @@ def _render_within(
     fmt: str,
     header: dict[str, Any],
     sources: dict[str, MemoryObject],
-    names: R.Names,
+    names: render.Names,
     selected: list[Candidate],
     dropped: list[Candidate],
     more: Sequence[str] = (),
 ) -> tuple[str, int]:
     """The sum of parts is an estimate: render the whole, count it, and drop the lowest-scored
     selections (moved from ``selected`` to ``dropped``) until the real count is within budget."""
-    content = R.render(fmt, header, selected, sources, names, more)
+    content = render.render(fmt, header, selected, sources, names, more)
     total = count_tokens(content)
     while total > budget and selected:
         worst = min(selected, key=lambda c: (c.score, c.key))  # drop the lowest-scored first
         selected.remove(worst)
         worst.rejected = OVER_BUDGET
         dropped.append(worst)
-        content = R.render(fmt, header, selected, sources, names, more)
+        content = render.render(fmt, header, selected, sources, names, more)
         total = count_tokens(content)
     if total > budget:  # the envelope alone is larger than the budget: send nothing rather than overflow
         content, total = "", 0

@@ -14,10 +14,7 @@ from typing import Any
 
 from memory_substrate.answers.shaping import take_within
 from memory_substrate.answers.views import compact
-from memory_substrate.compiler import more, superseded
-from memory_substrate.compiler import render as R
-from memory_substrate.compiler import retrieve as RT
-from memory_substrate.compiler import trace as TR
+from memory_substrate.compiler import more, render, retrieve, superseded, trace
 from memory_substrate.compiler.answer_type import work_stance
 from memory_substrate.compiler.budget import Fitted, estimate, fit
 from memory_substrate.compiler.candidates import Candidate
@@ -171,7 +168,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     clock.lap("render")
 
     candidates = len(pool.eligible) + len(pool.rejected) - len(fitted.dropped)
-    data_trace = TR.build(
+    data_trace = trace.build(
         task=task,
         model=req.model,
         classification=cls.to_dict(),
@@ -186,7 +183,7 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
         latency_ms=dict(clock.stages),
         extra=_trace_extra(found, fitted, indexed),
     )
-    trace_id = TR.record(rt, data_trace)
+    trace_id = trace.record(rt, data_trace)
     clock.lap("trace")
     package = _Package(task, plan, cls, fmt, budget, budget_source, fitted, trace_id, candidates=candidates)
     if opts.detail == "compact" and not opts.include_items:
@@ -328,18 +325,18 @@ def _retrieve(
         before = len(cands)
         with rt.read() as session:  # the compile's snapshot
             if strategy == "fact_lookup":
-                cands.extend(RT.fact_lookup(engine, session, plan, task, scope, cls_name, found))
+                cands.extend(retrieve.fact_lookup(engine, session, plan, task, scope, cls_name, found))
             elif strategy == "graph":
-                cands.extend(RT.graph(rt, session, task, cls_name, found, led=why is None))
+                cands.extend(retrieve.graph(rt, session, task, cls_name, found, led=why is None))
             elif strategy == "episode_recall":
-                cands.extend(RT.episode_recall(rt, session, task, cls_name, budget, found))
+                cands.extend(retrieve.episode_recall(rt, session, task, cls_name, budget, found))
             else:
-                cands.extend(RT.procedure_assist(rt, session, task, cls_name, found))
+                cands.extend(retrieve.procedure_assist(rt, session, task, cls_name, found))
         entry["found"] = len(cands) - before
         profiles.append(entry)
         clock.lap(f"retrieve.{strategy}")
     profiles.extend(skipped)
-    RT.gate_coverage(rt, cands, found)
+    retrieve.gate_coverage(rt, cands, found)
     return cands, profiles
 
 
@@ -447,7 +444,7 @@ def _within(
     """The package with as many of the index's lines as keep it within the budget (``entries``
     is cut to them): the last lines go, as many as the excess counts, until it fits."""
     while True:
-        content = R.render(fmt, header, selected, sources, names, [e.line for e in entries])
+        content = render.render(fmt, header, selected, sources, names, [e.line for e in entries])
         total = count_tokens(content)
         if total <= budget or not entries:
             return content, total

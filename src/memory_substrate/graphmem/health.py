@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from memory_substrate.expiry import TTL_KEY, is_expired
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import CONNECTION, fail, log, ok
 from memory_substrate.graphmem.service import GraphMemory
 
@@ -46,19 +46,19 @@ def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
     expired = {oid for oid, o in ttl_objs.items() if is_expired(o, now)}
     nodes: dict[str, Counter[str]] = {"Fact": Counter(), "Entity": Counter()}
     for object_type, _kind, status, n in rows:
-        if object_type in V.GRAPH_OBJECT_TYPES:
+        if object_type in schemas.GRAPH_OBJECT_TYPES:
             nodes["Fact" if object_type == "knowledge" else "Entity"][
-                V.LIFECYCLE_TO_STATUS.get(status, "active")
+                schemas.LIFECYCLE_TO_STATUS.get(status, "active")
             ] += n
     for oid in expired:  # expired nodes do not exist for readers
         o = ttl_objs[oid]
-        if V.is_graph_node(o):
-            nodes[V.node_type_of(o)][V.LIFECYCLE_TO_STATUS.get(o.status, "active")] -= 1
+        if schemas.is_graph_node(o):
+            nodes[schemas.node_type_of(o)][schemas.LIFECYCLE_TO_STATUS.get(o.status, "active")] -= 1
     visible = [
         r
         for r in relations
-        if V.is_graph_id(r.source_id)
-        and V.is_graph_id(r.target_id)
+        if schemas.is_graph_id(r.source_id)
+        and schemas.is_graph_id(r.target_id)
         and r.source_id not in expired
         and r.target_id not in expired
     ]

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import nodes as graph
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory, Write
 from memory_substrate.models import MemoryObject
@@ -57,9 +57,9 @@ def _links(links: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
         extra = set(link) - {"node_id", "node_type", "relation_type"}
         if extra:
             raise ValidationError(f"links[{i}]: unknown field(s) {', '.join(sorted(extra))}")
-        V.relation_type(link["relation_type"])
+        schemas.relation_type(link["relation_type"])
         if link.get("node_type") is not None:
-            V.node_type(str(link["node_type"]))
+            schemas.node_type(str(link["node_type"]))
         out.append(link)
     if len(out) > MAX_LINKS:
         raise ValidationError(f"links: at most {MAX_LINKS} per call")
@@ -82,14 +82,14 @@ def create_node(
     links: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     ns = g.namespace(owner_id)
-    label = V.node_type(node_type)
-    body = V.text(text, g.limits)
-    meta = V.metadata(metadata, g.limits)
-    lifecycle = V.STATUS_TO_LIFECYCLE[V.status(status) or "active"][0]
+    label = schemas.node_type(node_type)
+    body = schemas.text(text, g.limits)
+    meta = schemas.metadata(metadata, g.limits)
+    lifecycle = schemas.STATUS_TO_LIFECYCLE[schemas.status(status) or "active"][0]
     _source(source)
     wanted_links = _links(links)
     threshold = _threshold(semantic_threshold, g.limits.similarity_threshold, "semantic_threshold")
-    exp = V.expiry(ttl_days, expires_at, g.limits, g.now())
+    exp = schemas.expiry(ttl_days, expires_at, g.limits, g.now())
     attrs = graph_attributes(source, meta, ttl_days if expires_at is None else None, label)
     extra: dict[str, Any] = {"graph": attrs, **({"expires_at": exp} if exp else {})}
     gov = g.governance(f"create_node via graph toolset (source {source})")
@@ -101,14 +101,14 @@ def create_node(
             kind = entity_kind(str(type_label) if type_label is not None else None)
             existing = graph.existing_entity(w.session, body, kind)
             if existing is not None:
-                return ok(node=V.node_view(existing, ns), existing=True, edges=[])
+                return ok(node=schemas.node_view(existing, ns), existing=True, edges=[])
             attrs["type_label"] = type_label
             created = graph.create_entity(w.patch, body, kind, gov, status=lifecycle, metadata=extra)
         similar = g.embedder(ns) if auto_link and label == "Fact" else None
         edges = graph.attach(
             w.patch, created, _link_targets(w, wanted_links), embedder=similar, threshold=threshold
         )
-    return ok(node=V.node_view(created, ns), edges=[V.edge_view(r) for r in edges])
+    return ok(node=schemas.node_view(created, ns), edges=[schemas.edge_view(r) for r in edges])
 
 
 def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]]:
@@ -119,9 +119,11 @@ def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]
             target = GraphMemory.node(w.session, link["node_id"], f"links[{i}].node_id")
         except NotFoundError as exc:
             raise ValidationError(exc.message, details=exc.details) from None
-        if link.get("node_type") and V.node_type(str(link["node_type"])) != V.node_type_of(target):
+        if link.get("node_type") and schemas.node_type(str(link["node_type"])) != schemas.node_type_of(
+            target
+        ):
             raise ValidationError(
-                f"links[{i}]: node {target.id} is a {V.node_type_of(target)}, not a {link['node_type']}"
+                f"links[{i}]: node {target.id} is a {schemas.node_type_of(target)}, not a {link['node_type']}"
             )
         out.append((link["relation_type"], target.id))
     return out
@@ -130,7 +132,7 @@ def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]
 def get_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
     ns = g.namespace(owner_id)
     with g.read(ns) as session:
-        return ok(node=V.node_view(g.node(session, node_id), ns))
+        return ok(node=schemas.node_view(g.node(session, node_id), ns))
 
 
 def update_node(
@@ -149,12 +151,12 @@ def update_node(
 ) -> dict[str, Any]:
     ns = g.namespace(owner_id)
     if text is not None:
-        V.text(text, g.limits)
-    meta = V.metadata(metadata, g.limits) if metadata is not None else None
-    V.status(status)
+        schemas.text(text, g.limits)
+    meta = schemas.metadata(metadata, g.limits) if metadata is not None else None
+    schemas.status(status)
     _source(source)
     exp = (
-        V.expiry(ttl_days, expires_at, g.limits, g.now())
+        schemas.expiry(ttl_days, expires_at, g.limits, g.now())
         if (ttl_days is not None or expires_at is not None)
         else None
     )
@@ -164,7 +166,7 @@ def update_node(
         )
     with g.write(ns, "update_node") as w:
         obj = _visible_or_revived(g, w, node_id, exp)
-        before = V.node_view(obj, ns)
+        before = schemas.node_view(obj, ns)
         if obj.status == "expired" and status is None:
             status = "active"  # swept by the expire sweep, revived by a later expiry
         new = _revised(
@@ -178,7 +180,7 @@ def update_node(
             exp=exp,
             entity_type=entity_type,
         )
-        after = V.node_view(new, ns)
+        after = schemas.node_view(new, ns)
         changes: dict[str, Any] = {
             k: {"from": before[k], "to": after[k]}
             for k in (
@@ -194,7 +196,7 @@ def update_node(
             if k in after and before.get(k) != after.get(k)
         }
         updated = graph.save_revision(w.patch, obj, new, changes, versioning=versioning)
-    return ok(node=V.node_view(updated, ns))
+    return ok(node=schemas.node_view(updated, ns))
 
 
 def _visible_or_revived(g: GraphMemory, w: Write, node_id: str, exp: str | None) -> MemoryObject:
@@ -206,7 +208,7 @@ def _visible_or_revived(g: GraphMemory, w: Write, node_id: str, exp: str | None)
         if exp is None:
             raise
         obj = w.raw.get_object(node_id) if node_id else None
-        if obj is None or not V.is_graph_node(obj):
+        if obj is None or not schemas.is_graph_node(obj):
             raise
         return obj
 
@@ -237,8 +239,8 @@ def _revised(
     if exp is not None:
         attrs["ttl_days"] = ttl_days if expires_at is None else None
     lifecycle = None
-    if status is not None and obj.status not in V.STATUS_TO_LIFECYCLE[status]:
-        lifecycle = V.STATUS_TO_LIFECYCLE[status][0]
+    if status is not None and obj.status not in schemas.STATUS_TO_LIFECYCLE[status]:
+        lifecycle = schemas.STATUS_TO_LIFECYCLE[status][0]
     return graph.revised(obj, text=text, kind=kind, status=lifecycle, graph=attrs, expires_at=exp)
 
 
@@ -250,10 +252,10 @@ def mark_outdated(
         raise ValidationError(f"reason too long (max {g.limits.max_text_length} chars)")
     with g.write(ns, "mark_outdated", reason) as w:
         obj = g.node(w.session, fact_id, "fact_id")
-        if obj.status in V.STATUS_TO_LIFECYCLE["outdated"]:
-            return ok(node=V.node_view(obj, ns), unchanged=True)
+        if obj.status in schemas.STATUS_TO_LIFECYCLE["outdated"]:
+            return ok(node=schemas.node_view(obj, ns), unchanged=True)
         updated = graph.mark_outdated(w.patch, obj, reason)
-    return ok(node=V.node_view(updated, ns))
+    return ok(node=schemas.node_view(updated, ns))
 
 
 def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
@@ -273,7 +275,7 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
     with g.runtime(ns).read_with_expired() as session:
         events = session.list_events(object_id=node_id, limit=MAX_HISTORY) if node_id else []
         current = session.get_object(node_id) if node_id else None
-    if not events or (current is not None and not V.is_graph_node(current)):
+    if not events or (current is not None and not schemas.is_graph_node(current)):
         raise NotFoundError(f"node_id: node {node_id!r} not found", details={"id": node_id})
     versions = []
     for e in events:  # newest first
@@ -283,7 +285,7 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
         entry: dict[str, Any] = {
             "version": data.get("version", 1 if e.action == "create" else None),
             "action": e.action,
-            "changed_at": V.ms(e.created_at),
+            "changed_at": schemas.ms(e.created_at),
             "patch_id": e.patch_id,
             "event_id": e.id,
             "changes": {k: v for k, v in changes.items() if k != "previous_version"},
@@ -292,11 +294,11 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
             entry["changes"] = {"relation": data.get("relation")}
         previous = changes.get("previous_version") or data.get("snapshot")
         if isinstance(previous, dict):
-            entry["previous"] = V.node_view(MemoryObject.from_dict(previous), ns)
+            entry["previous"] = schemas.node_view(MemoryObject.from_dict(previous), ns)
         versions.append(entry)
     return ok(
         node_id=node_id,
         deleted=current is None,
         versions=versions,
-        current=V.node_view(current, ns) if current is not None else None,
+        current=schemas.node_view(current, ns) if current is not None else None,
     )

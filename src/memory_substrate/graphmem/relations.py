@@ -6,7 +6,7 @@ from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import nodes as graph
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.graphread import NodeGraph
 from memory_substrate.graphmem.nodes import graph_attributes
@@ -29,15 +29,15 @@ def create_relation(
     properties: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     ns = g.namespace(owner_id)
-    V.relation_type(relation_type)
-    props = V.metadata(properties, g.limits, "properties")
+    schemas.relation_type(relation_type)
+    props = schemas.metadata(properties, g.limits, "properties")
     if from_id == to_id:
         raise ValidationError("from_id and to_id must differ")
     with g.write(ns, "create_relation") as w:
         src = g.node(w.session, from_id, "from_id")
         tgt = g.node(w.session, to_id, "to_id")
         rel = graph.relate(w.patch, relation_type, src.id, tgt.id, props)
-    return ok(relation_type=relation_type, relation=V.edge_view(rel))
+    return ok(relation_type=relation_type, relation=schemas.edge_view(rel))
 
 
 def delete_relation(
@@ -48,10 +48,10 @@ def delete_relation(
     object: change or delete the object instead; they are reported, not removed."""
     ns = g.namespace(owner_id)
     if relation_type is not None:
-        V.relation_type(relation_type)
+        schemas.relation_type(relation_type)
     with g.write(ns, "delete_relation") as w:
         deleted, derived = graph.unrelate(w.patch, from_id, to_id, relation_type)
-    return ok(deleted=deleted, kept_derived=[V.edge_view(r) for r in derived])
+    return ok(deleted=deleted, kept_derived=[schemas.edge_view(r) for r in derived])
 
 
 def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
@@ -61,8 +61,8 @@ def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
 
     reader = graph_reader(g.runtime(namespace), session)
     if reader.name == "file":
-        return NodeGraph.canonical(session, V.is_graph_id)
-    return NodeGraph.derived(reader, V.is_graph_id)
+        return NodeGraph.canonical(session, schemas.is_graph_id)
+    return NodeGraph.derived(reader, schemas.is_graph_id)
 
 
 def get_context(
@@ -81,17 +81,17 @@ def get_context(
     nodes = []
     for nid, d in sub.depth_of.items():
         if nid in objs:
-            view = V.node_view(objs[nid], ns)
+            view = schemas.node_view(objs[nid], ns)
             view["depth"] = d
             nodes.append(view)
-    edges = [V.edge_view(r) for r in sub.edges if r.source_id in objs and r.target_id in objs]
+    edges = [schemas.edge_view(r) for r in sub.edges if r.source_id in objs and r.target_id in objs]
     return ok(root_id=root.id, nodes=nodes, edges=edges, truncated=sub.truncated)
 
 
 def _end(objs: dict[str, MemoryObject], node_id: str, field: str) -> MemoryObject:
     """``GraphMemory.node`` over objects already read (both ends of a trace in one read)."""
     obj = objs.get(node_id) if node_id else None
-    if obj is None or not V.is_graph_node(obj):
+    if obj is None or not schemas.is_graph_node(obj):
         raise NotFoundError(f"{field}: node {node_id!r} not found", details={"id": node_id})
     return obj
 
@@ -118,8 +118,8 @@ def get_trace(
         paths.append(
             {
                 "length": len(p),
-                "nodes": [V.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
-                "edges": [V.edge_view(r) for r in p],
+                "nodes": [schemas.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
+                "edges": [schemas.edge_view(r) for r in p],
             }
         )
     return ok(paths=paths, count=len(paths), max_depth=depth)
@@ -135,8 +135,8 @@ def create_summary_fact(
         raise ValidationError("fact_ids must name at least one fact")
     if len(ids) > MAX_SUMMARISED:
         raise ValidationError(f"fact_ids: at most {MAX_SUMMARISED}")
-    V.text(summary_text, g.limits, "summary_text")
-    metadata = V.metadata({"summarizes": ids}, g.limits)
+    schemas.text(summary_text, g.limits, "summary_text")
+    metadata = schemas.metadata({"summarizes": ids}, g.limits)
     attrs = graph_attributes("summary", metadata, None, "Fact")
     with g.write(ns, "create_node") as w:  # the summary is a created node (its history says create_node)
         fact, edges = graph.create_summary(
@@ -146,4 +146,4 @@ def create_summary_fact(
             g.governance("create_node via graph toolset (source summary)"),
             metadata={"graph": attrs},
         )
-    return ok(node=V.node_view(fact, ns), edges=[V.edge_view(r) for r in edges])
+    return ok(node=schemas.node_view(fact, ns), edges=[schemas.edge_view(r) for r in edges])

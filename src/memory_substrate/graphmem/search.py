@@ -15,7 +15,7 @@ import numpy as np
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.graph.nodes import relations_between, similar_facts
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.search.engine import SearchEngine
@@ -27,9 +27,9 @@ OBJECT_TYPES = {"Fact": ["knowledge"], "Entity": ["entity", "node"]}
 
 def _statuses(status: str | None, include_outdated: bool) -> list[str]:
     if status is not None:
-        return list(V.STATUS_TO_LIFECYCLE[status])
-    wanted = list(V.STATUS_TO_LIFECYCLE["active"])
-    return wanted + list(V.STATUS_TO_LIFECYCLE["outdated"]) if include_outdated else wanted
+        return list(schemas.STATUS_TO_LIFECYCLE[status])
+    wanted = list(schemas.STATUS_TO_LIFECYCLE["active"])
+    return wanted + list(schemas.STATUS_TO_LIFECYCLE["outdated"]) if include_outdated else wanted
 
 
 def search(
@@ -51,8 +51,8 @@ def search(
     n = g.limits.search_default_limit if limit is None else limit
     if not 1 <= n <= MAX_LIMIT:
         raise ValidationError(f"limit must be between 1 and {MAX_LIMIT}")
-    types = sorted({V.node_type(t) for t in node_types}) if node_types else ["Entity", "Fact"]
-    V.status(status)
+    types = sorted({schemas.node_type(t) for t in node_types}) if node_types else ["Entity", "Fact"]
+    schemas.status(status)
     if similarity_threshold is not None and not -1.0 <= similarity_threshold <= 1.0:
         raise ValidationError("similarity_threshold must be between -1 and 1 (cosine similarity)")
     statuses = _statuses(status, include_outdated)
@@ -86,7 +86,7 @@ def search(
         sim = sims.get(m.obj.id)
         if similarity_threshold is not None and (sim is None or sim < similarity_threshold):
             continue
-        view = V.node_view(m.obj, ns)
+        view = schemas.node_view(m.obj, ns)
         view["score"] = round(m.score, 6)
         view["similarity"] = round(sim, 4) if sim is not None else None
         results.append(view)
@@ -136,12 +136,12 @@ def find_similar(
             )
         results = []
         for other, score in similar_facts(session, emb, vec, threshold=t, limit=limit, exclude={fact.id}):
-            view = V.node_view(other, ns)
+            view = schemas.node_view(other, ns)
             view["similarity"] = round(score, 4)
             if include_relations:
                 rels = relations_between(session, fact.id, other.id) + relations_between(
                     session, other.id, fact.id
                 )
-                view["relations"] = [V.edge_view(r) for r in rels]
+                view["relations"] = [schemas.edge_view(r) for r in rels]
             results.append(view)
     return ok(results=results, count=len(results), threshold=t, semantic=True)

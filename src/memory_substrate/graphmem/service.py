@@ -22,7 +22,7 @@ from memory_substrate.embed.base import Embedder
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.expiry import VisibleSession
 from memory_substrate.graph.apply import Governance
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
 from memory_substrate.graphmem.errors import log
 from memory_substrate.models import MemoryObject
@@ -81,7 +81,7 @@ class GraphMemory:
     def namespace(self, owner_id: str | None) -> str:
         if owner_id is None:
             return self.base.namespace
-        V.owner(owner_id)
+        schemas.owner(owner_id)
         if self.bound and owner_id != self.base.namespace:
             raise ValidationError(
                 f"owner_id {owner_id!r} is not reachable with this connection (its namespace is {self.base.namespace!r})"
@@ -159,6 +159,6 @@ class GraphMemory:
     @staticmethod
     def node(session: StoreSession, node_id: str, field: str = "node_id") -> MemoryObject:
         obj = session.get_object(node_id) if node_id else None
-        if obj is None or not V.is_graph_node(obj):
+        if obj is None or not schemas.is_graph_node(obj):
             raise NotFoundError(f"{field}: node {node_id!r} not found", details={"id": node_id})
         return obj

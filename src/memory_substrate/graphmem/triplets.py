@@ -11,7 +11,7 @@ from typing import Any
 
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph.triplets import record_triplet
-from memory_substrate.graphmem import schemas as V
+from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
@@ -26,7 +26,7 @@ def _predicate(value: str) -> str:
     """A predicate is the relation type of the Entity-Entity edge it makes: validated
     exactly as ``create_relation`` validates ``relation_type`` (letters, digits, ``_``), case kept.
     Lookups (``search_triplets``, supersession) compare predicates case-insensitively."""
-    if not V.RELATION_TYPE.match(value):
+    if not schemas.RELATION_TYPE.match(value):
         raise ValidationError(f"predicate {value!r} is invalid: use letters, digits and '_' only")
     return value
 
@@ -57,13 +57,13 @@ def triplet_view(fact: MemoryObject, names: dict[str, MemoryObject], namespace: 
         "predicate": p.get("predicate"),
         "object_value": target.title if target else p.get("value"),
         "object_id": p.get("object"),
-        "status": V.LIFECYCLE_TO_STATUS.get(fact.status, "active"),
+        "status": schemas.LIFECYCLE_TO_STATUS.get(fact.status, "active"),
         "lifecycle_status": fact.status,
-        "valid_from": V.ms(fact.valid_from),
-        "valid_until": V.ms(fact.valid_until),
+        "valid_from": schemas.ms(fact.valid_from),
+        "valid_until": schemas.ms(fact.valid_until),
         "metadata": g.get("metadata") or {},
         "fact_id": fact.metadata.get("source_fact_id"),
-        "created_at": V.ms(fact.created_at),
+        "created_at": schemas.ms(fact.created_at),
     }
     for key in ("supersedes", "superseded_by", "blocked_by"):
         if fact.metadata.get(key):
@@ -84,7 +84,7 @@ def create_triplet(
     ns = g.namespace(owner_id)
     subj_name, obj_name = _name(subject, "subject"), _name(object_value, "object_value")
     pred = _predicate(predicate)
-    meta = V.metadata(metadata, g.limits)
+    meta = schemas.metadata(metadata, g.limits)
     with g.write(ns, "create_triplet") as w:
         source_fact = None
         if fact_id is not None:
@@ -154,7 +154,7 @@ def search_triplets(
             ids = sorted(set.intersection(*groups))
         else:
             objs = session.list_objects(
-                object_types=["knowledge"], kinds=["fact"], statuses=list(V.LIVE), limit=limit * 5
+                object_types=["knowledge"], kinds=["fact"], statuses=list(schemas.LIVE), limit=limit * 5
             )
             ids = [o.id for o in objs if o.payload.get("subject") and o.payload.get("predicate")]
         facts = [

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memory_substrate.errors import ValidationError
-from memory_substrate.ingest import schemas as I
+from memory_substrate.ingest import schemas
 from memory_substrate.ingest.adapters import (
     capture_file,
     capture_markdown,
@@ -46,9 +46,9 @@ def _opened(policy: PathPolicy, raw: str, capture: Callable[[], CapturedSource])
 
 
 def _repo(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
-    data = parse(I.RepoInput, input_data, "input_data")
+    data = parse(schemas.RepoInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     path = _path(policy, data.path, "directory")
     captured = _opened(
@@ -73,9 +73,9 @@ def _repo(
 
 
 def _document(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
-    data = parse(I.PathInput, input_data, "input_data")
+    data = parse(schemas.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     capture = capture_markdown if mode == "markdown" else capture_file
     path = _path(policy, data.path)
@@ -90,9 +90,9 @@ def _document(
 
 
 def _pdf(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
-    data = parse(I.PathInput, input_data, "input_data")
+    data = parse(schemas.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
     path = _path(policy, data.path)
     captured = _opened(
@@ -108,9 +108,9 @@ def _pdf(
 
 
 def _web(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
-    data = parse(I.WebInput, input_data, "input_data")
+    data = parse(schemas.WebInput, input_data, "input_data")
     s = rt.settings
     return capture_web(
         data.url,

@@ -8,8 +8,7 @@ from typing import Any, cast
 from memory_substrate.graph import deferred, jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.indexing import segment_embedding_text
-from memory_substrate.ingest import repeats
-from memory_substrate.ingest import schemas as I
+from memory_substrate.ingest import repeats, schemas
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.modes import MODES_DECLARED
@@ -47,26 +46,28 @@ class IngestService:
         progress: Progress | None = None,
     ) -> dict[str, Any]:
         declared = mode_of(MODES_DECLARED, mode)
-        opts = cast(I.IngestOptions, parse(declared.options_model, options or {}, "options"))
+        opts = cast(schemas.IngestOptions, parse(declared.options_model, options or {}, "options"))
         captured = self._capture(mode, input_data, opts, progress)
         return self.store_capture(mode, captured, opts)
 
     def _capture(
-        self, mode: str, input_data: dict[str, Any], opts: I.IngestOptions, progress: Progress | None
+        self, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
     ) -> CapturedSource:
         if mode == "conversation":
-            return capture_conversation(parse(I.ConversationInput, input_data, "input_data"))
+            return capture_conversation(parse(schemas.ConversationInput, input_data, "input_data"))
         from memory_substrate.ingest.bridge import ADAPTERS  # adapters load their parsers lazily
 
         return ADAPTERS[mode](self.rt, mode, input_data, opts, progress)
 
-    def store_capture(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
+    def store_capture(
+        self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions
+    ) -> dict[str, Any]:
         """Store a capture: nothing of it reaches the store before the secret scan (redaction.py)
         has run over it, and the answer says how many values that replaced (``redacted``)."""
         captured = _scanned(captured)
         return captured.redactions.report(self._store(mode, captured, opts))
 
-    def _store(self, mode: str, captured: CapturedSource, opts: I.IngestOptions) -> dict[str, Any]:
+    def _store(self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions) -> dict[str, Any]:
         checked_at = now_iso()
         result_type = f"{mode}_ingest_result"
         source_id = new_id("source")

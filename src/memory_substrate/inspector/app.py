@@ -34,7 +34,7 @@ from memory_substrate.app import Memory
 from memory_substrate.bearer import hash_token
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_host
-from memory_substrate.inspector import data as D
+from memory_substrate.inspector import data
 from memory_substrate.inspector.health_cache import HealthCache
 from memory_substrate.reader_text import visible
 from memory_substrate.taxonomy import ENTITY_TYPES
@@ -61,7 +61,7 @@ class Inspector:
 
     def __init__(self, memory: Memory, *, require_token: bool, root_path: str = "") -> None:
         self.memory = memory
-        self.health_cache = HealthCache(D.HEALTH_ITEMS)  # graph health, reused until the store changes
+        self.health_cache = HealthCache(data.HEALTH_ITEMS)  # graph health, reused until the store changes
         self.require_token = require_token
         self.root_path = root_path.rstrip("/")
         # Autoescape every template: stored text (titles, segments, payloads) is untrusted HTML;
@@ -72,7 +72,7 @@ class Inspector:
         )
         self.templates = Jinja2Templates(env=env)
         self.templates.env.globals.update(
-            url=self.url, quote=quote, dims=D.RANK_DIMENSIONS, cytoscape=CYTOSCAPE
+            url=self.url, quote=quote, dims=data.RANK_DIMENSIONS, cytoscape=CYTOSCAPE
         )
         self._views: dict[str, Memory] = {}
         self._namespaces: tuple[float, list[str]] | None = None
@@ -172,7 +172,7 @@ class Inspector:
 
     def overview(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         return self.render(
-            request, "overview.html", **self._ctx(request, allowed, mem, "overview"), o=D.overview(mem)
+            request, "overview.html", **self._ctx(request, allowed, mem, "overview"), o=data.overview(mem)
         )
 
     def health(self, request: Request, allowed: list[str], mem: Memory) -> Response:
@@ -182,13 +182,13 @@ class Inspector:
             "health.html",
             **self._ctx(request, allowed, mem, "overview"),
             r=rep,
-            json=D.pretty(rep["graph_health"]),
+            json=data.pretty(rep["graph_health"]),
         )
 
     def search(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         q = request.query_params.get("q", "").strip()
         unit = "segment" if request.query_params.get("unit") == "segment" else "object"
-        res = D.search(mem, q, unit) if q else None
+        res = data.search(mem, q, unit) if q else None
         return self.render(
             request, "search.html", **self._ctx(request, allowed, mem, "search"), q=q, unit=unit, res=res
         )
@@ -198,7 +198,7 @@ class Inspector:
         if etype not in ENTITY_TYPES:
             etype = None
         name = request.query_params.get("name", "").strip() or None
-        rows = D.entities(mem, etype, name)
+        rows = data.entities(mem, etype, name)
         return self.render(
             request,
             "entities.html",
@@ -210,16 +210,16 @@ class Inspector:
         )
 
     def entity(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        found = D.entity(mem, request.path_params["id"])
+        found = data.entity(mem, request.path_params["id"])
         if found is None:
             return self.not_found(request, f"entity {request.path_params['id']}", allowed, mem.namespace)
         return self.render(request, "entity.html", **self._ctx(request, allowed, mem, "entities"), e=found)
 
     def graph(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         asked = request.query_params.get("id", "").strip()
-        if asked and not D.exists(mem, asked):  # drawn, it would be a lone "missing" node
+        if asked and not data.exists(mem, asked):  # drawn, it would be a lone "missing" node
             return self.not_found(request, f"object {asked}", allowed, mem.namespace)
-        focus = asked or D.default_focus(mem)
+        focus = asked or data.default_focus(mem)
         depth = 2 if request.query_params.get("depth") == "2" else 1
         return self.render(
             request, "graph.html", **self._ctx(request, allowed, mem, "graph"), focus=focus, depth=depth
@@ -227,17 +227,17 @@ class Inspector:
 
     def graph_json(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         asked = request.query_params.get("id", "").strip()
-        if asked and not D.exists(mem, asked):
+        if asked and not data.exists(mem, asked):
             return JSONResponse(
                 {"error": {"code": "memory_not_found", "message": f"object {asked} not found"}},
                 404,
                 headers=SECURITY_HEADERS,
             )
-        focus = asked or D.default_focus(mem)
+        focus = asked or data.default_focus(mem)
         if not focus:
             return JSONResponse({"focus": None, "nodes": [], "edges": [], "truncated": False})
         depth = 2 if request.query_params.get("depth") == "2" else 1
-        resp = JSONResponse(D.neighbourhood(mem, focus, depth))
+        resp = JSONResponse(data.neighbourhood(mem, focus, depth))
         resp.headers.update(SECURITY_HEADERS)
         return resp
 
@@ -251,7 +251,7 @@ class Inspector:
             return RedirectResponse(
                 self.url(f"/ns/{quote(mem.namespace, safe='')}/source/{quote(oid, safe=':')}"), 303
             )
-        found = D.object_detail(mem, oid)
+        found = data.object_detail(mem, oid)
         if found is None:
             return self.not_found(request, f"object {oid}", allowed, mem.namespace)
         return self.render(request, "object.html", **self._ctx(request, allowed, mem, ""), d=found)
@@ -259,18 +259,18 @@ class Inspector:
     def sources(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         page = _int(request.query_params.get("page"))
         return self.render(
-            request, "sources.html", **self._ctx(request, allowed, mem, "sources"), d=D.sources(mem, page)
+            request, "sources.html", **self._ctx(request, allowed, mem, "sources"), d=data.sources(mem, page)
         )
 
     def source(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         page = _int(request.query_params.get("page"))
-        found = D.source(mem, request.path_params["id"], page)
+        found = data.source(mem, request.path_params["id"], page)
         if found is None:
             return self.not_found(request, f"source {request.path_params['id']}", allowed, mem.namespace)
         return self.render(request, "source.html", **self._ctx(request, allowed, mem, "sources"), d=found)
 
     def log(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        return self.render(request, "log.html", **self._ctx(request, allowed, mem, "log"), d=D.log(mem))
+        return self.render(request, "log.html", **self._ctx(request, allowed, mem, "log"), d=data.log(mem))
 
     def traces(self, request: Request, allowed: list[str], mem: Memory) -> Response:
         kind = "extraction" if request.query_params.get("kind") == "extraction" else "compile"
@@ -279,11 +279,11 @@ class Inspector:
             "traces.html",
             **self._ctx(request, allowed, mem, "traces"),
             kind=kind,
-            rows=D.traces(mem, kind),
+            rows=data.traces(mem, kind),
         )
 
     def trace(self, request: Request, allowed: list[str], mem: Memory) -> Response:
-        found = D.trace(mem, request.path_params["id"])
+        found = data.trace(mem, request.path_params["id"])
         if found is None:
             return self.not_found(request, f"trace {request.path_params['id']}", allowed, mem.namespace)
         return self.render(request, "trace.html", **self._ctx(request, allowed, mem, "traces"), d=found)
@@ -293,7 +293,7 @@ class Inspector:
             request,
             "procedures.html",
             **self._ctx(request, allowed, mem, "procedures"),
-            rows=D.procedures(mem),
+            rows=data.procedures(mem),
         )
 
     # --- sign-in -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from memory_substrate.errors import NotAvailableError, NotFoundError
 from memory_substrate.graph import deferred
 from memory_substrate.graph.extract import configured_extractor, drain
 from memory_substrate.graph.window_run import Extractor
-from memory_substrate.maintain import schemas as S
+from memory_substrate.maintain import schemas
 from memory_substrate.maintain.archive import archive_source
 from memory_substrate.maintain.backends import check_backend, effective
 from memory_substrate.maintain.common import (
@@ -91,8 +91,8 @@ class MaintainService:
         progress: Progress | None,
         extractor: Extractor | None,
     ) -> dict[str, Any]:
-        parse(S.Empty, input_data, "input_data")
-        return reindex(self.rt, parse(S.ReindexOptions, options, "options"), progress=progress)
+        parse(schemas.Empty, input_data, "input_data")
+        return reindex(self.rt, parse(schemas.ReindexOptions, options, "options"), progress=progress)
 
     def _extract(
         self,
@@ -102,8 +102,8 @@ class MaintainService:
         progress: Progress | None,
         extractor: Extractor | None,
     ) -> dict[str, Any]:
-        data = parse(S.ExtractInput, input_data, "input_data")
-        opts = parse(S.ExtractOptions, options, "options")
+        data = parse(schemas.ExtractInput, input_data, "input_data")
+        opts = parse(schemas.ExtractOptions, options, "options")
         chosen = extractor if opts.extractor == "sampling" else configured_extractor(self.rt.settings)
         if opts.extractor == "sampling" and extractor is None:
             raise NotAvailableError(
@@ -124,8 +124,8 @@ class MaintainService:
     def _embed(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         """The vectors captures left to the background worker (graph/deferred.py), made now;
         without ``apply`` only what waits."""
-        data = parse(S.EmbedInput, input_data, "input_data")
-        apply = parse(S.ApplyOptions, options, "options").apply
+        data = parse(schemas.EmbedInput, input_data, "input_data")
+        apply = parse(schemas.ApplyOptions, options, "options").apply
         result: dict[str, Any] = {"result_type": "embed_result", "apply": apply, "dry_run": not apply}
         if apply:
             requeued = deferred.retry_failed(self.rt) if data.retry_failed else 0
@@ -139,8 +139,8 @@ class MaintainService:
 
     # --- structural ----------------------------------------------------------------------
     def _configure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.ConfigureInput, input_data, "input_data")
-        apply = parse(S.ApplyOptions, options, "options").apply
+        data = parse(schemas.ConfigureInput, input_data, "input_data")
+        apply = parse(schemas.ApplyOptions, options, "options").apply
         wanted = data.model_dump(exclude_none=True)
         backends = {
             field: check_backend(field, value, self.rt.settings)
@@ -190,12 +190,12 @@ class MaintainService:
         )
 
     def _repair(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        parse(S.Empty, input_data, "input_data")
-        return repair(self.rt, apply=parse(S.ApplyOptions, options, "options").apply)
+        parse(schemas.Empty, input_data, "input_data")
+        return repair(self.rt, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _structure(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        parse(S.Empty, input_data, "input_data")
-        parse(S.ReadOnlyOptions, options, "options")
+        parse(schemas.Empty, input_data, "input_data")
+        parse(schemas.ReadOnlyOptions, options, "options")
         store = self.rt.store
         with self.rt.read_with_expired() as session:
             rows = session.count_objects()
@@ -252,8 +252,8 @@ class MaintainService:
         }
 
     def _audit(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.AuditInput, input_data, "input_data")
-        opts = parse(S.AuditOptions, options, "options")
+        data = parse(schemas.AuditInput, input_data, "input_data")
+        opts = parse(schemas.AuditOptions, options, "options")
         fingerprint = Cursor.fingerprint_of("audit", data.model_dump(), opts.model_dump())
         offset = Cursor.decode(opts.cursor, fingerprint)
         end = offset + opts.max_items
@@ -302,37 +302,37 @@ class MaintainService:
 
     # --- lifecycle -----------------------------------------------------------------------
     def _promote_candidates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.PromoteInput, input_data, "input_data")
-        return promote_candidates(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.PromoteInput, input_data, "input_data")
+        return promote_candidates(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _merge_duplicates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        parse(S.Empty, input_data, "input_data")
-        return merge_duplicates(self.rt, apply=parse(S.ApplyOptions, options, "options").apply)
+        parse(schemas.Empty, input_data, "input_data")
+        return merge_duplicates(self.rt, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _resolve_duplicates(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.ResolveDuplicatesInput, input_data, "input_data")
-        return resolve_duplicates(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.ResolveDuplicatesInput, input_data, "input_data")
+        return resolve_duplicates(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _archive_source(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.ArchiveSourceInput, input_data, "input_data")
-        return archive_source(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.ArchiveSourceInput, input_data, "input_data")
+        return archive_source(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _decay_stale(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.DecayInput, input_data, "input_data")
-        return decay_stale(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.DecayInput, input_data, "input_data")
+        return decay_stale(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _expire(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.TimeInput, input_data, "input_data")
-        return expire(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.TimeInput, input_data, "input_data")
+        return expire(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _cycle(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.CycleInput, input_data, "input_data")
-        return cycle(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        data = parse(schemas.CycleInput, input_data, "input_data")
+        return cycle(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _merge_entities(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
         data = parse(MergeEntitiesInput, input_data, "input_data")
-        return merge_entities(self.rt, data, apply=parse(S.ApplyOptions, options, "options").apply)
+        return merge_entities(self.rt, data, apply=parse(schemas.ApplyOptions, options, "options").apply)
 
     def _report(self, input_data: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-        data = parse(S.ReportInput, input_data, "input_data")
-        return build_report(self.rt, data, parse(S.ReportOptions, options, "options"))
+        data = parse(schemas.ReportInput, input_data, "input_data")
+        return build_report(self.rt, data, parse(schemas.ReportOptions, options, "options"))

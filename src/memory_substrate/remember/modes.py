@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from memory_substrate.contracts.inputs import GraphSnapshotInput
 from memory_substrate.graph.schemas import ExtractionInput
-from memory_substrate.remember import schemas as S
+from memory_substrate.remember import schemas
 from memory_substrate.validation import Mode, NoOptions
 
 TOOL = "memory_remember"
@@ -16,13 +16,13 @@ def _write(name: str, input_model: type, help: str) -> Mode:
 
 
 MODES_DECLARED: tuple[Mode, ...] = (
-    _write("activity", S.ActivityInput, "what was done"),
-    _write("knowledge", S.KnowledgeInput, "a durable fact, decision, procedure..."),
-    _write("work_item", S.WorkItemInput, "a task to do, or with work_item_id its update"),
-    _write("promote", S.PromoteInput, "a candidate becomes active"),
-    _write("supersede", S.SupersedeInput, "a new version replaces an old one"),
-    _write("contest", S.ContestInput, "mark knowledge disputed"),
-    _write("batch", S.BatchInput, "applies all entries or none"),
+    _write("activity", schemas.ActivityInput, "what was done"),
+    _write("knowledge", schemas.KnowledgeInput, "a durable fact, decision, procedure..."),
+    _write("work_item", schemas.WorkItemInput, "a task to do, or with work_item_id its update"),
+    _write("promote", schemas.PromoteInput, "a candidate becomes active"),
+    _write("supersede", schemas.SupersedeInput, "a new version replaces an old one"),
+    _write("contest", schemas.ContestInput, "mark knowledge disputed"),
+    _write("batch", schemas.BatchInput, "applies all entries or none"),
     _write(
         "extraction",
         ExtractionInput,

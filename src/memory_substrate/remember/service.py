@@ -28,7 +28,7 @@ from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.redaction import Redactions, redact_fields
-from memory_substrate.remember import schemas as S
+from memory_substrate.remember import schemas
 from memory_substrate.remember.evidence import check_evidence
 from memory_substrate.remember.modes import MODES_DECLARED
 from memory_substrate.remember.similarity import possible_duplicates
@@ -44,7 +44,7 @@ def input_model(mode: str, input_data: dict[str, Any]) -> type[BaseModel]:
     """The input model of ``mode`` for this input: ``work_item`` with a ``work_item_id`` is an
     update of that item, without one a new item."""
     if mode == "work_item" and isinstance(input_data, dict) and "work_item_id" in input_data:
-        return S.WorkItemUpdate
+        return schemas.WorkItemUpdate
     return INPUT_MODELS[mode]
 
 
@@ -101,7 +101,7 @@ class RememberService:
         return handler
 
     # --- batch ------------------------------------------------------------------
-    def _batch(self, patch: Patch, data: S.BatchInput) -> dict[str, Any]:
+    def _batch(self, patch: Patch, data: schemas.BatchInput) -> dict[str, Any]:
         parsed = []
         for i, entry in enumerate(data.entries):
             try:
@@ -124,7 +124,7 @@ class RememberService:
         return {"status": "applied", "entry_count": len(results), "results": results}
 
     # --- creates ------------------------------------------------------------------
-    def _base(self, object_type: str, data: S.GovernedCreate, status: str) -> MemoryObject:
+    def _base(self, object_type: str, data: schemas.GovernedCreate, status: str) -> MemoryObject:
         from memory_substrate.util import new_id
 
         return MemoryObject(
@@ -140,7 +140,7 @@ class RememberService:
             metadata=dict(data.metadata),
         )
 
-    def _knowledge(self, patch: Patch, data: S.KnowledgeInput) -> dict[str, Any]:
+    def _knowledge(self, patch: Patch, data: schemas.KnowledgeInput) -> dict[str, Any]:
         session = patch.session
         requested = data.status or "active"
         status = requested
@@ -202,7 +202,7 @@ class RememberService:
             "possible_duplicates": possible_duplicates(session, created),
         }
 
-    def _activity(self, patch: Patch, data: S.ActivityInput) -> dict[str, Any]:
+    def _activity(self, patch: Patch, data: schemas.ActivityInput) -> dict[str, Any]:
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
         obj = replace(
             self._base("activity", data, "recorded"),
@@ -212,8 +212,10 @@ class RememberService:
         created = patch.create(obj)
         return {"status": "created", "object_id": created.id, "object_type": "activity"}
 
-    def _work_item(self, patch: Patch, data: S.WorkItemInput | S.WorkItemUpdate) -> dict[str, Any]:
-        if isinstance(data, S.WorkItemUpdate):
+    def _work_item(
+        self, patch: Patch, data: schemas.WorkItemInput | schemas.WorkItemUpdate
+    ) -> dict[str, Any]:
+        if isinstance(data, schemas.WorkItemUpdate):
             return _update_work_item(patch, data, self.rt.clock())
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
         obj = replace(
@@ -236,7 +238,7 @@ class RememberService:
         return import_snapshot(patch, data.snapshot, data.scope_refs, data.reason)
 
     # --- lifecycle ----------------------------------------------------------------
-    def _promote(self, patch: Patch, data: S.PromoteInput) -> dict[str, Any]:
+    def _promote(self, patch: Patch, data: schemas.PromoteInput) -> dict[str, Any]:
         obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
         if obj.status == "active":
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
@@ -283,7 +285,7 @@ class RememberService:
             "previous_status": obj.status,
         }
 
-    def _contest(self, patch: Patch, data: S.ContestInput) -> dict[str, Any]:
+    def _contest(self, patch: Patch, data: schemas.ContestInput) -> dict[str, Any]:
         obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
         if obj.status not in ("candidate", "active", "stale"):
             raise ConflictError(
@@ -297,7 +299,7 @@ class RememberService:
             "previous_status": obj.status,
         }
 
-    def _supersede(self, patch: Patch, data: S.SupersedeInput) -> dict[str, Any]:
+    def _supersede(self, patch: Patch, data: schemas.SupersedeInput) -> dict[str, Any]:
         if data.old_knowledge_id == data.new_knowledge_id:
             raise ValidationError("input_data: old_knowledge_id and new_knowledge_id must differ")
         old = _get_knowledge(patch.session, data.old_knowledge_id, "old_knowledge_id")
@@ -370,7 +372,7 @@ def summarize(trace: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _update_work_item(patch: Patch, data: S.WorkItemUpdate, now: datetime) -> dict[str, Any]:
+def _update_work_item(patch: Patch, data: schemas.WorkItemUpdate, now: datetime) -> dict[str, Any]:
     """One audited version of the item with the given fields changed; the audit event keeps each
     change's old and new value, so ``memory_query page`` can show the item's history. Any status
     may follow any other (work is reopened as often as it is closed); an update that changes

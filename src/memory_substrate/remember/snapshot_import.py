@@ -36,7 +36,7 @@ from memory_substrate.models import (
     Segment,
 )
 from memory_substrate.patch import Patch
-from memory_substrate.remember import schemas as R
+from memory_substrate.remember import schemas
 from memory_substrate.remember.evidence import check_evidence
 from memory_substrate.util import ID_PREFIXES, new_id, now_iso, sha256_text
 from memory_substrate.validation import parse
@@ -491,7 +491,7 @@ class SnapshotImporter:
                 if isinstance(e, dict)
             ] + plan.evidence
             claim = parse(
-                R.KnowledgeInput,
+                schemas.KnowledgeInput,
                 {
                     **common,
                     "subject_refs": self._refs(attrs.get("subject_refs", [])),
@@ -512,8 +512,8 @@ class SnapshotImporter:
             if self._duplicate_or_conflict(plan, obj):
                 return
         else:
-            model: type[R.ActivityInput] | type[R.WorkItemInput] = (
-                R.ActivityInput if plan.object_type == "activity" else R.WorkItemInput
+            model: type[schemas.ActivityInput] | type[schemas.WorkItemInput] = (
+                schemas.ActivityInput if plan.object_type == "activity" else schemas.WorkItemInput
             )
             sources = self.session.get_objects(self._refs(attrs.get("source_refs", [])))
             source_refs = [

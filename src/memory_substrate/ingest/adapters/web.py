@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from memory_substrate.ingest.adapters import deadline as D
+from memory_substrate.ingest.adapters import deadline as deadlines
 from memory_substrate.ingest.adapters._files import sha256_hex
 from memory_substrate.ingest.adapters.chunker import CHUNKER_NAME, ChunkLimits, chunk_markdown, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
@@ -125,7 +125,7 @@ def resolve_host(
     *,
     allow_private: bool,
     allow: tuple[str, ...] = (),
-    deadline: D.Deadline | None = None,
+    deadline: deadlines.Deadline | None = None,
 ) -> list[str]:
     """Addresses for ``host`` in resolver order; raises ``web_blocked_address`` if any is non-public
     and not admitted by ``allow`` (see ``allowlisted``)."""
@@ -147,7 +147,7 @@ def resolve_host(
                 infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             else:
                 infos = deadline.getaddrinfo(host, port)
-        except D.DeadlineExpired:
+        except deadlines.DeadlineExpired:
             raise CaptureError("web_fetch_failed", f"timed out resolving {host}") from None
         except (OSError, UnicodeError) as exc:
             raise CaptureError("web_fetch_failed", f"cannot resolve {host}: {exc}") from None
@@ -185,10 +185,12 @@ def _fetch(
     allow: tuple[str, ...] = (),
 ) -> _Fetched:
     httpx = _httpx()
-    deadline = D.Deadline(timeout_s)
+    deadline = deadlines.Deadline(timeout_s)
     redirects: list[str] = []
     current = url
-    with D.client(httpx, deadline, follow_redirects=False, headers={"User-Agent": USER_AGENT}) as client:
+    with deadlines.client(
+        httpx, deadline, follow_redirects=False, headers={"User-Agent": USER_AGENT}
+    ) as client:
         for _hop in range(max_redirects + 1):
             try:
                 target = httpx.URL(current)
@@ -268,7 +270,7 @@ def _send(client: Any, httpx: Any, target: Any, addresses: list[str], timeout_s:
     raise CaptureError("web_fetch_failed", f"could not connect to {target.host}: {last}")
 
 
-def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: D.Deadline) -> bytes:
+def _read_capped(response: Any, httpx: Any, url: str, max_bytes: int, deadline: deadlines.Deadline) -> bytes:
     # Content-Length can lie or be absent; the cap is enforced on the bytes actually read.
     parts: list[bytes] = []
     size = 0
