@@ -29,6 +29,9 @@ from memory_substrate import Memory
 from tests.http.helpers import cli, http_server, server_env
 from tests.reliability.common import report
 
+# Their budgets are the product's wall time: run apart from the coverage tracer (scripts/test).
+pytestmark = pytest.mark.timed
+
 LIMIT_S = 1.0
 FILE_BYTES = 64_000
 QUERY_CHARS = 100_000

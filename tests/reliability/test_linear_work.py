@@ -26,6 +26,9 @@ from memory_substrate import Memory
 from memory_substrate.errors import ValidationError
 from tests.reliability.common import report
 
+# Their budgets are the product's wall time: run apart from the coverage tracer (scripts/test).
+pytestmark = pytest.mark.timed
+
 
 def _hangul_words(rng: random.Random, n: int) -> str:
     syllable: Callable[[], str] = lambda: chr(0xAC00 + rng.randrange(2000))  # noqa: E731
