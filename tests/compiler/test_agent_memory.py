@@ -204,6 +204,39 @@ async def test_task_memory_does_not_cover_gets_a_near_empty_package(
         assert out["token_count"] > 300
 
 
+async def test_a_task_naming_code_memory_never_held_is_weak_however_many_words_it_shares(
+    memory: Memory,
+) -> None:
+    """Chats that happen to hold a question's words ("Python", "dataclass", "example") do not
+    cover a question about ``__post_init__`` when no turn ever wrote that name; once one does, the
+    same question is covered by it."""
+    chats = [
+        ("Hobbies", ["I learned Python in college and built a game mod.", "Here is one example of it."]),
+        ("Money", ["The Money class is a frozen dataclass with integer cents.", "Good, no floats."]),
+        ("Course", ["Can you explain the course schedule?", "Sure: short lessons, with an example each."]),
+        *TOPICS,
+    ]
+    task = "Explain what a Python dataclass __post_init__ is for, with a short example."
+    async with Client(build_server(memory)) as c:
+        for i, (title, turns) in enumerate(chats):
+            await call(c, "memory_ingest", "conversation", conversation(turns, title=f"{title} {i}"))
+        out, trace = await _compile(c, task, budget_tokens=1500)
+        assert trace["code_names_unseen"] == ["__post_init__"] and trace["coverage"] == "weak", trace
+        assert out["token_count"] <= 300 and "memory barely covers this task" in out["content"]
+        assert "no recalled turn holds __post_init__" in str(trace["candidates"]["rejected"])
+        await call(
+            c,
+            "memory_ingest",
+            "conversation",
+            conversation(
+                ["Why does Money validate in __post_init__?", "Because a dataclass runs it after __init__."],
+                title="Money review",
+            ),
+        )
+        _, trace = await _compile(c, task, budget_tokens=1500)
+        assert "code_names_unseen" not in trace and trace["coverage"] == "covered", trace
+
+
 async def test_a_task_naming_someone_memory_talked_with_is_covered(memory: Memory) -> None:
     """A question about a person the conversations are with is about memory, however little of
     the rest of its words memory holds."""

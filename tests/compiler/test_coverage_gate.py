@@ -58,6 +58,31 @@ def test_a_task_with_no_words_of_its_own_covers_nothing() -> None:
     assert share == 1.0
 
 
+def test_names_written_as_code_count_only_as_whole_words() -> None:
+    pool = [
+        (_seg(0, "The user_id column is set in __init__ and getUserId reads it."), None, 1.0),
+        (_seg(1, "We post the init script tonight."), None, 0.9),
+    ]
+    unseen = episodes.unseen_code_names(
+        "Does __post_init__ set user_id? And usr_id, getUserId, USER_ID, TZ and the API?",
+        pool,  # type: ignore[arg-type]
+    )
+    # "post" and "init" are held apart, never as the name; "USER_ID" is user_id, case aside;
+    # plain words and acronyms ("TZ", "API") are not names written as code
+    assert unseen == ["__post_init__", "usr_id"]
+    assert episodes.unseen_code_names("What does the team do on Fridays?", pool) == []  # type: ignore[arg-type]
+
+
+def test_a_task_naming_code_no_turn_holds_is_weak_whatever_its_match() -> None:
+    found: dict[str, Any] = {"episode_match": 2.0, "word_coverage": 1.0, "code_names_unseen": ["usr_id"]}
+    turns = [_turn(0, "short one")]
+    gate_coverage(_Rt(), turns, found)  # type: ignore[arg-type]
+    assert found["coverage"] == "weak" and "coverage_by" not in found
+    found = {"episode_match": 2.0, "word_coverage": 1.0}
+    gate_coverage(_Rt(), [_turn(0, "short one")], found)  # type: ignore[arg-type]
+    assert found["coverage"] == "covered" and found["coverage_by"] == "match"
+
+
 def test_no_verdict_without_recalled_turns() -> None:
     found: dict[str, Any] = {}
     fact = _fact("k1", 0.3)

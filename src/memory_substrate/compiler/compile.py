@@ -284,6 +284,7 @@ TRACED = (
     "episode_match",
     "word_coverage",
     "participants_named",
+    "code_names_unseen",
 )
 STRATEGY_NEEDS = {
     "graph": "entity",

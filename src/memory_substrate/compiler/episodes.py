@@ -140,6 +140,29 @@ def coverage(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> tup
     return share, named_participants(text, speakers)
 
 
+# A name written as code: one with an underscore inside or past its first letter ("__post_init__",
+# "usr_id", "OPENAI_API_KEY") or a lower-case run followed by a capital ("getUserId"). Word
+# groups split it into common words ("post", "init"), which a large store holds somewhere.
+CODE_NAME = re.compile(r"(?<![\w.])(?=\w*[A-Za-z])(?:\w*[A-Za-z0-9]_\w*|_+\w+|[a-z]+[A-Z]\w*)")
+
+
+def unseen_code_names(task: str, pool: list[tuple[Segment, RankedSegment, float]]) -> list[str]:
+    """The names written as code in the task (``CODE_NAME``) that no pooled turn holds as a whole
+    word, case aside. Such a name is the most specific thing a task can say: memory that never
+    held ``__post_init__`` does not cover a question about it, however many of the question's
+    other words ("python", "example", "explain") it holds in unrelated chats."""
+    names = {m.group(0).strip("_").casefold(): m.group(0) for m in CODE_NAME.finditer(task)}
+    names = {k: v for k, v in names.items() if k}
+    if not names:
+        return []
+    texts = [seg.text.casefold() for seg, _, _ in pool]
+    return sorted(
+        shown
+        for folded, shown in names.items()
+        if not any(re.search(rf"(?<![a-z0-9]){re.escape(folded)}(?![a-z0-9])", t) for t in texts)
+    )
+
+
 NAME_WORD = re.compile(r"[^\W\d_]+")  # letters only: "Caroline's" and "Jean-Luc" name their people
 
 

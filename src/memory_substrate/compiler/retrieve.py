@@ -44,7 +44,8 @@ PROCEDURE_SCAN = 200
 # (episodes.episode_match: cosine + share of the task's words) plus the share of the task's words
 # any pooled turn holds (episodes.coverage). Below the task floor, unless the task names someone
 # the pooled turns were said by or an entity with a fact the task asks about, memory barely covers
-# it: only the WEAK_TURNS best turns, at most WEAK_TOKENS of them with their episodes' opening
+# it (so is a task naming something written as code, "__post_init__" or "usr_id", that no pooled
+# turn holds: episodes.unseen_code_names): only the WEAK_TURNS best turns, at most WEAK_TOKENS of them with their episodes' opening
 # lines, may enter, everything else only as a close match, and the package says so. A turn of an
 # episode whose best turn matches below the episode floor never enters. Measured on the agent-work
 # dev set (bench/agent_bench.py, ledgerline): its uncovered tasks reach 0.87-1.32 with the default embedder and its covered ones 1.52 and up
@@ -149,6 +150,7 @@ def episode_recall(
     best = max(match.values(), default=0.0)
     episode_floor = MATCH_FLOORS["semantic" if rt.embedder_or_none() is not None else "lexical"][1]
     covered, named = episodes.coverage(task, pool)
+    unseen = episodes.unseen_code_names(task, pool)
     out = []
     for seg, _, sim in pool:
         cand = Candidate(
@@ -168,6 +170,8 @@ def episode_recall(
         found["word_coverage"] = round(covered, 3)
         if named:
             found["participants_named"] = named
+        if unseen:
+            found["code_names_unseen"] = unseen
     return out
 
 
@@ -193,7 +197,7 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
         else "open work"
         if found.get("open_work_listed")
         else "match"
-        if match >= task_floor
+        if match >= task_floor and not found.get("code_names_unseen")
         else None
     )
     found["coverage"] = "covered" if by else "weak"
@@ -206,9 +210,12 @@ def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) ->
                 f"memory barely covers the task: only a close match enters "
                 f"(similarity {c.similarity:.2f} < {CLOSE_MATCH})"
             )
+    unseen = found.get("code_names_unseen")
     _weak_turns(
         [c for c in cands if c.strategy == "episode_recall" and c.rejected is None],
-        f"memory barely covers the task (match {match:.2f} < {task_floor})",
+        f"memory barely covers the task (no recalled turn holds {', '.join(unseen)})"
+        if unseen and match >= task_floor
+        else f"memory barely covers the task (match {match:.2f} < {task_floor})",
     )
 
 
