@@ -127,6 +127,7 @@ class Record:
     needs: tuple[str, ...] = ()
     reached: dict[str, bool] = field(default_factory=dict)
     in_wrapper: dict[str, bool] = field(default_factory=dict)
+    by_prompt: dict[str, bool] = field(default_factory=dict)  # in the prompt's own injection
     tokens: dict[str, int] = field(default_factory=dict)  # event -> injected tokens
     leaks: list[str] = field(default_factory=list)  # the other project's phrases it received
     secrets_sent: list[str] = field(default_factory=list)
@@ -420,6 +421,7 @@ def _record(
         phrases = project.fact(key).phrases
         rec.reached[key] = reached(first, phrases)
         rec.in_wrapper[key] = reached(spans, phrases)
+        rec.by_prompt[key] = reached(run.outputs.get("UserPromptSubmit", ""), phrases)
     for event, text in run.outputs.items():
         rec.tokens[event] = _count_tokens(text)
     everything = run.all_text()
@@ -444,6 +446,7 @@ def _session_json(r: Record) -> dict[str, Any]:
         "needs": list(r.needs),
         "reached": r.reached,
         "in_wrapper": r.in_wrapper,
+        "by_prompt": r.by_prompt,
         "tokens": r.tokens,
         "leaks": r.leaks,
         "secrets_sent": r.secrets_sent,
@@ -461,6 +464,7 @@ def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
     pairs = [(r, k) for r in records if r.kind == "use" for k in r.needs]
     share = sum(r.reached[k] for r, k in pairs) / len(pairs) if pairs else None
     wrapped = sum(r.in_wrapper[k] for r, k in pairs) / len(pairs) if pairs else None
+    prompted = sum(r.by_prompt[k] for r, k in pairs) / len(pairs) if pairs else None
     by_kind: dict[str, list[bool]] = {}
     kinds = {
         f.key: f.kind
@@ -485,6 +489,7 @@ def summarise(records: list[Record], variant: Variant) -> dict[str, Any]:
         "fact_pairs": len(pairs),
         "fact_share_first_request": None if share is None else round(share, 3),
         "fact_share_in_wrapper": None if wrapped is None else round(wrapped, 3),
+        "fact_share_by_prompt": None if prompted is None else round(prompted, 3),
         "fact_share_by_kind": {k: round(sum(v) / len(v), 3) for k, v in sorted(by_kind.items())},
         "missed": [f"{r.index}:{k}" for r, k in pairs if not r.reached[k]],
         "prompt_tokens": {
@@ -626,10 +631,11 @@ def backfill_throughput(work: Path, claude_count: int, codex_count: int) -> dict
 # --- report ---------------------------------------------------------------------------------------
 def table(results: dict[str, Any]) -> str:
     rows = [
-        "| scenario | variant | runs ok | facts reached (first request) | in wrapper | covered prompt tokens "
+        "| scenario | variant | runs ok | facts reached (first request) | in wrapper | by the prompt's "
+        "injection | covered prompt tokens "
         "mean/max | uncovered tokens max | SessionStart p50/p95 ms | UserPromptSubmit p50/p95 ms | "
         "Stop p50/p95 ms | leaks | secrets later |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for scen in results["scenarios"]:
         for v in scen["variants"]:
@@ -641,6 +647,7 @@ def table(results: dict[str, Any]) -> str:
             rows.append(
                 f"| {scen['name']} ({scen['split']}) | {v['variant']} | {v['client_runs_ok']}/{v['session_count']} | "
                 f"{v['fact_share_first_request']} ({v['fact_pairs']} pairs) | {v['fact_share_in_wrapper']} | "
+                f"{v.get('fact_share_by_prompt')} | "
                 f"{v['prompt_tokens']['covered_mean']} / {v['prompt_tokens']['covered_max']} | "
                 f"{v['prompt_tokens']['uncovered_max']} | {pp('SessionStart')} | {pp('UserPromptSubmit')} | "
                 f"{pp('Stop')} | {v['other_project_leaks']} | {v['secrets_sent_later']} |"

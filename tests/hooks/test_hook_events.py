@@ -125,6 +125,48 @@ def test_a_recalled_session_brings_its_conclusion_past_its_tool_calls(tmp_path: 
     assert hooks.log() == ""
 
 
+def test_a_session_starts_with_a_line_for_each_earlier_session(tmp_path: Path) -> None:
+    """The three latest sessions come with their last answers, the ones before them a line each,
+    newest first, within the budget; a chat that shares only generic words with "what is open"
+    ("opening the studio") is not handed over."""
+    hooks = Hooks(tmp_path)
+    first = _captured(tmp_path, hooks, turns=CHECKOUT[:2], session="s0")
+    _captured(
+        tmp_path,
+        hooks,
+        turns=(
+            ("user", "Is the studio opening still open for sign-ups?"),
+            ("assistant", "Still open until Friday."),
+        ),
+        session="s1",
+    )
+    for i in range(2, 8):
+        _captured(
+            tmp_path,
+            hooks,
+            turns=(("user", f"Rename helper number {i} in utils."), ("assistant", f"Renamed helper {i}.")),
+            session=f"s{i}",
+        )
+    nxt = Transcript(first.path.with_name("s9.jsonl"), "s9", first.cwd)
+    start = context(hooks.run(nxt.event("SessionStart", source="startup")), "SessionStart") or ""
+    latest, _, earlier = start.partition("Earlier sessions, newest first")
+    assert "Renamed helper 7." in latest and "Renamed helper 5." in latest
+    assert "Renamed helper 4." not in latest
+    lines = [line for line in earlier.splitlines() if line.startswith("- ")]
+    assert [line.rsplit(": ", 1)[1] for line in lines] == [
+        "Renamed helper 4.",
+        "Renamed helper 3.",
+        "Renamed helper 2.",
+        "Still open until Friday.",
+        "the payments client timeout is 200 ms while the Stripe API p95 latency is 450 ms. I raised "
+        "payments.timeout_ms to 2000 in config/payments.yaml and th\u2026",
+    ][: len(lines)]
+    assert len(lines) == 5
+    assert "450 ms" in earlier  # the first session, eight back, still named at the start
+    assert start.count("Still open until Friday") == 1  # once, as a line, never as a recalled turn
+    assert count_tokens(start) <= 800
+
+
 def test_a_session_starts_with_open_work_and_the_decisions_in_force(tmp_path: Path) -> None:
     from memory_substrate.app import Memory
     from memory_substrate.settings import Settings

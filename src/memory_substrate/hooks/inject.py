@@ -2,9 +2,10 @@
 cut to a small budget, never what the session already holds.
 
 - **Session start**: the context compiler's answer to "what is open and what was decided" (its
-  knowledge and open work; its turns only when it judges memory covers the question), the
-  project's latest decisions still in force, then the latest sessions of the project: each
-  one's header line and its last answer, newest first.
+  knowledge and open work, never its turns: a question with no topic matches turns only on its
+  generic words, "open" in "opening a dance studio"), the project's latest decisions still in
+  force, then the latest sessions of the project, newest first: each one's header line and its
+  last answer, then a line for each of the dozen before them (title, date, how it ended).
 - **Prompt**: the compiler's package for the prompt as the task. When the compiler judges memory
   barely covers it (the compile trace's ``coverage`` is ``weak``), only the few turns it still
   admits then, as a hint of at most ``WEAK_BUDGET`` tokens, and nothing when none fits.
@@ -36,6 +37,15 @@ SESSION_HEADER = (
 )
 RECENT_HEADER = "Latest sessions, newest first, each with its last answer:"
 RECENT_SESSIONS = 3
+# Older sessions listed after them, a line each (title and how it ended), while the budget holds:
+# the session starts knowing what was settled in the last dozen sessions, not only the last three,
+# and a line is enough for the model to ask for the rest (claude-mem's "progressive disclosure").
+EARLIER_SESSIONS = 12
+EARLIER_HEADER = (
+    "Earlier sessions, newest first, a line each (title, then how it ended; `memory_query expand` "
+    "with an id gives the session):"
+)
+EARLIER_CHARS = 160  # of an earlier session's last answer
 DECISIONS = 5  # decisions in force listed at session start
 RECENT_TAIL = 40  # turns read from the end of an episode to find its last answer
 ANSWER_CHARS = 600  # of a recent session's last answer
@@ -81,8 +91,7 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
     from memory_substrate.tokens import count_tokens
 
     result = _compile(mem, SESSION_TASK, max(64, budget // 2))
-    covered = _coverage(mem, result) == "covered"
-    lines = package_lines(result, skip=given, own=own, turns=covered)
+    lines = package_lines(result, skip=given, own=own, turns=False)
     held = given | {oid for _, oid in lines if oid}
     episodes_at = next((i for i, (text, _) in enumerate(lines) if text.startswith("## ")), len(lines))
     lines[episodes_at:episodes_at] = current_decisions(mem, skip=held)  # with the knowledge, before the turns
@@ -93,6 +102,11 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
     recent = recent_sessions(mem, own=own, skip=held, budget=left - count_tokens(RECENT_HEADER))
     if recent:
         lines += [(RECENT_HEADER, None), *recent]
+        left -= count_tokens("\n".join([RECENT_HEADER, *(t for t, _ in recent)]))
+    held |= {oid.partition("#")[0] for _, oid in recent if oid}
+    earlier = earlier_sessions(mem, own=own, skip=held, budget=left - count_tokens(EARLIER_HEADER))
+    if earlier:
+        lines += [(EARLIER_HEADER, None), *earlier]
     return _wrap(SESSION_HEADER, lines, budget)
 
 
@@ -344,6 +358,48 @@ def recent_sessions(
     return lines
 
 
+def earlier_sessions(
+    mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = EARLIER_SESSIONS
+) -> list[Line]:
+    """A line for each of the ``limit`` captured sessions after the latest ones (those in ``own``
+    and ``skip`` left out, the latest among them), newest first, within ``budget``: its short id,
+    title and date, then its last answer cut to ``EARLIER_CHARS``."""
+    if budget < 30:
+        return []
+    from memory_substrate.ids import short_forms
+    from memory_substrate.reader_text import continued, quoted
+    from memory_substrate.tokens import count_tokens
+
+    lines: list[Line] = []
+    with mem.runtime.read() as session:
+        sources = [
+            s
+            for s in session.list_objects(
+                object_types=["source"],
+                kinds=["conversation"],
+                statuses=["active"],
+                limit=limit + len(own) + len(skip) + 2,
+            )
+            if s.id not in own and s.id not in skip
+        ][:limit]
+        names = short_forms(session, [s.id for s in sources])
+        used = 0
+        for source in sources:
+            answer = last_answer(session, source)
+            turn = f"{source.id}#{answer.id}" if answer is not None else None
+            if turn is not None and turn in skip:
+                continue
+            when = str(source.payload.get("started_at") or source.created_at)[:10]
+            ended = f": {continued(_cut(answer.text, EARLIER_CHARS))}" if answer is not None else ""
+            line = f"- {names.get(source.id, source.id)} {quoted(source.title or '')} {when}{ended}"
+            cost = count_tokens(line)
+            if used + cost > budget:
+                break
+            used += cost
+            lines.append((line, turn or source.id))
+    return lines
+
+
 def _is_answer(segment: Any) -> bool:
     """An assistant turn in words (not a folded tool call or its result)."""
     role = str(segment.metadata.get("role") or "")
@@ -369,7 +425,7 @@ def _wrap(header: str, lines: list[Line], budget: int) -> Injection | None:
         if tokens <= budget:
             return Injection(text=text, ids=list(dict.fromkeys(o for _, o in lines if o)), tokens=tokens)
         lines.pop()
-        while lines and lines[-1][0].startswith(("## ", RECENT_HEADER)):
+        while lines and lines[-1][0].startswith(("## ", RECENT_HEADER, EARLIER_HEADER)):
             lines.pop()
     return None
 
