@@ -30,7 +30,7 @@ count varies). ``--store DIR`` ingests the conversations into DIR once and reuse
 runs. ``--packaged-search`` adds search's own segment ranking put through the
 compiler's ranking dimensions, packing and markup (``search-packaged``): beside ``compile-xml``
 it is the compiler's ranking against search's at the same markup; beside ``segment-search`` it is
-what the package's ids, titles, times and speakers cost (docs/context-compiler-log.md, round 7).
+what the package's ids, titles, times and speakers cost (notebooks/context-compiler-log.md, round 7).
 
 Data: /work/shared/data/locomo/locomo_dev.json (CC BY-NC 4.0; evaluation only, never shipped).
 """

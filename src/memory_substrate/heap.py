@@ -6,7 +6,7 @@ whose traversal is costly: importing ``mcp`` alone makes every full pass markedl
 store's prepared state. CPython starts a full pass whenever the objects that survived younger
 passes grow by a quarter of the long-lived ones, so under load it lands, every few dozen
 requests, on whichever search or compile is running then: the tails of their latency
-(docs/context-compiler-log.md).
+(notebooks/context-compiler-log.md).
 
 ``freeze_long_lived()`` runs one full collection and then ``gc.freeze()``: every object alive at that moment
 moves to the permanent generation, which no pass visits. A server calls it once it is built and

@@ -8,7 +8,7 @@ object of that type in the namespace ends with (``short_forms``: one indexed que
 of a package); where one does, the form grows a digit at a time, and an id with no unique
 shorter form is written whole. 6 digits: 16.7 million values, so in a namespace of 100,000
 sources about 1 id in 170 needs a seventh digit; 8 digits recalled less at 1,500 tokens
-(docs/context-compiler-log.md).
+(notebooks/context-compiler-log.md).
 
 Every tool that takes an object id accepts a short form (``expand_short_ids``, applied once
 where the arguments enter: ``app.Memory`` for the ``memory_*`` tools and the graph toolset's

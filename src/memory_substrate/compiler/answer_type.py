@@ -7,7 +7,7 @@ The segment ranker matches the task's words and meaning; that a turn carries a t
 is a separate piece of evidence that it answers a *when* question, the way question answering
 matches a question's answer type. Episode recall (episodes.py) adds ``WHEN_BONUS`` to such turns
 for such tasks (temporal questions of LoCoMo dev 0.910 -> 0.921 at 1,500 tokens, the others
-unchanged: docs/context-compiler-log.md).
+unchanged: notebooks/context-compiler-log.md).
 
 The time expressions are the ones people use in conversation: relative days and periods
 (yesterday, last week, this weekend, two months ago, next Friday), weekdays, months and years.

@@ -2,7 +2,7 @@
 
 A search page shows ten turns; a package of 1,500 tokens holds 30 to 40 and one of 4,096 about a
 hundred, so the compiler needs a ranked pool that stays good far below the top ten. Two general
-retrieval ideas do that, both measured on the LoCoMo dev conversations (docs/context-compiler-log.md):
+retrieval ideas do that, both measured on the LoCoMo dev conversations (notebooks/context-compiler-log.md):
 
 * **Context expansion.** Evidence often sits a few turns away from the turn that matches the
   words of the task: the reply to a question, the follow-up that names the thing the first turn
@@ -60,7 +60,7 @@ STREAM_TOKENS = 80
 # 50th vector hit: LoCoMo dev 0.914 -> 0.926 at 4,096 tokens (1,500 unchanged: its pool is as
 # deep as the full-text stream). Its cost, with the heap frozen as the server runs: compile p50 /
 # p95 at 10k segments and 4,096 tokens 28-29 / 30-31 ms -> 35-36 / 38-40 ms
-# (docs/context-compiler-log.md).
+# (notebooks/context-compiler-log.md).
 VECTOR_PER_POOL = 1.0
 CONTEXT_TURNS = (
     2  # rank the turns this close to a seed hit (search: 1; 3 or 5 cost 10-20 ms more at 10k for +0.001)

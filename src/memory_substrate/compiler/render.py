@@ -20,7 +20,7 @@ minute), followed by its turn lines: in XML the text of one ``<episodes>`` eleme
 ``episodes`` list of lines. Not an element or object of its own: one with ``id``, ``title`` and
 ``occurred_at`` fields (and, in XML, its closing tag) cost about 50 tokens an episode where the
 header line costs about 33, and a LoCoMo package of 1,500 tokens opens about eight
-(docs/context-compiler-log.md).
+(notebooks/context-compiler-log.md).
 """
 
 from __future__ import annotations
