@@ -162,6 +162,9 @@ def test_a_session_starts_with_a_line_for_each_earlier_session(tmp_path: Path) -
         "payments.timeout_ms to 2000 in config/payments.yaml and th\u2026",
     ][: len(lines)]
     assert len(lines) == 5
+    assert (
+        lines[0].split(" ", 2)[2].startswith('"Rename helper number 4 in utils."')
+    )  # no "claude-code session"
     assert "450 ms" in earlier  # the first session, eight back, still named at the start
     assert start.count("Still open until Friday") == 1  # once, as a line, never as a recalled turn
     assert count_tokens(start) <= 800

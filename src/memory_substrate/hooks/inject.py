@@ -391,13 +391,24 @@ def earlier_sessions(
                 continue
             when = str(source.payload.get("started_at") or source.created_at)[:10]
             ended = f": {continued(_cut(answer.text, EARLIER_CHARS))}" if answer is not None else ""
-            line = f"- {names.get(source.id, source.id)} {quoted(source.title or '')} {when}{ended}"
+            line = f"- {names.get(source.id, source.id)} {quoted(_listed_title(source))} {when}{ended}"
             cost = count_tokens(line)
             if used + cost > budget:
                 break
             used += cost
             lines.append((line, turn or source.id))
     return lines
+
+
+def _listed_title(source: Any) -> str:
+    """A session's title as a line of the list shows it: under "Earlier sessions" the capture's
+    "claude-code session " before the first prompt's words says nothing (a subagent keeps its
+    mark)."""
+    title = str(source.title or "")
+    origin = (source.payload or {}).get("origin")
+    host = origin.get("host") if isinstance(origin, dict) else None
+    prefix = f"{host} session "
+    return title[len(prefix) :] if host in CLIENT_HOSTS and title.startswith(prefix) else title
 
 
 def _is_answer(segment: Any) -> bool:
