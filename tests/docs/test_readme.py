@@ -44,7 +44,11 @@ def test_every_summary_figure_has_its_command_and_date() -> None:
         cells = [c.strip() for c in row.strip("|").split(" | ")]
         command, date = cells[-2], cells[-1]
         assert re.fullmatch(r"2026-\d\d-\d\d", date), row
-        assert command == "same" or command.startswith("`python bench/") or command.startswith("docs/"), row
+        assert (
+            command == "same"
+            or command.startswith("`python bench/")
+            or command.startswith(("docs/", "notebooks/"))
+        ), row
 
 
 def test_design_pages_end_without_measurement_logs() -> None:
