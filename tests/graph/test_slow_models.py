@@ -106,6 +106,10 @@ async def test_first_token_at_30s_and_answer_at_90s_completes_on_the_first_attem
         mem.close()
 
 
+# Its retries' spacing is wall time as the stub model sees it: timed, so it runs apart from the
+# coverage tracer, which slows the in-process stub's receipt of the first request more than the
+# client's wait and let the spacing come out short on a loaded machine.
+@pytest.mark.timed
 async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request_at_a_time(
     make_settings: Any, namespace: str, llm: StubLLM
 ) -> None:
