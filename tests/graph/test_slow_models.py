@@ -155,8 +155,10 @@ async def test_an_answer_after_the_client_hung_up_is_not_used_and_the_retry_is(
 ) -> None:
     late = json.loads(GOOD)
     late["facts"][0]["object"] = "Customer Portal"  # what the abandoned request would have said
-    llm.script = [Reply(content=json.dumps(late), first_token_s=0.35, total_s=0.36), Reply(content=GOOD)]
-    mem = _memory(make_settings, namespace, llm, llm_timeout_s=0.2, llm_backoff_s=0.01)
+    # A deadline wide enough that the retry's immediate answer meets it on a loaded machine, with
+    # the abandoned answer well past it.
+    llm.script = [Reply(content=json.dumps(late), first_token_s=0.9, total_s=0.91), Reply(content=GOOD)]
+    mem = _memory(make_settings, namespace, llm, llm_timeout_s=0.5, llm_backoff_s=0.01)
     try:
         async with Client(build_server(mem)) as c:
             ep = await _ingest(c)
