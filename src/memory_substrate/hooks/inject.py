@@ -302,6 +302,15 @@ def _knowledge_text(obj: Any) -> str:
 
 
 # --- the latest sessions ----------------------------------------------------------------------
+def latest_conversations(session: Any, limit: int, *, leave_out: set[str]) -> list[Any]:
+    """The ``limit`` latest active conversations of the namespace, newest first, less those in
+    ``leave_out`` (read deep enough that leaving them out still leaves ``limit``)."""
+    found = session.list_objects(
+        object_types=["source"], kinds=["conversation"], statuses=["active"], limit=limit + len(leave_out) + 2
+    )
+    return [s for s in found if s.id not in leave_out][:limit]
+
+
 def recent_sessions(
     mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS
 ) -> list[Line]:
@@ -315,16 +324,7 @@ def recent_sessions(
 
     lines: list[Line] = []
     with mem.runtime.read() as session:
-        sources = [
-            s
-            for s in session.list_objects(
-                object_types=["source"],
-                kinds=["conversation"],
-                statuses=["active"],
-                limit=limit + len(own) + 2,
-            )
-            if s.id not in own and s.id not in skip
-        ][:limit]
+        sources = latest_conversations(session, limit, leave_out=own | skip)
         names = short_forms(session, [s.id for s in sources])
         used = 0
         for source in sources:
@@ -372,16 +372,7 @@ def earlier_sessions(
 
     lines: list[Line] = []
     with mem.runtime.read() as session:
-        sources = [
-            s
-            for s in session.list_objects(
-                object_types=["source"],
-                kinds=["conversation"],
-                statuses=["active"],
-                limit=limit + len(own) + len(skip) + 2,
-            )
-            if s.id not in own and s.id not in skip
-        ][:limit]
+        sources = latest_conversations(session, limit, leave_out=own | skip)
         names = short_forms(session, [s.id for s in sources])
         used = 0
         for source in sources:
