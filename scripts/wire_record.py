@@ -142,7 +142,12 @@ async def record_file(path: Path, out: list[str]) -> None:
         try:
             async with Client(build_server(mem)) as client:
                 recording: Any = RecordingClient(client, tmp, out, path.stem)
-                await Builder(recording, data, Path(tmp) / "files").run()
+                builder = Builder(recording, data, Path(tmp) / "files")
+                # The store's times are relative to the builder's clock and land in the indexed
+                # text ("[2026-10-11 02:44] ..."): start them at midnight so that two runs on one
+                # day index the same words.
+                builder.now = builder.now.replace(hour=0, minute=0, second=0, microsecond=0)
+                await builder.run()
                 deferred.drain_all(mem.runtime)  # every vector made: answers do not race the worker
                 ids: list[str] = []
                 for task in data["tasks"]:
