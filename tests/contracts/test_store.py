@@ -260,7 +260,9 @@ def test_invalid_snapshot_writes_nothing(memory: Memory) -> None:
     before = memory.status()["counts"]
     with pytest.raises(ValidationError) as err:
         memory.remember("graph_snapshot", {"snapshot": load_object(EXAMPLES / "invalid-memory-graph.yaml")})
-    codes = [d["code"] for d in err.value.details["diagnostics"]]
+    diagnostics = err.value.details["diagnostics"]
+    assert isinstance(diagnostics, list)
+    codes = [d["code"] for d in diagnostics]
     assert "duplicate_id" in codes and "unknown_node_kind" in codes
     assert memory.status()["counts"] == before
     with pytest.raises(ValidationError):
