@@ -18,9 +18,9 @@ import httpx2
 import pytest
 
 from memory_substrate.hooks import warm
-from memory_substrate.json_types import JsonObject
 from memory_substrate.hooks.config import load
 from memory_substrate.hooks.project import project_namespace
+from memory_substrate.json_types import JsonObject
 from tests.http.helpers import SRC, cli, free_port, http_server, server_env
 
 SESSION = [
