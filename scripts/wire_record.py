@@ -8,7 +8,9 @@ nothing on the wire.
 It builds each agent-bench project memory (bench/data/agent/*.json) with fixed ids, then asks,
 for every task, mode ``context`` (compact XML and JSON, with items, full) and ``search`` (object
 and segment units, compact and full), and ``recent``, ``page``, ``expand`` and ``graph`` on what
-the searches name. Each answer is written as the text the client received. Timestamps, latency
+the searches name. Every ``memory_ingest`` / ``memory_remember`` / ``memory_query`` call the
+builder makes is recorded too, then the read-only and dry-run ``memory_maintain`` modes, the
+graph modes and a few rejected inputs (the error envelope). Each answer is written as the text the client received. Timestamps, latency
 figures, temporary paths and random conversation uris vary from run to run, so they are replaced
 by placeholders; nothing else is. The store's dates are relative to the clock, so a compact
 search page cut at its token budget can hold one item more or less in two runs of the same tree
@@ -75,6 +77,63 @@ async def answer(
     return normalise("\n".join(getattr(block, "text", "") for block in result.content), tmp)
 
 
+class RecordingClient:
+    """The SDK client, recording the text of every tool answer the builder receives."""
+
+    def __init__(self, client: Client, tmp: str, out: list[str], stem: str) -> None:
+        self.client, self.tmp, self.out, self.stem = client, tmp, out, stem
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        result = await self.client.call_tool(name, arguments)
+        text = normalise("\n".join(getattr(block, "text", "") for block in result.content), self.tmp)
+        self.out.append(json.dumps({"file": self.stem, "tool": name, "args": arguments, "text": text}))
+        return result
+
+
+MAINTAIN_CALLS: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
+    ("structure", {}, None),
+    ("audit", {}, None),
+    ("audit", {}, {"detail": "full", "max_items": 20}),
+    ("report", {}, None),
+    ("report", {}, {"detail": "full"}),
+    ("promote_candidates", {}, None),
+    ("merge_duplicates", {}, None),
+    ("resolve_duplicates", {}, None),
+    ("decay_stale", {}, None),
+    ("expire", {}, None),
+    ("cycle", {}, None),
+    ("repair", {}, None),
+    ("embed", {}, None),
+    ("merge_entities", {}, None),
+    ("report", {"unknown": 1}, None),
+    ("nonexistent", {}, None),
+]
+QUERY_EXTRA: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
+    ("entities", {}, None),
+    ("facts", {}, None),
+    ("recent", {}, {"detail": "full"}),
+    ("search", {"query": ""}, None),
+    ("page", {"id": "missing-id"}, None),
+]
+
+
+async def call_text(
+    client: Client, tmp: str, tool: str, mode: str, data: dict[str, Any], options: Any
+) -> str:
+    args: dict[str, Any] = {"mode": mode, "input_data": data}
+    if options is not None:
+        args["options"] = options
+    result = await client.call_tool(tool, {"args": args})
+    return normalise("\n".join(getattr(block, "text", "") for block in result.content), tmp)
+
+
+async def record_others(client: Client, tmp: str, out: list[str], stem: str) -> None:
+    for tool, calls in (("memory_maintain", MAINTAIN_CALLS), ("memory_query", QUERY_EXTRA)):
+        for mode, data, options in calls:
+            text = await call_text(client, tmp, tool, mode, data, options)
+            out.append(json.dumps({"file": stem, "tool": tool, "mode": mode, "args": data, "text": text}))
+
+
 async def record_file(path: Path, out: list[str]) -> None:
     data = json.loads(path.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="wire-") as tmp:
@@ -82,7 +141,13 @@ async def record_file(path: Path, out: list[str]) -> None:
         fix_ids(mem.namespace)
         try:
             async with Client(build_server(mem)) as client:
-                await Builder(client, data, Path(tmp) / "files").run()
+                recording: Any = RecordingClient(client, tmp, out, path.stem)
+                builder = Builder(recording, data, Path(tmp) / "files")
+                # The store's times are relative to the builder's clock and land in the indexed
+                # text ("[2026-10-11 02:44] ..."): start them at midnight so that two runs on one
+                # day index the same words.
+                builder.now = builder.now.replace(hour=0, minute=0, second=0, microsecond=0)
+                await builder.run()
                 deferred.drain_all(mem.runtime)  # every vector made: answers do not race the worker
                 ids: list[str] = []
                 for task in data["tasks"]:
@@ -116,6 +181,7 @@ async def record_file(path: Path, out: list[str]) -> None:
                         out.append(
                             json.dumps({"file": path.stem, "mode": mode, "id": object_id, "text": text})
                         )
+                await record_others(client, tmp, out, path.stem)
         finally:
             fix_ids(None)
             mem.close()
