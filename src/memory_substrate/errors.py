@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from memory_substrate.json_types import JsonObject
 
 
 class MemorySubstrateError(Exception):
@@ -10,12 +10,12 @@ class MemorySubstrateError(Exception):
 
     code = "memory_error"
 
-    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, message: str, *, details: JsonObject | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.details = details or {}
+        self.details: JsonObject = details or {}
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> JsonObject:
         return {"code": self.code, "message": self.message, "details": self.details}
 
 

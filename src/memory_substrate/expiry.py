@@ -17,6 +17,9 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from memory_substrate.models import MemoryObject, ObjectHead, Relation, Segment, SegmentHit, TextHit
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import parse_time
@@ -208,17 +211,21 @@ class VisibleSession:
         return [h for h in hits if h.source_id not in hidden][:limit]
 
     def vector_search(
-        self, model: str, query: Any, *, owner_type: str, limit: int
+        self, model: str, query: npt.NDArray[np.float32], *, owner_type: str, limit: int
     ) -> list[tuple[str, float]]:
         hidden = self.expired_ids()
         hits = self._inner.vector_search(model, query, owner_type=owner_type, limit=limit + len(hidden))
         return [h for h in hits if not self._owner_hidden(h[0])][:limit]
 
-    def get_vectors(self, model: str, owner_type: str, owner_ids: Sequence[str]) -> dict[str, Any]:
+    def get_vectors(
+        self, model: str, owner_type: str, owner_ids: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
         owners = [i for i in owner_ids if not self._owner_hidden(i)]
         return self._inner.get_vectors(model, owner_type, owners)
 
-    def iter_vectors(self, *, batch_size: int = 1000) -> Iterator[tuple[str, str, str, Any]]:
+    def iter_vectors(
+        self, *, batch_size: int = 1000
+    ) -> Iterator[tuple[str, str, str, npt.NDArray[np.float32]]]:
         return (v for v in self._inner.iter_vectors(batch_size=batch_size) if not self._owner_hidden(v[1]))
 
     def vector_owners(self, owner_type: str) -> list[tuple[str, str]]:

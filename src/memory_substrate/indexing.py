@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject, Relation, SearchDoc, Segment
 from memory_substrate.text import index_text
 from memory_substrate.util import canonical_json
 
 
-def _flatten(value: Any, out: list[str], depth: int = 0) -> None:
+def _flatten(value: object, out: list[str], depth: int = 0) -> None:
     if depth > 6 or value is None:
         return
     if isinstance(value, dict):
@@ -32,7 +32,7 @@ def _flatten(value: Any, out: list[str], depth: int = 0) -> None:
         out.append(str(value))
 
 
-def flatten_text(value: Any, limit: int = 20_000) -> str:
+def flatten_text(value: object, limit: int = 20_000) -> str:
     parts: list[str] = []
     _flatten(value, parts)
     return " ".join(parts)[:limit]
@@ -87,7 +87,7 @@ def _rel_id(origin: str, rel_type: str, source: str, target: str) -> str:
 
 def _schema(
     derivation: str, origin: MemoryObject, field: str, source_type: str, target_type: str
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "relation_schema": {
             "version": 1,
@@ -161,7 +161,7 @@ def referenced_node_ids(obj: MemoryObject) -> list[str]:
     return [r for r in dict.fromkeys(refs) if r.startswith("node:")]
 
 
-def stub_node(node_id: str, referrer: str, **metadata: Any) -> MemoryObject:
+def stub_node(node_id: str, referrer: str, **metadata: object) -> MemoryObject:
     """A placeholder node for a ``node:`` id that is referenced before anything describes it."""
     return MemoryObject(
         id=node_id,
@@ -181,7 +181,7 @@ def embed_objects(embedder: Embedder | None, objs: Sequence[MemoryObject]) -> li
     return [(o.id, vecs[i]) for i, o in enumerate(objs)]
 
 
-def segment_embedding_text(text: str, metadata: Mapping[str, Any]) -> str:
+def segment_embedding_text(text: str, metadata: Mapping[str, object]) -> str:
     """What a segment's vector is made of: its text, except for a code symbol with a docstring,
     whose vector is made of its header (kind, qualified name, file) and docstring. A typed
     parameter list (``url: URL | str, *, params: QueryParamTypes | None = None, ...``) can be most

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 from memory_substrate.taxonomy import CANONICAL_PREDICATES, normalize_name, normalize_predicate
 
@@ -59,13 +60,23 @@ def superseded_evidence_key(source_id: str, segment_id: str) -> str:
     return f"superseded-evidence:{source_id}#{segment_id}"
 
 
+def _fields(value: object) -> JsonObject:
+    """A JSON object stored under a payload or metadata field ({} when absent)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[object]:
+    """A JSON list stored under a payload or metadata field ([] when absent)."""
+    return value if isinstance(value, list) else []
+
+
 def keys_for(obj: MemoryObject) -> list[str]:
     keys: list[str] = []
     if obj.object_type == "entity":
         if obj.status in MERGED_STATUSES:
             return []  # a merged entity resolves through its survivor, never by name
         etype = obj.kind
-        names = [obj.title, *[str(a) for a in obj.payload.get("aliases") or []]]
+        names = [obj.title, *[str(a) for a in _items(obj.payload.get("aliases"))]]
         keys.append(entity_name_key(etype, obj.title))
         for n in names:
             if normalize_name(n):
@@ -91,13 +102,13 @@ def keys_for(obj: MemoryObject) -> list[str]:
                 if e.get("source_id") and e.get("segment_id")
             )
     elif obj.object_type == "source":
-        freshness = obj.metadata.get("freshness") or {}
+        freshness = _fields(obj.metadata.get("freshness"))
         if obj.status == "active" and freshness.get("is_current", True) and freshness.get("fingerprint"):
             keys.append(source_fingerprint_key(obj.kind, str(freshness["fingerprint"])))
-            thread = (obj.metadata.get("thread") or {}).get("key")
+            thread = _fields(obj.metadata.get("thread")).get("key")
             if thread:
                 keys.append(conversation_thread_key(str(thread)))
-        for fact in obj.metadata.get("specific_facts") or []:
+        for fact in _items(obj.metadata.get("specific_facts")):
             if isinstance(fact, dict) and fact.get("kind") and fact.get("value"):
                 keys.append(specific_key(str(fact["kind"]), str(fact["value"])))
     return list(dict.fromkeys(keys))

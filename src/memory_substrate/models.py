@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory_substrate.json_types import JsonObject
+
 # One lifecycle vocabulary for knowledge (and the subset other families use).
 KNOWLEDGE_STATUSES = ("candidate", "active", "contested", "superseded", "stale", "archived", "expired")
 LIVE_KNOWLEDGE_STATUSES = ("candidate", "active", "contested")
@@ -33,8 +35,8 @@ class MemoryObject:
     source_refs: list[str] = field(default_factory=list)
     related_node_refs: list[str] = field(default_factory=list)
     evidence_refs: list[dict[str, Any]] = field(default_factory=list)
-    payload: dict[str, Any] = field(default_factory=dict)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     valid_from: str | None = None
     valid_until: str | None = None
 
@@ -61,7 +63,7 @@ class Segment:
     text: str
     locator: dict[str, Any]
     hash: str
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     created_at: str = ""
     # The ranker's normalised terms (``retrieval.segment_terms``: ``retrieval.terms.lexical_document``
     # of the text, a code symbol's summary weighted), stored at ingest. Read only by light reads
@@ -83,7 +85,7 @@ class Relation:
     source_id: str
     target_id: str
     origin_id: str | None = None  # the object whose write derived this relation
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
     created_at: str = ""
 
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import BaseModel
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.validation import Mode
 
 PARTS = ("input_data", "options")
@@ -94,21 +94,35 @@ _CONSTRAINTS = (
 )
 
 
-def _type(schema: dict[str, Any]) -> str:
+# A JSON schema from pydantic holds its subschemas as objects and its lists (anyOf, enum,
+# required) as lists: these read them so, as the schema's own types.
+def _object(value: object) -> JsonObject:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []
+
+
+def _schemas(value: object) -> list[JsonObject]:
+    return [s for s in _list(value) if isinstance(s, dict)]
+
+
+def _type(schema: JsonObject) -> str:
     if "$ref" in schema:
-        ref: str = schema["$ref"]
-        return ref.rsplit("/", 1)[-1]
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in schema:
-        parts = [_type(s) for s in schema["anyOf"] if s.get("type") != "null"]
-        nullable = any(s.get("type") == "null" for s in schema["anyOf"])
+        options = _schemas(schema["anyOf"])
+        parts = [_type(s) for s in options if s.get("type") != "null"]
+        nullable = any(s.get("type") == "null" for s in options)
         return " \\| ".join(parts) + (" \\| null" if nullable else "")
     if "enum" in schema:
-        return " \\| ".join(json.dumps(v) for v in schema["enum"])
+        return " \\| ".join(json.dumps(v) for v in _list(schema["enum"]))
     if "const" in schema:
         return json.dumps(schema["const"])
     kind = schema.get("type")
     if kind == "array":
-        return f"list[{_type(schema.get('items', {}))}]"
+        return f"list[{_type(_object(schema.get('items', {})))}]"
     if kind == "object":
         return "object"
     if kind == "string" and schema.get("format") == "date-time":
@@ -116,9 +130,9 @@ def _type(schema: dict[str, Any]) -> str:
     return str(kind or "any")
 
 
-def _constraints(schema: dict[str, Any]) -> str:
+def _constraints(schema: JsonObject) -> str:
     found = [fmt.format(schema[key]) for key, fmt in _CONSTRAINTS if key in schema]
-    for sub in schema.get("anyOf", []):
+    for sub in _schemas(schema.get("anyOf", [])):
         found += [fmt.format(sub[key]) for key, fmt in _CONSTRAINTS if key in sub]
     if (
         schema.get("type") == "object"
@@ -129,14 +143,15 @@ def _constraints(schema: dict[str, Any]) -> str:
     return ", ".join(found)
 
 
-def _table(schema: dict[str, Any]) -> list[str]:
-    props: dict[str, Any] = schema.get("properties", {})
+def _table(schema: JsonObject) -> list[str]:
+    props = _object(schema.get("properties", {}))
     if not props:
         extra = schema.get("additionalProperties")
         return ["`{}`: no fields." if extra is False or extra is None else "Any keys (free-form object)."]
-    required = set(schema.get("required", []))
+    required = set(_list(schema.get("required", [])))
     lines = ["| field | type | required | default | constraints |", "|---|---|---|---|---|"]
-    for name, prop in props.items():
+    for name, value in props.items():
+        prop = _object(value)
         default = "" if "default" not in prop else f"`{json.dumps(prop['default'], ensure_ascii=False)}`"
         lines.append(
             f"| `{name}` | {_type(prop)} | {'yes' if name in required else ''} | {default} | {_constraints(prop)} |"
@@ -147,11 +162,11 @@ def _table(schema: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _refs(schema: Any) -> list[str]:
+def _refs(schema: object) -> list[str]:
     found: list[str] = []
     if isinstance(schema, dict):
         if "$ref" in schema:
-            found.append(schema["$ref"].rsplit("/", 1)[-1])
+            found.append(str(schema["$ref"]).rsplit("/", 1)[-1])
         for value in schema.values():
             found += _refs(value)
     elif isinstance(schema, list):
@@ -165,7 +180,7 @@ def render_model(model: type[BaseModel] | None, part: str) -> list[str]:
     if model is None:
         return [f"`{part}`: not described by a schema."]
     schema = model.model_json_schema()
-    defs: dict[str, Any] = schema.get("$defs", {})
+    defs = _object(schema.get("$defs", {}))
     lines = [
         f"`{part}` (`{model.__name__}`)"
         + (f": {schema['description'].strip()}" if schema.get("description") else "")
@@ -178,11 +193,14 @@ def render_model(model: type[BaseModel] | None, part: str) -> list[str]:
         if name in seen or name not in defs:
             continue
         seen.append(name)
-        sub = defs[name]
+        sub = _object(defs[name])
         if "enum" in sub:
-            lines += ["", f"`{name}`: one of " + ", ".join(f"`{json.dumps(v)}`" for v in sub["enum"]) + "."]
+            lines += [
+                "",
+                f"`{name}`: one of " + ", ".join(f"`{json.dumps(v)}`" for v in _list(sub["enum"])) + ".",
+            ]
             continue
-        desc = f": {sub['description'].strip()}" if sub.get("description") else ""
+        desc = f": {str(sub['description']).strip()}" if sub.get("description") else ""
         lines += ["", f"`{name}`{desc}", "", *_table(sub)]
         queue += _refs(sub.get("properties", {}))
     return lines

@@ -5,11 +5,14 @@ same batch sees earlier entries) and records itself last; any error rolls the wh
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TypeAlias
 
-from memory_substrate.embed.base import Embedder
+import numpy as np
+import numpy.typing as npt
+
+from memory_substrate.embed.base import Embedder, Vector
 from memory_substrate.indexing import (
     claim_key,
     derived_relations,
@@ -24,9 +27,14 @@ from memory_substrate.indexing import (
     segment_vector_id,
     stub_node,
 )
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso
+
+# Segment vectors made before a write, in the segments' order: a model's batch, or a list in which
+# None leaves a segment's vector to the background worker (``graph.deferred``).
+PreparedVectors: TypeAlias = Sequence[Vector | None] | npt.NDArray[np.float32]
 
 
 class Patch:
@@ -38,7 +46,7 @@ class Patch:
         mode: str,
         reason: str | None,
         embedder: Embedder | None,
-        prepared: dict[str, Any] | None = None,
+        prepared: dict[str, Vector] | None = None,
     ) -> None:
         self.session = session
         self.id = new_id("patch")
@@ -53,10 +61,10 @@ class Patch:
         self._pending_vectors: list[MemoryObject] = []
         # Vectors embedded before the write session opened, by embedding text: a writer should not
         # hold the namespace's write lock while a model runs.
-        self.prepared: dict[str, Any] = prepared or {}
+        self.prepared: dict[str, Vector] = prepared or {}
         self.deferred_segments: dict[str, list[str]] = {}  # source id -> segments whose vectors come later
 
-    def _event(self, object_id: str, action: str, data: dict[str, Any]) -> None:
+    def _event(self, object_id: str, action: str, data: JsonObject) -> None:
         self.events.append(AuditEvent(new_id("event"), self.id, object_id, action, now_iso(), data))
         self.operations += 1
 
@@ -82,7 +90,7 @@ class Patch:
         obj: MemoryObject,
         *,
         action: str,
-        changes: dict[str, Any],
+        changes: Mapping[str, object],
         derive: bool = True,
         embed: bool = True,
     ) -> MemoryObject:
@@ -98,13 +106,13 @@ class Patch:
             self._pending_vectors.append(obj)
         return obj
 
-    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
-        changes: dict[str, Any] = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
+    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: object) -> MemoryObject:
+        changes: JsonObject = {"status": {"from": obj.status, "to": status}, "reason": reason, **extra}
         return self.update(
             replace(obj, status=status), action="status_change", changes=changes, derive=False, embed=False
         )
 
-    def record(self, object_id: str, action: str, data: dict[str, Any]) -> None:
+    def record(self, object_id: str, action: str, data: JsonObject) -> None:
         """An audit event for a change that is not an object write (a relation, a deletion)."""
         self._event(object_id, action, data)
 
@@ -130,7 +138,7 @@ class Patch:
         segments: Sequence[Segment],
         *,
         vectors: bool = True,
-        prepared_vectors: Sequence[Any] | None = None,
+        prepared_vectors: PreparedVectors | None = None,
     ) -> None:
         """Insert segments; their vectors come from ``prepared_vectors`` (same order) when given.
         A prepared vector that is None is left for later (``graph.deferred``): its segment's id is
@@ -168,7 +176,7 @@ class Patch:
         if rels:
             self.session.insert_relations(rels)
 
-    def commit(self, summary: dict[str, Any] | None = None) -> PatchRecord:
+    def commit(self, summary: JsonObject | None = None) -> PatchRecord:
         """Embed what was written and record the patch with its audit events."""
         if self.embedder is not None and self._pending_vectors:
             latest = {o.id: o for o in self._pending_vectors}

@@ -17,19 +17,27 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypedDict, TypeVar
 
 from pydantic import BaseModel
 
 MARKER_PREFIX = "[REDACTED:"
 T = TypeVar("T")
+Answer = TypeVar("Answer", bound=Mapping[str, object])
 
 
 def marker(kind: str) -> str:
     """The text that stands where a secret of ``kind`` was: ``[REDACTED:<kind>]``."""
     return f"{MARKER_PREFIX}{kind}]"
+
+
+class RedactionSummary(TypedDict):
+    """How many values one write redacted, in all and by kind."""
+
+    count: int
+    kinds: dict[str, int]
 
 
 @dataclass
@@ -48,14 +56,15 @@ class Redactions:
     def __bool__(self) -> bool:
         return self.count > 0
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RedactionSummary:
         """``{"count": N, "kinds": {kind: n}}``, as write answers carry it."""
         return {"count": self.count, "kinds": dict(sorted(self.kinds.items()))}
 
-    def report(self, answer: dict[str, Any]) -> dict[str, Any]:
+    def report(self, answer: Answer) -> Answer:
         """``answer`` with ``redacted`` added when anything was redacted; an answer without
-        secrets is left exactly as it was."""
-        if self:
+        secrets is left exactly as it was. Any answer type is taken (a write's own result type,
+        or a JSON object); every answer is a dict at run time."""
+        if self and isinstance(answer, dict):
             answer["redacted"] = self.summary()
         return answer
 
@@ -398,17 +407,20 @@ def _private_keys(text: str, keep_lines: bool, found: Found) -> str:
 SCAN_PIECE_CHARS = 32_768
 
 
+_Trie: TypeAlias = "dict[str, _Trie]"  # each character leads to the rest; "" marks a word's end
+
+
 def _trie(words: Iterable[str]) -> str:
     """One regex matching any of ``words``, factored by common prefixes: a regex tries the
     branches of an alternation one by one at each position, a trie one character."""
-    tree: dict[str, Any] = {}
+    tree: _Trie = {}
     for word in words:
         node = tree
         for ch in word:
             node = node.setdefault(ch, {})
         node[""] = {}
 
-    def emit(node: dict[str, Any]) -> str:
+    def emit(node: _Trie) -> str:
         alts = [re.escape(ch) + emit(sub) for ch, sub in sorted(node.items()) if ch]
         if not alts:
             return ""

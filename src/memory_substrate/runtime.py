@@ -22,11 +22,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, cast
+from typing import cast
 
-from memory_substrate.embed.base import Embedder
+from memory_substrate.embed.base import Embedder, Vector
 from memory_substrate.embed.choice import Choice, choose
 from memory_substrate.expiry import VisibleSession, utc_now
+from memory_substrate.json_types import JsonObject
 from memory_substrate.patch import Patch
 from memory_substrate.settings import Settings
 from memory_substrate.storage.base import Store, StoreSession
@@ -105,7 +106,7 @@ class Runtime:
             self._built[provider] = _build_embedder(self.settings, provider)
         return self._built[provider]
 
-    def semantic_status(self) -> dict[str, Any]:
+    def semantic_status(self) -> JsonObject:
         emb = self.embedder_or_none()
         choice = self.embedder_choice()
         kept = {"kept": choice.kept} if choice.kept else {}
@@ -203,9 +204,9 @@ class Runtime:
         reason: str | None,
         *,
         embed: bool = True,
-        prepared: dict[str, Any] | None = None,
+        prepared: dict[str, Vector] | None = None,
         hide_expired: bool = False,
-        summary: dict[str, Any] | None = None,
+        summary: JsonObject | None = None,
     ) -> Iterator[tuple[StoreSession, Patch]]:
         """One unit of work: a write session of this namespace and the ``Patch`` writing through it.
 
@@ -235,7 +236,8 @@ class Runtime:
         ``embedder`` (e.g. a caching wrapper of this one); None keeps why this one has none."""
         rt = Runtime(self.store, namespace, self.settings, clock=self.clock, _built=self._built)
         rt._embedder, rt._loaded = embedder, True
-        rt._embedder_error = None if embedder is not None else self.semantic_status().get("reason")
+        reason = None if embedder is not None else self.semantic_status().get("reason")
+        rt._embedder_error = reason if isinstance(reason, str) else None
         if namespace == self.namespace:
             rt._choice = self.embedder_choice()  # another namespace's is found on first use
         return rt

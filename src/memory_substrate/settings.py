@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import AliasChoices, Field, PrivateAttr, ValidationError, model_validator
+from pydantic_core import ErrorDetails
 from pydantic_settings import (
     BaseSettings,
     DotEnvSettingsSource,
@@ -22,9 +23,11 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from memory_substrate.json_types import JsonObject
+
 PREFIX = "MEMORY_SUBSTRATE_"
 # The graph toolset's limits: field -> default.
-GRAPH_LIMITS: dict[str, Any] = {
+GRAPH_LIMITS: dict[str, int | float | bool | str] = {
     "max_text_length": 10_000,
     "max_metadata_size": 100_000,  # bytes of the metadata's UTF-8 JSON
     "min_ttl_days": 0.0,  # exclusive: ttl_days must be greater
@@ -73,7 +76,7 @@ class _LimitsDotEnv(DotEnvSettingsSource):
             super().__init__(settings_cls, env_file=None)
             self.unread = f"cannot read {env_file}: {type(exc).__name__}: {exc}"
 
-    def __call__(self) -> dict[str, Any]:
+    def __call__(self) -> JsonObject:
         if self.unread is not None:
             return {_DOTENV_ERROR: self.unread}
         return {k: v for k, v in super().__call__().items() if k in _LIMIT_KEYS}
@@ -200,11 +203,13 @@ class Settings(BaseSettings):
         return Path(self.root).expanduser() / "memory.sqlite3"
 
 
-def _limit_name(key: Any) -> str | None:
+def _limit_name(key: object) -> str | None:
+    if not isinstance(key, str):  # an error's location starts with a field name or alias
+        return None
     return _LIMIT_KEYS.get(key) or (key if key in GRAPH_LIMITS else None)
 
 
-def _reason(error: Any) -> str:
+def _reason(error: ErrorDetails) -> str:
     name = str(_limit_name(error["loc"][0])).upper()
     kind = _KIND.get(error["type"])
     if kind is not None:

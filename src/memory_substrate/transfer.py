@@ -25,16 +25,17 @@ import base64
 import hashlib
 import json
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict
-from typing import IO, Any
+from typing import IO, Any, NoReturn, NotRequired, SupportsInt, TypedDict, cast
 
 import numpy as np
 
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.indexing import claim_key, lookup_keys, search_doc, segment_search_text
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord, Relation, Segment
-from memory_substrate.redaction import Redactions, redact_value
+from memory_substrate.redaction import Redactions, RedactionSummary, redact_value
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import now_iso, sha256_text
@@ -48,7 +49,34 @@ _ALL = 2**62  # "no limit" for list methods that take one
 _PAGE = 1000
 
 
-def _line(record: dict[str, Any]) -> str:
+class ExportRecord(TypedDict):
+    type: str
+    data: JsonObject
+
+
+class ExportSummary(TypedDict):
+    namespace: str
+    counts: dict[str, int]
+    content_sha256: str
+
+
+class HeaderRead(TypedDict):
+    """The header fields ``read_header`` checks (a header holds more: ``format``'s siblings)."""
+
+    format: str
+    version: int
+    namespace: str
+    counts: JsonObject  # record type -> count, as the file has it
+
+
+class ImportSummary(TypedDict):
+    namespace: str
+    source_namespace: str
+    counts: dict[str, int]
+    redacted: NotRequired[RedactionSummary]  # when a record held a secret
+
+
+def _line(record: Mapping[str, object]) -> str:
     try:
         return json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     except (
@@ -60,8 +88,9 @@ def _line(record: dict[str, Any]) -> str:
 REPAIR = "memory-substrate maintain repair --options '{\"apply\": true}'"
 
 
-def _unexportable(record: dict[str, Any]) -> ValidationError:
-    data = record["data"] if isinstance(record.get("data"), dict) else {}
+def _unexportable(record: Mapping[str, object]) -> ValidationError:
+    found = record.get("data")
+    data: JsonObject = found if isinstance(found, dict) else {}
     fields = [path for path, _, _ in input_problems(data, "", strings=False)]
     name = data.get("id") or data.get("key") or data.get("owner_id") or "?"
     return ValidationError(
@@ -75,13 +104,15 @@ class _NonFiniteToken(ValueError):
     pass
 
 
-def _no_constant(token: str) -> Any:
+def _no_constant(token: str) -> NoReturn:
     raise _NonFiniteToken(token)
 
 
 def _record(line: str, number: int) -> Any:
     """One record line parsed, or ``ValidationError`` naming the fields of a NaN or Infinity in it
-    (the parser flags the token at no cost to clean lines; the walk that names it runs only then)."""
+    (the parser flags the token at no cost to clean lines; the walk that names it runs only then).
+    Whatever JSON the line holds: a record of the wrong shape fails where it is read, as a
+    ``KeyError`` or ``TypeError`` that the import reports as a malformed record."""
     try:
         return json.loads(line, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
@@ -107,28 +138,30 @@ def _counts(session: StoreSession, vectors: bool) -> dict[str, int]:
     }
 
 
-def _segment_record(seg: Segment) -> dict[str, Any]:
+def _segment_record(seg: Segment) -> JsonObject:
     data = asdict(seg)
     data.pop("terms", None)  # derived from the text; the importing store computes its own
     data.pop("language", None)  # derived too
     return data
 
 
-def _records(session: StoreSession, vectors: bool) -> Iterator[dict[str, Any]]:
+def _records(session: StoreSession, vectors: bool) -> Iterator[ExportRecord]:
     offset = 0
     while page := session.list_objects(order="created_asc", limit=_PAGE, offset=offset):
         offset += len(page)
-        yield from ({"type": "object", "data": o.to_dict()} for o in page)
-    yield from ({"type": "segment", "data": _segment_record(s)} for s in session.iter_segments())
-    yield from ({"type": "relation", "data": asdict(r)} for r in session.list_relations(limit=_ALL))
-    yield from ({"type": "patch", "data": asdict(p)} for p in reversed(session.list_patches(limit=_ALL)))
-    yield from ({"type": "event", "data": asdict(e)} for e in reversed(session.list_events(limit=_ALL)))
+        yield from (ExportRecord(type="object", data=o.to_dict()) for o in page)
+    yield from (ExportRecord(type="segment", data=_segment_record(s)) for s in session.iter_segments())
+    yield from (ExportRecord(type="relation", data=asdict(r)) for r in session.list_relations(limit=_ALL))
+    yield from (
+        ExportRecord(type="patch", data=asdict(p)) for p in reversed(session.list_patches(limit=_ALL))
+    )
+    yield from (ExportRecord(type="event", data=asdict(e)) for e in reversed(session.list_events(limit=_ALL)))
     config = session.get_config()
-    yield from ({"type": "config", "data": {"key": k, "value": config[k]}} for k in sorted(config))
+    yield from (ExportRecord(type="config", data={"key": k, "value": config[k]}) for k in sorted(config))
     if vectors:
         for owner_type, owner_id, model, vec in session.iter_vectors():
             raw = np.asarray(vec, dtype="<f4").tobytes()
-            data = {
+            data: JsonObject = {
                 "owner_type": owner_type,
                 "owner_id": owner_id,
                 "model": model,
@@ -138,7 +171,7 @@ def _records(session: StoreSession, vectors: bool) -> Iterator[dict[str, Any]]:
             yield {"type": "vector", "data": data}
 
 
-def export_namespace(runtime: Runtime, out: IO[str], *, vectors: bool = True) -> dict[str, Any]:
+def export_namespace(runtime: Runtime, out: IO[str], *, vectors: bool = True) -> ExportSummary:
     """Write the runtime's namespace to ``out`` from one consistent snapshot, expired rows included
     (a backup keeps everything: ``Runtime.read_with_expired``).
 
@@ -169,7 +202,7 @@ def export_namespace(runtime: Runtime, out: IO[str], *, vectors: bool = True) ->
     return {"namespace": namespace, "counts": counts, "content_sha256": digest.hexdigest()}
 
 
-def read_header(first_line: str) -> dict[str, Any]:
+def read_header(first_line: str) -> HeaderRead:
     """Parse and check an export header. Raises ``ValidationError`` for anything else."""
     try:
         header = json.loads(first_line)
@@ -184,10 +217,11 @@ def read_header(first_line: str) -> dict[str, Any]:
         )
     if not isinstance(header.get("namespace"), str) or not isinstance(header.get("counts"), dict):
         raise ValidationError("export header lacks namespace or counts")
-    return header
+    return cast(HeaderRead, header)  # each of its fields was checked above
 
 
 def _vector(data: dict[str, Any]) -> np.ndarray:
+    """A vector record's data (its fields as the file has them; a wrong one is a malformed record)."""
     vec = np.frombuffer(base64.b64decode(data["f32"]), dtype="<f4").astype(np.float32)
     if vec.shape[0] != data["dim"]:
         raise ValidationError(
@@ -211,6 +245,8 @@ class _Importer:
         self.vectors: dict[tuple[str, str], list[tuple[str, np.ndarray]]] = defaultdict(list)
 
     def add(self, kind: str, data: dict[str, Any]) -> None:
+        """One record; its fields go as keywords to the row's constructor, which refuses a wrong one
+        (a ``TypeError`` the import reports as a malformed record)."""
         if kind == "object":
             obj = MemoryObject.from_dict(data)
             self.s.insert_object(obj, search_doc(obj), claim_key(obj))
@@ -264,7 +300,7 @@ def _numbered(lines: IO[str]) -> Iterator[tuple[int, str]]:
         ) from None
 
 
-def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None = None) -> dict[str, Any]:
+def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None = None) -> ImportSummary:
     """Import an export into an empty namespace (the header's, or ``namespace``) of the runtime's
     store in one transaction: one ``Runtime.write`` unit of work whose rows are the export's own
     (its patches and audit events included), so its ``Patch`` records nothing of its own.
@@ -288,12 +324,15 @@ def import_namespace(runtime: Runtime, lines: IO[str], *, namespace: str | None 
             _check_end_record(end, records, content_sha256)
         _finish_import(importer)
         _check_header_counts(header, importer)
-    return found.report(
-        {"namespace": target, "source_namespace": header["namespace"], "counts": importer.counts}
-    )
+    summary: ImportSummary = {
+        "namespace": target,
+        "source_namespace": header["namespace"],
+        "counts": importer.counts,
+    }
+    return found.report(summary)
 
 
-def _read_first_header(lines: IO[str]) -> dict[str, Any]:
+def _read_first_header(lines: IO[str]) -> HeaderRead:
     """The export's header, from its first line."""
     try:
         first = lines.readline()
@@ -319,13 +358,13 @@ def _require_empty(session: StoreSession, target: str) -> None:
 
 
 def _import_records(
-    lines: IO[str], header: dict[str, Any], importer: _Importer, found: Redactions
-) -> tuple[int, str, dict[str, Any] | None]:
+    lines: IO[str], header: HeaderRead, importer: _Importer, found: Redactions
+) -> tuple[int, str, JsonObject | None]:
     """Feed every record line after the header to ``importer``; returns the number of records,
     the SHA-256 of their lines and the end record's data (``None`` when there was none)."""
     digest = hashlib.sha256()
     records = 0
-    end: dict[str, Any] | None = None
+    end: JsonObject | None = None
     for number, line in _numbered(lines):
         if not line.strip():
             continue
@@ -350,7 +389,7 @@ def _import_records(
     return records, digest.hexdigest(), end
 
 
-def _check_end_record(end: dict[str, Any] | None, records: int, content_sha256: str) -> None:
+def _check_end_record(end: JsonObject | None, records: int, content_sha256: str) -> None:
     """A version 2 export must end with an end record that matches the records read."""
     if end is None:
         raise ValidationError("the export is incomplete: it has no end record (was it cut short?)")
@@ -373,9 +412,18 @@ def _finish_import(importer: _Importer) -> None:
         ) from None
 
 
-def _check_header_counts(header: dict[str, Any], importer: _Importer) -> None:
+def _as_int(value: object) -> int:
+    """``int()`` of a header count; what int() refuses raises the TypeError int() raises."""
+    if isinstance(value, (str, bytes, SupportsInt)):
+        return int(value)
+    raise TypeError(
+        f"int() argument must be a string, a bytes-like object or a real number, not '{type(value).__name__}'"
+    )
+
+
+def _check_header_counts(header: HeaderRead, importer: _Importer) -> None:
     """The records imported, by type, must be the counts the header announced."""
-    expected = {k: int(v) for k, v in header["counts"].items()}
+    expected = {k: _as_int(v) for k, v in header["counts"].items()}
     got = {k: v for k, v in importer.counts.items() if k in expected or v}
     if got != expected:
         raise ValidationError(

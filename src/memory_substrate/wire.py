@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from mcp.types import CallToolResult, TextContent
 
@@ -14,23 +14,28 @@ from memory_substrate.tokens import wire_json
 TEXT_FIELDS = {"context_result": "content"}
 
 
-def tool_result(value: dict[str, Any]) -> CallToolResult:
-    """Structured content plus its compact JSON text (the SDK's default text is indented)."""
+def tool_result(value: Mapping[str, object]) -> CallToolResult:
+    """Structured content plus its compact JSON text (the SDK's default text is indented).
+
+    ``value`` is any result type; every result is a dict at run time, handed to the SDK as it is."""
+    structured = value if isinstance(value, dict) else dict(value)
     field = TEXT_FIELDS.get(str(value.get("result_type")))
     text = value.get(field) if field else None
     if isinstance(text, str) and text:
         rest = {k: v for k, v in value.items() if k != field}
         return CallToolResult(
             content=[TextContent(type="text", text=wire_json(rest)), TextContent(type="text", text=text)],
-            structured_content=value,
+            structured_content=structured,
         )
-    return CallToolResult(content=[TextContent(type="text", text=wire_json(value))], structured_content=value)
+    return CallToolResult(
+        content=[TextContent(type="text", text=wire_json(value))], structured_content=structured
+    )
 
 
 FAILED = "failed"
 
 
-def outcome_result(value: dict[str, Any]) -> CallToolResult:
+def outcome_result(value: Mapping[str, object]) -> CallToolResult:
     """``tool_result``, except that a run whose work failed (``status: failed``, with the
     ``error`` that says why) is an ``isError`` result: its text is the error document (docs/errors.md)
     with the whole result as its ``details``, so a client that checks ``isError`` sees it."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memory_substrate.contracts import mapping, vocab
-from memory_substrate.contracts.loader import load_document
+from tests.contracts.documents import load_object
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_closest_kinds() -> None:
 
 
 def test_runtime_boundary_catalogue() -> None:
-    catalogue = load_document(ROOT / "examples" / "memory" / "runtime-adapter-boundaries.yaml")
+    catalogue = load_object(ROOT / "examples" / "memory" / "runtime-adapter-boundaries.yaml")
     assert catalogue["executes"] is False
     ids = [b["id"] for b in catalogue["boundaries"]]
     assert ids == [

@@ -13,8 +13,9 @@ from mcp import Client
 from mcp.types import TextResourceContents
 
 from memory_substrate import Memory
-from memory_substrate.contracts.loader import load_document, schema
+from memory_substrate.contracts.loader import schema
 from memory_substrate.mcp.server import build_server
+from tests.contracts.documents import load_object
 from tests.helpers import ToolFailed, call, conversation, knowledge
 
 pytestmark = pytest.mark.anyio
@@ -125,7 +126,7 @@ async def test_package_errors_carry_diagnostics(memory: Memory) -> None:
 
 
 async def test_agent_imports_a_snapshot_and_packs_it(memory: Memory) -> None:
-    snapshot = load_document(EXAMPLES / "decision-graph.yaml")
+    snapshot = load_object(EXAMPLES / "decision-graph.yaml")
     async with Client(build_server(memory)) as c:
         result = await call(
             c, "memory_remember", "graph_snapshot", {"snapshot": snapshot, "scope_refs": ["scope:arch"]}
@@ -154,8 +155,8 @@ async def test_agent_imports_a_snapshot_and_packs_it(memory: Memory) -> None:
             "memory_query",
             "package",
             {
-                "selection": load_document(EXAMPLES / "decision-graph-selection.yaml")
-                | {"graph": snapshot, "profile": load_document(EXAMPLES / "memory-profile.local.yaml")}
+                "selection": load_object(EXAMPLES / "decision-graph-selection.yaml")
+                | {"graph": snapshot, "profile": load_object(EXAMPLES / "memory-profile.local.yaml")}
             },
         )
         assert inline["package"]["provenance"]["graph"]["ref"] == "inline"
@@ -164,7 +165,7 @@ async def test_agent_imports_a_snapshot_and_packs_it(memory: Memory) -> None:
                 c,
                 "memory_remember",
                 "graph_snapshot",
-                {"snapshot": load_document(EXAMPLES / "invalid-memory-graph.yaml")},
+                {"snapshot": load_object(EXAMPLES / "invalid-memory-graph.yaml")},
             )
         assert err.value.code == "memory_validation_error"
         assert "unknown_node_kind" in {d["code"] for d in err.value.error["details"]["diagnostics"]}

@@ -10,8 +10,9 @@ import jsonschema
 import pytest
 
 from memory_substrate.contracts import vocab
-from memory_substrate.contracts.loader import dump, load_document, parse_text, schema
+from memory_substrate.contracts.loader import dump, parse_text, schema
 from memory_substrate.contracts.pack import build_package, pack_file, resolve
+from tests.contracts.documents import load_object
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 SELECTIONS = ["decision-graph-selection", "conversation-path-selection", "knowledge-neighborhood-selection"]
@@ -61,7 +62,8 @@ def test_decision_package_contents() -> None:
     }
     assert package["token_estimate"]["total"] == sum(i["tokens"] for i in package["items"])
     assert package["metadata"]["limits"] == {"max_items": 8, "max_tokens": 2400, "from": "profile"}
-    assert package["provenance"]["graph"]["ref"] == "decision-graph.yaml"
+    graph = package["provenance"]["graph"]
+    assert graph is not None and graph["ref"] == "decision-graph.yaml"
     assert package["id"].startswith("pkg:")
 
 
@@ -96,13 +98,14 @@ def test_package_does_not_depend_on_where_the_files_are(tmp_path: Path) -> None:
 
 
 def test_inline_graph_and_missing_references() -> None:
-    selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
+    selection = load_object(EXAMPLES / "decision-graph-selection.yaml")
     inline = copy.deepcopy(selection)
-    inline["graph"] = load_document(EXAMPLES / "decision-graph.yaml")
-    inline["profile"] = load_document(EXAMPLES / "memory-profile.local.yaml")
+    inline["graph"] = load_object(EXAMPLES / "decision-graph.yaml")
+    inline["profile"] = load_object(EXAMPLES / "memory-profile.local.yaml")
     resolved = resolve(inline, None)
     assert resolved.diagnostics == []
-    assert build_package(resolved)["provenance"]["graph"]["ref"] == "inline"
+    graph = build_package(resolved)["provenance"]["graph"]
+    assert graph is not None and graph["ref"] == "inline"
     # a file reference where only inline documents are allowed
     resolved = resolve(selection, None)
     assert [(d.code, d.path) for d in resolved.diagnostics] == [
@@ -117,7 +120,7 @@ def test_inline_graph_and_missing_references() -> None:
 
 def test_findings_in_a_referenced_file_name_that_file(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text((EXAMPLES / "invalid-memory-graph.yaml").read_text())
-    selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
+    selection = load_object(EXAMPLES / "decision-graph-selection.yaml")
     selection["graph"] = "bad.yaml"
     del selection["profile"]
     resolved = resolve(selection, tmp_path)

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from memory_substrate import Memory
+from memory_substrate.contracts.results import SnapshotReport
 from memory_substrate.contracts.snapshot_export import export_snapshot
 from memory_substrate.importers.markdown_notes import import_markdown
 from memory_substrate.importers.mcp_memory import import_mcp_memory
@@ -216,7 +217,7 @@ async def _write(mem: Memory, plan: dict[str, Any], tmp: Path) -> None:
         import_markdown(mem, FIXTURES / "vault")
 
 
-def _graph_export(mem: Memory) -> tuple[str, dict[str, Any]]:
+def _graph_export(mem: Memory) -> tuple[str, SnapshotReport]:
     with mem.store.read(mem.namespace) as session:
         snapshot, report = export_snapshot(session, snapshot_id="round-trip")
     snapshot.pop("title")  # names the namespace

@@ -10,18 +10,20 @@ from typing import Any
 import pytest
 
 from memory_substrate import Memory
-from memory_substrate.contracts.loader import load_document
+from memory_substrate.contracts.documents import GraphDocument
+from memory_substrate.contracts.results import SnapshotReport
 from memory_substrate.contracts.snapshot_export import export_snapshot
 from memory_substrate.contracts.validate import validate
 from memory_substrate.errors import ValidationError
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
+from tests.contracts.documents import load_object
 from tests.helpers import conversation, knowledge
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 
 
-def _export(memory: Memory) -> tuple[dict[str, Any], dict[str, Any]]:
+def _export(memory: Memory) -> tuple[GraphDocument, SnapshotReport]:
     with memory.store.read(memory.namespace) as session:
         return export_snapshot(session)
 
@@ -134,7 +136,7 @@ def _fill(memory: Memory) -> dict[str, str]:
 
 def test_export_import_export_is_stable(memory: Memory) -> None:
     ids = _fill(memory)
-    memory.remember("graph_snapshot", {"snapshot": load_document(EXAMPLES / "decision-graph.yaml")})
+    memory.remember("graph_snapshot", {"snapshot": load_object(EXAMPLES / "decision-graph.yaml")})
     first, report = _export(memory)
     assert validate(first, "graph") == []
     assert report["approximated"] == [
@@ -186,7 +188,7 @@ def test_export_import_export_is_stable(memory: Memory) -> None:
 
 
 def test_import_is_governed_and_reports_what_it_could_not_map(memory: Memory) -> None:
-    snapshot = load_document(EXAMPLES / "conversation-path.yaml")
+    snapshot = load_object(EXAMPLES / "conversation-path.yaml")
     result = memory.remember("graph_snapshot", {"snapshot": snapshot, "scope_refs": ["scope:debugging"]})
     assert result["mode"] == "graph_snapshot" and result["patch_id"].startswith("patch:")
     assert result["created"] == {"activity": 8, "event": 3, "segment": 1, "source": 1}
@@ -257,8 +259,10 @@ def test_duplicates_map_to_existing_and_bad_evidence_is_reported(memory: Memory)
 def test_invalid_snapshot_writes_nothing(memory: Memory) -> None:
     before = memory.status()["counts"]
     with pytest.raises(ValidationError) as err:
-        memory.remember("graph_snapshot", {"snapshot": load_document(EXAMPLES / "invalid-memory-graph.yaml")})
-    codes = [d["code"] for d in err.value.details["diagnostics"]]
+        memory.remember("graph_snapshot", {"snapshot": load_object(EXAMPLES / "invalid-memory-graph.yaml")})
+    diagnostics = err.value.details["diagnostics"]
+    assert isinstance(diagnostics, list)
+    codes = [d["code"] for d in diagnostics]
     assert "duplicate_id" in codes and "unknown_node_kind" in codes
     assert memory.status()["counts"] == before
     with pytest.raises(ValidationError):

@@ -12,8 +12,9 @@ import pytest
 
 from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import CODES
-from memory_substrate.contracts.loader import DocumentError, load_document, parse_text, schema
+from memory_substrate.contracts.loader import DocumentError, parse_text, schema
 from memory_substrate.contracts.validate import check_selection_against_graph, validate
+from tests.contracts.documents import load_object
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "memory"
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "contracts.md"
@@ -24,28 +25,28 @@ def _found(document: Any, contract: str) -> list[tuple[str, str]]:
 
 
 def _graph() -> Any:
-    return copy.deepcopy(load_document(EXAMPLES / "decision-graph.yaml"))
+    return copy.deepcopy(load_object(EXAMPLES / "decision-graph.yaml"))
 
 
 @pytest.mark.parametrize("name", ["decision-graph", "conversation-path", "knowledge-neighborhood"])
 def test_valid_graph_fixtures_have_no_findings(name: str) -> None:
-    assert validate(load_document(EXAMPLES / f"{name}.yaml"), "graph") == []
+    assert validate(load_object(EXAMPLES / f"{name}.yaml"), "graph") == []
 
 
 @pytest.mark.parametrize("name", ["decision-graph", "conversation-path", "knowledge-neighborhood"])
 def test_valid_selection_fixtures_have_no_findings(name: str) -> None:
-    selection = load_document(EXAMPLES / f"{name}-selection.yaml")
+    selection = load_object(EXAMPLES / f"{name}-selection.yaml")
     assert validate(selection, "selection") == []
-    graph = load_document(EXAMPLES / selection["graph"])
+    graph = load_object(EXAMPLES / selection["graph"])
     assert check_selection_against_graph(selection, graph) == []
 
 
 def test_local_profile_is_valid() -> None:
-    assert validate(load_document(EXAMPLES / "memory-profile.local.yaml"), "profile") == []
+    assert validate(load_object(EXAMPLES / "memory-profile.local.yaml"), "profile") == []
 
 
 def test_invalid_graph_fixture_gives_exactly_these_codes() -> None:
-    assert _found(load_document(EXAMPLES / "invalid-memory-graph.yaml"), "graph") == [
+    assert _found(load_object(EXAMPLES / "invalid-memory-graph.yaml"), "graph") == [
         ("unknown_edge_kind", "$.edges[1].kind"),
         ("edge_missing_node", "$.edges[2].target"),
         ("unknown_event_kind", "$.events[1].kind"),
@@ -60,7 +61,7 @@ def test_invalid_graph_fixture_gives_exactly_these_codes() -> None:
 
 
 def test_invalid_profile_fixture_gives_exactly_these_codes() -> None:
-    assert _found(load_document(EXAMPLES / "invalid-memory-profile.yaml"), "profile") == [
+    assert _found(load_object(EXAMPLES / "invalid-memory-profile.yaml"), "profile") == [
         ("non_positive_limit", "$.activation.max_items"),
         ("non_positive_limit", "$.activation.max_tokens"),
         ("unknown_memory_kind", "$.memory_kinds[1]"),
@@ -76,7 +77,7 @@ def test_schema_version_missing_and_mismatch_stop_further_checks() -> None:
     graph["schema_version"] = "markitect.memory.graph.v2"
     assert _found(graph, "graph") == [("schema_version_mismatch", "$.schema_version")]
     # a profile handed to the graph validator is a mismatch, not a pile of unknown fields
-    profile = load_document(EXAMPLES / "memory-profile.local.yaml")
+    profile = load_object(EXAMPLES / "memory-profile.local.yaml")
     assert _found(profile, "graph") == [("schema_version_mismatch", "$.schema_version")]
 
 
@@ -115,14 +116,14 @@ def test_invalid_values() -> None:
 
 
 def test_selection_findings() -> None:
-    selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
+    selection = load_object(EXAMPLES / "decision-graph-selection.yaml")
     selection["nodes"].append("dec-boundary")
     selection["color"] = "red"
     assert _found(selection, "selection") == [
         ("unknown_field", "$.color"),
         ("duplicate_selection_entry", "$.nodes[6]"),
     ]
-    selection = load_document(EXAMPLES / "decision-graph-selection.yaml")
+    selection = load_object(EXAMPLES / "decision-graph-selection.yaml")
     selection["nodes"].append("ghost")
     selection["edges"].append("ghost-edge")
     selection["events"].append("ghost-event")
@@ -135,7 +136,7 @@ def test_selection_findings() -> None:
 
 
 def test_profile_store_missing_is_a_warning() -> None:
-    profile = load_document(EXAMPLES / "memory-profile.local.yaml")
+    profile = load_object(EXAMPLES / "memory-profile.local.yaml")
     del profile["stores"]["package"]
     diags = validate(profile, "profile")
     assert [(d.code, d.severity, d.path) for d in diags] == [
@@ -144,7 +145,7 @@ def test_profile_store_missing_is_a_warning() -> None:
 
 
 def test_profile_limits_must_be_integers() -> None:
-    profile = load_document(EXAMPLES / "memory-profile.local.yaml")
+    profile = load_object(EXAMPLES / "memory-profile.local.yaml")
     profile["activation"]["max_items"] = "8"
     assert _found(profile, "profile") == [("wrong_type", "$.activation.max_items")]
 
@@ -158,14 +159,15 @@ def test_parse_error_and_yaml_keeps_timestamps_as_strings() -> None:
 
 
 def test_yaml_and_json_forms_validate_alike(tmp_path: Path) -> None:
-    graph = load_document(EXAMPLES / "invalid-memory-graph.yaml")
+    graph = load_object(EXAMPLES / "invalid-memory-graph.yaml")
     path = tmp_path / "g.json"
     path.write_text(json.dumps(graph))
-    assert _found(load_document(path), "graph") == _found(graph, "graph")
+    assert _found(load_object(path), "graph") == _found(graph, "graph")
 
 
 def test_schemas_carry_the_vocabularies_exactly() -> None:
     graph = schema(vocab.GRAPH_V1)["definitions"]
+    assert isinstance(graph, dict)
     assert graph["node"]["properties"]["kind"]["enum"] == list(vocab.NODE_KINDS)
     assert graph["edge"]["properties"]["kind"]["enum"] == list(vocab.EDGE_KINDS)
     assert graph["event"]["properties"]["kind"]["enum"] == list(vocab.EVENT_KINDS)

@@ -78,7 +78,8 @@ def test_reads_go_to_the_configured_backend_and_match_the_rules(open_memory: Any
             ("node:d", "depends_on", "node:c"),
         }
         assert [(r.created_at, r.id) for r in around_c] == sorted((r.created_at, r.id) for r in around_c)
-        assert around_c[0].payload["relation_schema"]["derivation"] == "structured_payload"
+        schema = around_c[0].payload["relation_schema"]
+        assert isinstance(schema, dict) and schema["derivation"] == "structured_payload"
 
         one = reader.neighbourhood(["node:a"], depth=1, max_nodes=50)
         assert one.depth_of == {"node:a": 0, k["k_ab"]: 1, k["k_ad"]: 1, "node:b": 1, "node:d": 1}

@@ -135,6 +135,7 @@ def namespace_of(project: Path) -> str:
 def episodes(root: Path, namespace: str) -> dict[str, list[str]]:
     """thread id -> the texts of its turns, for every conversation episode of ``namespace``."""
     from memory_substrate import Memory, Settings
+    from memory_substrate.hooks.inject import segment_count
 
     if not (root / "memory.sqlite3").is_file():
         return {}
@@ -143,7 +144,7 @@ def episodes(root: Path, namespace: str) -> dict[str, list[str]]:
         for src in read.list_objects(
             object_types=["source"], kinds=["conversation"], statuses=["active"], limit=1000
         ):
-            count = int(src.metadata.get("segment_count") or 0)
+            count = segment_count(src)
             thread = str(src.payload.get("thread_id"))
             assert thread not in out, f"two episodes for {thread}"
             out[thread] = [s.text for s in read.get_segments(src.id, offset=0, limit=max(count, 1))]

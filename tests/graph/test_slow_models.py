@@ -145,7 +145,9 @@ async def test_a_model_that_always_times_out_is_retried_with_backoff_one_request
             )
         overview = inspector_overview(mem)  # the inspector's first page
         assert overview["jobs"]["retrying"] == 1 and overview["jobs"]["pending"] == 0
-        assert overview["queue"][0]["status"] == "retrying" and "timed out" in overview["queue"][0]["error"]
+        assert overview["queue"][0]["status"] == "retrying" and "timed out" in (
+            overview["queue"][0]["error"] or ""
+        )
     finally:
         mem.close()
 

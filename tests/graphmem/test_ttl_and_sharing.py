@@ -166,12 +166,12 @@ def test_ttl_cache_expires_entries_by_its_timer() -> None:
     from memory_substrate.graphmem.cache import LRUCache, TTLCache
 
     now = [0.0]
-    cache = TTLCache(2, 60, timer=lambda: now[0])
+    cache = TTLCache[int](2, 60, timer=lambda: now[0])
     cache.put("a", 1)
     assert cache.get("a") == 1
     now[0] = 61
     assert cache.get("a") is None and len(cache) == 0
-    lru = LRUCache(2)
+    lru = LRUCache[str](2)
     for k in "abc":
         lru.put(k, k)
     assert lru.get("a") is None and lru.get("c") == "c" and lru.stats()["size"] == 2

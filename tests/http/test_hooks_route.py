@@ -20,6 +20,7 @@ import pytest
 from memory_substrate.hooks import warm
 from memory_substrate.hooks.config import load
 from memory_substrate.hooks.project import project_namespace
+from memory_substrate.json_types import JsonObject
 from tests.http.helpers import SRC, cli, free_port, http_server, server_env
 
 SESSION = [
@@ -195,7 +196,7 @@ def test_the_answer_is_the_cold_paths(served: dict[str, Any], name: str) -> None
 
 
 def test_a_capture_is_ingested_in_the_bulkhead(served: dict[str, Any]) -> None:
-    conversation = {
+    conversation: JsonObject = {
         "thread_id": "claude-code:captured",
         "title": "claude-code session invoices",
         "messages": [
@@ -224,7 +225,7 @@ def test_a_capture_is_ingested_in_the_bulkhead(served: dict[str, Any]) -> None:
             json.dumps({"query": "invoice export cron"}),
         )
     )
-    assert result["source_id"] in json.dumps(found)
+    assert str(result["source_id"]) in json.dumps(found)
 
 
 def test_a_server_that_is_down_leaves_the_work_to_the_cold_path(

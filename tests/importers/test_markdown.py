@@ -113,7 +113,7 @@ def test_skips_are_reported(memory: Memory, tmp_path: Path) -> None:
         "-----BEGIN OPENSSH PRIVATE KEY-----\nabc\n-----END OPENSSH PRIVATE KEY-----\n"
     )
     report = import_markdown(memory, vault)
-    reasons = {(s["reason"], Path(s["path"]).name) for s in report["skipped"]}
+    reasons = {(s["reason"], Path(str(s["path"])).name) for s in report["skipped"]}
     assert ("note_name_too_generic", "Database.md") in reasons
     assert ("link_generic_concept", "Ops Notes.md") in reasons
     assert any(name == "id_rsa.md" for _, name in reasons)

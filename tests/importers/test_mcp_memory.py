@@ -83,7 +83,8 @@ def test_entities_observations_and_relations_arrive_as_governed_graph(memory: Me
     assert (
         source is not None
         and source.memory_source == "imported"
-        and source.metadata["uri"].startswith("mcp-memory:")
+        and isinstance(uri := source.metadata["uri"], str)
+        and uri.startswith("mcp-memory:")
     )
     assert obj is not None and obj.memory_source == "imported"
     assert {p.tool for p in patches} == {"memory_ingest", "memory_remember"}
@@ -219,11 +220,12 @@ def test_an_interrupted_import_resumes_on_the_next_run(memory: Memory, monkeypat
     import pytest
 
     from memory_substrate.importers import mcp_memory
+    from memory_substrate.importers.result_types import AppliedGroup
 
     real = mcp_memory.apply_extractions
     calls = {"n": 0}
 
-    def dying(*args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    def dying(*args: Any, **kwargs: Any) -> list[AppliedGroup]:
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt  # after the first part's records, before the second part's

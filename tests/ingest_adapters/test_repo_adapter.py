@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 import pytest
 
@@ -11,6 +12,14 @@ from memory_substrate.ingest.adapters import _ast_outline, code_symbols
 from memory_substrate.ingest.adapters.code_symbols import outline
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.adapters.repo import capture_repo
+from memory_substrate.ingest.adapters.repo_map import (
+    CodeFile,
+    CodeModule,
+    DocFile,
+    DocSection,
+    PreflightReport,
+)
+from memory_substrate.ingest.captured import CapturedSource
 from tests.ingest_adapters.conftest import write
 
 BODY_MARKER = "BODY_ONLY_MARKER_7f3a"
@@ -101,8 +110,31 @@ def repo(tmp_path: Path) -> Path:
     return build_repo(tmp_path / "proj")
 
 
-def _paths(src: object, key: str) -> list[str]:
-    return [e["path"] for e in src.payload[key]]  # type: ignore[attr-defined]
+# capture_repo builds the payload's lists and the preflight report with these types (repo_map.py);
+# the capture holds them as free-form JSON.
+def _code_index(src: CapturedSource) -> list[CodeFile]:
+    return cast(list[CodeFile], src.payload["code_index"])
+
+
+def _code_modules(src: CapturedSource) -> list[CodeModule]:
+    return cast(list[CodeModule], src.payload["code_modules"])
+
+
+def _doc_index(src: CapturedSource) -> list[DocFile]:
+    return cast(list[DocFile], src.payload["doc_index"])
+
+
+def _sections(src: CapturedSource) -> list[DocSection]:
+    return cast(list[DocSection], src.payload["document_sections"])
+
+
+def _preflight(src: CapturedSource) -> PreflightReport:
+    return cast(PreflightReport, src.metadata["preflight"])
+
+
+def _paths(src: CapturedSource, key: str) -> list[str]:
+    entries = _code_index(src) if key == "code_index" else _doc_index(src)
+    return [e["path"] for e in entries]
 
 
 def test_scope_skips_generated_ignored_and_agent_state(repo: Path) -> None:
@@ -118,7 +150,7 @@ def test_scope_skips_generated_ignored_and_agent_state(repo: Path) -> None:
 
 def test_preflight_reports_agent_state(repo: Path) -> None:
     src = capture_repo(repo)
-    pre = src.metadata["preflight"]
+    pre = _preflight(src)
     assert pre["excluded_by_preflight"] == [".codex", ".worktrees"]
     assert pre["pending_decisions"][0] == {
         "path": ".codex",
@@ -137,15 +169,15 @@ def test_force_captures_agent_state(repo: Path) -> None:
     src = capture_repo(repo, force=True)
     assert ".codex/state.json" in _paths(src, "code_index")
     assert ".worktrees/feature/README.md" in _paths(src, "doc_index")
-    pre = src.metadata["preflight"]
+    pre = _preflight(src)
     assert pre["excluded_by_preflight"] == [] and pre["pending_decisions"] == []
     assert pre["forced"] == [".codex", ".worktrees"]
 
 
 def test_explicit_exclude_is_not_a_pending_decision(repo: Path) -> None:
     src = capture_repo(repo, exclude_patterns=[".codex", ".worktrees/"])
-    assert src.metadata["preflight"]["pending_decisions"] == []
-    assert src.metadata["preflight"]["requires_decision"] is False
+    assert _preflight(src)["pending_decisions"] == []
+    assert _preflight(src)["requires_decision"] is False
 
 
 def test_include_and_exclude_patterns_match_paths_and_basenames(repo: Path) -> None:
@@ -155,7 +187,7 @@ def test_include_and_exclude_patterns_match_paths_and_basenames(repo: Path) -> N
         "src/shapes/__init__.py",
         "src/shapes/geometry.py",
     ]
-    assert only_py.payload["doc_index"] == []
+    assert _doc_index(only_py) == []
     no_web = capture_repo(repo, exclude_patterns=["web", "geometry.py"])
     paths = _paths(no_web, "code_index")
     assert not any(p.startswith("web/") for p in paths)
@@ -168,7 +200,7 @@ def test_include_and_exclude_patterns_match_paths_and_basenames(repo: Path) -> N
 
 def test_python_module_outline_line_ranges(repo: Path) -> None:
     src = capture_repo(repo)
-    mod = next(m for m in src.payload["code_modules"] if m["path"] == "src/shapes/geometry.py")
+    mod = next(m for m in _code_modules(src) if m["path"] == "src/shapes/geometry.py")
     assert mod["module"] == "shapes.geometry" and mod["language"] == "python"
     assert mod["imports"] == ["math", "dataclasses"]
     assert [(c["name"], c["line_start"], c["line_end"]) for c in mod["classes"]] == [("Circle", 7, 15)]
@@ -177,14 +209,14 @@ def test_python_module_outline_line_ranges(repo: Path) -> None:
         ("unit_circle", 18, 20),
         ("total_area", 23, 25),
     ]
-    index = next(e for e in src.payload["code_index"] if e["path"] == "src/shapes/geometry.py")
+    index = next(e for e in _code_index(src) if e["path"] == "src/shapes/geometry.py")
     assert index["line_count"] == len(SHAPES_PY.splitlines()) and len(index["hash"]) == 64
 
 
 def test_typescript_outline(repo: Path) -> None:
     pytest.importorskip("tree_sitter_typescript")
     src = capture_repo(repo)
-    mod = next(m for m in src.payload["code_modules"] if m["path"] == "web/app.ts")
+    mod = next(m for m in _code_modules(src) if m["path"] == "web/app.ts")
     names = {(s["name"], s["kind"], s["line_start"], s["line_end"]) for s in mod["symbols"]}
     assert names == {
         ("Shape", "interface", 3, 5),
@@ -224,14 +256,14 @@ def test_a_symbol_vector_is_made_of_its_header_and_docstring(repo: Path) -> None
 
 def test_document_sections_and_doc_index(repo: Path) -> None:
     src = capture_repo(repo)
-    doc = next(d for d in src.payload["doc_index"] if d["path"] == "docs/guide.md")
+    doc = next(d for d in _doc_index(src) if d["path"] == "docs/guide.md")
     assert doc["title"] == "Shapes Guide"
-    sections = [s for s in src.payload["document_sections"] if s["path"] == "docs/guide.md"]
+    sections = [s for s in _sections(src) if s["path"] == "docs/guide.md"]
     assert [s["chunk_kind"] for s in sections] == ["frontmatter", "section", "section"]
     usage = sections[2]
     assert usage["heading_path"] == ["Shapes", "Usage"] and (usage["line_start"], usage["line_end"]) == (6, 8)
-    assert all(len(s["excerpt"]) <= 240 for s in src.payload["document_sections"])
-    long = [s for s in src.payload["document_sections"] if s["path"] == "docs/long.md"]
+    assert all(len(s["excerpt"]) <= 240 for s in _sections(src))
+    long = [s for s in _sections(src) if s["path"] == "docs/long.md"]
     assert long and len(long[0]["excerpt"]) == 240 and long[0]["excerpt"].endswith("…")
     seg = next(s for s in src.segments if s.locator.get("heading_path") == ["Shapes", "Usage"])
     assert seg.text == usage["excerpt"] and seg.locator["path"] == "docs/guide.md"
@@ -312,7 +344,7 @@ def test_ast_fallback_agrees_with_tree_sitter() -> None:
 def test_without_grammars_python_falls_back_to_ast(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(code_symbols, "_parser", lambda grammar: None)
     src = capture_repo(repo)
-    modules = {m["path"]: m for m in src.payload["code_modules"]}
+    modules = {m["path"]: m for m in _code_modules(src)}
     geo = modules["src/shapes/geometry.py"]
     assert geo["parser"] == "ast"
     assert [(f["name"], f["line_start"], f["line_end"]) for f in geo["functions"]] == [

@@ -118,11 +118,14 @@ def test_article_main_text_is_captured(server: str) -> None:
     assert src.origin_classification == "web" and src.adapter_name == "web_adapter"
     p = src.payload
     assert p["url"] == p["final_url"] == f"{server}/article"
-    assert p["status_code"] == 200 and p["content_type"] == "text/html" and len(p["content_hash"]) == 64
-    assert p["fetched_at"].endswith("+00:00")
+    content_hash, fetched_at = p["content_hash"], p["fetched_at"]
+    assert p["status_code"] == 200 and p["content_type"] == "text/html"
+    assert isinstance(content_hash, str) and len(content_hash) == 64
+    assert isinstance(fetched_at, str) and fetched_at.endswith("+00:00")
     for seg in src.segments:
         assert seg.locator["kind"] == "line" and seg.locator["url"] == p["final_url"]
-        assert 1 <= seg.locator["line_start"] <= seg.locator["line_end"]
+        start, end = seg.locator["line_start"], seg.locator["line_end"]
+        assert isinstance(start, int) and isinstance(end, int) and 1 <= start <= end
 
 
 def test_redirect_is_followed_and_recorded(server: str) -> None:
@@ -171,7 +174,8 @@ def test_fetch_failures_are_typed(server: str, path: str, kwargs: dict[str, obje
 
 def test_streamed_body_under_cap_is_fine(server: str) -> None:
     src = capture_web(f"{server}/streamed-big", allow_private=True, max_bytes=100_000)
-    assert src.payload["size_bytes"] > 50_000
+    size = src.payload["size_bytes"]
+    assert isinstance(size, int) and size > 50_000
 
 
 @pytest.mark.parametrize("url", ["ftp://example.com/x", "file:///etc/passwd", "not a url", "http:///nohost"])

@@ -8,6 +8,7 @@ import pytest
 
 from memory_substrate import Memory
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.maintain.service import MaintainService
 from memory_substrate.models import RELATION_DERIVATIONS, Relation
 from tests.maintain.conftest import HashEmbedder, claim, conversation, know, later, snapshot, use_embedder
@@ -172,7 +173,7 @@ def _insert(memory: Memory, *relations: Relation) -> None:
 
 def test_repair_spec_example_stubs_missing_nodes_and_drops_orphaned_relations(memory: Memory) -> None:
     k = know(memory, "Lonely fact")
-    orphan_schema = {
+    orphan_schema: JsonObject = {
         "relation_schema": {
             "version": 1,
             "derivation": "field_reference",

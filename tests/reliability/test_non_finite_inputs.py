@@ -117,7 +117,9 @@ async def test_the_four_tools_refuse_a_non_finite_number_naming_the_field(memory
 def test_the_python_api_refuses_them_and_keeps_other_problems_in_the_same_answer(memory: Memory) -> None:
     with pytest.raises(ValidationError) as exc:
         memory.remember("knowledge", knowledge(metadata={"a": math.nan, "b": "x\x00y", "c": [math.inf]}))
-    fields = [(e["field"], e["type"]) for e in exc.value.details["errors"]]
+    errors = exc.value.details["errors"]
+    assert isinstance(errors, list)
+    fields = [(e["field"], e["type"]) for e in errors]
     assert fields == [
         ("input_data.metadata.a", "finite_number"),
         ("input_data.metadata.b", "string_characters"),

@@ -215,7 +215,8 @@ def test_batch_is_atomic_and_names_the_failing_entry(memory: Memory) -> None:
     with pytest.raises(BatchEntryError) as exc:
         memory.remember("batch", {"entries": [good, dup_a, dup_b]})
     assert exc.value.details["entry_index"] == 2
-    assert exc.value.details["error"]["code"] == "memory_duplicate"
+    error = exc.value.details["error"]
+    assert isinstance(error, dict) and error["code"] == "memory_duplicate"
     assert memory.status()["counts"]["objects"] == 0
     invalid = {"mode": "work_item", "input_data": {"kind": "task"}}
     with pytest.raises(BatchEntryError) as exc:

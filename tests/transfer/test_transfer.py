@@ -17,7 +17,7 @@ from memory_substrate.errors import ValidationError
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import Store
 from memory_substrate.storage.factory import open_store
-from memory_substrate.transfer import FORMAT, export_namespace, import_namespace
+from memory_substrate.transfer import FORMAT, ExportSummary, ImportSummary, export_namespace, import_namespace
 
 
 def _fill(memory: Memory) -> None:
@@ -104,14 +104,14 @@ def _fill(memory: Memory) -> None:
         )
 
 
-def _export(store: Store, namespace: str, vectors: bool = True) -> tuple[dict[str, Any], list[str]]:
+def _export(store: Store, namespace: str, vectors: bool = True) -> tuple[ExportSummary, list[str]]:
     buf = io.StringIO()
     summary = export_namespace(_runtime(store, namespace), buf, vectors=vectors)
     lines = buf.getvalue().splitlines()
     return summary, lines
 
 
-def _import(store: Store, lines: list[str], namespace: str | None = None) -> dict[str, Any]:
+def _import(store: Store, lines: list[str], namespace: str | None = None) -> ImportSummary:
     return import_namespace(
         _runtime(store, "default"), io.StringIO("\n".join(lines) + "\n"), namespace=namespace
     )

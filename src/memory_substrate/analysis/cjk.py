@@ -27,7 +27,7 @@ ZH_STOPWORDS = frozenset(_ZH_FUNCTION_WORDS.split(" "))
 JA_DROP_POS = frozenset({"助詞", "助動詞", "補助記号", "記号", "空白"})
 
 _lock = threading.Lock()
-_state: dict[str, Any] = {}
+_state: dict[str, object] = {}  # name -> jieba's module, a fugashi tagger, or None (not installed)
 
 
 def _load(name: str) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Protocol
 
 from memory_substrate.analysis import cjk
 from memory_substrate.analysis.compounds import compound_heads
@@ -26,10 +26,18 @@ DECOMPOUND = frozenset({"de", "nl", "sv"})
 MIN_HEAD_STEM = 4  # a stemmed head shorter than this ("erv", "ang") is a fragment, not a word
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_stemmers: dict[str, Any] = {}
 
 
-def _stemmer(lang: str) -> Any:
+class _Stemmer(Protocol):
+    """What is used of a ``snowballstemmer`` stemmer."""
+
+    def stemWord(self, word: str) -> str: ...
+
+
+_stemmers: dict[str, _Stemmer] = {}
+
+
+def _stemmer(lang: str) -> _Stemmer:
     stemmer = _stemmers.get(lang)
     if stemmer is None:
         import snowballstemmer

@@ -13,11 +13,12 @@ import base64
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypeVar
 
 from memory_substrate.errors import ValidationError
+from memory_substrate.json_types import JsonObject
 
 Detail = Literal["compact", "full"]
 
@@ -27,21 +28,26 @@ INTERNAL_KEYS = frozenset(
 )
 
 
-def prune(value: Any, drop: frozenset[str] = INTERNAL_KEYS) -> Any:
+def prune(value: object, drop: frozenset[str] = INTERNAL_KEYS) -> object:
     """``value`` without None entries and without ``drop`` keys, at every depth.
 
     Empty containers are kept: an empty ``applied_filters`` still says "no filter applied".
     """
     if isinstance(value, dict):
-        return {k: prune(v, drop) for k, v in value.items() if v is not None and k not in drop}
+        return prune_object(value, drop)
     if isinstance(value, list):
         return [prune(v, drop) for v in value if v is not None]
     return value
 
 
-def shape(result: dict[str, Any], detail: Detail) -> dict[str, Any]:
+def prune_object(result: JsonObject, drop: frozenset[str] = INTERNAL_KEYS) -> JsonObject:
+    """:func:`prune` of a JSON object, typed as one."""
+    return {k: prune(v, drop) for k, v in result.items() if v is not None and k not in drop}
+
+
+def shape(result: JsonObject, detail: Detail) -> JsonObject:
     """The result as the caller asked for it: everything (``full``) or pruned (``compact``)."""
-    return result if detail == "full" else prune(result)
+    return result if detail == "full" else prune_object(result)
 
 
 # --------------------------------------------------------------------------- excerpts
@@ -123,7 +129,7 @@ class Cursor:
     fingerprint: str
 
     @staticmethod
-    def fingerprint_of(mode: str, input_data: Any, options: dict[str, Any]) -> str:
+    def fingerprint_of(mode: str, input_data: object, options: Mapping[str, object]) -> str:
         ordered = {k: v for k, v in options.items() if k not in ("max_items", "detail", "cursor")}
         raw = json.dumps([mode, input_data, ordered], sort_keys=True, default=str, separators=(",", ":"))
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:12]
@@ -152,9 +158,12 @@ class Cursor:
         return offset
 
 
+Item = TypeVar("Item")
+
+
 def paginate(
-    items: Sequence[Any], offset: int, max_items: int, fingerprint: str
-) -> tuple[list[Any], str | None]:
+    items: Sequence[Item], offset: int, max_items: int, fingerprint: str
+) -> tuple[list[Item], str | None]:
     """``items[offset:offset+max_items]`` and the cursor of the rest (None at the end).
 
     ``items`` must hold at least ``offset + max_items + 1`` entries when more exist: callers
@@ -170,8 +179,8 @@ RESPONSE_TOKENS = 1450  # default responses stay under 1.5k tokens (counted as i
 
 
 def fit_list(
-    result: dict[str, Any], key: str, *, offset: int, fingerprint: str, budget: int = RESPONSE_TOKENS
-) -> dict[str, Any]:
+    result: JsonObject, key: str, *, offset: int, fingerprint: str, budget: int = RESPONSE_TOKENS
+) -> JsonObject:
     """Cut ``result[key]`` (already pruned to what is sent) to what fits in ``budget`` tokens.
 
     Items that do not fit are deferred, not dropped: ``next_cursor`` then points just after the
@@ -180,7 +189,7 @@ def fit_list(
     """
     from memory_substrate.tokens import count_tokens, wire_json
 
-    items = result.get(key) or []
+    items = listed(result, key)
     if not items or len(wire_json(result)) <= budget:  # a token is at least one character
         return result
     used, kept = count_tokens(wire_json({**result, key: []})), 0
@@ -197,27 +206,25 @@ def fit_list(
     return result
 
 
-def say_shortfall(
-    result: dict[str, Any], key: str, requested: int, *, returned: int | None = None
-) -> dict[str, Any]:
+def say_shortfall(result: JsonObject, key: str, requested: int, *, returned: int | None = None) -> JsonObject:
     """State ``requested``, ``returned`` and the reason when a page holds fewer than asked.
 
     ``response_budget``: a default page was cut to the response budget, ``next_cursor`` brings
     the rest of the same ranked list; ``no_more_results``: fewer exist (after filters).
     """
     if returned is None:
-        returned = len(result.get(key) or [])
+        returned = len(listed(result, key))
     if returned < requested:
         result["requested"], result["returned"] = requested, returned
         result["shortfall_reason"] = "response_budget" if result.get("next_cursor") else "no_more_results"
     return result
 
 
-def take_within(items: Sequence[Any], budget: int) -> list[Any]:
+def take_within(items: Sequence[Item], budget: int) -> list[Item]:
     """The longest prefix of ``items`` whose compact JSON fits ``budget`` tokens (at least one)."""
     from memory_substrate.tokens import count_tokens, wire_json
 
-    kept: list[Any] = []
+    kept: list[Item] = []
     used = 0
     for item in items:
         used += count_tokens(wire_json(prune(item))) + 1
@@ -227,26 +234,30 @@ def take_within(items: Sequence[Any], budget: int) -> list[Any]:
     return kept
 
 
-def fit_together(result: dict[str, Any], keys: Sequence[str], budget_each: int) -> int | None:
+def fit_together(result: JsonObject, keys: Sequence[str], budget_each: int) -> int | None:
     """Cut several lists paged by one cursor to a common length that fits ``budget_each`` each.
 
     One cursor moves every list by the same count, so when any list must be cut, all are cut
     to the shortest fitting length. Returns that length, or None when nothing was cut.
     """
     lists = [k for k in keys if result.get(k)]
-    cut = [len(take_within(result[k], budget_each)) for k in lists]
-    short = [n for k, n in zip(lists, cut, strict=True) if n < len(result[k])]
-    if not short:
+    n = common_cut([listed(result, k) for k in lists], budget_each)
+    if n is None:
         return None
-    n = min(short)
     for k in lists:
-        result[k] = result[k][:n]
+        result[k] = listed(result, k)[:n]
     return n
 
 
-def fit_sections(
-    result: dict[str, Any], keys: Sequence[str], *, budget: int = RESPONSE_TOKENS
-) -> dict[str, Any]:
+def common_cut(lists: Iterable[Sequence[object]], budget_each: int) -> int | None:
+    """The length :func:`fit_together` cuts these lists to (empty ones aside), or None when each
+    fits ``budget_each`` whole: for a caller that cuts its own typed lists."""
+    cut = [(len(items), len(take_within(items, budget_each))) for items in lists if items]
+    short = [n for whole, n in cut if n < whole]
+    return min(short) if short else None
+
+
+def fit_sections(result: JsonObject, keys: Sequence[str], *, budget: int = RESPONSE_TOKENS) -> JsonObject:
     """Cut entries from the ends of several lists of ``result`` until it fits ``budget`` tokens.
 
     For reports whose sections carry full totals elsewhere (``counts``): the longest section
@@ -255,7 +266,7 @@ def fit_sections(
     """
     from memory_substrate.tokens import count_tokens, wire_json
 
-    sizes = {k: [count_tokens(wire_json(e)) + 1 for e in result.get(k) or []] for k in keys}
+    sizes = {k: [count_tokens(wire_json(e)) + 1 for e in listed(result, k)] for k in keys}
     total = count_tokens(wire_json({**result, **{k: [] for k in keys}})) + sum(sum(v) for v in sizes.values())
     cut: dict[str, int] = {}
     while total > budget:
@@ -265,7 +276,19 @@ def fit_sections(
         total -= sizes[key].pop()
         cut[key] = len(sizes[key])
     for key, n in cut.items():
-        result[key] = result[key][:n]
-        if isinstance(result.get("truncated"), dict):
-            result["truncated"][key] = True
+        result[key] = listed(result, key)[:n]
+        truncated = result.get("truncated")
+        if isinstance(truncated, dict):
+            truncated[key] = True
     return result
+
+
+def listed(result: JsonObject, key: str) -> list[object]:
+    """``result[key]``, a list every pass here reads by key; ``[]`` when it is absent or empty."""
+    value = result.get(key)
+    return value if isinstance(value, list) else []
+
+
+def listed_objects(result: JsonObject, key: str) -> list[JsonObject]:
+    """The JSON objects of ``result[key]``, a list of them wherever a pass reads one by key."""
+    return [v for v in listed(result, key) if isinstance(v, dict)]

@@ -5,25 +5,31 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from memory_substrate.errors import MemorySubstrateError, ValidationError
+from memory_substrate.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from memory_substrate.app import Memory
+    from memory_substrate.settings import Settings
 
 EXIT_VALIDATION = 2
 EXIT_ERROR = 1
 
 
-def settings_of(ctx: click.Context) -> Any:
+def settings_of(ctx: click.Context) -> Settings:
     from memory_substrate.settings import Settings
 
     overrides = {k: v for k, v in ctx.obj.items() if v is not None}
     return Settings(**overrides)
 
 
-def open_memory(ctx: click.Context) -> Any:
+def open_memory(ctx: click.Context) -> Memory:
     """The store of a one-shot command. Such a process ends when its command does, so no
     background worker of its own would live on to make the vectors a capture defers
     (graph/deferred.py): it makes every vector during capture (``serve`` keeps the worker)."""
@@ -35,7 +41,7 @@ def open_memory(ctx: click.Context) -> Any:
     return Memory(settings)
 
 
-def load_json(value: str | None, what: str) -> dict[str, Any]:
+def load_json(value: str | None, what: str) -> JsonObject:
     if value is None:
         return {}
     text = value
@@ -54,20 +60,21 @@ def load_json(value: str | None, what: str) -> dict[str, Any]:
     return data
 
 
-def _table_rows(result: dict[str, Any]) -> list[tuple[str, str, str]] | None:
+def _table_rows(result: Mapping[str, object]) -> list[tuple[str, str, str]] | None:
     """(id, kind, text) per entry of a list answer: its items, or a compact segment search's lines
     (id ``SOURCE_ID#seg-N``). None when the answer has no list to show."""
-    if isinstance(result.get("sources"), list):
+    sources, items = result.get("sources"), result.get("items")
+    if isinstance(sources, list):
         rows = []
-        for source in result["sources"]:
+        for source in sources:
             for line in source.get("lines", []):
                 number, _, text = str(line).partition(" ")
                 ref = f"{source['id']}#seg-{number}" if number.isdigit() else str(source["id"])
                 rows.append((ref, str(source.get("kind", "conversation")), text))
         return rows
-    if isinstance(result.get("items"), list):
+    if isinstance(items, list):
         rows = []
-        for item in result["items"]:
+        for item in items:
             ref = item.get("id") or f"{item.get('source_id', '')}#{item.get('segment_id', '')}"
             kind = " ".join(str(item[k]) for k in ("kind", "status") if item.get(k))
             rows.append((str(ref), kind, str(item.get("title") or item.get("excerpt") or "")))
@@ -75,7 +82,7 @@ def _table_rows(result: dict[str, Any]) -> list[tuple[str, str, str]] | None:
     return None
 
 
-def emit(result: Any, table: bool = False) -> None:
+def emit(result: object, table: bool = False) -> None:
     rows = _table_rows(result) if table and isinstance(result, dict) else None
     if rows is not None:
         from rich.console import Console
@@ -94,11 +101,11 @@ def emit(result: Any, table: bool = False) -> None:
     click.echo(json.dumps(result, indent=2, ensure_ascii=False, default=str))
 
 
-def emit_outcome(result: Any, table: bool = False) -> None:
+def emit_outcome(result: object, table: bool = False) -> None:
     """``emit``, for a tool's result: one whose work failed (``status`` ``failed`` or ``partial``)
     is said first, as ``error [CODE]: ...`` on stderr, and exits 1 after its JSON is printed."""
     status = result.get("status") if isinstance(result, dict) else None
-    if status in ("failed", "partial"):
+    if status in ("failed", "partial") and isinstance(result, dict):  # a status is only read from a dict
         error = result.get("error") or {}
         click.echo(
             f"error [{error.get('code', 'memory_error')}]: {status}: {error.get('message', '')}", err=True

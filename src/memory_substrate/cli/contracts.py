@@ -7,10 +7,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 import click
+
+from memory_substrate.json_types import JsonObject
+
+if TYPE_CHECKING:
+    from memory_substrate.app import Memory
+    from memory_substrate.contracts.diagnostics import Diagnostic
+    from memory_substrate.errors import MemorySubstrateError
+    from memory_substrate.settings import Settings
 
 EXIT_INVALID = 1
 
@@ -18,13 +27,21 @@ FileArg = click.Path(exists=True, dir_okay=False, path_type=Path)
 JSON_HELP = "Print a JSON document (valid, diagnostics, counts) instead of text."
 
 
-def _diag_line(diag: dict[str, Any], file: str) -> str:
+class ReportExtra(TypedDict, total=False):
+    counts: dict[str, int]  # a graph snapshot's nodes, edges and events
+
+
+def _diag_line(diag: Mapping[str, object], file: str) -> str:
     where = diag.get("file") or file
     return f"{where}:{diag['path']}: {diag['severity']} [{diag['code']}] {diag['message']}"
 
 
 def _report(
-    file: Path, contract: str, diagnostics: list[Any], as_json: bool, extra: dict[str, Any] | None = None
+    file: Path,
+    contract: str,
+    diagnostics: list[Diagnostic],
+    as_json: bool,
+    extra: ReportExtra | None = None,
 ) -> None:
     from memory_substrate.contracts.diagnostics import has_errors
     from memory_substrate.contracts.vocab import CONTRACTS
@@ -60,7 +77,7 @@ def _validate_file(file: Path, contract: str, as_json: bool) -> None:
         _report(file, contract, [exc.diagnostic], as_json)
         return
     diagnostics = validate(document, contract)
-    extra: dict[str, Any] = {}
+    extra: ReportExtra = {}
     if contract == "graph" and isinstance(document, dict):
         extra["counts"] = {
             k: len(v) for k in ("nodes", "edges", "events") if isinstance(v := document.get(k, []), list)
@@ -182,7 +199,11 @@ def graph_pack(
 
 # --- store <-> graph.v1 (called by the top-level export / import commands) -------------------
 def export_graph(
-    ctx: click.Context, output: Path | None, query: str | None, settings_of: Any, fail: Any
+    ctx: click.Context,
+    output: Path | None,
+    query: str | None,
+    settings_of: Callable[[click.Context], Settings],
+    fail: Callable[[MemorySubstrateError], None],
 ) -> None:
     """Write the namespace, or the objects a search returns, as a graph.v1 snapshot; YAML when
     the output file ends in .yaml/.yml, JSON otherwise. The report goes to stderr."""
@@ -261,9 +282,9 @@ def import_graph(
     file: Path,
     scopes: tuple[str, ...],
     reason: str | None,
-    memory_of: Any,
-    emit: Any,
-    fail: Any,
+    memory_of: Callable[[click.Context], Memory],
+    emit: Callable[[object], None],
+    fail: Callable[[MemorySubstrateError], None],
 ) -> None:
     """Import a graph.v1 snapshot through memory_remember ``graph_snapshot`` (one patch)."""
     from memory_substrate.contracts.loader import DocumentError, load_document
@@ -276,7 +297,7 @@ def import_graph(
             raise ValidationError(
                 exc.diagnostic.message, details={"diagnostics": [exc.diagnostic.to_dict()]}
             ) from None
-        data: dict[str, Any] = {"snapshot": snapshot}
+        data: JsonObject = {"snapshot": snapshot}
         if scopes:
             data["scope_refs"] = list(scopes)
         if reason:

@@ -8,12 +8,15 @@ import json
 import signal
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from memory_substrate.cli.common import fail, open_memory, settings_of
 from memory_substrate.errors import MemorySubstrateError
+
+if TYPE_CHECKING:
+    from memory_substrate.cli.output_types import GraphNeighbourhood, GraphPaths
 
 
 @click.command(name="falkordb-server")
@@ -68,7 +71,7 @@ def graph(
                 if len(ids) != 2:
                     raise click.UsageError("--paths takes exactly two ids")
                 found = reader.paths(ids[0], ids[1], max_paths=max_paths, max_depth=depth)
-                out: dict[str, Any] = {
+                out: GraphPaths | GraphNeighbourhood = {
                     "backend": reader.name,
                     "paths": [
                         {

@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memory_substrate.cli.output_types import HookOverrides
 
 # The group's global options a hook uses, with the environment variables that stand for them.
 _VALUED = {
@@ -40,7 +43,7 @@ def _options(words: list[str]) -> dict[str, str] | None:
     return given
 
 
-def hook_call(argv: list[str], environ: dict[str, str] | None = None) -> tuple[str, dict[str, Any]] | None:
+def hook_call(argv: list[str], environ: dict[str, str] | None = None) -> tuple[str, HookOverrides] | None:
     """``(client, overrides)`` for a plain hook command line, as the group would pass them to
     ``hooks.run.run``; None for any other command line."""
     env = os.environ if environ is None else environ
@@ -66,7 +69,7 @@ def hook_call(argv: list[str], environ: dict[str, str] | None = None) -> tuple[s
             if "root" in after:
                 return None  # refused by the group
             root = None  # before the command: the hooks' default root, as the group does
-    overrides = {
+    overrides: HookOverrides = {
         "root": root,
         "namespace": None,
         "database_url": values["database_url"],

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.backfill import Progress
 
 CLIENTS = ("claude-code", "codex")
 
@@ -61,6 +64,7 @@ def backfill(ctx: click.Context, client: str, path: Path | None, force: bool, pr
     from memory_substrate.hooks.backfill import default_path, transcripts
     from memory_substrate.hooks.config import ConfigError, load
     from memory_substrate.hooks.events import Stores
+    from memory_substrate.hooks.store_settings import store_overrides
 
     obj = dict(ctx.find_root().obj or {})
     try:
@@ -73,11 +77,7 @@ def backfill(ctx: click.Context, client: str, path: Path | None, force: bool, pr
         fail(ValidationError(f"no transcripts at {where}: give the folder (or file) as PATH"))
         return
     found = transcripts(client, where)
-    stores = Stores(
-        config,
-        {k: v for k, v in obj.items() if k in ("database_url", "embedder") and v is not None},
-        hook=False,
-    )
+    stores = Stores(config, store_overrides(obj), hook=False)
     try:
         summary = run_backfill(
             client, found, config, stores.memory, force=force, progress=_progress(progress_kind)
@@ -92,7 +92,7 @@ def backfill(ctx: click.Context, client: str, path: Path | None, force: bool, pr
         sys.exit(1)
 
 
-def _progress(kind: str) -> Any:
+def _progress(kind: str) -> Progress | None:
     if kind == "json" or (kind == "auto" and sys.stderr.isatty()):
         from memory_substrate.cli.main import _progress_bar, _progress_lines
 

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from memory_substrate.cli.common import fail, open_memory
 from memory_substrate.errors import MemorySubstrateError
 
+if TYPE_CHECKING:
+    from memory_substrate.app import Memory
+    from memory_substrate.importers.common import Progress
+    from memory_substrate.importers.result_types import ExportCounts, ImportResult
 
-def _progress(description: str) -> tuple[Any, Any]:
+
+def _progress(description: str) -> tuple[Progress | None, Callable[[], None]]:
     """A rich progress bar on stderr when it is a terminal; (callback, stop) or (None, no-op)."""
     if not sys.stderr.isatty():
         return None, lambda: None
@@ -128,7 +134,7 @@ def import_md(ctx: click.Context, directory: Path, scope: str) -> None:
     )
 
 
-def _run(ctx: click.Context, job: Any, label: str) -> None:
+def _run(ctx: click.Context, job: Callable[[Memory, Progress | None], ImportResult], label: str) -> None:
     update, stop = _progress(f"importing {label}")
     try:
         with open_memory(ctx) as mem:
@@ -141,7 +147,7 @@ def _run(ctx: click.Context, job: Any, label: str) -> None:
     click.echo(json.dumps(result, indent=2, ensure_ascii=False))
 
 
-def export_mcp_memory_to(memory: Any, output: Path | None) -> dict[str, Any]:
+def export_mcp_memory_to(memory: Memory, output: Path | None) -> ExportCounts:
     """``export --format mcp-memory``: the namespace as the reference MCP memory server's file."""
     from memory_substrate.importers.mcp_memory import export_mcp_memory
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ from memory_substrate.cli.global_options import accept_after_subcommands, checke
 from memory_substrate.cli.lazy import LazyGroup
 from memory_substrate.cli.modes import ToolCommand
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.process import (
     STOP_HINT,
     exit_status,
@@ -34,6 +36,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from memory_substrate.app import Memory
+    from memory_substrate.cli.output_types import Progress, ProgressLine, ProgressOption, SemanticStatus
+    from memory_substrate.settings import Settings
 
 
 class _Group(LazyGroup):
@@ -114,7 +118,7 @@ class _Group(LazyGroup):
 _GLOBAL_VALUED = ("--root", "--namespace", "--database-url", "--embedder")
 
 
-def _hook_client(argv: Any) -> str | None:
+def _hook_client(argv: Iterable[object] | None) -> str | None:
     """The client of a ``hook`` command line (``[global options] hook CLIENT ...``), '' when it
     names none; None when the command is not ``hook``."""
     words = list(sys.argv[1:] if argv is None else argv)
@@ -383,7 +387,7 @@ def _tool_command(tool: str, method: str, what: str) -> None:
             data = _load_json(input_data or "{}", "input_data")
             options = _load_json(options_json, "options")
             memory = _memory(ctx)
-            kwargs: dict[str, Any] = {}
+            kwargs: ProgressOption = {}
             long_running = (method == "ingest" and mode in ("repo", "pdf")) or (
                 method == "maintain" and mode in ("reindex", "extract")
             )
@@ -398,7 +402,7 @@ def _tool_command(tool: str, method: str, what: str) -> None:
         emit_outcome(result, table)
 
 
-def _progress_bar() -> Any:
+def _progress_bar() -> Progress:
     from rich.console import Console
     from rich.progress import Progress
 
@@ -426,7 +430,7 @@ def _progress_bar() -> Any:
 
 def _progress_lines(done: int, total: int, phase: str) -> None:
     """``--progress json``: one JSON object a line on stderr per step."""
-    line: dict[str, Any] = {"done": done, "total": total, "phase": phase}
+    line: ProgressLine = {"done": done, "total": total, "phase": phase}
     kind, _, rest = phase.partition(":")
     if kind == "extract" and ":" in rest:
         line["episode_id"], _, line["outcome"] = rest.rpartition(":")
@@ -488,7 +492,8 @@ def doctor(ctx: click.Context) -> None:
 
     settings = _settings(ctx)
     problems: list[str] = []
-    report: dict[str, Any] = {"namespace": settings.namespace}
+    report: JsonObject = {"namespace": settings.namespace}
+    semantic: Mapping[str, object]
     try:
         require_known(settings.embedder)
     except MemorySubstrateError as exc:
@@ -534,7 +539,7 @@ def doctor(ctx: click.Context) -> None:
         sys.exit(EXIT_ERROR)
 
 
-def _semantic_without_store(settings: Any) -> dict[str, Any]:
+def _semantic_without_store(settings: Settings) -> SemanticStatus:
     from memory_substrate.runtime import _build_embedder
 
     embedder, error = _build_embedder(settings)

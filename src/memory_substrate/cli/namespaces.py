@@ -7,16 +7,19 @@ confirmation unless ``--yes`` is given, and the ``default`` namespace is protect
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from memory_substrate.errors import ConflictError, MemorySubstrateError, NotFoundError
 
+if TYPE_CHECKING:
+    from memory_substrate.storage.base import Store
+
 PROTECTED = frozenset({"default"})
 
 
-def _open(ctx: click.Context) -> Any:
+def _open(ctx: click.Context) -> Store:
     from memory_substrate.cli.common import settings_of as _settings
     from memory_substrate.storage.factory import open_store
 

@@ -11,11 +11,14 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from memory_substrate.cli.common import EXIT_ERROR
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.setup_plan import Report
 
 _VERBS = {"create": "created", "update": "updated", "delete": "deleted", "unchanged": "unchanged"}
 _DRY = {
@@ -150,7 +153,7 @@ def setup(
         sys.exit(EXIT_ERROR)
 
 
-def _print(report: Any, dry_run: bool) -> None:
+def _print(report: Report, dry_run: bool) -> None:
     from memory_substrate.hooks.setup_plan import CLIENT_NAMES
 
     verbs = _DRY if dry_run else _VERBS

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypedDict, TypeVar
 
 import click
 
 from memory_substrate.cli.common import fail, settings_of
 from memory_substrate.errors import MemorySubstrateError, NotFoundError, ValidationError
+from memory_substrate.json_types import JsonObject
 
 if TYPE_CHECKING:
     from memory_substrate.storage.base import Store
@@ -27,6 +29,19 @@ MIN_ID_CHARS = 6
 # Ten years: longer is "never" in practice (omit --expires-in for that), and it keeps the date
 # far from datetime's year-9999 overflow whatever the unit.
 MAX_EXPIRY = timedelta(days=3650)
+
+T = TypeVar("T")
+
+
+class StoreRunner(Protocol):
+    """``with_store``: ``job(store)`` on the configured store; an error is reported and gives None."""
+
+    def __call__(self, ctx: click.Context, job: Callable[[Store], T], /) -> T | None: ...
+
+
+class Revoked(TypedDict):
+    revoked: int
+    token_ids: list[str]
 
 
 def expiry(expires_in: str | None) -> str | None:
@@ -47,7 +62,7 @@ def expiry(expires_in: str | None) -> str | None:
     return (datetime.now(UTC) + delta).isoformat(timespec="microseconds")
 
 
-def _match(store: Store, token_id: str) -> dict[str, Any]:
+def _match(store: Store, token_id: str) -> Mapping[str, object]:
     """The one token whose id starts with ``token_id``; NotFound/Validation otherwise."""
     wanted = token_id.strip().lower()
     if len(wanted) < MIN_ID_CHARS or not re.fullmatch(r"[0-9a-f]+", wanted):
@@ -62,13 +77,19 @@ def _match(store: Store, token_id: str) -> dict[str, Any]:
     return found[0]
 
 
-def _public(row: dict[str, Any], now: str) -> dict[str, Any]:
+def _public(row: Mapping[str, object], now: str) -> JsonObject:
     out = {k: v for k, v in row.items() if k != "token_hash"}
-    out["expired"] = bool(row["expires_at"]) and row["expires_at"] <= now
+    expires_at = row["expires_at"]  # an ISO time, or None for a token that never expires
+    out["expired"] = bool(expires_at) and isinstance(expires_at, str) and expires_at <= now
     return out
 
 
-def with_store(ctx: click.Context, job: Any) -> Any:
+def _text(row: Mapping[str, object], key: str) -> str:
+    """A token row's string field (token_hash, token_id, namespace, label)."""
+    return str(row[key])
+
+
+def with_store(ctx: click.Context, job: Callable[[Store], T]) -> T | None:
     """``job(store)`` on the configured store, closed after; an error is reported and gives None."""
     from memory_substrate.storage.factory import open_store
 
@@ -88,7 +109,7 @@ def token() -> None:
     """Manage bearer tokens for the HTTP transport (each token is bound to one namespace)."""
 
 
-def _create(token: click.Group, with_store: Any) -> None:
+def _create(token: click.Group, with_store: StoreRunner) -> None:
     """Add ``token create``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="create")
@@ -112,7 +133,7 @@ def _create(token: click.Group, with_store: Any) -> None:
             click.echo(value)
 
 
-def _list(token: click.Group, with_store: Any) -> None:
+def _list(token: click.Group, with_store: StoreRunner) -> None:
     """Add ``token list``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="list")
@@ -128,7 +149,7 @@ def _list(token: click.Group, with_store: Any) -> None:
             click.echo(json.dumps([_public(r, now) for r in rows], indent=2, ensure_ascii=False))
 
 
-def _revoke(token: click.Group, with_store: Any) -> None:
+def _revoke(token: click.Group, with_store: StoreRunner) -> None:
     """Add ``token revoke``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="revoke")
@@ -139,17 +160,17 @@ def _revoke(token: click.Group, with_store: Any) -> None:
 
         Takes effect on the next request: a running server does not cache tokens."""
 
-        def job(store: Any) -> dict[str, Any]:
+        def job(store: Store) -> Revoked:
             rows = [_match(store, t) for t in token_ids]  # all resolve before any is deleted
-            n = store.revoke_tokens([r["token_hash"] for r in rows])
-            return {"revoked": n, "token_ids": [r["token_id"] for r in rows]}
+            n = store.revoke_tokens([_text(r, "token_hash") for r in rows])
+            return {"revoked": n, "token_ids": [_text(r, "token_id") for r in rows]}
 
         result = with_store(ctx, job)
         if result is not None:
             click.echo(json.dumps(result))
 
 
-def _rotate(token: click.Group, with_store: Any) -> None:
+def _rotate(token: click.Group, with_store: StoreRunner) -> None:
     """Add ``token rotate``; ``with_store(ctx, job)`` runs ``job(store)`` and reports its errors."""
 
     @token.command(name="rotate")
@@ -167,18 +188,18 @@ def _rotate(token: click.Group, with_store: Any) -> None:
 
         expires_at = expiry(expires_in)
 
-        def job(store: Any) -> str:
+        def job(store: Store) -> str:
             from memory_substrate.util import now_iso
 
             old = _match(store, token_id)
-            kept = old["expires_at"]
+            kept = old["expires_at"] if isinstance(old["expires_at"], str) else None  # None: never expires
             if expires_at is None and kept and kept <= now_iso():
                 raise ValidationError(
                     f"token {token_id!r} expired at {kept}; give the new one --expires-in",
                     details={"expires_at": kept},
                 )
-            value = create_token(store, old["namespace"], old["label"], expires_at or kept)
-            store.revoke_tokens([old["token_hash"]])
+            value = create_token(store, _text(old, "namespace"), _text(old, "label"), expires_at or kept)
+            store.revoke_tokens([_text(old, "token_hash")])
             return value
 
         value = with_store(ctx, job)

@@ -17,10 +17,10 @@ import heapq
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from memory_substrate.compiler import render
 from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.results import PackageHeader
 from memory_substrate.models import MemoryObject
 from memory_substrate.tokens import count_tokens, part_tokens
 
@@ -50,7 +50,7 @@ def fit(
     ranked: list[Candidate],
     budget: int,
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: render.Names = render.WHOLE,
     more: Sequence[str] = (),
@@ -76,7 +76,7 @@ def fit(
 def _envelope(
     ranked: list[Candidate],
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: render.Names,
     more: Sequence[str] = (),
@@ -93,7 +93,7 @@ def estimate(
     ranked: list[Candidate],
     budget: int,
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: render.Names = render.WHOLE,
 ) -> tuple[tuple[list[float], dict[str, float]], list[Candidate], float]:
@@ -202,7 +202,7 @@ def _pack(
 def _render_within(
     budget: int,
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: render.Names,
     selected: list[Candidate],

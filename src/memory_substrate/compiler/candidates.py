@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
+from memory_substrate.compiler.results import CandidateTrace
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.util import parse_time
 
@@ -73,8 +73,8 @@ class Candidate:
             return None
         return obj.valid_from or obj.updated_at or obj.created_at or None
 
-    def trace_entry(self) -> dict[str, Any]:
-        entry: dict[str, Any] = {
+    def trace_entry(self) -> CandidateTrace:
+        entry: CandidateTrace = {
             "id": self.key,
             "kind": self.kind,
             "memory_type": self.memory_type,

@@ -13,13 +13,13 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.compiler.profiles import DUAL_PROFILE_GAP, TASK_CLASSES
 from memory_substrate.compiler.prototypes import CUES, PROTOTYPES
+from memory_substrate.compiler.results import ClassificationView
 from memory_substrate.embed.base import Embedder
 
 TOP_K = 3
@@ -48,7 +48,7 @@ class Classification:
     def classes(self) -> list[str]:
         return [self.primary, self.secondary] if self.dual and self.secondary else [self.primary]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ClassificationView:
         return {
             "primary": {"class": self.primary, "confidence": round(self.confidence, 4)},
             "secondary": (

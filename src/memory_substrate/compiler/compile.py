@@ -10,22 +10,35 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from memory_substrate.answers.shaping import take_within
-from memory_substrate.answers.views import compact
+from memory_substrate.answers.views import compact_view
 from memory_substrate.compiler import more, render, retrieve, superseded, trace
 from memory_substrate.compiler.answer_type import work_stance
 from memory_substrate.compiler.budget import Fitted, estimate, fit
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.classify import Classification, classify, given
-from memory_substrate.compiler.inputs import ContextInput, ContextOptions
+from memory_substrate.compiler.inputs import ContextInput, ContextOptions, ContextScope
 from memory_substrate.compiler.profiles import PROFILE_STRATEGIES, TYPE_WEIGHTS
 from memory_substrate.compiler.rank import exclusion, rank
 from memory_substrate.compiler.render import pick_format
+from memory_substrate.compiler.results import (
+    CompileNotes,
+    ContextAnswer,
+    ContextItem,
+    ContextResult,
+    Hint,
+    OpenWorkItem,
+    PackageHeader,
+    ProfileEntry,
+    Section,
+    SelectedItem,
+    TracedNote,
+)
 from memory_substrate.compiler.settings import DEFAULT_TOKEN_BUDGET, CompileRequest, resolve
 from memory_substrate.embed.base import query_memo
 from memory_substrate.ids import short_forms
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.engine import SearchEngine, semantic_backend
@@ -67,14 +80,14 @@ YIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def _strategies(
     cls: Classification, object_types: set[str]
-) -> tuple[list[tuple[str, str, str | None]], list[dict[str, Any]]]:
+) -> tuple[list[tuple[str, str, str | None]], list[ProfileEntry]]:
     """(strategy, class, why) to run, each strategy once, and the ones left out with their reason.
     The primary class's profile leads (its retrieval profile), then every other strategy
     follows: each memory type enters by its weight in the ranking, and only a weight of 0.0
     excludes, so a debug task still finds the open work item and the decision it names.
     Strategies add candidates to one pool; the four-dimension ranking decides."""
     plan: list[tuple[str, str, str | None]] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[ProfileEntry] = []
     order: list[tuple[str, str, str | None]] = [
         (s, c, None) for c in cls.classes for s in PROFILE_STRATEGIES[c]
     ]
@@ -110,14 +123,14 @@ def _present(counts: list[tuple[str, str, str, int]]) -> dict[str, int]:
     return out
 
 
-def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
+def compile_context(rt: Runtime, data: ContextInput, opts: ContextOptions) -> ContextAnswer | ContextResult:
     """``memory_query`` mode ``context``: one compile, read in one snapshot of the namespace; its
     trace is written after the snapshot closes (compiler/trace.py)."""
     with rt.snapshot(), query_memo():
         return _compile(rt, data, opts)
 
 
-def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str, Any]:
+def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> ContextAnswer | ContextResult:
     """Compile a context package for ``data.task``. Raises ``ValidationError`` when a setting is
     given twice with different values (input_data and options)."""
     clock = _Clock()
@@ -132,21 +145,21 @@ def _compile(rt: Runtime, data: ContextInput, opts: ContextOptions) -> dict[str,
     with rt.read() as session:
         config = session.get_config()
         present = _present(session.count_objects())
-    budget, budget_source = _budget(req, config)
+    budget, budget_source = _budget(req, config.get("token_budget"))
     fmt = pick_format(req.model, req.format)
     scope = data.scope
     types_given = "object_types" in scope.model_fields_set
     # Without object_types the package draws on every type: the listed defaults and captured turns.
     in_scope = set(scope.object_types) | (set() if types_given else {"source"})
 
-    found: dict[str, Any] = {}
+    found: CompileNotes = {}
     cands, profiles = _retrieve(
         rt, engine, plan, task, cls, data.scope, in_scope, budget, present, clock, found
     )
     pool = _select(rt, cands, cls, task, opts, scope, in_scope)
     clock.lap("rank")
 
-    header = {"task_class": cls.primary}
+    header: PackageHeader = {"task_class": cls.primary}
     if cls.dual and cls.secondary:
         header["secondary_class"] = cls.secondary
     if found.get("coverage") == "weak":
@@ -211,7 +224,7 @@ def _select(
     cls: Classification,
     task: str,
     opts: ContextOptions,
-    scope: Any,
+    scope: ContextScope,
     in_scope: set[str],
 ) -> _Pool:
     """Rank the candidates, mark the turns of superseded knowledge, and apply the scope filters."""
@@ -254,7 +267,7 @@ def _select(
     return _Pool(eligible, rejected, sources, names, allowed)
 
 
-def _trace_extra(found: dict[str, Any], fitted: Fitted, indexed: list[more.Entry]) -> dict[str, Any]:
+def _trace_extra(found: CompileNotes, fitted: Fitted, indexed: list[more.Entry]) -> JsonObject:
     """What the trace carries beside the candidates: linked entities, the envelope, the index's
     entries and the strategies' notes."""
     return {
@@ -265,17 +278,18 @@ def _trace_extra(found: dict[str, Any], fitted: Fitted, indexed: list[more.Entry
     }
 
 
-def _budget(req: CompileRequest, config: dict[str, Any]) -> tuple[int, str]:
-    """The token budget and where it came from: the request, the namespace, or the default."""
+def _budget(req: CompileRequest, namespace_budget: object) -> tuple[int, str]:
+    """The token budget and where it came from: the request, the namespace (its config's
+    ``token_budget``, an int wherever set: maintain's config mode validates it), or the default."""
     if req.budget_tokens is not None:
         return req.budget_tokens, "request"
-    if config.get("token_budget"):
-        return int(config["token_budget"]), "namespace"
+    if isinstance(namespace_budget, int) and namespace_budget:
+        return int(namespace_budget), "namespace"
     return DEFAULT_TOKEN_BUDGET, "default"
 
 
 # What the strategies noted about the task that the trace carries (retrieve.py, episodes.py).
-TRACED = (
+TRACED: tuple[TracedNote, ...] = (
     "answer_type",
     "streams",
     "coverage",
@@ -300,27 +314,28 @@ def _retrieve(
     plan: SearchPlan,
     task: str,
     cls: Classification,
-    scope: Any,
+    scope: ContextScope,
     in_scope: set[str],
     budget: int,
     present: dict[str, int],
     clock: _Clock,
-    found: dict[str, Any],
-) -> tuple[list[Candidate], list[dict[str, Any]]]:
+    found: CompileNotes,
+) -> tuple[list[Candidate], list[ProfileEntry]]:
     """Every strategy the task's class calls for and every other one (_strategies), each read in
     the compile's snapshot: the pool of candidates and the trace's profile entries."""
     has_lookup = any(present.get(t) for t in ("knowledge", "activity", "work_item"))
     cands: list[Candidate] = []
-    profiles: list[dict[str, Any]] = []
+    profiles: list[ProfileEntry] = []
     plan_run, skipped = _strategies(cls, in_scope)
     for strategy, cls_name, why in plan_run:
         need = STRATEGY_NEEDS[strategy]
         empty = (not has_lookup) if strategy == "fact_lookup" else not present.get(need or "")
-        entry: dict[str, Any] = {"class": cls_name, "strategy": strategy}
+        entry: ProfileEntry = {"class": cls_name, "strategy": strategy}
         if why:
             entry["why"] = why
         if empty:
-            entry.update(skipped="nothing of this memory type in the namespace", found=0)
+            entry["skipped"] = "nothing of this memory type in the namespace"
+            entry["found"] = 0
             profiles.append(entry)
             continue
         before = len(cands)
@@ -357,7 +372,7 @@ def _apply_scope(
     object_types: set[str],
     scope_refs: list[str],
     kinds: list[str],
-    sources: dict[str, Any],
+    sources: dict[str, MemoryObject],
 ) -> None:
     """Every scope filter, on every candidate whichever strategy found it; each one left out is
     traced with the filter that removed it."""
@@ -395,7 +410,7 @@ def _fit_with_index(
     rejected: list[Candidate],
     budget: int,
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: dict[str, str],
     allowed: Callable[[Candidate], bool] | None,
@@ -436,7 +451,7 @@ def _fit_with_index(
 def _within(
     budget: int,
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     sources: dict[str, MemoryObject],
     names: dict[str, str],
     selected: list[Candidate],
@@ -456,14 +471,16 @@ def _within(
 
 def _items(
     rt: Runtime, selected: list[Candidate], max_items: int, object_types: list[str], scope_refs: list[str]
-) -> list[dict[str, Any]]:
+) -> list[ContextItem]:
     """The context answer's ``items``: selected memory objects, then open work in scope."""
-    items: list[dict[str, Any]] = []
+    items: list[ContextItem] = []
     for c in selected:
         if c.obj is not None and len(items) < max_items:
-            item = compact(c.obj)
-            item["retrieval_sources"] = c.strategies or [c.strategy]
-            item["scores"] = {k: round(v, 4) for k, v in c.scores.items()}
+            item: SelectedItem = {
+                **compact_view(c.obj),
+                "retrieval_sources": c.strategies or [c.strategy],
+                "scores": {k: round(v, 4) for k, v in c.scores.items()},
+            }
             items.append(item)
     if "work_item" in object_types and len(items) < max_items:
         with rt.read() as session:
@@ -476,16 +493,15 @@ def _items(
                 break
             if obj.id in have or (scope_refs and not set(scope_refs) & set(obj.scope_refs)):
                 continue
-            item = compact(obj)
-            item["retrieval_sources"] = ["open_work"]
-            items.append(item)
+            open_item: OpenWorkItem = {**compact_view(obj), "retrieval_sources": ["open_work"]}
+            items.append(open_item)
     return items
 
 
 ITEM_TOKENS = 600  # compact detail: the share of the response budget that lists items beside the package
 
 
-def _section(items: list[dict[str, Any]], predicate: Any) -> dict[str, Any]:
+def _section(items: list[ContextItem], predicate: Callable[[ContextItem], bool]) -> Section:
     ids = [i["id"] for i in items if predicate(i)]
     return {"field": "items", "count": len(ids), "ids": ids}
 
@@ -506,13 +522,13 @@ class _Package:
     candidates: int
 
 
-def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
+def _answer(rt: Runtime, package: _Package) -> ContextAnswer:
     """The compact answer: the package in ``content`` and the facts about it, nothing said twice.
     The structured directory (``items``, ``context_tiers``) comes with ``include_items`` or
     ``detail: "full"`` (``_result``)."""
     cls = package.cls.to_dict()
     semantic = semantic_backend(rt, "compact")
-    out: dict[str, Any] = {
+    out: ContextAnswer = {
         "result_type": "context_result",
         "task": package.task,
         "format": package.fmt,
@@ -523,7 +539,11 @@ def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
             "package_entries": len(package.fitted.selected),
             "candidate_items": package.candidates,
         },
-        "classification": {k: cls[k] for k in ("primary", "method", "dual_profile") if k in cls},
+        "classification": {
+            "primary": cls["primary"],
+            "method": cls["method"],
+            "dual_profile": cls["dual_profile"],
+        },
         # in this order whatever order the embedder's status lists them: the answer's bytes are stable
         "semantic_backend": {k: semantic[k] for k in ("enabled", "provider", "reason") if k in semantic},
         "trace_id": package.trace_id,
@@ -538,11 +558,11 @@ def _answer(rt: Runtime, package: _Package) -> dict[str, Any]:
 def _result(
     rt: Runtime,
     package: _Package,
-    items: list[dict[str, Any]],
+    items: list[ContextItem],
     opts: ContextOptions,
-    scope: dict[str, Any],
+    scope: JsonObject,
     stages: dict[str, float],
-) -> dict[str, Any]:
+) -> ContextResult:
     task, plan, cls, fmt, fitted = package.task, package.plan, package.cls, package.fmt, package.fitted
     evidence_ids: list[str] = [c.key for c in fitted.selected if c.segment is not None]
     for c in fitted.selected:
@@ -552,7 +572,7 @@ def _result(
                 for e in c.obj.evidence_refs
             )
     evidence_ids = list(dict.fromkeys(evidence_ids))
-    hints = [
+    hints: list[Hint] = [
         {
             "tool": "memory_query",
             "mode": "expand",

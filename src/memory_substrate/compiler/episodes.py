@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
 
 import numpy as np
 
@@ -40,6 +39,7 @@ from memory_substrate.analysis.english import fold
 from memory_substrate.analysis.stopwords import ENGLISH
 from memory_substrate.compiler.answer_type import asks_when, says_when
 from memory_substrate.compiler.relevance import overlap, word_groups
+from memory_substrate.compiler.results import CompileNotes
 from memory_substrate.models import Segment
 from memory_substrate.retrieval.ranker import RankConfig
 from memory_substrate.retrieval.timeexpr import find_periods, strip_periods
@@ -188,7 +188,7 @@ SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def recall(
-    rt: Runtime, session: StoreSession, task: str, budget: int, found: dict[str, Any] | None = None
+    rt: Runtime, session: StoreSession, task: str, budget: int, found: CompileNotes | None = None
 ) -> list[tuple[Segment, RankedSegment, float]]:
     """Ranked turns for ``task`` with their similarity, best first (at most the pool for ``budget``).
     ``found`` (the compile's notes for its trace) gets ``answer_type`` when the task asks for one."""

@@ -156,7 +156,8 @@ def what_it_says(session: StoreSession, facts: list[MemoryObject], task: str) ->
     folded = f" {' '.join(query_terms(task))} "
     named: dict[str, list[str]] = {}
     for eid, ent in ents.items():
-        names = [n for n in {ent.title, *(ent.payload.get("aliases") or [])} if n]
+        aliases = ent.payload.get("aliases")  # a list of names wherever an entity has them
+        names = [n for n in {ent.title, *(aliases if isinstance(aliases, list) else [])} if n]
         named[eid] = [n for n in names if f" {' '.join(query_terms(n))} " in folded and query_terms(n)]
     out: dict[str, str] = {}
     for f in facts:

@@ -32,10 +32,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC
 from types import MappingProxyType
-from typing import Any
 from xml.sax.saxutils import escape
 
 from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.results import ObjectEntry, ObjectFields, PackageHeader
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 from memory_substrate.reader_text import continued, label, quoted, visible
 from memory_substrate.util import parse_time
@@ -85,10 +86,10 @@ def _object_text(obj: MemoryObject) -> str:
     return continued(obj.title)
 
 
-def object_fields(c: Candidate, names: Names) -> dict[str, Any]:
+def object_fields(c: Candidate, names: Names) -> ObjectFields:
     obj = c.obj
     assert obj is not None
-    fields: dict[str, Any] = {
+    fields: ObjectFields = {
         "id": names.get(obj.id, obj.id),
         "type": c.memory_type,
         "kind": obj.kind,
@@ -128,7 +129,7 @@ def _minutes(ts: str) -> str:
 
 
 # --- XML ------------------------------------------------------------------------------------
-def _xml_attrs(fields: dict[str, Any]) -> dict[str, str]:
+def _xml_attrs(fields: Mapping[str, object]) -> dict[str, str]:
     return {k: " ".join(v) if isinstance(v, list) else str(v) for k, v in fields.items()}
 
 
@@ -164,7 +165,7 @@ Episodes = list[tuple[str, MemoryObject | None, list[Candidate]]]  # (shown id, 
 
 
 def _xml(
-    header: dict[str, Any],
+    header: PackageHeader,
     objects: list[Candidate],
     episodes: Episodes,
     names: Names,
@@ -192,7 +193,7 @@ def _shown_xml(xml: str) -> str:
 
 
 # --- JSON -----------------------------------------------------------------------------------
-def _json_object(c: Candidate, names: Names) -> dict[str, Any]:
+def _json_object(c: Candidate, names: Names) -> ObjectEntry:
     assert c.obj is not None
     return {**object_fields(c, names), "text": _object_text(c.obj)}
 
@@ -201,18 +202,18 @@ def _json_episode(source_id: str, source: MemoryObject | None, turns: list[Candi
     return [episode_header(source_id, source, turns[0])[:-1]] + [turn_line(t) for t in turns]
 
 
-def _dumps(value: Any) -> str:
+def _dumps(value: object) -> str:
     return visible(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
 
 
 def _json(
-    header: dict[str, Any],
+    header: PackageHeader,
     objects: list[Candidate],
     episodes: Episodes,
     names: Names,
     more: Sequence[str] = (),
 ) -> str:
-    body: dict[str, Any] = {**header, "note": NOTE}
+    body: JsonObject = {**header, "note": NOTE}
     if episodes:
         body["cite"] = CITE
     knowledge = [_json_object(c, names) for c in objects if c.memory_type != "procedural"]
@@ -246,7 +247,7 @@ def layout(selected: list[Candidate]) -> tuple[list[Candidate], list[tuple[str, 
 
 def render(
     fmt: str,
-    header: dict[str, Any],
+    header: PackageHeader,
     selected: list[Candidate],
     sources: dict[str, MemoryObject],
     names: Names = WHOLE,

@@ -12,20 +12,20 @@ ranking and exclusion happen later (rank.py), so every candidate found can be tr
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.compiler import episodes
 from memory_substrate.compiler.answer_type import asks_what_is_open
 from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.inputs import ContextScope
 from memory_substrate.compiler.neighbourhood import entities_in, neighbourhood
 from memory_substrate.compiler.rank import CLOSE_MATCH
 from memory_substrate.compiler.relevance import fact_floor, judge
+from memory_substrate.compiler.results import CompileNotes
 from memory_substrate.graph.procedures import distinct_episodes
 from memory_substrate.indexing import segment_vector_id
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.engine import SearchEngine
-from memory_substrate.search.inputs import Filters
+from memory_substrate.search.inputs import Filters, ObjectType
 from memory_substrate.search.results import SearchPlan
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.tokens import count_tokens
@@ -92,7 +92,7 @@ def _floor(cand: Candidate, sim: float, floor: float) -> int:
 
 
 def graph(
-    rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any], *, led: bool = True
+    rt: Runtime, session: StoreSession, task: str, profile: str, found: CompileNotes, *, led: bool = True
 ) -> list[Candidate]:
     """Facts around the entities the task names. The link is half the evidence, what the fact
     says (judged like fact lookup's, relevance.py) the other half: similarity = strength x (0.5 +
@@ -138,7 +138,7 @@ def episode_recall(
     task: str,
     profile: str,
     budget: int,
-    found: dict[str, Any] | None = None,
+    found: CompileNotes | None = None,
 ) -> list[Candidate]:
     """Captured turns through the segment ranker, with context expansion and episode-level
     relevance (episodes.py). The turns around the best hits are ranked there on their own merits,
@@ -175,7 +175,7 @@ def episode_recall(
     return out
 
 
-def gate_coverage(rt: Runtime, cands: list[Candidate], found: dict[str, Any]) -> None:
+def gate_coverage(rt: Runtime, cands: list[Candidate], found: CompileNotes) -> None:
     """No padding, once every strategy has run: when memory barely covers the task (MATCH_FLOORS)
     only its best turns enter (``_weak_turns``), and every other candidate only as a close match
     (one that clears the ordinary floor there is most often a near miss on a word or two). A task
@@ -252,14 +252,14 @@ def fact_lookup(
     session: StoreSession,
     plan: SearchPlan,
     task: str,
-    scope: Any,
+    scope: ContextScope,
     profile: str,
-    found: dict[str, Any],
+    found: CompileNotes,
 ) -> list[Candidate]:
     """Object search (``SearchEngine.find_objects``, typed matches read in the compile's session)
     over the knowledge, activity and work-item types asked for; procedures are left to procedure
     assist. Each fact is judged for relevance (relevance.py) and floored."""
-    types = [t for t in scope.object_types if t in ("knowledge", "activity", "work_item")]
+    types: list[ObjectType] = [t for t in scope.object_types if t in ("knowledge", "activity", "work_item")]
     if not types:
         return []
     filters = Filters(object_types=types).merged()
@@ -301,7 +301,7 @@ def fact_lookup(
     return out
 
 
-def _open_work(session: StoreSession, scope: Any, seen: set[str]) -> list[MemoryObject]:
+def _open_work(session: StoreSession, scope: ContextScope, seen: set[str]) -> list[MemoryObject]:
     """The open work a task asking what is open (answer_type.asks_what_is_open) is answered by,
     beside what the search found: the most recently updated items in the task's scope."""
     items = session.list_objects(
@@ -313,7 +313,7 @@ def _open_work(session: StoreSession, scope: Any, seen: set[str]) -> list[Memory
     return [o for o in items if o.id not in seen and _in_scope(o, scope)]
 
 
-def _in_scope(obj: MemoryObject, scope: Any) -> bool:
+def _in_scope(obj: MemoryObject, scope: ContextScope) -> bool:
     """``scope.kinds`` and ``scope.scope_refs`` as compile._apply_scope applies them, so the open
     work listed is work the package may hold."""
     kinds_ok = not scope.kinds or obj.kind in scope.kinds
@@ -321,7 +321,7 @@ def _in_scope(obj: MemoryObject, scope: Any) -> bool:
 
 
 def procedure_assist(
-    rt: Runtime, session: StoreSession, task: str, profile: str, found: dict[str, Any]
+    rt: Runtime, session: StoreSession, task: str, profile: str, found: CompileNotes
 ) -> list[Candidate]:
     # Promoted procedures first, so a pile of unpromoted candidates can never crowd them out; a few
     # candidates follow so the trace can say why they were left out.

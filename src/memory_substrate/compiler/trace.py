@@ -6,10 +6,11 @@ short write session, after the compile's read snapshot has closed, and read back
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from memory_substrate.compiler.candidates import Candidate
+from memory_substrate.compiler.results import ClassificationView, CompileTrace, ProfileEntry
 from memory_substrate.graph import jobs
+from memory_substrate.json_types import JsonObject
 from memory_substrate.redaction import redact_text
 from memory_substrate.runtime import Runtime
 
@@ -20,8 +21,8 @@ def build(
     *,
     task: str,
     model: str | None,
-    classification: dict[str, Any],
-    profiles: list[dict[str, Any]],
+    classification: ClassificationView,
+    profiles: list[ProfileEntry],
     found: int,
     selected: list[Candidate],
     rejected: list[Candidate],
@@ -30,10 +31,11 @@ def build(
     budget_source: str,
     fmt: str,
     latency_ms: dict[str, float],
-    extra: dict[str, Any],
-) -> dict[str, Any]:
+    extra: JsonObject,
+) -> JsonObject:
+    """The trace: what the compile decided, then ``extra`` (the strategies' notes) after it."""
     reasons = Counter((c.rejected or "").split(" (")[0] for c in rejected)
-    return {
+    trace: CompileTrace = {
         "task": redact_text(task)[:2000],  # redacted whole: a cut could leave a secret's head unrecognised
         "model": model,
         "classification": classification,
@@ -51,11 +53,11 @@ def build(
         "budget_source": budget_source,
         "format": fmt,
         "latency_ms": {k: round(v, 2) for k, v in latency_ms.items()},
-        **extra,
     }
+    return {**trace, **extra}
 
 
-def record(rt: Runtime, data: dict[str, Any]) -> str:
+def record(rt: Runtime, data: JsonObject) -> str:
     """The trace's id; the row is written in its own write transaction once the compile's read
     snapshot has closed (``Runtime.after_snapshot``), never inside the request's reads."""
     trace = jobs.new_trace("compile", None, data)

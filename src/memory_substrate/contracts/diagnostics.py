@@ -5,8 +5,10 @@ runtimes assert on them (docs/contracts.md lists every one, and a test keeps the
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+
+from memory_substrate.json_types import JsonObject
 
 ERROR = "error"
 WARNING = "warning"
@@ -59,8 +61,9 @@ class Diagnostic:
     def severity(self) -> str:
         return CODES[self.code][0]
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> JsonObject:
+        """The finding as answers and reports carry it (a surface reads it by key)."""
+        out: JsonObject = {
             "code": self.code,
             "severity": self.severity,
             "path": self.path,
@@ -82,13 +85,13 @@ def path_key(path: str) -> tuple[tuple[int, int | str], ...]:
     return tuple((0, int(i)) if i else (1, name) for i, name in _SEGMENT.findall(path))
 
 
-def sort_diagnostics(diags: list[Diagnostic]) -> list[Diagnostic]:
+def sort_diagnostics(diags: Iterable[Diagnostic]) -> list[Diagnostic]:
     """A stable, document-ordered list without repeats."""
     unique = dict.fromkeys(diags)
     return sorted(unique, key=lambda d: (d.file or "", path_key(d.path), d.code, d.message))
 
 
-def has_errors(diags: list[Diagnostic]) -> bool:
+def has_errors(diags: Iterable[Diagnostic]) -> bool:
     return any(d.severity == ERROR for d in diags)
 
 

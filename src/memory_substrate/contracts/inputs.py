@@ -3,11 +3,12 @@ memory_query ``package``). Kept apart from the validators so that loading the to
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, StrictBool, field_validator
 
 from memory_substrate.governance import check_scope_refs
+from memory_substrate.json_types import JsonObject
 from memory_substrate.validation import Strict
 
 NAMESPACE_GRAPH = "memory://namespace"
@@ -16,7 +17,7 @@ NAMESPACE_GRAPH = "memory://namespace"
 class GraphSnapshotInput(Strict):
     """input_data of memory_remember ``graph_snapshot``."""
 
-    snapshot: dict[str, Any]
+    snapshot: JsonObject  # a graph.v1 document, checked by its JSON Schema on import
     # Scopes for nodes whose tags carry none ("scope:<name>" tags are kept as scopes).
     scope_refs: list[str] = Field(default_factory=lambda: ["scope:imported"], min_length=1, max_length=50)
     reason: str | None = Field(default=None, min_length=1, max_length=4000)
@@ -31,7 +32,7 @@ class PackageInput(Strict):
     """input_data of memory_query ``package``: a selection.v1 document whose ``graph`` is
     ``memory://namespace`` (this namespace; the default) or an inline graph.v1 document."""
 
-    selection: dict[str, Any]
+    selection: JsonObject  # checked by the selection.v1 JSON Schema when packed
 
 
 class PackageOptions(Strict):

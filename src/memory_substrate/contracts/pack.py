@@ -17,16 +17,39 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, cast
 
 from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import Diagnostic, has_errors, sort_diagnostics
+from memory_substrate.contracts.documents import (
+    GraphDocument,
+    GraphEvent,
+    GraphNode,
+    ProfileActivation,
+    ProfileDocument,
+    SelectionDocument,
+)
 from memory_substrate.contracts.loader import DocumentError, load_document
+from memory_substrate.contracts.results import (
+    ContextPackage,
+    DocumentRef,
+    ItemContent,
+    OmittedEntry,
+    PackageContent,
+    PackageEdge,
+    PackageItem,
+)
 from memory_substrate.contracts.validate import check_selection_against_graph, validate
+from memory_substrate.json_types import JsonObject
 from memory_substrate.version import __version__
 
 TOKEN_METHOD = "utf8_chars_div_4_ceil"
-NODE_FIELDS = (
+NODE_FIELDS: tuple[
+    Literal[
+        "status", "created_at", "valid_from", "valid_until", "confidence", "tags", "provenance", "attributes"
+    ],
+    ...,
+] = (
     "status",
     "created_at",
     "valid_from",
@@ -36,20 +59,21 @@ NODE_FIELDS = (
     "provenance",
     "attributes",
 )
-EVENT_FIELDS = ("at", "refs", "actor", "data")
+EVENT_FIELDS: tuple[Literal["at", "refs", "actor", "data"], ...] = ("at", "refs", "actor", "data")
+READ_FIELDS: tuple[Literal["attributes", "data", "provenance"], ...] = ("attributes", "data", "provenance")
 
 
-def canonical(document: Any) -> str:
+def canonical(document: object) -> str:
     return json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def digest(document: Any) -> str:
+def digest(document: object) -> str:
     return hashlib.sha256(canonical(document).encode("utf-8")).hexdigest()
 
 
-def estimate_tokens(item: dict[str, Any]) -> int:
+def estimate_tokens(item: ItemContent) -> int:
     """About four characters per token, counted over everything an agent would read."""
-    extra = {k: item[k] for k in ("attributes", "data", "provenance") if item.get(k)}
+    extra = {k: item[k] for k in READ_FIELDS if item.get(k)}
     text = f"{item['title']}\n{item['text']}" + (canonical(extra) if extra else "")
     return math.ceil(len(text) / 4)
 
@@ -61,8 +85,8 @@ class Limits:
     source: str = "none"  # profile | override | none
 
     @classmethod
-    def of(cls, profile: dict[str, Any] | None, override: dict[str, int | None] | None = None) -> Limits:
-        activation = (profile or {}).get("activation") or {}
+    def of(cls, profile: ProfileDocument | None, override: dict[str, int | None] | None = None) -> Limits:
+        activation: ProfileActivation = (profile.get("activation") if profile else None) or {}
         limits = cls(
             activation.get("max_items"), activation.get("max_tokens"), "profile" if activation else "none"
         )
@@ -75,19 +99,20 @@ class Limits:
 
 @dataclass
 class Resolved:
-    """A selection with its graph and profile read and checked."""
+    """A selection with its graph and profile read and checked. The documents keep the type
+    of caller JSON: only one whose diagnostics hold no error has its schema's shape."""
 
-    selection: dict[str, Any]
-    graph: dict[str, Any] | None = None
-    profile: dict[str, Any] | None = None
+    selection: JsonObject
+    graph: JsonObject | None = None
+    profile: JsonObject | None = None
     graph_ref: str = "inline"
     profile_ref: str | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
 
 def _resolve_ref(
-    value: Any, key: str, base: Path | None, contract: str, resolved: Resolved
-) -> tuple[dict[str, Any] | None, str | None]:
+    value: object, key: str, base: Path | None, contract: str, resolved: Resolved
+) -> tuple[JsonObject | None, str | None]:
     if isinstance(value, dict):
         found = [Diagnostic(d.code, f"$.{key}{d.path[1:]}", d.message) for d in validate(value, contract)]
         resolved.diagnostics.extend(found)
@@ -111,14 +136,15 @@ def _resolve_ref(
         )
         return None, value
     resolved.diagnostics.extend(d.in_file(value) for d in validate(document, contract))
-    return document, value
+    # A file that holds no object has a wrong_type error: nothing is packed from it.
+    return (document if isinstance(document, dict) else None), value
 
 
 def resolve(
-    selection: Any,
+    selection: object,
     base: Path | None,
     *,
-    profile_override: dict[str, Any] | None = None,
+    profile_override: object = None,
     profile_override_ref: str | None = None,
 ) -> Resolved:
     """Validate a selection, then read and validate the graph and profile it names.
@@ -133,7 +159,9 @@ def resolve(
     graph, graph_ref = _resolve_ref(resolved.selection.get("graph"), "graph", base, "graph", resolved)
     resolved.graph, resolved.graph_ref = graph, graph_ref or "inline"
     if profile_override is not None:
-        resolved.profile, resolved.profile_ref = profile_override, profile_override_ref
+        # A profile that is no object has a wrong_type error: nothing is packed with it.
+        resolved.profile = profile_override if isinstance(profile_override, dict) else None
+        resolved.profile_ref = profile_override_ref
         resolved.diagnostics.extend(
             d.in_file(profile_override_ref or "profile") for d in validate(profile_override, "profile")
         )
@@ -147,34 +175,38 @@ def resolve(
     return resolved
 
 
-def _node_item(node: dict[str, Any]) -> dict[str, Any]:
-    item: dict[str, Any] = {
+def _node_item(node: GraphNode) -> PackageItem:
+    item: ItemContent = {
         "id": node["id"],
         "item_type": "node",
         "kind": node["kind"],
         "title": node["title"],
         "text": node.get("text", ""),
     }
-    item.update({k: node[k] for k in NODE_FIELDS if k in node})
-    item["tokens"] = estimate_tokens(item)
-    return item
+    for key in NODE_FIELDS:
+        if key in node:
+            item[key] = node[key]
+    return {**item, "tokens": estimate_tokens(item)}
 
 
-def _event_item(event: dict[str, Any], titles: dict[str, str]) -> dict[str, Any]:
+def _event_item(event: GraphEvent, titles: dict[str, str]) -> PackageItem:
     about = ", ".join(titles.get(ref, ref) for ref in event["refs"])
-    item: dict[str, Any] = {
+    item: ItemContent = {
         "id": event["id"],
         "item_type": "event",
         "kind": event["kind"],
         "title": f"{event['kind']}: {about}",
         "text": event.get("text", ""),
     }
-    item.update({k: event[k] for k in EVENT_FIELDS if k in event})
-    item["tokens"] = estimate_tokens(item)
-    return item
+    for key in EVENT_FIELDS:
+        if key in event:
+            item[key] = event[key]
+    return {**item, "tokens": estimate_tokens(item)}
 
 
-def _ref_info(document: dict[str, Any] | None, ref: str | None) -> dict[str, Any] | None:
+def _ref_info(
+    document: SelectionDocument | GraphDocument | ProfileDocument | None, ref: str | None
+) -> DocumentRef | None:
     if document is None:
         return None
     return {
@@ -185,19 +217,26 @@ def _ref_info(document: dict[str, Any] | None, ref: str | None) -> dict[str, Any
     }
 
 
-def _hashable_selection(selection: dict[str, Any], resolved: Resolved) -> dict[str, Any]:
+def _hashable_selection(selection: SelectionDocument, resolved: Resolved) -> SelectionDocument:
     """The selection with inline documents replaced by their hashes (already in provenance),
     so a large inline graph is hashed once."""
-    out = dict(selection)
-    for key, document in (("graph", resolved.graph), ("profile", resolved.profile)):
+    out = selection.copy()
+    keys: tuple[tuple[Literal["graph", "profile"], JsonObject | None], ...] = (
+        ("graph", resolved.graph),
+        ("profile", resolved.profile),
+    )
+    for key, document in keys:
         if isinstance(out.get(key), dict) and document is not None:
             out[key] = "inline"
     return out
 
 
-def build_package(resolved: Resolved, override: dict[str, int | None] | None = None) -> dict[str, Any]:
+def build_package(resolved: Resolved, override: dict[str, int | None] | None = None) -> ContextPackage:
     """The ContextPackage of a resolved selection whose diagnostics hold no error."""
-    selection, graph = resolved.selection, resolved.graph or {}
+    # No error: validate() passed each document against its contract's schema, so each has its shape.
+    selection = cast(SelectionDocument, resolved.selection)
+    graph = cast(GraphDocument, resolved.graph or {})
+    profile = cast(ProfileDocument | None, resolved.profile)
     nodes = {n["id"]: n for n in graph.get("nodes", [])}
     edges = {e["id"]: e for e in graph.get("edges", [])}
     events = {e["id"]: e for e in graph.get("events", [])}
@@ -205,12 +244,12 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
         **{i: n["title"] for i, n in nodes.items()},
         **{i: f"{e['source']} {e['kind']} {e['target']}" for i, e in edges.items()},
     }
-    limits = Limits.of(resolved.profile, override)
+    limits = Limits.of(profile, override)
 
     candidates = [_node_item(nodes[i]) for i in dict.fromkeys(selection.get("nodes", []))]
     candidates += [_event_item(events[i], titles) for i in dict.fromkeys(selection.get("events", []))]
-    items: list[dict[str, Any]] = []
-    omitted: list[dict[str, Any]] = []
+    items: list[PackageItem] = []
+    omitted: list[OmittedEntry] = []
     used = 0
     for item in candidates:
         reason = None
@@ -228,7 +267,7 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
 
     packed = {i["id"] for i in items if i["item_type"] == "node"}
     dropped = {o["id"] for o in omitted}
-    kept: list[dict[str, Any]] = []
+    kept: list[PackageEdge] = []
     for edge_id in dict.fromkeys(selection.get("edges", [])):
         edge = edges[edge_id]
         if edge["source"] in dropped or edge["target"] in dropped:
@@ -243,7 +282,7 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
             if e["id"] not in chosen and e["source"] in packed and e["target"] in packed
         ]
 
-    package: dict[str, Any] = {
+    content: PackageContent = {
         "schema_version": vocab.PACKAGE_V1,
         "title": selection.get("title") or f"Selection {selection['id']}",
         "items": items,
@@ -263,25 +302,24 @@ def build_package(resolved: Resolved, override: dict[str, int | None] | None = N
         "provenance": {
             "generator": f"memory-substrate {__version__}",
             "selection": _ref_info(_hashable_selection(selection, resolved), None),
-            "graph": _ref_info(resolved.graph, resolved.graph_ref),
-            "profile": _ref_info(resolved.profile, resolved.profile_ref),
+            "graph": _ref_info(graph if resolved.graph is not None else None, resolved.graph_ref),
+            "profile": _ref_info(profile, resolved.profile_ref),
         },
     }
     if selection.get("purpose"):
-        package["purpose"] = selection["purpose"]
-    package["id"] = "pkg:" + digest(package)[:16]
-    return package
+        content["purpose"] = selection["purpose"]
+    return {**content, "id": "pkg:" + digest(content)[:16]}
 
 
 def pack_file(
     path: Path, *, profile_path: Path | None = None, override: dict[str, int | None] | None = None
-) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+) -> tuple[ContextPackage | None, list[Diagnostic]]:
     """Read a selection file and pack it. Returns (package or None, diagnostics)."""
     try:
         selection = load_document(path)
     except DocumentError as exc:
         return None, [exc.diagnostic]
-    profile = None
+    profile: object = None
     if profile_path is not None:
         try:
             profile = load_document(profile_path)

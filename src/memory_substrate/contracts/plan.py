@@ -3,10 +3,12 @@ profile declares. Descriptive only: it reads the profile and launches nothing.""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import has_errors
+from memory_substrate.contracts.documents import ProfileDocument
+from memory_substrate.contracts.results import ProfilePlan, Provision
 from memory_substrate.contracts.validate import validate
 
 STORE_NOTE = (
@@ -14,7 +16,7 @@ STORE_NOTE = (
     "MEMORY_SUBSTRATE_DATABASE_URL is set); the declared name is kept as a label, nothing is started"
 )
 
-PROVIDES: dict[str, dict[str, Any]] = {
+PROVIDES: dict[str, Provision] = {
     "reasoning": {
         "node_kinds": list(vocab.REASONING_NODE_KINDS),
         "object_types": ["knowledge (kinds decision, claim, assumption, risk, ...)", "work_item (follow_up)"],
@@ -52,10 +54,10 @@ PROVIDES: dict[str, dict[str, Any]] = {
 }
 
 
-def plan(profile: Any) -> dict[str, Any]:
+def plan(document: object) -> ProfilePlan:
     """The plan for a profile, with its diagnostics; ``kinds`` is empty when it is invalid."""
-    diags = validate(profile, "profile")
-    result: dict[str, Any] = {
+    diags = validate(document, "profile")
+    result: ProfilePlan = {
         "contract": vocab.PROFILE_V1,
         "valid": not has_errors(diags),
         "diagnostics": [d.to_dict() for d in diags],
@@ -64,6 +66,7 @@ def plan(profile: Any) -> dict[str, Any]:
     }
     if has_errors(diags):
         return result
+    profile = cast(ProfileDocument, document)  # no error: validate() passed it against the profile schema
     stores = profile.get("stores") or {}
     result["profile"] = {"id": profile["id"], "title": profile.get("title"), "intent": profile.get("intent")}
     for kind in profile["memory_kinds"]:
@@ -80,7 +83,7 @@ def plan(profile: Any) -> dict[str, Any]:
     return result
 
 
-def render(result: dict[str, Any]) -> str:
+def render(result: ProfilePlan) -> str:
     """The plan as readable text."""
     if not result["valid"]:
         return "profile is invalid; nothing to plan"

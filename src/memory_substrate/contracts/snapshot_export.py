@@ -14,11 +14,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import cast
 
 from memory_substrate.contracts import vocab
+from memory_substrate.contracts.documents import GraphDocument, GraphEdge, GraphEvent, GraphNode
 from memory_substrate.contracts.mapping import edge_kind_for, event_kind_for, node_kind_for
 from memory_substrate.contracts.pack import digest
+from memory_substrate.contracts.results import SnapshotReport
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject, Segment
 from memory_substrate.storage.base import StoreSession
 
@@ -34,12 +37,12 @@ def segment_node_id(source_id: str, segment_id: str) -> str:
     return f"{source_id}#{segment_id}"
 
 
-def object_node(obj: MemoryObject) -> tuple[dict[str, Any], bool]:
+def object_node(obj: MemoryObject) -> tuple[GraphNode, bool]:
     """(node, exact) for one object; ``exact`` is False when its kind was approximated."""
     kind, exact = node_kind_for(obj.object_type, obj.kind, conversation=obj.kind == "conversation")
     found = obj.metadata.get(IMPORT_KEY)
-    origin: dict[str, Any] = found if isinstance(found, dict) else {}
-    node: dict[str, Any] = {"id": obj.id, "kind": kind, "title": obj.title or obj.id}
+    origin: JsonObject = found if isinstance(found, dict) else {}
+    node: GraphNode = {"id": obj.id, "kind": kind, "title": obj.title or obj.id}
     if obj.summary:
         node["text"] = obj.summary
     if obj.status:
@@ -51,11 +54,14 @@ def object_node(obj: MemoryObject) -> tuple[dict[str, Any], bool]:
         node["confidence"] = obj.confidence
     if obj.scope_refs:
         node["tags"] = list(obj.scope_refs)
-    provenance = {"memory_source": origin.get("memory_source") or obj.memory_source, "reason": obj.reason}
+    provenance: JsonObject = {
+        "memory_source": origin.get("memory_source") or obj.memory_source,
+        "reason": obj.reason,
+    }
     provenance = {k: v for k, v in provenance.items() if v}
     if provenance:
         node["provenance"] = provenance
-    attributes: dict[str, Any] = {"object_type": obj.object_type, "object_kind": obj.kind}
+    attributes: JsonObject = {"object_type": obj.object_type, "object_kind": obj.kind}
     for key in (*REF_FIELDS, "payload"):
         if getattr(obj, key):
             attributes[key] = getattr(obj, key)
@@ -66,9 +72,9 @@ def object_node(obj: MemoryObject) -> tuple[dict[str, Any], bool]:
     return node, exact
 
 
-def segment_node(seg: Segment, conversation: bool) -> dict[str, Any]:
+def segment_node(seg: Segment, conversation: bool) -> GraphNode:
     first_line = seg.text.strip().split("\n", 1)[0][:80]
-    node: dict[str, Any] = {
+    node: GraphNode = {
         "id": segment_node_id(seg.source_id, seg.id),
         "kind": "turn" if conversation else "evidence",
         "title": first_line or seg.id,
@@ -76,7 +82,7 @@ def segment_node(seg: Segment, conversation: bool) -> dict[str, Any]:
     }
     if seg.created_at:
         node["created_at"] = seg.created_at
-    attributes: dict[str, Any] = {
+    attributes: JsonObject = {
         "object_type": "segment",
         "source_id": seg.source_id,
         "segment_id": seg.id,
@@ -101,9 +107,9 @@ def _all_objects(session: StoreSession, ids: Sequence[str] | None) -> list[Memor
     return out
 
 
-def _object_nodes(objects: list[MemoryObject]) -> tuple[list[dict[str, Any]], Counter[tuple[str, str, str]]]:
+def _object_nodes(objects: list[MemoryObject]) -> tuple[list[GraphNode], Counter[tuple[str, str, str]]]:
     """The objects' nodes, and the kinds that had no exact node kind (counted)."""
-    nodes: list[dict[str, Any]] = []
+    nodes: list[GraphNode] = []
     approximated: Counter[tuple[str, str, str]] = Counter()
     for obj in objects:
         node, exact = object_node(obj)
@@ -115,10 +121,10 @@ def _object_nodes(objects: list[MemoryObject]) -> tuple[list[dict[str, Any]], Co
 
 def _segment_nodes(
     session: StoreSession, objects: list[MemoryObject], ids: Sequence[str] | None
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[GraphNode], list[GraphEdge]]:
     """The exported sources' segments as nodes, each with its ``belongs_to`` edge."""
-    nodes: list[dict[str, Any]] = []
-    edges: list[dict[str, Any]] = []
+    nodes: list[GraphNode] = []
+    edges: list[GraphEdge] = []
     sources = {o.id: o for o in objects if o.object_type == "source"}
     if ids is None:
         segs: list[Segment] = list(session.iter_segments()) if sources else []
@@ -143,9 +149,9 @@ def _segment_nodes(
 
 def _relation_edges(
     session: StoreSession, object_ids: set[str], node_ids: set[str], whole: bool
-) -> tuple[list[dict[str, Any]], int]:
+) -> tuple[list[GraphEdge], int]:
     """Edges of the relations between exported nodes, and how many had an end outside."""
-    edges: list[dict[str, Any]] = []
+    edges: list[GraphEdge] = []
     dangling = 0
     relations = (
         session.list_relations(limit=_ALL) if whole else session.relations_of(sorted(object_ids), limit=_ALL)
@@ -154,8 +160,9 @@ def _relation_edges(
         if rel.source_id not in node_ids or rel.target_id not in node_ids:
             dangling += 1
             continue
-        schema = rel.payload.get("relation_schema", {})
-        attributes = {
+        found = rel.payload.get("relation_schema")
+        schema: JsonObject = found if isinstance(found, dict) else {}  # a dict wherever relations are made
+        attributes: JsonObject = {
             "rel_type": rel.rel_type,
             "derivation": schema.get("derivation"),
             "origin": rel.origin_id,
@@ -176,10 +183,10 @@ def _relation_edges(
 
 def _events(
     session: StoreSession, node_ids: set[str], edge_ids: set[str]
-) -> tuple[list[dict[str, Any]], Counter[str]]:
+) -> tuple[list[GraphEvent], Counter[str]]:
     """Events about exported nodes and edges (an imported snapshot's own events as they were),
     and what was skipped, by reason."""
-    out_events: list[dict[str, Any]] = []
+    out_events: list[GraphEvent] = []
     skipped = Counter[str]()
     import_patches = {p.id for p in session.list_patches(limit=_ALL) if p.mode == IMPORT_MODE}
     for ev in session.list_events(limit=_ALL):
@@ -187,7 +194,8 @@ def _events(
             if ev.action != IMPORT_EVENT:
                 skipped["import_bookkeeping"] += 1
                 continue
-            original = dict(ev.data["event"])
+            # The importer writes a graph_event with the snapshot's own event, valid graph.v1.
+            original = cast(GraphEvent, dict(ev.data["event"]))
             original["refs"] = [r for r in original["refs"] if r in node_ids or r in edge_ids]
             if original["refs"]:
                 out_events.append(original)
@@ -217,7 +225,7 @@ def export_snapshot(
     segments: bool = True,
     events: bool = True,
     snapshot_id: str | None = None,
-) -> tuple[dict[str, Any], dict[str, Any]]:
+) -> tuple[GraphDocument, SnapshotReport]:
     """(snapshot, report) for the session's namespace, or only the objects ``ids``.
 
     The report counts what was approximated or left out: object kinds without an exact node
@@ -225,7 +233,7 @@ def export_snapshot(
     """
     objects = sorted(_all_objects(session, ids), key=lambda o: (o.created_at, o.id))
     nodes, approximated = _object_nodes(objects)
-    edges: list[dict[str, Any]] = []
+    edges: list[GraphEdge] = []
     if segments:
         seg_nodes, seg_edges = _segment_nodes(session, objects, ids)
         nodes += seg_nodes
@@ -238,7 +246,7 @@ def export_snapshot(
     )
 
     namespace = session.namespace
-    snapshot: dict[str, Any] = {
+    snapshot: GraphDocument = {
         "schema_version": vocab.GRAPH_V1,
         "id": snapshot_id or f"memory-substrate:{namespace}",
         "title": f"memory-substrate namespace {namespace}",
@@ -247,7 +255,7 @@ def export_snapshot(
         "events": out_events,
         "metadata": {"exporter": "memory-substrate", "mapping": "docs/contracts.md#store-mapping"},
     }
-    report = {
+    report: SnapshotReport = {
         "namespace": namespace,
         "snapshot_id": snapshot["id"],
         "counts": {"nodes": len(nodes), "edges": len(edges), "events": len(out_events)},

@@ -8,17 +8,17 @@ file. The same objects give the same package bytes.
 
 from __future__ import annotations
 
-from typing import Any
-
-from memory_substrate.contracts.diagnostics import has_errors
+from memory_substrate.contracts.diagnostics import Diagnostic, has_errors
+from memory_substrate.contracts.documents import GraphDocument
 from memory_substrate.contracts.inputs import NAMESPACE_GRAPH, PackageInput, PackageOptions
 from memory_substrate.contracts.pack import build_package, resolve
 from memory_substrate.contracts.snapshot_export import export_snapshot
 from memory_substrate.errors import ValidationError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.runtime import Runtime
 
 
-def _invalid(diagnostics: list[Any]) -> ValidationError:
+def _invalid(diagnostics: list[Diagnostic]) -> ValidationError:
     found = [d.to_dict() for d in diagnostics]
     first = next(d for d in found if d["severity"] == "error")
     return ValidationError(
@@ -39,7 +39,7 @@ COMPACT_ATTRIBUTES = (
 )
 
 
-def _compact(graph: dict[str, Any]) -> None:
+def _compact(graph: GraphDocument) -> None:
     """Keep what an agent reads; a source's payload (a repository map, say) is not that."""
     for node in graph["nodes"]:
         attributes = node.get("attributes") or {}
@@ -51,17 +51,15 @@ def _compact(graph: dict[str, Any]) -> None:
         node["attributes"] = {k: attributes[k] for k in keep}
 
 
-def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict[str, Any]:
+def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> JsonObject:
+    """A ``package_result``: the package and the selection's diagnostics (warnings only)."""
     selection = dict(data.selection)
     selection.setdefault("graph", NAMESPACE_GRAPH)
     graph_ref = selection["graph"]
     namespace_ref = f"memory://{rt.namespace}"
     if graph_ref == NAMESPACE_GRAPH:
-        node_refs = (
-            [r for r in selection.get("nodes", []) if isinstance(r, str)]
-            if isinstance(selection.get("nodes"), list)
-            else []
-        )
+        nodes = selection.get("nodes")
+        node_refs = [r for r in nodes if isinstance(r, str)] if isinstance(nodes, list) else []
         object_ids = list(dict.fromkeys(r.partition("#")[0] for r in node_refs))
         with rt.read() as session:
             graph, _ = export_snapshot(
@@ -73,7 +71,7 @@ def store_package(rt: Runtime, data: PackageInput, opts: PackageOptions) -> dict
             chosen = set(node_refs)
             history = [e["id"] for e in graph["events"] if chosen & set(e["refs"])]
             events = selection.get("events")
-            listed: list[Any] = events if isinstance(events, list) else []
+            listed: list[object] = events if isinstance(events, list) else []
             selection["events"] = list(dict.fromkeys([*listed, *history]))
         selection["graph"] = graph
     elif not isinstance(graph_ref, dict):

@@ -10,10 +10,9 @@ reports every error, not just the first, so each can be mapped to our codes.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from functools import cache
-from typing import Any
 
 import fastjsonschema
 import jsonschema
@@ -21,6 +20,7 @@ import jsonschema
 from memory_substrate.contracts import vocab
 from memory_substrate.contracts.diagnostics import Diagnostic, child, sort_diagnostics
 from memory_substrate.contracts.loader import schema
+from memory_substrate.json_types import JsonObject
 from memory_substrate.validation import input_problems
 
 KIND_CODES = {"nodes": "unknown_node_kind", "edges": "unknown_edge_kind", "events": "unknown_event_kind"}
@@ -28,29 +28,35 @@ _REQUIRED = re.compile(r"^'(.+)' is a required property$")
 _JSON_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array", dict: "object"}
 
 
-def json_type(value: Any) -> str:
+def json_type(value: object) -> str:
     return "null" if value is None else _JSON_TYPES.get(type(value), type(value).__name__)
 
 
 GRAPH_SECTIONS = {"nodes": "node", "edges": "edge", "events": "event"}
 
 
-def _part_schema(version: str, part: str | None) -> dict[str, Any]:
+def _member(document: JsonObject, key: str) -> JsonObject:
+    """A member of a shipped schema that is an object (every one this module reads is)."""
+    value = document[key]
+    return value if isinstance(value, dict) else {}
+
+
+def _part_schema(version: str, part: str | None) -> JsonObject:
     """The whole schema (``part=None``), a graph's top level with its item schemas left open
     (``"top"``), or one item definition of a graph (``"node"``, ``"edge"``, ``"event"``)."""
     full = schema(version)
     if part is None:
         return full
     if part == "top":
-        top = {**full, "properties": dict(full["properties"])}
+        properties = dict(_member(full, "properties"))
         for section in GRAPH_SECTIONS:
-            top["properties"][section] = {"type": "array"}
-        return top
-    return {"$schema": full["$schema"], **full["definitions"][part]}
+            properties[section] = {"type": "array"}
+        return {**full, "properties": properties}
+    return {"$schema": full["$schema"], **_member(_member(full, "definitions"), part)}
 
 
 @cache
-def _fast(version: str, part: str | None = None) -> Callable[[Any], Any]:
+def _fast(version: str, part: str | None = None) -> Callable[[object], object]:
     return fastjsonschema.compile(_part_schema(version, part))
 
 
@@ -59,7 +65,7 @@ def _full(version: str, part: str | None = None) -> jsonschema.protocols.Validat
     return jsonschema.Draft7Validator(_part_schema(version, part))
 
 
-def _schema_findings(document: Any, version: str) -> list[Diagnostic]:
+def _schema_findings(document: JsonObject, version: str) -> list[Diagnostic]:
     try:
         _fast(version)(document)
         return []
@@ -142,11 +148,11 @@ def _map_error(err: jsonschema.ValidationError, prefix: list[str | int] | None =
     return [Diagnostic("invalid_value", path, err.message)]
 
 
-def _expected(value: Any) -> str:
+def _expected(value: object) -> str:
     return " or ".join(value) if isinstance(value, list) else str(value)
 
 
-def _version_findings(document: Any, expected: str) -> list[Diagnostic]:
+def _version_findings(document: object, expected: str) -> list[Diagnostic]:
     if not isinstance(document, dict):
         return [
             Diagnostic("wrong_type", "$", f"a {expected} document is an object, got {json_type(document)}")
@@ -179,17 +185,17 @@ def _timestamp_ok(value: str) -> bool:
     return True
 
 
-def _list(document: dict[str, Any], key: str) -> list[Any]:
+def _list(document: Mapping[str, object], key: str) -> list[object]:
     value = document.get(key)
     return value if isinstance(value, list) else []
 
 
-def _graph_findings(graph: dict[str, Any]) -> Iterable[Diagnostic]:
+def _graph_findings(graph: Mapping[str, object]) -> Iterable[Diagnostic]:
     seen: dict[str, str] = {}
     node_ids: set[str] = set()
     edge_ids: set[str] = set()
 
-    def register(item: Any, path: str, bucket: set[str]) -> None:
+    def register(item: object, path: str, bucket: set[str]) -> None:
         if not isinstance(item, dict) or not isinstance(item.get("id"), str):
             return
         item_id = item["id"]
@@ -242,10 +248,10 @@ def _graph_findings(graph: dict[str, Any]) -> Iterable[Diagnostic]:
                 )
 
 
-def _profile_findings(profile: dict[str, Any]) -> Iterable[Diagnostic]:
+def _profile_findings(profile: Mapping[str, object]) -> Iterable[Diagnostic]:
     kinds = [k for k in _list(profile, "memory_kinds") if isinstance(k, str)]
-    stores = profile.get("stores")
-    stores = stores if isinstance(stores, dict) else {}
+    declared = profile.get("stores")
+    stores = declared if isinstance(declared, dict) else {}
     for key in stores:
         if key not in kinds:
             yield Diagnostic(
@@ -262,7 +268,7 @@ def _profile_findings(profile: dict[str, Any]) -> Iterable[Diagnostic]:
             )
 
 
-def _selection_findings(selection: dict[str, Any]) -> Iterable[Diagnostic]:
+def _selection_findings(selection: Mapping[str, object]) -> Iterable[Diagnostic]:
     for section in ("nodes", "edges", "events"):
         seen: set[str] = set()
         for i, ref in enumerate(_list(selection, section)):
@@ -277,11 +283,11 @@ def _selection_findings(selection: dict[str, Any]) -> Iterable[Diagnostic]:
 _SEMANTIC = {"graph": _graph_findings, "profile": _profile_findings, "selection": _selection_findings}
 
 
-def validate(document: Any, contract: str) -> list[Diagnostic]:
+def validate(document: object, contract: str) -> list[Diagnostic]:
     """All findings for ``document`` read as ``contract`` ("graph", "profile" or "selection")."""
     version = vocab.CONTRACTS[contract]
     found = _version_findings(document, version)
-    if found:
+    if found or not isinstance(document, dict):  # a document that is no object has a finding
         return found  # another contract or version: checking its fields against this one would only add noise
     found = _schema_findings(document, version)
     found.extend(_SEMANTIC[contract](document))
@@ -292,7 +298,7 @@ def validate(document: Any, contract: str) -> list[Diagnostic]:
 _INDEX = re.compile(r"\.(\d+)(?=\.|$)")
 
 
-def _non_finite_findings(document: Any) -> list[Diagnostic]:
+def _non_finite_findings(document: object) -> list[Diagnostic]:
     """NaN and Infinity (YAML's ``.nan``/``.inf``, JSON's non-standard tokens): no JSON reader
     or store takes them, so a document holding one is invalid wherever it sits."""
     return [
@@ -303,7 +309,9 @@ def _non_finite_findings(document: Any) -> list[Diagnostic]:
     ]
 
 
-def check_selection_against_graph(selection: dict[str, Any], graph: dict[str, Any]) -> list[Diagnostic]:
+def check_selection_against_graph(
+    selection: Mapping[str, object], graph: Mapping[str, object]
+) -> list[Diagnostic]:
     """Selection entries that name nothing in the graph."""
     ids = {
         section: {

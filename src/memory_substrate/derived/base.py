@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.derived.report_types import FingerprintView
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.outbox import OutboxEntry
@@ -75,7 +76,7 @@ class Fingerprint:
     checksums: dict[str, str]
     items: dict[str, dict[str, str]] = field(default_factory=dict, repr=False)  # family -> id -> digest
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> FingerprintView:
         return {"counts": self.counts, "checksums": self.checksums}
 
 

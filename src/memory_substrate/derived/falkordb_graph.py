@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +25,8 @@ from memory_substrate.derived.base import Fingerprint, vector_digest
 from memory_substrate.derived.fingerprint import make
 from memory_substrate.derived.graph_rows import (
     REL_FIELDS,
+    NodeRow,
+    RelRow,
     batches,
     node_digest,
     node_row,
@@ -57,8 +59,8 @@ class FalkorDBBackend:
     """Mirror and reader of every namespace in one FalkorDB server (see the module docstring)."""
 
     name = "falkordb"
-    families = ("objects", "relations", "vectors")
-    owner_types = ("object",)
+    families: tuple[str, ...] = ("objects", "relations", "vectors")
+    owner_types: tuple[str, ...] = ("object",)
 
     def __init__(self, url: str) -> None:
         self.url = url
@@ -85,7 +87,7 @@ class FalkorDBBackend:
         return self._db
 
     def _query(
-        self, namespace: str, cypher: str, params: dict[str, Any] | None = None, *, read: bool = False
+        self, namespace: str, cypher: str, params: Mapping[str, object] | None = None, *, read: bool = False
     ) -> list[Any]:
         graph = self._client().select_graph(PREFIX + namespace)
         try:
@@ -170,8 +172,8 @@ class FalkorDBBackend:
         for chunk in batches([node_row(o) for o in objects], BATCH):
             self._upsert_nodes(namespace, chunk)
         relations = session.list_relations(limit=ALL)
-        for chunk in batches([rel_row(r) for r in relations], BATCH):
-            self._create_edges(namespace, chunk)
+        for edges in batches([rel_row(r) for r in relations], BATCH):
+            self._create_edges(namespace, edges)
         by_model: dict[str, list[tuple[str, npt.NDArray[np.float32]]]] = {}
         for owner_type, owner_id, model, vec in session.iter_vectors():
             if owner_type == "object":
@@ -183,7 +185,7 @@ class FalkorDBBackend:
         self._built.add(namespace)
         return {"objects": len(objects), "relations": len(relations), "vectors": vectors}
 
-    def _upsert_nodes(self, namespace: str, rows: list[dict[str, Any]]) -> None:
+    def _upsert_nodes(self, namespace: str, rows: list[NodeRow]) -> None:
         self._query(
             namespace,
             "UNWIND $rows AS row MERGE (n:Obj {id: row.id}) SET n.object_type = row.object_type, n.kind = row.kind, "
@@ -192,7 +194,7 @@ class FalkorDBBackend:
             {"rows": rows},
         )
 
-    def _create_edges(self, namespace: str, rows: list[dict[str, Any]]) -> None:
+    def _create_edges(self, namespace: str, rows: list[RelRow]) -> None:
         sets = ", ".join(f"{f}: row.{f}" for f in REL_FIELDS)
         self._query(
             namespace,
@@ -254,10 +256,12 @@ class FalkorDBBackend:
                 {"ids": gone},
             )
         rels = session.get_relations(relation_ids) if relation_ids else {}
-        for chunk in batches(relation_ids, BATCH):
-            self._query(namespace, "UNWIND $ids AS id MATCH ()-[r:REL {id: id}]->() DELETE r", {"ids": chunk})
-        for chunk in batches([rel_row(rels[i]) for i in relation_ids if i in rels], BATCH):
-            self._create_edges(namespace, chunk)
+        for doomed in batches(relation_ids, BATCH):
+            self._query(
+                namespace, "UNWIND $ids AS id MATCH ()-[r:REL {id: id}]->() DELETE r", {"ids": doomed}
+            )
+        for edges in batches([rel_row(rels[i]) for i in relation_ids if i in rels], BATCH):
+            self._create_edges(namespace, edges)
         if gone or len(rels) < len(relation_ids):
             self._query(namespace, "MATCH (n:Obj) WHERE n.placeholder = true AND NOT (n)--() DELETE n")
         done = 0

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any
 
 from memory_substrate.derived.base import Fingerprint, object_digest, relation_digest, vector_digest
+from memory_substrate.derived.report_types import FamilyDrift
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.storage.paging import ALL, load_objects
 
@@ -51,9 +51,9 @@ def canonical(session: StoreSession, families: tuple[str, ...], owner_types: tup
     return make(out)
 
 
-def drift(expected: Fingerprint, actual: Fingerprint) -> dict[str, Any]:
+def drift(expected: Fingerprint, actual: Fingerprint) -> dict[str, FamilyDrift]:
     """Per family: counts, checksums, and the ids missing from, extra in, or changed in the backend."""
-    report: dict[str, Any] = {}
+    report: dict[str, FamilyDrift] = {}
     for family, want in expected.items.items():
         have = actual.items.get(family, {})
         missing = sorted(k for k in want if k not in have)

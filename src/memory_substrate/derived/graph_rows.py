@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict, TypeVar
 
 from memory_substrate.models import MemoryObject, Relation
 
 NODE_FIELDS = ("object_type", "kind", "status", "title", "updated_at", "version")
 REL_FIELDS = ("id", "rel_type", "source_id", "target_id", "origin_id", "created_at", "payload")
+Row = TypeVar("Row")
 
 
-def node_row(obj: MemoryObject) -> dict[str, Any]:
+class NodeRow(TypedDict):
+    id: str
+    object_type: str
+    kind: str
+    status: str
+    title: str
+    updated_at: str
+    version: int
+
+
+class RelRow(TypedDict):
+    """A relation as a mirror stores it: ``origin_id`` "" for none, ``payload`` as sorted JSON."""
+
+    id: str
+    rel_type: str
+    source_id: str
+    target_id: str
+    origin_id: str
+    created_at: str
+    payload: str
+
+
+def node_row(obj: MemoryObject) -> NodeRow:
     return {
         "id": obj.id,
         "object_type": obj.object_type,
@@ -23,7 +46,7 @@ def node_row(obj: MemoryObject) -> dict[str, Any]:
     }
 
 
-def rel_row(rel: Relation) -> dict[str, Any]:
+def rel_row(rel: Relation) -> RelRow:
     return {
         "id": rel.id,
         "rel_type": rel.rel_type,
@@ -47,5 +70,5 @@ def node_digest(values: list[Any]) -> str:
     return f"{object_type}|{kind}|{status}|{int(version)}|{updated_at}"
 
 
-def batches(rows: list[Any], size: int) -> list[list[Any]]:
+def batches(rows: list[Row], size: int) -> list[list[Row]]:
     return [rows[i : i + size] for i in range(0, len(rows), size)]

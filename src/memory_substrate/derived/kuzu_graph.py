@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ def _tables(namespace: str) -> tuple[str, str, str]:
 
 class KuzuBackend:
     name = "kuzu"
-    families = ("objects", "relations")
+    families: tuple[str, ...] = ("objects", "relations")
     owner_types: tuple[str, ...] = ()
 
     def __init__(self, path: Path) -> None:
@@ -69,7 +69,7 @@ class KuzuBackend:
             self._conn = ladybug.Connection(self._db)
         return self._conn
 
-    def _run(self, cypher: str, params: dict[str, Any] | None = None) -> list[list[Any]]:
+    def _run(self, cypher: str, params: Mapping[str, object] | None = None) -> list[list[Any]]:
         with self._lock:
             try:
                 result = self._connection().execute(cypher, params or {})
@@ -120,11 +120,11 @@ class KuzuBackend:
         self._run(f"CREATE NODE TABLE {node}({_NODE_COLS})")
         self._run(f"CREATE REL TABLE {rel}(FROM {node} TO {node}, {_REL_COLS})")
         self._run(f"CREATE NODE TABLE {meta}(key STRING, value STRING, PRIMARY KEY(key))")
-        objects = [node_row(o) for o in load_objects(session)]
-        relations = [rel_row(r) for r in session.list_relations(limit=ALL)]
+        objects: list[Mapping[str, object]] = [node_row(o) for o in load_objects(session)]
+        relations: list[Mapping[str, object]] = [rel_row(r) for r in session.list_relations(limit=ALL)]
         known = {o["id"] for o in objects}
-        ends = sorted({r[k] for r in relations for k in ("source_id", "target_id")} - known)
-        nodes: dict[str, list[Any]] = {
+        ends = sorted({str(r[k]) for r in relations for k in ("source_id", "target_id")} - known)
+        nodes: dict[str, list[object]] = {
             c: [o[c] for o in objects]
             for c in ("id", "object_type", "kind", "status", "title", "updated_at", "version")
         }
@@ -187,12 +187,12 @@ class KuzuBackend:
         if relation_ids:
             self._run(f"MATCH ()-[r:{rel}]->() WHERE r.id IN $ids DELETE r", {"ids": relation_ids})
         props = ", ".join(f"{f}: row.{f}" for f in REL_FIELDS)
-        for chunk in batches([rel_row(rels[i]) for i in relation_ids if i in rels], BATCH):
+        for edges in batches([rel_row(rels[i]) for i in relation_ids if i in rels], BATCH):
             self._run(
                 f"UNWIND $rows AS row MERGE (a:{node} {{id: row.source_id}}) ON CREATE SET a.placeholder = true "
                 f"MERGE (b:{node} {{id: row.target_id}}) ON CREATE SET b.placeholder = true "
                 f"CREATE (a)-[:{rel} {{{props}}}]->(b)",
-                {"rows": chunk},
+                {"rows": edges},
             )
         if gone or len(rels) < len(relation_ids):
             self._run(

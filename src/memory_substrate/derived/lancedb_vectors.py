@@ -53,8 +53,8 @@ def _quote(ids: Sequence[str]) -> str:
 
 class LanceDBBackend:
     name = "lancedb"
-    families = ("vectors",)
-    owner_types = ("object", "segment")
+    families: tuple[str, ...] = ("vectors",)
+    owner_types: tuple[str, ...] = ("object", "segment")
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)

@@ -10,12 +10,13 @@ and the rows stay for the next attempt; replays are idempotent.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from memory_substrate.derived import fingerprint as fp
 from memory_substrate.derived.base import DerivedBackend
 from memory_substrate.derived.registry import DerivedIndexes
+from memory_substrate.derived.report_types import BackendCheck, SyncReport
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.storage.base import Store, StoreSession
 
 log = logging.getLogger(__name__)
@@ -31,9 +32,9 @@ class Mirror:
     def _backends(self, session: StoreSession) -> list[DerivedBackend]:
         return [self.indexes.backend(n) for n in self.indexes.configured(session.get_config())]
 
-    def sync(self, namespace: str) -> dict[str, Any]:
+    def sync(self, namespace: str) -> SyncReport:
         """Apply pending outbox entries to every configured backend (building one that is not built)."""
-        report: dict[str, Any] = {"replayed": 0, "backends": {}}
+        report: SyncReport = {"replayed": 0, "backends": {}}
         while True:
             with self.store.write(namespace) as session:
                 done = self.sync_in(session, namespace, report)
@@ -41,7 +42,7 @@ class Mirror:
                 self.last_error.pop(namespace, None)
                 return report
 
-    def sync_in(self, session: StoreSession, namespace: str, report: dict[str, Any] | None = None) -> int:
+    def sync_in(self, session: StoreSession, namespace: str, report: SyncReport | None = None) -> int:
         """One chunk of ``sync`` inside an open write session; returns how many entries it applied."""
         report = report if report is not None else {"replayed": 0, "backends": {}}
         entries = session.outbox_pending(limit=CHUNK)
@@ -52,7 +53,8 @@ class Mirror:
                 counts = backend.apply(namespace, session, entries)
                 prev = report["backends"].setdefault(backend.name, {})
                 for k, v in counts.items():
-                    prev[k] = prev.get(k, 0) + v
+                    done = prev.get(k, 0)  # a count: only ``rebuilt`` holds counts of its own
+                    prev[k] = (done if isinstance(done, int) else 0) + v
         session.outbox_delete([e.seq for e in entries])
         report["replayed"] += len(entries)
         return len(entries)
@@ -66,12 +68,14 @@ class Mirror:
             self.last_error[namespace] = message
             log.warning("derived index sync of %r deferred (the outbox keeps it): %s", namespace, message)
 
-    def rebuild(self, namespace: str, names: list[str]) -> dict[str, Any]:
+    def rebuild(self, namespace: str, names: list[str]) -> dict[str, dict[str, int]]:
         """Drop and rebuild ``names`` from canonical rows in their own write session."""
         with self.store.write(namespace) as session:
             return self.rebuild_in(session, namespace, names)
 
-    def rebuild_in(self, session: StoreSession, namespace: str, names: list[str]) -> dict[str, Any]:
+    def rebuild_in(
+        self, session: StoreSession, namespace: str, names: list[str]
+    ) -> dict[str, dict[str, int]]:
         out = {name: self.indexes.backend(name).rebuild(namespace, session) for name in names}
         if set(self.indexes.configured(session.get_config())) <= set(names):
             # Every configured backend now reflects this transaction: pending entries are moot.
@@ -81,9 +85,9 @@ class Mirror:
     def drop(self, namespace: str, name: str) -> None:
         self.indexes.backend(name).drop(namespace)
 
-    def check(self, session: StoreSession, namespace: str) -> dict[str, Any]:
+    def check(self, session: StoreSession, namespace: str) -> dict[str, BackendCheck]:
         """Per configured backend: counts and checksums beside the canonical ones, and the drift."""
-        out: dict[str, Any] = {}
+        out: dict[str, BackendCheck] = {}
         for backend in self._backends(session):
             expected = fp.canonical(session, backend.families, backend.owner_types)
             actual = backend.fingerprint(namespace)
@@ -95,31 +99,31 @@ class Mirror:
             }
         return out
 
-    def health(self, session: StoreSession, namespace: str) -> dict[str, Any]:
+    def health(self, session: StoreSession, namespace: str) -> JsonObject:
         """Per configured backend: reachable, built, and (for vector holders) whether vectors are indexed.
 
         Cheap (no full scan): what the graph toolset's ``health_check`` reports as ``falkordb`` / ``vector_index``.
         """
-        out: dict[str, Any] = {}
+        out: JsonObject = {}
         for name in self.indexes.configured(session.get_config()):
-            entry: dict[str, Any] = {"reachable": False, "built": False, "vector_index": False}
+            entry: JsonObject = {"reachable": False, "built": False, "vector_index": False}
             try:
                 backend = self.indexes.backend(name)
-                entry["built"] = backend.is_built(namespace)
+                entry["built"] = built = backend.is_built(namespace)
                 entry["reachable"] = True
-                entry["vector_index"] = "vectors" in backend.families and entry["built"]
+                entry["vector_index"] = "vectors" in backend.families and built
             except MemorySubstrateError as exc:
                 entry["error"] = exc.to_dict()
             out[name] = entry
         out["outbox_pending"] = session.outbox_count()
         return out
 
-    def repair_in(self, session: StoreSession, namespace: str) -> dict[str, Any]:
+    def repair_in(self, session: StoreSession, namespace: str) -> JsonObject:
         """Inside a write session: replay the outbox, then re-mirror every id whose backend copy differs."""
-        report: dict[str, Any] = {"replayed": 0, "backends": {}}
+        report: SyncReport = {"replayed": 0, "backends": {}}
         while self.sync_in(session, namespace, report) >= CHUNK:
             pass
-        fixed: dict[str, Any] = {}
+        fixed: dict[str, JsonObject] = {}
         for backend in self._backends(session):
             expected = fp.canonical(session, backend.families, backend.owner_types)
             ids = fp.mismatched_ids(expected, backend.fingerprint(namespace))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import threading
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.derived.base import DerivedBackend
 from memory_substrate.errors import NotAvailableError
@@ -48,7 +48,7 @@ class DerivedIndexes:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self._backends: dict[str, Any] = {}
+        self._backends: dict[str, DerivedBackend] = {}
         self._lock = threading.Lock()
 
     def backend(self, name: str) -> DerivedBackend:
@@ -56,10 +56,9 @@ class DerivedIndexes:
         with self._lock:
             if name not in self._backends:
                 self._backends[name] = self._build(name)
-            backend: DerivedBackend = self._backends[name]
-            return backend
+            return self._backends[name]
 
-    def _build(self, name: str) -> Any:
+    def _build(self, name: str) -> DerivedBackend:
         if name not in REQUIREMENTS:
             raise NotAvailableError(f"no derived backend named {name!r}", details={"backend": name})
         require(name)
@@ -84,7 +83,7 @@ class DerivedIndexes:
 
         return LanceDBBackend(root / "lancedb")
 
-    def configured(self, config: dict[str, Any]) -> list[str]:
+    def configured(self, config: Mapping[str, object]) -> list[str]:
         """Names of the derived (non-built-in) backends a namespace config selects."""
         names = [str(config.get("graph_backend") or "file"), str(config.get("semantic_backend") or "builtin")]
         return [n for n in names if n not in BUILTIN]

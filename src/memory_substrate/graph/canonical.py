@@ -4,14 +4,14 @@ not derived from an object's fields, so ``reindex`` keeps them."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.models import Relation
 from memory_substrate.util import object_type_of
 
 
 def canonical_relation(
-    rel_type: str, source: str, target: str, properties: dict[str, Any], created_at: str
+    rel_type: str, source: str, target: str, properties: Mapping[str, object], created_at: str
 ) -> Relation:
     """One edge per (type, from, to): creating it again replaces its properties.
 

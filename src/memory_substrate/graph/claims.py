@@ -16,8 +16,8 @@ One rule for memory_remember's knowledge writes and the knowledge graph's tempor
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any
 
+from memory_substrate.graph.extraction_trace import ClaimConflict
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
@@ -36,7 +36,7 @@ class Settlement:
     duplicate_of: MemoryObject | None = None
     supersede: list[MemoryObject] = field(default_factory=list)
     contest: list[MemoryObject] = field(default_factory=list)
-    conflicts: list[dict[str, Any]] = field(default_factory=list)
+    conflicts: list[ClaimConflict] = field(default_factory=list)
 
 
 def _before(a: str | None, b: str | None) -> bool:

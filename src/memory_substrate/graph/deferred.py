@@ -29,9 +29,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 
 from memory_substrate.embed import foreground
 from memory_substrate.embed.base import Embedder
@@ -53,6 +54,42 @@ BUSY_BATCH = 64  # this many segments (~1% of a core), so the queue always moves
 RETRY_S = 5.0  # after a failed batch
 WAITING = ("pending", "retrying")
 _ALL = 1_000_000
+
+
+class EmbedFailure(TypedDict):
+    source_id: str
+    status: str
+    attempts: int
+    segments: int
+    last_error: str | None
+
+
+class EmbedQueue(TypedDict):
+    """What waits for its vectors (``memory_maintain structure`` and ``embed`` show it)."""
+
+    segments_pending: int
+    segments_failed: int
+    jobs: dict[str, int]
+    failures: NotRequired[list[EmbedFailure]]
+
+
+class EmbedStep(TypedDict):
+    """One drain: vectors written, jobs taken, jobs failed, and why nothing could be embedded."""
+
+    embedded: int
+    jobs: int
+    failed: int
+    reason: NotRequired[object]  # ``Runtime.semantic_status``'s reason: no embedder
+    error: NotRequired[str]
+
+
+class EmbedTotals(TypedDict):
+    """Drains until nothing waits: their totals, and the error that stopped them."""
+
+    embedded: int
+    jobs: int
+    failed: int
+    error: NotRequired[object]
 
 
 def deferrable(embedder: Embedder | None, texts: Sequence[str], *, background: bool) -> list[bool]:
@@ -82,10 +119,10 @@ def enqueue(session: StoreSession, source_id: str, segment_ids: Sequence[str]) -
     session.put_job(job)
 
 
-def status(session: StoreSession, *, failures: int = 5) -> dict[str, Any]:
+def status(session: StoreSession, *, failures: int = 5) -> EmbedQueue:
     """How many segments wait for their vectors, the jobs by state, and the last failures."""
     waiting = session.list_jobs(kind=EMBED, statuses=[*WAITING, "failed"], limit=_ALL)
-    out: dict[str, Any] = {
+    out: EmbedQueue = {
         "segments_pending": sum(int(j.data.get("count", 0)) for j in waiting if j.status in WAITING),
         "segments_failed": sum(int(j.data.get("count", 0)) for j in waiting if j.status == "failed"),
         "jobs": jobs.queue_status(session, EMBED),
@@ -123,7 +160,7 @@ def pending_count(session: StoreSession) -> int:
 _DRAINING = threading.Lock()
 
 
-def drain(rt: Runtime, *, limit: int = BATCH, pause: Callable[[], object] | None = None) -> dict[str, Any]:
+def drain(rt: Runtime, *, limit: int = BATCH, pause: Callable[[], object] | None = None) -> EmbedStep:
     """Embed up to about ``limit`` waiting segments (whole jobs, at least one) and write their
     vectors; a failure is recorded on the jobs taken and returned, never raised. ``pause`` (the
     worker's): called before each piece of ``PIECE`` texts and before the write, to wait for the
@@ -139,7 +176,7 @@ def drain(rt: Runtime, *, limit: int = BATCH, pause: Callable[[], object] | None
 
 def _drain(
     rt: Runtime, embedder: Embedder | None, limit: int, pause: Callable[[], object] | None
-) -> dict[str, Any]:
+) -> EmbedStep:
     with rt.read_with_expired() as session:
         taken = _take(session, limit)
         segments = {
@@ -162,7 +199,9 @@ def _drain(
     ]
     try:
         texts = [segment_embedding_text(s.text, s.metadata) for s in flat]
-        vectors: Any = _embed(embedder, texts, pause) if flat else []
+        vectors: npt.NDArray[np.float32] | list[npt.NDArray[np.float32]] = (
+            _embed(embedder, texts, pause) if flat else []
+        )
     except Exception as exc:  # a model that fails must not lose the work: it stays queued, with the error
         log.exception("deferred embedding failed")
         _fail(rt, taken, f"{type(exc).__name__}: {exc}")
@@ -183,7 +222,9 @@ def _drain(
     return {"embedded": len(rows), "jobs": len(taken), "failed": 0}
 
 
-def _embed(embedder: Embedder, texts: list[str], pause: Callable[[], object] | None) -> Any:
+def _embed(
+    embedder: Embedder, texts: list[str], pause: Callable[[], object] | None
+) -> npt.NDArray[np.float32]:
     """The texts' vectors, embedded in pieces of ``PIECE`` with a ``pause`` before each (at once
     without one). A vector does not depend on the texts embedded beside it."""
     if pause is None:
@@ -237,13 +278,14 @@ def retry_failed(rt: Runtime) -> int:
     return len(failed)
 
 
-def drain_all(rt: Runtime, *, limit: int | None = None) -> dict[str, Any]:
+def drain_all(rt: Runtime, *, limit: int | None = None) -> EmbedTotals:
     """Drain until nothing waits (or ``limit`` segments are done, or a batch fails): totals."""
-    total: dict[str, Any] = {"embedded": 0, "jobs": 0, "failed": 0}
+    total: EmbedTotals = {"embedded": 0, "jobs": 0, "failed": 0}
     while limit is None or total["embedded"] < limit:
         step = drain(rt, limit=BATCH if limit is None else min(BATCH, limit - total["embedded"]))
-        for key in total:
-            total[key] += int(step.get(key, 0))
+        total["embedded"] += step["embedded"]
+        total["jobs"] += step["jobs"]
+        total["failed"] += step["failed"]
         if step.get("error") or step.get("reason"):
             total["error"] = step.get("error") or step.get("reason")
             break
@@ -288,7 +330,7 @@ class _Worker:
                     step = drain(self.rt, limit=BUSY_BATCH if busy else BATCH, pause=self._pause)
                 except Exception:  # the store closing under it, a database gone: the jobs stay queued
                     log.exception("deferred embedding worker")
-                    step = {"jobs": 0, "failed": 1}
+                    step = {"embedded": 0, "jobs": 0, "failed": 1}
                 if step.get("failed") or step.get("reason"):
                     self.stopping.wait(RETRY_S)
                 if not step["jobs"]:

@@ -7,17 +7,30 @@ request) is in the trace and the job's error; the other windows are applied, and
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
+from memory_substrate.graph.extraction_trace import (
+    DroppedItem,
+    ExtractionRunTrace,
+    ExtractionTrace,
+    ExtractResult,
+    ExtractRun,
+    LeftOut,
+    Windowing,
+    WindowTrace,
+)
 from memory_substrate.graph.schemas import Extraction
+from memory_substrate.graph.stored import text_or_none
 from memory_substrate.graph.window_run import Extractor, run_window
+from memory_substrate.json_types import JsonObject
 from memory_substrate.runtime import Runtime
 from memory_substrate.settings import Settings
+from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 
 Progress = Callable[[int, int, str], None]
@@ -51,7 +64,7 @@ def no_extractor_error() -> NotAvailableError:
     )
 
 
-def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window], dict[str, Any]] | None:
+def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window], Windowing] | None:
     """One model request per window of the whole episode (every segment is read; a long episode
     is cut into overlapping windows, never truncated), and the windowing facts for the trace."""
     with rt.read_with_expired() as session:
@@ -63,7 +76,7 @@ def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window],
         prompt.EpisodeLine(
             s.id,
             str(s.metadata.get("name") or s.metadata.get("role") or "text"),
-            s.metadata.get("created_at"),
+            text_or_none(s.metadata.get("created_at")),
             s.text,
         )
         for s in segs
@@ -71,9 +84,15 @@ def _episode_windows(rt: Runtime, episode_id: str) -> tuple[list[prompt.Window],
     return prompt.plan(ep.title, lines)
 
 
-def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
+def merge_traces(traces: Sequence[ExtractionTrace]) -> ExtractionRunTrace:
     """One trace for the windows of an episode: counts summed, lists joined, the rest from the first."""
-    merged: dict[str, Any] = {}
+    # Merged key by key, each value with one of its own type: the applier's trace keys, typed
+    # alike in the run's trace (all optional there), so the merge is a run trace by construction.
+    return cast(ExtractionRunTrace, _merge(traces))
+
+
+def _merge(traces: Sequence[Mapping[str, object]]) -> JsonObject:
+    merged: JsonObject = {}
     for trace in traces:
         for key, value in trace.items():
             have = merged.get(key)
@@ -86,7 +105,7 @@ def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
                     else value
                 )
             elif isinstance(value, dict) and isinstance(have, dict):
-                merged[key] = merge_traces([have, value])
+                merged[key] = _merge([have, value])
             elif isinstance(value, list) and isinstance(have, list):
                 have.extend(value)
             elif (
@@ -98,10 +117,11 @@ def merge_traces(traces: list[dict[str, Any]]) -> dict[str, Any]:
     return merged
 
 
-def _scope(session: Any, episode_id: str) -> str:
+def _scope(session: StoreSession, episode_id: str) -> str:
     """The episode's project when its capture names one, else the namespace as a whole."""
     ep = session.get_object(episode_id)
-    project = ((ep.payload.get("origin") or {}).get("project") if ep else None) or ""
+    origin = (ep.payload.get("origin") if ep else None) or {}
+    project = (origin.get("project") if isinstance(origin, dict) else None) or ""
     slug = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in str(project))[:60].strip("-")
     return f"scope:{slug}" if slug else "scope:namespace"
 
@@ -117,9 +137,9 @@ def _apply(
     extractor: Extractor,
     extractions: list[Extraction],
     windows: int,
-    base: dict[str, Any],
-    errors: list[dict[str, Any]],
-) -> dict[str, Any]:
+    base: ExtractionRunTrace,
+    errors: list[JsonObject],
+) -> ExtractRun:
     with rt.write("memory_maintain", "extract", SYSTEM_REASON) as (session, patch):
         gov = Governance(
             reason=SYSTEM_REASON,
@@ -138,8 +158,8 @@ def _apply(
             whole_episode=True,
             lenient=True,
         )
-        trace = (
-            merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+        trace: ExtractionRunTrace = (
+            merge_traces([applier.traced(episode_id, ex, gov) for ex in extractions]) if extractions else {}
         )
         unresolved = trace.get("dropped", [])  # facts naming no entity, dropped by the applier
         trace.update(base)
@@ -155,32 +175,37 @@ def _apply(
             error="; ".join(str(e.get("message")) for e in errors)[:2000] if errors else None,
         )
         patch.commit({"episode_id": episode_id, "trace_id": record.id})
-    entities = trace.get("entities") or {}
-    return {
+    entities, facts = trace.get("entities"), trace.get("facts")
+    left_out = _what_was_left_out(trace)
+    run: ExtractRun = {
         "episode_id": episode_id,
         "status": job.status,
         "outcome": "partial" if errors else "done",
         "trace_id": record.id,
-        "entities": len(entities.get("new", [])) + len(entities.get("resolved", [])),
-        "facts": len((trace.get("facts") or {}).get("created", [])),
+        "entities": len(entities["new"]) + len(entities["resolved"]) if entities else 0,
+        "facts": len(facts["created"]) if facts else 0,
         "windows": windows,
-        **_what_was_left_out(trace),
-        **({"error": errors[0]} if errors else {}),
+        "dropped": left_out["dropped"],
+        "dropped_examples": left_out["dropped_examples"],
+        "truncated_windows": left_out["truncated_windows"],
     }
+    if errors:
+        run["error"] = errors[0]
+    return run
 
 
-def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str, Any]:
+def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> ExtractRun:
     """Extract one episode; returns {episode_id, status, outcome, trace_id, ...}. Never raises
     for anything the model does: each window's failure is in the trace, and what the other
     windows (and the valid items of a failed answer) yield is applied."""
     started = time.perf_counter()
-    base: dict[str, Any] = {
+    base: ExtractionRunTrace = {
         "episode_id": episode_id,
         "extractor": extractor.name,
         "prompt_version": prompt.VERSION,
     }
     planned = _episode_windows(rt, episode_id)
-    error: dict[str, Any] | None = None
+    error: JsonObject | None = None
     if planned is None:
         error = {"code": "memory_not_found", "message": f"episode {episode_id} not found"}
     else:
@@ -190,7 +215,7 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
         results = [run_window(extractor, w, max_output_tokens=cap) for w in windows]
         base["window_runs"] = [r.trace for r in results]
         base["dropped"] = [d for r in results for d in _dropped(r.trace)]
-        errors = [
+        errors: list[JsonObject] = [
             {**r.error, "window": k, "windows": len(windows)} for k, r in enumerate(results, 1) if r.error
         ]
         extractions = [ex for r in results for ex in r.extractions]
@@ -202,9 +227,9 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
                 error = {**_as_error(exc), "windows": len(windows)}
         else:
             error = errors[0]
-            base["errors"] = errors
+            base["errors"] = [*errors]  # the trace's list holds any trace error, this one run errors
     with rt.write("memory_maintain", "extract", SYSTEM_REASON, embed=False) as (session, _patch):
-        trace = {
+        trace: ExtractionRunTrace = {
             **base,
             "errors": base.get("errors") or [error],
             "latency_ms": round((time.perf_counter() - started) * 1000, 2),
@@ -213,17 +238,20 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> dict[str,
         job = jobs.finish(
             session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message"))
         )
+    left_out = _what_was_left_out(base)
     return {
         "episode_id": episode_id,
         "status": job.status,
         "outcome": "failed",
         "trace_id": record.id,
         "error": error,
-        **_what_was_left_out(base),
+        "dropped": left_out["dropped"],
+        "dropped_examples": left_out["dropped_examples"],
+        "truncated_windows": left_out["truncated_windows"],
     }
 
 
-def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
+def _what_was_left_out(trace: ExtractionRunTrace) -> LeftOut:
     """For the run's report: items dropped (a few with their reasons; all are in the trace) and
     windows whose answer was cut at the token cap."""
     dropped = trace.get("dropped") or []
@@ -235,7 +263,7 @@ def _what_was_left_out(trace: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _dropped(window_trace: dict[str, Any]) -> list[dict[str, Any]]:
+def _dropped(window_trace: WindowTrace) -> list[DroppedItem]:
     """A window's dropped items, those of its halves included."""
     out = list(window_trace.get("dropped") or [])
     for sub in window_trace.get("split") or []:
@@ -243,7 +271,7 @@ def _dropped(window_trace: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _as_error(exc: BaseException) -> dict[str, Any]:
+def _as_error(exc: BaseException) -> JsonObject:
     if isinstance(exc, MemorySubstrateError):
         return exc.to_dict()
     return {"code": "memory_internal_error", "message": f"{type(exc).__name__}: {exc}", "details": {}}
@@ -257,7 +285,9 @@ def drain(
     limit: int,
     apply: bool,
     progress: Progress | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
+    """Extract the queued episodes (or ``episode_ids``); without ``apply``, only what would run.
+    The result is the JSON document ``memory_maintain extract`` settles and answers."""
     with rt.read_with_expired() as session:
         if episode_ids:
             missing = [
@@ -278,7 +308,7 @@ def drain(
                 )
             ]
         queue = jobs.queue_status(session)
-    result: dict[str, Any] = {
+    result: ExtractResult = {
         "result_type": "extract_result",
         "mode": "extract",
         "apply": apply,
@@ -289,7 +319,7 @@ def drain(
     if not apply:
         result["status"] = "dry_run"
         result["extractor"] = extractor.name if extractor else None
-        return result
+        return dict(result)
     if extractor is None:
         raise no_extractor_error()
     runs = []
@@ -302,15 +332,11 @@ def drain(
     with rt.read_with_expired() as session:
         result["queue"] = jobs.queue_status(session)
     counts = {k: sum(r["outcome"] == k for r in runs) for k in ("done", "partial", "failed")}
-    result.update(
-        # "applied" only when every episode was: a run whose work failed says so (the CLI exits 1)
-        status="applied"
-        if counts["done"] == len(runs)
-        else "failed"
-        if counts["failed"] == len(runs)
-        else "partial",
-        extractor=extractor.name,
-        runs=runs,
-        counts=counts,
+    # "applied" only when every episode was: a run whose work failed says so (the CLI exits 1)
+    result["status"] = (
+        "applied" if counts["done"] == len(runs) else "failed" if counts["failed"] == len(runs) else "partial"
     )
-    return result
+    result["extractor"] = extractor.name
+    result["runs"] = runs
+    result["counts"] = counts
+    return dict(result)

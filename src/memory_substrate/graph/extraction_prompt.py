@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from memory_substrate.graph.extraction_trace import Windowing
 from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     ENTITY_TYPES,
@@ -121,7 +121,7 @@ def plan(
     *,
     max_chars: int = MAX_EPISODE_CHARS,
     overlap: int = OVERLAP_TURNS,
-) -> tuple[list[Window], dict[str, Any]]:
+) -> tuple[list[Window], Windowing]:
     """The episode's windows (see ``windows``) with the segment ids of their rows."""
     budget = max_chars - len(f"Episode: {title}") - PART_HEADER_RESERVE
     rows: list[str] = []
@@ -149,7 +149,7 @@ def windows(
     *,
     max_chars: int = MAX_EPISODE_CHARS,
     overlap: int = OVERLAP_TURNS,
-) -> tuple[list[list[str]], dict[str, Any]]:
+) -> tuple[list[list[str]], Windowing]:
     """The episode's rendered lines cut into windows of at most ``max_chars`` that overlap by
     ``overlap`` turns, so a long episode is read whole (never cut off). Returns the windows (the
     rows of each) and what the trace records: window count, overlap, clipped messages."""
@@ -167,9 +167,7 @@ def render_episode(title: str, rows: Sequence[str], part: tuple[int, int] | None
     return "\n".join(out)
 
 
-def window_messages(
-    title: str, lines: Sequence[EpisodeLine]
-) -> tuple[list[list[dict[str, str]]], dict[str, Any]]:
+def window_messages(title: str, lines: Sequence[EpisodeLine]) -> tuple[list[list[dict[str, str]]], Windowing]:
     """One chat request per window of the episode, and the windowing facts for the trace."""
     parts, info = plan(title, lines)
     return [w.messages() for w in parts], info

@@ -18,15 +18,14 @@ Qwen2.5-Coder 0.5B and 1.5B, ``docs/knowledge-graph.md``). The rule, per fact an
 
 from __future__ import annotations
 
-from typing import Any
-
-from memory_substrate.graph.schemas import ExtractedFact, ExtractedProcedure
+from memory_substrate.graph.extraction_trace import Citation, DroppedItem
+from memory_substrate.graph.schemas import ExtractedFact, ExtractedProcedure, Literal_
 from memory_substrate.text import query_terms
 
 MAX_CITED = 3
 
 
-def _terms(*texts: Any) -> set[str]:
+def _terms(*texts: Literal_ | None) -> set[str]:
     out: set[str] = set()
     for text in texts:
         if text is not None and str(text).strip():
@@ -46,29 +45,30 @@ def _rule(
     want: set[str],
     need: int,
     seg_terms: dict[str, set[str]],
-    dropped: list[dict[str, Any]],
-    log: list[dict[str, Any]],
+    dropped: list[DroppedItem],
+    log: list[Citation],
 ) -> tuple[list[str] | None, bool]:
     """(the citations to store, or None to drop the claim; whether the rule chose them)."""
     known = [s for s in dict.fromkeys(cited) if s in seg_terms]
-    entry: dict[str, Any] = {"item": label, "cited": len(cited)}
+    entry: Citation = {"item": label, "cited": len(cited)}
     if len(known) < len(dict.fromkeys(cited)):
         entry["unknown_segments_removed"] = [s for s in dict.fromkeys(cited) if s not in seg_terms][:10]
     enumerated = len(known) > MAX_CITED
     kept = [] if enumerated else _supporting(want, need, seg_terms, known)
     if kept:
         if len(kept) < len(known) or "unknown_segments_removed" in entry:
-            entry.update(rule="unrelated_citations_removed", segment_ids=kept)
+            entry["rule"] = "unrelated_citations_removed"
+            entry["segment_ids"] = kept
             log.append(entry)
         return kept, False
     chosen = _supporting(want, need, seg_terms, list(seg_terms))[:MAX_CITED]
     if not chosen:
         dropped.append({"item": label, "reason": "no segment of the window shares a name with it"})
         return None, False
-    entry.update(
-        rule="cited_everything" if enumerated else "cited_nothing_related" if known else "cited_nothing",
-        segment_ids=chosen,
+    entry["rule"] = (
+        "cited_everything" if enumerated else "cited_nothing_related" if known else "cited_nothing"
     )
+    entry["segment_ids"] = chosen
     log.append(entry)
     return chosen, True
 
@@ -77,8 +77,8 @@ def ground(
     facts: list[ExtractedFact],
     procedures: list[ExtractedProcedure],
     segments: dict[str, str],
-    dropped: list[dict[str, Any]],
-    log: list[dict[str, Any]],
+    dropped: list[DroppedItem],
+    log: list[Citation],
 ) -> tuple[list[ExtractedFact], list[ExtractedProcedure]]:
     """Apply the rule to every fact and procedure of one window (``segments``: id -> text)."""
     seg_terms = {sid: _terms(text) for sid, text in segments.items()}

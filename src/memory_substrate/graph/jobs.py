@@ -7,9 +7,11 @@ after ``MAX_ATTEMPTS``) or ``done``."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TypedDict
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import Job, Trace
 from memory_substrate.redaction import redact_text, redact_value
 from memory_substrate.storage.base import StoreSession
@@ -19,6 +21,16 @@ EXTRACT = "extract"
 MAX_ATTEMPTS = 3
 STATES = ("pending", "running", "retrying", "failed", "done")
 RUNNABLE = ("pending", "retrying", "running")
+
+
+class TroubledJob(TypedDict):
+    """A job whose last run failed, as the report lists it."""
+
+    episode_id: str
+    status: str
+    attempts: int
+    updated_at: str
+    last_error: str | None
 
 
 def enqueue(session: StoreSession, episode_id: str, *, reason: str = "ingest") -> Job:
@@ -74,16 +86,17 @@ def runnable(session: StoreSession, *, limit: int, stale_after_s: float) -> list
     return [j for j in found if j.status != "running" or j.updated_at < cutoff][:limit]
 
 
-def new_trace(kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
+def new_trace(kind: str, subject_id: str | None, data: JsonObject) -> Trace:
     """A trace of ``data`` as given: its builder has scanned what it took from outside the store
     (a compile's task, compiler/trace.py), so a compile on the hot path scans no stored text again."""
     return Trace(new_id("trace"), kind, subject_id, now_iso(), data)
 
 
-def record(session: StoreSession, kind: str, subject_id: str | None, data: dict[str, Any]) -> Trace:
+def record(session: StoreSession, kind: str, subject_id: str | None, data: Mapping[str, object]) -> Trace:
     # An extraction trace keeps what a model answered (raw, when it failed to parse): the secret
-    # scan runs over it as over every other stored text. Off the hot path.
-    trace = new_trace(kind, subject_id, redact_value(data))
+    # scan runs over it as over every other stored text. Off the hot path. The trace is a dict
+    # (a ``TypedDict`` is one at run time); ``dict`` types it as the JSON object it is stored as.
+    trace = new_trace(kind, subject_id, redact_value(dict(data)))
     session.record_trace(trace)
     return trace
 
@@ -93,7 +106,7 @@ def queue_status(session: StoreSession, kind: str = EXTRACT) -> dict[str, int]:
     return {s: counts.get(s, 0) for s in STATES}
 
 
-def troubled(session: StoreSession, limit: int) -> list[dict[str, Any]]:
+def troubled(session: StoreSession, limit: int) -> list[TroubledJob]:
     """Jobs whose last run failed (retrying or parked), with their last error and attempts."""
     return [
         {

@@ -10,8 +10,8 @@ who states the write (memory source, evidence status, scope), as it does for an 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +20,9 @@ from memory_substrate.errors import ValidationError
 from memory_substrate.graph.apply import Governance
 from memory_substrate.graph.canonical import canonical_relation
 from memory_substrate.graph.resolve import EntityResolver
+from memory_substrate.graph.stored import listed
 from memory_substrate.indexing import embedding_text
+from memory_substrate.json_types import JsonObject
 from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject, Relation
 from memory_substrate.patch import Patch
@@ -36,12 +38,12 @@ def title_of(text: str) -> str:
     return first[:200]
 
 
-def _metadata(gov: Governance, extra: dict[str, Any]) -> dict[str, Any]:
+def _metadata(gov: Governance, extra: Mapping[str, object]) -> JsonObject:
     return {"evidence_status": gov.evidence_status, **extra}
 
 
 def create_fact(
-    patch: Patch, text: str, gov: Governance, *, status: str, metadata: dict[str, Any]
+    patch: Patch, text: str, gov: Governance, *, status: str, metadata: Mapping[str, object]
 ) -> MemoryObject:
     """A new fact node holding ``text``; ``metadata`` is added after the evidence status."""
     return patch.create(
@@ -61,7 +63,7 @@ def create_fact(
 
 
 def create_entity(
-    patch: Patch, name: str, kind: str, gov: Governance, *, status: str, metadata: dict[str, Any]
+    patch: Patch, name: str, kind: str, gov: Governance, *, status: str, metadata: Mapping[str, object]
 ) -> MemoryObject:
     name = name.strip()
     return patch.create(
@@ -151,7 +153,7 @@ def relations_between(session: StoreSession, a: str, b: str, rel_type: str | Non
 
 
 def relate(
-    patch: Patch, rel_type: str, source_id: str, target_id: str, properties: dict[str, Any]
+    patch: Patch, rel_type: str, source_id: str, target_id: str, properties: Mapping[str, object]
 ) -> Relation:
     """The canonical ``rel_type`` edge from ``source_id`` to ``target_id`` (stating it again
     replaces its properties), audited on its source."""
@@ -177,7 +179,7 @@ def revised(
     text: str | None = None,
     kind: str | None = None,
     status: str | None = None,
-    graph: dict[str, Any] | None = None,
+    graph: Mapping[str, object] | None = None,
     expires_at: str | None = None,
 ) -> MemoryObject:
     """``obj`` with a new text (a renamed entity keeps its old name as an alias, so it still
@@ -188,7 +190,7 @@ def revised(
             new = replace(new, title=title_of(text), summary=text)
         else:
             old = obj.title
-            aliases = list(obj.payload.get("aliases") or [])
+            aliases = listed(obj.payload.get("aliases"))
             if normalize_name(old) != normalize_name(text) and old not in aliases:
                 aliases.append(old)
             new = replace(
@@ -211,7 +213,7 @@ def revised(
 
 
 def save_revision(
-    patch: Patch, previous: MemoryObject, new: MemoryObject, changes: dict[str, Any], *, versioning: bool
+    patch: Patch, previous: MemoryObject, new: MemoryObject, changes: JsonObject, *, versioning: bool
 ) -> MemoryObject:
     """Write a revision; ``versioning`` keeps the whole previous object in its audit event."""
     if versioning:
@@ -261,7 +263,7 @@ def delete_node(patch: Patch, everything: StoreSession, obj: MemoryObject) -> li
 
 
 def create_summary(
-    patch: Patch, fact_ids: list[str], text: str, gov: Governance, *, metadata: dict[str, Any]
+    patch: Patch, fact_ids: list[str], text: str, gov: Governance, *, metadata: Mapping[str, object]
 ) -> tuple[MemoryObject, list[Relation]]:
     """A new fact holding ``text``, with a SUMMARIZES edge to each summarised fact; every id must
     be a fact this session sees (``ValidationError`` naming ``fact_ids[i]`` otherwise)."""

@@ -25,11 +25,14 @@ rule, so a procedure marked active by an import without that evidence stays out)
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.graph.extraction_trace import ProcedureOutcome
+from memory_substrate.graph.stored import count, listed
+from memory_substrate.json_types import JsonObject
 from memory_substrate.lookup_keys import procedure_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
@@ -46,9 +49,18 @@ OBSERVATION_WEIGHT = 0.5
 MAX_EPISODES_KEPT = 200
 
 
+class PromotionGap(TypedDict):
+    """How far a procedure is from promotion: what it has beside what promotion requires."""
+
+    distinct_episodes: int
+    required_episodes: int
+    confidence: float | None
+    required_confidence: float
+
+
 def distinct_episodes(obj: MemoryObject) -> set[str]:
     """Episodes a procedure was observed in or cites as evidence."""
-    episodes = {str(e) for e in obj.payload.get("source_episodes") or []}
+    episodes = {str(e) for e in listed(obj.payload.get("source_episodes"))}
     return episodes | {str(r["source_id"]) for r in obj.evidence_refs if r.get("source_id")}
 
 
@@ -65,7 +77,7 @@ def updated_confidence(confidence: float | None, observation: float) -> float:
     return round((1.0 - OBSERVATION_WEIGHT) * old + OBSERVATION_WEIGHT * observation, 4)
 
 
-def promotion_gap(obj: MemoryObject) -> dict[str, Any]:
+def promotion_gap(obj: MemoryObject) -> PromotionGap:
     return {
         "distinct_episodes": len(distinct_episodes(obj)),
         "required_episodes": PROCEDURE_PROMOTION_EPISODES,
@@ -105,11 +117,11 @@ def observe(
     text: str,
     episode_id: str,
     confidence: float | None,
-    evidence_refs: list[dict[str, Any]],
+    evidence_refs: list[dict[str, str]],
     scope_refs: list[str],
     memory_source: str,
     reason: str,
-) -> dict[str, Any]:
+) -> ProcedureOutcome:
     """Record one observation of a procedure; returns what happened for the episode trace."""
     existing = find_same(patch, embedder, kind, title, text)
     if existing is None:
@@ -124,7 +136,7 @@ def observe(
             memory_source=memory_source,
             reason=reason,
         )
-    if episode_id in list(existing.payload.get("source_episodes") or []):
+    if episode_id in listed(existing.payload.get("source_episodes")):
         return {
             "outcome": "already_observed",
             "procedure_id": existing.id,
@@ -141,11 +153,11 @@ def _create_candidate(
     title: str,
     text: str,
     episode_id: str,
-    evidence_refs: list[dict[str, Any]],
+    evidence_refs: list[dict[str, str]],
     scope_refs: list[str],
     memory_source: str,
     reason: str,
-) -> dict[str, Any]:
+) -> ProcedureOutcome:
     """A first sighting: a new candidate procedure at the starting confidence."""
     obj = MemoryObject(
         id=new_id("knowledge"),
@@ -181,30 +193,30 @@ def _merge_observation(
     existing: MemoryObject,
     episode_id: str,
     confidence: float | None,
-    evidence_refs: list[dict[str, Any]],
-) -> dict[str, Any]:
+    evidence_refs: list[dict[str, str]],
+) -> ProcedureOutcome:
     """A sighting in a new episode: count it, move the confidence, and promote once earned."""
-    episodes = list(existing.payload.get("source_episodes") or [])
-    n = int(existing.payload.get("observation_count") or 1)
+    episodes = listed(existing.payload.get("source_episodes"))
+    n = count(existing.payload.get("observation_count"), 1)
     observed = DEFAULT_OBSERVATION_CONFIDENCE if confidence is None else confidence
     new_conf = updated_confidence(existing.confidence, observed)
     refs = list(existing.evidence_refs)
     for ref in evidence_refs:
         if ref not in refs:
             refs.append(ref)
-    payload = {
+    payload: JsonObject = {
         **existing.payload,
         "observation_count": n + 1,
         "source_episodes": [*episodes, episode_id][-MAX_EPISODES_KEPT:],
     }
     merged = replace(existing, confidence=new_conf, payload=payload, evidence_refs=refs[-100:])
-    result: dict[str, Any] = {
+    result: ProcedureOutcome = {
         "outcome": "merged",
         "procedure_id": existing.id,
         "confidence": new_conf,
         "observations": n + 1,
     }
-    changes: dict[str, Any] = {
+    changes: JsonObject = {
         "observation_count": n + 1,
         "confidence": {"from": existing.confidence, "to": new_conf},
         "episode_id": episode_id,

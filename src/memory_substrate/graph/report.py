@@ -5,16 +5,18 @@ state and the jobs whose last run failed."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 from memory_substrate.graph import jobs
 from memory_substrate.graph.procedures import promotion_gap
+from memory_substrate.graph.stored import count, listed
+from memory_substrate.json_types import JsonObject
 from memory_substrate.lookup_keys import CUSTOM_PREDICATE_PREFIX, keys_for
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
 
 
-def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], cap: int) -> dict[str, Any]:
+def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], cap: int) -> JsonObject:
+    """The section as the report's JSON document holds it (maintain/report.py reads it by key)."""
     entities = [o for o in objects if o.object_type == "entity"]
     facts = [o for o in objects if o.object_type == "knowledge" and o.kind == "fact"]
     procs = [
@@ -25,7 +27,7 @@ def knowledge_graph_section(session: StoreSession, objects: list[MemoryObject], 
     custom = _custom_predicate_occurrences([o for o in objects if o.object_type == "knowledge"])[:cap]
     near = sorted(
         (p for p in procs if p.status == "candidate"),
-        key=lambda p: (-(len(set(p.payload.get("source_episodes") or []))), -(p.confidence or 0.0), p.id),
+        key=lambda p: (-(len(set(listed(p.payload.get("source_episodes"))))), -(p.confidence or 0.0), p.id),
     )
     return {
         "entities_by_type": dict(sorted(Counter(e.kind for e in entities if e.status == "active").items())),
@@ -74,6 +76,6 @@ def _custom_predicate_occurrences(knowledge: list[MemoryObject]) -> list[tuple[s
         for key in keys_for(obj):
             if key.startswith(CUSTOM_PREDICATE_PREFIX):
                 counts[key.removeprefix(CUSTOM_PREDICATE_PREFIX)] += max(
-                    1, int(obj.metadata.get("observations") or 1)
+                    1, count(obj.metadata.get("observations"), 1)
                 )
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))

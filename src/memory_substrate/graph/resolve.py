@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.graph.extraction_trace import Candidate, ResolutionConflict
 from memory_substrate.lookup_keys import entity_alias_key, entity_any_key, entity_name_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.storage.base import StoreSession
@@ -27,8 +27,8 @@ class Resolution:
     entity_id: str | None  # None: create a new entity
     method: str  # exact | alias | semantic | new
     confidence: float
-    conflict: dict[str, Any] | None = None
-    candidates: list[dict[str, Any]] = field(default_factory=list)
+    conflict: ResolutionConflict | None = None
+    candidates: list[Candidate] = field(default_factory=list)
 
 
 def _survivor(session: StoreSession, entity: MemoryObject | None, hops: int = 0) -> MemoryObject | None:
@@ -113,13 +113,11 @@ class EntityResolver:
         )
         live = {e.id: e for e in self._live([h[0] for h in hits])}
         scored = [(oid, float(score)) for oid, score in hits if oid in live]
+        candidates: list[Candidate] = [{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]]
         if not scored or scored[0][1] <= SEMANTIC_THRESHOLD:
-            return Resolution(
-                None, "new", 0.0, candidates=[{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]]
-            )
+            return Resolution(None, "new", 0.0, candidates=candidates)
         best_id, best = scored[0]
         second = scored[1][1] if len(scored) > 1 else 0.0
-        candidates = [{"entity_id": o, "score": round(s, 4)} for o, s in scored[:2]]
         if best - second <= SEMANTIC_GAP:
             return Resolution(
                 None,

@@ -17,24 +17,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
+from memory_substrate.graph.extraction_trace import Citation, DroppedItem
 from memory_substrate.graph.grounding import ground
 from memory_substrate.graph.schemas import ExtractedEntity, ExtractedFact, ExtractedProcedure, Extraction
 from memory_substrate.llm.base import error_list, strip_fences
 from memory_substrate.redaction import redact_text
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, normalize_name
 
-SECTIONS: dict[str, tuple[type[BaseModel], int]] = {
-    "entities": (ExtractedEntity, MAX_ENTITIES_PER_EPISODE),
-    "facts": (ExtractedFact, 100),
-    "procedures": (ExtractedProcedure, 20),
-}
+Item = TypeVar("Item", bound=BaseModel)
 
 
 @dataclass
@@ -43,8 +40,8 @@ class Reading:
     answer as a whole was unreadable (``error``) or cut at the token cap (``truncated``)."""
 
     extraction: Extraction = field(default_factory=Extraction)
-    dropped: list[dict[str, Any]] = field(default_factory=list)
-    grounding: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[DroppedItem] = field(default_factory=list)
+    grounding: list[Citation] = field(default_factory=list)
     error: str | None = None
     truncated: bool = False
     schema_errors: int = 0  # items that failed the schema (the repair request quotes them)
@@ -55,7 +52,7 @@ class Reading:
         return len(ex.entities) + len(ex.facts) + len(ex.procedures)
 
 
-def parse_json(text: str, *, truncated: bool) -> tuple[Any, str | None]:
+def parse_json(text: str, *, truncated: bool) -> tuple[object, str | None]:
     """The answer's JSON value and, when only a prefix could be read, why."""
     body = strip_fences(text)
     start = body.find("{")
@@ -74,7 +71,7 @@ def parse_json(text: str, *, truncated: bool) -> tuple[Any, str | None]:
         return prefix, why
 
 
-def complete_prefix(text: str) -> Any:
+def complete_prefix(text: str) -> object:
     """The items of a cut-off JSON object that were complete before the cut: the text is closed
     after the last value that ended inside an array, and parsed again."""
     stack: list[str] = []
@@ -106,37 +103,53 @@ def complete_prefix(text: str) -> Any:
         return None
 
 
-def _validate_items(data: dict[str, Any], reading: Reading) -> dict[str, list[Any]]:
-    kept: dict[str, list[Any]] = {}
-    for section, (model, limit) in SECTIONS.items():
-        raw = data.get(section) or []
-        if not isinstance(raw, list):
-            reading.dropped.append({"item": section, "reason": f"{section} is not a list"})
+@dataclass
+class _Kept:
+    """The items of an answer that fit the schema, section by section."""
+
+    entities: list[ExtractedEntity]
+    facts: list[ExtractedFact]
+    procedures: list[ExtractedProcedure]
+
+
+def _validate_items(data: Mapping[str, object], reading: Reading) -> _Kept:
+    return _Kept(
+        entities=_validate_section(data, "entities", ExtractedEntity, MAX_ENTITIES_PER_EPISODE, reading),
+        facts=_validate_section(data, "facts", ExtractedFact, 100, reading),
+        procedures=_validate_section(data, "procedures", ExtractedProcedure, 20, reading),
+    )
+
+
+def _validate_section(
+    data: Mapping[str, object], section: str, model: type[Item], limit: int, reading: Reading
+) -> list[Item]:
+    """The items of one section that fit ``model``, at most ``limit``; the others are dropped."""
+    raw = data.get(section) or []
+    if not isinstance(raw, list):
+        reading.dropped.append({"item": section, "reason": f"{section} is not a list"})
+        reading.schema_errors += 1
+        raw = []
+    kept: list[Item] = []
+    for i, item in enumerate(raw):
+        where = f"{section}[{i}]"
+        if len(kept) >= limit:
+            reading.dropped.append({"item": where, "reason": f"more than {limit} {section} in one window"})
+            continue
+        try:
+            kept.append(model.model_validate(item))
+        except PydanticValidationError as exc:
             reading.schema_errors += 1
-            raw = []
-        kept[section] = []
-        for i, item in enumerate(raw):
-            where = f"{section}[{i}]"
-            if len(kept[section]) >= limit:
-                reading.dropped.append(
-                    {"item": where, "reason": f"more than {limit} {section} in one window"}
-                )
-                continue
-            try:
-                kept[section].append(model.model_validate(item))
-            except PydanticValidationError as exc:
-                reading.schema_errors += 1
-                reasons = "; ".join(f"{e['loc'] or 'item'}: {e['msg']}" for e in error_list(exc, 5))
-                reading.dropped.append({"item": where, "reason": reasons, "value": _short(item)})
-            except Exception as exc:  # a validator that raised something else is still the model's fault
-                reading.schema_errors += 1
-                reading.dropped.append(
-                    {"item": where, "reason": f"{type(exc).__name__}: {exc}", "value": _short(item)}
-                )
+            reasons = "; ".join(f"{e['loc'] or 'item'}: {e['msg']}" for e in error_list(exc, 5))
+            reading.dropped.append({"item": where, "reason": reasons, "value": _short(item)})
+        except Exception as exc:  # a validator that raised something else is still the model's fault
+            reading.schema_errors += 1
+            reading.dropped.append(
+                {"item": where, "reason": f"{type(exc).__name__}: {exc}", "value": _short(item)}
+            )
     return kept
 
 
-def _short(item: Any) -> str:
+def _short(item: object) -> str:
     return json.dumps(item, ensure_ascii=False, default=str)[:300]
 
 
@@ -146,10 +159,10 @@ def _in(name: str, text: str) -> bool:
     return bool(norm) and re.search(rf"(?<!\w){re.escape(norm)}(?!\w)", text) is not None
 
 
-def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: Reading) -> None:
+def _drop_leaks(kept: _Kept, prompt: str, episode: str, reading: Reading) -> None:
     """Names the prompt holds and the episode does not are the model copying its instructions."""
 
-    def leaked(*names: Any) -> list[str]:
+    def leaked(*names: object) -> list[str]:
         return [
             n
             for n in names
@@ -157,7 +170,7 @@ def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: 
         ]
 
     ents = []
-    for ent in kept["entities"]:
+    for ent in kept.entities:
         if leaked(ent.name):
             reading.dropped.append(
                 {"item": f"entity {ent.name!r}", "reason": "names the prompt, not the episode"}
@@ -191,9 +204,9 @@ def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: 
             update={"aliases": aliases, "model_aliases": list(dict.fromkeys([*ent.model_aliases, *known]))}
         )
         ents.append(ent)
-    kept["entities"] = ents
+    kept.entities = ents
     facts = []
-    for fact in kept["facts"]:
+    for fact in kept.facts:
         names = leaked(fact.subject, fact.object, fact.value)
         if names:
             reading.dropped.append(
@@ -204,7 +217,7 @@ def _drop_leaks(kept: dict[str, list[Any]], prompt: str, episode: str, reading: 
             )
             continue
         facts.append(fact)
-    kept["facts"] = facts
+    kept.facts = facts
 
 
 def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, str]) -> Reading:
@@ -228,11 +241,11 @@ def read_answer(text: str, *, truncated: bool, prompt: str, segments: dict[str, 
         kept = _validate_items(data, reading)
         episode = normalize_name(" ".join(segments.values()))
         _drop_leaks(kept, normalize_name(prompt), episode, reading)
-        kept["facts"], kept["procedures"] = ground(
-            kept["facts"], kept["procedures"], segments, reading.dropped, reading.grounding
+        kept.facts, kept.procedures = ground(
+            kept.facts, kept.procedures, segments, reading.dropped, reading.grounding
         )
         reading.extraction = Extraction.model_construct(
-            entities=kept["entities"], facts=kept["facts"], procedures=kept["procedures"]
+            entities=kept.entities, facts=kept.facts, procedures=kept.procedures
         )
     except Exception as exc:  # nothing the model wrote may end a run: the window reports it instead
         reading.error = f"the answer could not be read ({type(exc).__name__}: {exc})"

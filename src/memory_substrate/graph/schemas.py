@@ -4,11 +4,12 @@ agent (memory_remember mode ``extraction``), an OpenAI-compatible model, or MCP 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, PrivateAttr, field_validator, model_validator
 
 from memory_substrate.governance import Governance
+from memory_substrate.json_types import JsonObject
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE
 from memory_substrate.validation import Strict
 
@@ -110,6 +111,6 @@ class ExtractionInput(Extraction, Governance):
     episode_id: str = Field(min_length=1, max_length=200)
 
 
-def extraction_json_schema() -> dict[str, Any]:
+def extraction_json_schema() -> JsonObject:
     """The JSON Schema handed to models for constrained output (no episode or governance fields)."""
     return Extraction.model_json_schema()

@@ -9,8 +9,8 @@ one, the same triplet again is a duplicate and the existing fact is returned.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.graph.apply import Governance
@@ -40,7 +40,7 @@ class Triplet:
 
 
 def entity_by_reference(
-    patch: Patch, ref: str, field: str, gov: Governance, *, metadata: dict[str, Any]
+    patch: Patch, ref: str, field: str, gov: Governance, *, metadata: Mapping[str, object]
 ) -> MemoryObject:
     """An entity by id, by the one live entity the name denotes (``EntityResolver.named``), or a
     new untyped entity of that name; several candidates are a ``ValidationError`` listing them."""
@@ -69,8 +69,8 @@ def record_triplet(
     gov: Governance,
     *,
     valid_from: str,
-    metadata: dict[str, Any],
-    entity_metadata: dict[str, Any],
+    metadata: Mapping[str, object],
+    entity_metadata: Mapping[str, object],
     source_fact: MemoryObject | None = None,
 ) -> Triplet:
     """Write the triplet into ``patch`` (or find the live fact it repeats). ``metadata``: the

@@ -10,12 +10,14 @@ model does ends a run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.graph import extraction_prompt as prompt
+from memory_substrate.graph.extraction_trace import WindowTrace
 from memory_substrate.graph.salvage import Reading, read_answer, repair_messages
 from memory_substrate.graph.schemas import Extraction, extraction_json_schema
+from memory_substrate.json_types import JsonObject
 from memory_substrate.llm.base import Completion, LLMOutputError, LLMTruncatedError
 
 MAX_DROPPED_IN_TRACE = 50
@@ -27,7 +29,7 @@ class Extractor(Protocol):
     def complete(
         self,
         messages: list[dict[str, str]],
-        schema: dict[str, Any],
+        schema: JsonObject,
         *,
         schema_name: str,
         max_tokens: int | None = None,
@@ -36,11 +38,11 @@ class Extractor(Protocol):
 
 @dataclass
 class WindowResult:
-    trace: dict[str, Any]
+    trace: WindowTrace
     extractions: list[Extraction] = field(default_factory=list)
 
     @property
-    def error(self) -> dict[str, Any] | None:
+    def error(self) -> JsonObject | None:
         return self.trace.get("error")
 
 
@@ -50,19 +52,19 @@ def _ask(extractor: Extractor, messages: list[dict[str, str]], max_tokens: int) 
     )
 
 
-def _failure(exc: BaseException) -> dict[str, Any]:
+def _failure(exc: BaseException) -> JsonObject:
     if isinstance(exc, MemorySubstrateError):
         return exc.to_dict()
     return {"code": "memory_llm_error", "message": f"{type(exc).__name__}: {exc}", "details": {}}
 
 
-def _note(entry: dict[str, Any], answer: Completion, reading: Reading) -> None:
+def _note(entry: WindowTrace, answer: Completion, reading: Reading) -> None:
     entry["attempts"] = entry.get("attempts", 0) + answer.attempts
     if answer.errors:
         entry.setdefault("retried", []).extend(answer.errors)
     entry["finish_reason"] = answer.finish_reason
-    for key in ("prompt_tokens", "completion_tokens"):
-        entry[key] = entry.get(key, 0) + answer.usage.get(key, 0)
+    entry["prompt_tokens"] = entry.get("prompt_tokens", 0) + answer.usage.get("prompt_tokens", 0)
+    entry["completion_tokens"] = entry.get("completion_tokens", 0) + answer.usage.get("completion_tokens", 0)
     entry["items"] = entry.get("items", 0) + reading.items
     entry.setdefault("dropped", []).extend(reading.dropped[:MAX_DROPPED_IN_TRACE])
     entry.setdefault("grounding", []).extend(reading.grounding[:MAX_DROPPED_IN_TRACE])
@@ -75,7 +77,7 @@ def run_window(
 ) -> WindowResult:
     """The window's extractions and its trace entry (``error`` set when nothing usable came back)."""
     max_tokens = window.max_tokens(max_output_tokens)
-    entry: dict[str, Any] = {
+    entry: WindowTrace = {
         "part": list(window.part),
         "segments": [window.segment_ids[0], window.segment_ids[-1]] if window.segment_ids else [],
         "turns": len(window.rows),

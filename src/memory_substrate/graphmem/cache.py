@@ -16,22 +16,26 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from memory_substrate.embed.base import Embedder
+from memory_substrate.graphmem.view_types import CacheStats, SearchBody, TTLCacheStats
+
+V = TypeVar("V")
+Vector = npt.NDArray[np.float32]
 
 
-class LRUCache:
+class LRUCache(Generic[V]):
     def __init__(self, maxsize: int, *, enabled: bool = True) -> None:
         self.maxsize, self.enabled = maxsize, enabled and maxsize > 0
-        self._data: OrderedDict[Hashable, Any] = OrderedDict()
+        self._data: OrderedDict[Hashable, V] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def get(self, key: Hashable) -> Any | None:
+    def get(self, key: Hashable) -> V | None:
         with self._lock:
             if key in self._data:
                 self._data.move_to_end(key)
@@ -40,7 +44,7 @@ class LRUCache:
             self.misses += 1
             return None
 
-    def put(self, key: Hashable, value: Any) -> None:
+    def put(self, key: Hashable, value: V) -> None:
         if not self.enabled:
             return
         with self._lock:
@@ -49,10 +53,22 @@ class LRUCache:
             while len(self._data) > self.maxsize:
                 self._data.popitem(last=False)
 
+    def expire(self, key: Hashable) -> None:
+        """Drop an entry that ``get`` just found stale: its hit becomes a miss."""
+        with self._lock:
+            self._data.pop(key, None)
+            self.hits -= 1
+            self.misses += 1
+
+    def drop(self, match: Callable[[Hashable], bool]) -> None:
+        with self._lock:
+            for key in [k for k in self._data if match(k)]:
+                del self._data[key]
+
     def __len__(self) -> int:
         return len(self._data)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> CacheStats:
         return {
             "enabled": self.enabled,
             "size": len(self),
@@ -62,54 +78,52 @@ class LRUCache:
         }
 
 
-class TTLCache(LRUCache):
-    """LRU with a time-to-live per entry; ``timer`` is injectable for tests."""
+class TTLCache(Generic[V]):
+    """An LRU whose entries each live ``ttl`` seconds; ``timer`` is injectable for tests."""
 
     def __init__(
         self, maxsize: int, ttl: float, *, enabled: bool = True, timer: Callable[[], float] = time.monotonic
     ) -> None:
-        super().__init__(maxsize, enabled=enabled)
+        self.entries: LRUCache[tuple[float, V]] = LRUCache(maxsize, enabled=enabled)
         self.ttl, self.timer = ttl, timer
 
-    def get(self, key: Hashable) -> Any | None:
-        hit = super().get(key)
+    def get(self, key: Hashable) -> V | None:
+        hit = self.entries.get(key)
         if hit is None:
             return None
         expires, value = hit
         if expires <= self.timer():
-            with self._lock:
-                self._data.pop(key, None)
-                self.hits -= 1
-                self.misses += 1
+            self.entries.expire(key)
             return None
         return value
 
-    def put(self, key: Hashable, value: Any) -> None:
-        super().put(key, (self.timer() + self.ttl, value))
+    def put(self, key: Hashable, value: V) -> None:
+        self.entries.put(key, (self.timer() + self.ttl, value))
 
     def drop(self, match: Callable[[Hashable], bool]) -> None:
-        with self._lock:
-            for key in [k for k in self._data if match(k)]:
-                del self._data[key]
+        self.entries.drop(match)
 
-    def stats(self) -> dict[str, Any]:
-        return {**super().stats(), "ttl": self.ttl}
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def stats(self) -> TTLCacheStats:
+        return {**self.entries.stats(), "ttl": self.ttl}
 
 
 class SearchCache:
     """Search results per namespace, valid while the namespace's newest patch is unchanged."""
 
-    def __init__(self, cache: TTLCache) -> None:
+    def __init__(self, cache: TTLCache[SearchBody]) -> None:
         self.cache = cache
         self._marker: dict[str, str | None] = {}
 
-    def get(self, namespace: str, marker: str | None, key: Hashable) -> Any | None:
+    def get(self, namespace: str, marker: str | None, key: Hashable) -> SearchBody | None:
         if self._marker.get(namespace, marker) != marker:
             self.invalidate(namespace)
         self._marker[namespace] = marker
         return self.cache.get((namespace, key))
 
-    def put(self, namespace: str, key: Hashable, value: Any) -> None:
+    def put(self, namespace: str, key: Hashable, value: SearchBody) -> None:
         self.cache.put((namespace, key), value)
 
     def invalidate(self, namespace: str) -> None:
@@ -121,12 +135,12 @@ class CachedEmbedder:
     before (queries and documents keyed apart: some models embed them differently). A new
     fact is embedded once for ``auto_link`` and reused when its patch stores the vector."""
 
-    def __init__(self, inner: Embedder, cache: LRUCache) -> None:
+    def __init__(self, inner: Embedder, cache: LRUCache[Vector]) -> None:
         self.inner, self.cache = inner, cache
         self.name, self.dimensions = inner.name, inner.dimensions
 
-    def embed_documents(self, texts: list[str]) -> npt.NDArray[np.float32]:
-        hits: list[Any] = [self.cache.get((self.inner.name, "doc", t)) for t in texts]
+    def embed_documents(self, texts: list[str]) -> Vector:
+        hits = [self.cache.get((self.inner.name, "doc", t)) for t in texts]
         missing = [i for i, h in enumerate(hits) if h is None]
         if missing:
             fresh = self.inner.embed_documents([texts[i] for i in missing])
@@ -135,13 +149,14 @@ class CachedEmbedder:
                 self.cache.put((self.inner.name, "doc", texts[i]), fresh[row])
         if not texts:
             return self.inner.embed_documents(texts)
-        return np.stack(hits).astype(np.float32, copy=False)
+        # every miss was filled just above: no row is None
+        return np.stack([h for h in hits if h is not None]).astype(np.float32, copy=False)
 
-    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+    def embed_query(self, text: str) -> Vector:
         key = (self.inner.name, "query", text)
         hit = self.cache.get(key)
         if hit is not None:
-            return hit  # type: ignore[no-any-return]
+            return hit
         vec = self.inner.embed_query(text)
         self.cache.put(key, vec)
         return vec

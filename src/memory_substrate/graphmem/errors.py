@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from typing import Any
 
 from memory_substrate.errors import MemorySubstrateError, NotFoundError, StorageError, ValidationError
+from memory_substrate.json_types import JsonObject
 
 VALIDATION = "memory_validation_error"
 NOT_FOUND = "memory_not_found"
@@ -30,11 +30,11 @@ class ConnectionFailed(MemorySubstrateError):
     code = CONNECTION
 
 
-def ok(**body: Any) -> dict[str, Any]:
+def ok(**body: object) -> JsonObject:
     return {"success": True, **body}
 
 
-def fail(message: str, code: str) -> dict[str, Any]:
+def fail(message: str, code: str) -> JsonObject:
     return {"success": False, "error": message, "error_code": code, "code": code}
 
 
@@ -54,7 +54,7 @@ def code_of(exc: MemorySubstrateError) -> str:
     )
 
 
-def from_exception(exc: BaseException, tool: str) -> dict[str, Any]:
+def from_exception(exc: BaseException, tool: str) -> JsonObject:
     if isinstance(exc, MemorySubstrateError):
         return fail(exc.message, code_of(exc))
     incident = uuid.uuid4().hex[:12]

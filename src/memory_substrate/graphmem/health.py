@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
 
 import numpy as np
 
@@ -11,11 +10,13 @@ from memory_substrate.expiry import TTL_KEY, is_expired
 from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import CONNECTION, fail, log, ok
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.graphmem.view_types import CacheHealth, GraphStats, HealthDetails
+from memory_substrate.json_types import JsonObject
 
 ALL = 10_000_000
 
 
-def test_connection(g: GraphMemory) -> dict[str, Any]:
+def test_connection(g: GraphMemory) -> JsonObject:
     store = g.base.store
     try:
         with g.base.read_with_expired() as session:
@@ -34,7 +35,7 @@ def test_connection(g: GraphMemory) -> dict[str, Any]:
     )
 
 
-def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
+def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> JsonObject:
     ns = g.namespace(owner_id)
     with g.runtime(ns).read_with_expired() as session:
         rows = session.count_objects()
@@ -62,62 +63,66 @@ def get_stats(g: GraphMemory, *, owner_id: str | None = None) -> dict[str, Any]:
         and r.source_id not in expired
         and r.target_id not in expired
     ]
-    return ok(
-        stats={
-            "owner_id": ns,
-            "facts": sum(nodes["Fact"].values()),
-            "entities": sum(nodes["Entity"].values()),
-            "facts_by_status": dict(nodes["Fact"]),
-            "entities_by_status": dict(nodes["Entity"]),
-            "relations": len(visible),
-            "relations_by_type": dict(Counter(r.rel_type for r in visible).most_common()),
-            "expired_hidden": len(expired),
-            "with_ttl": len(ttl_ids),
-            "vectors": vectors,
-        }
-    )
+    stats: GraphStats = {
+        "owner_id": ns,
+        "facts": sum(nodes["Fact"].values()),
+        "entities": sum(nodes["Entity"].values()),
+        "facts_by_status": dict(nodes["Fact"]),
+        "entities_by_status": dict(nodes["Entity"]),
+        "relations": len(visible),
+        "relations_by_type": dict(Counter(r.rel_type for r in visible).most_common()),
+        "expired_hidden": len(expired),
+        "with_ttl": len(ttl_ids),
+        "vectors": vectors,
+    }
+    return ok(stats=stats)
 
 
-def health_check(g: GraphMemory) -> dict[str, Any]:
+def health_check(g: GraphMemory) -> JsonObject:
     """Never fails: each component reports true/false, with why in ``details``."""
-    details: dict[str, Any] = {}
     store_ok = test_connection(g)
-    details["store"] = store_ok.get("message") or store_ok.get("error")
+    store_detail = store_ok.get("message") or store_ok.get("error")
     emb = g.embedder()
     embeddings = False
+    emb_detail: object
     if emb is None:
-        details["embeddings"] = g.base.semantic_status().get("reason")
+        emb_detail = g.base.semantic_status().get("reason")
     else:
         try:
             vec = emb.embed_query("health check")
             embeddings = bool(vec.shape == (emb.dimensions,) and np.isfinite(vec).all())
-            details["embeddings"] = {"model": emb.name, "dimensions": emb.dimensions}
+            emb_detail = {"model": emb.name, "dimensions": emb.dimensions}
         except Exception as exc:  # an embedder that fails at run time is unhealthy, not fatal
-            details["embeddings"] = f"{type(exc).__name__}: {exc}"
+            emb_detail = f"{type(exc).__name__}: {exc}"
     vector_index = False
+    vec_detail: dict[str, int] | str
     if store_ok["success"] and emb is not None:
         try:
             with g.read(g.base.namespace) as session:
                 session.vector_search(emb.name, emb.embed_query("health check"), owner_type="object", limit=1)
-                details["vector_index"] = session.vector_stats()
+                vec_detail = session.vector_stats()
             vector_index = True
         except Exception as exc:
-            details["vector_index"] = f"{type(exc).__name__}: {exc}"
+            vec_detail = f"{type(exc).__name__}: {exc}"
     else:
-        details["vector_index"] = "unavailable without a store and an embedder"
-    falkordb, details["falkordb"] = _falkordb(g)
+        vec_detail = "unavailable without a store and an embedder"
+    falkordb, falkordb_detail = _falkordb(g)
+    details: HealthDetails = {
+        "store": store_detail,
+        "embeddings": emb_detail,
+        "vector_index": vec_detail,
+        "falkordb": falkordb_detail,
+    }
     if g.config_error:
         details["config"] = g.config_error
+    cache: CacheHealth = {"embeddings": g.embedding_cache.stats(), "search": g.search_cache.cache.stats()}
     return ok(
         store=bool(store_ok["success"]),
         falkordb=falkordb,  # true only when a FalkorDB server is configured and answered a ping now
         backend=g.base.store.backend,
         embeddings=embeddings,
         vector_index=vector_index,
-        cache={
-            "embeddings": g.embedding_cache.stats(),
-            "search": g.search_cache.cache.stats(),
-        },
+        cache=cache,
         details=details,
     )
 

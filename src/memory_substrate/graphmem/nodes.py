@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass
 
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import nodes as graph
 from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory, Write
+from memory_substrate.graphmem.view_types import GraphAttributes, HistoryEntry
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 
 _TYPE = re.compile(r"^[A-Za-z0-9_ \-]{1,64}$")
@@ -27,8 +30,8 @@ def entity_kind(label: str | None) -> str:
 
 
 def graph_attributes(
-    source: str, metadata: dict[str, Any], ttl_days: float | None, node_type: str
-) -> dict[str, Any]:
+    source: str, metadata: JsonObject, ttl_days: float | None, node_type: str
+) -> GraphAttributes:
     return {"node_type": node_type, "source": source, "metadata": metadata, "ttl_days": ttl_days}
 
 
@@ -45,22 +48,29 @@ def _threshold(value: float | None, default: float, field: str) -> float:
     return t
 
 
-def _links(links: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Link:
+    """One ``links`` entry of ``create_node``, checked: ``node_type`` is as the caller gave it."""
+
+    node_id: str
+    relation_type: str
+    node_type: object
+
+
+def _links(links: list[JsonObject] | None) -> list[Link]:
     out = []
     for i, link in enumerate(links or []):
-        if (
-            not isinstance(link, dict)
-            or not isinstance(link.get("node_id"), str)
-            or not isinstance(link.get("relation_type"), str)
-        ):
+        fields: JsonObject = link if isinstance(link, dict) else {}
+        node_id, rel_type = fields.get("node_id"), fields.get("relation_type")
+        if not isinstance(node_id, str) or not isinstance(rel_type, str):
             raise ValidationError(f"links[{i}] must be an object with node_id and relation_type strings")
         extra = set(link) - {"node_id", "node_type", "relation_type"}
         if extra:
             raise ValidationError(f"links[{i}]: unknown field(s) {', '.join(sorted(extra))}")
-        schemas.relation_type(link["relation_type"])
+        schemas.relation_type(rel_type)
         if link.get("node_type") is not None:
             schemas.node_type(str(link["node_type"]))
-        out.append(link)
+        out.append(Link(node_id, rel_type, link.get("node_type")))
     if len(out) > MAX_LINKS:
         raise ValidationError(f"links: at most {MAX_LINKS} per call")
     return out
@@ -73,14 +83,14 @@ def create_node(
     node_type: str = "Fact",
     owner_id: str | None = None,
     source: str = "mcp",
-    metadata: dict[str, Any] | None = None,
+    metadata: JsonObject | None = None,
     status: str | None = None,
     ttl_days: float | None = None,
     expires_at: int | None = None,
     auto_link: bool = True,
     semantic_threshold: float | None = None,
-    links: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    links: list[JsonObject] | None = None,
+) -> JsonObject:
     ns = g.namespace(owner_id)
     label = schemas.node_type(node_type)
     body = schemas.text(text, g.limits)
@@ -91,7 +101,7 @@ def create_node(
     threshold = _threshold(semantic_threshold, g.limits.similarity_threshold, "semantic_threshold")
     exp = schemas.expiry(ttl_days, expires_at, g.limits, g.now())
     attrs = graph_attributes(source, meta, ttl_days if expires_at is None else None, label)
-    extra: dict[str, Any] = {"graph": attrs, **({"expires_at": exp} if exp else {})}
+    extra: JsonObject = {"graph": attrs, **({"expires_at": exp} if exp else {})}
     gov = g.governance(f"create_node via graph toolset (source {source})")
     with g.write(ns, "create_node") as w:
         if label == "Fact":
@@ -111,25 +121,23 @@ def create_node(
     return ok(node=schemas.node_view(created, ns), edges=[schemas.edge_view(r) for r in edges])
 
 
-def _link_targets(w: Write, links: list[dict[str, Any]]) -> list[tuple[str, str]]:
+def _link_targets(w: Write, links: list[Link]) -> list[tuple[str, str]]:
     """(relation type, target id) of each link, once its target is a node of the type it names."""
     out = []
     for i, link in enumerate(links):
         try:
-            target = GraphMemory.node(w.session, link["node_id"], f"links[{i}].node_id")
+            target = GraphMemory.node(w.session, link.node_id, f"links[{i}].node_id")
         except NotFoundError as exc:
             raise ValidationError(exc.message, details=exc.details) from None
-        if link.get("node_type") and schemas.node_type(str(link["node_type"])) != schemas.node_type_of(
-            target
-        ):
+        if link.node_type and schemas.node_type(str(link.node_type)) != schemas.node_type_of(target):
             raise ValidationError(
-                f"links[{i}]: node {target.id} is a {schemas.node_type_of(target)}, not a {link['node_type']}"
+                f"links[{i}]: node {target.id} is a {schemas.node_type_of(target)}, not a {link.node_type}"
             )
-        out.append((link["relation_type"], target.id))
+        out.append((link.relation_type, target.id))
     return out
 
 
-def get_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
+def get_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> JsonObject:
     ns = g.namespace(owner_id)
     with g.read(ns) as session:
         return ok(node=schemas.node_view(g.node(session, node_id), ns))
@@ -142,13 +150,13 @@ def update_node(
     owner_id: str | None = None,
     text: str | None = None,
     source: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: JsonObject | None = None,
     status: str | None = None,
     ttl_days: float | None = None,
     expires_at: int | None = None,
     entity_type: str | None = None,
     versioning: bool = False,
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     if text is not None:
         schemas.text(text, g.limits)
@@ -166,7 +174,7 @@ def update_node(
         )
     with g.write(ns, "update_node") as w:
         obj = _visible_or_revived(g, w, node_id, exp)
-        before = schemas.node_view(obj, ns)
+        before: Mapping[str, object] = schemas.node_view(obj, ns)
         if obj.status == "expired" and status is None:
             status = "active"  # swept by the expire sweep, revived by a later expiry
         new = _revised(
@@ -180,8 +188,8 @@ def update_node(
             exp=exp,
             entity_type=entity_type,
         )
-        after = schemas.node_view(new, ns)
-        changes: dict[str, Any] = {
+        after: Mapping[str, object] = schemas.node_view(new, ns)
+        changes: JsonObject = {
             k: {"from": before[k], "to": after[k]}
             for k in (
                 "text",
@@ -218,7 +226,7 @@ def _revised(
     *,
     text: str | None,
     source: str | None,
-    metadata: dict[str, Any] | None,
+    metadata: JsonObject | None,
     status: str | None,
     ttl_days: float | None,
     expires_at: int | None,
@@ -227,7 +235,7 @@ def _revised(
 ) -> MemoryObject:
     """A graph-toolset update as a revision of the object (``graph.revised``): the node's
     ``metadata.graph`` attributes, its spec status mapped to a lifecycle status, its kind."""
-    attrs = dict(obj.metadata.get("graph") or {})
+    attrs = dict(schemas.graph_attributes_of(obj))
     kind = None
     if entity_type is not None:
         kind = entity_kind(entity_type)
@@ -246,7 +254,7 @@ def _revised(
 
 def mark_outdated(
     g: GraphMemory, *, fact_id: str, owner_id: str | None = None, reason: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     if reason is not None and len(reason) > g.limits.max_text_length:
         raise ValidationError(f"reason too long (max {g.limits.max_text_length} chars)")
@@ -258,7 +266,7 @@ def mark_outdated(
     return ok(node=schemas.node_view(updated, ns))
 
 
-def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
+def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> JsonObject:
     """Delete a node, its derived rows and its edges, an entity's triplets too (``graph.delete_node``)."""
     ns = g.namespace(owner_id)
     with g.write(ns, "delete_node") as w:
@@ -268,7 +276,7 @@ def delete_node(g: GraphMemory, *, node_id: str, owner_id: str | None = None) ->
     return ok(deleted_ids=[o.id for o in doomed])
 
 
-def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> dict[str, Any]:
+def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | None = None) -> JsonObject:
     """Versions newest first, read from the audit events of every patch that touched the node
     (either toolset). Works for a deleted node too: its history outlives it."""
     ns = g.namespace(owner_id)
@@ -277,12 +285,12 @@ def get_node_change_history(g: GraphMemory, *, node_id: str, owner_id: str | Non
         current = session.get_object(node_id) if node_id else None
     if not events or (current is not None and not schemas.is_graph_node(current)):
         raise NotFoundError(f"node_id: node {node_id!r} not found", details={"id": node_id})
-    versions = []
+    versions: list[HistoryEntry] = []
     for e in events:  # newest first
         data = e.data or {}
         raw_changes = data.get("changes")
-        changes: dict[str, Any] = raw_changes if isinstance(raw_changes, dict) else {}
-        entry: dict[str, Any] = {
+        changes: JsonObject = raw_changes if isinstance(raw_changes, dict) else {}
+        entry: HistoryEntry = {
             "version": data.get("version", 1 if e.action == "create" else None),
             "action": e.action,
             "changed_at": schemas.ms(e.created_at),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph import nodes as graph
 from memory_substrate.graphmem import schemas
@@ -11,7 +9,10 @@ from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.graphread import NodeGraph
 from memory_substrate.graphmem.nodes import graph_attributes
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.graphmem.view_types import NodeRef, NodeView, TracePath
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
+from memory_substrate.storage.base import StoreSession
 
 MAX_DEPTH = 5
 MAX_NODES = 500
@@ -26,8 +27,8 @@ def create_relation(
     to_id: str,
     relation_type: str,
     owner_id: str | None = None,
-    properties: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    properties: JsonObject | None = None,
+) -> JsonObject:
     ns = g.namespace(owner_id)
     schemas.relation_type(relation_type)
     props = schemas.metadata(properties, g.limits, "properties")
@@ -42,7 +43,7 @@ def create_relation(
 
 def delete_relation(
     g: GraphMemory, *, from_id: str, to_id: str, owner_id: str | None = None, relation_type: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """Remove the edges from ``from_id`` to ``to_id`` (of one type when given). Edges derived
     from an object's own fields (a fact's subject, a triplet's predicate) are part of that
     object: change or delete the object instead; they are reported, not removed."""
@@ -54,7 +55,7 @@ def delete_relation(
     return ok(deleted=deleted, kept_derived=[schemas.edge_view(r) for r in derived])
 
 
-def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
+def _graph(g: GraphMemory, session: StoreSession, namespace: str) -> NodeGraph:
     """The walk over the canonical relation graph, or over the configured derived graph backend
     once it is built (FalkorDB or Kùzu), graph nodes only: the same rules on either."""
     from memory_substrate.derived.access import graph_reader
@@ -67,7 +68,7 @@ def _graph(g: GraphMemory, session: Any, namespace: str) -> NodeGraph:
 
 def get_context(
     g: GraphMemory, *, node_id: str, owner_id: str | None = None, depth: int = 1, max_nodes: int | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     n = g.limits.subgraph_default_max_nodes if max_nodes is None else max_nodes
     if not 0 <= depth <= MAX_DEPTH:
@@ -78,7 +79,7 @@ def get_context(
         root = g.node(session, node_id)
         sub = _graph(g, session, ns).neighbourhood([root.id], depth, n)
         objs = session.get_objects(list(sub.depth_of))
-    nodes = []
+    nodes: list[NodeView] = []
     for nid, d in sub.depth_of.items():
         if nid in objs:
             view = schemas.node_view(objs[nid], ns)
@@ -98,7 +99,7 @@ def _end(objs: dict[str, MemoryObject], node_id: str, field: str) -> MemoryObjec
 
 def get_trace(
     g: GraphMemory, *, from_id: str, to_id: str, owner_id: str | None = None, max_paths: int = 5
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     if not 1 <= max_paths <= MAX_PATHS:
         raise ValidationError(f"max_paths must be between 1 and {MAX_PATHS}")
@@ -110,7 +111,7 @@ def get_trace(
         found = _graph(g, session, ns).paths(a.id, b.id, max_paths, depth)
         ids = sorted({i for p in found for r in p for i in (r.source_id, r.target_id)} - set(ends))
         objs = {**ends, **session.get_objects(ids)} if ids else dict(ends)
-    paths = []
+    paths: list[TracePath] = []
     for p in found:
         node_ids = [a.id]
         for r in p:
@@ -118,16 +119,21 @@ def get_trace(
         paths.append(
             {
                 "length": len(p),
-                "nodes": [schemas.node_view(objs[i], ns) if i in objs else {"id": i} for i in node_ids],
+                "nodes": [_trace_node(objs, i, ns) for i in node_ids],
                 "edges": [schemas.edge_view(r) for r in p],
             }
         )
     return ok(paths=paths, count=len(paths), max_depth=depth)
 
 
+def _trace_node(objs: dict[str, MemoryObject], node_id: str, namespace: str) -> NodeView | NodeRef:
+    """A node on a trace: its view, or only its id when it could not be read."""
+    return schemas.node_view(objs[node_id], namespace) if node_id in objs else {"id": node_id}
+
+
 def create_summary_fact(
     g: GraphMemory, *, fact_ids: list[str], summary_text: str, owner_id: str | None = None
-) -> dict[str, Any]:
+) -> JsonObject:
     """A new Fact holding the summary, with a SUMMARIZES edge to each summarised fact."""
     ns = g.namespace(owner_id)
     ids = list(dict.fromkeys(fact_ids))

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.expiry import expires_at
+from memory_substrate.graphmem.view_types import EdgeView, NodeView
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.settings import Settings
 from memory_substrate.util import parse_time
@@ -56,7 +57,7 @@ def text(value: str | None, limits: Settings, field: str = "text") -> str:
     return value
 
 
-def metadata(value: dict[str, Any] | None, limits: Settings, field: str = "metadata") -> dict[str, Any]:
+def metadata(value: JsonObject | None, limits: Settings, field: str = "metadata") -> JsonObject:
     if value is None:
         return {}
     try:
@@ -121,10 +122,25 @@ def is_graph_id(object_id: str) -> bool:
     return object_id.startswith(GRAPH_ID_PREFIXES)
 
 
-def node_view(obj: MemoryObject, namespace: str) -> dict[str, Any]:
-    g = obj.metadata.get("graph") or {}
+def json_object(value: object) -> JsonObject:
+    """``value or {}`` read as the JSON object it is written as. Any other value fails as
+    reading its keys always has (an internal error): a caller's own metadata key of another type
+    is not one the toolset can show."""
+    found = value or {}
+    if not isinstance(found, dict):
+        raise AttributeError(f"'{type(found).__name__}' object has no attribute 'get'")
+    return found
+
+
+def graph_attributes_of(obj: MemoryObject) -> JsonObject:
+    """The object's graph-toolset attributes (``metadata.graph``); empty when it has none."""
+    return json_object(obj.metadata.get("graph"))
+
+
+def node_view(obj: MemoryObject, namespace: str) -> NodeView:
+    g = graph_attributes_of(obj)
     exp = expires_at(obj)
-    view: dict[str, Any] = {
+    view: NodeView = {
         "id": obj.id,
         "node_type": node_type_of(obj),
         "owner_id": namespace,
@@ -146,7 +162,12 @@ def node_view(obj: MemoryObject, namespace: str) -> dict[str, Any]:
             view["title"] = obj.title
         p = obj.payload
         if p.get("subject") and p.get("predicate"):
-            view["triplet"] = {k: p.get(k) for k in ("subject", "predicate", "object", "value")}
+            view["triplet"] = {
+                "subject": p.get("subject"),
+                "predicate": p.get("predicate"),
+                "object": p.get("object"),
+                "value": p.get("value"),
+            }
     else:
         view["name"] = obj.title
         view["type"] = g.get("type_label") or obj.kind
@@ -155,8 +176,8 @@ def node_view(obj: MemoryObject, namespace: str) -> dict[str, Any]:
     return view
 
 
-def edge_view(rel: Relation) -> dict[str, Any]:
-    schema = rel.payload.get("relation_schema") or {}
+def edge_view(rel: Relation) -> EdgeView:
+    schema = json_object(rel.payload.get("relation_schema"))
     return {
         "id": rel.id,
         "from_id": rel.source_id,

@@ -9,8 +9,6 @@ per namespace for ``CACHE_SEARCH_TTL`` seconds and dropped on any write (cache.p
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from memory_substrate.errors import ValidationError
@@ -18,6 +16,8 @@ from memory_substrate.graph.nodes import relations_between, similar_facts
 from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.graphmem.view_types import NodeView, SearchBody
+from memory_substrate.json_types import JsonObject
 from memory_substrate.search.engine import SearchEngine
 from memory_substrate.search.inputs import Filters, SearchInput, SearchOptions
 
@@ -42,7 +42,7 @@ def search(
     status: str | None = None,
     similarity_threshold: float | None = None,
     include_outdated: bool = False,
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     if not query or not query.strip():
         raise ValidationError("query is required and must not be empty")
@@ -81,7 +81,7 @@ def search(
             qvec = np.asarray(emb.embed_query(query), dtype=np.float32)
             for oid, vec in session.get_vectors(emb.name, "object", ids).items():
                 sims[oid] = float(np.dot(qvec, vec))
-    results = []
+    results: list[NodeView] = []
     for m in found:
         sim = sims.get(m.obj.id)
         if similarity_threshold is not None and (sim is None or sim < similarity_threshold):
@@ -92,7 +92,7 @@ def search(
         results.append(view)
         if len(results) >= n:
             break
-    body = {
+    body: SearchBody = {
         "results": results,
         "facts": [r for r in results if r["node_type"] == "Fact"],
         "entities": [r for r in results if r["node_type"] == "Entity"],
@@ -111,7 +111,7 @@ def find_similar(
     threshold: float | None = None,
     limit: int = 10,
     include_relations: bool = True,
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     t = g.limits.similarity_threshold if threshold is None else threshold
     if not -1.0 <= t <= 1.0:
@@ -134,7 +134,7 @@ def find_similar(
                 semantic=True,
                 reason="the fact has no vector yet (run memory_maintain reindex)",
             )
-        results = []
+        results: list[NodeView] = []
         for other, score in similar_facts(session, emb, vec, threshold=t, limit=limit, exclude={fact.id}):
             view = schemas.node_view(other, ns)
             view["similarity"] = round(score, 4)

@@ -23,7 +23,7 @@ from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.expiry import VisibleSession
 from memory_substrate.graph.apply import Governance
 from memory_substrate.graphmem import schemas
-from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache
+from memory_substrate.graphmem.cache import CachedEmbedder, LRUCache, SearchCache, TTLCache, Vector
 from memory_substrate.graphmem.errors import log
 from memory_substrate.models import MemoryObject
 from memory_substrate.patch import Patch
@@ -66,16 +66,20 @@ class GraphMemory:
             log.error("%s", self.config_error)
         self.bound = bound
         lim = self.limits
-        self.embedding_cache = LRUCache(lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled)
+        self.embedding_cache = LRUCache[Vector](
+            lim.cache_embeddings_maxsize, enabled=lim.cache_embeddings_enabled
+        )
         self.search_cache = SearchCache(
             TTLCache(lim.cache_search_maxsize, lim.cache_search_ttl, enabled=lim.cache_search_enabled)
         )
         # Per-namespace runtimes, bounded: on an unbound server every caller may name a new
         # owner_id, and an unbounded map would grow with each one. An evicted runtime is rebuilt
         # on its next call (its embedder choice is one indexed probe).
-        self._runtimes = LRUCache(RUNTIMES_KEPT)
+        self._runtimes = LRUCache[Runtime](RUNTIMES_KEPT)
         self._embedders: dict[str, CachedEmbedder] = {}  # by model name (a handful)
-        self._plain = LRUCache(RUNTIMES_KEPT)  # other namespaces' runtimes, for their embedder choice
+        self._plain = LRUCache[Runtime](
+            RUNTIMES_KEPT
+        )  # other namespaces' runtimes, for their embedder choice
 
     # --- namespaces and runtimes ---------------------------------------------------------
     def namespace(self, owner_id: str | None) -> str:
@@ -115,7 +119,7 @@ class GraphMemory:
             # a copy: the caching embedder stays out of the four tools' reads
             rt = self.base.with_embedder(namespace, self.embedder(namespace))
             self._runtimes.put(namespace, rt)
-        return cast(Runtime, rt)
+        return rt
 
     def now(self) -> datetime:
         return self.base.clock()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable
-from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
@@ -24,6 +23,7 @@ from memory_substrate.graphmem import health, nodes, relations, search, triplets
 from memory_substrate.graphmem.errors import VALIDATION, fail, from_exception
 from memory_substrate.graphmem.service import GraphMemory
 from memory_substrate.ids import expand_short_ids
+from memory_substrate.json_types import JsonObject
 from memory_substrate.redaction import Redactions, redact_value
 from memory_substrate.validation import check_input
 from memory_substrate.wire import tool_result
@@ -33,7 +33,7 @@ READ = ToolAnnotations(read_only_hint=True)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False)
 DESTROY = ToolAnnotations(read_only_hint=False, destructive_hint=True)
 
-TOOLS: list[tuple[str, Callable[..., dict[str, Any]], ToolAnnotations, str]] = [
+TOOLS: list[tuple[str, Callable[..., JsonObject], ToolAnnotations, str]] = [
     (
         "create_node",
         nodes.create_node,
@@ -129,7 +129,7 @@ TOOLS: list[tuple[str, Callable[..., dict[str, Any]], ToolAnnotations, str]] = [
 WRITES = frozenset(name for name, _fn, hints, _doc in TOOLS if not hints.read_only_hint)
 
 
-def _signature(fn: Callable[..., Any]) -> inspect.Signature:
+def _signature(fn: Callable[..., JsonObject]) -> inspect.Signature:
     """The domain function's keyword parameters without ``g``, with evaluated annotations."""
     hints = typing.get_type_hints(fn)
     params = [
@@ -137,11 +137,11 @@ def _signature(fn: Callable[..., Any]) -> inspect.Signature:
         for p in inspect.signature(fn).parameters.values()
         if p.name != "g"
     ]
-    return inspect.Signature(params, return_annotation=dict[str, Any])
+    return inspect.Signature(params, return_annotation=JsonObject)
 
 
-def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Callable[..., Any]:
-    def call(kwargs: dict[str, Any]) -> dict[str, Any]:
+def _tool(g: GraphMemory, name: str, fn: Callable[..., JsonObject]) -> Callable[..., object]:
+    def call(kwargs: JsonObject) -> JsonObject:
         if g.config_error is not None and name not in ("test_connection", "health_check"):
             return fail(g.config_error, VALIDATION)
         try:
@@ -151,21 +151,27 @@ def _tool(g: GraphMemory, name: str, fn: Callable[..., dict[str, Any]]) -> Calla
             if name in WRITES:  # every text a write keeps passes the one secret scan (redaction.py)
                 kwargs = redact_value(kwargs, found)
             # short ids (ids.py) become full ones in the caller's namespace, before the tool runs
-            (kwargs,) = expand_short_ids(lambda: g.read(g.namespace(kwargs.get("owner_id"))), kwargs)
+            (kwargs,) = expand_short_ids(lambda: g.read(g.namespace(_owner(kwargs))), kwargs)
             envelope = fn(g, **kwargs)
             return found.report(envelope) if envelope.get("success") is not False else envelope
         except Exception as exc:  # the tool boundary: nothing escapes as a traceback
             return from_exception(exc, name)
 
-    async def tool(**kwargs: Any) -> dict[str, Any]:
-        return envelope_result(await anyio.to_thread.run_sync(call, kwargs))  # type: ignore[return-value]
+    async def tool(**kwargs: object) -> CallToolResult:
+        return envelope_result(await anyio.to_thread.run_sync(call, kwargs))
 
     tool.__name__ = name
     tool.__signature__ = _signature(fn)  # type: ignore[attr-defined]
     return tool
 
 
-def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
+def _owner(kwargs: JsonObject) -> str | None:
+    """The ``owner_id`` argument; the tool's pydantic model has checked it is a string or absent."""
+    owner = kwargs.get("owner_id")
+    return owner if isinstance(owner, str) else None
+
+
+def envelope_result(envelope: JsonObject) -> CallToolResult:
     """The MCP result of a graph-toolset envelope: an error result (``isError``) when it failed."""
     result = tool_result(envelope)
     if envelope.get("success") is False:
@@ -173,22 +179,28 @@ def envelope_result(envelope: dict[str, Any]) -> CallToolResult:
     return result
 
 
-def compact_schema(schema: dict[str, Any]) -> dict[str, Any]:
+def compact_schema(schema: JsonObject) -> JsonObject:
     """The same JSON schema in fewer characters: no generated titles, ``X | None`` as a type
     list, no ``default: null``. Eighteen tools must fit an agent's context (docs/graph-toolset.md)."""
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
-        prop.pop("title", None)
-        options = prop.get("anyOf")
-        if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
-            other = next(o for o in options if o != {"type": "null"})
-            if isinstance(other.get("type"), str):
-                del prop["anyOf"]
-                prop.update(other)
-                prop["type"] = [other["type"], "null"]
-        if "default" in prop and prop["default"] is None:
-            del prop["default"]
+    properties = schema.get("properties", {})
+    for prop in properties.values() if isinstance(properties, dict) else ():
+        if isinstance(prop, dict):
+            _compact_property(prop)
     return schema
+
+
+def _compact_property(prop: JsonObject) -> None:
+    prop.pop("title", None)
+    options = prop.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = next(o for o in options if o != {"type": "null"})
+        if isinstance(other, dict) and isinstance(other.get("type"), str):
+            del prop["anyOf"]
+            prop.update(other)
+            prop["type"] = [other["type"], "null"]
+    if "default" in prop and prop["default"] is None:
+        del prop["default"]
 
 
 def register_graph_tools(server: MCPServer, g: GraphMemory) -> None:

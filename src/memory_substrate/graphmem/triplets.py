@@ -7,13 +7,13 @@ against live claims exactly as an extraction's does (graph/claims.py).
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.errors import NotFoundError, ValidationError
 from memory_substrate.graph.triplets import record_triplet
 from memory_substrate.graphmem import schemas
 from memory_substrate.graphmem.errors import ok
 from memory_substrate.graphmem.service import GraphMemory
+from memory_substrate.graphmem.view_types import TripletView
+from memory_substrate.json_types import JsonObject
 from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
 from memory_substrate.models import MemoryObject
 from memory_substrate.query.graph_modes import select_facts
@@ -45,11 +45,11 @@ def _entity_ids(session: StoreSession, ref: str) -> list[str]:
     return sorted({oid for _, oid in session.find_keys([entity_any_key(ref)])})
 
 
-def triplet_view(fact: MemoryObject, names: dict[str, MemoryObject], namespace: str) -> dict[str, Any]:
+def triplet_view(fact: MemoryObject, names: dict[str, MemoryObject], namespace: str) -> TripletView:
     p = fact.payload
     subject, target = names.get(str(p.get("subject"))), names.get(str(p.get("object")))
-    g = fact.metadata.get("graph") or {}
-    view: dict[str, Any] = {
+    g = schemas.graph_attributes_of(fact)
+    view: TripletView = {
         "id": fact.id,
         "owner_id": namespace,
         "subject": subject.title if subject else p.get("subject"),
@@ -65,9 +65,13 @@ def triplet_view(fact: MemoryObject, names: dict[str, MemoryObject], namespace: 
         "fact_id": fact.metadata.get("source_fact_id"),
         "created_at": schemas.ms(fact.created_at),
     }
-    for key in ("supersedes", "superseded_by", "blocked_by"):
-        if fact.metadata.get(key):
-            view[key] = fact.metadata[key]
+    meta = fact.metadata
+    if meta.get("supersedes"):
+        view["supersedes"] = meta["supersedes"]
+    if meta.get("superseded_by"):
+        view["superseded_by"] = meta["superseded_by"]
+    if meta.get("blocked_by"):
+        view["blocked_by"] = meta["blocked_by"]
     return view
 
 
@@ -78,9 +82,9 @@ def create_triplet(
     predicate: str,
     object_value: str,
     owner_id: str | None = None,
-    metadata: dict[str, Any] | None = None,
+    metadata: JsonObject | None = None,
     fact_id: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     ns = g.namespace(owner_id)
     subj_name, obj_name = _name(subject, "subject"), _name(object_value, "object_value")
     pred = _predicate(predicate)
@@ -123,7 +127,7 @@ def search_triplets(
     object_value: str | None = None,
     owner_id: str | None = None,
     limit: int = 100,
-) -> dict[str, Any]:
+) -> JsonObject:
     """Current triplets (superseded ones are history) matching every filter given."""
     ns = g.namespace(owner_id)
     if not 1 <= limit <= 1000:

@@ -15,9 +15,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
-from memory_substrate.hooks.capture import Captured, capture, codex_home
+from memory_substrate.hooks.capture import Captured, IngestTarget, capture, codex_home
 from memory_substrate.hooks.config import HookConfig
 
 Progress = Callable[[int, int, str], None]
@@ -49,6 +49,25 @@ def _mtime(path: Path) -> float:
         return path.stat().st_mtime
     except OSError:
         return 0.0
+
+
+class BackfillReport(TypedDict):
+    """A backfill's summary as the command prints it: ``Summary``'s fields, its rates when it took time."""
+
+    transcripts: int
+    sessions: int
+    stored: int
+    appended: int
+    unchanged: int
+    turns: int
+    added: int
+    skipped: int
+    errors: int
+    seconds: float
+    namespaces: dict[str, int]
+    failures: list[dict[str, str]]  # the first 20: path and error
+    sessions_per_s: NotRequired[float]
+    turns_per_s: NotRequired[float]
 
 
 @dataclass
@@ -83,13 +102,24 @@ class Summary:
             self.turns += done.turns
         self.added += done.added
 
-    def as_dict(self) -> dict[str, Any]:
-        out = dict(self.__dict__)
-        out["seconds"] = round(self.seconds, 2)
+    def as_dict(self) -> BackfillReport:
+        out: BackfillReport = {
+            "transcripts": self.transcripts,
+            "sessions": self.sessions,
+            "stored": self.stored,
+            "appended": self.appended,
+            "unchanged": self.unchanged,
+            "turns": self.turns,
+            "added": self.added,
+            "skipped": self.skipped,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 2),
+            "namespaces": self.namespaces,
+            "failures": self.failures[:20],
+        }
         if self.seconds > 0:
             out["sessions_per_s"] = round(self.sessions / self.seconds, 2)
             out["turns_per_s"] = round(self.turns / self.seconds, 1)
-        out["failures"] = self.failures[:20]
         return out
 
 
@@ -97,7 +127,7 @@ def backfill(
     client: str,
     paths: list[Path],
     config: HookConfig,
-    memory: Callable[[str], Any],
+    memory: Callable[[str], IngestTarget],
     *,
     force: bool = False,
     progress: Progress | None = None,

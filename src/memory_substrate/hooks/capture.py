@@ -20,12 +20,22 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from memory_substrate.hooks.config import HookConfig
 from memory_substrate.hooks.state import Cursor, load_cursor, save_cursor
 
+if TYPE_CHECKING:
+    from memory_substrate.hooks.transcripts.common import Chunk
+    from memory_substrate.json_types import JsonObject
+
 CLIENTS = ("claude-code", "codex")
+
+
+class IngestTarget(Protocol):
+    """What a capture writes with: a namespace's ``Memory``, or the warm path's proxy (hooks/warm.py)."""
+
+    def ingest(self, mode: str, input_data: JsonObject, options: JsonObject | None = None) -> JsonObject: ...
 
 
 @dataclass
@@ -41,7 +51,7 @@ class Captured:
     reason: str | None = None
 
 
-def reader(client: str) -> Callable[[Path, int], Any]:
+def reader(client: str) -> Callable[[Path, int], Chunk]:
     if client == "claude-code":
         from memory_substrate.hooks.transcripts.claude_code import read_claude_code
 
@@ -57,7 +67,7 @@ def capture(
     client: str,
     transcript: Path,
     config: HookConfig,
-    memory: Callable[[str], Any],
+    memory: Callable[[str], IngestTarget],
     *,
     cwd: str | None = None,
     force: bool = False,
@@ -100,15 +110,20 @@ def capture(
     from memory_substrate.hooks.transcripts.common import to_conversation
 
     result = memory(namespace).ingest(
-        "conversation", to_conversation(chunk), {"detail": "compact", "max_items": 1}
+        "conversation", dict(to_conversation(chunk)), {"detail": "compact", "max_items": 1}
     )
-    new.source_id = result.get("source_id")
+    source_id, appended, segments = (
+        result.get("source_id"),
+        result.get("appended_messages"),
+        result.get("segment_count"),
+    )
+    new.source_id = source_id if isinstance(source_id, str) else None  # a conversation's is always one
     if result.get("status") == "noop":
         status, added = "noop", 0
-    elif result.get("appended_messages") is not None:
-        status, added = "appended", int(result["appended_messages"])
+    elif isinstance(appended, int):  # a count, or absent when the episode is new
+        status, added = "appended", appended
     else:
-        status, added = "stored", int(result.get("segment_count") or len(chunk.turns))
+        status, added = "stored", segments if isinstance(segments, int) and segments else len(chunk.turns)
     save_cursor(config.state_dir, new)
     done = Captured(str(path), status, namespace, new.source_id, len(chunk.turns), added)
     if status == "stored" and cursor is not None and cursor.source_id and cursor.source_id != new.source_id:

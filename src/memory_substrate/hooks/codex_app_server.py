@@ -15,10 +15,14 @@ import queue
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memory_substrate.version import __version__
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 # Starting Codex and answering a few local requests takes a second or two; a stuck one must not
 # hang a set-up.
@@ -85,17 +89,17 @@ class AppServer:
             proc.wait(timeout=10)
 
     @staticmethod
-    def _pump(stream: Any, lines: queue.Queue[str | None]) -> None:
+    def _pump(stream: Iterable[str], lines: queue.Queue[str | None]) -> None:
         for line in stream:
             lines.put(line)
         lines.put(None)
 
-    def _drain(self, stream: Any) -> None:
+    def _drain(self, stream: Iterable[str]) -> None:
         for line in stream:
             if len(self._stderr) < 50:
                 self._stderr.append(line.rstrip())
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: JsonObject) -> None:
         assert self._proc is not None and self._proc.stdin is not None
         try:
             self._proc.stdin.write(json.dumps(message) + "\n")
@@ -107,7 +111,7 @@ class AppServer:
         tail = [line for line in self._stderr if line.strip()][-3:]
         return (": " + " | ".join(tail)) if tail else ""
 
-    def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    def request(self, method: str, params: JsonObject) -> JsonObject:
         """The ``result`` of ``method``; notifications and server requests met on the way are skipped."""
         self._next_id += 1
         rid = self._next_id
@@ -135,11 +139,12 @@ class AppServer:
             return result if isinstance(result, dict) else {}
 
 
-def list_hooks(server: AppServer, cwd: Path) -> list[dict[str, Any]]:
+def list_hooks(server: AppServer, cwd: Path) -> list[JsonObject]:
     """Every hook Codex sees for a session in ``cwd``, as ``hooks/list`` describes them."""
     result = server.request("hooks/list", {"cwds": [str(cwd)]})
-    hooks: list[dict[str, Any]] = []
-    for entry in result.get("data") or []:
+    hooks: list[JsonObject] = []
+    data = result.get("data")  # a list of {cwd, hooks}
+    for entry in data if isinstance(data, list) else []:
         hooks.extend(h for h in entry.get("hooks") or [] if isinstance(h, dict))
     return hooks
 

@@ -125,8 +125,12 @@ def _path_key(path: str) -> str:
     return os.path.normcase(os.path.realpath(os.path.expanduser(path)))
 
 
-def _seconds(value: Any, what: str) -> float:
+def _seconds(value: object, what: str) -> float:
     try:
+        if not isinstance(
+            value, int | float | str
+        ):  # TOML's dates, arrays and tables: float() refuses them too
+            raise TypeError
         seconds = float(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{what}: {value!r} is not a number of seconds") from None
@@ -135,8 +139,12 @@ def _seconds(value: Any, what: str) -> float:
     return seconds
 
 
-def _budget(value: Any, what: str) -> int:
+def _budget(value: object, what: str) -> int:
     try:
+        if not isinstance(
+            value, int | float | str
+        ):  # TOML's dates, arrays and tables: int() refuses them too
+            raise TypeError
         tokens = int(value)
     except (TypeError, ValueError):
         raise ConfigError(f"{what}: {value!r} is not a number of tokens") from None
@@ -145,7 +153,7 @@ def _budget(value: Any, what: str) -> int:
     return tokens
 
 
-def _flag(value: Any, what: str) -> bool:
+def _flag(value: object, what: str) -> bool:
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -156,7 +164,7 @@ def _flag(value: Any, what: str) -> bool:
     raise ConfigError(f"{what}: {value!r} is not on or off")
 
 
-def _strings(value: Any, what: str) -> list[str]:
+def _strings(value: object, what: str) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{what} must be a list of strings")
     return value

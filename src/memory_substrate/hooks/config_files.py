@@ -14,9 +14,12 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from memory_substrate.errors import ValidationError
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 Action = Literal["create", "update", "delete", "unchanged"]
 
@@ -58,7 +61,7 @@ class JsonDocument:
 
     path: Path
     text: str | None
-    data: dict[str, Any]
+    data: JsonObject
     indent: int | str = 2
     newline: bool = True
 
@@ -81,7 +84,7 @@ class JsonDocument:
             )
         return cls(path, text, data, _indent_of(text), text.endswith("\n"))
 
-    def render(self, data: dict[str, Any]) -> str | None:
+    def render(self, data: JsonObject) -> str | None:
         """The file's text holding ``data``, or None (delete) when ``data`` is empty and the file
         held nothing else before."""
         if not data and not self.data:
@@ -91,7 +94,7 @@ class JsonDocument:
         text = json.dumps(data, indent=self.indent, ensure_ascii=False)
         return text + "\n" if self.newline else text
 
-    def edit(self, data: dict[str, Any], what: str, prune_folder: bool = False) -> FileEdit:
+    def edit(self, data: JsonObject, what: str, prune_folder: bool = False) -> FileEdit:
         after = self.render(data)
         if after is not None and self.text is not None and data == self.data:
             after = self.text  # same content: keep the user's bytes

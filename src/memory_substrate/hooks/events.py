@@ -22,10 +22,16 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from memory_substrate.hooks.config import HookConfig
 from memory_substrate.hooks.failopen import HookLog
+from memory_substrate.hooks.store_settings import LockWait, StoreOverrides
+
+if TYPE_CHECKING:
+    from memory_substrate.app import Memory
+    from memory_substrate.hooks.inject import Injection
+    from memory_substrate.hooks.warm import WarmInjection
 
 CAPTURE_EVENTS = ("Stop", "PreCompact", "SessionEnd", "SubagentStop")
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit")
@@ -40,7 +46,7 @@ class Event:
     session_id: str
     cwd: str | None
     transcript: Path | None
-    data: Mapping[str, Any]
+    data: Mapping[str, object]  # the event as the client sent it; the fields above are read from it
 
 
 def parse_event(client: str, raw: bytes) -> Event | None:
@@ -67,7 +73,7 @@ class StoreAccess(Protocol):
     """Where an event's memory work reads and writes: the hook's own store (``Stores``), or a
     running server's (mcp/client_hooks_route.py)."""
 
-    def memory(self, namespace: str, *, create: bool = True) -> Any: ...
+    def memory(self, namespace: str, *, create: bool = True) -> Memory: ...
 
     def exists(self) -> bool: ...
 
@@ -83,13 +89,13 @@ class Stores:
     vector is made during capture, as in every one-shot command."""
 
     config: HookConfig
-    overrides: dict[str, Any] = field(default_factory=dict)
+    overrides: StoreOverrides = field(default_factory=lambda: StoreOverrides())
     hook: bool = True
     lock_timeout_s: float | None = None  # how long a write waits for another process's lock
-    _first: Any = None
-    _views: dict[str, Any] = field(default_factory=dict)
+    _first: Memory | None = None
+    _views: dict[str, Memory] = field(default_factory=dict)
 
-    def memory(self, namespace: str, *, create: bool = True) -> Any:
+    def memory(self, namespace: str, *, create: bool = True) -> Memory:
         if namespace in self._views:
             return self._views[namespace]
         if self._first is None:
@@ -100,15 +106,13 @@ class Stores:
 
             if self.hook:
                 deferred.hold_workers()
-            wait = {"lock_timeout_s": self.lock_timeout_s} if self.lock_timeout_s else {}
+            wait: LockWait = {"lock_timeout_s": self.lock_timeout_s} if self.lock_timeout_s else {}
             settings = Settings(
-                **{
-                    **self.overrides,
-                    "root": self.config.root,
-                    "namespace": namespace,
-                    "embed_in_background": self.hook,
-                    **wait,
-                }
+                **self.overrides,
+                root=self.config.root,
+                namespace=namespace,
+                embed_in_background=self.hook,
+                **wait,
             )
             self._first = Memory(settings, store=open_store(settings, create=create))
             self._views[namespace] = self._first
@@ -160,7 +164,7 @@ def handle(
     if event.name == "UserPromptSubmit" and not isinstance(prompt, str):
         return None
     budget = config.session_budget if event.name == "SessionStart" else config.prompt_budget
-    found: Any = _warm_context(event, namespace, budget, given, own, log) if warm else False
+    found = _warm_context(event, namespace, budget, given, own, log) if warm else False
     if found is False:  # no server answered: the work is done here
         if not stores.exists():
             return None  # no store yet: nothing to recall (and a read creates none)
@@ -187,7 +191,7 @@ def context_output(event_name: str, text: str) -> str:
 
 def _warm_context(
     event: Event, namespace: str, budget: int, given: set[str], own: set[str], log: HookLog
-) -> Any:
+) -> Injection | WarmInjection | Literal[False] | None:
     """The running server's answer (hooks/warm.py): an injection, None (nothing to give), or
     False when there is no server to ask or it did not answer."""
     from memory_substrate.hooks import warm
@@ -235,8 +239,9 @@ def _capture(event: Event, config: HookConfig, stores: StoreAccess, log: HookLog
     if path is None:
         log.write("capture: the event names no transcript and none was found")
         return
-    if event.name == "SubagentStop" and isinstance(event.data.get("agent_transcript_path"), str):
-        paths = [Path(event.data["agent_transcript_path"]).expanduser()]
+    agent_transcript = event.data.get("agent_transcript_path")
+    if event.name == "SubagentStop" and isinstance(agent_transcript, str):
+        paths = [Path(agent_transcript).expanduser()]
     else:
         paths = transcripts_of(event.client, path)
     from memory_substrate.hooks import warm as warm_path

@@ -16,7 +16,13 @@ import posixpath
 import shlex
 import subprocess
 import sys
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from memory_substrate.hooks.entry_types import HookHandler, HttpHandler
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 # Every event our hook command handles, in the order they are written. SubagentStop captures a
 # subagent's transcript as soon as it ends; the others are in docs/hooks.md.
@@ -41,7 +47,7 @@ def script_name(token: str) -> str:
     return ntpath.basename(posixpath.basename(token)).lower()
 
 
-def _tokens(handler: dict[str, Any]) -> list[str]:
+def _tokens(handler: Mapping[str, object]) -> list[str]:
     command = handler.get("command")
     if not isinstance(command, str):
         return []
@@ -73,7 +79,7 @@ def event_url(serve_url: str, client: str) -> str:
     return f"{serve_url.rstrip('/')}/hooks/{client}/event"
 
 
-def http_handler(serve_url: str, client: str, event: str) -> dict[str, Any]:
+def http_handler(serve_url: str, client: str, event: str) -> HttpHandler:
     return {
         "type": "http",
         "url": event_url(serve_url, client),
@@ -83,7 +89,7 @@ def http_handler(serve_url: str, client: str, event: str) -> dict[str, Any]:
     }
 
 
-def is_ours(handler: Any, client: str) -> bool:
+def is_ours(handler: object, client: str) -> bool:
     if not isinstance(handler, dict):
         return False
     if handler.get("type") == "http":
@@ -99,25 +105,25 @@ def shell_command(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def merge(table: Any, handlers: dict[str, dict[str, Any]], client: str) -> tuple[dict[str, Any], list[str]]:
+def merge(table: object, handlers: Mapping[str, HookHandler], client: str) -> tuple[JsonObject, list[str]]:
     """``table`` (a client's ``hooks`` object) with ``handlers`` (event → our handler) in it, and
     the events whose entry changed. The first of our handlers of an event is replaced in place;
     any further one (a duplicate) is dropped; an event without one gets a group of its own at the
     end, after the user's, so that their hooks keep their positions."""
-    out: dict[str, Any] = copy.deepcopy(table) if isinstance(table, dict) else {}
+    out: JsonObject = copy.deepcopy(table) if isinstance(table, dict) else {}
     changed: list[str] = []
     for event, wanted in handlers.items():
         groups = out.get(event)
         if not isinstance(groups, list):
             groups = []
         placed = False
-        new_groups: list[Any] = []
+        new_groups: list[object] = []
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
             if not isinstance(inner, list) or not any(is_ours(h, client) for h in inner):
                 new_groups.append(group)
                 continue
-            kept = []
+            kept: list[object] = []
             for handler in inner:
                 if not is_ours(handler, client):
                     kept.append(handler)
@@ -134,18 +140,18 @@ def merge(table: Any, handlers: dict[str, dict[str, Any]], client: str) -> tuple
     return out, changed
 
 
-def remove(table: Any, client: str) -> tuple[Any, list[str]]:
+def remove(table: object, client: str) -> tuple[object, list[str]]:
     """``table`` without our handlers, and the events they were taken from. A group, an event or
     the table itself goes when our removal emptied it (one the user left empty stays)."""
     if not isinstance(table, dict):
         return table, []
-    out: dict[str, Any] = {}
+    out: JsonObject = {}
     changed: list[str] = []
     for event, groups in table.items():
         if not isinstance(groups, list):
             out[event] = groups
             continue
-        new_groups = []
+        new_groups: list[object] = []
         touched = False
         for group in groups:
             inner = group.get("hooks") if isinstance(group, dict) else None
@@ -165,5 +171,5 @@ def remove(table: Any, client: str) -> tuple[Any, list[str]]:
     return out, changed
 
 
-def has_ours(table: Any, client: str) -> bool:
+def has_ours(table: object, client: str) -> bool:
     return bool(remove(table, client)[1])

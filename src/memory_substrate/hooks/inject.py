@@ -19,10 +19,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from memory_substrate.hooks.transcripts.common import INJECTED_CLOSE, INJECTED_OPEN
+
+if TYPE_CHECKING:
+    from memory_substrate.app import Memory
+    from memory_substrate.json_types import JsonObject
+    from memory_substrate.models import MemoryObject, Segment
+    from memory_substrate.storage.base import StoreSession
 
 SESSION_TASK = "What work is still open, and which decisions are current?"
 PROMPT_HEADER = (
@@ -66,8 +73,18 @@ class Injection:
     tokens: int = 0
 
 
+class PackageEntry(TypedDict, total=False):
+    """A knowledge or procedure entry as the package's JSON content writes it (its id as shown)."""
+
+    id: str
+    kind: str
+    status: str
+    text: str
+    evidence: list[str]
+
+
 def prompt_injection(
-    mem: Any, prompt: str, *, budget: int, given: set[str], own: set[str]
+    mem: Memory, prompt: str, *, budget: int, given: set[str], own: set[str]
 ) -> Injection | None:
     text = prompt.strip()
     if budget <= 0 or len(text) < MIN_PROMPT_CHARS:
@@ -85,7 +102,7 @@ def prompt_injection(
     return _wrap(PROMPT_HEADER, lines, budget)
 
 
-def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) -> Injection | None:
+def session_injection(mem: Memory, *, budget: int, given: set[str], own: set[str]) -> Injection | None:
     if budget <= 0:
         return None
     from memory_substrate.tokens import count_tokens
@@ -110,7 +127,7 @@ def session_injection(mem: Any, *, budget: int, given: set[str], own: set[str]) 
     return _wrap(SESSION_HEADER, lines, budget)
 
 
-def _compile(mem: Any, task: str, budget: int) -> dict[str, Any]:
+def _compile(mem: Memory, task: str, budget: int) -> JsonObject:
     return dict(
         mem.query(
             "context",
@@ -120,7 +137,7 @@ def _compile(mem: Any, task: str, budget: int) -> dict[str, Any]:
     )
 
 
-def _coverage(mem: Any, result: dict[str, Any]) -> str | None:
+def _coverage(mem: Memory, result: JsonObject) -> str | None:
     """The compile trace's judgement: ``covered``, ``weak`` or ``unjudged`` (no turn recalled)."""
     trace_id = result.get("trace_id")
     if not trace_id:
@@ -131,11 +148,14 @@ def _coverage(mem: Any, result: dict[str, Any]) -> str | None:
 
 
 # --- the package, less what the session holds -------------------------------------------------
-def package_lines(result: dict[str, Any], *, skip: set[str], own: set[str], turns: bool) -> list[Line]:
+def package_lines(result: JsonObject, *, skip: set[str], own: set[str], turns: bool) -> list[Line]:
     """The package's knowledge and turns as text lines with their full ids, leaving out ids in
     ``skip``, the episodes in ``own`` and (unless ``turns``) every turn."""
+    content = result.get("content")  # the compile's JSON text (``format: json``)
     try:
-        body = json.loads(result.get("content") or "{}").get("memory_context") or {}
+        body = (
+            json.loads(content if isinstance(content, str) and content else "{}").get("memory_context") or {}
+        )
     except (ValueError, AttributeError):
         return []
     full = _full_ids(result)
@@ -164,9 +184,14 @@ def without_tool_turns(lines: list[Line]) -> list[Line]:
     ]
 
 
-def _full_ids(result: dict[str, Any]) -> list[str]:
+def _full_ids(result: JsonObject) -> list[str]:
     """The full ids of the package's objects and turns (``items`` and the context tiers)."""
-    found = [str(i["id"]) for i in result.get("items") or [] if isinstance(i, dict) and i.get("id")]
+    items = result.get("items")
+    found = [
+        str(i["id"])
+        for i in (items if isinstance(items, list) else [])
+        if isinstance(i, dict) and i.get("id")
+    ]
     tiers = result.get("context_tiers") or {}
     for tier in tiers.values() if isinstance(tiers, dict) else []:
         if isinstance(tier, dict):
@@ -183,14 +208,14 @@ def _resolve(shown: str, full: list[str]) -> str:
     return next((oid for oid in full if oid.startswith(prefix + ":") and oid.endswith(tail)), shown)
 
 
-def _object_line(entry: dict[str, Any]) -> str:
-    what = " ".join(str(entry[k]) for k in ("kind", "status") if entry.get(k))
+def _object_line(entry: PackageEntry) -> str:
+    what = " ".join(str(value) for value in (entry.get("kind"), entry.get("status")) if value)
     evidence = entry.get("evidence") or []
     cited = f" (evidence {' '.join(map(str, evidence[:3]))})" if evidence else ""
     return f"- [{entry.get('id')} {what}] {entry.get('text', '')}{cited}"
 
 
-def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: set[str]) -> list[Line]:
+def _episode_lines(episodes: Sequence[object], full: list[str], skip: set[str], own: set[str]) -> list[Line]:
     out: list[Line] = []
     header: str | None = None
     episode: str | None = None
@@ -219,7 +244,7 @@ def _episode_lines(episodes: list[str], full: list[str], skip: set[str], own: se
     return out
 
 
-def with_conclusions(mem: Any, lines: list[Line], *, skip: set[str]) -> list[Line]:
+def with_conclusions(mem: Memory, lines: list[Line], *, skip: set[str]) -> list[Line]:
     """``lines`` with, after the turns of each captured agent session they show, that session's
     conclusion (its last answer in words) when the package left it out.
 
@@ -256,15 +281,21 @@ def with_conclusions(mem: Any, lines: list[Line], *, skip: set[str]) -> list[Lin
     return out
 
 
-def last_answer(session: Any, source: Any) -> Any:
+def last_answer(session: StoreSession, source: MemoryObject) -> Segment | None:
     """A captured session's last assistant turn in words (read from its last turns), or None."""
-    count = int(source.metadata.get("segment_count") or 0)
+    count = segment_count(source)
     tail = session.get_segments(source.id, offset=max(0, count - RECENT_TAIL), limit=RECENT_TAIL)
     return next((s for s in reversed(tail) if _is_answer(s)), None)
 
 
+def segment_count(source: MemoryObject) -> int:
+    """How many turns a captured conversation holds (its metadata's ``segment_count``)."""
+    count = source.metadata.get("segment_count")
+    return int(count or 0) if isinstance(count, int | float | str) else 0
+
+
 # --- what memory holds for the project as a whole ----------------------------------------------
-def current_decisions(mem: Any, *, skip: set[str], limit: int = DECISIONS) -> list[Line]:
+def current_decisions(mem: Memory, *, skip: set[str], limit: int = DECISIONS) -> list[Line]:
     """The project's latest decisions still in force (active, not past ``valid_until``), as the
     package writes knowledge: a session starts knowing what was decided, whatever it is about."""
     from memory_substrate.ids import short_forms
@@ -294,7 +325,7 @@ def current_decisions(mem: Any, *, skip: set[str], limit: int = DECISIONS) -> li
     ]
 
 
-def _knowledge_text(obj: Any) -> str:
+def _knowledge_text(obj: MemoryObject) -> str:
     from memory_substrate.reader_text import continued
 
     text = f"{obj.title}: {obj.summary}" if obj.summary and obj.summary != obj.title else obj.title
@@ -302,7 +333,7 @@ def _knowledge_text(obj: Any) -> str:
 
 
 # --- the latest sessions ----------------------------------------------------------------------
-def latest_conversations(session: Any, limit: int, *, leave_out: set[str]) -> list[Any]:
+def latest_conversations(session: StoreSession, limit: int, *, leave_out: set[str]) -> list[MemoryObject]:
     """The ``limit`` latest active conversations of the namespace, newest first, less those in
     ``leave_out`` (read deep enough that leaving them out still leaves ``limit``)."""
     found = session.list_objects(
@@ -312,7 +343,7 @@ def latest_conversations(session: Any, limit: int, *, leave_out: set[str]) -> li
 
 
 def recent_sessions(
-    mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS
+    mem: Memory, *, own: set[str], skip: set[str], budget: int, limit: int = RECENT_SESSIONS
 ) -> list[Line]:
     """Header lines of the latest captured sessions and each one's last answer, within ``budget``
     (those in ``own`` and those already handed over, in ``skip``, left out)."""
@@ -328,7 +359,7 @@ def recent_sessions(
         names = short_forms(session, [s.id for s in sources])
         used = 0
         for source in sources:
-            count = int(source.metadata.get("segment_count") or 0)
+            count = segment_count(source)
             answer = last_answer(session, source)
             if answer is not None and f"{source.id}#{answer.id}" in skip:
                 continue  # its last answer is already in this context
@@ -359,7 +390,7 @@ def recent_sessions(
 
 
 def earlier_sessions(
-    mem: Any, *, own: set[str], skip: set[str], budget: int, limit: int = EARLIER_SESSIONS
+    mem: Memory, *, own: set[str], skip: set[str], budget: int, limit: int = EARLIER_SESSIONS
 ) -> list[Line]:
     """A line for each of the ``limit`` captured sessions after the latest ones (those in ``own``
     and ``skip`` left out, the latest among them), newest first, within ``budget``: its short id,
@@ -391,7 +422,7 @@ def earlier_sessions(
     return lines
 
 
-def _listed_title(source: Any) -> str:
+def _listed_title(source: MemoryObject) -> str:
     """A session's title as a line of the list shows it: under "Earlier sessions" the capture's
     "claude-code session " before the first prompt's words says nothing (a subagent keeps its
     mark)."""
@@ -402,7 +433,7 @@ def _listed_title(source: Any) -> str:
     return title[len(prefix) :] if host in CLIENT_HOSTS and title.startswith(prefix) else title
 
 
-def _is_answer(segment: Any) -> bool:
+def _is_answer(segment: Segment) -> bool:
     """An assistant turn in words (not a folded tool call or its result)."""
     role = str(segment.metadata.get("role") or "")
     text = segment.text.lstrip()

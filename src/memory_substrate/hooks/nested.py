@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 
-def set_in(data: dict[str, Any], path: list[str], value: Any) -> dict[str, Any]:
+def set_in(data: JsonObject, path: list[str], value: object) -> JsonObject:
     """A copy of ``data`` with ``value`` at ``path``, creating the objects along it."""
     out = copy.deepcopy(data)
     node = out
@@ -20,10 +23,10 @@ def set_in(data: dict[str, Any], path: list[str], value: Any) -> dict[str, Any]:
     return out
 
 
-def drop_in(data: dict[str, Any], path: list[str]) -> dict[str, Any]:
+def drop_in(data: JsonObject, path: list[str]) -> JsonObject:
     """A copy of ``data`` without ``path``, and without the objects that leaves empty along it."""
     out = copy.deepcopy(data)
-    chain = [out]
+    chain: list[JsonObject] = [out]
     for part in path[:-1]:
         child = chain[-1].get(part)
         if not isinstance(child, dict):
@@ -38,8 +41,8 @@ def drop_in(data: dict[str, Any], path: list[str]) -> dict[str, Any]:
     return out
 
 
-def get_in(data: dict[str, Any], path: list[str]) -> Any:
-    node: Any = data
+def get_in(data: JsonObject, path: list[str]) -> object:
+    node: object = data
     for part in path:
         if not isinstance(node, dict):
             return None

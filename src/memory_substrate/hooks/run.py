@@ -12,17 +12,19 @@ import contextlib
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from memory_substrate.hooks.config import DEFAULT_TIMEOUT, ConfigError, default_root, load
 from memory_substrate.hooks.failopen import Deadline, HookLog
+from memory_substrate.hooks.store_settings import store_overrides
 
 STDIN_MAX = 10_000_000  # an event is a few kilobytes; a prompt can be long, not this long
 LOCK_WAIT_S = 2.0  # a write's wait for another process's lock on the store (normal writes take milliseconds)
 
 
-def run(client: str, overrides: dict[str, Any]) -> NoReturn:
+def run(client: str, overrides: Mapping[str, object]) -> NoReturn:
     root = _root(overrides)
     log = HookLog(root, client)
     deadline = Deadline(DEFAULT_TIMEOUT, log)
@@ -37,7 +39,7 @@ def run(client: str, overrides: dict[str, Any]) -> NoReturn:
 
 
 def _answer(
-    client: str, root: Path | None, overrides: dict[str, Any], log: HookLog, deadline: Deadline
+    client: str, root: Path | None, overrides: Mapping[str, object], log: HookLog, deadline: Deadline
 ) -> str | None:
     raw = sys.stdin.buffer.read(STDIN_MAX)
     from memory_substrate.hooks.events import Stores, handle, parse_event
@@ -59,20 +61,19 @@ def _answer(
     if config.root.exists() and not config.root.is_dir():
         log.write(f"the store root {config.root} is not a directory")
         return None
-    store_overrides = {
-        k: v for k, v in overrides.items() if k in ("database_url", "embedder") and v is not None
-    }
     # A store another process keeps locked is given up on well before the deadline: the prompt
     # goes on without context, and a capture is done by the next event (its cursor did not move).
     stores = Stores(
-        config, store_overrides, lock_timeout_s=max(0.1, min(LOCK_WAIT_S, deadline.remaining() - 0.3))
+        config,
+        store_overrides(overrides),
+        lock_timeout_s=max(0.1, min(LOCK_WAIT_S, deadline.remaining() - 0.3)),
     )
     return handle(event, config, stores, log)
 
 
-def _root(overrides: dict[str, Any]) -> Path | None:
-    root = overrides.get("root")
-    if root is not None:
+def _root(overrides: Mapping[str, object]) -> Path | None:
+    root = overrides.get("root")  # a Path from the CLI's option, or a string
+    if isinstance(root, str | os.PathLike):
         return Path(root)
     env = os.environ.get("MEMORY_SUBSTRATE_ROOT")
     try:

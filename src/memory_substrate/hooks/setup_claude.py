@@ -20,11 +20,12 @@ Nothing else in these files is touched: not CLAUDE.md, not auto memory, not othe
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.hooks import hook_entries
 from memory_substrate.hooks.config_files import FileEdit, JsonDocument
+from memory_substrate.hooks.entry_types import ClaudeServerEntry, HookHandler
 from memory_substrate.hooks.nested import drop_in, get_in, set_in
 from memory_substrate.hooks.setup_plan import (
     PLUGIN_NAME,
@@ -37,6 +38,9 @@ from memory_substrate.hooks.setup_plan import (
     new_report,
     warn_twice,
 )
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 
 def config_dir(req: Request) -> Path:
@@ -54,14 +58,14 @@ def settings_file(req: Request, scope: str | None = None) -> Path:
     return req.project / ".claude" / "settings.local.json"
 
 
-def handler(req: Request, event: str) -> dict[str, Any]:
+def handler(req: Request, event: str) -> HookHandler:
     if req.serve_url and event in hook_entries.HTTP_EVENTS:
         return hook_entries.http_handler(req.serve_url, req.client, event)
     exe, *args = req.hook_argv
     return {"type": "command", "command": exe, "args": args, "timeout": hook_entries.TIMEOUTS[event]}
 
 
-def server_entry(req: Request) -> dict[str, Any]:
+def server_entry(req: Request) -> ClaudeServerEntry:
     exe, *args = req.server_argv
     return {"type": "stdio", "command": exe, "args": args, "env": {}}
 
@@ -111,7 +115,7 @@ def plan(req: Request) -> Report:
     return report
 
 
-def _user_settings(req: Request) -> dict[str, Any]:
+def _user_settings(req: Request) -> JsonObject:
     try:
         return JsonDocument.load(settings_file(req, "user")).data
     except ValidationError:  # reported when that file is the one being set up

@@ -19,13 +19,18 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memory_substrate.hooks import hook_entries, setup_plan, toml_tables
 from memory_substrate.hooks.config_files import FileEdit, JsonDocument, read_text
+from memory_substrate.hooks.entry_types import CodexServerTable, CommandHandler
 from memory_substrate.hooks.nested import get_in
 from memory_substrate.hooks.setup_plan import PLUGIN_NAME, Report, Request
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 
 def codex_home(req: Request) -> Path:
@@ -47,11 +52,11 @@ def command(req: Request) -> str:
     return hook_entries.shell_command(req.hook_argv)
 
 
-def handler(req: Request, event: str) -> dict[str, Any]:
+def handler(req: Request, event: str) -> CommandHandler:
     return {"type": "command", "command": command(req), "timeout": hook_entries.TIMEOUTS[event]}
 
 
-def server_table(req: Request) -> dict[str, Any]:
+def server_table(req: Request) -> CodexServerTable:
     exe, *args = req.server_argv
     return {"command": exe, "args": args}
 
@@ -64,7 +69,7 @@ def _camel(event: str) -> str:
     return event[0].lower() + event[1:]
 
 
-def trust_keys(path: Path, table: Any, client: str) -> list[str]:
+def trust_keys(path: Path, table: object, client: str) -> list[str]:
     """The keys Codex files our handlers' trust under: ``<hooks.json>:<event>:<group>:<handler>``
     (as ``hooks/list`` reports them), for the file's path as written and as resolved."""
     keys: list[str] = []
@@ -94,7 +99,7 @@ def plan(req: Request) -> Report:
     if not req.remove:
         if req.scope == "project":
             setup_plan.warn_twice(req, report, hooks_file(req, "user"), "--user")
-        plugins = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("plugins") or {}
+        plugins = _table(toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("plugins"))
         if any(
             k.startswith(f"{PLUGIN_NAME}@") and isinstance(v, dict) and v.get("enabled", True)
             for k, v in plugins.items()
@@ -104,6 +109,11 @@ def plan(req: Request) -> Report:
                 f"keep one (codex plugin remove {PLUGIN_NAME}@{PLUGIN_NAME}, or setup --remove)"
             )
     return report
+
+
+def _table(value: object) -> JsonObject:
+    """A table of Codex's config.toml, ``{}`` when it is absent (a key parsed from TOML is a string)."""
+    return value if isinstance(value, dict) else {}
 
 
 def _config_edit(req: Request, trust_to_drop: list[str]) -> FileEdit:
@@ -133,7 +143,7 @@ def _config_edit(req: Request, trust_to_drop: list[str]) -> FileEdit:
 def _plugin_trust_drop(req: Request) -> FileEdit:
     path = config_file(req)
     text = read_text(path)
-    state = get_in(toml_tables.parse(text, str(path)), ["hooks", "state"]) or {}
+    state = _table(get_in(toml_tables.parse(text, str(path)), ["hooks", "state"]))
     doomed: list[tuple[str, ...]] = [("hooks", "state", k) for k in state if k.startswith(f"{PLUGIN_NAME}@")]
     after = toml_tables.drop(text, doomed, str(path))
     return FileEdit(
@@ -176,11 +186,7 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
             if not found:
                 report.steps.append(_not_listed_step(req, manual))
                 return
-            pending = {
-                h["key"]: h["currentHash"]
-                for h in found
-                if h.get("trustStatus") != "trusted" and h.get("key") and h.get("currentHash")
-            }
+            pending = _untrusted(found)
             trust(server, pending)
             after = _our_hooks(req, list_hooks(server, cwd), ours, wanted)
     except AppServerError as exc:
@@ -191,10 +197,26 @@ def secure_trust(req: Request, report: Report, codex: Path | None) -> None:
     _report_trusted(req, report, after, wanted, pending, manual)
 
 
+def _untrusted(found: list[JsonObject]) -> dict[str, str]:
+    """Hook key -> current hash of the hooks Codex does not trust yet (``hooks/list`` gives both as strings)."""
+    pending: dict[str, str] = {}
+    for h in found:
+        key, digest = h.get("key"), h.get("currentHash")
+        if (
+            h.get("trustStatus") != "trusted"
+            and isinstance(key, str)
+            and key
+            and isinstance(digest, str)
+            and digest
+        ):
+            pending[key] = digest
+    return pending
+
+
 def _cannot_ask(req: Request, codex: Path | None, manual: str) -> str | None:
     """The step left to the user when Codex cannot be asked to trust the hooks at all: its hooks
     are turned off, or it is not installed. ``None`` when it can be asked."""
-    features = toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("features") or {}
+    features = _table(toml_tables.parse(read_text(config_file(req)), str(config_file(req))).get("features"))
     if features.get("hooks") is False or features.get("codex_hooks") is False:
         return (
             f"Codex's hooks are turned off in {setup_plan.display(config_file(req), req.home)} "
@@ -209,9 +231,7 @@ def _cannot_ask(req: Request, codex: Path | None, manual: str) -> str | None:
     return None
 
 
-def _our_hooks(
-    req: Request, listed: list[dict[str, Any]], ours: str, wanted: set[str]
-) -> list[dict[str, Any]]:
+def _our_hooks(req: Request, listed: list[JsonObject], ours: str, wanted: set[str]) -> list[JsonObject]:
     """The hooks Codex lists that are memory-substrate's: the plugin's, or those of our hooks file
     that run our command."""
     if req.plugin:
@@ -251,14 +271,14 @@ def _not_listed_step(req: Request, manual: str) -> str:
 def _report_trusted(
     req: Request,
     report: Report,
-    after: list[dict[str, Any]],
+    after: list[JsonObject],
     wanted: set[str],
-    pending: dict[str, Any],
+    pending: Mapping[str, str],
     manual: str,
 ) -> None:
     """What Codex trusts once asked: the hooks still untrusted, or those newly trusted and any
     turned off."""
-    untrusted = sorted(h.get("eventName", "?") for h in after if h.get("trustStatus") != "trusted")
+    untrusted = sorted(str(h.get("eventName", "?")) for h in after if h.get("trustStatus") != "trusted")
     if untrusted or len(after) < len(wanted):
         report.steps.append(
             f"Codex still does not trust the hooks {', '.join(untrusted) or '(some missing)'}: {manual}"
@@ -269,7 +289,7 @@ def _report_trusted(
             f"Codex now trusts {len(pending)} new or changed hook(s) (asked through codex app-server; "
             f"recorded in {setup_plan.display(config_file(req), req.home)})"
         )
-    disabled = sorted(h.get("eventName", "?") for h in after if h.get("enabled") is False)
+    disabled = sorted(str(h.get("eventName", "?")) for h in after if h.get("enabled") is False)
     if disabled:
         report.notes.append(
             f"hooks {', '.join(disabled)} are turned off in Codex's /hooks; turn them on there"

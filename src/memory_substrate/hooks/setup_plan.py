@@ -8,11 +8,12 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
 
 from memory_substrate.errors import ConflictError, NotAvailableError, ValidationError
 from memory_substrate.hooks import hook_entries
-from memory_substrate.hooks.config_files import FileEdit, JsonDocument
+from memory_substrate.hooks.config_files import Action, FileEdit, JsonDocument
+from memory_substrate.hooks.entry_types import HookHandler
 from memory_substrate.hooks.hook_entries import runs_ours
 
 Client = Literal["claude-code", "codex"]
@@ -52,6 +53,27 @@ class Request:
         return [str(self.script), "serve", "--project", *self.global_args]
 
 
+class FileChange(TypedDict):
+    path: str
+    action: Action
+    what: str
+
+
+class ReportView(TypedDict):
+    """A set-up's report as ``setup`` prints it."""
+
+    client: Client
+    scope: Scope
+    where: str
+    remove: bool
+    changed: bool
+    ok: bool  # nothing is left for the user to do
+    files: list[FileChange]
+    done: list[str]
+    notes: list[str]
+    steps: list[str]
+
+
 @dataclass
 class Report:
     """What a set-up changed (or would), what it checked, and what is left for the user to do."""
@@ -69,7 +91,7 @@ class Report:
     def changed(self) -> bool:
         return bool(self.done) or any(e.action != "unchanged" for e in self.edits)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ReportView:
         return {
             "client": self.client,
             "scope": self.scope,
@@ -94,7 +116,7 @@ def new_report(req: Request) -> Report:
     return Report(req.client, req.scope, where, req.remove)
 
 
-def hooks_edit(req: Request, path: Path, handler: Callable[[str], dict[str, Any]], command: str) -> FileEdit:
+def hooks_edit(req: Request, path: Path, handler: Callable[[str], HookHandler], command: str) -> FileEdit:
     """The edit of the JSON file at ``path`` whose ``hooks`` object holds our handlers (Claude
     Code's settings, Codex's hooks.json): ours merged in, or taken out with ``req.remove``."""
     doc = JsonDocument.load(path)
@@ -159,7 +181,7 @@ def ephemeral_note(script: Path) -> str | None:
     return None
 
 
-def is_our_server(entry: Any) -> bool:
+def is_our_server(entry: object) -> bool:
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return False
     args = entry.get("args")
@@ -167,7 +189,7 @@ def is_our_server(entry: Any) -> bool:
     return runs_ours([entry["command"], *words], "serve")
 
 
-def check_server_name(existing: Any, name: str, where: Path) -> None:
+def check_server_name(existing: object, name: str, where: Path) -> None:
     """A server of that name that is not ours is the user's: never overwritten."""
     if existing is not None and not is_our_server(existing):
         raise ConflictError(

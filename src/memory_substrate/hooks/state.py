@@ -21,10 +21,15 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
+
 
 SESSIONS = "sessions"
 CURSORS = "cursors"
@@ -36,7 +41,7 @@ def _key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
-def _read(path: Path) -> dict[str, Any] | None:
+def _read(path: Path) -> JsonObject | None:
     try:
         with open(path, encoding="utf-8") as fh:
             data = json.load(fh)
@@ -45,7 +50,7 @@ def _read(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
+def _write(path: Path, data: Mapping[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with open(tmp, "w", encoding="utf-8") as fh:
@@ -122,10 +127,17 @@ def load_cursor(state_dir: Path, transcript: Path) -> Cursor | None:
     data = _read(cursor_file(state_dir, transcript))
     if data is None or data.get("path") != str(transcript):
         return None
-    try:
-        return Cursor(**{k: data[k] for k in Cursor.__dataclass_fields__ if k in data})
-    except TypeError:
-        return None
+    offset, size, mtime_ns, turns = (data.get(k, 0) for k in ("offset", "size", "mtime_ns", "turns"))
+    names = [data.get(k) for k in ("source_id", "parser", "namespace", "session_id")]
+    if not (
+        isinstance(offset, int)
+        and isinstance(size, int)
+        and isinstance(mtime_ns, int)
+        and isinstance(turns, int)
+    ) or any(n is not None and not isinstance(n, str) for n in names):
+        return None  # not a file save_cursor wrote: the transcript is read again (captures are idempotent)
+    source_id, parser, namespace, session_id = (n if isinstance(n, str) else None for n in names)
+    return Cursor(str(transcript), offset, size, mtime_ns, source_id, turns, parser, namespace, session_id)
 
 
 def save_cursor(state_dir: Path, cursor: Cursor) -> None:

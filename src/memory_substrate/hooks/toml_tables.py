@@ -13,17 +13,20 @@ import copy
 import json
 import re
 import tomllib
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.hooks.nested import drop_in, get_in
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 Path_ = tuple[str, ...]
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def parse(text: str | None, where: str) -> dict[str, Any]:
+def parse(text: str | None, where: str) -> JsonObject:
     if not text:
         return {}
     try:
@@ -35,7 +38,7 @@ def parse(text: str | None, where: str) -> dict[str, Any]:
         ) from None
 
 
-def value(v: Any) -> str:
+def value(v: object) -> str:
     """``v`` (a string, bool, int, list or dict of those) as a TOML value."""
     if isinstance(v, bool):
         return "true" if v else "false"
@@ -73,7 +76,7 @@ def key(k: str) -> str:
     return k if _BARE.fullmatch(k) else _string(k)
 
 
-def table(path: Path_, values: dict[str, Any]) -> str:
+def table(path: Path_, values: Mapping[str, object]) -> str:
     """``values`` as a ``[a.b]`` table, scalars and arrays one per line."""
     lines = ["[" + ".".join(key(p) for p in path) + "]"]
     lines += [f"{key(k)} = {value(v)}" for k, v in values.items()]
@@ -167,7 +170,7 @@ def _drop(text: str, doomed: Callable[[Path_, bool], bool]) -> str:
     return "".join(line for n, line in enumerate(lines) if n not in gone)
 
 
-def _check(before: dict[str, Any], text: str, expected: dict[str, Any], where: str, what: str) -> None:
+def _check(before: JsonObject, text: str, expected: JsonObject, where: str, what: str) -> None:
     try:
         got = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -180,14 +183,17 @@ def _check(before: dict[str, Any], text: str, expected: dict[str, Any], where: s
         )
 
 
-def put(text: str | None, path: Path_, values: dict[str, Any], where: str) -> str:
+def put(text: str | None, path: Path_, values: Mapping[str, object], where: str) -> str:
     """``text`` with the table at ``path`` set to ``values``: replaced in place when it is a table
     block of its own, appended after one blank line when absent."""
     before = parse(text, where)
     expected = copy.deepcopy(before)
     node = expected
     for part in path[:-1]:
-        node = node.setdefault(part, {})
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):  # a value, not a table, on the way: it cannot hold one
+            raise TypeError(f"'{type(child).__name__}' object does not support item assignment")
+        node = child
     node[path[-1]] = values
     block = table(path, values)
     if get_in(before, list(path)) is None:

@@ -18,8 +18,12 @@ import json
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.capture import IngestTarget
+    from memory_substrate.json_types import JsonObject
 
 URL_ENV = "MEMORY_SUBSTRATE_HOOK_URL"
 TOKEN_ENV = "MEMORY_SUBSTRATE_HOOK_TOKEN"
@@ -54,7 +58,7 @@ def configured(environ: Mapping[str, str] | None = None) -> bool:
 
 def context(
     client: str,
-    event: Mapping[str, Any],
+    event: Mapping[str, object],
     *,
     namespace: str,
     budget: int,
@@ -65,7 +69,7 @@ def context(
     environ: Mapping[str, str] | None = None,
 ) -> WarmContext | None:
     """The server's compile for a SessionStart or UserPromptSubmit ``event``; None: do it cold."""
-    body = {
+    body: JsonObject = {
         **event,
         EXTRA: {"namespace": namespace, "budget": budget, "given": sorted(given), "own": sorted(own)},
     }
@@ -88,18 +92,18 @@ def context(
 
 def ingest(
     client: str,
-    event: Mapping[str, Any],
+    event: Mapping[str, object],
     namespace: str,
     mode: str,
-    input_data: dict[str, Any],
-    options: dict[str, Any] | None = None,
+    input_data: JsonObject,
+    options: JsonObject | None = None,
     *,
     timeout: float = CAPTURE_TIMEOUT,
     log: Log | None = None,
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """The server's ingest of a capture; None: do it cold."""
-    body = {
+    body: JsonObject = {
         **event,
         EXTRA: {
             "namespace": namespace,
@@ -107,16 +111,22 @@ def ingest(
         },
     }
     answer = post(client, body, namespace, timeout=timeout, log=log, environ=environ)
-    result = None if answer is None else answer.get("result")
-    if answer is not None and not isinstance(result, dict):
+    if answer is None:
+        return None
+    result = answer.get("result")
+    if not isinstance(result, dict):
         _say(log, "warm path: the server's answer holds no ingest result; doing it here")
         return None
     return result
 
 
 def memory_factory(
-    client: str, event: Mapping[str, Any], cold: Callable[[str], Any], *, log: Log | None = None
-) -> Callable[[str], Any]:
+    client: str,
+    event: Mapping[str, object],
+    cold: Callable[[str], IngestTarget],
+    *,
+    log: Log | None = None,
+) -> Callable[[str], IngestTarget]:
     """What ``hooks.capture`` takes as ``memory``: ``factory(ns).ingest(...)`` goes to the server
     and, when that fails, to ``cold(ns)`` (whose store is opened only then)."""
     return lambda namespace: _FallbackMemory(client, event, namespace, cold, log)
@@ -126,16 +136,14 @@ class _FallbackMemory:
     def __init__(
         self,
         client: str,
-        event: Mapping[str, Any],
+        event: Mapping[str, object],
         namespace: str,
-        cold: Callable[[str], Any],
+        cold: Callable[[str], IngestTarget],
         log: Log | None,
     ) -> None:
         self.client, self.event, self.namespace, self.cold, self.log = client, event, namespace, cold, log
 
-    def ingest(
-        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def ingest(self, mode: str, input_data: JsonObject, options: JsonObject | None = None) -> JsonObject:
         result = ingest(self.client, self.event, self.namespace, mode, input_data, options, log=self.log)
         if result is not None:
             return result
@@ -144,13 +152,13 @@ class _FallbackMemory:
 
 def post(
     client: str,
-    body: dict[str, Any],
+    body: JsonObject,
     namespace: str,
     *,
     timeout: float,
     log: Log | None = None,
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any] | None:
+) -> JsonObject | None:
     """POST ``body`` to ``URL/hooks/CLIENT``; the answer's JSON object, or None (said in ``log``)."""
     env = environ if environ is not None else os.environ
     url = env.get(URL_ENV, "").strip()

@@ -19,12 +19,13 @@ three passes.
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.app import Memory
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.schemas import ExtractionInput
+from memory_substrate.importers.extraction_input import ExtractionGroup
+from memory_substrate.importers.result_types import AppliedGroup
+from memory_substrate.json_types import JsonObject
 from memory_substrate.remember.service import summarize
 from memory_substrate.validation import parse
 
@@ -32,8 +33,8 @@ EXTRACTOR = "agent"  # the importer supplies its extraction itself, as a calling
 
 
 def apply_extractions(
-    memory: Memory, episode_id: str, groups: list[dict[str, Any]], *, summary: dict[str, Any]
-) -> list[dict[str, Any]]:
+    memory: Memory, episode_id: str, groups: list[ExtractionGroup], *, summary: JsonObject
+) -> list[AppliedGroup]:
     """Apply ``groups`` (each a ``memory_remember`` ``extraction`` input for ``episode_id``) in
     one patch; returns each group's summary, as ``memory_remember`` would, plus the patch id.
 
@@ -43,7 +44,7 @@ def apply_extractions(
     parsed = [parse(ExtractionInput, g, f"groups[{i}]") for i, g in enumerate(groups)]
     rt = memory.runtime
     embedder = rt.embedder_or_none()
-    results: list[dict[str, Any]] = []
+    results: list[AppliedGroup] = []
     with rt.write("memory_remember", "extraction", parsed[0].reason if parsed else None) as (session, patch):
         applier = ExtractionApplier(patch, embedder, episode_limit=None)
         last_trace = None
@@ -57,17 +58,27 @@ def apply_extractions(
             trace = applier.apply(data.episode_id, data, gov)
             trace["patch_id"] = patch.id
             last_trace = jobs.record(session, "extraction", data.episode_id, trace)
-            results.append(
-                {
-                    "status": "applied",
-                    "episode_id": data.episode_id,
-                    "trace_id": last_trace.id,
-                    **summarize(trace),
-                }
-            )
+            results.append(_applied(data.episode_id, last_trace.id, trace, patch.id))
         if last_trace is not None:
             jobs.finish(session, episode_id, trace_id=last_trace.id, extractor=EXTRACTOR)
         record = patch.commit({"mode": "extraction", "groups": len(parsed), **summary})
     for r in results:
         r["patch_id"] = record.id
     return results
+
+
+def _applied(episode_id: str, trace_id: str, trace: JsonObject, patch_id: str) -> AppliedGroup:
+    """The group's answer as ``memory_remember`` gives it; ``patch_id`` is final once the patch commits."""
+    outcome = summarize(trace)
+    return {
+        "status": "applied",
+        "episode_id": episode_id,
+        "trace_id": trace_id,
+        "entities": outcome["entities"],
+        "facts": outcome["facts"],
+        "fact_ids": outcome["fact_ids"],
+        "superseded_fact_ids": outcome["superseded_fact_ids"],
+        "custom_predicates": outcome["custom_predicates"],
+        "procedures": outcome["procedures"],
+        "patch_id": patch_id,
+    }

@@ -15,12 +15,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from memory_substrate.app import Memory
+from memory_substrate.importers.result_types import ImportNotes, ImportResult
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 from memory_substrate.ingest.schemas import IngestOptions
 from memory_substrate.ingest.service import IngestService
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject
 
 Progress = Callable[[int, int, str], None]
@@ -35,20 +36,20 @@ class ImportReport:
     format: str
     path: str
     counts: dict[str, int] = field(default_factory=dict)
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[JsonObject] = field(default_factory=list)
     skipped_count: int = 0
-    notes: dict[str, Any] = field(default_factory=dict)
+    notes: ImportNotes = field(default_factory=lambda: ImportNotes())
     patches: int = 0
 
     def add(self, key: str, n: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + n
 
-    def skip(self, reason: str, **where: Any) -> None:
+    def skip(self, reason: str, **where: object) -> None:
         self.skipped_count += 1
         if len(self.skipped) < SKIPPED_SHOWN:
             self.skipped.append({"reason": reason, **where})
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ImportResult:
         wrote = self.patches > 0
         return {
             "result_type": "import_result",
@@ -78,7 +79,7 @@ def store_part(
     title: str,
     fingerprint: str,
     segments: list[CapturedSegment],
-    payload: dict[str, Any],
+    payload: JsonObject,
     adapter: str,
 ) -> tuple[str, bool]:
     """Capture one slice of an import file as a source; returns (source_id, was_new).

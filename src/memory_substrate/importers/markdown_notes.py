@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
 from memory_substrate.importers.bulk import apply_extractions
 from memory_substrate.importers.common import DEFAULT_SCOPE, ImportReport, Progress, part_done
+from memory_substrate.importers.extraction_input import ExtractedEntity, ExtractionGroup
+from memory_substrate.importers.result_types import ImportResult
 from memory_substrate.ingest.pathpolicy import PathPolicy, is_within, leaves_root
 from memory_substrate.models import Segment
 from memory_substrate.taxonomy import MAX_ENTITIES_PER_EPISODE, generic_reason, normalize_name
@@ -108,7 +109,7 @@ class MarkdownImporter:
                 found.append(p)
         return found
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> ImportResult:
         if not self.root.is_dir():
             raise ValidationError(f"{self.root} is not a directory", details={"path": str(self.root)})
         notes = self.notes()
@@ -140,7 +141,7 @@ class MarkdownImporter:
         groups = self._groups(path, source_id, name, aliases, kept)
         results = apply_extractions(self.memory, source_id, groups, summary={"importer": FORMAT})
         self.report.patches += 1
-        new_ids: set[str] = set()
+        new_ids: set[object] = set()
         for result in results:
             new_ids.update(e["entity_id"] for e in result["entities"]["new"])
             self.report.add("relations_new", result["facts"].get("created", 0))
@@ -191,18 +192,18 @@ class MarkdownImporter:
         name: str,
         aliases: list[str],
         kept: list[tuple[str, str, str, str]],
-    ) -> list[dict[str, Any]]:
+    ) -> list[ExtractionGroup]:
         """The note's extraction inputs, at most an episode's worth of entities each."""
         # Every group (an extraction holds 10 entities) lists the note itself, so each resolves
         # it exactly; all groups of a note are applied in one governed patch.
-        note = {
+        note: ExtractedEntity = {
             "name": name,
             "type": "document",
             "aliases": aliases,
             "summary": f"Markdown note {path.relative_to(self.root)}",
         }
         batch_size = MAX_ENTITIES_PER_EPISODE - 1
-        groups = []
+        groups: list[ExtractionGroup] = []
         for start in range(0, max(len(kept), 1), batch_size):
             chunk = kept[start : start + batch_size]
             groups.append(
@@ -211,7 +212,7 @@ class MarkdownImporter:
                     "reason": self.reason,
                     "memory_source": "imported",
                     "scope_refs": [self.scope],
-                    "entities": [note, *({"name": t, "type": e} for t, e, _, _ in chunk)],
+                    "entities": [note, *(ExtractedEntity(name=t, type=e) for t, e, _, _ in chunk)],
                     "facts": [
                         {"subject": name, "predicate": p, "object": t, "segment_ids": [s]}
                         for t, _, p, s in chunk
@@ -246,6 +247,6 @@ def _links_and_tags(
 
 def import_markdown(
     memory: Memory, root: str | Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> ImportResult:
     """Import every Markdown note under ``root``. Raises ``ValidationError`` if it is not a folder."""
     return MarkdownImporter(memory, Path(root), scope=scope, progress=progress).run()

@@ -31,7 +31,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError, ValidationError
@@ -47,9 +47,14 @@ from memory_substrate.importers.common import (
     part_done,
     store_part,
 )
+from memory_substrate.importers.extraction_input import ExtractedEntity, ExtractedFact, ExtractionGroup
+from memory_substrate.importers.mcp_format import EntityLine, RelationLine
+from memory_substrate.importers.result_types import ExportCounts, ImportResult
 from memory_substrate.ingest.captured import CapturedSegment
 from memory_substrate.ingest.pathpolicy import PathPolicy
+from memory_substrate.json_types import JsonObject
 from memory_substrate.lookup_keys import entity_any_key
+from memory_substrate.models import MemoryObject
 from memory_substrate.taxonomy import (
     CANONICAL_PREDICATES,
     ENTITY_TYPES,
@@ -275,7 +280,7 @@ def _records(
     progress: Progress | None,
     done_before: int,
     total: int,
-) -> Iterator[tuple[int, dict[str, Any], int]]:
+) -> Iterator[tuple[int, JsonObject, int]]:
     """(line number, record, its size in bytes) of every record of type ``wanted``, read one line
     at a time from the file opened once under the path policy (never a FIFO, never through a symlink)."""
     with policy.open_binary(path) as fh:
@@ -321,9 +326,23 @@ def _boundary(name: str) -> bool:
     return int(hashlib.sha256(name.encode("utf-8")).hexdigest()[:8], 16) % BOUNDARY_MODULUS == 0
 
 
-def _observation_count(rec: dict[str, Any]) -> int:
+def _observation_count(rec: JsonObject) -> int:
     obs = rec.get("observations")
     return len(obs) if isinstance(obs, list) else 0
+
+
+def _name(rec: JsonObject) -> str:
+    """An entity record's name: a record reaches a part only when its name is a string (``run``)."""
+    return str(rec["name"])
+
+
+def _observations(rec: JsonObject) -> list[object]:
+    """The record's ``observations`` as iterating the JSON value gives them: a list item by item,
+    a string by character, an object by key; a number is no sequence of observations."""
+    raw = rec.get("observations") or []
+    if not isinstance(raw, list | str | dict):
+        raise TypeError(f"'{type(raw).__name__}' object is not iterable")
+    return list(raw)
 
 
 class McpMemoryImporter:
@@ -339,11 +358,11 @@ class McpMemoryImporter:
         self.type_mapping: dict[str, str] = {}
         self.reason = f"imported from the MCP memory server file {self.path.name}"
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> ImportResult:
         if not self.path.is_file():
             raise ValidationError(f"{self.path} is not a file", details={"path": str(self.path)})
         total = os.path.getsize(self.path) * 2
-        part: list[tuple[int, dict[str, Any]]] = []
+        part: list[tuple[int, JsonObject]] = []
         segments = size = 0
         for lineno, rec, nbytes in _records(
             self.policy, self.path, "entity", self.report, self.progress, 0, total
@@ -385,7 +404,7 @@ class McpMemoryImporter:
 
     def _capture(
         self,
-        part: list[tuple[int, dict[str, Any]]],
+        part: list[tuple[int, JsonObject]],
         records: str,
         segments: list[CapturedSegment],
         title: str,
@@ -418,9 +437,9 @@ class McpMemoryImporter:
         return source_id
 
     # --- entities and observations --------------------------------------------------------------
-    def _entity_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
+    def _entity_part(self, part: list[tuple[int, JsonObject]]) -> None:
         segments, where = self._entity_segments(part)
-        title = f"entities {part[0][1]['name'][:40]} … {part[-1][1]['name'][:40]}"
+        title = f"entities {_name(part[0][1])[:40]} … {_name(part[-1][1])[:40]}"
         source_id = self._capture(part, "entity", segments, title)
         if source_id is None:
             return
@@ -439,12 +458,12 @@ class McpMemoryImporter:
                 self.report.skip(f"entity_{refused['reason']}", name=refused["name"])
         # An entity listed again in a later group (split observations, a repeated name) resolves
         # to itself there: count each entity once, as new if any group created it.
-        new_ids = {e["entity_id"] for r in results for e in r["entities"]["new"]}
+        new_ids: set[object] = {e["entity_id"] for r in results for e in r["entities"]["new"]}
         resolved = {e["entity_id"] for r in results for e in r["entities"]["resolved"]} - new_ids
         self.report.add("entities_resolved", len(resolved))
 
     def _entity_segments(
-        self, part: list[tuple[int, dict[str, Any]]]
+        self, part: list[tuple[int, JsonObject]]
     ) -> tuple[list[CapturedSegment], dict[tuple[int, int], str]]:
         """One segment per entity record and per non-empty observation, with where each landed."""
         segments: list[CapturedSegment] = []
@@ -453,18 +472,18 @@ class McpMemoryImporter:
             raw_type = str(rec.get("entityType") or "")
             segments.append(
                 CapturedSegment(
-                    text=f"{rec['name']} ({raw_type or 'untyped'})",
+                    text=f"{_name(rec)} ({raw_type or 'untyped'})",
                     locator={
                         "kind": "jsonl_record",
                         "path": str(self.path),
                         "line": lineno,
                         "record": "entity",
                     },
-                    metadata={"record": "entity", "name": rec["name"], "entity_type": raw_type},
+                    metadata={"record": "entity", "name": _name(rec), "entity_type": raw_type},
                 )
             )
             where[(lineno, -1)] = f"seg-{len(segments)}"
-            for i, obs in enumerate(rec.get("observations") or []):
+            for i, obs in enumerate(_observations(rec)):
                 if not isinstance(obs, str) or not obs.strip():
                     continue
                 segments.append(
@@ -476,19 +495,19 @@ class McpMemoryImporter:
                             "line": lineno,
                             "observation": i,
                         },
-                        metadata={"record": "observation", "name": rec["name"]},
+                        metadata={"record": "observation", "name": _name(rec)},
                     )
                 )
                 where[(lineno, i)] = f"seg-{len(segments)}"
         return segments, where
 
     def _entity_groups(
-        self, source_id: str, part: list[tuple[int, dict[str, Any]]], where: dict[tuple[int, int], str]
-    ) -> list[dict[str, Any]]:
+        self, source_id: str, part: list[tuple[int, JsonObject]], where: dict[tuple[int, int], str]
+    ) -> list[ExtractionGroup]:
         """The part's entities and observation facts, cut into extractions no larger than one holds."""
-        groups: list[dict[str, Any]] = []
-        group_entities: list[dict[str, Any]] = []
-        group_facts: list[dict[str, Any]] = []
+        groups: list[ExtractionGroup] = []
+        group_entities: list[ExtractedEntity] = []
+        group_facts: list[ExtractedFact] = []
 
         def flush() -> None:
             nonlocal group_entities, group_facts
@@ -520,29 +539,29 @@ class McpMemoryImporter:
         return groups
 
     def _entity_record(
-        self, lineno: int, rec: dict[str, Any], where: dict[tuple[int, int], str]
-    ) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        self, lineno: int, rec: JsonObject, where: dict[tuple[int, int], str]
+    ) -> tuple[ExtractedEntity, list[ExtractedFact]] | None:
         """One entity record as an extracted entity and its observations as facts; None (and a
         skip reported) for a generic name."""
         raw_type = str(rec.get("entityType") or "")
         etype, matched = map_entity_type(raw_type)
         self.type_mapping.setdefault(raw_type, etype if matched else f"{etype} (no match)")
-        why = generic_reason(rec["name"])
+        why = generic_reason(_name(rec))
         if why:
             self.report.skip(
                 f"entity_{why}",
                 line=lineno,
-                name=rec["name"],
-                observations=len(rec.get("observations") or []),
+                name=_name(rec),
+                observations=len(_observations(rec)),
             )
             return None
-        entity = {
-            "name": rec["name"][:200],
+        entity: ExtractedEntity = {
+            "name": _name(rec)[:200],
             "type": etype,
             "summary": f"Imported from an MCP memory file (entityType {raw_type or 'none'})."[:2000],
         }
-        facts = []
-        for i, obs in enumerate(rec.get("observations") or []):
+        facts: list[ExtractedFact] = []
+        for i, obs in enumerate(_observations(rec)):
             if not isinstance(obs, str) or not obs.strip():
                 self.report.skip("empty_observation", line=lineno, observation=i)
                 continue
@@ -561,8 +580,8 @@ class McpMemoryImporter:
         return entity, facts
 
     def _group(
-        self, source_id: str, entities: list[dict[str, Any]], facts: list[dict[str, Any]]
-    ) -> dict[str, Any]:
+        self, source_id: str, entities: list[ExtractedEntity], facts: list[ExtractedFact]
+    ) -> ExtractionGroup:
         return {
             "episode_id": source_id,
             "entities": entities,
@@ -573,7 +592,7 @@ class McpMemoryImporter:
         }
 
     # --- relations -------------------------------------------------------------------------------
-    def _relation_part(self, part: list[tuple[int, dict[str, Any]]]) -> None:
+    def _relation_part(self, part: list[tuple[int, JsonObject]]) -> None:
         segments = []
         for lineno, rec in part:
             segments.append(
@@ -598,7 +617,7 @@ class McpMemoryImporter:
             if isinstance(v, str) and v.strip()
         }
         known = self._entities(names)
-        facts = []
+        facts: list[ExtractedFact] = []
         for i, (lineno, rec) in enumerate(part):
             src, dst, rtype = rec.get("from"), rec.get("to"), rec.get("relationType")
             if not all(isinstance(v, str) and v.strip() for v in (src, dst, rtype)):
@@ -670,7 +689,7 @@ class McpMemoryImporter:
 
 def import_mcp_memory(
     memory: Memory, path: str | Path, *, scope: str = DEFAULT_SCOPE, progress: Progress | None = None
-) -> dict[str, Any]:
+) -> ImportResult:
     """Import a reference MCP memory server file (JSON Lines) into ``memory``'s namespace.
 
     Raises ``ValidationError`` if ``path`` is not a file; bad records are skipped and reported.
@@ -679,7 +698,7 @@ def import_mcp_memory(
 
 
 # --- export ----------------------------------------------------------------------------------------
-def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict[str, Any]:
+def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> ExportCounts:
     """Write the namespace's entities (with their observations and literal facts as observations)
     and its current entity-to-entity facts as the reference server's JSON Lines. Returns counts.
 
@@ -688,9 +707,9 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
     oldest one's type, every observation once in order. ``merged`` counts the entities folded
     into another and ``merged_names`` lists (up to 20 of) those names. Relations are written once
     each. Entities are held until the end to merge them; relations stream as they are found."""
-    counts: dict[str, Any] = {"entities": 0, "relations": 0, "observations": 0, "merged": 0}
-    by_name: dict[str, dict[str, Any]] = {}
-    seen_relations: set[tuple[str, str, str]] = set()
+    counts: ExportCounts = {"entities": 0, "relations": 0, "observations": 0, "merged": 0}
+    by_name: dict[str, EntityLine] = {}
+    seen_relations: set[tuple[str, object, str]] = set()
     merged_names: list[str] = []
     offset = 0
     while True:
@@ -738,11 +757,11 @@ def export_mcp_memory(memory: Memory, out: IO[str], *, batch: int = 500) -> dict
 
 
 def _entity_lines(
-    ent: Any, knowledge: dict[str, Any], targets: dict[str, Any]
-) -> tuple[list[str], list[dict[str, str]]]:
+    ent: MemoryObject, knowledge: dict[str, MemoryObject], targets: dict[str, MemoryObject]
+) -> tuple[list[str], list[RelationLine]]:
     """One entity's observations and its relations to other entities, in the reference format."""
     obs: list[str] = []
-    relations: list[dict[str, str]] = []
+    relations: list[RelationLine] = []
     for k in sorted(knowledge.values(), key=lambda o: (o.created_at, o.id)):
         if ent.id not in k.subject_refs:
             continue

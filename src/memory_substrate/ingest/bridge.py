@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from memory_substrate.errors import ValidationError
 from memory_substrate.ingest import schemas
@@ -17,6 +16,7 @@ from memory_substrate.ingest.adapters import (
 from memory_substrate.ingest.adapters.errors import CaptureError
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.pathpolicy import Kind, PathPolicy
+from memory_substrate.json_types import JsonObject
 from memory_substrate.runtime import Runtime
 from memory_substrate.util import canonical_json, sha256_text
 from memory_substrate.validation import parse
@@ -46,7 +46,7 @@ def _opened(policy: PathPolicy, raw: str, capture: Callable[[], CapturedSource])
 
 
 def _repo(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: JsonObject, opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
     data = parse(schemas.RepoInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
@@ -73,7 +73,7 @@ def _repo(
 
 
 def _document(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: JsonObject, opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
     data = parse(schemas.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
@@ -90,7 +90,7 @@ def _document(
 
 
 def _pdf(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: JsonObject, opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
     data = parse(schemas.PathInput, input_data, "input_data")
     policy = PathPolicy.from_settings(rt.settings)
@@ -108,7 +108,7 @@ def _pdf(
 
 
 def _web(
-    rt: Runtime, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
+    rt: Runtime, mode: str, input_data: JsonObject, opts: schemas.IngestOptions, progress: Progress | None
 ) -> CapturedSource:
     data = parse(schemas.WebInput, input_data, "input_data")
     s = rt.settings

@@ -9,11 +9,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.redaction import Redactions
 
 Progress = Callable[[int, int, str], None]  # (done, total, stage): adapters and imports report through it
+
+
+class WithheldFile(TypedDict):
+    """A secret that was not stored: a secret file left out whole, or a value redacted in a file
+    (with the ``line``, and the ``page`` of a PDF, where it stood)."""
+
+    path: str
+    reason: str
+    kind: str
+    line: NotRequired[int]
+    page: NotRequired[int]
+
+
+class SkippedFile(TypedDict):
+    """A file a capture left out, and why (``binary_file``, ``symlink``, a read failure's reason)."""
+
+    path: str
+    reason: str
 
 
 @dataclass
@@ -26,8 +45,8 @@ class CapturedSegment:
     """
 
     text: str
-    locator: dict[str, Any]
-    metadata: dict[str, Any] = field(default_factory=dict)
+    locator: JsonObject
+    metadata: JsonObject = field(default_factory=dict)
 
 
 @dataclass
@@ -38,12 +57,12 @@ class CapturedSource:
     title: str
     uri: str  # absolute path, URL, or "conversation:<title>"
     fingerprint: str  # sha256 hex over the captured content
-    payload: dict[str, Any] = field(default_factory=dict)
+    payload: JsonObject = field(default_factory=dict)
     segments: list[CapturedSegment] = field(default_factory=list)
-    metadata: dict[str, Any] = field(default_factory=dict)
+    metadata: JsonObject = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    withheld: list[dict[str, Any]] = field(default_factory=list)  # secrets not stored: {"path", "reason"}
-    skipped: list[dict[str, Any]] = field(default_factory=list)  # files skipped: {"path", "reason"}
+    withheld: list[WithheldFile] = field(default_factory=list)  # secrets not stored
+    skipped: list[SkippedFile] = field(default_factory=list)
     adapter_name: str = ""
     adapter_version: str = "1"
     declared_transformations: list[str] = field(default_factory=list)

@@ -8,6 +8,7 @@ import uuid
 
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
 from memory_substrate.ingest.schemas import ConversationInput
+from memory_substrate.json_types import JsonObject
 from memory_substrate.redaction import Redactions, redact_fields
 
 
@@ -21,7 +22,12 @@ def capture_conversation(data: ConversationInput) -> CapturedSource:
     prefixes: list[str] = []
     for i, msg in enumerate(data.messages):
         created = msg.created_at.isoformat() if msg.created_at else None
-        meta = {"role": msg.role, "name": msg.name, "created_at": created, "metadata": msg.metadata}
+        meta: JsonObject = {
+            "role": msg.role,
+            "name": msg.name,
+            "created_at": created,
+            "metadata": msg.metadata,
+        }
         segments.append(
             CapturedSegment(text=msg.content, locator={"kind": "message", "index": i}, metadata=meta)
         )

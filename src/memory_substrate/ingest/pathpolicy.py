@@ -38,6 +38,7 @@ from typing import Any, BinaryIO, Literal
 from memory_substrate.errors import ValidationError
 from memory_substrate.ingest.adapters._files import open_checked
 from memory_substrate.ingest.adapters.errors import CaptureError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.storage.factory import store_files
 
 Kind = Literal["file", "directory"]
@@ -94,7 +95,7 @@ class PathPolicy:
     def is_open(self) -> bool:
         return self.roots is None
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> JsonObject:
         """For ``doctor`` and logs: the mode and the roots."""
         if self.roots is None:
             return {

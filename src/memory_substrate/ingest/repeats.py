@@ -13,14 +13,15 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from memory_substrate.graph import jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.ingest.captured import CapturedSource
+from memory_substrate.ingest.results import IngestResult
+from memory_substrate.ingest.source_metadata import freshness, segment_count
 from memory_substrate.lookup_keys import conversation_thread_key, source_fingerprint_key
 from memory_substrate.models import MemoryObject, Segment
-from memory_substrate.patch import Patch
+from memory_substrate.patch import Patch, PreparedVectors
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import now_iso, sha256_text
 
@@ -37,7 +38,7 @@ def _current(objs: dict[str, MemoryObject], kind: str) -> list[MemoryObject]:
             if o.object_type == "source"
             and o.kind == kind
             and o.status == "active"
-            and (o.metadata.get("freshness") or {}).get("is_current", True)
+            and freshness(o).get("is_current", True)
         ),
         key=lambda o: (o.created_at, o.id),
     )
@@ -50,7 +51,7 @@ def same_content(session: StoreSession, mode: str, captured: CapturedSource) -> 
     ids = sorted({oid for _, oid in session.find_keys([source_fingerprint_key(mode, captured.fingerprint)])})
     found = _current(session.get_objects(ids), mode) if ids else []
     return next(
-        (o for o in found if (o.metadata.get("freshness") or {}).get("fingerprint") == captured.fingerprint),
+        (o for o in found if freshness(o).get("fingerprint") == captured.fingerprint),
         None,
     )
 
@@ -62,15 +63,15 @@ def grown_from(session: StoreSession, captured: CapturedSource) -> MemoryObject 
     ids = sorted({oid for _, oid in session.find_keys([conversation_thread_key(captured.thread)])})
     best: MemoryObject | None = None
     for prev in _current(session.get_objects(ids), "conversation") if ids else []:
-        n = int(prev.metadata.get("segment_count") or 0)
-        fp = (prev.metadata.get("freshness") or {}).get("fingerprint")
+        n = segment_count(prev)
+        fp = freshness(prev).get("fingerprint")
         extends = 0 < n < len(captured.prefix_fingerprints) and captured.prefix_fingerprints[n - 1] == fp
-        if extends and (best is None or n > int(best.metadata.get("segment_count") or 0)):
+        if extends and (best is None or n > segment_count(best)):
             best = prev
     return best
 
 
-def noop_result(result_type: str, source_id: str, reason: str) -> dict[str, Any]:
+def noop_result(result_type: str, source_id: str, reason: str) -> IngestResult:
     return {
         "result_type": result_type,
         "status": "noop",
@@ -90,11 +91,11 @@ def append_messages(
     prev: MemoryObject,
     captured: CapturedSource,
     summary: str,
-    seg_vectors: Any,
+    seg_vectors: PreparedVectors | None,
 ) -> tuple[MemoryObject, list[Segment]]:
     """Append the messages ``captured`` has beyond ``prev`` to it (same source, same episode)."""
     checked_at = now_iso()
-    start = int(prev.metadata.get("segment_count") or 0)
+    start = segment_count(prev)
     segments = [
         Segment(
             source_id=prev.id,
@@ -115,7 +116,7 @@ def append_messages(
         **prev.metadata,
         "segment_count": len(captured.segments),
         "freshness": {
-            **(prev.metadata.get("freshness") or {}),
+            **freshness(prev),
             "checked_at": checked_at,
             "is_current": True,
             "fingerprint": captured.fingerprint,

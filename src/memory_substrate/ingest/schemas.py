@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, Field, ValidatorFunctionWrapHandler, field_validator
 from pydantic import ValidationError as PydanticValidationError
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.validation import Strict
 
 
@@ -16,7 +17,7 @@ class Message(Strict):
     content: str = Field(min_length=1, max_length=200_000)
     name: str | None = Field(default=None, max_length=200)
     created_at: datetime | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
 
 class Origin(Strict):

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, cast
+from typing import cast
 
+from memory_substrate.embed.base import Vector
 from memory_substrate.graph import deferred, jobs
 from memory_substrate.graph.specific import episode_specific_facts
 from memory_substrate.indexing import segment_embedding_text
 from memory_substrate.ingest import repeats, schemas
+from memory_substrate.ingest.adapters.repo_map import PreflightReport
 from memory_substrate.ingest.captured import CapturedSource, Progress
 from memory_substrate.ingest.conversation import capture_conversation
 from memory_substrate.ingest.modes import MODES_DECLARED
+from memory_substrate.ingest.results import IngestResult
+from memory_substrate.ingest.source_metadata import freshness, segment_count, specific_fact_count
 from memory_substrate.ingest.suggestions import memory_suggestions, summarise
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject, PatchRecord, Segment
-from memory_substrate.patch import Patch
+from memory_substrate.patch import Patch, PreparedVectors
 from memory_substrate.redaction import redact_text, redact_value
 from memory_substrate.runtime import Runtime
+from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso, sha256_text
 from memory_substrate.validation import mode_of, parse
 
@@ -40,18 +46,19 @@ class IngestService:
     def run(
         self,
         mode: str,
-        input_data: dict[str, Any],
-        options: dict[str, Any] | None = None,
+        input_data: JsonObject,
+        options: JsonObject | None = None,
         *,
         progress: Progress | None = None,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         declared = mode_of(MODES_DECLARED, mode)
         opts = cast(schemas.IngestOptions, parse(declared.options_model, options or {}, "options"))
         captured = self._capture(mode, input_data, opts, progress)
-        return self.store_capture(mode, captured, opts)
+        # A copy of the answer's top level, as the surfaces take a JSON object; nothing else holds it.
+        return dict(self.store_capture(mode, captured, opts))
 
     def _capture(
-        self, mode: str, input_data: dict[str, Any], opts: schemas.IngestOptions, progress: Progress | None
+        self, mode: str, input_data: JsonObject, opts: schemas.IngestOptions, progress: Progress | None
     ) -> CapturedSource:
         if mode == "conversation":
             return capture_conversation(parse(schemas.ConversationInput, input_data, "input_data"))
@@ -59,15 +66,13 @@ class IngestService:
 
         return ADAPTERS[mode](self.rt, mode, input_data, opts, progress)
 
-    def store_capture(
-        self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions
-    ) -> dict[str, Any]:
+    def store_capture(self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions) -> IngestResult:
         """Store a capture: nothing of it reaches the store before the secret scan (redaction.py)
         has run over it, and the answer says how many values that replaced (``redacted``)."""
         captured = _scanned(captured)
         return captured.redactions.report(self._store(mode, captured, opts))
 
-    def _store(self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions) -> dict[str, Any]:
+    def _store(self, mode: str, captured: CapturedSource, opts: schemas.IngestOptions) -> IngestResult:
         checked_at = now_iso()
         result_type = f"{mode}_ingest_result"
         source_id = new_id("source")
@@ -100,7 +105,7 @@ class IngestService:
         self._after_commit(patch, result)
         return summarise(result, opts.max_items) if opts.detail == "compact" else result
 
-    def _after_commit(self, patch: Patch, result: dict[str, Any]) -> None:
+    def _after_commit(self, patch: Patch, result: IngestResult) -> None:
         """Say how many vectors are still to come, and wake the worker that makes them."""
         waiting = sum(len(ids) for ids in patch.deferred_segments.values())
         if waiting:
@@ -113,8 +118,8 @@ class IngestService:
         mode: str,
         prev: MemoryObject,
         captured: CapturedSource,
-        seg_vectors: Any,
-    ) -> dict[str, Any]:
+        seg_vectors: PreparedVectors | None,
+    ) -> IngestResult:
         updated, segments = repeats.append_messages(
             patch.session, patch, prev, captured, _summary(captured), seg_vectors
         )
@@ -128,19 +133,21 @@ class IngestService:
             "patch_id": record.id,
             "applied_operations": record.operations,
             "audit_event_ids": patch.event_ids,
-            "segment_count": int(updated.metadata["segment_count"]),
+            "segment_count": segment_count(updated),
             "appended_messages": len(segments),
             "projection_count": len(segments) + 1,
             "extraction": {
                 "status": "queued",
                 "episode_id": prev.id,
-                "specific_facts": len(updated.metadata.get("specific_facts", [])),
+                "specific_facts": specific_fact_count(updated),
             },
             "warnings": list(captured.warnings),
             "memory_suggestions": memory_suggestions(prev.id, segments),
         }
 
-    def _embed_outside_lock(self, mode: str, captured: CapturedSource) -> tuple[Any, dict[str, Any]]:
+    def _embed_outside_lock(
+        self, mode: str, captured: CapturedSource
+    ) -> tuple[PreparedVectors | None, dict[str, Vector]]:
         """Segment vectors and the source's vector, made before the write session opens.
 
         Embedding is the slow part of an ingest; done inside the session it would hold the
@@ -153,10 +160,7 @@ class IngestService:
             return None, {}
         with self.rt.read_with_expired() as session:
             previous = None if mode == "conversation" else session.find_source_by_uri(captured.uri)
-            if (
-                previous is not None
-                and previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
-            ):
+            if previous is not None and freshness(previous).get("fingerprint") == captured.fingerprint:
                 return None, {}
             if repeats.same_content(session, mode, captured) is not None:
                 return None, {}
@@ -166,15 +170,17 @@ class IngestService:
             # what the reply added. (Should the episode be gone by the write, the first ones are
             # queued for the background worker like any deferred vector.)
             grown = repeats.grown_from(session, captured) if mode == "conversation" else None
-        start = int(grown.metadata.get("segment_count") or 0) if grown is not None else 0
+        start = segment_count(grown) if grown is not None else 0
         texts = [segment_embedding_text(s.text, s.metadata) for s in captured.segments[start:]]
         later = deferred.deferrable(emb, texts, background=self.rt.settings.embed_in_background)
+        seg_vectors: PreparedVectors | None
         if any(later):  # the costly vectors are made by the background worker (graph/deferred.py)
             now = [i for i, d in enumerate(later) if not d]
-            made: Any = emb.embed_documents([texts[i] for i in now]) if now else []
-            seg_vectors: Any = [None] * len(texts)
+            made: PreparedVectors = emb.embed_documents([texts[i] for i in now]) if now else []
+            partial: list[Vector | None] = [None] * len(texts)
             for k, i in enumerate(now):
-                seg_vectors[i] = made[k]
+                partial[i] = made[k]
+            seg_vectors = partial
         else:
             seg_vectors = emb.embed_documents(texts) if texts else None
         if start and seg_vectors is not None:
@@ -212,7 +218,8 @@ def _queue_deferred(patch: Patch) -> None:
 def _summary(captured: CapturedSource) -> str:
     if captured.kind == "conversation":
         n = captured.payload.get("message_count", len(captured.segments))
-        speakers = ", ".join(captured.payload.get("speakers", [])[:6])
+        named = captured.payload.get("speakers", [])
+        speakers = ", ".join(str(s) for s in named[:6]) if isinstance(named, list) else ""
         return f"Conversation of {n} message{'' if n == 1 else 's'} between {speakers}."
     if captured.segments:
         return " ".join(captured.segments[0].text.split())[:400]
@@ -242,7 +249,7 @@ def _source(
     checked_at: str,
     segment_count: int,
     previous: MemoryObject | None,
-    specific: list[Any],
+    specific: list[dict[str, str]],
 ) -> MemoryObject:
     return MemoryObject(
         id=source_id,
@@ -277,7 +284,7 @@ def _source(
 def _supersede(patch: Patch, previous: MemoryObject, source_id: str) -> None:
     # The old capture stays addressable (evidence refs never dangle) but is no longer current.
     old_meta = dict(previous.metadata)
-    old_meta["freshness"] = {**old_meta.get("freshness", {}), "is_current": False, "superseded_by": source_id}
+    old_meta["freshness"] = {**freshness(previous), "is_current": False, "superseded_by": source_id}
     patch.update(
         replace(previous, status="superseded", metadata=old_meta),
         action="status_change",
@@ -296,12 +303,12 @@ def _stored(
     previous: MemoryObject | None,
     record: PatchRecord,
     event_ids: list[str],
-) -> dict[str, Any]:
+) -> IngestResult:
     """The answer to a stored capture: what was written, the preflight's open decisions, what was left out."""
     source_id = source.id
-    preflight = captured.metadata.get("preflight") or {}
-    pending = preflight.get("pending_decisions") or []
-    result: dict[str, Any] = {
+    preflight = _preflight(captured)
+    pending = preflight["pending_decisions"] if preflight else []
+    result: IngestResult = {
         "result_type": result_type,
         "status": "completed_with_pending_decisions" if pending else "completed",
         "requires_decision": bool(pending),
@@ -318,13 +325,13 @@ def _stored(
         result["extraction"] = {
             "status": "queued",
             "episode_id": source_id,
-            "specific_facts": len(source.metadata.get("specific_facts", [])),
+            "specific_facts": specific_fact_count(source),
         }
-    if pending:
-        result["excluded_by_preflight"] = preflight.get("excluded_by_preflight", [])
+    if preflight and pending:
+        result["excluded_by_preflight"] = preflight["excluded_by_preflight"]
         result["pending_decisions"] = pending
-        result["suggested_exclude_patterns"] = preflight.get("suggested_exclude_patterns", [])
-    warnings = list(captured.warnings) + list(preflight.get("warnings", []))
+        result["suggested_exclude_patterns"] = preflight["suggested_exclude_patterns"]
+    warnings = list(captured.warnings) + (list(preflight["warnings"]) if preflight else [])
     result["warnings"] = warnings
     if captured.withheld:
         result["withheld"] = captured.withheld
@@ -336,31 +343,39 @@ def _stored(
 
 
 def _repeat_of(
-    session: Any, mode: str, captured: CapturedSource, previous: MemoryObject | None
+    session: StoreSession, mode: str, captured: CapturedSource, previous: MemoryObject | None
 ) -> MemoryObject | None:
     """The current source this capture repeats: its own path's capture when the content is the same;
     for a path never captured before, a source holding the same content. A path captured before with
     other content is not a repeat even when that content stands elsewhere: it must supersede its
     own old capture, or that stale capture would stay current."""
     if previous is not None:
-        same = previous.metadata.get("freshness", {}).get("fingerprint") == captured.fingerprint
+        same = freshness(previous).get("fingerprint") == captured.fingerprint
         return previous if same else None
     return repeats.same_content(session, mode, captured)
 
 
-def _unchanged(result_type: str, mode: str, repeat: MemoryObject, captured: CapturedSource) -> dict[str, Any]:
+def _unchanged(result_type: str, mode: str, repeat: MemoryObject, captured: CapturedSource) -> IngestResult:
     """The noop answer to a repeat; a preflight that has not passed keeps its decision open."""
     reason = f"{'repo' if mode == 'repo' else 'source'}_fingerprint_unchanged"
     unchanged = repeats.noop_result(result_type, repeat.id, reason)
-    preflight = captured.metadata.get("preflight") or {}
-    pending_again = preflight.get("pending_decisions") or []
-    if pending_again:
+    preflight = _preflight(captured)
+    if preflight and preflight["pending_decisions"]:
         unchanged.update(
-            status="completed_with_pending_decisions",
-            requires_decision=True,
-            excluded_by_preflight=preflight.get("excluded_by_preflight", []),
-            pending_decisions=pending_again,
-            warnings=preflight.get("warnings", []),
-            suggested_exclude_patterns=preflight.get("suggested_exclude_patterns", []),
+            {
+                "status": "completed_with_pending_decisions",
+                "requires_decision": True,
+                "excluded_by_preflight": preflight["excluded_by_preflight"],
+                "pending_decisions": preflight["pending_decisions"],
+                "warnings": preflight["warnings"],
+                "suggested_exclude_patterns": preflight["suggested_exclude_patterns"],
+            }
         )
     return unchanged
+
+
+def _preflight(captured: CapturedSource) -> PreflightReport | None:
+    """The repo preflight's report (``metadata.preflight``), None for a capture without one."""
+    found = captured.metadata.get("preflight")
+    # Only the repo adapter sets it, always to ``Preflight.to_dict()`` (redaction keeps its shape).
+    return cast(PreflightReport, found) if isinstance(found, dict) and found else None

@@ -8,6 +8,18 @@ from itertools import islice
 from typing import Any
 
 from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
+from memory_substrate.ingest.results import (
+    CandidateBrief,
+    CandidateDiagnostics,
+    CandidateSuggestion,
+    CompactSuggestions,
+    ConceptCandidate,
+    EvidenceRef,
+    IngestResult,
+    MemorySuggestions,
+    SkippedTerm,
+)
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import Segment
 
 # Headings that describe the document rather than a durable concept.
@@ -55,7 +67,7 @@ _TERM_RE = re.compile(
 )
 _MARKER_RE = re.compile(r"^(?:[#>*\-\d.\s]+|\[.\]|v?\d+(?:\.\d+)*)$")
 
-REVIEW_GUIDANCE = {
+REVIEW_GUIDANCE: JsonObject = {
     "required_checks": [
         "read_evidence_refs",
         "query_existing_memory_for_title_and_synonyms",
@@ -95,9 +107,20 @@ def _skip_reason(title: str) -> str | None:
 def concept_candidates(
     source_id: str, segments: list[Segment], *, full: bool = False, limit: int = 10
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Repeated headings and technical terms of one source, scored; plus skip diagnostics.
+
+    As the maintain report merges them across sources (``maintain/concepts.py``), which takes
+    them as plain dicts: each is a shallow copy of its typed form (``source_candidates``)."""
+    found, diagnostics = source_candidates(source_id, segments, full=full, limit=limit)
+    return [dict(c) for c in found], dict(diagnostics)
+
+
+def source_candidates(
+    source_id: str, segments: list[Segment], *, full: bool = False, limit: int = 10
+) -> tuple[list[ConceptCandidate], CandidateDiagnostics]:
     """Repeated headings and technical terms of one source, scored; plus skip diagnostics."""
     occurrences, refs, display, headings = _terms(segments)
-    skipped: list[dict[str, Any]] = []
+    skipped: list[SkippedTerm] = []
     eligible = []
     for key, count in occurrences.most_common():
         title = display[key]
@@ -122,10 +145,10 @@ def concept_candidates(
         score = round(min(1.0, 0.5 + 0.05 * min(count, 6) + adjustment), 3)
         eligible.append((score, key, title, count, bonuses, penalties, adjustment))
     eligible.sort(key=lambda t: (-t[0], t[1]))
-    out = []
+    out: list[ConceptCandidate] = []
     for score, key, title, count, bonuses, penalties, adjustment in eligible[:limit]:
-        ev = [{"source_id": source_id, "segment_id": s} for s in islice(refs[key], 5)]
-        candidate: dict[str, Any] = {
+        ev: list[EvidenceRef] = [{"source_id": source_id, "segment_id": s} for s in islice(refs[key], 5)]
+        candidate: ConceptCandidate = {
             "kind": "concept_candidate",
             "detail": "full" if full else "compact",
             "candidate_type": "concept",
@@ -140,15 +163,15 @@ def concept_candidates(
             "evidence_refs": ev,
             "evidence_ref_count": len(refs[key]),
             "object_ref_count": count,
+            **_suggestion(source_id, title, count, score, ev, full),
+            "next_actions": [
+                "review_and_remember",
+                "attach_evidence_refs",
+                "skip_if_project_specific_noise",
+            ],
         }
-        candidate.update(_suggestion(source_id, title, count, score, ev, full))
-        candidate["next_actions"] = [
-            "review_and_remember",
-            "attach_evidence_refs",
-            "skip_if_project_specific_noise",
-        ]
         out.append(candidate)
-    diagnostics = {
+    diagnostics: CandidateDiagnostics = {
         "skipped": skipped[:20],
         "counts": {"skipped": len(skipped), "eligible": len(eligible), "returned": len(out)},
     }
@@ -182,8 +205,8 @@ def _terms(
 
 
 def _suggestion(
-    source_id: str, title: str, count: int, score: float, ev: list[dict[str, Any]], full: bool
-) -> dict[str, Any]:
+    source_id: str, title: str, count: int, score: float, ev: list[EvidenceRef], full: bool
+) -> CandidateSuggestion:
     """The candidate's suggested memory and review guidance: the whole remember call when full,
     a pointer to the maintain report when compact."""
     if full:
@@ -217,8 +240,8 @@ def _suggestion(
     }
 
 
-def memory_suggestions(source_id: str, segments: list[Segment]) -> dict[str, Any]:
-    candidates, diagnostics = concept_candidates(source_id, segments)
+def memory_suggestions(source_id: str, segments: list[Segment]) -> MemorySuggestions:
+    candidates, diagnostics = source_candidates(source_id, segments)
     return {
         "concept_candidates": candidates,
         "agent_extraction": {
@@ -250,7 +273,7 @@ def memory_suggestions(source_id: str, segments: list[Segment]) -> dict[str, Any
     }
 
 
-def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
+def summarise(result: IngestResult, max_items: int) -> IngestResult:
     """An ingest answer as counts and the first ``max_items`` of each list (``detail: compact``).
 
     The capture itself is not summarised (every segment is stored); only what the answer repeats
@@ -262,29 +285,39 @@ def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
     per-candidate shape and every list whole.
     """
     counts: dict[str, int] = {}
-    for key in ("warnings", "withheld", "skipped"):
-        value = result.get(key)
-        if isinstance(value, list) and len(value) > max_items:
-            if key != "skipped":  # skipped_count already states its total
-                counts[key] = len(value)
-            result[key] = value[:max_items]
+    # skipped_count already states the total of skipped files
+    if "warnings" in result and len(result["warnings"]) > max_items:
+        counts["warnings"] = len(result["warnings"])
+        result["warnings"] = result["warnings"][:max_items]
+    if "withheld" in result and len(result["withheld"]) > max_items:
+        counts["withheld"] = len(result["withheld"])
+        result["withheld"] = result["withheld"][:max_items]
+    if "skipped" in result and len(result["skipped"]) > max_items:
+        result["skipped"] = result["skipped"][:max_items]
     if counts:
         result["counts"] = counts
     full = result.get("memory_suggestions")
-    if not isinstance(full, dict):
+    if full is None or "candidate_diagnostics" not in full:
         return result
+    result["memory_suggestions"] = _compact(full, max_items)
+    return result
+
+
+def _compact(full: MemorySuggestions, max_items: int) -> CompactSuggestions:
+    """The suggestions of ``summarise``: each candidate briefly, the shared guidance once."""
     candidates = full.get("concept_candidates") or []
     extraction = full.get("agent_extraction") or {}
-    result["memory_suggestions"] = {
-        "concept_candidates": [
-            {
-                "title": c["title"],
-                "score": c["score"],
-                "occurrences": c["occurrences"],
-                "segment_ids": [e["segment_id"] for e in c.get("evidence_refs", [])],
-            }
-            for c in candidates[:max_items]
-        ],
+    briefs: list[CandidateBrief] = [
+        {
+            "title": c["title"],
+            "score": c["score"],
+            "occurrences": c["occurrences"],
+            "segment_ids": [e["segment_id"] for e in c.get("evidence_refs", [])],
+        }
+        for c in candidates[:max_items]
+    ]
+    return {
+        "concept_candidates": briefs,
         "suggested_memory": {
             "tool": "memory_remember",
             "mode": "knowledge",
@@ -296,11 +329,10 @@ def summarise(result: dict[str, Any], max_items: int) -> dict[str, Any]:
         "agent_extraction": {
             k: extraction[k] for k in ("protocol", "source_id", "resource") if k in extraction
         },
-        "counts": {**full.get("counts", {}), "concept_candidates": min(len(candidates), max_items)},
+        "counts": {**full["counts"], "concept_candidates": min(len(candidates), max_items)},
         "more": {
             "tool": "memory_maintain",
             "mode": "report",
             "why": "every candidate across sources, each with a write skeleton to review",
         },
     }
-    return result

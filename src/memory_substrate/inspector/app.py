@@ -26,7 +26,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
@@ -36,6 +36,7 @@ from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.hosts import HostRule, TrustedHosts, bind_address, url_host
 from memory_substrate.inspector import data
 from memory_substrate.inspector.health_cache import HealthCache
+from memory_substrate.inspector.views import PageContext
 from memory_substrate.reader_text import visible
 from memory_substrate.taxonomy import ENTITY_TYPES
 from memory_substrate.validation import is_namespace
@@ -112,7 +113,9 @@ class Inspector:
         return mem
 
     # --- responses ------------------------------------------------------------------------
-    def render(self, request: Request, template: str, /, *, status_code: int = 200, **ctx: Any) -> Response:
+    def render(
+        self, request: Request, template: str, /, *, status_code: int = 200, **ctx: object
+    ) -> Response:
         ctx.setdefault("ns", None)
         ctx.setdefault("namespaces", [])
         ctx["elapsed_ms"] = round((time.perf_counter() - request.state.started) * 1000, 1)
@@ -162,7 +165,7 @@ class Inspector:
             return RedirectResponse(self.url(f"/ns/{quote(allowed[0], safe='')}/"), status_code=303)
         return self.render(request, "home.html", namespaces=allowed)
 
-    def _ctx(self, request: Request, allowed: list[str], mem: Memory, page: str) -> dict[str, Any]:
+    def _ctx(self, request: Request, allowed: list[str], mem: Memory, page: str) -> PageContext:
         return {
             "ns": mem.namespace,
             "namespaces": allowed,
@@ -332,7 +335,7 @@ class Inspector:
         resp.delete_cookie(COOKIE, path=self.url("/") or "/")
         return resp
 
-    def routes(self) -> list[Any]:
+    def routes(self) -> list[BaseRoute]:
         p = self.page
         ns = "/ns/{ns}"
         return [
@@ -357,7 +360,7 @@ class Inspector:
         ]
 
 
-def _shown(value: Any) -> Any:
+def _shown(value: object) -> object:
     """A value as a template prints it, invisible controls made visible (reader_text.visible)."""
     if isinstance(value, Markup):
         return Markup(visible(str(value)))  # ASCII markers only: the markup stays as safe as it was

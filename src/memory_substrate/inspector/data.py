@@ -8,12 +8,39 @@ templates receive plain dicts and lists, never storage objects with methods.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from datetime import UTC, datetime
-from typing import Any
 
 from memory_substrate.app import Memory
-from memory_substrate.models import MemoryObject
+from memory_substrate.inspector.views import (
+    CandidateRow,
+    EntityRow,
+    EntityView,
+    GraphEdge,
+    GraphNode,
+    HealthCounts,
+    HealthReport,
+    Neighbourhood,
+    ObjectCounts,
+    ObjectDetail,
+    ObjectRow,
+    Overview,
+    PatchEvent,
+    PatchLog,
+    ProcedureRow,
+    QueuedJob,
+    SearchResults,
+    SearchRow,
+    SourcesPage,
+    SourceView,
+    Timeline,
+    TimelineRow,
+    TraceRow,
+    TraceView,
+)
+from memory_substrate.json_types import JsonObject
+from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.reader_text import visible
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import parse_time
@@ -29,7 +56,7 @@ def _read(mem: Memory) -> AbstractContextManager[StoreSession]:
     return mem.runtime.read()  # expired (TTL) objects are hidden here as in every other read
 
 
-def obj_row(obj: MemoryObject) -> dict[str, Any]:
+def obj_row(obj: MemoryObject) -> ObjectRow:
     return {
         "id": obj.id,
         "object_type": obj.object_type,
@@ -43,13 +70,20 @@ def obj_row(obj: MemoryObject) -> dict[str, Any]:
     }
 
 
-def pretty(value: Any) -> str:
+def pretty(value: object) -> str:
     """JSON for a <pre> block (the template escapes it)."""
     return json.dumps(value, indent=2, ensure_ascii=False, default=str, sort_keys=True)
 
 
+def derivation(relation: Relation, default: str) -> str:
+    """How the relation was made (its ``relation_schema``'s ``derivation``), else ``default``."""
+    schema = relation.payload.get("relation_schema", {})
+    found = schema.get("derivation", default) if isinstance(schema, dict) else default
+    return found if isinstance(found, str) else default
+
+
 # --- overview ------------------------------------------------------------------------------
-def overview(mem: Memory) -> dict[str, Any]:
+def overview(mem: Memory) -> Overview:
     """Counts, graph-health indicators and the extraction queue. Reads what ``memory_maintain
     structure`` reads except the vector statistics (a scan of every stored vector: over a second
     at 100k segments), and caps the relation scan at ``MAX_RELATIONS_SCANNED``."""
@@ -70,10 +104,10 @@ def overview(mem: Memory) -> dict[str, Any]:
         by_kind.setdefault(object_type, {})[kind] = by_kind.get(object_type, {}).get(kind, 0) + n
     derivations: dict[str, int] = {}
     for r in relations[:MAX_RELATIONS_SCANNED]:
-        d = r.payload.get("relation_schema", {}).get("derivation", "unknown")
+        d = derivation(r, "unknown")
         derivations[d] = derivations.get(d, 0) + 1
     knowledge_status = by_status.get("knowledge", {})
-    counts = {
+    counts: ObjectCounts = {
         "objects": sum(by_type.values()),
         "by_object_type": by_type,
         "by_status": by_status,
@@ -81,14 +115,14 @@ def overview(mem: Memory) -> dict[str, Any]:
         "relations": min(len(relations), MAX_RELATIONS_SCANNED),
         "relations_capped": len(relations) > MAX_RELATIONS_SCANNED,
     }
-    health = {
+    health: HealthCounts = {
         "relations_by_derivation": derivations,
         "stub_nodes": by_kind.get("node", {}).get("stub", 0),
         "contested": knowledge_status.get("contested", 0),
         "candidates": knowledge_status.get("candidate", 0),
         "superseded": knowledge_status.get("superseded", 0),
     }
-    queue = [
+    queue: list[QueuedJob] = [
         {
             "episode_id": j.target_id,
             "title": titles[j.target_id].title if j.target_id in titles else "(missing source)",
@@ -116,7 +150,7 @@ def overview(mem: Memory) -> dict[str, Any]:
     }
 
 
-def health_report(mem: Memory) -> dict[str, Any]:
+def health_report(mem: Memory) -> HealthReport:
     """The ``graph_health`` section of ``memory_maintain`` mode ``report`` (max_items 20), computed
     on its own: the page shows nothing else, and the other sections made it the slowest page."""
     from memory_substrate.maintain.health_section import graph_health_section
@@ -125,13 +159,13 @@ def health_report(mem: Memory) -> dict[str, Any]:
 
 
 # --- search --------------------------------------------------------------------------------
-def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
+def search(mem: Memory, query: str, unit: str) -> SearchResults:
     """Search results in one shape for both units: an object result shows its best matched
     chunk; a segment result is that chunk."""
     result = mem.query(
         "search", {"query": query}, {"max_items": 20, "result_unit": unit, "detail": "full"}
     )  # scores shown
-    items = []
+    items: list[SearchRow] = []
     for it in result.get("items", []):
         chunk = (it.get("matched_chunks") or [None])[0] or it
         items.append(
@@ -154,7 +188,7 @@ def search(mem: Memory, query: str, unit: str) -> dict[str, Any]:
 
 
 # --- entities and facts ----------------------------------------------------------------------
-def entities(mem: Memory, entity_type: str | None, name: str | None) -> list[dict[str, Any]]:
+def entities(mem: Memory, entity_type: str | None, name: str | None) -> list[EntityRow]:
     if name:
         found = mem.query(
             "entities",
@@ -189,8 +223,8 @@ def entities(mem: Memory, entity_type: str | None, name: str | None) -> list[dic
     ]
 
 
-def _iso(ts: str | None) -> float | None:
-    if not ts:
+def _iso(ts: object) -> float | None:
+    if not ts or not isinstance(ts, str):
         return None
     try:
         return parse_time(ts).timestamp()
@@ -198,12 +232,12 @@ def _iso(ts: str | None) -> float | None:
         return None
 
 
-def entity(mem: Memory, entity_id: str) -> dict[str, Any] | None:
+def entity(mem: Memory, entity_id: str) -> EntityView | None:
     with _read(mem) as s:
         obj = s.get_object(entity_id)
     if obj is None or obj.object_type != "entity":
         return None
-    facts: list[dict[str, Any]] = []
+    facts: list[JsonObject] = []
     seen: set[str] = set()
     for role in ("subject", "object"):
         res = mem.query("facts", {role: entity_id, "include_superseded": True}, {"max_items": 500})
@@ -212,13 +246,18 @@ def entity(mem: Memory, entity_id: str) -> dict[str, Any] | None:
                 seen.add(f["id"])
                 facts.append({**f, "role": role})
     return {
-        "entity": obj_row(obj) | {"aliases": obj.payload.get("aliases") or [], "metadata": obj.metadata},
+        "entity": {**obj_row(obj), "aliases": obj.payload.get("aliases") or [], "metadata": obj.metadata},
         "timeline": timeline(facts),
         "facts": facts,
     }
 
 
-def timeline(facts: list[dict[str, Any]]) -> dict[str, Any]:
+def _ref_name(ref: object) -> object:
+    """A fact's subject or object entity said by its name, else its id."""
+    return (ref.get("name") or ref.get("id")) if isinstance(ref, dict) else None
+
+
+def timeline(facts: list[JsonObject]) -> Timeline:
     """Facts laid out on one time axis: each a bar from valid_from to valid_until (or now), in
     rows grouped by predicate so a superseded value sits just above the one that replaced it."""
     now = datetime.now(UTC).timestamp()
@@ -232,14 +271,14 @@ def timeline(facts: list[dict[str, Any]]) -> dict[str, Any]:
     lo = min(s for _, s, _ in spans)
     hi = max(max(e for _, _, e in spans), now)
     width = max(hi - lo, 1.0)
-    rows = []
+    rows: list[TimelineRow] = []
     spans.sort(key=lambda t: (str(t[0].get("predicate")), t[1]))
     for f, start, end in spans:
-        target = (f.get("object") or {}).get("name") or (f.get("object") or {}).get("id") or f.get("value")
+        target = _ref_name(f.get("object")) or f.get("value")
         rows.append(
             {
                 "fact": f,
-                "label": f"{f['subject'].get('name') or f['subject'].get('id')} {f.get('predicate')} {target}",
+                "label": f"{_ref_name(f['subject'])} {f.get('predicate')} {target}",
                 "left": round((start - lo) / width * 100, 2),
                 "width": max(round((end - start) / width * 100, 2), 0.8),
                 "open": not f.get("valid_until"),
@@ -268,7 +307,7 @@ def exists(mem: Memory, object_id: str) -> bool:
         return s.get_object(object_id) is not None
 
 
-def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
+def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> Neighbourhood:
     """Nodes and edges within ``depth`` hops of ``focus`` (capped), for cytoscape; labels show
     their invisible controls, as the templates do (cytoscape draws them outside the page's text)."""
     from memory_substrate.derived.access import graph_reader
@@ -278,7 +317,7 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
         hood = graph_reader(mem.runtime, s).neighbourhood([focus], depth=depth, max_nodes=MAX_GRAPH_NODES)
         nodes = set(hood.depth_of)
         objs = s.get_objects(sorted(nodes))
-    out_nodes = []
+    out_nodes: list[GraphNode] = []
     for nid in sorted(nodes):
         o = objs.get(nid)
         out_nodes.append(
@@ -293,14 +332,14 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
                 }
             }
         )
-    out_edges = [
+    out_edges: list[GraphEdge] = [
         {
             "data": {
                 "id": r.id,
                 "source": r.source_id,
                 "target": r.target_id,
                 "label": visible(r.rel_type),
-                "derivation": r.payload.get("relation_schema", {}).get("derivation", ""),
+                "derivation": derivation(r, ""),
             }
         }
         for r in hood.edges
@@ -309,7 +348,7 @@ def neighbourhood(mem: Memory, focus: str, depth: int = 1) -> dict[str, Any]:
 
 
 # --- objects, sources, log -------------------------------------------------------------------------
-def object_detail(mem: Memory, object_id: str) -> dict[str, Any] | None:
+def object_detail(mem: Memory, object_id: str) -> ObjectDetail | None:
     with _read(mem) as s:
         obj = s.get_object(object_id)
         if obj is None:
@@ -324,7 +363,7 @@ def object_detail(mem: Memory, object_id: str) -> dict[str, Any] | None:
                 "rel_type": r.rel_type,
                 "source_id": r.source_id,
                 "target_id": r.target_id,
-                "derivation": r.payload.get("relation_schema", {}).get("derivation", ""),
+                "derivation": derivation(r, ""),
             }
             for r in rels
         ],
@@ -341,17 +380,20 @@ def object_detail(mem: Memory, object_id: str) -> dict[str, Any] | None:
     }
 
 
-def sources(mem: Memory, page: int) -> dict[str, Any]:
+def sources(mem: Memory, page: int) -> SourcesPage:
     with _read(mem) as s:
         objs = s.list_objects(object_types=["source"], limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
-    rows = [
-        obj_row(o) | {"segment_count": o.metadata.get("segment_count"), "uri": o.metadata.get("uri")}
-        for o in objs[:PAGE_SIZE]
-    ]
-    return {"rows": rows, "page": page, "has_next": len(objs) > PAGE_SIZE}
+    return {
+        "rows": [
+            {**obj_row(o), "segment_count": o.metadata.get("segment_count"), "uri": o.metadata.get("uri")}
+            for o in objs[:PAGE_SIZE]
+        ],
+        "page": page,
+        "has_next": len(objs) > PAGE_SIZE,
+    }
 
 
-def source(mem: Memory, source_id: str, page: int) -> dict[str, Any] | None:
+def source(mem: Memory, source_id: str, page: int) -> SourceView | None:
     with _read(mem) as s:
         obj = s.get_object(source_id)
         if obj is None or obj.object_type != "source":
@@ -359,8 +401,8 @@ def source(mem: Memory, source_id: str, page: int) -> dict[str, Any] | None:
         segs = s.get_segments(source_id, limit=PAGE_SIZE + 1, offset=page * PAGE_SIZE)
         total = s.count_segments(source_id)
     return {
-        "source": obj_row(obj)
-        | {
+        "source": {
+            **obj_row(obj),
             "uri": obj.metadata.get("uri"),
             "payload": pretty(obj.payload),
             "frontmatter": obj.payload.get("frontmatter"),
@@ -382,11 +424,11 @@ def source(mem: Memory, source_id: str, page: int) -> dict[str, Any] | None:
     }
 
 
-def log(mem: Memory, limit: int = 50) -> dict[str, Any]:
+def log(mem: Memory, limit: int = 50) -> PatchLog:
     with _read(mem) as s:
         patches = s.list_patches(limit=limit)
         events = s.list_events(limit=limit * 4)
-    by_patch: dict[str, list[dict[str, Any]]] = {}
+    by_patch: dict[str, list[PatchEvent]] = {}
     for e in events:
         by_patch.setdefault(e.patch_id, []).append(
             {
@@ -414,7 +456,7 @@ def log(mem: Memory, limit: int = 50) -> dict[str, Any]:
 
 
 # --- traces and procedures ---------------------------------------------------------------------
-def _dims(candidate: dict[str, Any]) -> dict[str, float]:
+def _dims(candidate: Mapping[str, object]) -> dict[str, float]:
     """The four ranking dimensions of one compile candidate, wherever the trace keeps them."""
     for holder in (
         candidate.get("dimensions"),
@@ -429,12 +471,12 @@ def _dims(candidate: dict[str, Any]) -> dict[str, float]:
     return {}
 
 
-def _candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+def _candidates(data: Mapping[str, object]) -> list[JsonObject]:
     """The candidate entries of a compile trace. The compiler stores ``candidates`` as
     ``{found, selected_count, rejected_count, rejected_by_reason, selected: [...], rejected: [...]}``
     (compiler/trace.py); flat lists (``candidates``, ``ranked``, ``selected``/``dropped``) are read too."""
     value = data.get("candidates")
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     if isinstance(value, dict):
         for key in ("selected", "rejected"):
             group = value.get(key)
@@ -452,7 +494,7 @@ def _candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def candidate_count(data: dict[str, Any]) -> int:
+def candidate_count(data: Mapping[str, object]) -> int:
     """How many candidates the compile considered: ``candidates.found`` when the trace has it (the
     stored lists keep at most 200 rejected ones), else the entries listed."""
     value = data.get("candidates")
@@ -466,12 +508,15 @@ def candidate_count(data: dict[str, Any]) -> int:
     return len(_candidates(data))
 
 
-def compile_candidates(data: dict[str, Any], titles: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    rows = []
+def compile_candidates(
+    data: Mapping[str, object], titles: dict[str, str] | None = None
+) -> list[CandidateRow]:
+    rows: list[CandidateRow] = []
     for c in _candidates(data):
         dims = _dims(c)
         score = c.get("score", c.get("final_score", c.get("total")))
         cid = str(c.get("id") or c.get("object_id") or c.get("ref") or "")
+        strategies = c.get("strategies")  # a list of names, as the compiler records them
         rows.append(
             {
                 "id": cid,
@@ -480,13 +525,13 @@ def compile_candidates(data: dict[str, Any], titles: dict[str, str] | None = Non
                 "score": score if isinstance(score, int | float) else None,
                 "selected": c.get("selected", c.get("_group") == "selected" if "_group" in c else None),
                 "reason": c.get("reason") or "",
-                "strategies": ", ".join(str(x) for x in c.get("strategies") or []),
+                "strategies": ", ".join(str(x) for x in (strategies if isinstance(strategies, list) else [])),
             }
         )
     return rows
 
 
-def traces(mem: Memory, kind: str) -> list[dict[str, Any]]:
+def traces(mem: Memory, kind: str) -> list[TraceRow]:
     with _read(mem) as s:
         found = s.list_traces(kind=kind, limit=PAGE_SIZE)
     return [
@@ -502,7 +547,7 @@ def traces(mem: Memory, kind: str) -> list[dict[str, Any]]:
     ]
 
 
-def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
+def trace(mem: Memory, trace_id: str) -> TraceView | None:
     with _read(mem) as s:
         t = s.get_trace(trace_id)
         if t is None:
@@ -531,12 +576,12 @@ def trace(mem: Memory, trace_id: str) -> dict[str, Any] | None:
     }
 
 
-def procedures(mem: Memory) -> list[dict[str, Any]]:
+def procedures(mem: Memory) -> list[ProcedureRow]:
     with _read(mem) as s:
         objs = s.list_objects(object_types=["knowledge"], kinds=["procedure"], limit=PAGE_SIZE * 2)
     return [
-        obj_row(o)
-        | {
+        {
+            **obj_row(o),
             "procedure_kind": o.payload.get("procedure_kind", ""),
             "text": o.payload.get("text", o.summary),
             "observation_count": o.payload.get("observation_count", 0),

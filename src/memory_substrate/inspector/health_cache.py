@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from memory_substrate.app import Memory
+from memory_substrate.inspector.views import CachedHealthReport
 from memory_substrate.maintain.health_section import graph_health_section
 from memory_substrate.util import canonical_json, now_iso
 
@@ -31,7 +32,7 @@ class Cached:
     computed_at: str  # ISO time
     computed_mono: float
     compute_ms: float
-    section: dict[str, Any]
+    section: Mapping[str, object]  # the report's graph_health section
 
 
 def fingerprint(mem: Memory) -> str:
@@ -56,7 +57,7 @@ class HealthCache:
         self._entries: dict[str, Cached] = {}
         self._lock = threading.Lock()
 
-    def get(self, mem: Memory, *, refresh: bool = False) -> dict[str, Any]:
+    def get(self, mem: Memory, *, refresh: bool = False) -> CachedHealthReport:
         """The section and how it was obtained: ``cached`` (bool), ``computed_at``, ``age_s``,
         ``compute_ms`` (what computing it took)."""
         fp = fingerprint(mem)

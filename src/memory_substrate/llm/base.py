@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.json_types import JsonObject
 
 MAX_BACKOFF_S = 120.0
 
@@ -85,7 +86,7 @@ class StructuredModel:
         self.usage = Usage()
 
     def _complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+        self, messages: list[dict[str, str]], schema: JsonObject, schema_name: str, max_tokens: int | None
     ) -> Completion:
         """One request. Raise ``RetryableError`` for transient failures."""
         raise NotImplementedError
@@ -93,7 +94,7 @@ class StructuredModel:
     def complete(
         self,
         messages: list[dict[str, str]],
-        schema: dict[str, Any],
+        schema: JsonObject,
         *,
         schema_name: str,
         max_tokens: int | None = None,
@@ -138,7 +139,15 @@ def strip_fences(text: str) -> str:
     return text.strip()
 
 
-def error_list(exc: PydanticValidationError, limit: int = 20) -> list[dict[str, Any]]:
+class SchemaError(TypedDict):
+    """One of pydantic's errors as plain JSON: where, what, and its error type."""
+
+    loc: str
+    msg: str
+    type: str
+
+
+def error_list(exc: PydanticValidationError, limit: int = 20) -> list[SchemaError]:
     """Pydantic's errors as plain JSON (its ``ctx`` may hold the raised exception itself)."""
     return [
         {

@@ -16,11 +16,14 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Any, ClassVar
+from collections.abc import Iterable, Mapping
+from typing import ClassVar
 from urllib.parse import urlparse
 
 from memory_substrate.embed.openai_compat import _http_client_module
+from memory_substrate.json_types import JsonObject
 from memory_substrate.llm.base import Completion, LLMError, RetryableError, StructuredModel
+from memory_substrate.llm.chat_request import ChatRequest
 
 
 class EndpointGate:
@@ -84,9 +87,9 @@ class OpenAICompatibleChat(StructuredModel):
         self._usage_in_stream = True
 
     def _complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+        self, messages: list[dict[str, str]], schema: JsonObject, schema_name: str, max_tokens: int | None
     ) -> Completion:
-        body: dict[str, Any] = {
+        body: ChatRequest = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
@@ -125,7 +128,7 @@ class OpenAICompatibleChat(StructuredModel):
             self.gate.release(abandoned_after_s=abandoned)
         return self._complete(messages, schema, schema_name, max_tokens)
 
-    def _request(self, body: dict[str, Any]) -> Completion:
+    def _request(self, body: ChatRequest) -> Completion:
         httpx = _http_client_module()
         headers = {"Content-Type": "application/json", "Accept": "text/event-stream"}
         if self.api_key:
@@ -151,7 +154,7 @@ class OpenAICompatibleChat(StructuredModel):
         except httpx.TransportError as exc:
             raise RetryableError(f"{type(exc).__name__}: {exc}") from None
 
-    def _refuse(self, status: int, text: str, body: dict[str, Any]) -> None:
+    def _refuse(self, status: int, text: str, body: ChatRequest) -> None:
         if status == 400 and body["response_format"]["type"] == "json_schema" and "response_format" in text:
             raise _Refused("response_format")
         if status == 400 and "stream_options" in body and "stream_options" in text:
@@ -160,7 +163,7 @@ class OpenAICompatibleChat(StructuredModel):
             raise RetryableError(f"HTTP {status}")
         raise LLMError(f"{self.name}: HTTP {status}: {text[:300]}", details={"status": status})
 
-    def _stream(self, lines: Any, started: float) -> Completion:
+    def _stream(self, lines: Iterable[str], started: float) -> Completion:
         """Read server-sent events to ``[DONE]``; each line is a chunk of the answer."""
         parts: list[str] = []
         finish: str | None = None
@@ -215,5 +218,13 @@ class _Refused(Exception):
         self.field = field
 
 
-def _usage(raw: dict[str, Any]) -> dict[str, int]:
-    return {k: int(raw.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
+def _usage(raw: Mapping[str, object]) -> dict[str, int]:
+    return {k: _tokens(raw.get(k)) for k in ("prompt_tokens", "completion_tokens")}
+
+
+def _tokens(value: object) -> int:
+    """``int(value or 0)`` for a count of the server's JSON: a number, or a numeric string."""
+    value = value or 0
+    if isinstance(value, int | float | str):
+        return int(value)
+    raise TypeError(f"a token count must be a number, not {type(value).__name__}")

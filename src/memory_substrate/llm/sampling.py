@@ -9,8 +9,8 @@ validation and accounting of ``StructuredModel``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.llm.base import Completion, StructuredModel
 
 Ask = Callable[[str, str, int], str]  # (system prompt, user text, max tokens) -> model text
@@ -24,7 +24,7 @@ class SamplingExtractor(StructuredModel):
         self.name = f"sampling:{client_name}"
 
     def _complete(
-        self, messages: list[dict[str, str]], schema: dict[str, Any], schema_name: str, max_tokens: int | None
+        self, messages: list[dict[str, str]], schema: JsonObject, schema_name: str, max_tokens: int | None
     ) -> Completion:
         system = "\n\n".join(m["content"] for m in messages if m["role"] == "system")
         user = "\n\n".join(m["content"] for m in messages if m["role"] != "system")

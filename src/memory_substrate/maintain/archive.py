@@ -9,24 +9,23 @@ with canonical objects) and then judged on its own evidence refs.
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.errors import NotFoundError
 from memory_substrate.maintain.common import (
     ALL,
+    Envelope,
     Workspace,
     commit_if_changed,
     maintenance_session,
-    mutation_result,
 )
 from memory_substrate.maintain.lifecycle import archive_plan
+from memory_substrate.maintain.results import ArchiveCounts, ArchiveSourceResult
 from memory_substrate.maintain.schemas import ArchiveSourceInput
 from memory_substrate.runtime import Runtime
 
 MODE = "archive_source"
 
 
-def archive_source(rt: Runtime, data: ArchiveSourceInput, *, apply: bool) -> dict[str, Any]:
+def archive_source(rt: Runtime, data: ArchiveSourceInput, *, apply: bool) -> ArchiveSourceResult:
     """Raises ``NotFoundError`` (naming the id) when the source does not exist."""
     reason = data.reason or "archived by memory_maintain archive_source"
     with maintenance_session(rt, MODE, apply=apply, reason=reason) as (session, patch):
@@ -52,22 +51,20 @@ def archive_source(rt: Runtime, data: ArchiveSourceInput, *, apply: bool) -> dic
                 f"archive_source: all evidence is in archived source {source.id}: {reason}",
                 archived_source_id=source.id,
             )
-        counts = {
+        counts: ArchiveCounts = {
             "sources_archived": int(previous != "archived"),
             "stale": len(only),
             "partially_affected": len(mixed),
         }
         record = commit_if_changed(patch, {"source_id": source.id, **counts})
-    return mutation_result(
-        MODE,
-        apply=apply,
-        change_count=ws.changes,
-        counts=counts,
-        patch=patch,
-        record=record,
-        source_id=source.id,
-        source_status={"from": previous, "to": "archived"},
-        stale_knowledge_ids=[o.id for o in only],
-        partially_affected_knowledge_ids=[o.id for o in mixed],
-        reason=reason,
-    )
+    env = Envelope(MODE, apply, ws.changes, patch, record)
+    return {
+        **env.head(),
+        "source_id": source.id,
+        "source_status": {"from": previous, "to": "archived"},
+        "stale_knowledge_ids": [o.id for o in only],
+        "partially_affected_knowledge_ids": [o.id for o in mixed],
+        "reason": reason,
+        "counts": counts,
+        **env.tail(),
+    }

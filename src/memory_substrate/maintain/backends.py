@@ -13,10 +13,11 @@ install; FalkorDB without ``MEMORY_SUBSTRATE_FALKORDB_URL``: the error says so),
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.derived.registry import BUILTIN, install_hint, require
 from memory_substrate.errors import NotAvailableError
+from memory_substrate.maintain.results import BackendCheck, EffectiveBackends
 from memory_substrate.settings import Settings
 
 GRAPH_DEFAULT = "file"
@@ -31,7 +32,7 @@ _DETAIL = {
 }
 
 
-def check_backend(field: str, value: str, settings: Settings | None = None) -> dict[str, Any]:
+def check_backend(field: str, value: str, settings: Settings | None = None) -> BackendCheck:
     """Describe a usable backend, or raise ``NotAvailableError`` naming what to install or set."""
     if value in BUILTIN:
         return {"name": value, "supported": True, "native": True, "detail": _DETAIL[value]}
@@ -64,7 +65,7 @@ def check_backend(field: str, value: str, settings: Settings | None = None) -> d
     }
 
 
-def effective(config: dict[str, Any]) -> dict[str, str]:
+def effective(config: Mapping[str, object]) -> EffectiveBackends:
     return {
         "graph_backend": str(config.get("graph_backend") or GRAPH_DEFAULT),
         "semantic_backend": str(config.get("semantic_backend") or SEMANTIC_DEFAULT),

@@ -7,7 +7,7 @@ through it, without one the change is only simulated on the in-memory copy, so a
 exactly what the applied call would do (and a ``cycle`` plans each step against the state the
 previous step would leave).
 
-Result envelope of a mutating mode::
+Result envelope of a mutating mode (``Envelope``: its head, the mode's fields, ``counts``, its tail)::
 
     status   "applied" | "dry_run" | "noop"   ("noop": nothing to change, apply or not)
     applied  true only when a patch was written
@@ -18,12 +18,13 @@ Result envelope of a mutating mode::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
+from memory_substrate.json_types import JsonObject
+from memory_substrate.maintain.results import MutationHead, MutationTail, RefView
 from memory_substrate.models import AuditEvent, MemoryObject, PatchRecord
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
@@ -51,44 +52,48 @@ def maintenance_session(
         yield session, patch
 
 
-def commit_if_changed(patch: Patch | None, summary: dict[str, Any]) -> PatchRecord | None:
+def commit_if_changed(patch: Patch | None, summary: Mapping[str, object]) -> PatchRecord | None:
     if patch is None or patch.operations == 0:
         return None
-    return patch.commit(summary)
+    return patch.commit(dict(summary))
 
 
-def maintenance_event(patch: Patch, object_id: str, action: str, data: dict[str, Any]) -> None:
+def maintenance_event(patch: Patch, object_id: str, action: str, data: Mapping[str, object]) -> None:
     """An audit event for a change that is not an object write (config, relations, indexes)."""
-    patch.events.append(AuditEvent(new_id("event"), patch.id, object_id, action, now_iso(), data))
+    patch.events.append(AuditEvent(new_id("event"), patch.id, object_id, action, now_iso(), dict(data)))
     patch.operations += 1
 
 
-def mutation_result(
-    mode: str,
-    *,
-    apply: bool,
-    change_count: int,
-    counts: dict[str, Any],
-    patch: Patch | None,
-    record: PatchRecord | None,
-    **body: Any,
-) -> dict[str, Any]:
-    status = "noop" if change_count == 0 else ("applied" if record is not None else "dry_run")
-    result: dict[str, Any] = {
-        "result_type": f"{mode}_result",
-        "mode": mode,
-        "status": status,
-        "applied": record is not None,
-        "dry_run": not apply,
-        **body,
-        "counts": counts,
-        "patch_id": record.id if record else None,
-        "applied_operations": record.operations if record else 0,
-        "audit_event_ids": patch.event_ids if (patch is not None and record is not None) else [],
-    }
-    if not apply and change_count:
-        result["next_actions"] = ["review_planned_changes", "rerun_with_options_apply_true"]
-    return result
+@dataclass(frozen=True)
+class Envelope:
+    """What a mutating mode's result says about the run besides its own fields."""
+
+    mode: str
+    apply: bool
+    change_count: int
+    patch: Patch | None
+    record: PatchRecord | None
+
+    def head(self) -> MutationHead:
+        applied = self.record is not None
+        return {
+            "result_type": f"{self.mode}_result",
+            "mode": self.mode,
+            "status": "noop" if self.change_count == 0 else ("applied" if applied else "dry_run"),
+            "applied": applied,
+            "dry_run": not self.apply,
+        }
+
+    def tail(self) -> MutationTail:
+        record, patch = self.record, self.patch
+        tail: MutationTail = {
+            "patch_id": record.id if record else None,
+            "applied_operations": record.operations if record else 0,
+            "audit_event_ids": patch.event_ids if (patch is not None and record is not None) else [],
+        }
+        if not self.apply and self.change_count:
+            tail["next_actions"] = ["review_planned_changes", "rerun_with_options_apply_true"]
+        return tail
 
 
 # --- loading -------------------------------------------------------------------------------
@@ -110,9 +115,7 @@ def evidence_count(obj: MemoryObject) -> int:
     return len({(e.get("source_id"), e.get("segment_id")) for e in obj.evidence_refs})
 
 
-def merge_evidence(
-    base: list[dict[str, Any]], extra: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], int]:
+def merge_evidence(base: list[JsonObject], extra: list[JsonObject]) -> tuple[list[JsonObject], int]:
     """``base`` plus the refs of ``extra`` it lacks (by source and segment); and how many were added."""
     seen = {(e.get("source_id"), e.get("segment_id")) for e in base}
     out = list(base)
@@ -124,7 +127,7 @@ def merge_evidence(
     return out, len(out) - len(base)
 
 
-def ref_view(obj: MemoryObject) -> dict[str, Any]:
+def ref_view(obj: MemoryObject) -> RefView:
     return {
         "id": obj.id,
         "object_type": obj.object_type,
@@ -148,7 +151,7 @@ class Workspace:
     def of(cls, objects: list[MemoryObject], patch: Patch | None) -> Workspace:
         return cls({o.id: o for o in objects}, patch)
 
-    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: Any) -> MemoryObject:
+    def set_status(self, obj: MemoryObject, status: str, reason: str | None, **extra: object) -> MemoryObject:
         if self.patch is not None:
             new = self.patch.set_status(obj, status, reason, **extra)
         else:
@@ -156,7 +159,7 @@ class Workspace:
         return self._keep(new)
 
     def update(
-        self, obj: MemoryObject, *, action: str, changes: dict[str, Any], derive: bool = True
+        self, obj: MemoryObject, *, action: str, changes: JsonObject, derive: bool = True
     ) -> MemoryObject:
         if self.patch is not None:
             new = self.patch.update(obj, action=action, changes=changes, derive=derive)

@@ -8,11 +8,21 @@ returns every section as computed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 from memory_substrate.answers.shaping import fit_sections, shape
+from memory_substrate.json_types import JsonObject
 
-REPORT_SECTIONS = (
+ReportSection = Literal[
+    "promotable_candidates",
+    "low_evidence_candidates",
+    "stale_candidates",
+    "duplicate_groups",
+    "soft_duplicate_candidates",
+    "concept_candidates",
+    "fact_check_issues",
+]
+REPORT_SECTIONS: tuple[ReportSection, ...] = (
     "promotable_candidates",
     "low_evidence_candidates",
     "stale_candidates",
@@ -26,12 +36,23 @@ REPORT_SECTIONS = (
 NESTED_ITEMS = 2  # entries kept in nested lists that carry their own count (graph health, diagnostics)
 
 
-def _cut_nested(result: dict[str, Any]) -> None:
+def _object(value: object) -> JsonObject:
+    """A nested object of the finished result, or an empty one where it has none."""
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    """A nested list of the finished result, or an empty one where it has none."""
+    return value if isinstance(value, list) else []
+
+
+def _cut_nested(result: JsonObject) -> None:
     """Nested lists that carry their own count shrink to that count (``detail: "full"`` lists them)."""
-    diagnostics = result.get("candidate_diagnostics") or {}
-    if isinstance(diagnostics.get("skipped"), list) and len(diagnostics["skipped"]) > NESTED_ITEMS:
-        diagnostics["skipped"] = diagnostics["skipped"][:NESTED_ITEMS]  # counts.skipped has the total
-    health = result.get("graph_health") or {}
+    diagnostics = _object(result.get("candidate_diagnostics"))
+    skipped = diagnostics.get("skipped")
+    if isinstance(skipped, list) and len(skipped) > NESTED_ITEMS:
+        diagnostics["skipped"] = skipped[:NESTED_ITEMS]  # counts.skipped has the total
+    health = _object(result.get("graph_health"))
     health.pop("thresholds", None)  # constants of the analysis
     for key, value in list(health.items()):
         if isinstance(value, dict) and isinstance(value.get("items"), list) and "count" in value:
@@ -41,33 +62,39 @@ def _cut_nested(result: dict[str, Any]) -> None:
         for key in ("predicate_review", "extraction_failures"):
             if isinstance(graph.get(key), list):
                 graph[key] = graph[key][:NESTED_ITEMS]
-        procedures = graph.get("procedures") or {}
-        if isinstance(procedures.get("closest_to_promotion"), list):
-            procedures["closest_to_promotion"] = procedures["closest_to_promotion"][:NESTED_ITEMS]
+        procedures = _object(graph.get("procedures"))
+        closest = procedures.get("closest_to_promotion")
+        if isinstance(closest, list):
+            procedures["closest_to_promotion"] = closest[:NESTED_ITEMS]
         for part in (graph, procedures):
             for key in [k for k, v in part.items() if v in ({}, [], 0)]:
                 del part[key]
-        queue = graph.get("extraction_queue") or {}
+        queue = _object(graph.get("extraction_queue"))
         for key in [k for k, v in queue.items() if v == 0]:
             del queue[key]
-    if isinstance(result.get("truncated"), dict):  # only the sections that were cut
-        result["truncated"] = {k: v for k, v in result["truncated"].items() if v}
+    truncated = result.get("truncated")
+    if isinstance(truncated, dict):  # only the sections that were cut
+        result["truncated"] = {k: v for k, v in truncated.items() if v}
 
 
 OBJECT_SECTIONS = ("promotable_candidates", "low_evidence_candidates", "stale_candidates")
 OBJECT_KEYS = ("id", "kind", "status", "title", "confidence", "evidence_count")
 
 
-def _drop_guidance(result: dict[str, Any], section: str, keys: tuple[str, ...]) -> list[str]:
+def _entries(result: JsonObject, section: str) -> list[JsonObject]:
+    """A section's entries: every entry of a report section is an object."""
+    return [e for e in _list(result.get(section)) if isinstance(e, dict)]
+
+
+def _drop_guidance(result: JsonObject, section: str, keys: tuple[str, ...]) -> list[str]:
     """Remove fixed how-to-review text from each entry; ``detail: "full"`` has it."""
     dropped = set()
-    for e in result.get(section) or []:
-        if isinstance(e, dict):
-            dropped |= {k for k in keys if e.pop(k, None) is not None}
+    for e in _entries(result, section):
+        dropped |= {k for k in keys if e.pop(k, None) is not None}
     return sorted(f"{section}.{k}" for k in dropped)
 
 
-def shape_maintenance(mode: str, result: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def shape_maintenance(mode: str, result: JsonObject, options: JsonObject) -> JsonObject:
     if mode not in ("report", "audit") or options.get("detail", "compact") == "full":
         return result
     result = shape(result, "compact")
@@ -80,15 +107,13 @@ def shape_maintenance(mode: str, result: dict[str, Any], options: dict[str, Any]
         "concept_candidates",
         ("review_guidance", "next_actions", "ranking_signals", "kind", "detail", "candidate_type"),
     )
-    for entry in result.get("concept_candidates") or []:  # the skeleton's refs are the candidate's: once
-        skeleton = (
-            ((entry.get("suggested_memory") or {}).get("input_data") or {}) if isinstance(entry, dict) else {}
-        )
+    for entry in _entries(result, "concept_candidates"):  # the skeleton's refs are the candidate's: once
+        skeleton = _object(_object(entry.get("suggested_memory")).get("input_data"))
         if skeleton.get("evidence_refs") == entry.get("evidence_refs"):
             entry.pop("evidence_refs")
     result.pop("thresholds", None)  # the caller's own inputs (or their defaults)
     if omitted:
         result["with_detail_full"] = omitted
     for key in OBJECT_SECTIONS:  # candidates named, not described: page them for the rest
-        result[key] = [{k: v for k, v in i.items() if k in OBJECT_KEYS} for i in result.get(key) or []]
+        result[key] = [{k: v for k, v in i.items() if k in OBJECT_KEYS} for i in _entries(result, key)]
     return fit_sections(result, REPORT_SECTIONS)

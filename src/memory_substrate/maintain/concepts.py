@@ -18,7 +18,9 @@ from collections import Counter
 from typing import Any
 
 from memory_substrate.ingest.suggestions import concept_candidates
+from memory_substrate.json_types import JsonObject
 from memory_substrate.maintain.fact_check import name_key
+from memory_substrate.maintain.report_types import ConceptDiagnostics
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.storage.base import StoreSession
 
@@ -39,6 +41,8 @@ def _scopes_by_source(knowledge: list[MemoryObject]) -> dict[str, Counter[str]]:
 
 
 def _merge(parts: list[dict[str, Any]], scopes: dict[str, Counter[str]]) -> dict[str, Any]:
+    """One candidate from the same-titled candidates of several sources, best first. Candidates
+    keep ingest.suggestions' shape, which that module owns and types: they are read as it gives them."""
     parts.sort(key=lambda c: -c["score"])
     best = parts[0]
     sources = list(dict.fromkeys(c["evidence_refs"][0]["source_id"] for c in parts if c["evidence_refs"]))
@@ -103,7 +107,7 @@ def cross_source_concepts(
     *,
     max_sources: int,
     limit: int,
-) -> tuple[list[dict[str, Any]], dict[str, Any], int]:
+) -> tuple[list[JsonObject], ConceptDiagnostics, int]:
     """(candidates best first, candidate diagnostics, total eligible before ``limit``)."""
     active = sorted(
         (s for s in sources if s.status == "active"), key=lambda s: (s.updated_at, s.id), reverse=True
@@ -142,7 +146,7 @@ def cross_source_concepts(
             continue
         merged.append(cand)
     merged.sort(key=lambda c: (-c["score"], -c["occurrences"], c["title"].lower()))
-    diagnostics = {
+    summary: ConceptDiagnostics = {
         "skipped": sorted(skipped.values(), key=lambda s: (-s["occurrences"], s["title"].lower()))[:20],
         "counts": {
             "skipped": skipped_total + already,
@@ -152,4 +156,4 @@ def cross_source_concepts(
             "sources_scanned": len(active),
         },
     }
-    return merged[:limit], diagnostics, len(merged)
+    return merged[:limit], summary, len(merged)

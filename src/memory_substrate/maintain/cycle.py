@@ -7,100 +7,141 @@ state the previous one leaves (also in a dry run), and reports every step on its
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypeVar
 
 from memory_substrate.maintain.common import (
+    Envelope,
     Workspace,
     commit_if_changed,
     load_objects,
     maintenance_session,
-    mutation_result,
     reference,
 )
 from memory_substrate.maintain.duplicates import merge_step
 from memory_substrate.maintain.lifecycle import decay_step, promote_step
+from memory_substrate.maintain.results import (
+    CycleCounts,
+    CycleResult,
+    CycleSteps,
+    DecayResult,
+    MergeDuplicatesResult,
+    PromoteResult,
+)
 from memory_substrate.maintain.schemas import CycleInput, DecayInput, PromoteInput
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES
 from memory_substrate.runtime import Runtime
 
-Step = Callable[[Workspace], dict[str, Any]]
+S = TypeVar("S")
 
 
 def _run(
-    rt: Runtime, mode: str, steps: list[tuple[str, Step]], *, apply: bool, reason: str
-) -> dict[str, Any]:
+    rt: Runtime,
+    mode: str,
+    step: Callable[[Workspace], S],
+    counts: Callable[[S], Mapping[str, object]],
+    *,
+    apply: bool,
+    reason: str,
+) -> tuple[S, Envelope]:
+    """``step`` over the live knowledge, committed with its ``counts`` as the patch summary."""
     with maintenance_session(rt, mode, apply=apply, reason=reason) as (session, patch):
         live = load_objects(session, object_types=["knowledge"], statuses=list(LIVE_KNOWLEDGE_STATUSES))
         ws = Workspace.of(live, patch)
-        results = {name: step(ws) for name, step in steps}
-        counts = {k: v for r in results.values() for k, v in r["counts"].items()}
-        record = commit_if_changed(patch, counts)
-    if len(steps) == 1:
-        body = dict(results[steps[0][0]])
-        body.pop("counts")
-    else:
-        body = {"steps": results}
-    return mutation_result(
-        mode, apply=apply, change_count=ws.changes, counts=counts, patch=patch, record=record, **body
-    )
+        done = step(ws)
+        record = commit_if_changed(patch, counts(done))
+    return done, Envelope(mode, apply, ws.changes, patch, record)
 
 
-def promote_candidates(rt: Runtime, data: PromoteInput, *, apply: bool) -> dict[str, Any]:
+def promote_candidates(rt: Runtime, data: PromoteInput, *, apply: bool) -> PromoteResult:
     ref = reference(data.reference_time)
-    result = _run(
+    step, env = _run(
         rt,
         "promote_candidates",
-        [("promote_candidates", lambda ws: promote_step(ws, data.min_confidence, data.min_evidence, ref))],
+        lambda ws: promote_step(ws, data.min_confidence, data.min_evidence, ref),
+        lambda done: done["counts"],
         apply=apply,
         reason=f"promote candidates with confidence >= {data.min_confidence} and >= {data.min_evidence} evidence ref(s)",
     )
-    result["thresholds"] = {"min_confidence": data.min_confidence, "min_evidence": data.min_evidence}
-    result["reference_time"] = ref.isoformat()
-    return result
+    return {
+        **env.head(),
+        "promoted_knowledge_ids": step["promoted_knowledge_ids"],
+        "counts": step["counts"],
+        **env.tail(),
+        "thresholds": {"min_confidence": data.min_confidence, "min_evidence": data.min_evidence},
+        "reference_time": ref.isoformat(),
+    }
 
 
-def merge_duplicates(rt: Runtime, *, apply: bool) -> dict[str, Any]:
-    return _run(
+def merge_duplicates(rt: Runtime, *, apply: bool) -> MergeDuplicatesResult:
+    step, env = _run(
         rt,
         "merge_duplicates",
-        [("merge_duplicates", merge_step)],
+        merge_step,
+        lambda done: done["counts"],
         apply=apply,
         reason="merge deterministic structured duplicates",
     )
+    return {**env.head(), "groups": step["groups"], "counts": step["counts"], **env.tail()}
 
 
-def decay_stale(rt: Runtime, data: DecayInput, *, apply: bool) -> dict[str, Any]:
+def decay_stale(rt: Runtime, data: DecayInput, *, apply: bool) -> DecayResult:
     ref = reference(data.reference_time)
-    result = _run(
+    step, env = _run(
         rt,
         "decay_stale",
-        [("decay_stale", lambda ws: decay_step(ws, ref, data.stale_after_days))],
+        lambda ws: decay_step(ws, ref, data.stale_after_days),
+        lambda done: done["counts"],
         apply=apply,
         reason=f"expire knowledge past valid_until; candidates unreviewed for {data.stale_after_days} day(s) become stale",
     )
-    result["reference_time"] = ref.isoformat()
-    result["stale_after_days"] = data.stale_after_days
-    return result
+    return {
+        **env.head(),
+        "expired_knowledge_ids": step["expired_knowledge_ids"],
+        "stale_knowledge_ids": step["stale_knowledge_ids"],
+        "counts": step["counts"],
+        **env.tail(),
+        "reference_time": ref.isoformat(),
+        "stale_after_days": data.stale_after_days,
+    }
 
 
-def cycle(rt: Runtime, data: CycleInput, *, apply: bool) -> dict[str, Any]:
+def _cycle_counts(steps: CycleSteps) -> CycleCounts:
+    return {
+        **steps["promote_candidates"]["counts"],
+        **steps["merge_duplicates"]["counts"],
+        **steps["decay_stale"]["counts"],
+    }
+
+
+def cycle(rt: Runtime, data: CycleInput, *, apply: bool) -> CycleResult:
     ref = reference(data.reference_time)
-    result = _run(
+
+    def steps(ws: Workspace) -> CycleSteps:
+        # In this order: each step plans against the state the one before leaves.
+        return {
+            "promote_candidates": promote_step(ws, data.min_confidence, data.min_evidence, ref),
+            "merge_duplicates": merge_step(ws),
+            "decay_stale": decay_step(ws, ref, data.stale_after_days),
+        }
+
+    done, env = _run(
         rt,
         "cycle",
-        [
-            ("promote_candidates", lambda ws: promote_step(ws, data.min_confidence, data.min_evidence, ref)),
-            ("merge_duplicates", merge_step),
-            ("decay_stale", lambda ws: decay_step(ws, ref, data.stale_after_days)),
-        ],
+        steps,
+        _cycle_counts,
         apply=apply,
         reason="maintenance cycle: promote candidates, merge duplicates, decay stale",
     )
-    result["thresholds"] = {
-        "min_confidence": data.min_confidence,
-        "min_evidence": data.min_evidence,
-        "stale_after_days": data.stale_after_days,
+    return {
+        **env.head(),
+        "steps": done,
+        "counts": _cycle_counts(done),
+        **env.tail(),
+        "thresholds": {
+            "min_confidence": data.min_confidence,
+            "min_evidence": data.min_evidence,
+            "stale_after_days": data.stale_after_days,
+        },
+        "reference_time": ref.isoformat(),
     }
-    result["reference_time"] = ref.isoformat()
-    return result

@@ -14,28 +14,31 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.derived.access import mirror_of
 from memory_substrate.derived.registry import BUILTIN
 from memory_substrate.errors import BackendError, MemorySubstrateError
+from memory_substrate.json_types import JsonObject
+from memory_substrate.maintain.results import BackendSwitch, Change, DerivedDiagnostics
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
 
 log = logging.getLogger(__name__)
 
 
-def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+Built = Mapping[str, Mapping[str, object]]  # per derived backend, what its rebuild reports
+
+
+def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, Change]) -> Built:
     """Inside configure's write session, after the new setting is written: build every derived
     backend it turns on. Raises ``BackendError`` (naming the backend and the failure) when one
     cannot be built, so that the caller's transaction rolls back and nothing is saved."""
     mirror = mirror_of(rt)
-    names = [
-        str(c["to"]) for k, c in changes.items() if k.endswith("_backend") and c.get("to") not in BUILTIN
-    ]
+    names = [str(c["to"]) for k, c in changes.items() if k.endswith("_backend") and c["to"] not in BUILTIN]
     if mirror is None or not names:
         return {}
-    built: dict[str, Any] = {}
+    built: dict[str, Mapping[str, object]] = {}
     for name in names:
         try:
             built.update(mirror.rebuild_in(session, rt.namespace, [name]))
@@ -64,15 +67,15 @@ def build_selected(rt: Runtime, session: StoreSession, changes: dict[str, dict[s
     return built
 
 
-def drop_deselected(rt: Runtime, changes: dict[str, dict[str, Any]], built: dict[str, Any]) -> dict[str, Any]:
+def drop_deselected(rt: Runtime, changes: dict[str, Change], built: Built) -> BackendSwitch:
     """After a committed configure: drop the derived backends no longer selected."""
     mirror = mirror_of(rt)
     if mirror is None:
         return {}
-    dropped = []
+    dropped: list[object] = []
     for key, change in changes.items():
-        old = change.get("from")
-        if key.endswith("_backend") and old and old not in BUILTIN and old != change.get("to"):
+        old = change["from"]
+        if key.endswith("_backend") and old and old not in BUILTIN and old != change["to"]:
             try:
                 mirror.drop(rt.namespace, str(old))
                 dropped.append(old)
@@ -85,17 +88,17 @@ def wanted(*names: str) -> list[str]:
     return [n for n in dict.fromkeys(names) if n not in BUILTIN]
 
 
-def rebuild_in(rt: Runtime, session: StoreSession, names: list[str]) -> dict[str, Any]:
+def rebuild_in(rt: Runtime, session: StoreSession, names: list[str]) -> Built:
     mirror = mirror_of(rt)
     return mirror.rebuild_in(session, rt.namespace, names) if mirror is not None and names else {}
 
 
-def diagnostics(rt: Runtime, session: StoreSession) -> dict[str, Any]:
+def diagnostics(rt: Runtime, session: StoreSession) -> DerivedDiagnostics:
     """Drift per configured derived backend (empty when only built-in backends are configured)."""
     mirror = mirror_of(rt)
     if mirror is None or not mirror.indexes.configured(session.get_config()):
         return {}
-    out: dict[str, Any] = {"outbox_pending": session.outbox_count()}
+    out: DerivedDiagnostics = {"outbox_pending": session.outbox_count()}
     if rt.namespace in mirror.last_error:
         out["last_sync_error"] = mirror.last_error[rt.namespace]
     try:
@@ -105,14 +108,14 @@ def diagnostics(rt: Runtime, session: StoreSession) -> dict[str, Any]:
     return out
 
 
-def repair_in(rt: Runtime, session: StoreSession) -> dict[str, Any]:
+def repair_in(rt: Runtime, session: StoreSession) -> Mapping[str, object]:
     mirror = mirror_of(rt)
     if mirror is None or not mirror.indexes.configured(session.get_config()):
         return {}
     return mirror.repair_in(session, rt.namespace)
 
 
-def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
+def graph_mirror_counts(rt: Runtime) -> JsonObject | None:
     """For ``report``'s graph health: the derived graph backend's counts beside the canonical ones."""
     mirror = mirror_of(rt)
     with rt.read_with_expired() as session:
@@ -136,7 +139,7 @@ def graph_mirror_counts(rt: Runtime) -> dict[str, Any] | None:
     }
 
 
-def health(rt: Runtime, session: StoreSession) -> dict[str, Any]:
+def health(rt: Runtime, session: StoreSession) -> JsonObject:
     """For ``structure`` and ``doctor``: each configured derived backend's reachability, whether
     it is built, the outbox backlog, and ``problems``: one line per index that is unreachable,
     not built, failing to sync, or behind its outbox (reads then fall back to the canonical

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
-from typing import Any
 
 from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 from memory_substrate.indexing import claim_key, claim_value
+from memory_substrate.json_types import JsonObject
 from memory_substrate.maintain.common import STATUS_RANK, Workspace, evidence_count, merge_evidence
+from memory_substrate.maintain.report_types import ReviewGuidance, SoftDuplicateEntry
+from memory_substrate.maintain.results import DuplicateGroupView, MergedGroup, MergeStep
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.remember.similarity import THRESHOLD, is_structured, pair_score
 from memory_substrate.text import tokens
@@ -36,7 +38,7 @@ OVERLAP = 0.5  # the Jaccard level at which pair_score reports title_overlap / s
 SCAN_BUDGET = 4_000_000  # candidate probes per soft-duplicate scan (see soft_pairs)
 REVIEW_KEY = "duplicate_review"  # metadata: {other_id: outcome} recorded by resolve_duplicates
 
-SOFT_REVIEW_GUIDANCE: dict[str, Any] = {
+SOFT_REVIEW_GUIDANCE: ReviewGuidance = {
     "required_checks": [
         "read_both_knowledge_items",
         "compare_scope_refs",
@@ -55,7 +57,13 @@ SOFT_NEXT_ACTIONS = [
 ]
 
 
-def canonical_order(obj: MemoryObject) -> tuple[Any, ...]:
+def _merged_from(meta: JsonObject) -> list[object]:
+    """The ids already merged into an item: only merges write ``merged_from``, always a list."""
+    merged = meta.get("merged_from", [])
+    return merged if isinstance(merged, list) else []
+
+
+def canonical_order(obj: MemoryObject) -> tuple[int, float, int, str, str]:
     """Sort key: the best canonical first (status, confidence, evidence, then oldest)."""
     return (
         -STATUS_RANK.get(obj.status, 0),
@@ -108,21 +116,26 @@ def duplicate_groups(knowledge: Iterable[MemoryObject]) -> list[list[MemoryObjec
     return groups
 
 
-def group_view(group: list[MemoryObject]) -> dict[str, Any]:
+def group_view(group: list[MemoryObject]) -> DuplicateGroupView:
     head = group[0]
     return {
         "canonical_knowledge_id": head.id,
         "duplicate_knowledge_ids": [o.id for o in group[1:]],
         "object_ids": [o.id for o in group],
         "kind": head.kind,
-        "claim": {k: head.payload.get(k) for k in ("subject", "predicate", "value", "object")},
+        "claim": {
+            "subject": head.payload.get("subject"),
+            "predicate": head.payload.get("predicate"),
+            "value": head.payload.get("value"),
+            "object": head.payload.get("object"),
+        },
         "scope_refs": sorted({s for o in group for s in o.scope_refs}),
         "statuses": {o.id: o.status for o in group},
     }
 
 
-def merge_step(ws: Workspace) -> dict[str, Any]:
-    merged = []
+def merge_step(ws: Workspace) -> MergeStep:
+    merged: list[MergedGroup] = []
     superseded_total = moved_total = 0
     for group in duplicate_groups(ws.items.values()):
         canonical, rest = group[0], group[1:]
@@ -133,7 +146,7 @@ def merge_step(ws: Workspace) -> dict[str, Any]:
             moved += added
         ids = [o.id for o in rest]
         meta = dict(canonical.metadata)
-        meta["merged_from"] = list(dict.fromkeys([*meta.get("merged_from", []), *ids]))
+        meta["merged_from"] = list(dict.fromkeys([*_merged_from(meta), *ids]))
         ws.update(
             replace(canonical, evidence_refs=evidence, metadata=meta),
             action="merge_duplicates",
@@ -161,8 +174,14 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokens(text) if t not in STOPWORDS}
 
 
+def reviewed_with(obj: MemoryObject) -> Mapping[str, object]:
+    """The ids ``obj`` was reviewed against (``metadata.duplicate_review``, ``{other_id: outcome}``)."""
+    review = obj.metadata.get(REVIEW_KEY)
+    return review if isinstance(review, dict) else {}
+
+
 def _reviewed(a: MemoryObject, b: MemoryObject) -> bool:
-    return b.id in (a.metadata.get(REVIEW_KEY) or {}) or a.id in (b.metadata.get(REVIEW_KEY) or {})
+    return b.id in reviewed_with(a) or a.id in reviewed_with(b)
 
 
 def soft_eligible(obj: MemoryObject) -> bool:
@@ -275,7 +294,7 @@ def soft_pairs(
     return out, left[0] >= 0
 
 
-def soft_entry(score: float, reasons: list[str], a: MemoryObject, b: MemoryObject) -> dict[str, Any]:
+def soft_entry(score: float, reasons: list[str], a: MemoryObject, b: MemoryObject) -> SoftDuplicateEntry:
     """One pair in the documented report shape, with a ready-to-review supersede suggestion."""
     ids = [a.id, b.id]
     # Prefer the stronger status, then more evidence, then the newer item.

@@ -8,17 +8,16 @@ runtime's clock.
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.expiry import TTL_KEY, expires_at, is_expired
-from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
+from memory_substrate.maintain.common import Envelope, commit_if_changed, maintenance_session
+from memory_substrate.maintain.results import ExpiredItem, ExpireResult
 from memory_substrate.maintain.schemas import TimeInput
 from memory_substrate.runtime import Runtime
 
 SAMPLE = 50
 
 
-def expire(rt: Runtime, data: TimeInput, *, apply: bool) -> dict[str, Any]:
+def expire(rt: Runtime, data: TimeInput, *, apply: bool) -> ExpireResult:
     ref = data.reference_time or rt.clock()
     with maintenance_session(rt, "expire", apply=apply, reason="expire: objects past their expires_at") as (
         session,
@@ -36,7 +35,7 @@ def expire(rt: Runtime, data: TimeInput, *, apply: bool) -> dict[str, Any]:
                     obj, "expired", "expires_at passed", expires_at=when.isoformat() if when else None
                 )
         record = commit_if_changed(patch, {"expired": len(due)})
-    items = [
+    items: list[ExpiredItem] = [
         {
             "id": o.id,
             "object_type": o.object_type,
@@ -47,13 +46,11 @@ def expire(rt: Runtime, data: TimeInput, *, apply: bool) -> dict[str, Any]:
         }
         for o in due[:SAMPLE]
     ]
-    return mutation_result(
-        "expire",
-        apply=apply,
-        change_count=len(due),
-        counts={"expired": len(due), "with_ttl": len(ids)},
-        patch=patch,
-        record=record,
-        items=items,
-        reference_time=ref.isoformat(),
-    )
+    env = Envelope("expire", apply, len(due), patch, record)
+    return {
+        **env.head(),
+        "items": items,
+        "reference_time": ref.isoformat(),
+        "counts": {"expired": len(due), "with_ttl": len(ids)},
+        **env.tail(),
+    }

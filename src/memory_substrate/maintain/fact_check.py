@@ -16,10 +16,15 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
 from memory_substrate.indexing import claim_value
 from memory_substrate.maintain.common import when
+from memory_substrate.maintain.report_types import (
+    FactCheckIssue,
+    RelationshipMismatch,
+    SimilarEntityName,
+    StaleFact,
+)
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.remember.similarity import is_structured
 
@@ -35,14 +40,14 @@ def name_key(name: str) -> str:
     return _NON_WORD.sub("", text.casefold())
 
 
-def similar_entity_names(nodes: Iterable[MemoryObject]) -> list[dict[str, Any]]:
+def similar_entity_names(nodes: Iterable[MemoryObject]) -> list[SimilarEntityName]:
     groups: dict[str, list[MemoryObject]] = defaultdict(list)
     for node in nodes:
         if node.object_type == "node" and node.status == "active":
             key = name_key(node.title)
             if key:
                 groups[key].append(node)
-    issues = []
+    issues: list[SimilarEntityName] = []
     for key, items in sorted(groups.items()):
         if len(items) > 1:
             items.sort(key=lambda o: o.id)
@@ -59,8 +64,8 @@ def similar_entity_names(nodes: Iterable[MemoryObject]) -> list[dict[str, Any]]:
     return issues
 
 
-def stale_facts(knowledge: Iterable[MemoryObject], ref: datetime) -> list[dict[str, Any]]:
-    issues = []
+def stale_facts(knowledge: Iterable[MemoryObject], ref: datetime) -> list[StaleFact]:
+    issues: list[StaleFact] = []
     for obj in sorted(knowledge, key=lambda o: (o.valid_until or "", o.id)):
         until = when(obj.valid_until)
         if obj.status == "active" and until is not None and until <= ref:
@@ -77,12 +82,12 @@ def stale_facts(knowledge: Iterable[MemoryObject], ref: datetime) -> list[dict[s
     return issues
 
 
-def relationship_mismatches(knowledge: Iterable[MemoryObject]) -> list[dict[str, Any]]:
+def relationship_mismatches(knowledge: Iterable[MemoryObject]) -> list[RelationshipMismatch]:
     groups: dict[tuple[str, str], list[MemoryObject]] = defaultdict(list)
     for obj in knowledge:
         if obj.status in LIVE_KNOWLEDGE_STATUSES and is_structured(obj):
             groups[(str(obj.payload["subject"]), str(obj.payload["predicate"]).strip().lower())].append(obj)
-    issues = []
+    issues: list[RelationshipMismatch] = []
     for (subject, predicate), items in sorted(groups.items()):
         values = {claim_value(o) for o in items}
         if len(values) < 2:
@@ -113,5 +118,5 @@ def relationship_mismatches(knowledge: Iterable[MemoryObject]) -> list[dict[str,
 
 def fact_check(
     nodes: list[MemoryObject], knowledge: list[MemoryObject], ref: datetime
-) -> list[dict[str, Any]]:
+) -> list[FactCheckIssue]:
     return similar_entity_names(nodes) + stale_facts(knowledge, ref) + relationship_mismatches(knowledge)

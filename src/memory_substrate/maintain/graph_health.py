@@ -17,29 +17,36 @@ play (everything except superseded, archived and expired objects):
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 from memory_substrate.maintain.common import ref_view
+from memory_substrate.maintain.reindex import GraphDiff
+from memory_substrate.maintain.report_types import BridgeNode, GraphHealth, SparseCluster, WeakScope
+from memory_substrate.maintain.results import Section
 from memory_substrate.models import MemoryObject, Relation
 
 RETIRED = ("superseded", "archived", "expired")
 SPARSE_MIN_SIZE = 3
 SPARSE_MAX_DENSITY = 0.25
 MEMBERS_SHOWN = 10
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    import networkx
 
 
-def _section(items: list[dict[str, Any]], max_items: int) -> dict[str, Any]:
+def _section(items: list[T], max_items: int) -> Section[T]:
     return {"count": len(items), "items": items[:max_items], "truncated": len(items) > max_items}
 
 
 def _counts(
     objects: list[MemoryObject],
     relations: list[Relation],
-    diff: dict[str, Any],
+    diff: GraphDiff,
     *,
     backend: str,
     configured: bool,
-) -> dict[str, Any]:
+) -> GraphHealth:
     """What the backend holds beside the canonical tables."""
     ids = {o.id for o in objects}
     dangling = {e for r in relations for e in (r.source_id, r.target_id) if e not in ids}
@@ -60,10 +67,14 @@ def _counts(
     }
 
 
-def _components(nx: Any, graph: Any, degree: dict[str, int]) -> tuple[dict[str, int], list[dict[str, Any]]]:
+def _components(
+    graph: networkx.Graph[str], degree: dict[str, int]
+) -> tuple[dict[str, int], list[SparseCluster]]:
     """Each node's component (largest first), and the components too sparse for their size."""
+    import networkx as nx
+
     component_of: dict[str, int] = {}
-    sparse = []
+    sparse: list[SparseCluster] = []
     for i, comp in enumerate(sorted(nx.connected_components(graph), key=lambda c: (-len(c), min(c)))):
         for node in comp:
             component_of[node] = i
@@ -87,14 +98,17 @@ def _components(nx: Any, graph: Any, degree: dict[str, int]) -> tuple[dict[str, 
 
 
 def _weak_scopes(
-    records: dict[str, MemoryObject], graph: Any, degree: dict[str, int], component_of: dict[str, int]
-) -> list[dict[str, Any]]:
+    records: dict[str, MemoryObject],
+    graph: networkx.Graph[str],
+    degree: dict[str, int],
+    component_of: dict[str, int],
+) -> list[WeakScope]:
     """Scopes whose records fall into more than one component."""
     by_scope: dict[str, list[str]] = defaultdict(list)
     for oid, obj in records.items():
         for scope in obj.scope_refs:
             by_scope[scope].append(oid)
-    weak: list[dict[str, Any]] = []
+    weak: list[WeakScope] = []
     for scope, members in sorted(by_scope.items()):
         if len(members) < 2:
             continue
@@ -120,20 +134,21 @@ def _weak_scopes(
 def graph_health(
     objects: list[MemoryObject],
     relations: list[Relation],
-    diff: dict[str, Any],
+    diff: GraphDiff,
     *,
     backend: str,
     configured: bool,
     max_items: int,
-) -> dict[str, Any]:
+) -> GraphHealth:
     health = _counts(objects, relations, diff, backend=backend, configured=configured)
     try:
         import networkx as nx
     except ImportError:
-        health.update(available=False, reason="graph insights need networkx: pip install networkx")
+        health["available"] = False
+        health["reason"] = "graph insights need networkx: pip install networkx"
         return health
     records = {o.id: o for o in objects if o.status not in RETIRED}
-    graph = nx.Graph()
+    graph: networkx.Graph[str] = nx.Graph()
     graph.add_nodes_from(records)
     graph.add_edges_from(
         (r.source_id, r.target_id)
@@ -142,24 +157,22 @@ def graph_health(
     )
     degree = dict(graph.degree)
     isolated = sorted(n for n, d in degree.items() if d == 0)
-    component_of, sparse = _components(nx, graph, degree)
+    component_of, sparse = _components(graph, degree)
     bridges = sorted(nx.articulation_points(graph), key=lambda n: (-degree[n], n))
-    bridge_items = [{**ref_view(records[n]), "degree": degree[n]} for n in bridges]
+    bridge_items: list[BridgeNode] = [{**ref_view(records[n]), "degree": degree[n]} for n in bridges]
     weak = _weak_scopes(records, graph, degree, component_of)
-    health.update(
-        available=True,
-        graph={
-            "records": graph.number_of_nodes(),
-            "relations": graph.number_of_edges(),
-            "components": len(set(component_of.values())),
-        },
-        isolated_nodes={
-            "count": len(isolated),
-            "items": [ref_view(records[n]) for n in isolated[:max_items]],
-            "truncated": len(isolated) > max_items,
-        },
-        sparse_clusters=_section(sparse, max_items),
-        bridge_nodes=_section(bridge_items, max_items),
-        weakly_connected_scopes=_section(weak, max_items),
-    )
+    health["available"] = True
+    health["graph"] = {
+        "records": graph.number_of_nodes(),
+        "relations": graph.number_of_edges(),
+        "components": len(set(component_of.values())),
+    }
+    health["isolated_nodes"] = {
+        "count": len(isolated),
+        "items": [ref_view(records[n]) for n in isolated[:max_items]],
+        "truncated": len(isolated) > max_items,
+    }
+    health["sparse_clusters"] = _section(sparse, max_items)
+    health["bridge_nodes"] = _section(bridge_items, max_items)
+    health["weakly_connected_scopes"] = _section(weak, max_items)
     return health

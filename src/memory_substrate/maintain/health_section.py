@@ -8,18 +8,19 @@ so the page and ``memory_maintain`` mode ``report`` always agree (a test compare
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, load_objects
 from memory_substrate.maintain.graph_health import graph_health
 from memory_substrate.maintain.reindex import graph_diff
+from memory_substrate.maintain.report_types import GraphHealth
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.runtime import Runtime
 
 
-def graph_health_section(rt: Runtime, max_items: int) -> dict[str, Any]:
+def graph_health_section(rt: Runtime, max_items: int) -> GraphHealth:
     """``report``'s ``graph_health`` for ``rt``'s namespace, read in one read transaction."""
     with rt.read_with_expired() as session:
         objects = load_objects(session)
@@ -32,9 +33,9 @@ def health_of(
     rt: Runtime,
     objects: list[MemoryObject],
     relations: list[Relation],
-    config: dict[str, Any],
+    config: Mapping[str, object],
     max_items: int,
-) -> dict[str, Any]:
+) -> GraphHealth:
     """The section from what was read: the canonical graph's shape, the derived backend's counts beside it."""
     health = graph_health(
         objects,

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
 
 from memory_substrate.maintain.common import Workspace, evidence_count, when
+from memory_substrate.maintain.results import DecayStep, PromoteStep
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 
 
@@ -62,10 +62,10 @@ def _ordered(objs: list[MemoryObject]) -> list[MemoryObject]:
 
 
 # --- steps -----------------------------------------------------------------------------------
-def promote_step(ws: Workspace, min_confidence: float, min_evidence: int, ref: datetime) -> dict[str, Any]:
+def promote_step(ws: Workspace, min_confidence: float, min_evidence: int, ref: datetime) -> PromoteStep:
     checked = sum(1 for o in ws.items.values() if o.status == "candidate")
     chosen = _ordered([o for o in ws.items.values() if is_promotable(o, min_confidence, min_evidence, ref)])
-    promoted = []
+    promoted: list[str] = []
     for obj in chosen:
         reason = (
             f"promote_candidates: confidence {obj.confidence} >= {min_confidence} and "
@@ -90,7 +90,7 @@ def deprecated(obj: MemoryObject) -> MemoryObject:
     return replace(obj, metadata=meta)
 
 
-def decay_step(ws: Workspace, ref: datetime, stale_after_days: int) -> dict[str, Any]:
+def decay_step(ws: Workspace, ref: datetime, stale_after_days: int) -> DecayStep:
     """Expire or stale what decays; either way its evidence status becomes ``deprecated``."""
     expired: list[str] = []
     stale: list[str] = []

@@ -6,14 +6,14 @@ audited update in one patch."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from pydantic import Field
 
 from memory_substrate.errors import ConflictError, NotFoundError, ValidationError
 from memory_substrate.indexing import claim_key, claim_value
 from memory_substrate.lookup_keys import fact_object_key, fact_subject_key
-from memory_substrate.maintain.common import commit_if_changed, maintenance_session, mutation_result
+from memory_substrate.maintain.common import Envelope, commit_if_changed, maintenance_session
+from memory_substrate.maintain.results import ClaimConflict, MergeEntitiesResult
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
@@ -47,7 +47,7 @@ def _repoint(fact: MemoryObject, old: str, new: str) -> MemoryObject:
     return replace(fact, payload=payload, subject_refs=refs)
 
 
-def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dict[str, Any]:
+def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> MergeEntitiesResult:
     if data.source_entity_id == data.target_entity_id:
         raise ValidationError("input_data: source_entity_id and target_entity_id must differ")
     with maintenance_session(rt, "merge_entities", apply=apply, reason=data.reason) as (session, patch):
@@ -61,19 +61,33 @@ def merge_entities(rt: Runtime, data: MergeEntitiesInput, *, apply: bool) -> dic
         if patch is not None:
             _write_merge(patch, src, dst, moved, new_aliases, data.reason)
         record = commit_if_changed(patch, {"source_entity_id": src.id, "target_entity_id": dst.id})
-    return mutation_result(
-        "merge_entities",
-        apply=apply,
-        change_count=1,
-        counts={"facts_moved": len(moved), "aliases_added": len(new_aliases), "conflicts": len(conflicts)},
-        patch=patch,
-        record=record,
-        source_entity_id=src.id,
-        target_entity_id=dst.id,
-        aliases_added=new_aliases,
-        moved_fact_ids=[f.id for f in moved],
-        conflicting_facts=conflicts,
-    )
+    env = Envelope("merge_entities", apply, 1, patch, record)
+    return {
+        **env.head(),
+        "source_entity_id": src.id,
+        "target_entity_id": dst.id,
+        "aliases_added": new_aliases,
+        "moved_fact_ids": [f.id for f in moved],
+        "conflicting_facts": conflicts,
+        "counts": {"facts_moved": len(moved), "aliases_added": len(new_aliases), "conflicts": len(conflicts)},
+        **env.tail(),
+    }
+
+
+def _listed(value: object) -> list[object]:
+    """A list kept in a payload or metadata (aliases, episode_ids, merged_from), as stored; the
+    writers only ever store lists, so anything else reads as none."""
+    return value if isinstance(value, list) else []
+
+
+def _names(value: object) -> list[str]:
+    """An entity's aliases: names are strings (``normalize_name`` reads nothing else)."""
+    return [a for a in _listed(value) if isinstance(a, str)]
+
+
+def _count(value: object) -> int:
+    """A counter kept in metadata (``mentions``); missing or empty counts as 0."""
+    return int(value) if isinstance(value, int | float | str) and value else 0
 
 
 def _facts_about(session: StoreSession, entity_id: str) -> list[MemoryObject]:
@@ -86,16 +100,16 @@ def _facts_about(session: StoreSession, entity_id: str) -> list[MemoryObject]:
 
 def _new_aliases(src: MemoryObject, dst: MemoryObject) -> list[str]:
     """The absorbed entity's names the survivor does not already answer to, one per normal form."""
-    known = {normalize_name(dst.title), *(normalize_name(a) for a in dst.payload.get("aliases") or [])}
+    known = {normalize_name(dst.title), *(normalize_name(a) for a in _names(dst.payload.get("aliases")))}
     new_aliases = [
-        a for a in [src.title, *(src.payload.get("aliases") or [])] if normalize_name(a) not in known
+        a for a in [src.title, *_names(src.payload.get("aliases"))] if normalize_name(a) not in known
     ]
     return list({normalize_name(a): a for a in new_aliases}.values())
 
 
-def _claim_conflicts(session: StoreSession, moved: list[MemoryObject]) -> list[dict[str, Any]]:
+def _claim_conflicts(session: StoreSession, moved: list[MemoryObject]) -> list[ClaimConflict]:
     """Live facts that, once repointed, claim another value than a live fact already stored."""
-    conflicts = []
+    conflicts: list[ClaimConflict] = []
     for fact in moved:
         key = claim_key(fact)
         if not key or fact.status not in LIVE_KNOWLEDGE_STATUSES:
@@ -135,20 +149,20 @@ def _write_merge(
             changes={"entity": {"from": src.id, "to": dst.id}, "reason": reason},
         )
     episodes = list(
-        dict.fromkeys([*(dst.metadata.get("episode_ids") or []), *(src.metadata.get("episode_ids") or [])])
+        dict.fromkeys([*_listed(dst.metadata.get("episode_ids")), *_listed(src.metadata.get("episode_ids"))])
     )
     patch.update(
         replace(
             dst,
             payload={
                 **dst.payload,
-                "aliases": [*(dst.payload.get("aliases") or []), *new_aliases][:50],
+                "aliases": [*_listed(dst.payload.get("aliases")), *new_aliases][:50],
             },
             metadata={
                 **dst.metadata,
                 "episode_ids": episodes[-50:],
-                "mentions": int(dst.metadata.get("mentions") or 0) + int(src.metadata.get("mentions") or 0),
-                "merged_from": [*(dst.metadata.get("merged_from") or []), src.id],
+                "mentions": _count(dst.metadata.get("mentions")) + _count(src.metadata.get("mentions")),
+                "merged_from": [*_listed(dst.metadata.get("merged_from")), src.id],
             },
         ),
         action="merge_entities",

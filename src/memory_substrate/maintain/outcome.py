@@ -6,15 +6,22 @@ same as the runs and the queue. The CLI exits 1 on either status, and over MCP a
 
 from __future__ import annotations
 
-from typing import Any
+from memory_substrate.json_types import JsonObject
 
 
-def settle_extract(result: dict[str, Any]) -> dict[str, Any]:
+def _object(value: object) -> JsonObject:
+    """A nested object of the extract document, or an empty one where it has none."""
+    return value if isinstance(value, dict) else {}
+
+
+def settle_extract(result: JsonObject) -> JsonObject:
     """``extract``'s result with its status first and the counts in the queue's words: ``done``
     and ``partial`` (some windows failed, the rest applied) by the episode's outcome; an episode
     that could not be extracted is ``retrying`` while its job is queued again (the queue's
     ``retrying``) and ``failed`` once it has used its attempts (the queue's ``failed``)."""
-    runs = result.get("runs")
+    # graph/extract.py's document: ``runs`` is a list of one object per episode.
+    listed = result.get("runs")
+    runs = [_object(r) for r in listed] if isinstance(listed, list) else []
     if result.get("status") not in ("applied", "partial", "failed") or not runs:
         return result
     lost = [r for r in runs if r.get("outcome") == "failed"]
@@ -29,7 +36,7 @@ def settle_extract(result: dict[str, Any]) -> dict[str, Any]:
     short = [r for r in runs if r.get("outcome") != "done"]
     if not short:
         return {"status": status, **rest}
-    first = short[0].get("error") or {}
+    first = _object(short[0].get("error"))
     error = {
         "code": first.get("code", "memory_error"),
         "message": f"{len(short)} of {len(runs)} episodes were not fully extracted; the first: "

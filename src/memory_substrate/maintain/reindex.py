@@ -16,8 +16,8 @@ came from as its ``origin_id``; relations written without an origin are canonica
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import TypedDict, TypeVar
 
 from memory_substrate.embed.base import Embedder
 from memory_substrate.graph import deferred
@@ -36,11 +36,19 @@ from memory_substrate.maintain import derived
 from memory_substrate.maintain.backends import check_backend, effective
 from memory_substrate.maintain.common import (
     ALL,
+    Envelope,
     commit_if_changed,
     load_objects,
     maintenance_event,
     maintenance_session,
-    mutation_result,
+)
+from memory_substrate.maintain.results import (
+    DerivedIndexes,
+    GraphDiagnostics,
+    ReindexCounts,
+    ReindexResult,
+    SemanticBackendView,
+    VectorDiagnostics,
 )
 from memory_substrate.maintain.schemas import ReindexOptions
 from memory_substrate.models import MemoryObject, Relation
@@ -51,14 +59,31 @@ from memory_substrate.util import now_iso
 Progress = Callable[[int, int, str], None]
 BATCH = 256
 SAMPLE = 10
+T = TypeVar("T")
+
+
+class GraphDiff(TypedDict):
+    """Stored relations beside the derived set canonical objects imply."""
+
+    expected: int
+    stored: int
+    canonical: int  # stored relations without an origin object: not reindex's to change
+    missing: list[Relation]
+    outdated: list[Relation]
+    extra: list[str]
 
 
 def is_derived(rel: Relation) -> bool:
     schema = rel.payload.get("relation_schema") or {}
-    return rel.origin_id is not None and schema.get("origin_object_id") == rel.origin_id
+    # Only derived_relations writes relation_schema, always as an object.
+    return (
+        rel.origin_id is not None
+        and isinstance(schema, dict)
+        and schema.get("origin_object_id") == rel.origin_id
+    )
 
 
-def graph_diff(objects: Iterable[MemoryObject], stored: list[Relation]) -> dict[str, Any]:
+def graph_diff(objects: Iterable[MemoryObject], stored: list[Relation]) -> GraphDiff:
     """Stored derived relations against the set canonical objects imply."""
     expected: dict[str, Relation] = {}
     stamp = now_iso()
@@ -86,7 +111,7 @@ def _vector_state(session: StoreSession, owner_type: str) -> tuple[dict[str, str
 
 def derived_index_diagnostics(
     rt: Runtime, session: StoreSession, objects: list[MemoryObject], relations: list[Relation]
-) -> dict[str, Any]:
+) -> DerivedIndexes:
     """Missing or stale index rows, found without changing anything."""
     config = effective(session.get_config())
     fts_objects = session.objects_missing_search(limit=ALL)
@@ -97,7 +122,7 @@ def derived_index_diagnostics(
     _, seg_models = _vector_state(session, "segment")
     ids = {o.id for o in objects}
     total_segments = session.count_segments()
-    vectors: dict[str, Any] = {
+    vectors: VectorDiagnostics = {
         "backend": config["semantic_backend"],
         "enabled": embedder is not None,
         "model": model,
@@ -116,19 +141,21 @@ def derived_index_diagnostics(
         # Segments a capture queued for the background worker (graph/deferred.py) are not damage:
         # counted apart, they do not ask for a reindex.
         queued = deferred.queued_segments(session)
-        vectors.update(
-            objects_missing=sum(1 for oid in ids if oid not in obj_owners),
-            objects_stale_model=sum(1 for oid, m in obj_owners.items() if oid in ids and m != model),
-            segments_missing=max(0, total_segments - seg_current - seg_other - queued),
-            segments_queued=queued,
-            segments_stale_model=seg_other,
-        )
+        vectors["objects_missing"] = sum(1 for oid in ids if oid not in obj_owners)
+        vectors["objects_stale_model"] = sum(1 for oid, m in obj_owners.items() if oid in ids and m != model)
+        vectors["segments_missing"] = max(0, total_segments - seg_current - seg_other - queued)
+        vectors["segments_queued"] = queued
+        vectors["segments_stale_model"] = seg_other
         stale_vectors = any(
-            vectors[k]
-            for k in ("objects_missing", "objects_stale_model", "segments_missing", "segments_stale_model")
+            (
+                vectors["objects_missing"],
+                vectors["objects_stale_model"],
+                vectors["segments_missing"],
+                vectors["segments_stale_model"],
+            )
         )
     diff = graph_diff(objects, relations)
-    graph = {
+    graph: GraphDiagnostics = {
         "backend": config["graph_backend"],
         "expected_relations": diff["expected"],
         "stored_relations": diff["stored"],
@@ -154,7 +181,7 @@ def derived_index_diagnostics(
     }
 
 
-def _batches(items: list[Any], size: int = BATCH) -> Iterable[list[Any]]:
+def _batches(items: list[T], size: int = BATCH) -> Iterable[list[T]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
@@ -170,7 +197,7 @@ def _embed_objects(
     return len(todo)
 
 
-def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = None) -> dict[str, Any]:
+def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = None) -> ReindexResult:
     """Rebuild full-text rows, vectors and derived relations. Dry run unless ``opts.apply``.
 
     Raises ``NotAvailableError`` when a requested backend is not supported in this build.
@@ -202,7 +229,7 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
         obj_todo = [o for o in objects if embedder and (opts.reembed or obj_owners.get(o.id) != model)]
         seg_current = sum(1 for m in seg_owners.values() if m == model)
         counts = _planned_counts(objects, diff, total_segments, obj_todo, seg_current, embedder, opts.reembed)
-        changes = sum(counts.values())
+        changes = _planned_total(counts)
         if patch is not None and changes:
             _rewrite_and_embed_objects(session, objects, diff, embedder, obj_todo, report)
             counts["segment_vectors"] = _rebuild_segments(
@@ -219,7 +246,7 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
                     "model": model,
                 },
             )
-        rebuilt: dict[str, Any] = {}
+        rebuilt: Mapping[str, Mapping[str, object]] = {}
         if mirrors:
             # Derived backends are rebuilt from scratch on every reindex, after the canonical rewrite.
             counts["derived_backends_rebuilt"] = len(mirrors)
@@ -229,31 +256,46 @@ def reindex(rt: Runtime, opts: ReindexOptions, *, progress: Progress | None = No
                 for name, done in rebuilt.items():
                     maintenance_event(patch, f"index:{name}", "reindex", {"backend": name, **done})
         record = commit_if_changed(patch, counts)
-    semantic: dict[str, Any] = {"backend": semantic_backend, "enabled": embedder is not None, "model": model}
+    semantic: SemanticBackendView = {
+        "backend": semantic_backend,
+        "enabled": embedder is not None,
+        "model": model,
+    }
     if embedder is None:
         semantic["reason"] = rt.semantic_status().get("reason")
-    return mutation_result(
-        "reindex",
-        apply=opts.apply,
-        change_count=changes,
-        counts=counts,
-        patch=patch,
-        record=record,
-        graph_backend={"backend": graph_backend, "relations_expected": diff["expected"]},
-        semantic_backend=semantic,
-        derived_backends={"planned": mirrors, "rebuilt": rebuilt},
+    env = Envelope("reindex", opts.apply, changes, patch, record)
+    return {
+        **env.head(),
+        "graph_backend": {"backend": graph_backend, "relations_expected": diff["expected"]},
+        "semantic_backend": semantic,
+        "derived_backends": {"planned": mirrors, "rebuilt": rebuilt},
+        "counts": counts,
+        **env.tail(),
+    }
+
+
+def _planned_total(counts: ReindexCounts) -> int:
+    """How many rows a reindex rewrites: the planned counts added up."""
+    return (
+        counts["objects_full_text"]
+        + counts["segments_full_text"]
+        + counts["object_vectors"]
+        + counts["segment_vectors"]
+        + counts["relations_added"]
+        + counts["relations_rewritten"]
+        + counts["relations_removed"]
     )
 
 
 def _planned_counts(
     objects: list[MemoryObject],
-    diff: dict[str, Any],
+    diff: GraphDiff,
     total_segments: int,
     obj_todo: list[MemoryObject],
     seg_current: int,
     embedder: Embedder | None,
     reembed: bool,
-) -> dict[str, Any]:
+) -> ReindexCounts:
     """What a reindex rewrites, by kind of row; a dry run reports these and stops."""
     return {
         "objects_full_text": len(objects),
@@ -269,7 +311,7 @@ def _planned_counts(
 def _rewrite_and_embed_objects(
     session: StoreSession,
     objects: list[MemoryObject],
-    diff: dict[str, Any],
+    diff: GraphDiff,
     embedder: Embedder | None,
     obj_todo: list[MemoryObject],
     report: Progress,
@@ -287,7 +329,7 @@ def _rewrite_and_embed_objects(
 
 
 def _rewrite_objects_and_relations(
-    session: StoreSession, objects: list[MemoryObject], diff: dict[str, Any], report: Progress
+    session: StoreSession, objects: list[MemoryObject], diff: GraphDiff, report: Progress
 ) -> None:
     """Every object's full-text row and lookup keys, and the derived relations the diff found
     missing, outdated or extra."""

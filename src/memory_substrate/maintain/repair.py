@@ -23,19 +23,26 @@ caller can decide on a mutating ``reindex`` first.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.indexing import derived_relations, referenced_node_ids, stub_node
 from memory_substrate.maintain import derived
 from memory_substrate.maintain.common import (
     ALL,
+    Envelope,
     commit_if_changed,
     load_objects,
     maintenance_event,
     maintenance_session,
-    mutation_result,
 )
 from memory_substrate.maintain.reindex import derived_index_diagnostics, is_derived
+from memory_substrate.maintain.results import (
+    DerivedDiagnostics,
+    RepairCounts,
+    RepairResult,
+    StoredJsonHealth,
+    UnresolvedReference,
+)
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.patch import Patch
 from memory_substrate.runtime import Runtime
@@ -45,8 +52,10 @@ from memory_substrate.storage.json_text import NON_FINITE, StoredJson
 SAMPLE = 50
 
 
-def _evidence_gaps(session: StoreSession, objects: list[MemoryObject], ids: set[str]) -> list[dict[str, Any]]:
-    gaps: list[dict[str, Any]] = []
+def _evidence_gaps(
+    session: StoreSession, objects: list[MemoryObject], ids: set[str]
+) -> list[UnresolvedReference]:
+    gaps: list[UnresolvedReference] = []
     keys: dict[tuple[str, str], list[str]] = {}
     for obj in objects:
         for ev in obj.evidence_refs:
@@ -67,7 +76,7 @@ def _evidence_gaps(session: StoreSession, objects: list[MemoryObject], ids: set[
 
 def plan_repairs(
     session: StoreSession, objects: list[MemoryObject], relations: list[Relation]
-) -> tuple[dict[str, str], list[tuple[Relation, str]], list[dict[str, Any]]]:
+) -> tuple[dict[str, str], list[tuple[Relation, str]], list[UnresolvedReference]]:
     """(missing node id -> first referrer, relations to remove with why, unresolved references)."""
     ids = {o.id for o in objects}
     remove: list[tuple[Relation, str]] = []
@@ -82,13 +91,13 @@ def plan_repairs(
         else:
             kept.append(rel)
     missing_nodes: dict[str, str] = {}
-    unresolved: list[dict[str, Any]] = []
+    unresolved: list[UnresolvedReference] = []
     for obj in sorted(objects, key=lambda o: o.id):
         for ref in referenced_node_ids(obj):
             if ref not in ids:
                 missing_nodes.setdefault(ref, obj.id)
         for rel in derived_relations(obj, obj.updated_at):
-            field = rel.payload["relation_schema"]["origin_field"]
+            field = _origin_field(rel)
             if field == "evidence_refs":
                 continue  # evidence is checked below, down to the segment
             for end in (rel.source_id, rel.target_id):
@@ -109,7 +118,15 @@ def plan_repairs(
     return dict(sorted(missing_nodes.items())), remove, unresolved
 
 
-def _drifted(backends: dict[str, Any]) -> list[str]:
+def _origin_field(rel: Relation) -> str:
+    """The field of its origin object a derived relation comes from (``derived_relations`` sets it)."""
+    schema = rel.payload["relation_schema"]
+    if not isinstance(schema, dict):
+        raise TypeError(f"relation {rel.id} has no relation_schema object")
+    return str(schema["origin_field"])
+
+
+def _drifted(backends: DerivedDiagnostics) -> list[str]:
     return [name for name, b in backends.get("backends", {}).items() if not b["in_line"] or not b["built"]]
 
 
@@ -133,7 +150,7 @@ def _repair_json(session: StoreSession, patch: Patch | None) -> tuple[list[Store
     return found, repaired
 
 
-def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
+def repair(rt: Runtime, *, apply: bool) -> RepairResult:
     with maintenance_session(rt, "repair", apply=apply, reason="repair missing references") as (
         session,
         patch,
@@ -166,11 +183,11 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
                         },
                     )
         drifted = _drifted(backends)
-        mirrored: dict[str, Any] = {}
+        mirrored: Mapping[str, object] = {}
         if patch is not None and (drifted or backends.get("outbox_pending")):
             mirrored = derived.repair_in(rt, session)
             maintenance_event(patch, "index:derived_backends", "repair", mirrored)
-        counts = {
+        counts: RepairCounts = {
             "derived_backends_out_of_line": len(drifted),
             "stub_nodes_created": len(missing_nodes),
             "relations_removed": len(remove),
@@ -179,18 +196,17 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
             "stored_json_unreadable": len(damaged) - len(fixable),
         }
         record = commit_if_changed(patch, counts)
-    return mutation_result(
-        "repair",
-        apply=apply,
-        change_count=len(missing_nodes)
+    change_count = (
+        len(missing_nodes)
         + len(remove)
         + len(drifted)
         + (1 if backends.get("outbox_pending") else 0)
-        + len(fixable),
-        counts=counts,
-        patch=patch,
-        record=record,
-        repairs={
+        + len(fixable)
+    )
+    env = Envelope("repair", apply, change_count, patch, record)
+    return {
+        **env.head(),
+        "repairs": {
             "stub_node_ids": list(missing_nodes)[:SAMPLE],
             "removed_relations": [
                 {
@@ -204,13 +220,15 @@ def repair(rt: Runtime, *, apply: bool) -> dict[str, Any]:
             ],
             "stored_json": [row.to_dict() for row in damaged[:SAMPLE]],
         },
-        unresolved_references=unresolved[:SAMPLE],
-        derived_backends_repaired=mirrored,
-        derived_indexes=diagnostics,
-    )
+        "unresolved_references": unresolved[:SAMPLE],
+        "derived_backends_repaired": mirrored,
+        "derived_indexes": diagnostics,
+        "counts": counts,
+        **env.tail(),
+    }
 
 
-def stored_json_health(rt: Runtime) -> dict[str, Any] | None:
+def stored_json_health(rt: Runtime) -> StoredJsonHealth | None:
     """For ``doctor``: the namespace's rows whose stored JSON readers cannot use, counted, a few
     shown, with what to run; None when there are none."""
     with rt.read_with_expired() as session:

@@ -10,10 +10,11 @@ health. It reads one consistent snapshot (one read transaction) and writes nothi
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.answers.views import compact
 from memory_substrate.graph.report import knowledge_graph_section
+from memory_substrate.json_types import JsonObject
 from memory_substrate.maintain.backends import effective
 from memory_substrate.maintain.common import ALL, evidence_count, load_objects, reference
 from memory_substrate.maintain.compact import REPORT_SECTIONS
@@ -22,6 +23,12 @@ from memory_substrate.maintain.duplicates import duplicate_groups, group_view, s
 from memory_substrate.maintain.fact_check import fact_check
 from memory_substrate.maintain.health_section import health_of
 from memory_substrate.maintain.lifecycle import is_low_evidence, is_promotable, is_stale_candidate
+from memory_substrate.maintain.report_types import (
+    FactCheckIssue,
+    GraphTotals,
+    MaintenanceReport,
+    ReportCounts,
+)
 from memory_substrate.maintain.schemas import ReportInput, ReportOptions
 from memory_substrate.models import MemoryObject, Relation
 from memory_substrate.runtime import Runtime
@@ -38,9 +45,9 @@ def _counts(
     groups: list[list[MemoryObject]],
     pairs: list[tuple[float, list[str], MemoryObject, MemoryObject]],
     concepts_total: int,
-    issues: list[dict[str, Any]],
-    graph_section: dict[str, Any],
-) -> dict[str, Any]:
+    issues: list[FactCheckIssue],
+    graph_totals: GraphTotals,
+) -> ReportCounts:
     """The report's ``counts``: each section's full size, before ``max_items`` cuts its list."""
     issue_counts = Counter(i["issue_type"] for i in issues)
     return {
@@ -59,18 +66,15 @@ def _counts(
             t: issue_counts.get(t, 0) for t in ("similar_entity_name", "stale_fact", "relationship_mismatch")
         },
         "relations": len(relations),
-        "entities": sum(graph_section["entities_by_type"].values()),
-        "custom_predicates": len(graph_section["predicate_review"]),
-        "procedures": sum(graph_section["procedures"]["by_status"].values()),
-        "promoted_procedures": graph_section["procedures"]["promoted"],
+        **graph_totals,
     }
 
 
 def _next_actions(
     cycle_due: bool,
     pairs: list[tuple[float, list[str], MemoryObject, MemoryObject]],
-    concepts: list[dict[str, Any]],
-    issues: list[dict[str, Any]],
+    concepts: list[JsonObject],
+    issues: list[FactCheckIssue],
 ) -> list[str]:
     """The follow-up tools worth running, in the order an agent should run them."""
     return [
@@ -85,20 +89,37 @@ def _next_actions(
     ]
 
 
-def _item(obj: MemoryObject) -> dict[str, Any]:
+def _graph_totals(section: Mapping[str, object]) -> GraphTotals:
+    """The knowledge graph section's totals, read by key from what graph/report.py builds."""
+    entities, review, procedures = (
+        section["entities_by_type"],
+        section["predicate_review"],
+        section["procedures"],
+    )
+    if not (isinstance(entities, dict) and isinstance(review, list) and isinstance(procedures, dict)):
+        raise TypeError("the knowledge graph section lacks its entity, predicate or procedure totals")
+    return {
+        "entities": sum(entities.values()),
+        "custom_predicates": len(review),
+        "procedures": sum(procedures["by_status"].values()),
+        "promoted_procedures": procedures["promoted"],
+    }
+
+
+def _item(obj: MemoryObject) -> JsonObject:
     view = compact(obj)
     view["evidence_count"] = evidence_count(obj)
     view["created_at"] = obj.created_at
     return view
 
 
-def build_report(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any]:
+def build_report(rt: Runtime, data: ReportInput, opts: ReportOptions) -> MaintenanceReport:
     # The cyclic garbage collector stays on: it is process-wide, and pausing it for a report
     # would pause it for every other thread of a server too.
     return _build(rt, data, opts)
 
 
-def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any]:
+def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> MaintenanceReport:
     ref = reference(data.reference_time)
     cap = opts.max_items
     with rt.read_with_expired() as session:
@@ -131,10 +152,10 @@ def _build(rt: Runtime, data: ReportInput, opts: ReportOptions) -> dict[str, Any
         pairs=pairs,
         concepts_total=concepts_total,
         issues=issues,
-        graph_section=graph_section,
+        graph_totals=_graph_totals(graph_section),
     )
-    totals: dict[str, int] = {name: counts[name] for name in REPORT_SECTIONS}
-    truncated = {name: total > cap for name, total in totals.items()}
+    totals = {name: counts[name] for name in REPORT_SECTIONS}
+    truncated: dict[str, bool] = {name: total > cap for name, total in totals.items()}
     next_actions = _next_actions(bool(promotable or groups or stale), pairs, concepts, issues)
     return {
         "result_type": "maintenance_report",

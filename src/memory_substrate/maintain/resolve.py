@@ -17,17 +17,18 @@ pair is no longer reported and cannot be resolved twice. Only a pair the report 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
 
 from memory_substrate.errors import ConflictError, NotFoundError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.maintain.common import (
+    Envelope,
     Workspace,
     commit_if_changed,
     maintenance_session,
     merge_evidence,
-    mutation_result,
 )
-from memory_substrate.maintain.duplicates import REVIEW_KEY, soft_eligible, soft_match
+from memory_substrate.maintain.duplicates import REVIEW_KEY, reviewed_with, soft_eligible, soft_match
+from memory_substrate.maintain.results import Change, ResolveCounts, ResolveOutcome, ResolveResult
 from memory_substrate.maintain.schemas import ResolveDuplicatesInput
 from memory_substrate.models import MemoryObject
 from memory_substrate.remember.similarity import THRESHOLD, is_structured
@@ -41,18 +42,21 @@ def _why_not(a: MemoryObject, b: MemoryObject, score: float, reasons: list[str])
         if not soft_eligible(obj):
             what = "structured" if is_structured(obj) else obj.status
             return f"{obj.id} is {what}; soft duplicates are live unstructured knowledge"
-    if b.id in (a.metadata.get(REVIEW_KEY) or {}) or a.id in (b.metadata.get(REVIEW_KEY) or {}):
+    if b.id in reviewed_with(a) or a.id in reviewed_with(b):
         return "this pair was already resolved"
     return f"score {score} with reasons {reasons} is below the soft-duplicate threshold {THRESHOLD}"
 
 
-def _marked(obj: MemoryObject, other_id: str, outcome: str) -> dict[str, Any]:
+def _marked(obj: MemoryObject, other_id: str, outcome: str) -> JsonObject:
     meta = dict(obj.metadata)
-    meta[REVIEW_KEY] = {**(meta.get(REVIEW_KEY) or {}), other_id: outcome}
+    meta[REVIEW_KEY] = {**reviewed_with(obj), other_id: outcome}
     return meta
 
 
-def _supersede(ws: Workspace, canonical: MemoryObject, other: MemoryObject, reason: str) -> dict[str, Any]:
+Resolved = tuple[ResolveOutcome, ResolveCounts]
+
+
+def _supersede(ws: Workspace, canonical: MemoryObject, other: MemoryObject, reason: str) -> Resolved:
     evidence, moved = merge_evidence(canonical.evidence_refs, other.evidence_refs)
     meta = _marked(canonical, other.id, "supersede")
     meta["supersedes"] = other.id
@@ -77,19 +81,18 @@ def _supersede(ws: Workspace, canonical: MemoryObject, other: MemoryObject, reas
         },
         derive=False,
     )
-    return {
-        "canonical_knowledge_id": canonical.id,
-        "superseded_knowledge_ids": [other.id],
-        "counts": {"superseded": 1, "updated": 1, "contested": 0, "evidence_refs_moved": moved},
-    }
+    return (
+        {"canonical_knowledge_id": canonical.id, "superseded_knowledge_ids": [other.id]},
+        {"superseded": 1, "updated": 1, "contested": 0, "evidence_refs_moved": moved},
+    )
 
 
-def _keep_both(ws: Workspace, pair: list[MemoryObject], data: ResolveDuplicatesInput) -> dict[str, Any]:
+def _keep_both(ws: Workspace, pair: list[MemoryObject], data: ResolveDuplicatesInput) -> Resolved:
     updates = {u.knowledge_id: u for u in data.updates}
-    changed: dict[str, dict[str, Any]] = {}
+    changed: dict[str, dict[str, Change]] = {}
     for obj, other in ((pair[0], pair[1]), (pair[1], pair[0])):
         update = updates.get(obj.id)
-        fields: dict[str, Any] = {}
+        fields: dict[str, Change] = {}
         new = replace(obj, metadata=_marked(obj, other.id, "keep_both"))
         if update is not None:
             for name in ("scope_refs", "title", "summary"):
@@ -103,21 +106,21 @@ def _keep_both(ws: Workspace, pair: list[MemoryObject], data: ResolveDuplicatesI
             changes={"outcome": "keep_both", **fields, "reason": data.reason},
         )
         changed[obj.id] = fields
-    return {
-        "field_changes": changed,
-        "counts": {
+    return (
+        {"field_changes": changed},
+        {
             "superseded": 0,
             "updated": sum(1 for f in changed.values() if f),
             "contested": 0,
             "evidence_refs_moved": 0,
         },
-    }
+    )
 
 
-def _contest(ws: Workspace, pair: list[MemoryObject], reason: str) -> dict[str, Any]:
+def _contest(ws: Workspace, pair: list[MemoryObject], reason: str) -> Resolved:
     contested = []
     for obj, other in ((pair[0], pair[1]), (pair[1], pair[0])):
-        changes: dict[str, Any] = {"outcome": "contest", "reason": reason}
+        changes: JsonObject = {"outcome": "contest", "reason": reason}
         if obj.status != "contested":
             changes["status"] = {"from": obj.status, "to": "contested"}
             contested.append(obj.id)
@@ -127,13 +130,13 @@ def _contest(ws: Workspace, pair: list[MemoryObject], reason: str) -> dict[str, 
             changes=changes,
             derive=False,
         )
-    return {
-        "contested_knowledge_ids": [o.id for o in pair],
-        "counts": {"superseded": 0, "updated": 0, "contested": len(contested), "evidence_refs_moved": 0},
-    }
+    return (
+        {"contested_knowledge_ids": [o.id for o in pair]},
+        {"superseded": 0, "updated": 0, "contested": len(contested), "evidence_refs_moved": 0},
+    )
 
 
-def resolve_duplicates(rt: Runtime, data: ResolveDuplicatesInput, *, apply: bool) -> dict[str, Any]:
+def resolve_duplicates(rt: Runtime, data: ResolveDuplicatesInput, *, apply: bool) -> ResolveResult:
     """Raises ``NotFoundError`` for a missing id, ``ConflictError`` for a pair that is not current."""
     with maintenance_session(rt, MODE, apply=apply, reason=data.reason) as (session, patch):
         found = session.get_objects(data.knowledge_ids)
@@ -153,25 +156,22 @@ def resolve_duplicates(rt: Runtime, data: ResolveDuplicatesInput, *, apply: bool
         if data.outcome == "supersede":
             canonical = found[data.canonical_knowledge_id or ""]
             other = pair[1] if canonical.id == pair[0].id else pair[0]
-            body = _supersede(ws, canonical, other, data.reason)
+            body, counts = _supersede(ws, canonical, other, data.reason)
         elif data.outcome == "keep_both":
-            body = _keep_both(ws, pair, data)
+            body, counts = _keep_both(ws, pair, data)
         else:
-            body = _contest(ws, pair, data.reason)
-        counts = body.pop("counts")
+            body, counts = _contest(ws, pair, data.reason)
         record = commit_if_changed(
             patch, {"outcome": data.outcome, "knowledge_ids": data.knowledge_ids, **counts}
         )
-    return mutation_result(
-        MODE,
-        apply=apply,
-        change_count=ws.changes,
-        counts=counts,
-        patch=patch,
-        record=record,
-        outcome=data.outcome,
-        knowledge_ids=data.knowledge_ids,
-        score=score,
-        reasons=reasons,
+    env = Envelope(MODE, apply, ws.changes, patch, record)
+    return {
+        **env.head(),
+        "outcome": data.outcome,
+        "knowledge_ids": data.knowledge_ids,
+        "score": score,
+        "reasons": reasons,
         **body,
-    )
+        "counts": counts,
+        **env.tail(),
+    }

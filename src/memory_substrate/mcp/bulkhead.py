@@ -47,7 +47,7 @@ def is_slow(tool: str, mode: str) -> bool:
     return tool in SLOW_TOOLS or mode in SLOW_MODES.get(tool, frozenset())
 
 
-def is_heavy_read(tool: str, input_data: Any, options: Any) -> bool:
+def is_heavy_read(tool: str, input_data: object, options: object) -> bool:
     """Whether a read is large enough to run under its namespace's heavy-read bulkhead."""
     if tool not in READ_TOOLS:
         return False
@@ -57,10 +57,10 @@ def is_heavy_read(tool: str, input_data: Any, options: Any) -> bool:
     return _chars(input_data, HEAVY_INPUT_CHARS) >= HEAVY_INPUT_CHARS
 
 
-def _chars(value: Any, limit: int) -> int:
+def _chars(value: object, limit: int) -> int:
     """The characters of ``value``'s strings (keys included), counted up to ``limit``."""
     total = 0
-    stack = [value]
+    stack: list[object] = [value]
     while stack and total < limit:
         item = stack.pop()
         if isinstance(item, str):

@@ -22,12 +22,14 @@ server class that answers this way is ``MemoryMCPServer`` (memory_server.py).
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Mapping
+from typing import TypedDict
 
 from mcp.server.mcpserver.exceptions import MCPServerError, ToolError, UnexpectedToolError
 from pydantic import ValidationError as PydanticValidationError
 
 from memory_substrate.errors import MemorySubstrateError
+from memory_substrate.json_types import JsonObject
 
 UNKNOWN_TOOL = "memory_unknown_tool"
 INTERNAL_ERROR = "memory_internal_error"
@@ -35,9 +37,17 @@ VALIDATION_ERROR = "memory_validation_error"
 TOOL_ERROR = "memory_tool_error"
 
 
-def field_errors(exc: PydanticValidationError, prefix: tuple[str | int, ...] = ()) -> list[dict[str, Any]]:
+class FieldError(TypedDict):
+    """One failing field of a call's arguments."""
+
+    field: str  # dotted path; "(root)" for the arguments as a whole
+    message: str
+    type: str  # pydantic's error type
+
+
+def field_errors(exc: PydanticValidationError, prefix: tuple[str | int, ...] = ()) -> list[FieldError]:
     """pydantic errors as ``{"field", "message", "type"}``: dotted path, no URL, no echoed input."""
-    out = []
+    out: list[FieldError] = []
     for err in exc.errors(include_url=False, include_input=False, include_context=False):
         path = [*prefix, *err["loc"]]
         out.append(
@@ -55,7 +65,7 @@ def _chain(exc: BaseException) -> list[BaseException]:
     return seen
 
 
-def error_document(tool: str, exc: ToolError, known_tools: list[str]) -> tuple[dict[str, Any], bool]:
+def error_document(tool: str, exc: ToolError, known_tools: list[str]) -> tuple[JsonObject, bool]:
     """The JSON error for a failed call of ``tool``, and whether it was anticipated (not a bug)."""
     chain = _chain(exc)
     for cause in chain:
@@ -88,7 +98,7 @@ def error_document(tool: str, exc: ToolError, known_tools: list[str]) -> tuple[d
     }, False
 
 
-def error_text(document: dict[str, Any]) -> str:
+def error_text(document: Mapping[str, object]) -> str:
     """``document`` as the JSON text of an ``isError`` result."""
     text = json.dumps(document, ensure_ascii=False, default=str)
     try:

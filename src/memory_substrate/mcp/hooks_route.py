@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -41,8 +41,14 @@ from starlette.types import Receive, Scope, Send
 from memory_substrate.app import Memory
 from memory_substrate.errors import ForbiddenError, MemorySubstrateError, RateLimitedError, ValidationError
 from memory_substrate.hooks.warm import EXTRA
+from memory_substrate.json_types import JsonObject
 from memory_substrate.mcp.bulkhead import Bulkhead
+from memory_substrate.mcp.hook_answers import CaptureAnswer, ContextAnswer, HookAnswer
 from memory_substrate.validation import Strict, parse
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.events import Event
+    from memory_substrate.hooks.inject import Injection
 
 HOOKS_PATH = "/hooks/{client}"
 CLIENTS = ("claude-code", "codex")
@@ -54,8 +60,8 @@ class HookIngest(Strict):
     """A capture: what a hook captures is a conversation; path-taking modes stay with their own surfaces."""
 
     mode: Literal["conversation"]
-    input_data: dict[str, Any]
-    options: dict[str, Any] = Field(default_factory=dict)
+    input_data: JsonObject
+    options: JsonObject = Field(default_factory=dict)
 
 
 class HookExtra(Strict):
@@ -85,7 +91,7 @@ class HookRoute:
             response = JSONResponse({"error": exc.to_dict()}, status_code=error_status(exc))
         await response(scope, receive, send)
 
-    async def _answer(self, request: Request) -> dict[str, Any]:
+    async def _answer(self, request: Request) -> HookAnswer:
         allowed, client = token_namespace_and_client(request)
         body, extra = _body(await request.body())
         namespace = extra.namespace or request.headers.get(NAMESPACE_HEADER)
@@ -110,24 +116,24 @@ class HookRoute:
             return await self._capture(memory, namespace, extra.ingest)
         return {"output": "", "injection": None}
 
-    async def _context(self, memory: Memory, event: Any, extra: HookExtra) -> dict[str, Any]:
+    async def _context(self, memory: Memory, event: Event, extra: HookExtra) -> ContextAnswer:
         from memory_substrate.hooks import inject
 
         budget = extra.budget
         if budget is None:
             raise ValidationError(f"{EXTRA}.budget: a context event needs its budget in tokens, 0 or more")
         given, own = set(extra.given), set(extra.own)
-        job: Callable[[], Any]
+        job: Callable[[], Injection | None]
         if event.name == "SessionStart":
 
-            def job() -> Any:
+            def job() -> Injection | None:
                 return inject.session_injection(memory, budget=budget, given=given, own=own)
         else:
             prompt = event.data.get("prompt")
             if not isinstance(prompt, str):
                 return {"output": "", "injection": None}
 
-            def job() -> Any:
+            def job() -> Injection | None:
                 return inject.prompt_injection(memory, prompt, budget=budget, given=given, own=own)
 
         found = await anyio.to_thread.run_sync(job)
@@ -140,7 +146,7 @@ class HookRoute:
             "injection": {"text": found.text, "ids": list(found.ids)},
         }
 
-    async def _capture(self, memory: Memory, namespace: str, spec: HookIngest) -> dict[str, Any]:
+    async def _capture(self, memory: Memory, namespace: str, spec: HookIngest) -> CaptureAnswer:
         bulkhead = self._bulkhead(namespace)
         result = await bulkhead.run(
             "memory_ingest", spec.mode, memory.ingest, spec.mode, spec.input_data, spec.options
@@ -176,7 +182,7 @@ def token_namespace_and_client(request: Request) -> tuple[str, str]:
     return str((user.access_token.claims or {})["namespace"]), client
 
 
-def _body(raw: bytes) -> tuple[dict[str, Any], HookExtra]:
+def _body(raw: bytes) -> tuple[JsonObject, HookExtra]:
     """The event (without the hook's key) and the hook's key."""
     try:
         body = json.loads(raw.decode("utf-8"))

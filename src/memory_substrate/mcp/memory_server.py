@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp.server.mcpserver import MCPServer
@@ -20,12 +20,13 @@ from mcp.types import CallToolResult, InputRequiredResult, TextContent
 from mcp.types import Tool as MCPTool
 from pydantic import ValidationError as PydanticValidationError
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.mcp.errors import INTERNAL_ERROR, VALIDATION_ERROR, error_document, error_text
 
 logger = logging.getLogger("memory_substrate.mcp")
 
 
-def _untitled(schema: dict[str, Any]) -> dict[str, Any]:
+def _untitled(schema: JsonObject) -> JsonObject:
     """``schema`` without its top-level ``title`` (a copy: the SDK keeps the tool's own)."""
     return {k: v for k, v in schema.items() if k != "title"}
 
@@ -39,7 +40,7 @@ class MemoryMCPServer(MCPServer):
         super().__init__(*args, **kwargs)
         self.envelope_tools: set[str] = set()
         # tool name -> how its input schema is rewritten for tools/list (validation is unaffected)
-        self.published_schemas: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self.published_schemas: dict[str, Callable[[JsonObject], JsonObject]] = {}
         # tool name -> the argument names it accepts (None until read from its schema)
         self.strict_tools: dict[str, frozenset[str] | None] = {}
 
@@ -55,7 +56,7 @@ class MemoryMCPServer(MCPServer):
             "additionalProperties": False,
         }
 
-    async def _unknown_arguments(self, name: str, arguments: dict[str, Any]) -> list[str]:
+    async def _unknown_arguments(self, name: str, arguments: Mapping[str, object]) -> list[str]:
         if name not in self.strict_tools:
             return []
         allowed = self.strict_tools[name]
@@ -79,7 +80,7 @@ class MemoryMCPServer(MCPServer):
         return tools
 
     async def call_tool(
-        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+        self, name: str, arguments: JsonObject, context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
         try:
             if unknown := await self._unknown_arguments(name, arguments):
@@ -98,15 +99,16 @@ class MemoryMCPServer(MCPServer):
                 from memory_substrate.graphmem.errors import fail
                 from memory_substrate.graphmem.tools import envelope_result
 
+                found = document["code"]
                 code = (
-                    document["code"]
-                    if document["code"] in (VALIDATION_ERROR, INTERNAL_ERROR)
+                    found
+                    if isinstance(found, str) and found in (VALIDATION_ERROR, INTERNAL_ERROR)
                     else VALIDATION_ERROR
                 )
                 if code == INTERNAL_ERROR:
                     logger.error("tool %r raised an unexpected exception", name, exc_info=exc)
                     code = "memory_service_error"
-                return envelope_result(fail(document["message"], code))
+                return envelope_result(fail(str(document["message"]), code))
             if anticipated:
                 logger.debug("tool %r failed: %s", name, document["code"])
             else:

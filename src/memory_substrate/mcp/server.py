@@ -3,22 +3,30 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.config import JsonDict
 
 from memory_substrate.app import Memory
 from memory_substrate.errors import MemorySubstrateError
 from memory_substrate.governance import MemorySource
+from memory_substrate.json_types import JsonObject
 from memory_substrate.mcp import texts
 from memory_substrate.mcp.bulkhead import Bulkhead, is_heavy_read, is_slow
 from memory_substrate.mcp.memory_server import MemoryMCPServer
 from memory_substrate.validation import Mode, check_input
 from memory_substrate.wire import outcome_result
+
+if TYPE_CHECKING:
+    from memory_substrate.llm.sampling import SamplingExtractor
+
+# What a tool of the four calls on ``Memory``: (mode, input_data, options) -> the JSON answer.
+ToolCall = Callable[[str, JsonObject, JsonObject], JsonObject]
 
 INSTRUCTIONS = (
     "Long-term memory for agents. Start a task with memory_query context; capture evidence with "
@@ -27,11 +35,15 @@ INSTRUCTIONS = (
 )
 
 
-def _no_titles(schema: dict[str, Any]) -> None:
+def _no_titles(schema: JsonDict) -> None:
     """Pydantic's generated titles restate the field names, and ``additionalProperties: true`` on
     an open object is JSON Schema's default; an agent pays for each one."""
     schema.pop("title", None)
-    for prop in schema.get("properties", {}).values():
+    properties = schema.get("properties", {})
+    # A model's schema holds its properties as an object of property schemas, each an object.
+    for prop in properties.values() if isinstance(properties, dict) else ():
+        if not isinstance(prop, dict):
+            continue
         prop.pop("title", None)
         if prop.get("additionalProperties") is True:
             del prop["additionalProperties"]
@@ -52,8 +64,8 @@ def _args_model(name: str, modes: Sequence[Mode]) -> type[BaseModel]:
         # whose errors name the field (memory_validation_error). The schema says what each mode requires.
         model_config = ConfigDict(extra="forbid", json_schema_extra=_no_titles)
         mode: mode_type  # type: ignore[valid-type]
-        input_data: dict[str, Any] = Field(description=input_data_description(modes))
-        options: dict[str, Any] = Field(default_factory=dict)
+        input_data: JsonObject = Field(description=input_data_description(modes))
+        options: JsonObject = Field(default_factory=dict)
 
     Args.__name__ = f"{name.title().replace('_', '')}Args"
     return Args
@@ -142,7 +154,7 @@ def _register_substrate(server: MemoryMCPServer, memory: Memory) -> None:
         queue=memory.settings.heavy_read_queue,
         what="heavy reads (inputs or budgets this large)",
     )
-    calls: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]]] = {
+    calls: dict[str, ToolCall] = {
         "memory_ingest": memory.ingest,
         "memory_query": memory.query,
         "memory_remember": memory.remember,
@@ -159,7 +171,7 @@ def _register_tool(
     memory: Memory,
     name: str,
     modes: Sequence[Mode],
-    call: Callable[[str, dict[str, Any], dict[str, Any]], dict[str, Any]],
+    call: ToolCall,
     bulkhead: Bulkhead,
     heavy: Bulkhead,
 ) -> None:
@@ -173,7 +185,7 @@ def _register_tool(
         try:
             check_input(a.input_data, "input_data")  # before anything, sampling included (app.py checks too)
             check_input(a.options, "options")
-            work: Callable[[], dict[str, Any]] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
+            work: Callable[[], JsonObject] = lambda: call(a.mode, a.input_data, a.options)  # noqa: E731
             if name == "memory_maintain" and a.mode == "extract" and a.options.get("extractor") == "sampling":
                 extractor = sampling_extractor(ctx)
                 work = lambda: memory.maintain(a.mode, a.input_data, a.options, extractor=extractor)  # noqa: E731
@@ -240,7 +252,7 @@ def _register_texts(server: MemoryMCPServer) -> None:
         return texts.REVIEW.format(summary=summary)
 
 
-def sampling_extractor(ctx: Context) -> Any:
+def sampling_extractor(ctx: Context) -> SamplingExtractor:
     """An extractor that asks the connected client's model (MCP sampling), or a typed error when
     the client does not offer sampling."""
     import warnings

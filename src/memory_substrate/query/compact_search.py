@@ -29,9 +29,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC
-from typing import Any
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import ObjectHead
+from memory_substrate.query.results import SourceGroup
 from memory_substrate.reader_text import continued, label, visible
 from memory_substrate.util import ID_PREFIXES, parse_time
 
@@ -40,7 +41,7 @@ SEG_NUMBER = re.compile(r"seg-(\d+)")
 _TYPE_OF_PREFIX = {p: t for t, p in ID_PREFIXES.items()}
 
 
-def minute(ts: Any) -> str | None:
+def minute(ts: object) -> str | None:
     """A time to the minute, UTC (``2023-05-08T13:56Z``); None for none, the text if unparsable."""
     if not ts:
         return None
@@ -50,7 +51,7 @@ def minute(ts: Any) -> str | None:
         return str(ts)
 
 
-def segment_line(seg: Mapping[str, Any], *, date: str | None = None, uri: str | None = None) -> str:
+def segment_line(seg: Mapping[str, object], *, date: str | None = None, uri: object = None) -> str:
     """``"N speaker: text"`` for one segment view (``segment_id``, ``excerpt``, ``locator``...)."""
     sid = str(seg.get("segment_id", ""))
     m = SEG_NUMBER.fullmatch(sid)
@@ -59,7 +60,8 @@ def segment_line(seg: Mapping[str, Any], *, date: str | None = None, uri: str | 
     if when and when != date:
         parts.append(f"[{when}]")
     text = str(seg.get("excerpt") or seg.get("text") or "")
-    loc = seg.get("locator") or {}
+    locator = seg.get("locator")
+    loc = locator if isinstance(locator, dict) else {}
     if loc.get("kind") == "line":
         heading = [str(h) for h in loc.get("heading_path") or []]
         path = loc.get("path")
@@ -75,22 +77,22 @@ def segment_line(seg: Mapping[str, Any], *, date: str | None = None, uri: str | 
     return visible(continued(" ".join([*parts, text])))
 
 
-def date_of(segs: Sequence[Mapping[str, Any]]) -> str | None:
+def date_of(segs: Sequence[Mapping[str, object]]) -> str | None:
     """The date most of these segments share (to the minute); None when none has one."""
     dates = [d for d in (minute(s.get("created_at")) for s in segs) if d]
     return max(dates, key=dates.count) if dates else None
 
 
-def group_segments(items: list[dict[str, Any]], heads: Mapping[str, ObjectHead]) -> list[dict[str, Any]]:
+def group_segments(items: list[JsonObject], heads: Mapping[str, ObjectHead]) -> list[SourceGroup]:
     """Ranked segment items as sources, each once, with their lines and ranks."""
-    by_source: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    by_source: dict[str, list[tuple[int, JsonObject]]] = {}
     for rank, item in enumerate(items, 1):
         by_source.setdefault(str(item["source_id"]), []).append((rank, item))
     out = []
     for source_id, hits in by_source.items():
         head = heads.get(source_id)
         date = date_of([h for _, h in hits])
-        group: dict[str, Any] = {"id": source_id}
+        group: SourceGroup = {"id": source_id}
         if head is not None:
             if head.kind != "conversation":
                 group["kind"] = head.kind
@@ -103,7 +105,7 @@ def group_segments(items: list[dict[str, Any]], heads: Mapping[str, ObjectHead])
     return out
 
 
-def compact_object(item: dict[str, Any]) -> dict[str, Any]:
+def compact_object(item: JsonObject) -> JsonObject:
     """One object hit without fields that restate another (type in the id, active status)."""
     out = dict(item)
     if _TYPE_OF_PREFIX.get(str(out.get("id", "")).split(":", 1)[0]) == out.get("object_type"):
@@ -121,7 +123,7 @@ def compact_object(item: dict[str, Any]) -> dict[str, Any]:
         out["updated_at"] = minute(out["updated_at"])
     out.pop("retrieval_sources", None)
     chunks = out.pop("matched_chunks", None)
-    if chunks:
+    if isinstance(chunks, list) and chunks:  # a list of segment views wherever it is set
         date = date_of(chunks)
         if date:
             out["date"] = date
@@ -129,7 +131,7 @@ def compact_object(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fit_count(render: Callable[[int], dict[str, Any]], n: int, budget: int) -> int:
+def fit_count(render: Callable[[int], JsonObject], n: int, budget: int) -> int:
     """The largest count ``k <= n`` (at least 1) whose rendered answer fits ``budget`` tokens."""
     from memory_substrate.tokens import count_tokens, wire_json
 

@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from memory_substrate.errors import NotFoundError
 from memory_substrate.lookup_keys import entity_any_key, fact_object_key, fact_predicate_key, fact_subject_key
 from memory_substrate.models import MemoryObject
+from memory_substrate.query.results import (
+    EntitiesResult,
+    EntityView,
+    EntityWithFacts,
+    FactLink,
+    FactsResult,
+    FactView,
+    MergedInto,
+    ModelAliases,
+    TraceResult,
+)
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.taxonomy import normalize_predicate
 from memory_substrate.text import full_text_terms
@@ -96,10 +107,13 @@ def _entities_named(session: StoreSession, ref: str) -> list[str]:
     return sorted({oid for _, oid in session.find_keys([entity_any_key(ref)])})
 
 
-def fact_view(obj: MemoryObject, names: dict[str, MemoryObject]) -> dict[str, Any]:
+FACT_LINKS: tuple[FactLink, ...] = ("superseded_by", "supersedes", "blocked_by")
+
+
+def fact_view(obj: MemoryObject, names: dict[str, MemoryObject]) -> FactView:
     p = obj.payload
     subject, target = names.get(str(p.get("subject"))), names.get(str(p.get("object")))
-    view: dict[str, Any] = {
+    view: FactView = {
         "id": obj.id,
         "subject": {"id": p.get("subject"), "name": subject.title if subject else None},
         "predicate": p.get("predicate"),
@@ -115,7 +129,7 @@ def fact_view(obj: MemoryObject, names: dict[str, MemoryObject]) -> dict[str, An
         view["object"] = {"id": p.get("object"), "name": target.title if target else None}
     else:
         view["value"] = p.get("value")
-    for key in ("superseded_by", "supersedes", "blocked_by"):
+    for key in FACT_LINKS:
         if obj.metadata.get(key):
             view[key] = obj.metadata[key]
     return view
@@ -152,7 +166,7 @@ def select_facts(
     return out
 
 
-def facts_mode(session: StoreSession, data: FactsInput, opts: FactsOptions) -> dict[str, Any]:
+def facts_mode(session: StoreSession, data: FactsInput, opts: FactsOptions) -> FactsResult:
     groups: list[set[str]] = []
     if data.subject:
         subjects = (
@@ -194,23 +208,30 @@ def facts_mode(session: StoreSession, data: FactsInput, opts: FactsOptions) -> d
     }
 
 
-def entity_view(obj: MemoryObject) -> dict[str, Any]:
+def entity_view(obj: MemoryObject) -> EntityView:
+    episode_ids = obj.metadata.get("episode_ids")
+    # the aliases the model knew, which no episode writes: the others are the episodes' words
+    model_aliases: ModelAliases = (
+        {"model_aliases": obj.payload["model_aliases"]} if obj.payload.get("model_aliases") else {}
+    )
+    merged: MergedInto = (
+        {"merged_into": obj.metadata["merged_into"]} if obj.metadata.get("merged_into") else {}
+    )
     return {
         "id": obj.id,
         "name": obj.title,
         "type": obj.kind,
         "status": obj.status,
         "aliases": obj.payload.get("aliases") or [],
-        # the aliases the model knew, which no episode writes: the others are the episodes' words
-        **({"model_aliases": obj.payload["model_aliases"]} if obj.payload.get("model_aliases") else {}),
+        **model_aliases,
         "summary": obj.summary,
         "mentions": obj.metadata.get("mentions", 0),
-        "episode_count": len(obj.metadata.get("episode_ids") or []),
-        **({"merged_into": obj.metadata["merged_into"]} if obj.metadata.get("merged_into") else {}),
+        "episode_count": len(episode_ids) if isinstance(episode_ids, list) else 0,  # a list wherever set
+        **merged,
     }
 
 
-def entities_mode(session: StoreSession, data: EntitiesInput, opts: EntitiesOptions) -> dict[str, Any]:
+def entities_mode(session: StoreSession, data: EntitiesInput, opts: EntitiesOptions) -> EntitiesResult:
     matched_by = "id"
     if data.id:
         ids = [data.id]
@@ -238,28 +259,33 @@ def entities_mode(session: StoreSession, data: EntitiesInput, opts: EntitiesOpti
         entities = [e for e in entities if e.kind == data.type]
     if data.id and not entities:
         raise NotFoundError(f"entity {data.id} not found", details={"id": data.id})
-    items = []
+    items: list[EntityView | EntityWithFacts] = []
     for ent in entities[: opts.max_items]:
         view = entity_view(ent)
-        if opts.max_facts:
-            keys = [fact_subject_key(ent.id), fact_object_key(ent.id)]
-            fact_ids = sorted({oid for _, oid in session.find_keys(keys)})
-            facts = select_facts(session, fact_ids, as_of=opts.as_of, include_superseded=False)
-            names = _names_for(session, facts[: opts.max_facts])
-            view["facts"] = [fact_view(f, names) for f in facts[: opts.max_facts]]
-            view["fact_count"] = len(facts)
-        items.append(view)
+        if not opts.max_facts:
+            items.append(view)
+            continue
+        keys = [fact_subject_key(ent.id), fact_object_key(ent.id)]
+        fact_ids = sorted({oid for _, oid in session.find_keys(keys)})
+        facts = select_facts(session, fact_ids, as_of=opts.as_of, include_superseded=False)
+        names = _names_for(session, facts[: opts.max_facts])
+        with_facts: EntityWithFacts = {
+            **view,
+            "facts": [fact_view(f, names) for f in facts[: opts.max_facts]],
+            "fact_count": len(facts),
+        }
+        items.append(with_facts)
     return {"result_type": "entities_result", "items": items, "count": len(items), "matched_by": matched_by}
 
 
-def trace_mode(session: StoreSession, data: TraceInput) -> dict[str, Any]:
+def trace_mode(session: StoreSession, data: TraceInput) -> TraceResult:
     trace = session.get_trace(data.id)
     if trace is None:
         latest = session.list_traces(subject_id=data.id, limit=1)
         trace = latest[0] if latest else None
     if trace is None:
         raise NotFoundError(f"trace {data.id} not found", details={"id": data.id})
-    out: dict[str, Any] = {
+    out: TraceResult = {
         "result_type": "trace_result",
         "trace": {
             "id": trace.id,

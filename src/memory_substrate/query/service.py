@@ -2,25 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.answers.shaping import (
     RESPONSE_TOKENS,
     Cursor,
+    Detail,
+    common_cut,
     fit_list,
-    fit_together,
+    listed,
+    listed_objects,
     paginate,
     say_shortfall,
     shape,
     take_within,
 )
-from memory_substrate.answers.views import compact, compact_source_payload, full, segment_view, work_history
+from memory_substrate.answers.views import (
+    compact,
+    compact_source_payload,
+    compact_view,
+    full,
+    segment_view_typed,
+    work_history,
+)
 from memory_substrate.compiler.inputs import ContextInput, ContextOptions
+from memory_substrate.compiler.results import ContextAnswer, ContextResult
 from memory_substrate.contracts.inputs import PackageInput, PackageOptions
 from memory_substrate.derived.access import graph_reader
 from memory_substrate.embed.foreground import foreground
 from memory_substrate.errors import NotFoundError
-from memory_substrate.models import MemoryObject
+from memory_substrate.json_types import JsonObject
+from memory_substrate.models import MemoryObject, Relation, Segment
 from memory_substrate.query import graph_modes
 from memory_substrate.query.compact_search import (
     CITE,
@@ -39,6 +49,26 @@ from memory_substrate.query.inputs import (
     RecentOptions,
 )
 from memory_substrate.query.modes import MODES_DECLARED
+from memory_substrate.query.results import (
+    CompactPage,
+    EntitiesResult,
+    EventRef,
+    ExpandResult,
+    ExpandSegmentResult,
+    FactsResult,
+    FullPage,
+    GraphResult,
+    PageContents,
+    PageField,
+    PageObject,
+    PageTail,
+    PageUnavailable,
+    RecentResult,
+    Related,
+    RelationView,
+    SegmentPage,
+    TraceResult,
+)
 from memory_substrate.runtime import Runtime
 from memory_substrate.search.engine import SearchEngine, object_matches
 from memory_substrate.search.inputs import SearchInput, SearchOptions
@@ -53,6 +83,14 @@ EXPAND_LIST_TOKENS = 550  # compact expand: each list's share of the response bu
 GRAPH_NODE_TOKENS = 800  # compact graph: the nodes' share; edges among them take the rest
 LIST_SUMMARY_CHARS = 160  # summaries in compact lists; page shows the longer one
 PAGE_LIST_TOKENS = 160  # compact source page: each index list's share of the response budget
+PAGE_FIELDS: tuple[PageField, ...] = (
+    "evidence_refs",
+    "subject_refs",
+    "source_refs",
+    "related_node_refs",
+    "payload",
+    "reason",
+)
 
 
 def _get(session: StoreSession, object_id: str) -> MemoryObject:
@@ -62,7 +100,7 @@ def _get(session: StoreSession, object_id: str) -> MemoryObject:
     return obj
 
 
-def _segment_of(session: StoreSession, ref: str) -> tuple[MemoryObject, Any] | None:
+def _segment_of(session: StoreSession, ref: str) -> tuple[MemoryObject, Segment] | None:
     """``SOURCE_ID#seg-N`` (the id of a search line or a cited turn): its source and segment."""
     source_id, sep, segment_id = ref.partition("#")
     if not sep:
@@ -74,15 +112,26 @@ def _segment_of(session: StoreSession, ref: str) -> tuple[MemoryObject, Any] | N
     return source, segs[0]
 
 
-def _relation_view(rel: Any) -> dict[str, Any]:
+def _relation_view(rel: Relation) -> RelationView:
     schema = rel.payload.get("relation_schema", {})
     return {
         "id": rel.id,
         "rel_type": rel.rel_type,
         "source_id": rel.source_id,
         "target_id": rel.target_id,
-        "derivation": schema.get("derivation"),
+        "derivation": schema.get("derivation") if isinstance(schema, dict) else None,  # a dict where set
         "relation_schema": schema,
+    }
+
+
+def _without_schema(rel: RelationView) -> RelationView:
+    """The relation without its schema: its derivation is kept; ``detail: "full"`` has the rest."""
+    return {
+        "id": rel["id"],
+        "rel_type": rel["rel_type"],
+        "source_id": rel["source_id"],
+        "target_id": rel["target_id"],
+        "derivation": rel["derivation"],
     }
 
 
@@ -94,23 +143,22 @@ class QueryService:
         self.rt = runtime
         self.engine = SearchEngine(runtime)
 
-    def run(
-        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def run(self, mode: str, input_data: JsonObject, options: JsonObject | None = None) -> JsonObject:
         # Background embedding waits while a read is in flight (embed.foreground).
         with foreground():
             return self._run(mode, input_data, options)
 
-    def _run(self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None) -> dict[str, Any]:
+    def _run(self, mode: str, input_data: JsonObject, options: JsonObject | None) -> JsonObject:
         declared = mode_of(MODES_DECLARED, mode)
         data = parse(declared.input_model, input_data, "input_data")
         opts = parse(declared.options_model, options or {}, "options")
         handler = getattr(self, declared.handler)
         fingerprint = Cursor.fingerprint_of(mode, data.model_dump(), opts.model_dump())
         offset = Cursor.decode(getattr(opts, "cursor", None), fingerprint)
-        result: dict[str, Any] = handler(data, opts, (offset, fingerprint))
+        # Each handler returns its mode's answer (query/results.py); from here on it is shaped by key.
+        result: JsonObject = handler(data, opts, (offset, fingerprint))
         result.setdefault("mode", mode)
-        detail: Any = getattr(opts, "detail", "compact")
+        detail: Detail = getattr(opts, "detail", "compact")
         if mode not in UNPRUNED:
             result = shape(result, detail)
         if mode in PAGED_LISTS:
@@ -127,23 +175,24 @@ class QueryService:
         return result
 
     def _compact_search(
-        self, result: dict[str, Any], requested: int, explicit: bool, paging: tuple[int, str]
-    ) -> dict[str, Any]:
+        self, result: JsonObject, requested: int, explicit: bool, paging: tuple[int, str]
+    ) -> JsonObject:
         """The compact search shape (query/compact_search.py), cut to the budget on default pages."""
         offset, fingerprint = paging
         if result.get("result_unit") != "segment":
-            result["items"] = [compact_object(i) for i in result["items"]]
-            if any("lines" in i for i in result["items"]):
+            objects = [compact_object(i) for i in listed_objects(result, "items")]
+            result["items"] = objects
+            if any("lines" in i for i in objects):
                 result["cite"] = CITE
             if not explicit:
                 fit_list(result, "items", offset=offset, fingerprint=fingerprint)
             return say_shortfall(result, "items", requested)
-        items = result["items"]
+        items = listed_objects(result, "items")
         with self.rt.read() as session:
-            heads = session.get_object_heads(list(dict.fromkeys(i["source_id"] for i in items)))
+            heads = session.get_object_heads(list(dict.fromkeys(str(i["source_id"]) for i in items)))
 
-        def render(n: int) -> dict[str, Any]:
-            out: dict[str, Any] = {}
+        def render(n: int) -> JsonObject:
+            out: JsonObject = {}
             for k, v in result.items():
                 if k == "items":
                     out["cite"] = CITE
@@ -158,35 +207,34 @@ class QueryService:
         shaped = render(n)
         return say_shortfall(shaped, "items", requested, returned=n)
 
-    def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _package(self, data: PackageInput, opts: PackageOptions, paging: tuple[int, str]) -> JsonObject:
         from memory_substrate.contracts.store_package import store_package  # loads the schema validators
 
         return store_package(self.rt, data, opts)
 
-    def _search(self, data: SearchInput, opts: SearchOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _search(self, data: SearchInput, opts: SearchOptions, paging: tuple[int, str]) -> JsonObject:
         offset, fingerprint = paging
-        result = self.engine.search(data, opts, limit=offset + opts.max_items + 1)
-        result["items"], result["next_cursor"] = paginate(
-            result["items"], offset, opts.max_items, fingerprint
-        )
-        result["count"] = len(result["items"])
+        result: JsonObject = self.engine.search(data, opts, limit=offset + opts.max_items + 1)
+        page, next_cursor = paginate(listed(result, "items"), offset, opts.max_items, fingerprint)
+        result["items"], result["next_cursor"] = page, next_cursor
+        result["count"] = len(page)
         return result
 
     def _entities(
         self, data: graph_modes.EntitiesInput, opts: graph_modes.EntitiesOptions, paging: tuple[int, str]
-    ) -> dict[str, Any]:
+    ) -> EntitiesResult:
         with self.rt.read() as session:
             return graph_modes.entities_mode(session, data, opts)
 
     def _facts(
         self, data: graph_modes.FactsInput, opts: graph_modes.FactsOptions, paging: tuple[int, str]
-    ) -> dict[str, Any]:
+    ) -> FactsResult:
         with self.rt.read() as session:
             return graph_modes.facts_mode(session, data, opts)
 
     def _trace(
         self, data: graph_modes.TraceInput, opts: graph_modes.TraceOptions, paging: tuple[int, str]
-    ) -> dict[str, Any]:
+    ) -> TraceResult:
         if "#" not in data.id:
             with self.rt.read() as session:
                 return graph_modes.trace_mode(session, data)
@@ -199,37 +247,45 @@ class QueryService:
         except NotFoundError:
             raise NotFoundError(f"trace {data.id} not found", details={"id": data.id}) from None
 
-    def _context(self, data: ContextInput, opts: ContextOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _context(
+        self, data: ContextInput, opts: ContextOptions, paging: tuple[int, str]
+    ) -> ContextAnswer | ContextResult:
         # Imported here: a process that never compiles (a hook that only captures) never loads it.
         from memory_substrate.compiler import compile_context
 
         return compile_context(self.rt, data, opts)
 
-    def _recent(self, data: RecentInput, opts: RecentOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _recent(self, data: RecentInput, opts: RecentOptions, paging: tuple[int, str]) -> RecentResult:
         offset, fingerprint = paging
         filters = opts.filters.merged()
         want = offset + opts.max_items + 1
         with self.rt.read() as session:
-            kwargs: dict[str, Any] = {
-                "object_types": filters.get("object_types"),
-                "kinds": filters.get("kinds"),
-                "statuses": filters.get("statuses"),
-            }
+
+            def listing(limit: int, offset: int = 0) -> list[MemoryObject]:
+                return session.list_objects(
+                    object_types=filters.get("object_types"),
+                    kinds=filters.get("kinds"),
+                    statuses=filters.get("statuses"),
+                    limit=limit,
+                    offset=offset,
+                )
+
             if not any(k in filters for k in ("node_ids", "source_ids")):
-                objs = session.list_objects(**kwargs, limit=want)
+                objs = listing(want)
             else:
                 # Reference filters are checked in Python: walk the whole history, newest first,
                 # in batches, until enough objects match (older matches are not cut off).
                 objs, scanned, batch = [], 0, max(200, want * 4)
                 while len(objs) < want:
-                    rows = session.list_objects(**kwargs, limit=batch, offset=scanned)
+                    rows = listing(batch, scanned)
                     objs.extend(o for o in rows if object_matches(session, o, filters))
                     scanned += len(rows)
                     if len(rows) < batch:
                         break
         page, next_cursor = paginate(objs, offset, opts.max_items, fingerprint)
         items = [
-            compact(o, summary_chars=LIST_SUMMARY_CHARS if opts.detail == "compact" else 240) for o in page
+            compact_view(o, summary_chars=LIST_SUMMARY_CHARS if opts.detail == "compact" else 240)
+            for o in page
         ]
         return {
             "result_type": "recent_result",
@@ -239,20 +295,22 @@ class QueryService:
             "applied_filters": filters,
         }
 
-    def _page(self, data: IdInput, opts: PageOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _page(
+        self, data: IdInput, opts: PageOptions, paging: tuple[int, str]
+    ) -> SegmentPage | PageUnavailable | FullPage | CompactPage:
         with self.rt.read() as session:
             hit = _segment_of(session, data.id)
             if hit is not None:  # one segment, whole, with its source named
                 source, seg = hit
-                view = segment_view(seg, snippet_chars=0, full_text=True)
+                segment = segment_view_typed(seg, snippet_chars=0, full_text=True)
                 if opts.detail == "compact":
-                    view.pop("hash", None)
+                    segment.pop("hash", None)
                 return {
                     "result_type": "page_result",
                     "detail": opts.detail,
                     "id": data.id,
                     "source": {"id": source.id, "kind": source.kind, "title": source.title},
-                    "segment": view,
+                    "segment": segment,
                 }
             obj = _get(session, data.id)
             if opts.detail == "full":
@@ -264,53 +322,19 @@ class QueryService:
                         "reason": "repo sources are maps; read full code and documents from local files by locator",
                         "next_actions": ["use_compact_page_locators", "read_local_files"],
                     }
-                page: dict[str, Any] = {"result_type": "page_result", "detail": "full", "object": full(obj)}
+                page: FullPage = {"result_type": "page_result", "detail": "full", "object": full(obj)}
                 if obj.object_type == "work_item":
                     page["history"] = work_history(session, obj)
                 if obj.object_type == "source":
                     segs = session.get_segments(obj.id, limit=FULL_SEGMENT_CAP)
-                    page["segments"] = [segment_view(s, snippet_chars=0, full_text=True) for s in segs]
+                    page["segments"] = [segment_view_typed(s, snippet_chars=0, full_text=True) for s in segs]
                     page["segments_truncated"] = session.count_segments(obj.id) > len(segs)
                 return page
-            view = compact(obj, summary_chars=max(opts.snippet_chars, 240))
-            result: dict[str, Any] = {"result_type": "page_result", "detail": "compact", "object": view}
-            if obj.object_type == "source":
-                explicit = "max_items" in opts.model_fields_set
-                view["payload"] = compact_source_payload(
-                    obj,
-                    opts.max_items,
-                    opts.snippet_chars,
-                    list_tokens=None if explicit else PAGE_LIST_TOKENS,
-                )
-                view["metadata"] = {
-                    k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata
-                }
-                if opts.include_segments:
-                    offset, fingerprint = paging
-                    segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
-                    page_segs, result["next_cursor"] = paginate(segs, 0, opts.max_items, fingerprint)
-                    if result["next_cursor"]:
-                        result["next_cursor"] = Cursor(offset + opts.max_items, fingerprint).encode()
-                    view["segments"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in page_segs]
-            else:
-                for key in (
-                    "evidence_refs",
-                    "subject_refs",
-                    "source_refs",
-                    "related_node_refs",
-                    "payload",
-                    "reason",
-                ):
-                    value = getattr(obj, key)
-                    if value:
-                        view[key] = value[: opts.max_items] if isinstance(value, list) else value
-                if obj.object_type == "work_item":
-                    result["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[
-                        : opts.max_items
-                    ]
-            return result
+            return _compact_page(session, obj, opts, paging)
 
-    def _expand(self, data: IdInput, opts: ExpandOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _expand(
+        self, data: IdInput, opts: ExpandOptions, paging: tuple[int, str]
+    ) -> ExpandResult | ExpandSegmentResult:
         """One object with its relations and evidence; ``next_cursor`` moves every list one page on."""
         offset, fingerprint = paging
         end = offset + opts.max_items
@@ -326,21 +350,21 @@ class QueryService:
             rels = rels[offset:end]
             neighbour_ids = [r.target_id if r.source_id == obj.id else r.source_id for r in rels]
             neighbours = session.get_objects(neighbour_ids)
-            related: list[dict[str, Any]] = []
+            related: list[Related] = []
             for rel, nid in zip(rels, neighbour_ids, strict=True):
                 n = neighbours.get(nid)
                 related.append(
                     {
                         "relation": _relation_view(rel),
                         "direction": "out" if rel.source_id == obj.id else "in",
-                        "object": compact(n, summary_chars=summary_chars)
+                        "object": compact_view(n, summary_chars=summary_chars)
                         if n
                         else {"id": nid, "missing": True},
                     }
                 )
-            result: dict[str, Any] = {
+            result: ExpandResult = {
                 "result_type": "expand_result",
-                "object": compact(obj),
+                "object": compact_view(obj),
                 "related": related,
             }
             if opts.include_segments:
@@ -348,7 +372,8 @@ class QueryService:
                     segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
                     more |= len(segs) > opts.max_items
                     result["segments"] = [
-                        segment_view(s, snippet_chars=opts.snippet_chars) for s in segs[: opts.max_items]
+                        segment_view_typed(s, snippet_chars=opts.snippet_chars)
+                        for s in segs[: opts.max_items]
                     ]
                 elif obj.evidence_refs:
                     keys = [
@@ -356,15 +381,18 @@ class QueryService:
                     ]
                     more |= len(keys) > end
                     segs = session.get_segments_by_keys(keys[offset:end])
-                    result["evidence"] = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
-            result["history"] = [
+                    result["evidence"] = [
+                        segment_view_typed(s, snippet_chars=opts.snippet_chars) for s in segs
+                    ]
+            history: list[EventRef] = [
                 {"event_id": e.id, "patch_id": e.patch_id, "action": e.action, "created_at": e.created_at}
                 for e in session.list_events(object_id=obj.id, limit=5)
             ]
+            result["history"] = history
         if opts.detail == "compact":
             for entry in result["related"]:
                 entry["relation"].pop("relation_schema", None)  # its derivation is kept; "full" has the rest
-            fits = fit_together(result, ("related", "segments", "evidence"), EXPAND_LIST_TOKENS)
+            fits = _cut_together(result, EXPAND_LIST_TOKENS)
             if fits is not None:
                 more, end = True, offset + fits
         result["next_cursor"] = Cursor(end, fingerprint).encode() if more else None
@@ -375,29 +403,34 @@ class QueryService:
         session: StoreSession,
         ref: str,
         source: MemoryObject,
-        seg: Any,
+        seg: Segment,
         opts: ExpandOptions,
         paging: tuple[int, str],
-    ) -> dict[str, Any]:
+    ) -> ExpandSegmentResult:
         """A segment in its place: the segments around it (``max_items`` before and after)."""
         around = opts.max_items
         segs = session.segment_windows([(source.id, max(0, seg.ordinal - around), seg.ordinal + around)])
         segs.sort(key=lambda s: s.ordinal)
-        views = [segment_view(s, snippet_chars=opts.snippet_chars) for s in segs]
-        result: dict[str, Any] = {"result_type": "expand_result", "id": ref, "object": compact(source)}
+        views = [segment_view_typed(s, snippet_chars=opts.snippet_chars) for s in segs]
+        result: ExpandSegmentResult = {
+            "result_type": "expand_result",
+            "id": ref,
+            "object": compact_view(source),
+        }
         if opts.detail == "compact":
             date = date_of(views)
             result["date"] = date
             result["cite"] = CITE
-            result["lines"] = [segment_line(v, date=date) for v in views]
-            fits = fit_together(result, ("lines",), RESPONSE_TOKENS - 400)
+            lines = [segment_line(v, date=date) for v in views]
+            fits = common_cut([lines], RESPONSE_TOKENS - 400)
+            result["lines"] = lines if fits is None else lines[:fits]
             if fits is not None:
                 result["truncated"] = True
         else:
             result["segments"] = views
         return result
 
-    def _graph(self, data: IdInput, opts: GraphOptions, paging: tuple[int, str]) -> dict[str, Any]:
+    def _graph(self, data: IdInput, opts: GraphOptions, paging: tuple[int, str]) -> GraphResult:
         with self.rt.read() as session:
             hit = _segment_of(session, data.id)
             root = hit[0] if hit is not None else _get(session, data.id)
@@ -408,10 +441,10 @@ class QueryService:
             seen, truncated = hood.depth_of, hood.truncated
             edges = {rel.id: _relation_view(rel) for rel in hood.edges}
             objs = session.get_objects(list(seen))
-        nodes = []
+        nodes: list[JsonObject] = []
         for nid, depth in seen.items():
             obj = objs.get(nid)
-            view = compact(obj) if obj else {"id": nid, "missing": True}
+            view: JsonObject = compact(obj) if obj else {"id": nid, "missing": True}
             if opts.detail == "compact" and obj:  # the shape of the graph; page a node for its content
                 view = {k: view[k] for k in ("id", "object_type", "kind", "status", "title") if k in view}
             view["depth"] = depth
@@ -421,9 +454,7 @@ class QueryService:
             kept = take_within(nodes, GRAPH_NODE_TOKENS)
             ids = {n["id"] for n in kept}
             edge_list = [
-                {k: v for k, v in e.items() if k != "relation_schema"}  # derivation kept; "full" has the rest
-                for e in edge_list
-                if e["source_id"] in ids and e["target_id"] in ids
+                _without_schema(e) for e in edge_list if e["source_id"] in ids and e["target_id"] in ids
             ]
             kept_edges = take_within(edge_list, RESPONSE_TOKENS - GRAPH_NODE_TOKENS - 150)
             truncated = truncated or len(kept) < len(nodes) or len(kept_edges) < len(edge_list)
@@ -436,3 +467,56 @@ class QueryService:
             "counts": {"nodes": len(nodes), "edges": len(edge_list)},
             "truncated": truncated,
         }
+
+
+def _compact_page(
+    session: StoreSession, obj: MemoryObject, opts: PageOptions, paging: tuple[int, str]
+) -> CompactPage:
+    """An object's compact page: its compact view, then what it holds, bounded (a source's index
+    lists, metadata and, asked for, a page of segments; another object's fields and history)."""
+    contents: PageContents = {}
+    tail: PageTail = {}
+    if obj.object_type == "source":
+        explicit = "max_items" in opts.model_fields_set
+        contents["payload"] = compact_source_payload(
+            obj,
+            opts.max_items,
+            opts.snippet_chars,
+            list_tokens=None if explicit else PAGE_LIST_TOKENS,
+        )
+        contents["metadata"] = {
+            k: obj.metadata[k] for k in ("adapter", "freshness", "uri") if k in obj.metadata
+        }
+        if opts.include_segments:
+            offset, fingerprint = paging
+            segs = session.get_segments(obj.id, limit=opts.max_items + 1, offset=offset)
+            page_segs, tail["next_cursor"] = paginate(segs, 0, opts.max_items, fingerprint)
+            if tail["next_cursor"]:
+                tail["next_cursor"] = Cursor(offset + opts.max_items, fingerprint).encode()
+            contents["segments"] = [
+                segment_view_typed(s, snippet_chars=opts.snippet_chars) for s in page_segs
+            ]
+    else:
+        for key in PAGE_FIELDS:
+            value = getattr(obj, key)
+            if value:
+                contents[key] = value[: opts.max_items] if isinstance(value, list) else value
+        if obj.object_type == "work_item":
+            tail["history"] = work_history(session, obj, text_chars=max(opts.snippet_chars, 240))[
+                : opts.max_items
+            ]
+    view: PageObject = {**compact_view(obj, summary_chars=max(opts.snippet_chars, 240)), **contents}
+    return {"result_type": "page_result", "detail": "compact", "object": view, **tail}
+
+
+def _cut_together(result: ExpandResult, budget_each: int) -> int | None:
+    """``shaping.fit_together`` of an expand answer's lists: one cursor moves them all, so each
+    is cut to the shortest fitting length. That length, or None when nothing was cut."""
+    n = common_cut([result["related"], result.get("segments", []), result.get("evidence", [])], budget_each)
+    if n is not None:
+        result["related"] = result["related"][:n]
+        if result.get("segments"):
+            result["segments"] = result["segments"][:n]
+        if result.get("evidence"):
+            result["evidence"] = result["evidence"][:n]
+    return n

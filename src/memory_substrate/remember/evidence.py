@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from memory_substrate.errors import EvidenceError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.remember.schemas import EvidenceRef
 from memory_substrate.storage.base import StoreSession
 
 
-def _locator_matches(given: dict[str, Any], stored: dict[str, Any]) -> bool:
+def _locator_matches(given: Mapping[str, object], stored: Mapping[str, object]) -> bool:
     """Every key the caller gives must agree with the stored locator.
 
     A single ``line`` agrees with a stored ``line_start``..``line_end`` range that contains it.
@@ -31,9 +32,10 @@ def _locator_matches(given: dict[str, Any], stored: dict[str, Any]) -> bool:
     return True
 
 
-def check_evidence(session: StoreSession, refs: list[EvidenceRef]) -> list[dict[str, Any]]:
-    """Validate refs against the store; return them as plain dicts. Raises ``EvidenceError``."""
-    out: list[dict[str, Any]] = []
+def check_evidence(session: StoreSession, refs: list[EvidenceRef]) -> list[JsonObject]:
+    """Validate refs against the store; return them as plain dicts, as an object's
+    ``evidence_refs`` holds them. Raises ``EvidenceError``."""
+    out: list[JsonObject] = []
     sources = session.get_objects([r.source_id for r in refs])
     for i, ref in enumerate(refs):
         where = f"evidence_refs[{i}]"
@@ -64,7 +66,7 @@ def check_evidence(session: StoreSession, refs: list[EvidenceRef]) -> list[dict[
                 f"{where}: hash does not match segment {ref.segment_id} of {ref.source_id}",
                 details={"expected": seg.hash, "given": ref.hash},
             )
-        item: dict[str, Any] = {"source_id": ref.source_id, "segment_id": ref.segment_id}
+        item: JsonObject = {"source_id": ref.source_id, "segment_id": ref.segment_id}
         item["locator"] = ref.locator if ref.locator is not None else seg.locator
         item["hash"] = seg.hash
         out.append(item)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import builtins
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
 from memory_substrate.governance import Governance
+from memory_substrate.json_types import JsonObject
 from memory_substrate.validation import Strict
 
 KIND_PATTERN = r"^[a-z][a-z0-9_\-]{0,63}$"
@@ -16,7 +18,7 @@ KIND_PATTERN = r"^[a-z][a-z0-9_\-]{0,63}$"
 class EvidenceRef(Strict):
     source_id: str = Field(min_length=1, max_length=200)
     segment_id: str | None = Field(default=None, max_length=200)
-    locator: dict[str, Any] | None = None
+    locator: JsonObject | None = None
     hash: str | None = Field(default=None, max_length=128)
 
 
@@ -26,9 +28,9 @@ class StructuredPayload(Strict):
     model_config = ConfigDict(extra="allow")
     subject: str | None = Field(default=None, max_length=500)
     predicate: str | None = Field(default=None, max_length=200)
-    value: Any = None
+    value: builtins.object = None  # any JSON value (``object`` is a field of this model)
     object: str | None = Field(default=None, max_length=500)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _pairs(self) -> StructuredPayload:
@@ -45,7 +47,7 @@ class GovernedCreate(Governance):
     kind: str = Field(pattern=KIND_PATTERN)
     title: str = Field(min_length=1, max_length=500)
     summary: str = Field(min_length=1, max_length=20_000)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: JsonObject = Field(default_factory=dict)
 
 
 class KnowledgeInput(GovernedCreate):
@@ -116,7 +118,7 @@ class SupersedeInput(Strict):
 
 class BatchEntry(Strict):
     mode: Literal["activity", "knowledge", "work_item", "promote", "supersede", "contest"]
-    input_data: dict[str, Any]
+    input_data: JsonObject  # parsed by the input model of ``mode``
 
 
 class BatchInput(Strict):

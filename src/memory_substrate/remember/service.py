@@ -25,12 +25,26 @@ from memory_substrate.graph.claims import apply_settlement, settle, trust_of
 from memory_substrate.graph.procedures import promotable, promotion_gap
 from memory_substrate.graph.schemas import ExtractionInput
 from memory_substrate.indexing import claim_key, claim_value
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
 from memory_substrate.patch import Patch
 from memory_substrate.redaction import Redactions, redact_fields
 from memory_substrate.remember import schemas
 from memory_substrate.remember.evidence import check_evidence
 from memory_substrate.remember.modes import MODES_DECLARED
+from memory_substrate.remember.results import (
+    BatchApplied,
+    ExtractionApplied,
+    ExtractionSummary,
+    KnowledgeCreated,
+    ModeResult,
+    Normalized,
+    ObjectCreated,
+    StatusChanged,
+    Superseded,
+    WorkItemCreated,
+    WorkItemUpdated,
+)
 from memory_substrate.remember.similarity import possible_duplicates
 from memory_substrate.runtime import Runtime
 from memory_substrate.storage.base import StoreSession
@@ -40,7 +54,7 @@ MODES = tuple(m.name for m in MODES_DECLARED)
 INPUT_MODELS = {m.name: m.input_model for m in MODES_DECLARED}  # batch entries parse by their mode
 
 
-def input_model(mode: str, input_data: dict[str, Any]) -> type[BaseModel]:
+def input_model(mode: str, input_data: JsonObject) -> type[BaseModel]:
     """The input model of ``mode`` for this input: ``work_item`` with a ``work_item_id`` is an
     update of that item, without one a new item."""
     if mode == "work_item" and isinstance(input_data, dict) and "work_item_id" in input_data:
@@ -73,9 +87,7 @@ class RememberService:
     def __init__(self, runtime: Runtime) -> None:
         self.rt = runtime
 
-    def run(
-        self, mode: str, input_data: dict[str, Any], options: dict[str, Any] | None = None
-    ) -> dict[str, Any]:
+    def run(self, mode: str, input_data: JsonObject, options: JsonObject | None = None) -> JsonObject:
         declared = mode_of(MODES_DECLARED, mode)
         parse(declared.options_model, options or {}, "options")
         data = parse(input_model(mode, input_data), input_data, "input_data")
@@ -85,23 +97,25 @@ class RememberService:
         with self.rt.write("memory_remember", mode, reason) as (_session, patch):
             result = self._handler(mode)(patch, data)
             record = patch.commit({"mode": mode})
-        return found.report(
-            {
-                "result_type": "remember_result",
-                "mode": mode,
-                **result,
-                "patch_id": record.id,
-                "applied_operations": record.operations,
-                "audit_event_ids": patch.event_ids,
-            }
-        )
+        answer: JsonObject = {
+            "result_type": "remember_result",
+            "mode": mode,
+            **result,
+            "patch_id": record.id,
+            "applied_operations": record.operations,
+            "audit_event_ids": patch.event_ids,
+        }
+        return found.report(answer)
 
-    def _handler(self, mode: str) -> Callable[[Patch, Any], dict[str, Any]]:
-        handler: Callable[[Patch, Any], dict[str, Any]] = getattr(self, mode_of(MODES_DECLARED, mode).handler)
+    def _handler(self, mode: str) -> Callable[[Patch, BaseModel], ModeResult]:
+        # Each handler takes its own mode's input model, which ``parse`` built from the mode's name.
+        handler: Callable[[Patch, BaseModel], ModeResult] = getattr(
+            self, mode_of(MODES_DECLARED, mode).handler
+        )
         return handler
 
     # --- batch ------------------------------------------------------------------
-    def _batch(self, patch: Patch, data: schemas.BatchInput) -> dict[str, Any]:
+    def _batch(self, patch: Patch, data: schemas.BatchInput) -> BatchApplied:
         parsed = []
         for i, entry in enumerate(data.entries):
             try:
@@ -112,7 +126,7 @@ class RememberService:
                     f"batch entry {i} ({entry.mode}) is invalid; nothing was written: {exc.message}",
                     details={"entry_index": i, "entry_mode": entry.mode, "error": exc.to_dict()},
                 ) from None
-        results = []
+        results: list[JsonObject] = []
         for i, (mode, item) in enumerate(parsed):
             try:
                 results.append({"index": i, "mode": mode, **self._handler(mode)(patch, item)})
@@ -140,11 +154,11 @@ class RememberService:
             metadata=dict(data.metadata),
         )
 
-    def _knowledge(self, patch: Patch, data: schemas.KnowledgeInput) -> dict[str, Any]:
+    def _knowledge(self, patch: Patch, data: schemas.KnowledgeInput) -> KnowledgeCreated:
         session = patch.session
         requested = data.status or "active"
         status = requested
-        normalized: list[dict[str, Any]] = []
+        normalized: list[Normalized] = []
         if data.memory_source == "agent_inferred" and requested == "active":
             status = "candidate"
             normalized.append(
@@ -202,7 +216,7 @@ class RememberService:
             "possible_duplicates": possible_duplicates(session, created),
         }
 
-    def _activity(self, patch: Patch, data: schemas.ActivityInput) -> dict[str, Any]:
+    def _activity(self, patch: Patch, data: schemas.ActivityInput) -> ObjectCreated:
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
         obj = replace(
             self._base("activity", data, "recorded"),
@@ -214,7 +228,7 @@ class RememberService:
 
     def _work_item(
         self, patch: Patch, data: schemas.WorkItemInput | schemas.WorkItemUpdate
-    ) -> dict[str, Any]:
+    ) -> WorkItemCreated | WorkItemUpdated:
         if isinstance(data, schemas.WorkItemUpdate):
             return _update_work_item(patch, data, self.rt.clock())
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
@@ -232,13 +246,13 @@ class RememberService:
             "work_status": created.status,
         }
 
-    def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> dict[str, Any]:
+    def _graph_snapshot(self, patch: Patch, data: GraphSnapshotInput) -> JsonObject:
         from memory_substrate.remember.snapshot_import import import_snapshot  # loads the schema validators
 
         return import_snapshot(patch, data.snapshot, data.scope_refs, data.reason)
 
     # --- lifecycle ----------------------------------------------------------------
-    def _promote(self, patch: Patch, data: schemas.PromoteInput) -> dict[str, Any]:
+    def _promote(self, patch: Patch, data: schemas.PromoteInput) -> StatusChanged:
         obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
         if obj.status == "active":
             raise ConflictError(f"knowledge {obj.id} is already active", details={"id": obj.id})
@@ -285,7 +299,7 @@ class RememberService:
             "previous_status": obj.status,
         }
 
-    def _contest(self, patch: Patch, data: schemas.ContestInput) -> dict[str, Any]:
+    def _contest(self, patch: Patch, data: schemas.ContestInput) -> StatusChanged:
         obj = _get_knowledge(patch.session, data.knowledge_id, "knowledge_id")
         if obj.status not in ("candidate", "active", "stale"):
             raise ConflictError(
@@ -299,7 +313,7 @@ class RememberService:
             "previous_status": obj.status,
         }
 
-    def _supersede(self, patch: Patch, data: schemas.SupersedeInput) -> dict[str, Any]:
+    def _supersede(self, patch: Patch, data: schemas.SupersedeInput) -> Superseded:
         if data.old_knowledge_id == data.new_knowledge_id:
             raise ValidationError("input_data: old_knowledge_id and new_knowledge_id must differ")
         old = _get_knowledge(patch.session, data.old_knowledge_id, "old_knowledge_id")
@@ -340,7 +354,7 @@ class RememberService:
         }
 
     # --- extraction (the calling agent supplies its own extraction) --------------------------
-    def _extraction(self, patch: Patch, data: ExtractionInput) -> dict[str, Any]:
+    def _extraction(self, patch: Patch, data: ExtractionInput) -> ExtractionApplied:
         gov = Governance(
             reason=data.reason,
             memory_source=data.memory_source,
@@ -354,8 +368,9 @@ class RememberService:
         return {"status": "applied", "episode_id": data.episode_id, "trace_id": record.id, **summarize(trace)}
 
 
-def summarize(trace: dict[str, Any]) -> dict[str, Any]:
-    """The compact outcome of an extraction trace (the trace itself has every detail)."""
+def summarize(trace: dict[str, Any]) -> ExtractionSummary:
+    """The compact outcome of an extraction trace (the trace itself has every detail). The trace
+    is the JSON document ``ExtractionApplier.apply`` answers and ``jobs.record`` stores, read by key."""
     ents, facts, procs = trace["entities"], trace["facts"], trace["procedures"]
     return {
         "entities": {
@@ -372,7 +387,7 @@ def summarize(trace: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _update_work_item(patch: Patch, data: schemas.WorkItemUpdate, now: datetime) -> dict[str, Any]:
+def _update_work_item(patch: Patch, data: schemas.WorkItemUpdate, now: datetime) -> WorkItemUpdated:
     """One audited version of the item with the given fields changed; the audit event keeps each
     change's old and new value, so ``memory_query page`` can show the item's history. Any status
     may follow any other (work is reopened as often as it is closed); an update that changes
@@ -385,17 +400,17 @@ def _update_work_item(patch: Patch, data: schemas.WorkItemUpdate, now: datetime)
         )
     if data.source_refs is not None:
         _require_refs_exist(patch.session, data.source_refs, "source_refs", "source")
-    new: dict[str, Any] = {
+    sources = list(dict.fromkeys(data.source_refs)) if data.source_refs is not None else None
+    related = list(dict.fromkeys(data.related_node_refs)) if data.related_node_refs is not None else None
+    new: JsonObject = {
         "status": data.status,
         "priority": data.priority,
         "title": data.title,
         "summary": data.summary,
-        "source_refs": list(dict.fromkeys(data.source_refs)) if data.source_refs is not None else None,
-        "related_node_refs": list(dict.fromkeys(data.related_node_refs))
-        if data.related_node_refs is not None
-        else None,
+        "source_refs": sources,
+        "related_node_refs": related,
     }
-    old: dict[str, Any] = {
+    old: JsonObject = {
         "status": obj.status,
         "priority": obj.payload.get("priority"),
         "title": obj.title,
@@ -409,16 +424,14 @@ def _update_work_item(patch: Patch, data: schemas.WorkItemUpdate, now: datetime)
             f"work item {obj.id} already has these values; nothing to change",
             details={"id": obj.id, "fields": data.changed_fields()},
         )
-    payload = {**obj.payload, "priority": new["priority"]} if "priority" in changes else obj.payload
+    payload = {**obj.payload, "priority": data.priority} if "priority" in changes else obj.payload
     updated = replace(
         obj,
-        status=new["status"] or obj.status,
-        title=new["title"] or obj.title,
-        summary=new["summary"] or obj.summary,
-        source_refs=new["source_refs"] if new["source_refs"] is not None else obj.source_refs,
-        related_node_refs=new["related_node_refs"]
-        if new["related_node_refs"] is not None
-        else obj.related_node_refs,
+        status=data.status or obj.status,
+        title=data.title or obj.title,
+        summary=data.summary or obj.summary,
+        source_refs=sources if sources is not None else obj.source_refs,
+        related_node_refs=related if related is not None else obj.related_node_refs,
         payload=payload,
     )  # the item keeps the reason it was written for; the update's reason is in its audit event
     refs_changed = "source_refs" in changes or "related_node_refs" in changes

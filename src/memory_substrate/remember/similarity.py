@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.analysis import analyse_words
 from memory_substrate.analysis.english import stem
 from memory_substrate.analysis.stopwords import ENGLISH as STOPWORDS
 from memory_substrate.models import LIVE_KNOWLEDGE_STATUSES, MemoryObject
+from memory_substrate.remember.results import PossibleDuplicate
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.text import older_forms, query_terms, tokens
 
@@ -58,7 +57,7 @@ def pair_score(
     return round(min(score, 1.0), 3), reasons
 
 
-def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5) -> list[dict[str, Any]]:
+def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5) -> list[PossibleDuplicate]:
     """Live unstructured knowledge whose title/summary closely resembles ``obj``."""
     if is_structured(obj):
         return []
@@ -66,7 +65,7 @@ def possible_duplicates(session: StoreSession, obj: MemoryObject, limit: int = 5
     terms = query_terms(text)[:40]
     hits = session.search_objects_text(terms + older_forms(text, terms), limit=40)
     candidates = session.get_objects([h.object_id for h in hits if h.object_id != obj.id])
-    out: list[dict[str, Any]] = []
+    out: list[PossibleDuplicate] = []
     mine = (_terms(obj.title), _terms(obj.summary))  # once, not once per candidate
     for other in candidates.values():
         if (

@@ -18,16 +18,19 @@ their edges become typed links (``metadata.links``) from which the graph edges a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import cast
 
 from memory_substrate.contracts.diagnostics import has_errors
+from memory_substrate.contracts.documents import GraphDocument, GraphEdge, GraphNode
 from memory_substrate.contracts.mapping import SEGMENT_NODE_KINDS, object_for_node_kind
 from memory_substrate.contracts.snapshot_export import IMPORT_EVENT, IMPORT_KEY, segment_node_id
 from memory_substrate.contracts.validate import validate
 from memory_substrate.errors import EvidenceError, ValidationError
 from memory_substrate.graph.canonical import canonical_relation
 from memory_substrate.indexing import _rel_id, claim_key, claim_value
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import (
     KNOWLEDGE_STATUSES,
     LIVE_KNOWLEDGE_STATUSES,
@@ -67,26 +70,26 @@ def _fresh_id(object_type: str) -> str:
     return new_id(object_type)
 
 
-def _dict(value: Any) -> dict[str, Any]:
+def _dict(value: object) -> JsonObject:
     return dict(value) if isinstance(value, dict) else {}
 
 
-def _ordinal(segment_node: dict[str, Any], default: int = 0) -> int:
+def _ordinal(segment_node: GraphNode, default: int = 0) -> int:
     value = (segment_node.get("attributes") or {}).get("ordinal")
     return value if isinstance(value, int) else default
 
 
 @dataclass
 class _Plan:
-    node: dict[str, Any]
+    node: GraphNode
     object_type: str
     kind: str
     ours: bool  # exported by this project: object fields are in attributes
     store_id: str = ""
-    segments: list[dict[str, Any]] = field(default_factory=list)
+    segments: list[GraphNode] = field(default_factory=list)
     links: list[tuple[str, str, str]] = field(default_factory=list)  # (edge id, kind, target node id)
     written: MemoryObject | None = None
-    evidence: list[dict[str, Any]] = field(default_factory=list)
+    evidence: list[JsonObject] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
 
 
@@ -94,7 +97,7 @@ class SnapshotImporter:
     """One import into the patch's namespace. ``run`` returns the report."""
 
     def __init__(
-        self, patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None
+        self, patch: Patch, snapshot: GraphDocument, scope_refs: list[str], reason: str | None
     ) -> None:
         self.patch = patch
         self.session = patch.session
@@ -106,8 +109,8 @@ class SnapshotImporter:
         self.edge_map: dict[str, str] = {}  # foreign edge id -> id of the relation derived from its link
         self.created: dict[str, int] = {}
         self.plans: list[_Plan] = []
-        self.canonical: list[dict[str, Any]] = []  # exported canonical relations (graph-toolset edges)
-        self.report: dict[str, list[dict[str, Any]]] = {
+        self.canonical: list[GraphEdge] = []  # exported canonical relations (graph-toolset edges)
+        self.report: dict[str, list[JsonObject]] = {
             "already_present": [],
             "duplicates": [],
             "conflicts": [],
@@ -129,18 +132,19 @@ class SnapshotImporter:
             if object_type == "segment" or (
                 isinstance(object_type, str) and object_type in PREFIX and isinstance(kind, str)
             ):
-                plans[node["id"]] = _Plan(node, object_type, kind or "", True)
+                # a segment's kind is never read: it becomes no object of its own
+                plans[node["id"]] = _Plan(node, str(object_type), kind if isinstance(kind, str) else "", True)
                 continue
-            object_type, kind = object_for_node_kind(node["kind"])
+            mapped_type, mapped_kind = object_for_node_kind(node["kind"])
             if attrs.get("object_type") is not None:
                 self.report["approximated"].append(
                     {
                         "node_id": node["id"],
                         "declared_object_type": attrs.get("object_type"),
-                        "object_type": object_type,
+                        "object_type": mapped_type,
                     }
                 )
-            plans[node["id"]] = _Plan(node, object_type, kind, False)
+            plans[node["id"]] = _Plan(node, mapped_type, mapped_kind, False)
         # foreign turns/evidence that belong_to an episode/document become its segments
         for edge in edges:
             src, tgt = plans[edge["source"]], plans[edge["target"]]
@@ -175,7 +179,7 @@ class SnapshotImporter:
 
     def _assign_ids(self, objects: list[_Plan]) -> list[_Plan]:
         wanted = [p.node["id"] for p in objects if p.node["id"].startswith(PREFIX[p.object_type] + ":")]
-        existing: dict[str, Any] = dict(self.session.get_objects(wanted)) if wanted else {}
+        existing: dict[str, MemoryObject] = dict(self.session.get_objects(wanted)) if wanted else {}
         if len(wanted) < len(objects):
             existing.update(self._imported_before())
         todo = []
@@ -259,7 +263,8 @@ class SnapshotImporter:
                 src.links.append((edge["id"], edge["kind"], edge["target"]))
 
     # --- writing ----------------------------------------------------------------------------
-    def run(self) -> dict[str, Any]:
+    def run(self) -> JsonObject:
+        """The import report: what was created, the id mapping, and what was not imported and why."""
         objects, plans = self._classify()
         todo = self._assign_ids(objects)
         self.plans = todo
@@ -301,7 +306,10 @@ class SnapshotImporter:
                         "edges", edge_id, "its source node was not written (a duplicate, or not imported)"
                     )
                 continue
-            links = list(plan.written.metadata.get("links") or [])
+            stored = plan.written.metadata.get("links") or []
+            # a list wherever links are written; a caller's metadata may hold any JSON there
+            before = list(stored) if isinstance(stored, Iterable) else []
+            links = list(before)
             for edge_id, kind, target in plan.links:
                 link = {"rel_type": kind, "target_id": self.id_map.get(target, "")}
                 if link["target_id"] not in written:
@@ -311,7 +319,7 @@ class SnapshotImporter:
                     self.edge_map[edge_id] = _rel_id(
                         plan.written.id, kind, plan.written.id, link["target_id"]
                     )
-            if len(links) != len(plan.written.metadata.get("links") or []):
+            if len(links) != len(before):
                 obj = replace(plan.written, metadata={**plan.written.metadata, "links": links})
                 plan.written = self.patch.update(obj, action="link", changes={"links": len(links)})
 
@@ -326,7 +334,8 @@ class SnapshotImporter:
             if source is None or target is None or "#" in source or "#" in target:
                 self._not_imported("edges", edge["id"], "one of its ends was not imported as an object")
                 continue
-            props = attrs.get("properties") if isinstance(attrs.get("properties"), dict) else {}
+            found = attrs.get("properties")
+            props: JsonObject = found if isinstance(found, dict) else {}
             rel = canonical_relation(str(attrs["rel_type"]), source, target, props, now_iso())
             rels.append(rel)
             self.edge_map[edge["id"]] = rel.id
@@ -357,29 +366,30 @@ class SnapshotImporter:
         ]
         return tags or list(self.default_scopes)
 
-    def _metadata(self, plan: _Plan, declared_source: str | None) -> dict[str, Any]:
+    def _metadata(self, plan: _Plan, declared_source: str | None) -> JsonObject:
         attrs = plan.node.get("attributes") or {}
-        metadata: dict[str, Any] = (
+        metadata: JsonObject = (
             _dict(attrs.get("metadata")) if plan.ours else ({"attributes": attrs} if attrs else {})
         )
-        if plan.ours and isinstance(metadata.get("links"), list):
+        links = metadata.get("links")
+        if plan.ours and isinstance(links, list):
             metadata["links"] = [
                 {**link, "target_id": self._ref(link.get("target_id"))}
-                for link in metadata["links"]
+                for link in links
                 if isinstance(link, dict)
             ]
         if plan.ours and metadata.get("supersedes"):
             metadata["supersedes"] = self._ref(metadata["supersedes"])
-        origin = {"snapshot_id": self.snapshot_id, "node_id": plan.node["id"]}
+        origin: JsonObject = {"snapshot_id": self.snapshot_id, "node_id": plan.node["id"]}
         if declared_source:
             origin["memory_source"] = declared_source
         metadata[IMPORT_KEY] = origin
         return metadata
 
-    def _ref(self, value: Any) -> Any:
+    def _ref(self, value: object) -> object:
         return self.id_map.get(value, value) if isinstance(value, str) else value
 
-    def _refs(self, values: Any) -> list[Any]:
+    def _refs(self, values: object) -> list[object]:
         if not isinstance(values, list):
             return []
         return [self.id_map.get(v, v) if isinstance(v, str) else v for v in values]
@@ -470,7 +480,7 @@ class SnapshotImporter:
     def _governed(self, plan: _Plan, obj: MemoryObject, declared: str | None) -> None:
         attrs = plan.node.get("attributes") or {}
         where = f"nodes[{plan.node['id']}]"
-        common: dict[str, Any] = {
+        common: JsonObject = {
             "kind": obj.kind,
             "title": obj.title[:500],
             "summary": obj.summary or obj.title,
@@ -479,12 +489,13 @@ class SnapshotImporter:
             "scope_refs": obj.scope_refs,
             "metadata": obj.metadata,
         }
-        obj.summary = common["summary"]
+        obj.summary = obj.summary or obj.title
         if plan.object_type == "knowledge":
             payload = obj.payload
             for key in ("subject", "object"):
-                if isinstance(payload.get(key), str):
-                    payload[key] = self.id_map.get(payload[key], payload[key])
+                ref = payload.get(key)
+                if isinstance(ref, str):
+                    payload[key] = self.id_map.get(ref, ref)
             evidence = [
                 {**e, "source_id": self._ref(e.get("source_id"))}
                 for e in self._refs(attrs.get("evidence_refs"))
@@ -515,7 +526,9 @@ class SnapshotImporter:
             model: type[schemas.ActivityInput] | type[schemas.WorkItemInput] = (
                 schemas.ActivityInput if plan.object_type == "activity" else schemas.WorkItemInput
             )
-            sources = self.session.get_objects(self._refs(attrs.get("source_refs", [])))
+            # only a string can be the id of a stored source
+            wanted = [r for r in self._refs(attrs.get("source_refs", [])) if isinstance(r, str)]
+            sources = self.session.get_objects(wanted)
             source_refs = [
                 s
                 for s in self._refs(attrs.get("source_refs", []))
@@ -600,8 +613,8 @@ class SnapshotImporter:
 
 
 def import_snapshot(
-    patch: Patch, snapshot: dict[str, Any], scope_refs: list[str], reason: str | None
-) -> dict[str, Any]:
+    patch: Patch, snapshot: JsonObject, scope_refs: list[str], reason: str | None
+) -> JsonObject:
     """Validate ``snapshot`` and write it through ``patch``. Raises ``ValidationError`` listing
     the diagnostics (and writes nothing) when it is not a valid graph.v1 document."""
     diagnostics = validate(snapshot, "graph")
@@ -613,4 +626,5 @@ def import_snapshot(
             f"first: [{first['code']}] {first['path']}: {first['message']})",
             details={"diagnostics": found[:200]},
         )
-    return SnapshotImporter(patch, snapshot, scope_refs, reason).run()
+    # No error: validate() passed the snapshot against the graph.v1 schema, so it has its shape.
+    return SnapshotImporter(patch, cast(GraphDocument, snapshot), scope_refs, reason).run()

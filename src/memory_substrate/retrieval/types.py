@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import numpy.typing as npt
@@ -68,6 +68,17 @@ def stored_segment(
 _new = object.__new__
 
 
+class RankedSegmentRow(TypedDict):
+    """A ``RankedSegment`` as a plain dict (its features left out)."""
+
+    segment_id: str
+    rank_score: float
+    retrieval_sources: list[str]
+    retrieval_ranks: dict[str, int]
+    lexical_score: float | None
+    semantic_score: float | None
+
+
 @dataclass
 class RankedSegment:
     """One ranked result. ``retrieval_ranks`` maps stream name -> 1-based rank in that stream."""
@@ -80,7 +91,7 @@ class RankedSegment:
     semantic_score: float | None = None
     features: dict[str, float] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> RankedSegmentRow:
         return {
             "segment_id": self.segment_id,
             "rank_score": self.rank_score,

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from typing import Any
 
 from memory_substrate import ids
 from memory_substrate.answers.shaping import excerpt
 from memory_substrate.answers.views import compact
 from memory_substrate.derived.access import graph_reader, vector_index
 from memory_substrate.indexing import segment_vector_id
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import MemoryObject, ObjectHead, Segment
 from memory_substrate.retrieval.terms import stem
 from memory_substrate.runtime import Runtime
@@ -78,7 +78,7 @@ def object_matches(session: StoreSession, obj: MemoryObject, filters: dict[str, 
     return True
 
 
-def semantic_backend(rt: Runtime, detail: str) -> dict[str, Any]:
+def semantic_backend(rt: Runtime, detail: str) -> JsonObject:
     """The embedder's status as a search or context answer states it: in compact detail only
     whether it is on, which provider and why not (the model name carries a content hash)."""
     semantic = rt.semantic_status()
@@ -128,7 +128,7 @@ class SearchEngine:
                 objects=self.find_objects(session, plan, filters, limit, shape["chunks"]),
             )
 
-    def search(self, data: SearchInput, opts: SearchOptions, *, limit: int | None = None) -> dict[str, Any]:
+    def search(self, data: SearchInput, opts: SearchOptions, *, limit: int | None = None) -> JsonObject:
         """The tool response of ``find``: the first ``limit`` items; the caller pages and shapes them."""
         result = self.find(data, opts, limit=limit)
         plan = result.plan
@@ -161,7 +161,7 @@ class SearchEngine:
             "query_sanitizer": sanitizer,
         }
 
-    def _retry_terms(self, plan: SearchPlan, items: list[dict[str, Any]]) -> list[str]:
+    def _retry_terms(self, plan: SearchPlan, items: list[JsonObject]) -> list[str]:
         out = list(plan.expansions[:8])
         if len(items) < 3:
             # Weak result: suggest base forms of the query words, which match more variants.
@@ -351,7 +351,7 @@ def _semantic_stream(obj_near: list[Hit], seg_near: list[Hit], found: _Found) ->
     return sorted(best.items(), key=lambda kv: -kv[1])
 
 
-def _object_item(match: ObjectMatch, terms: list[str], shape: dict[str, int]) -> dict[str, Any]:
+def _object_item(match: ObjectMatch, terms: list[str], shape: dict[str, int]) -> JsonObject:
     """An object search item: the object's compact view, how it was found, its matched chunks."""
     f = match.fused
     item = compact(match.obj, summary_chars=shape["summary_chars"])
@@ -383,7 +383,7 @@ def _chunk(
     *,
     lexical_score: float | None = None,
     semantic_score: float | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
     return {
         "chunk_id": segment_vector_id(seg.source_id, seg.id),
         "segment_id": seg.id,

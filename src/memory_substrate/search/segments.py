@@ -13,12 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
 
 from memory_substrate.answers.shaping import excerpt
 from memory_substrate.answers.views import segment_view
 from memory_substrate.derived.access import vector_index
+from memory_substrate.embed.base import Embedder, Vector
 from memory_substrate.indexing import segment_vector_id
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import Segment
 from memory_substrate.retrieval import ranker
 from memory_substrate.retrieval.types import RankedSegment, RankSegment, stored_segment
@@ -73,6 +74,7 @@ class _Fetcher:
         self.rows[key] = seg
         meta = seg.metadata
         created = meta.get("created_at")
+        name = meta.get("name")
         terms = seg.terms
         rec = stored_segment(
             key,
@@ -80,7 +82,7 @@ class _Fetcher:
             seg.source_id,
             seg.ordinal,
             _said_at(created) if created else None,
-            meta.get("name") or None,
+            name if isinstance(name, str) and name else None,
             terms.split() if terms is not None else None,
             seg.language,
         )
@@ -112,7 +114,7 @@ class _Fetcher:
                 self.full.add(key)
         return {k: self.rows[k] for k in keys if k in self.rows}
 
-    def vectors(self, keys: Sequence[str]) -> Mapping[str, Any]:
+    def vectors(self, keys: Sequence[str]) -> Mapping[str, Vector]:
         """Stored vectors of the ranker's candidates only (not of every window turn)."""
         return self.session.get_vectors(self.model, "segment", keys) if self.model else {}
 
@@ -228,29 +230,29 @@ def ranked_segments(
 
 
 def _vector_stream(
-    rt: Runtime, session: StoreSession, emb: Any, query: str, limit: int
-) -> Pending[tuple[Any, list[tuple[str, float]]]]:
+    rt: Runtime, session: StoreSession, emb: Embedder, query: str, limit: int
+) -> Pending[tuple[Vector, list[tuple[str, float]]]]:
     """The query's vector and its nearest segments, on their way beside the full-text stream
     (search/streams.py): embedding the query costs about as much as the full-text query, and the
     encoder leaves the interpreter lock for its matrix work as SQLite does for its statements."""
     embed = in_callers_context(emb.embed_query)  # the request's query-vector memo goes along
     model = emb.name
 
-    def nearest(s: StoreSession) -> tuple[Any, list[tuple[str, float]]]:
+    def nearest(s: StoreSession) -> tuple[Vector, list[tuple[str, float]]]:
         qvec = embed(query)
         return qvec, vector_index(rt, s).vector_search(model, qvec, owner_type="segment", limit=limit)
 
     return beside(rt, session, nearest)
 
 
-def semantic_factor(emb: Any, query: str) -> float:
+def semantic_factor(emb: object, query: str) -> float:
     """The embedder's ``semantic_weight`` for this query (1 for embedders without an opinion);
     0 means its vector would say nothing about the query, and no vector stream is run."""
     weight = getattr(emb, "semantic_weight", None)
     return float(weight(query)) if callable(weight) else 1.0
 
 
-def _semantic_weighted(emb: Any, query: str, config: ranker.RankConfig | None) -> ranker.RankConfig | None:
+def _semantic_weighted(emb: object, query: str, config: ranker.RankConfig | None) -> ranker.RankConfig | None:
     """``config`` with its semantic weight scaled as the embedder asks for this query
     (``embed.gated``: a query in another language than English, answered by a contextual
     multilingual model); unchanged for embedders without an opinion."""
@@ -261,7 +263,7 @@ def _semantic_weighted(emb: Any, query: str, config: ranker.RankConfig | None) -
     return replace(base, w_semantic=base.w_semantic * factor)
 
 
-def segment_item(seg: Segment, r: RankedSegment, terms: list[str], excerpt_chars: int) -> dict[str, Any]:
+def segment_item(seg: Segment, r: RankedSegment, terms: list[str], excerpt_chars: int) -> JsonObject:
     """A segment search item: the segment's view with its excerpt and how it was ranked."""
     view = segment_view(seg, snippet_chars=excerpt_chars)
     view["excerpt"] = excerpt(seg.text, terms, excerpt_chars)

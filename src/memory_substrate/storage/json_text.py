@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from memory_substrate.errors import StorageError
 
@@ -22,7 +22,7 @@ NON_FINITE = "non_finite_number"  # JSON text holding NaN or Infinity: repaired 
 NOT_JSON = "not_json"  # text that is not JSON at all: reported, left for a person (no write makes it)
 
 
-def dumps(value: Any) -> str:
+def dumps(value: object) -> str:
     """``value`` as strict JSON text (UTF-8 kept); ``StorageError`` for a non-finite number."""
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
@@ -30,6 +30,16 @@ def dumps(value: Any) -> str:
         raise StorageError(
             "a value to store holds a non-finite number (NaN or Infinity), which JSON cannot hold; nothing was written"
         ) from None
+
+
+class StoredJsonRow(TypedDict):
+    """A ``StoredJson`` as repair and doctor answers list it."""
+
+    table: str
+    column: str
+    key: dict[str, str]
+    problem: str
+    fields: NotRequired[list[str]]
 
 
 @dataclass(frozen=True)
@@ -42,8 +52,8 @@ class StoredJson:
     problem: str  # NON_FINITE or NOT_JSON
     fields: list[str] = field(default_factory=list)  # NON_FINITE: dotted paths of the numbers, in the column
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
+    def to_dict(self) -> StoredJsonRow:
+        out: StoredJsonRow = {
             "table": self.table,
             "column": self.column,
             "key": self.key,
@@ -54,7 +64,7 @@ class StoredJson:
         return out
 
 
-def scrub(text: str) -> tuple[Any, list[str]] | None:
+def scrub(text: str) -> tuple[object, list[str]] | None:
     """The value of JSON ``text`` with every non-finite number replaced by ``None``, and the
     dotted paths where they were; None when ``text`` is not JSON at all. Python's parser reads
     the ``NaN``/``Infinity`` tokens its own writer produced, which is how such rows were made."""
@@ -66,7 +76,7 @@ def scrub(text: str) -> tuple[Any, list[str]] | None:
     return _finite(value, "", found), found
 
 
-def _finite(value: Any, path: str, found: list[str]) -> Any:
+def _finite(value: object, path: str, found: list[str]) -> object:
     # Stored documents are ours, built by json.dumps, hence of a depth it could write: recursion is safe.
     if isinstance(value, float) and not math.isfinite(value):
         found.append(path or "(root)")

@@ -14,9 +14,10 @@ backends writes none), so the default install pays one config read per committin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from memory_substrate.json_types import JsonObject
 
 OBJECT = "object"
 RELATION = "relation"
@@ -33,7 +34,7 @@ KINDS_BY_BACKEND: dict[str, frozenset[str]] = {
 BACKEND_KEYS = ("graph_backend", "semantic_backend")
 
 
-def wanted_kinds(config: dict[str, Any]) -> frozenset[str]:
+def wanted_kinds(config: Mapping[str, object]) -> frozenset[str]:
     """Entry kinds the namespace's configured derived backends consume (empty: none configured)."""
     kinds: set[str] = set()
     for key in BACKEND_KEYS:
@@ -81,7 +82,7 @@ class OutboxTracking:
     def _require_write(self) -> None:  # pragma: no cover - implemented per backend
         raise NotImplementedError
 
-    def _outbox_config(self) -> dict[str, Any]:  # pragma: no cover - implemented per backend
+    def _outbox_config(self) -> JsonObject:  # pragma: no cover - implemented per backend
         raise NotImplementedError
 
     def _outbox_insert(self, rows: list[tuple[str, str, str]]) -> None:  # pragma: no cover

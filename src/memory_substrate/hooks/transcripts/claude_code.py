@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memory_substrate.hooks.transcripts.common import (
     Chunk,
     SessionMeta,
     TranscriptReader,
     Turn,
+    as_object,
+    as_text,
     bound,
     clean_text,
     git_branch,
@@ -29,6 +31,9 @@ from memory_substrate.hooks.transcripts.common import (
     result_turn,
     tool_turn,
 )
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 PARSER = "claude-code-jsonl.v1"
 CLIENT = "claude-code"
@@ -81,7 +86,7 @@ def read_claude_code(path: Path, start: int = 0) -> Chunk:
     return read_transcript(path, start, _Reader, PARSER)
 
 
-def _note_meta(meta: SessionMeta, line: dict[str, Any]) -> None:
+def _note_meta(meta: SessionMeta, line: JsonObject) -> None:
     for attr, key in (
         ("session_id", "sessionId"),
         ("cwd", "cwd"),
@@ -98,15 +103,16 @@ def _note_meta(meta: SessionMeta, line: dict[str, Any]) -> None:
         if prompt:
             meta.first_prompt = prompt
             # A file that opens with a subagent's prompt is that subagent's transcript.
-            if line.get("isSidechain") and isinstance(line.get("agentId"), str):
-                meta.agent_id = line["agentId"]
+            agent = line.get("agentId")
+            if line.get("isSidechain") and isinstance(agent, str):
+                meta.agent_id = agent
 
 
-def _prompt(line: dict[str, Any]) -> str:
+def _prompt(line: JsonObject) -> str:
     """The user's own text of a user line ("" when it holds none)."""
     if line.get("isMeta") or line.get("isCompactSummary") or line.get("isVisibleInTranscriptOnly"):
         return ""
-    content = (line.get("message") or {}).get("content")
+    content = as_object(line.get("message")).get("content")
     if isinstance(content, str):
         parts = [content]
     elif isinstance(content, list):
@@ -145,10 +151,10 @@ class _Reader(TranscriptReader):
         super().__init__(SessionMeta(CLIENT), path, start)
         self.tools: dict[str, str] = {}  # tool_use_id -> tool name
 
-    def note_meta(self, line: dict[str, Any]) -> None:
+    def note_meta(self, line: JsonObject) -> None:
         _note_meta(self.meta, line)
 
-    def take(self, line: dict[str, Any]) -> bool:
+    def take(self, line: JsonObject) -> bool:
         kind = line.get("type")
         if kind == "user":
             self.user(line)
@@ -161,24 +167,24 @@ class _Reader(TranscriptReader):
             self.look_back(self._note_calls)  # the call may have been made just before this chunk
         return self.tools.get(tool_use_id, "")
 
-    def _note_calls(self, line: dict[str, Any]) -> None:
+    def _note_calls(self, line: JsonObject) -> None:
         if line.get("type") != "assistant":
             return
-        content = (line.get("message") or {}).get("content")
+        content = as_object(line.get("message")).get("content")
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
                 self.tools[str(block.get("id"))] = str(block.get("name") or "tool")
 
-    def _extra(self, line: dict[str, Any]) -> dict[str, str]:
+    def _extra(self, line: JsonObject) -> dict[str, str]:
         agent = line.get("agentId")
         return {"agent_id": agent} if line.get("isSidechain") and isinstance(agent, str) else {}
 
-    def user(self, line: dict[str, Any]) -> None:
-        ts, side = line.get("timestamp"), bool(line.get("isSidechain"))
+    def user(self, line: JsonObject) -> None:
+        ts, side = as_text(line.get("timestamp")), bool(line.get("isSidechain"))
         prompt = _prompt(line)
         if prompt:
             self.turns.append(Turn("user", prompt, None, ts, side, {"kind": "prompt", **self._extra(line)}))
-        content = (line.get("message") or {}).get("content")
+        content = as_object(line.get("message")).get("content")
         if not isinstance(content, list):
             return
         for block in content:
@@ -188,7 +194,7 @@ class _Reader(TranscriptReader):
                     self.turns.append(turn)
 
     def _result(
-        self, block: dict[str, Any], structured: Any, ts: str | None, side: bool, extra: dict[str, str]
+        self, block: JsonObject, structured: object, ts: str | None, side: bool, extra: dict[str, str]
     ) -> Turn | None:
         tool = self._tool(str(block.get("tool_use_id")))
         if tool:
@@ -211,7 +217,7 @@ class _Reader(TranscriptReader):
                 )
         return result_turn(_block_text(block.get("content")), error, ts, CLIENT, side, extra)
 
-    def _structured(self, result: dict[str, Any]) -> str:
+    def _structured(self, result: JsonObject) -> str:
         """A file read, edit or subagent report said in one line (the file itself is not captured)."""
         cwd = self.meta.cwd
         file = result.get("file")
@@ -221,25 +227,26 @@ class _Reader(TranscriptReader):
             if isinstance(first, int) and isinstance(count, int) and isinstance(total, int) and count:
                 return f"read {where} (lines {first}-{first + count - 1} of {total})"
             return f"read {where}"
-        if isinstance(result.get("filePath"), str):
-            where = relative(result["filePath"], cwd)
+        file_path = result.get("filePath")
+        if isinstance(file_path, str):
+            where = relative(file_path, cwd)
             kind = result.get("type")
             verb = {"create": "created", "update": "wrote"}.get(
                 kind if isinstance(kind, str) else "", "edited"
             )
             return f"{verb} {where}"
         if isinstance(result.get("agentId"), str) and isinstance(result.get("content"), list):
-            report = clean_text(_block_text(result["content"]))
+            report = clean_text(_block_text(result.get("content")))
             return f"subagent {result.get('agentType') or 'agent'}: {bound(report)}" if report else ""
         return ""
 
-    def assistant(self, line: dict[str, Any]) -> None:
+    def assistant(self, line: JsonObject) -> None:
         if line.get("isApiErrorMessage"):
             return
-        message = line.get("message") or {}
+        message = as_object(line.get("message"))
         if message.get("model") == "<synthetic>":
             return
-        ts, side, extra = line.get("timestamp"), bool(line.get("isSidechain")), self._extra(line)
+        ts, side, extra = as_text(line.get("timestamp")), bool(line.get("isSidechain")), self._extra(line)
         content = message.get("content")
         if isinstance(content, str):
             content = [{"type": "text", "text": content}]
@@ -268,7 +275,7 @@ class _Reader(TranscriptReader):
             # thinking and redacted_thinking blocks are never captured
 
 
-def _block_text(content: Any) -> str:
+def _block_text(content: object) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -282,7 +289,7 @@ def _block_text(content: Any) -> str:
     return ""
 
 
-def _target(name: str, inp: dict[str, Any], cwd: str | None) -> str:
+def _target(name: str, inp: JsonObject, cwd: str | None) -> str:
     """What a tool call acts on, for its one compact line: the command, the path, the pattern."""
 
     def s(key: str) -> str:

@@ -15,13 +15,15 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memory_substrate.hooks.transcripts.common import (
     Chunk,
     SessionMeta,
     TranscriptReader,
     Turn,
+    as_object,
+    as_text,
     clean_text,
     git_branch,
     one_line,
@@ -31,6 +33,9 @@ from memory_substrate.hooks.transcripts.common import (
     result_turn,
     tool_turn,
 )
+
+if TYPE_CHECKING:
+    from memory_substrate.json_types import JsonObject
 
 PARSER = "codex-rollout.v1"
 CLIENT = "codex"
@@ -74,10 +79,10 @@ class _Reader(TranscriptReader):
         self.sidechain = False
         self.calls: dict[str, tuple[str, str]] = {}  # call_id -> (tool, command)
 
-    def take(self, line: dict[str, Any]) -> bool:
+    def take(self, line: JsonObject) -> bool:
         kind, payload = line.get("type"), line.get("payload")
         if kind == "response_item" and isinstance(payload, dict):
-            self.item(payload, line.get("timestamp"))
+            self.item(payload, as_text(line.get("timestamp")))
         return kind in ("response_item", "session_meta") or kind in _IGNORED
 
     def _call_of(self, call_id: str) -> tuple[str, str]:
@@ -85,7 +90,7 @@ class _Reader(TranscriptReader):
             self.look_back(self._note_call)  # the call may have been made just before this chunk
         return self.calls.get(call_id, ("", ""))
 
-    def _note_call(self, line: dict[str, Any]) -> None:
+    def _note_call(self, line: JsonObject) -> None:
         payload = line.get("payload")
         if (
             line.get("type") == "response_item"
@@ -94,13 +99,13 @@ class _Reader(TranscriptReader):
         ):
             self.calls[str(payload.get("call_id") or payload.get("id") or "")] = _call(payload, self.meta.cwd)
 
-    def note_meta(self, line: dict[str, Any]) -> None:
+    def note_meta(self, line: JsonObject) -> None:
         payload = line.get("payload")
         if not isinstance(payload, dict):
             return
         meta = self.meta
         if line.get("type") == "session_meta":
-            git = _dict(payload.get("git"))
+            git = as_object(payload.get("git"))
             # A subagent's rollout names the parent's session as session_id and its own thread as id.
             for attr, value in (
                 ("session_id", payload.get("session_id") or payload.get("id")),
@@ -117,8 +122,9 @@ class _Reader(TranscriptReader):
                 "thread_source"
             ) == "subagent":
                 self.sidechain = True
-                if meta.agent_id is None and isinstance(payload.get("id"), str):
-                    meta.agent_id = payload["id"]
+                own_id = payload.get("id")
+                if meta.agent_id is None and isinstance(own_id, str):
+                    meta.agent_id = own_id
         elif (
             meta.first_prompt is None
             and line.get("type") == "response_item"
@@ -127,7 +133,7 @@ class _Reader(TranscriptReader):
         ):
             meta.first_prompt = _prompt(payload) or None
 
-    def item(self, item: dict[str, Any], ts: str | None) -> None:
+    def item(self, item: JsonObject, ts: str | None) -> None:
         kind, side = item.get("type"), self.sidechain
         if kind == "message":
             role = item.get("role")
@@ -136,10 +142,11 @@ class _Reader(TranscriptReader):
                 if text:
                     self.turns.append(Turn("user", text, None, ts, side, {"kind": "prompt"}))
             elif role == "assistant":
+                content = item.get("content")
                 text = clean_text(
                     "".join(
                         str(c.get("text") or "")
-                        for c in item.get("content") or []
+                        for c in (content if isinstance(content, list) else [])
                         if isinstance(c, dict) and c.get("type") in ("output_text", "text")
                     )
                 )
@@ -157,7 +164,7 @@ class _Reader(TranscriptReader):
                 self.turns.append(turn)
         # reasoning (and item types this parser does not know) are never captured
 
-    def _result(self, tool: str, command: str, output: Any, ts: str | None) -> Turn | None:
+    def _result(self, tool: str, command: str, output: object, ts: str | None) -> Turn | None:
         extra = {"tool": tool} if tool else {}
         side = self.sidechain
         if own_tool(tool):
@@ -188,11 +195,7 @@ class _Reader(TranscriptReader):
         return result_turn(text, error, ts, CLIENT, side, extra)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _prompt(item: dict[str, Any]) -> str:
+def _prompt(item: JsonObject) -> str:
     """The user's own text of a user message, without what Codex adds as user messages."""
     content = item.get("content")
     if not isinstance(content, list):
@@ -215,7 +218,7 @@ def _prompt(item: dict[str, Any]) -> str:
     return "\n\n".join(texts)
 
 
-def _arguments(item: dict[str, Any]) -> dict[str, Any]:
+def _arguments(item: JsonObject) -> JsonObject:
     raw = item.get("arguments")
     if isinstance(raw, dict):
         return raw
@@ -226,7 +229,7 @@ def _arguments(item: dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _command(value: Any) -> str:
+def _command(value: object) -> str:
     """A shell command given as a string, or as argv (``["bash", "-lc", "cmd"]`` gives ``cmd``)."""
     if isinstance(value, str):
         return value
@@ -245,14 +248,14 @@ def _patch_files(body: str, cwd: str | None) -> str:
     return ", ".join(f"{op.lower()} {relative(path.strip(), cwd)}" for op, path in _PATCH_FILE.findall(body))
 
 
-def _call(item: dict[str, Any], cwd: str | None) -> tuple[str, str]:
+def _call(item: JsonObject, cwd: str | None) -> tuple[str, str]:
     """(tool, target) of a call item: the command for shell tools, the files for a patch."""
     kind = item.get("type")
     if kind == "local_shell_call":
-        action = _dict(item.get("action"))
+        action = as_object(item.get("action"))
         return "local_shell", _command(action.get("command"))
     if kind == "web_search_call":
-        action = _dict(item.get("action"))
+        action = as_object(item.get("action"))
         return "web_search", str(action.get("query") or "")
     name = str(item.get("name") or "tool")
     if kind == "custom_tool_call":
@@ -275,7 +278,7 @@ def _call(item: dict[str, Any], cwd: str | None) -> tuple[str, str]:
     return name, one_line(json.dumps(args, ensure_ascii=False)) if args else ""
 
 
-def _output(output: Any) -> tuple[str, int | None, bool | None]:
+def _output(output: object) -> tuple[str, int | None, bool | None]:
     """(text, exit code, success) of a call's output, in the shapes Codex has written."""
     success: bool | None = None
     if isinstance(output, dict):
@@ -290,7 +293,7 @@ def _output(output: Any) -> tuple[str, int | None, bool | None]:
         except ValueError:
             wrapped = None
         if isinstance(wrapped, dict) and isinstance(wrapped.get("output"), str):
-            md = _dict(wrapped.get("metadata"))
+            md = as_object(wrapped.get("metadata"))
             code = md.get("exit_code")
             return wrapped["output"], code if isinstance(code, int) else None, success
     code = None

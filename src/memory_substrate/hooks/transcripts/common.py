@@ -16,7 +16,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_substrate.hooks.transcripts.conversation_input import ConversationInput, ConversationMessage
+    from memory_substrate.json_types import JsonObject
 
 # Every context our own hooks print is wrapped in these markers, so that capture never stores it
 # again (memory must not echo itself).
@@ -202,7 +206,7 @@ def head_lines(path: Path, limit: int = HEAD_BYTES) -> Iterator[bytes]:
     yield from lines
 
 
-def lines_before(path: Path, start: int, limit: int = LOOKBACK_BYTES) -> list[dict[str, Any]]:
+def lines_before(path: Path, start: int, limit: int = LOOKBACK_BYTES) -> list[JsonObject]:
     """The JSON lines in the ``limit`` bytes before ``start`` (a chunk's first results may answer
     calls made just before it)."""
     if start <= 0:
@@ -217,12 +221,22 @@ def lines_before(path: Path, start: int, limit: int = LOOKBACK_BYTES) -> list[di
     return [line for line in map(parse_line, raws) if line is not None]
 
 
+def as_object(value: object) -> JsonObject:
+    """A line's field read as a JSON object: ``{}`` when it is absent or of another type."""
+    return value if isinstance(value, dict) else {}
+
+
+def as_text(value: object) -> str | None:
+    """A line's field read as a string (a timestamp, an id): None when it is absent or not one."""
+    return value if isinstance(value, str) else None
+
+
 def git_branch(value: object) -> str | None:
     """A branch name, or None: clients write "HEAD" when the directory is on no branch (or in no repository)."""
     return value if isinstance(value, str) and value and value != "HEAD" else None
 
 
-def parse_line(raw: bytes) -> dict[str, Any] | None:
+def parse_line(raw: bytes) -> JsonObject | None:
     """One JSON object, or None for a blank, corrupt or non-object line."""
     if not raw.strip():
         return None
@@ -241,14 +255,14 @@ class TranscriptReader:
         self.turns: list[Turn] = []
         self._before: tuple[Path, int] | None = (path, start) if start > 0 else None
 
-    def note_meta(self, line: dict[str, Any]) -> None:
+    def note_meta(self, line: JsonObject) -> None:
         """Take what ``line`` says about the session (also called on the file's head)."""
 
-    def take(self, line: dict[str, Any]) -> bool:
+    def take(self, line: JsonObject) -> bool:
         """Add ``line``'s turns; False when its type is unknown to this parser."""
         raise NotImplementedError
 
-    def look_back(self, visit: Callable[[dict[str, Any]], None]) -> None:
+    def look_back(self, visit: Callable[[JsonObject], None]) -> None:
         """Show ``visit`` the lines just before the chunk, once (for a result whose call came before it)."""
         if self._before is not None:
             for line in lines_before(*self._before):
@@ -298,7 +312,7 @@ def thread_id(meta: SessionMeta) -> str:
     return (f"{base}:{meta.agent_id}" if meta.agent_id else base)[:200]
 
 
-def to_conversation(chunk: Chunk) -> dict[str, Any]:
+def to_conversation(chunk: Chunk) -> ConversationInput:
     """The ``memory_ingest`` conversation input for ``chunk``: the session is the thread.
 
     Each turn is one message (role, content, name, created_at, metadata); the first message also
@@ -318,20 +332,20 @@ def to_conversation(chunk: Chunk) -> dict[str, Any]:
         )
         if v
     }
-    messages: list[dict[str, Any]] = []
+    messages: list[ConversationMessage] = []
     for turn in chunk.turns:
-        md: dict[str, Any] = dict(turn.metadata)
+        md: JsonObject = dict(turn.metadata)
         if turn.sidechain:
             md["sidechain"] = True
         if not messages:
             md["session"] = session
-        msg: dict[str, Any] = {"role": turn.role, "content": turn.content, "metadata": md}
+        msg: ConversationMessage = {"role": turn.role, "content": turn.content, "metadata": md}
         if turn.name:
             msg["name"] = turn.name
         if turn.timestamp:
             msg["created_at"] = turn.timestamp
         messages.append(msg)
-    data: dict[str, Any] = {
+    data: ConversationInput = {
         "thread_id": thread_id(meta),
         "title": _title(meta, chunk.turns),
         "messages": messages,

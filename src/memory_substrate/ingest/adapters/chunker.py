@@ -13,11 +13,11 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.util import WIDE, WIDE_CHAR_WEIGHT, text_size
 
 CHUNKER_NAME = "document_chunker.v1"
@@ -118,9 +118,9 @@ class Chunk:
         """The innermost heading this chunk sits under, if any."""
         return self.heading_path[-1] if self.heading_path else None
 
-    def locator(self, path: str | None = None) -> dict[str, Any]:
+    def locator(self, path: str | None = None) -> JsonObject:
         """A ``{"kind": "line", ...}`` locator for this chunk."""
-        loc: dict[str, Any] = {
+        loc: JsonObject = {
             "kind": "line",
             "path": self.path if path is None else path,
             "line_start": self.line_start,

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
+from memory_substrate.json_types import JsonObject
 
 # Stable reasons; the error code is ``memory_capture_<reason>`` (see ``CAPTURE_CODE_PREFIX``), and
 # the bare reason is what a repo capture reports for a file it skipped. Never change a meaning.
@@ -43,7 +42,7 @@ class CaptureError(MemorySubstrateError):
 
     code = "memory_capture_error"
 
-    def __init__(self, reason: str, message: str, *, details: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, message: str, *, details: JsonObject | None = None) -> None:
         super().__init__(message, details={"reason": reason, **(details or {})})
         # Per-instance code: one class, many stable reasons.
         self.reason = reason

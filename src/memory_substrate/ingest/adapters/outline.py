@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
+
+
+class SymbolBrief(TypedDict):
+    """A symbol as the repo map stores it: its name, kind and line range."""
+
+    name: str
+    kind: str
+    line_start: int
+    line_end: int
 
 
 @dataclass
@@ -17,7 +26,7 @@ class Symbol:
     signature: str
     doc: str = ""
 
-    def brief(self) -> dict[str, Any]:
+    def brief(self) -> SymbolBrief:
         """The compact form stored in the repo map."""
         return {
             "name": self.name,

@@ -12,7 +12,7 @@ from memory_substrate.ingest.adapters._files import Allowed, read_bytes_checked,
 from memory_substrate.ingest.adapters.chunker import ChunkLimits, chunk_text
 from memory_substrate.ingest.adapters.errors import CaptureError, missing_dependency
 from memory_substrate.ingest.adapters.secret_files import scan_text
-from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
+from memory_substrate.ingest.captured import CapturedSegment, CapturedSource, WithheldFile
 
 Progress = Callable[[int, int, str], None]
 
@@ -110,7 +110,7 @@ def capture_pdf(
     label = str(abs_path)
     raw = read_bytes_checked(abs_path, max_bytes, allowed)
     segments: list[CapturedSegment] = []
-    withheld: list[dict[str, Any]] = []
+    withheld: list[WithheldFile] = []
     page_warnings: list[str] = []
     pages_with_text = 0
     # pypdf reports recoverable damage through the warnings module; keep it as capture warnings.

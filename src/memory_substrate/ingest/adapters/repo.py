@@ -15,7 +15,6 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from memory_substrate.ingest.adapters._files import Allowed, read_text_file, resolve_path
 from memory_substrate.ingest.adapters.chunker import (
@@ -36,9 +35,10 @@ from memory_substrate.ingest.adapters.languages import (
     is_markdown,
     language_for,
 )
+from memory_substrate.ingest.adapters.repo_map import CodeFile, CodeModule, DocFile, DocSection
 from memory_substrate.ingest.adapters.repo_walk import normalize_patterns, walk_repo
 from memory_substrate.ingest.adapters.secret_files import looks_like_private_key, scan_text, secret_file_kind
-from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
+from memory_substrate.ingest.captured import CapturedSegment, CapturedSource, SkippedFile, WithheldFile
 
 Progress = Callable[[int, int, str], None]
 
@@ -72,14 +72,14 @@ class _MapBuilder:
     def __init__(self, limits: ChunkLimits | None, allowed: Allowed | None) -> None:
         self.limits = limits
         self.allowed = allowed
-        self.code_index: list[dict[str, Any]] = []
-        self.code_modules: list[dict[str, Any]] = []
-        self.doc_index: list[dict[str, Any]] = []
-        self.sections: list[dict[str, Any]] = []
+        self.code_index: list[CodeFile] = []
+        self.code_modules: list[CodeModule] = []
+        self.doc_index: list[DocFile] = []
+        self.sections: list[DocSection] = []
         self.segments: list[CapturedSegment] = []
         self.hashes: list[tuple[str, str]] = []
-        self.withheld: list[dict[str, Any]] = []
-        self.skipped: list[dict[str, Any]] = []
+        self.withheld: list[WithheldFile] = []
+        self.skipped: list[SkippedFile] = []
         self.parse_warnings: list[str] = []
 
     def add_file(self, root: Path, rel: str, max_bytes: int) -> None:
@@ -117,7 +117,7 @@ class _MapBuilder:
         )
         for c in chunks:
             short = excerpt(c.text)
-            section: dict[str, Any] = {
+            section: DocSection = {
                 "path": rel,
                 "heading": c.heading,
                 "heading_path": list(c.heading_path),

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import pathspec
 
 from memory_substrate.ingest.adapters._files import Allowed, open_directory, read_bytes_checked
 from memory_substrate.ingest.adapters.errors import CaptureError
+from memory_substrate.ingest.adapters.repo_map import PreflightReport
+from memory_substrate.ingest.captured import SkippedFile
 
 # Generated or vendored trees; never evidence about the project itself.
 DEFAULT_SKIP_DIRS = frozenset(
@@ -36,7 +37,7 @@ class Preflight:
     excluded: list[str] = field(default_factory=list)
     forced: list[str] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> PreflightReport:
         """The ``metadata["preflight"]`` shape the ingest service reports."""
         warnings = []
         if self.excluded:
@@ -86,7 +87,7 @@ class _GitIgnores:
         self._specs: dict[str, pathspec.GitIgnoreSpec] = {}
         self._max_bytes = max_bytes
         self._allowed = allowed
-        self.skipped: list[dict[str, Any]] = []
+        self.skipped: list[SkippedFile] = []
 
     def load(self, rel_dir: str, file: Path) -> None:
         """Apply ``file`` if it is a regular file of at most ``max_bytes`` in the tree, as every file
@@ -153,7 +154,7 @@ class WalkResult:
     """Files chosen for capture (relative POSIX paths, sorted) and files passed over."""
 
     files: list[str]
-    skipped: list[dict[str, Any]]
+    skipped: list[SkippedFile]
     preflight: Preflight
 
 
@@ -185,7 +186,7 @@ def walk_repo(
         (preflight.forced if force else preflight.excluded).append(name)
 
     files: list[str] = []
-    skipped: list[dict[str, Any]] = []
+    skipped: list[SkippedFile] = []
     for rel_dir, dirnames, filenames, is_link in _tree(root):
         if rel_dir and ".gitignore" in filenames:
             ignores.load(rel_dir, root / rel_dir / ".gitignore")

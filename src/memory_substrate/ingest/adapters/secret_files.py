@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
 
+from memory_substrate.ingest.captured import WithheldFile
 from memory_substrate.redaction import PRIVATE_KEY_BEGIN, PRIVATE_KEY_END, scan
 
 # Templates checked into repos on purpose; their tokens (if any) are still redacted.
@@ -35,7 +35,7 @@ class ScanResult:
     """Redacted text plus one ``withheld`` entry per redaction: {"path", "reason", "kind", "line"}."""
 
     text: str
-    withheld: list[dict[str, Any]] = field(default_factory=list)
+    withheld: list[WithheldFile] = field(default_factory=list)
 
     @property
     def redacted(self) -> bool:

@@ -23,6 +23,7 @@ from memory_substrate.ingest.adapters.errors import CaptureError, missing_depend
 from memory_substrate.ingest.adapters.html_text import decode_html, extract_main_text
 from memory_substrate.ingest.adapters.secret_files import scan_text
 from memory_substrate.ingest.captured import CapturedSegment, CapturedSource
+from memory_substrate.json_types import JsonObject
 
 DEFAULT_TIMEOUT_S = 15.0
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
@@ -338,7 +339,7 @@ def capture_web(
     for i, c in enumerate(chunks):
         locator = {k: v for k, v in c.locator().items() if k != "path"}
         locator["url"] = fetched.final_url
-        meta: dict[str, Any] = {"chunk_kind": c.chunk_kind, "chunk_index": i, "chunker": CHUNKER_NAME}
+        meta: JsonObject = {"chunk_kind": c.chunk_kind, "chunk_index": i, "chunker": CHUNKER_NAME}
         segments.append(CapturedSegment(text=c.text, locator=locator, metadata=meta))
     content_hash = sha256_hex(fetched.body)
     return CapturedSource(

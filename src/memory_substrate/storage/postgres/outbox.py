@@ -7,6 +7,7 @@ from typing import Any
 
 import psycopg
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import Relation
 from memory_substrate.storage.outbox import BACKEND_KEYS, OutboxEntry, OutboxTracking
 from memory_substrate.util import now_iso
@@ -16,7 +17,7 @@ class PostgresOutbox(OutboxTracking):
     conn: psycopg.Connection[Any]
     namespace: str
 
-    def _outbox_config(self) -> dict[str, Any]:
+    def _outbox_config(self) -> JsonObject:
         rows = self.conn.execute(
             "SELECT key, value FROM config WHERE namespace = %s AND key = ANY(%s)",
             (self.namespace, list(BACKEND_KEYS)),

@@ -11,6 +11,7 @@ import numpy.typing as npt
 import psycopg
 
 from memory_substrate.errors import StorageError
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
@@ -579,7 +580,7 @@ class PostgresReads:
         )
         return [PatchRecord(r[0], r[1], r[2], r[3], r[4], r[5], r[6]) for r in rows]
 
-    def get_config(self) -> dict[str, Any]:
+    def get_config(self) -> JsonObject:
         rows = self._rows(
             "SELECT key, value FROM config WHERE namespace = %s ORDER BY key", (self.namespace,)
         )

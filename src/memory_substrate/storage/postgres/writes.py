@@ -30,7 +30,7 @@ OBJECT_TSV = (
 SEGMENT_TSV = "setweight(to_tsvector('simple', %s), 'A') || setweight(to_tsvector('simple', %s), 'B')"
 
 
-def _json(value: Any) -> str:
+def _json(value: object) -> str:
     return dumps(value)
 
 
@@ -354,7 +354,7 @@ class PostgresWrites(PostgresReads, PostgresOutbox):
                 ],
             )
 
-    def set_config(self, key: str, value: Any) -> None:
+    def set_config(self, key: str, value: object) -> None:
         self._require_write()
         self.conn.execute(
             "INSERT INTO config (namespace, key, value) VALUES (%s, %s, %s::json) "

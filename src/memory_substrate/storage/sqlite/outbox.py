@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import Relation
 from memory_substrate.storage.outbox import BACKEND_KEYS, OutboxEntry, OutboxTracking
 from memory_substrate.util import now_iso
@@ -16,7 +16,7 @@ class SQLiteOutbox(OutboxTracking):
     conn: sqlite3.Connection
     namespace: str
 
-    def _outbox_config(self) -> dict[str, Any]:
+    def _outbox_config(self) -> JsonObject:
         rows = self.conn.execute(
             f"SELECT key, value FROM config WHERE namespace = ? AND key IN ({','.join('?' * len(BACKEND_KEYS))})",
             (self.namespace, *BACKEND_KEYS),

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memory_substrate.json_types import JsonObject
 from memory_substrate.models import (
     AuditEvent,
     MemoryObject,
@@ -434,6 +435,6 @@ class SQLiteReads(NamespaceFts):
         )
         return [PatchRecord(r[0], r[1], r[2], r[3], r[4], r[5], json.loads(r[6])) for r in rows]
 
-    def get_config(self) -> dict[str, Any]:
+    def get_config(self) -> JsonObject:
         rows = self.conn.execute("SELECT key, value FROM config WHERE namespace = ?", (self.namespace,))
         return {r[0]: json.loads(r[1]) for r in rows}

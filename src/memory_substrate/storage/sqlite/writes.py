@@ -5,7 +5,6 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -297,7 +296,7 @@ class SessionWrites(SQLiteOutbox, NamespaceFts):
             ],
         )
 
-    def set_config(self, key: str, value: Any) -> None:
+    def set_config(self, key: str, value: object) -> None:
         self._require_write()
         self.conn.execute(
             "INSERT INTO config (namespace, key, value) VALUES (?, ?, ?) "
