@@ -64,6 +64,7 @@ def calls_for(task: str) -> list[tuple[str, dict[str, Any], dict[str, Any] | Non
         ("search", {"query": task}, None),
         ("search", {"query": task}, {"result_unit": "segment"}),
         ("search", {"query": task}, {"detail": "full", "max_items": 5}),
+        ("search", {"query": task}, {"detail": "full", "max_items": 200}),  # agent_bench's baseline
     ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import get_args
 
 from memory_substrate.answers.shaping import take_within
 from memory_substrate.answers.views import compact_view
@@ -289,17 +290,7 @@ def _budget(req: CompileRequest, namespace_budget: object) -> tuple[int, str]:
 
 
 # What the strategies noted about the task that the trace carries (retrieve.py, episodes.py).
-TRACED: tuple[TracedNote, ...] = (
-    "answer_type",
-    "streams",
-    "coverage",
-    "coverage_by",
-    "open_work_listed",
-    "episode_match",
-    "word_coverage",
-    "participants_named",
-    "code_names_unseen",
-)
+TRACED: tuple[TracedNote, ...] = get_args(TracedNote)
 STRATEGY_NEEDS = {
     "graph": "entity",
     "fact_lookup": None,

@@ -8,7 +8,7 @@ returns every section as computed.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from memory_substrate.answers.shaping import fit_sections, shape
 from memory_substrate.json_types import JsonObject
@@ -22,15 +22,7 @@ ReportSection = Literal[
     "concept_candidates",
     "fact_check_issues",
 ]
-REPORT_SECTIONS: tuple[ReportSection, ...] = (
-    "promotable_candidates",
-    "low_evidence_candidates",
-    "stale_candidates",
-    "duplicate_groups",
-    "soft_duplicate_candidates",
-    "concept_candidates",
-    "fact_check_issues",
-)
+REPORT_SECTIONS: tuple[ReportSection, ...] = get_args(ReportSection)
 
 
 NESTED_ITEMS = 2  # entries kept in nested lists that carry their own count (graph health, diagnostics)
