@@ -1,4 +1,4 @@
-"""The composition root and the typed Python API that the MCP server, the CLI and library users share."""
+"""The composition root and the Python API that the MCP server, the CLI and library users share."""
 
 from __future__ import annotations
 
