@@ -33,7 +33,7 @@ TARGET_MS = 300
 
 
 def build(mem, segments: int) -> dict[str, str]:
-    from memory_substrate.graph import jobs
+    from memory_substrate import traces
 
     rng = random.Random(segments)
     vocab = _vocab(20_000, rng)
@@ -105,7 +105,7 @@ def build(mem, segments: int) -> dict[str, str]:
         for f in ents[0]["facts"]
     ]
     with mem.store.write(mem.namespace) as s:
-        trace = jobs.record(s, "compile", None, {"task": "bench", "candidates": cands})
+        trace = traces.record(s, "compile", None, {"task": "bench", "candidates": cands})
     return {
         "entity": ents[0]["id"],
         "source": episodes[0],

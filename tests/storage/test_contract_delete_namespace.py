@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from memory_substrate.graph import jobs
+from memory_substrate import traces
 from memory_substrate.models import Job
 from memory_substrate.storage.base import Store
 from tests.storage.builders import doc, make_obj, seg, seg_row
@@ -33,7 +33,7 @@ def _fill_all(store: Store, namespace: str) -> None:
     with store.write(namespace) as s:
         s.set_object_keys("know:1", ["ent:any:secret"])
         s.put_job(Job("job:1", "extract", "src:1", "pending", 0, "t", "t"))
-        jobs.record(s, "compile", None, {"task": "x"})
+        traces.record(s, "compile", None, {"task": "x"})
     store.create_token(f"hash-{namespace}", namespace, "label")
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from memory_substrate import traces
 from memory_substrate.compiler.candidates import Candidate
 from memory_substrate.compiler.results import ClassificationView, CompileTrace, ProfileEntry
-from memory_substrate.graph import jobs
 from memory_substrate.json_types import JsonObject
 from memory_substrate.redaction import redact_text
 from memory_substrate.runtime import Runtime
@@ -60,7 +60,7 @@ def build(
 def record(rt: Runtime, data: JsonObject) -> str:
     """The trace's id; the row is written in its own write transaction once the compile's read
     snapshot has closed (``Runtime.after_snapshot``), never inside the request's reads."""
-    trace = jobs.new_trace("compile", None, data)
+    trace = traces.new_trace("compile", None, data)
 
     def write() -> None:
         with rt.write("memory_query", "context", None, embed=False) as (session, _patch):

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import cast
 
+from memory_substrate import traces
 from memory_substrate.errors import MemorySubstrateError, NotAvailableError
 from memory_substrate.graph import extraction_prompt as prompt
 from memory_substrate.graph import jobs
@@ -166,7 +167,7 @@ def _apply(
         trace["errors"] = [*trace.get("errors", []), *errors]
         trace["dropped"] = [*base.get("dropped", []), *unresolved]
         trace["patch_id"] = patch.id
-        record = jobs.record(session, "extraction", episode_id, trace)
+        record = traces.record(session, "extraction", episode_id, trace)
         job = jobs.finish(
             session,
             episode_id,
@@ -234,7 +235,7 @@ def extract_one(rt: Runtime, episode_id: str, extractor: Extractor) -> ExtractRu
             "errors": base.get("errors") or [error],
             "latency_ms": round((time.perf_counter() - started) * 1000, 2),
         }
-        record = jobs.record(session, "extraction", episode_id, trace)
+        record = traces.record(session, "extraction", episode_id, trace)
         job = jobs.finish(
             session, episode_id, trace_id=record.id, extractor=extractor.name, error=str(error.get("message"))
         )

@@ -1,5 +1,5 @@
 """The extraction queue: ingest enqueues an episode, an extractor marks it done or failed, and
-every run leaves a per-episode trace.
+every run leaves a per-episode trace (``traces.record``).
 
 A job is ``pending`` (never tried), ``running`` (a model is at work on it), ``retrying`` (a run
 failed; its error and attempts are kept and the next drain tries again), ``failed`` (parked
@@ -7,13 +7,11 @@ after ``MAX_ATTEMPTS``) or ``done``."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TypedDict
 
-from memory_substrate.json_types import JsonObject
-from memory_substrate.models import Job, Trace
-from memory_substrate.redaction import redact_text, redact_value
+from memory_substrate.models import Job
+from memory_substrate.redaction import redact_text
 from memory_substrate.storage.base import StoreSession
 from memory_substrate.util import new_id, now_iso
 
@@ -84,21 +82,6 @@ def runnable(session: StoreSession, *, limit: int, stale_after_s: float) -> list
     cutoff = (datetime.now(UTC) - timedelta(seconds=stale_after_s)).isoformat(timespec="microseconds")
     found = session.list_jobs(kind=EXTRACT, statuses=list(RUNNABLE), limit=limit * 4)
     return [j for j in found if j.status != "running" or j.updated_at < cutoff][:limit]
-
-
-def new_trace(kind: str, subject_id: str | None, data: JsonObject) -> Trace:
-    """A trace of ``data`` as given: its builder has scanned what it took from outside the store
-    (a compile's task, compiler/trace.py), so a compile on the hot path scans no stored text again."""
-    return Trace(new_id("trace"), kind, subject_id, now_iso(), data)
-
-
-def record(session: StoreSession, kind: str, subject_id: str | None, data: Mapping[str, object]) -> Trace:
-    # An extraction trace keeps what a model answered (raw, when it failed to parse): the secret
-    # scan runs over it as over every other stored text. Off the hot path. The trace is a dict
-    # (a ``TypedDict`` is one at run time); ``dict`` types it as the JSON object it is stored as.
-    trace = new_trace(kind, subject_id, redact_value(dict(data)))
-    session.record_trace(trace)
-    return trace
 
 
 def queue_status(session: StoreSession, kind: str = EXTRACT) -> dict[str, int]:

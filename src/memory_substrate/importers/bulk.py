@@ -19,6 +19,7 @@ three passes.
 
 from __future__ import annotations
 
+from memory_substrate import traces
 from memory_substrate.app import Memory
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
@@ -57,7 +58,7 @@ def apply_extractions(
             )
             trace = applier.apply(data.episode_id, data, gov)
             trace["patch_id"] = patch.id
-            last_trace = jobs.record(session, "extraction", data.episode_id, trace)
+            last_trace = traces.record(session, "extraction", data.episode_id, trace)
             results.append(_applied(data.episode_id, last_trace.id, trace, patch.id))
         if last_trace is not None:
             jobs.finish(session, episode_id, trace_id=last_trace.id, extractor=EXTRACTOR)

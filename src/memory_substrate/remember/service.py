@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from memory_substrate import traces
 from memory_substrate.contracts.inputs import GraphSnapshotInput
 from memory_substrate.errors import (
     BatchEntryError,
@@ -363,14 +364,14 @@ class RememberService:
         )
         trace = ExtractionApplier(patch, self.rt.embedder_or_none()).apply(data.episode_id, data, gov)
         trace["patch_id"] = patch.id
-        record = jobs.record(patch.session, "extraction", data.episode_id, trace)
+        record = traces.record(patch.session, "extraction", data.episode_id, trace)
         jobs.finish(patch.session, data.episode_id, trace_id=record.id, extractor="agent")
         return {"status": "applied", "episode_id": data.episode_id, "trace_id": record.id, **summarize(trace)}
 
 
 def summarize(trace: dict[str, Any]) -> ExtractionSummary:
     """The compact outcome of an extraction trace (the trace itself has every detail). The trace
-    is the JSON document ``ExtractionApplier.apply`` answers and ``jobs.record`` stores, read by key."""
+    is the JSON document ``ExtractionApplier.apply`` answers and ``traces.record`` stores, read by key."""
     ents, facts, procs = trace["entities"], trace["facts"], trace["procedures"]
     return {
         "entities": {
