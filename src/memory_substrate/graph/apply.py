@@ -111,12 +111,8 @@ class ExtractionApplier:
         return found
 
     # --- the whole extraction ------------------------------------------------------------
-    def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> JsonObject:
-        """Apply the extraction; its trace as the JSON document the caller records."""
-        return dict(self.traced(episode_id, ex, gov))
-
-    def traced(self, episode_id: str, ex: Extraction, gov: Governance) -> ExtractionTrace:
-        """Apply the extraction; its trace, typed (a model run merges the traces of its windows)."""
+    def apply(self, episode_id: str, ex: Extraction, gov: Governance) -> ExtractionTrace:
+        """Apply the extraction; its trace (a model run merges the traces of its windows)."""
         started = time.perf_counter()
         # A model's answer (or an import) may repeat a secret of the episode; it is redacted before
         # any of it is resolved or written (an agent's own extraction already was, by memory_remember).

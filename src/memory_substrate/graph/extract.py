@@ -160,7 +160,7 @@ def _apply(
             lenient=True,
         )
         trace: ExtractionRunTrace = (
-            merge_traces([applier.traced(episode_id, ex, gov) for ex in extractions]) if extractions else {}
+            merge_traces([applier.apply(episode_id, ex, gov) for ex in extractions]) if extractions else {}
         )
         unresolved = trace.get("dropped", [])  # facts naming no entity, dropped by the applier
         trace.update(base)

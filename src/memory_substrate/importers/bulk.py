@@ -23,6 +23,7 @@ from memory_substrate import traces
 from memory_substrate.app import Memory
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
+from memory_substrate.graph.extraction_trace import ExtractionTrace
 from memory_substrate.graph.schemas import ExtractionInput
 from memory_substrate.importers.extraction_input import ExtractionGroup
 from memory_substrate.importers.result_types import AppliedGroup
@@ -68,7 +69,7 @@ def apply_extractions(
     return results
 
 
-def _applied(episode_id: str, trace_id: str, trace: JsonObject, patch_id: str) -> AppliedGroup:
+def _applied(episode_id: str, trace_id: str, trace: ExtractionTrace, patch_id: str) -> AppliedGroup:
     """The group's answer as ``memory_remember`` gives it; ``patch_id`` is final once the patch commits."""
     outcome = summarize(trace)
     return {

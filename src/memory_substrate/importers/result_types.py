@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from memory_substrate.json_types import JsonObject
+from memory_substrate.remember.results import ExtractionEntities
 
 
 class ImportNotes(TypedDict, total=False):
@@ -36,25 +37,16 @@ class ExportCounts(TypedDict):
     merged_names: NotRequired[list[str]]
 
 
-class EntityOutcomes(TypedDict):
-    """The entities of one applied extraction group, each an entry of its trace."""
-
-    resolved: list[JsonObject]
-    new: list[JsonObject]
-    refused: list[JsonObject]
-    conflicts: list[JsonObject]
-
-
 class AppliedGroup(TypedDict):
     """One applied extraction group: its summary, as ``memory_remember`` answers it, and its patch."""
 
     status: str
     episode_id: str
     trace_id: str
-    entities: EntityOutcomes
+    entities: ExtractionEntities
     facts: dict[str, int]  # outcome (created, reinforced, contested, ...) -> how many facts
     fact_ids: list[str]
     superseded_fact_ids: list[str]
-    custom_predicates: object
+    custom_predicates: list[str]
     procedures: dict[str, list[str]]
     patch_id: str

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from typing import TypeAlias, TypedDict
 
-from memory_substrate.graph.extraction_trace import ClaimConflict
+from memory_substrate.graph.extraction_trace import (
+    ClaimConflict,
+    EntityConflict,
+    EntityNew,
+    EntityRefused,
+    EntityResolved,
+)
 from memory_substrate.json_types import JsonObject
 
 
@@ -79,10 +85,10 @@ class BatchApplied(TypedDict):
 class ExtractionEntities(TypedDict):
     """The trace's entity entries, as the trace holds them."""
 
-    resolved: list[JsonObject]
-    new: list[JsonObject]
-    refused: list[JsonObject]
-    conflicts: list[JsonObject]
+    resolved: list[EntityResolved]
+    new: list[EntityNew]
+    refused: list[EntityRefused]
+    conflicts: list[EntityConflict]
 
 
 class ExtractionSummary(TypedDict):

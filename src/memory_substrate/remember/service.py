@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import Any
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -23,6 +23,7 @@ from memory_substrate.expiry import is_expired
 from memory_substrate.graph import jobs
 from memory_substrate.graph.apply import ExtractionApplier, Governance
 from memory_substrate.graph.claims import apply_settlement, settle, trust_of
+from memory_substrate.graph.extraction_trace import ExtractionTrace
 from memory_substrate.graph.procedures import promotable, promotion_gap
 from memory_substrate.graph.schemas import ExtractionInput
 from memory_substrate.indexing import claim_key, claim_value
@@ -369,9 +370,12 @@ class RememberService:
         return {"status": "applied", "episode_id": data.episode_id, "trace_id": record.id, **summarize(trace)}
 
 
-def summarize(trace: dict[str, Any]) -> ExtractionSummary:
-    """The compact outcome of an extraction trace (the trace itself has every detail). The trace
-    is the JSON document ``ExtractionApplier.apply`` answers and ``traces.record`` stores, read by key."""
+# A procedure trace's outcome lists, in the order the trace holds them.
+PROCEDURE_OUTCOMES: tuple[Literal["created", "merged", "promoted"], ...] = ("created", "merged", "promoted")
+
+
+def summarize(trace: ExtractionTrace) -> ExtractionSummary:
+    """The compact outcome of an extraction trace (the trace itself has every detail)."""
     ents, facts, procs = trace["entities"], trace["facts"], trace["procedures"]
     return {
         "entities": {
@@ -381,10 +385,12 @@ def summarize(trace: dict[str, Any]) -> ExtractionSummary:
             "conflicts": ents["conflicts"],
         },
         "facts": {k: len(v) for k, v in facts.items() if isinstance(v, list)},
-        "fact_ids": [f["fact_id"] for f in facts["created"] + facts["contested"] + facts["history"]],
+        "fact_ids": [
+            f["fact_id"] for group in (facts["created"], facts["contested"], facts["history"]) for f in group
+        ],
         "superseded_fact_ids": [f["fact_id"] for f in facts["superseded"]],
         "custom_predicates": trace["custom_predicates"],
-        "procedures": {k: [p["procedure_id"] for p in v] for k, v in procs.items() if isinstance(v, list)},
+        "procedures": {k: [p["procedure_id"] for p in procs[k]] for k in PROCEDURE_OUTCOMES},
     }
 
 
